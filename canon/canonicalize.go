@@ -1,0 +1,596 @@
+package canon
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Default limits of [Canonicalize].
+const (
+	DefaultMaxBytes = 1 << 20
+	DefaultMaxDepth = 64
+)
+
+// Limits bounds what a canonicalizer accepts. Zero fields take the defaults.
+type Limits struct {
+	MaxBytes int // input size, checked before parsing
+	MaxDepth int // nesting of arrays and objects
+}
+
+// Canonicalize returns the RFC 8785 (JCS) form of a JSON value under the
+// default limits. See [Limits.Canonicalize].
+func Canonicalize(raw []byte) ([]byte, error) { return Limits{}.Canonicalize(raw) }
+
+// Canonicalize returns the RFC 8785 (JCS) form of the JSON value in raw.
+//
+// It refuses, with an [*Error] wrapping a sentinel, anything it cannot hash
+// faithfully: input over the size limit ([ErrTooLarge]), nesting over the
+// depth limit ([ErrTooDeep]), invalid UTF-8 ([ErrInvalidUTF8]), escaped lone
+// surrogates ([ErrLoneSurrogate]), the same key twice in one object however
+// it is escaped ([ErrDuplicateKey]), a number whose canonical form denotes a
+// different decimal value than its text ([ErrNumber]: 9007199254740993,
+// 0.30000000000000001, 1e400, 1e-400; but 19.99, 0.1 and 1.0 are exact
+// enough because their canonical forms denote the same decimal), anything
+// after the value ([ErrTrailingData]) and malformed JSON ([ErrSyntax]).
+//
+// Numbers are serialized by jcs.NumberToJSON, the ES6 algorithm RFC 8785
+// names; the output is byte-identical to jcs.Transform on every input both
+// accept (the tests and the fuzz target check this).
+func (l Limits) Canonicalize(raw []byte) ([]byte, error) {
+	maxBytes, maxDepth := l.MaxBytes, l.MaxDepth
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	if len(raw) > maxBytes {
+		return nil, &Error{Offset: maxBytes, Err: ErrTooLarge}
+	}
+	if !utf8.Valid(raw) {
+		return nil, &Error{Offset: invalidUTF8At(raw), Err: ErrInvalidUTF8}
+	}
+	p := parser{in: raw, maxDepth: maxDepth, out: make([]byte, 0, len(raw))}
+	p.skipSpace()
+	if err := p.value(0); err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.pos != len(p.in) {
+		return nil, &Error{Offset: p.pos, Err: ErrTrailingData}
+	}
+	return p.out, nil
+}
+
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// parser reads JSON and writes its canonical form to out in one pass. Object
+// members are written in input order and then reordered in place, so the only
+// allocations are out itself and scratch space reused across objects.
+type parser struct {
+	in       []byte
+	pos      int
+	maxDepth int
+	out      []byte
+	members  []member // stack shared by all open objects
+	scratch  []byte   // reorder buffer
+	keys     []byte   // decoded keys that contained escapes
+}
+
+// member is one written object member: its decoded key and where its
+// canonical "key":value text sits in out.
+type member struct {
+	key        []byte
+	start, end int
+}
+
+func (p *parser) fail(sentinel error) error { return &Error{Offset: p.pos, Err: sentinel} }
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.in) {
+		switch p.in[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) error {
+	if p.pos >= len(p.in) {
+		return p.fail(ErrSyntax)
+	}
+	switch c := p.in[p.pos]; {
+	case c == '{':
+		return p.object(depth + 1)
+	case c == '[':
+		return p.array(depth + 1)
+	case c == '"':
+		// A string value's decoded bytes are not needed past this point.
+		mark := len(p.keys)
+		_, err := p.str()
+		p.keys = p.keys[:mark]
+		return err
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	default:
+		for _, lit := range [...]string{"true", "false", "null"} {
+			if bytes.HasPrefix(p.in[p.pos:], []byte(lit)) {
+				p.pos += len(lit)
+				p.out = append(p.out, lit...)
+				return nil
+			}
+		}
+		return p.fail(ErrSyntax)
+	}
+}
+
+func (p *parser) array(depth int) error {
+	if depth > p.maxDepth {
+		return p.fail(ErrTooDeep)
+	}
+	p.pos++ // [
+	p.out = append(p.out, '[')
+	p.skipSpace()
+	if p.pos < len(p.in) && p.in[p.pos] == ']' {
+		p.pos++
+		p.out = append(p.out, ']')
+		return nil
+	}
+	for {
+		p.skipSpace()
+		if err := p.value(depth); err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.in) {
+			return p.fail(ErrSyntax)
+		}
+		switch p.in[p.pos] {
+		case ',':
+			p.pos++
+			p.out = append(p.out, ',')
+		case ']':
+			p.pos++
+			p.out = append(p.out, ']')
+			return nil
+		default:
+			return p.fail(ErrSyntax)
+		}
+	}
+}
+
+func (p *parser) object(depth int) error {
+	if depth > p.maxDepth {
+		return p.fail(ErrTooDeep)
+	}
+	p.pos++ // {
+	p.out = append(p.out, '{')
+	body := len(p.out)
+	base, keysMark := len(p.members), len(p.keys)
+	defer func() { p.members, p.keys = p.members[:base], p.keys[:keysMark] }()
+	p.skipSpace()
+	if p.pos < len(p.in) && p.in[p.pos] == '}' {
+		p.pos++
+		p.out = append(p.out, '}')
+		return nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+			return p.fail(ErrSyntax)
+		}
+		start := len(p.out)
+		keyAt := p.pos
+		key, err := p.str()
+		if err != nil {
+			return err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+			return p.fail(ErrSyntax)
+		}
+		p.pos++
+		p.out = append(p.out, ':')
+		p.skipSpace()
+		if err := p.value(depth); err != nil {
+			return err
+		}
+		p.members = append(p.members, member{key: key, start: start, end: len(p.out)})
+		p.skipSpace()
+		if p.pos >= len(p.in) {
+			return p.fail(ErrSyntax)
+		}
+		switch p.in[p.pos] {
+		case ',':
+			p.pos++
+			p.out = append(p.out, ',')
+		case '}':
+			p.pos++
+			return p.finishObject(base, body, keyAt)
+		default:
+			return p.fail(ErrSyntax)
+		}
+	}
+}
+
+// finishObject sorts the members written since base by their keys' UTF-16
+// code units (RFC 8785 section 3.2.3), refuses duplicates, and closes the
+// object.
+func (p *parser) finishObject(base, body, lastKeyAt int) error {
+	ms := p.members[base:]
+	sorted := true
+	for i := 1; i < len(ms); i++ {
+		c := compareUTF16(ms[i-1].key, ms[i].key)
+		if c == 0 {
+			return &Error{Offset: lastKeyAt, Err: ErrDuplicateKey}
+		}
+		if c > 0 {
+			sorted = false
+		}
+	}
+	if !sorted {
+		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
+		for i := 1; i < len(ms); i++ {
+			if compareUTF16(ms[i-1].key, ms[i].key) == 0 {
+				return &Error{Offset: lastKeyAt, Err: ErrDuplicateKey}
+			}
+		}
+		p.scratch = append(p.scratch[:0], p.out[body:]...)
+		p.out = p.out[:body]
+		for i, m := range ms {
+			if i > 0 {
+				p.out = append(p.out, ',')
+			}
+			p.out = append(p.out, p.scratch[m.start-body:m.end-body]...)
+		}
+	}
+	p.out = append(p.out, '}')
+	return nil
+}
+
+// compareUTF16 orders two UTF-8 strings by their UTF-16 code units. Byte
+// order equals code point order, which differs from UTF-16 order only when
+// a supplementary character (a surrogate pair, 0xD800-0xDBFF first) meets a
+// code point in 0xE000-0xFFFF.
+func compareUTF16(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		return len(a) - len(b)
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRune(a[i:])
+	rb, _ := utf8.DecodeRune(b[i:])
+	return utf16Unit(ra) - utf16Unit(rb)
+}
+
+// utf16Unit returns the first UTF-16 code unit of r, which decides the order
+// between two different code points.
+func utf16Unit(r rune) int {
+	if r >= 0x10000 {
+		hi, _ := utf16.EncodeRune(r)
+		return int(hi)
+	}
+	return int(r)
+}
+
+// str reads a string at p.pos, writes its canonical form, and returns its
+// decoded bytes (aliasing the input when it had no escapes).
+func (p *parser) str() ([]byte, error) {
+	p.pos++ // opening quote
+	start := p.pos
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			s := p.in[start:p.pos]
+			p.pos++
+			p.out = append(p.out, '"')
+			p.out = append(p.out, s...)
+			p.out = append(p.out, '"')
+			return s, nil
+		case c == '\\':
+			return p.escapedStr(start)
+		case c < 0x20:
+			return nil, p.fail(ErrSyntax)
+		}
+		p.pos++
+	}
+	return nil, p.fail(ErrSyntax)
+}
+
+// escapedStr continues str once an escape was seen: it decodes the string
+// into p.keys and then writes it with RFC 8785's escaping.
+func (p *parser) escapedStr(start int) ([]byte, error) {
+	kStart := len(p.keys)
+	p.keys = append(p.keys, p.in[start:p.pos]...)
+	for {
+		if p.pos >= len(p.in) {
+			return nil, p.fail(ErrSyntax)
+		}
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			// The capacity cap keeps appends for later keys from writing
+			// over this one; a reallocation leaves it in the old array.
+			dec := p.keys[kStart:len(p.keys):len(p.keys)]
+			p.writeString(dec)
+			return dec, nil
+		case c < 0x20:
+			return nil, p.fail(ErrSyntax)
+		case c != '\\':
+			p.keys = append(p.keys, c)
+			p.pos++
+			continue
+		}
+		if p.pos+1 >= len(p.in) {
+			return nil, p.fail(ErrSyntax)
+		}
+		esc := p.in[p.pos+1]
+		p.pos += 2
+		switch esc {
+		case '"', '\\', '/':
+			p.keys = append(p.keys, esc)
+		case 'b':
+			p.keys = append(p.keys, '\b')
+		case 'f':
+			p.keys = append(p.keys, '\f')
+		case 'n':
+			p.keys = append(p.keys, '\n')
+		case 'r':
+			p.keys = append(p.keys, '\r')
+		case 't':
+			p.keys = append(p.keys, '\t')
+		case 'u':
+			r, err := p.unicodeEscape()
+			if err != nil {
+				return nil, err
+			}
+			p.keys = utf8.AppendRune(p.keys, r)
+		default:
+			p.pos -= 2
+			return nil, p.fail(ErrSyntax)
+		}
+	}
+}
+
+// unicodeEscape decodes the hex of a \u escape (p.pos just past the "u"),
+// joining a surrogate pair and refusing a lone surrogate.
+func (p *parser) unicodeEscape() (rune, error) {
+	at := p.pos - 2
+	r, ok := p.hex4()
+	if !ok {
+		return 0, p.fail(ErrSyntax)
+	}
+	switch {
+	case r >= 0xDC00 && r <= 0xDFFF:
+		return 0, &Error{Offset: at, Err: ErrLoneSurrogate}
+	case r >= 0xD800 && r <= 0xDBFF:
+		if p.pos+1 >= len(p.in) || p.in[p.pos] != '\\' || p.in[p.pos+1] != 'u' {
+			return 0, &Error{Offset: at, Err: ErrLoneSurrogate}
+		}
+		p.pos += 2
+		lo, ok := p.hex4()
+		if !ok {
+			return 0, p.fail(ErrSyntax)
+		}
+		if lo < 0xDC00 || lo > 0xDFFF {
+			return 0, &Error{Offset: at, Err: ErrLoneSurrogate}
+		}
+		return utf16.DecodeRune(r, lo), nil
+	}
+	return r, nil
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.pos+4 > len(p.in) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.in[p.pos : p.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.pos += 4
+	return r, true
+}
+
+// writeString writes decoded string bytes with RFC 8785's escaping: the two
+// mandatory escapes, the five short control escapes, \u00xx for the other
+// control characters, everything else as UTF-8.
+func (p *parser) writeString(s []byte) {
+	p.out = append(p.out, '"')
+	for _, c := range s {
+		switch c {
+		case '"', '\\':
+			p.out = append(p.out, '\\', c)
+		case '\b':
+			p.out = append(p.out, '\\', 'b')
+		case '\f':
+			p.out = append(p.out, '\\', 'f')
+		case '\n':
+			p.out = append(p.out, '\\', 'n')
+		case '\r':
+			p.out = append(p.out, '\\', 'r')
+		case '\t':
+			p.out = append(p.out, '\\', 't')
+		default:
+			if c < 0x20 {
+				const hexDigits = "0123456789abcdef"
+				p.out = append(p.out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			} else {
+				p.out = append(p.out, c)
+			}
+		}
+	}
+	p.out = append(p.out, '"')
+}
+
+// number reads a number, checks that its canonical form denotes the same
+// decimal value as its text, and writes the canonical form.
+func (p *parser) number() error {
+	start := p.pos
+	text, ok := scanNumber(p.in[p.pos:])
+	if !ok {
+		return p.fail(ErrSyntax)
+	}
+	p.pos += len(text)
+	// Fast path: an integer of at most 15 digits is exact in a float64 and
+	// its ES6 form is its own text (only "-0" changes spelling).
+	if len(text) <= 15 && isPlainInt(text) && string(text) != "-0" {
+		p.out = append(p.out, text...)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	canonical, err := jcs.NumberToJSON(f)
+	if err != nil {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	if !sameDecimal(text, []byte(canonical)) {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	p.out = append(p.out, canonical...)
+	return nil
+}
+
+func isPlainInt(b []byte) bool {
+	for i, c := range b {
+		if (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// scanNumber returns the longest prefix of b that is a JSON number
+// (RFC 8259 section 6), or false if b does not start with one.
+func scanNumber(b []byte) ([]byte, bool) {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	return b[:i], true
+}
+
+// decimal is a number's exact value as sign, significant digits without
+// leading or trailing zeros, and the power of ten of the last digit.
+type decimal struct {
+	neg    bool
+	digits []byte
+	exp    int
+}
+
+// sameDecimal reports whether two JSON number texts denote the same decimal
+// value. Both are well formed; exponents too large to matter compare unequal.
+func sameDecimal(a, b []byte) bool {
+	da, okA := parseDecimal(a)
+	db, okB := parseDecimal(b)
+	if !okA || !okB {
+		return false
+	}
+	return da.neg == db.neg && da.exp == db.exp && bytes.Equal(da.digits, db.digits)
+}
+
+func parseDecimal(b []byte) (decimal, bool) {
+	var d decimal
+	if len(b) > 0 && b[0] == '-' {
+		d.neg = true
+		b = b[1:]
+	}
+	mant, expText := b, []byte(nil)
+	if i := bytes.IndexAny(b, "eE"); i >= 0 {
+		mant, expText = b[:i], b[i+1:]
+	}
+	intPart, frac := mant, []byte(nil)
+	if i := bytes.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	digits := make([]byte, 0, len(intPart)+len(frac))
+	digits = append(append(digits, intPart...), frac...)
+	exp := -len(frac)
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 { // zero, whatever its sign or exponent
+		return decimal{}, true
+	}
+	for digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	if len(expText) > 0 {
+		e, err := strconv.Atoi(string(expText))
+		if err != nil || e > 1e6 || e < -1e6 {
+			return decimal{}, false
+		}
+		exp += e
+	}
+	d.digits, d.exp = digits, exp
+	return d, true
+}

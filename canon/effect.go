@@ -1,0 +1,93 @@
+package canon
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Effect is everything that determines what a tool call does. Its canonical
+// JSON, and so its [Digest], is what an approver's passkey signs (through the
+// challenge) and what Execute re-checks before the call runs.
+//
+// The JSON field names are part of the receipt format: third parties re-hash
+// the effect object they find in a receipt, so the names never change.
+// Every field is always present in the canonical form; empty lists are [].
+type Effect struct {
+	// Tool is the catalog name of the tool, e.g. "send_email".
+	Tool string `json:"tool"`
+	// Args are the call's arguments: a JSON object, canonicalized.
+	Args json.RawMessage `json:"args"`
+	// Refs are the references the arguments name, resolved to content
+	// hashes where they could be. A changed file changes the digest.
+	Refs []Ref `json:"refs"`
+	// Task and Step identify the unit of work that proposed the call.
+	Task string `json:"task"`
+	Step string `json:"step"`
+	// Principal is on whose behalf the call runs.
+	Principal Principal `json:"principal"`
+	// PolicyVersion is the version of the policy that decided the call.
+	PolicyVersion string `json:"policy_version"`
+	// Audience names the executor that runs the call.
+	Audience string `json:"audience"`
+}
+
+// Principal is the chain of parties a call acts for: the user, the agent,
+// and any delegations in between, outermost first.
+type Principal struct {
+	User        string   `json:"user"`
+	Agent       string   `json:"agent"`
+	Delegations []string `json:"delegations"`
+}
+
+// Canonical returns the RFC 8785 form of e. It fails with [ErrNotObject] when
+// Args is not a JSON object, and with the other sentinels when Args cannot be
+// hashed faithfully.
+func (e Effect) Canonical() ([]byte, error) {
+	args := bytes.TrimLeft(e.Args, " \t\r\n")
+	if len(args) == 0 || args[0] != '{' {
+		return nil, ErrNotObject
+	}
+	if e.Refs == nil {
+		e.Refs = []Ref{}
+	}
+	if e.Principal.Delegations == nil {
+		e.Principal.Delegations = []string{}
+	}
+	// Validate Args on their own first so a refusal names the argument's
+	// offset, not the offset inside the marshalled effect.
+	canonArgs, err := Canonicalize(e.Args)
+	if err != nil {
+		return nil, fmt.Errorf("args: %w", err)
+	}
+	e.Args = canonArgs
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	return Canonicalize(raw)
+}
+
+// Digest returns the SHA-256 of e's canonical form.
+func (e Effect) Digest() (Digest, error) {
+	c, err := e.Canonical()
+	if err != nil {
+		return Digest{}, err
+	}
+	return Sum(c), nil
+}
+
+// ParseEffect decodes an effect from JSON, such as the effect object of a
+// receipt, refusing unknown fields and anything [Canonicalize] refuses.
+func ParseEffect(raw []byte) (Effect, error) {
+	if _, err := Canonicalize(raw); err != nil {
+		return Effect{}, err
+	}
+	var e Effect
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return Effect{}, fmt.Errorf("%w: effect: %v", ErrSyntax, err)
+	}
+	return e, nil
+}

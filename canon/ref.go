@@ -1,0 +1,130 @@
+package canon
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Ref is something the arguments point at whose content is part of the
+// effect: an attachment, a file to upload. A resolved Ref carries the
+// content's SHA-256 and size, so editing the content after approval changes
+// the effect's digest. A Ref that could not be resolved (a linked web page,
+// say) says why in Unbound, and the approval card shows that the approval
+// does not cover its content.
+type Ref struct {
+	// Name is the reference as the arguments spell it, e.g. "q3.csv".
+	Name string `json:"name"`
+	// Kind says what Name refers to, e.g. "file" or "url".
+	Kind string `json:"kind"`
+	// SHA256 is the content hash; zero when Unbound is set.
+	SHA256 Digest `json:"sha256"`
+	// Size is the content length in bytes; zero when Unbound is set.
+	Size int64 `json:"size"`
+	// Unbound is empty for a resolved reference, otherwise the reason its
+	// content is not covered by the digest.
+	Unbound string `json:"unbound"`
+}
+
+// Bound reports whether r's content is covered by the digest.
+func (r Ref) Bound() bool { return r.Unbound == "" }
+
+// Resolver turns a named reference into one with a content hash. It returns
+// an error wrapping [ErrNotResolvable] for kinds it does not handle; any other
+// error means the reference should have resolved and did not, and callers
+// fail closed.
+type Resolver interface {
+	Resolve(ctx context.Context, r Ref) (Ref, error)
+}
+
+// ResolveAll resolves every reference. A reference whose kind the resolver
+// does not handle is kept, marked unbound with a reason; any other error is
+// returned. A nil resolver marks every reference unbound.
+func ResolveAll(ctx context.Context, res Resolver, refs []Ref) ([]Ref, error) {
+	out := make([]Ref, len(refs))
+	for i, r := range refs {
+		if res == nil {
+			out[i] = unbound(r, "no resolver configured")
+			continue
+		}
+		got, err := res.Resolve(ctx, r)
+		switch {
+		case errors.Is(err, ErrNotResolvable):
+			out[i] = unbound(r, "content of a "+r.Kind+" reference is not fetched")
+		case err != nil:
+			return nil, fmt.Errorf("resolve %s reference %d: %w", r.Kind, i, err)
+		default:
+			out[i] = got
+		}
+	}
+	return out, nil
+}
+
+func unbound(r Ref, why string) Ref {
+	return Ref{Name: r.Name, Kind: r.Kind, Unbound: why}
+}
+
+// FileResolver resolves references of kind "file" to files under Root. It
+// refuses absolute names, names with "..", and symlinks that lead outside
+// Root: the confinement is done by [os.Root], so it holds against symlinks
+// swapped in between checks.
+type FileResolver struct {
+	Root string
+	// MaxSize bounds the bytes hashed per file; 0 means 1 GiB.
+	MaxSize int64
+}
+
+// Resolve hashes the named file under Root.
+func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
+	if r.Kind != "file" {
+		return Ref{}, fmt.Errorf("%w: kind %q", ErrNotResolvable, r.Kind)
+	}
+	if err := ctx.Err(); err != nil {
+		return Ref{}, err
+	}
+	name := r.Name
+	if name == "" || filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") ||
+		!filepath.IsLocal(name) {
+		return Ref{}, ErrRefEscapes
+	}
+	root, err := os.OpenRoot(f.Root)
+	if err != nil {
+		return Ref{}, fmt.Errorf("open resolver root: %w", err)
+	}
+	defer root.Close()
+	file, err := root.Open(name)
+	if err != nil {
+		if strings.Contains(err.Error(), "escapes") {
+			return Ref{}, ErrRefEscapes
+		}
+		return Ref{}, fmt.Errorf("open reference: %w", err)
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return Ref{}, fmt.Errorf("stat reference: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return Ref{}, fmt.Errorf("reference is not a regular file")
+	}
+	limit := f.MaxSize
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(file, limit+1))
+	if err != nil {
+		return Ref{}, fmt.Errorf("read reference: %w", err)
+	}
+	if n > limit {
+		return Ref{}, fmt.Errorf("reference larger than %d bytes", limit)
+	}
+	out := Ref{Name: r.Name, Kind: r.Kind, Size: n}
+	copy(out.SHA256[:], h.Sum(nil))
+	return out, nil
+}
