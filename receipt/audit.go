@@ -1,0 +1,134 @@
+package receipt
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentstepup/asu/canon"
+)
+
+// AuditTag separates audit chain hashes from every other hash in asu.
+const AuditTag = "asu/v1/audit"
+
+// Decisions recorded in the audit chain.
+const (
+	DecisionAllow         = "allow"          // policy allowed the call at once
+	DecisionDeny          = "deny"           // policy or a check refused it
+	DecisionNeedsApproval = "needs_approval" // parked for an approver
+	DecisionApproved      = "approved"       // an approver approved the ticket
+	DecisionDenied        = "denied"         // an approver denied the ticket
+	DecisionExpired       = "expired"        // the ticket timed out
+	DecisionCancelled     = "cancelled"      // the ticket was withdrawn or timed out to cancel
+	DecisionExecuted      = "executed"       // the stored call ran
+	DecisionFailed        = "failed"         // the stored call ran and failed, or was refused at execute
+)
+
+// AuditRecord is one decision, as seed 002's audit record lists it. Records
+// form a hash chain: each carries the hash of the one before it, so deleting,
+// inserting, reordering or editing a row is detected by [VerifyChain].
+// Arguments appear only by digest unless the integrator opts in to Args.
+type AuditRecord struct {
+	Seq            int64           `json:"seq"`         // position in the chain, from 1
+	Time           int64           `json:"time"`        // Unix milliseconds of the decision
+	TicketID       string          `json:"ticket_id"`   // empty for decisions that parked nothing
+	Task           string          `json:"task"`
+	Step           string          `json:"step"`
+	Session        string          `json:"session"`
+	Tool           string          `json:"tool"`
+	EffectClass    string          `json:"effect_class"` // read, reversible, external, irreversible
+	ArgsDigest     canon.Digest    `json:"args_digest"`  // digest of the whole effect
+	Args           json.RawMessage `json:"args,omitempty"`
+	Principal      canon.Principal `json:"principal"`
+	PolicyVersion  string          `json:"policy_version"`
+	Decision       string          `json:"decision"`
+	Reason         string          `json:"reason"`
+	Taint          []string        `json:"taint"`
+	Approver       string          `json:"approver"`
+	Nonce          string          `json:"nonce"`            // hex; empty when no approval
+	CardHash       string          `json:"card_hash"`        // hex; empty when no card
+	DecisionMillis int64           `json:"decision_millis"`  // time from request to this decision
+	Result         string          `json:"result"`           // short outcome of an execution
+	IdempotencyKey string          `json:"idempotency_key"`
+	PrevHash       canon.Digest    `json:"prev_hash"` // zero for the first record
+	Hash           canon.Digest    `json:"-"`
+}
+
+// ErrChainBroken is wrapped by every [VerifyChain] failure.
+var ErrChainBroken = errors.New("receipt: audit chain broken")
+
+// ComputeHash returns the hash of r chained to r.PrevHash:
+//
+//	SHA-256("asu/v1/audit" ‖ 0x00 ‖ JCS(r without its hash))
+//
+// Stores call it inside the transaction that appends r, after setting Seq
+// and PrevHash from the current head.
+func (r AuditRecord) ComputeHash() (canon.Digest, error) {
+	if r.Taint == nil {
+		r.Taint = []string{}
+	}
+	if r.Principal.Delegations == nil {
+		r.Principal.Delegations = []string{}
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return canon.Digest{}, fmt.Errorf("audit record: %w", err)
+	}
+	c, err := canon.Canonicalize(raw)
+	if err != nil {
+		return canon.Digest{}, fmt.Errorf("audit record: %w", err)
+	}
+	h := sha256.New()
+	h.Write([]byte(AuditTag))
+	h.Write([]byte{0})
+	h.Write(c)
+	var d canon.Digest
+	h.Sum(d[:0])
+	return d, nil
+}
+
+// ChainBreak says where a chain first fails to verify.
+type ChainBreak struct {
+	Index int    // position in the slice given to VerifyChain
+	Seq   int64  // the record's own sequence number
+	Why   string // what did not match
+}
+
+func (b *ChainBreak) Error() string {
+	return fmt.Sprintf("%v at record %d (seq %d): %s", ErrChainBroken, b.Index, b.Seq, b.Why)
+}
+
+// Unwrap returns [ErrChainBroken].
+func (b *ChainBreak) Unwrap() error { return ErrChainBroken }
+
+// VerifyChain checks that records form one unbroken chain from the first
+// record: sequence numbers increase by one, each PrevHash is the previous
+// record's hash, and each Hash is what [AuditRecord.ComputeHash] gives. It
+// returns nil or a [*ChainBreak] naming the first failure. A chain that does
+// not start at Seq 1 is checked from its first record, whose PrevHash is
+// trusted as given: pass the hash of the last record you verified before as
+// anchor to check the link, or the zero digest for a chain from the start.
+func VerifyChain(records []AuditRecord, anchor canon.Digest) error {
+	prev := anchor
+	for i, r := range records {
+		if i > 0 && r.Seq != records[i-1].Seq+1 {
+			return &ChainBreak{Index: i, Seq: r.Seq, Why: fmt.Sprintf("sequence jumps from %d", records[i-1].Seq)}
+		}
+		if i == 0 && anchor.IsZero() && r.Seq != 1 && !r.PrevHash.IsZero() {
+			prev = r.PrevHash // a window of a longer chain, no anchor given
+		}
+		if !r.PrevHash.Equal(prev) {
+			return &ChainBreak{Index: i, Seq: r.Seq, Why: "prev_hash does not match the previous record"}
+		}
+		h, err := r.ComputeHash()
+		if err != nil {
+			return &ChainBreak{Index: i, Seq: r.Seq, Why: err.Error()}
+		}
+		if !h.Equal(r.Hash) {
+			return &ChainBreak{Index: i, Seq: r.Seq, Why: "record hash does not match its content"}
+		}
+		prev = h
+	}
+	return nil
+}
