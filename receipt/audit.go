@@ -30,9 +30,9 @@ const (
 // inserting, reordering or editing a row is detected by [VerifyChain].
 // Arguments appear only by digest unless the integrator opts in to Args.
 type AuditRecord struct {
-	Seq            int64           `json:"seq"`         // position in the chain, from 1
-	Time           int64           `json:"time"`        // Unix milliseconds of the decision
-	TicketID       string          `json:"ticket_id"`   // empty for decisions that parked nothing
+	Seq            int64           `json:"seq"`       // position in the chain, from 1
+	Time           int64           `json:"time"`      // Unix milliseconds of the decision
+	TicketID       string          `json:"ticket_id"` // empty for decisions that parked nothing
 	Task           string          `json:"task"`
 	Step           string          `json:"step"`
 	Session        string          `json:"session"`
@@ -46,13 +46,13 @@ type AuditRecord struct {
 	Reason         string          `json:"reason"`
 	Taint          []string        `json:"taint"`
 	Approver       string          `json:"approver"`
-	Nonce          string          `json:"nonce"`            // hex; empty when no approval
-	CardHash       string          `json:"card_hash"`        // hex; empty when no card
-	DecisionMillis int64           `json:"decision_millis"`  // time from request to this decision
-	Result         string          `json:"result"`           // short outcome of an execution
+	Nonce          string          `json:"nonce"`           // hex; empty when no approval
+	CardHash       string          `json:"card_hash"`       // hex; empty when no card
+	DecisionMillis int64           `json:"decision_millis"` // time from request to this decision
+	Result         string          `json:"result"`          // short outcome of an execution
 	IdempotencyKey string          `json:"idempotency_key"`
 	PrevHash       canon.Digest    `json:"prev_hash"` // zero for the first record
-	Hash           canon.Digest    `json:"-"`
+	Hash           canon.Digest    `json:"hash"`      // ComputeHash of this record
 }
 
 // ErrChainBroken is wrapped by every [VerifyChain] failure.
@@ -60,11 +60,12 @@ var ErrChainBroken = errors.New("receipt: audit chain broken")
 
 // ComputeHash returns the hash of r chained to r.PrevHash:
 //
-//	SHA-256("asu/v1/audit" ‖ 0x00 ‖ JCS(r without its hash))
+//	SHA-256("asu/v1/audit" ‖ 0x00 ‖ JCS(r with hash set to 64 zeros))
 //
 // Stores call it inside the transaction that appends r, after setting Seq
 // and PrevHash from the current head.
 func (r AuditRecord) ComputeHash() (canon.Digest, error) {
+	r.Hash = canon.Digest{}
 	if r.Taint == nil {
 		r.Taint = []string{}
 	}
