@@ -1,0 +1,200 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+)
+
+// Size bounds. A record with a larger field is refused with [ErrTooLarge]
+// before anything is written.
+const (
+	// MaxFieldSize bounds each blob and free-text field: Effect, Card,
+	// Evidence, Result, Rationale, Reason, a grant's Spec, a credential's
+	// PublicKey, an audit record's Args.
+	MaxFieldSize = 1 << 20
+	// MaxKeySize bounds each identifier: ids, idempotency keys, sessions,
+	// users, tasks, steps, tools, counter keys, and each taint label.
+	MaxKeySize = 1 << 10
+	// MaxTaint bounds the number of taint labels on a ticket.
+	MaxTaint = 256
+)
+
+// Check reports whether a may be parked: State empty or [Pending], a
+// non-empty canonical Effect whose canon.Sum is Digest, CreatedAt set and
+// ExpiresAt after it, a non-empty Session and User, nothing resolved or
+// consumed yet, and every field within the size bounds. Backends call it
+// first in Park.
+func (a Approval) Check() error {
+	if err := a.checkSizes(); err != nil {
+		return err
+	}
+	switch {
+	case a.State != "" && a.State != Pending:
+		return fmt.Errorf("%w: a new ticket must be pending", ErrInvalid)
+	case len(a.Effect) == 0:
+		return fmt.Errorf("%w: empty effect", ErrInvalid)
+	case !canon.Sum(a.Effect).Equal(a.Digest):
+		return fmt.Errorf("%w: digest does not match effect", ErrInvalid)
+	case a.CreatedAt.IsZero() || !a.ExpiresAt.After(a.CreatedAt):
+		return fmt.Errorf("%w: expiry must follow creation", ErrInvalid)
+	case a.Session == "" || a.User == "":
+		return fmt.Errorf("%w: session and user are required", ErrInvalid)
+	case a.Merged != 0 || a.Approver != "" || !a.ResolvedAt.IsZero() || a.Evidence != nil ||
+		a.IdempotencyKey != "" || !a.ConsumedAt.IsZero() || a.Result != nil || !a.FinishedAt.IsZero():
+		return fmt.Errorf("%w: a new ticket has no decision or execution", ErrInvalid)
+	}
+	return nil
+}
+
+func (a Approval) checkSizes() error {
+	for _, k := range []string{a.ID, a.Tool, a.EffectClass, a.User, a.Session, a.Task, a.Step,
+		a.PolicyVersion, a.Approver, a.IdempotencyKey, a.Requester.User, a.Requester.Agent} {
+		if len(k) > MaxKeySize {
+			return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
+		}
+	}
+	if len(a.Taint) > MaxTaint || len(a.Requester.Delegations) > MaxTaint {
+		return fmt.Errorf("%w: more than %d labels", ErrTooLarge, MaxTaint)
+	}
+	for _, lists := range [][]string{a.Taint, a.Requester.Delegations} {
+		for _, k := range lists {
+			if len(k) > MaxKeySize {
+				return fmt.Errorf("%w: label over %d bytes", ErrTooLarge, MaxKeySize)
+			}
+		}
+	}
+	for _, n := range []int{len(a.Effect), len(a.Card), len(a.Evidence), len(a.Result),
+		len(a.Rationale), len(a.Reason)} {
+		if n > MaxFieldSize {
+			return fmt.Errorf("%w: field over %d bytes", ErrTooLarge, MaxFieldSize)
+		}
+	}
+	return nil
+}
+
+// Check reports whether r is a decision Resolve accepts: To one of
+// Approved, Denied, Expired or Cancelled, At set, fields within bounds.
+func (r Resolution) Check() error {
+	switch r.To {
+	case Approved, Denied, Expired, Cancelled:
+	default:
+		return fmt.Errorf("%w: a resolution must approve, deny, expire or cancel", ErrInvalid)
+	}
+	switch {
+	case len(r.Approver) > MaxKeySize:
+		return fmt.Errorf("%w: approver over %d bytes", ErrTooLarge, MaxKeySize)
+	case len(r.Reason) > MaxFieldSize || len(r.Evidence) > MaxFieldSize:
+		return fmt.Errorf("%w: field over %d bytes", ErrTooLarge, MaxFieldSize)
+	case r.At.IsZero():
+		return fmt.Errorf("%w: resolution time unset", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckConsume reports whether key and at may be recorded by Consume: a
+// non-empty key within [MaxKeySize] and a set time.
+func CheckConsume(key string, at time.Time) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: idempotency key required", ErrInvalid)
+	case len(key) > MaxKeySize:
+		return fmt.Errorf("%w: idempotency key over %d bytes", ErrTooLarge, MaxKeySize)
+	case at.IsZero():
+		return fmt.Errorf("%w: consume time unset", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckFinish reports whether result and at may be recorded by Finish.
+func CheckFinish(result []byte, at time.Time) error {
+	switch {
+	case len(result) > MaxFieldSize:
+		return fmt.Errorf("%w: result over %d bytes", ErrTooLarge, MaxFieldSize)
+	case at.IsZero():
+		return fmt.Errorf("%w: finish time unset", ErrInvalid)
+	}
+	return nil
+}
+
+// Check reports whether c may be stored: an ID and a PublicKey, fields
+// within bounds.
+func (c Credential) Check() error {
+	switch {
+	case len(c.ID) == 0 || len(c.PublicKey) == 0 || c.User == "":
+		return fmt.Errorf("%w: credential needs id, user and public key", ErrInvalid)
+	case len(c.ID) > MaxKeySize || len(c.User) > MaxKeySize || len(c.AAGUID) > MaxKeySize:
+		return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
+	case len(c.PublicKey) > MaxFieldSize:
+		return fmt.Errorf("%w: public key over %d bytes", ErrTooLarge, MaxFieldSize)
+	}
+	return nil
+}
+
+// Check reports whether inv may be stored: a non-zero TokenHash, a user,
+// an expiry, not yet redeemed.
+func (inv Invite) Check() error {
+	switch {
+	case inv.TokenHash == [32]byte{} || inv.User == "" || inv.ExpiresAt.IsZero():
+		return fmt.Errorf("%w: invite needs token hash, user and expiry", ErrInvalid)
+	case !inv.RedeemedAt.IsZero():
+		return fmt.Errorf("%w: a new invite is not redeemed", ErrInvalid)
+	case len(inv.User) > MaxKeySize:
+		return fmt.Errorf("%w: user over %d bytes", ErrTooLarge, MaxKeySize)
+	}
+	return nil
+}
+
+// Check reports whether g may be stored: an ID, a user, an expiry, a
+// Remaining count not below zero, a Spec that is valid JSON within bounds.
+func (g Grant) Check() error {
+	switch {
+	case len(g.ID) > MaxKeySize || len(g.User) > MaxKeySize:
+		return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
+	case len(g.Spec) > MaxFieldSize:
+		return fmt.Errorf("%w: spec over %d bytes", ErrTooLarge, MaxFieldSize)
+	case g.ID == "" || g.User == "" || g.ExpiresAt.IsZero() || g.Remaining < 0:
+		return fmt.Errorf("%w: grant needs id, user, expiry and remaining uses", ErrInvalid)
+	case !json.Valid(g.Spec):
+		return fmt.Errorf("%w: spec is not JSON", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckKey reports whether key names a counter or streak: non-empty, within
+// [MaxKeySize].
+func CheckKey(key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: empty key", ErrInvalid)
+	case len(key) > MaxKeySize:
+		return fmt.Errorf("%w: key over %d bytes", ErrTooLarge, MaxKeySize)
+	}
+	return nil
+}
+
+// CheckAudit reports whether r may be appended: Args within bounds and
+// valid JSON when present, a decision, identifiers within bounds.
+func CheckAudit(r receipt.AuditRecord) error {
+	for _, k := range []string{r.TicketID, r.Task, r.Step, r.Session, r.Tool, r.EffectClass,
+		r.PolicyVersion, r.Decision, r.Approver, r.Nonce, r.CardHash, r.IdempotencyKey} {
+		if len(k) > MaxKeySize {
+			return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
+		}
+	}
+	switch {
+	case len(r.Args) > MaxFieldSize || len(r.Reason) > MaxFieldSize || len(r.Result) > MaxFieldSize:
+		return fmt.Errorf("%w: field over %d bytes", ErrTooLarge, MaxFieldSize)
+	case len(r.Taint) > MaxTaint:
+		return fmt.Errorf("%w: more than %d labels", ErrTooLarge, MaxTaint)
+	case r.Decision == "":
+		return fmt.Errorf("%w: audit record needs a decision", ErrInvalid)
+	case len(bytes.TrimSpace(r.Args)) > 0 && !json.Valid(r.Args):
+		return fmt.Errorf("%w: args are not JSON", ErrInvalid)
+	}
+	return nil
+}
