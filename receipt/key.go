@@ -1,0 +1,187 @@
+package receipt
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"fmt"
+	"math/big"
+
+	"github.com/go-webauthn/webauthn/protocol/webauthncose"
+)
+
+// MinRSABits is the smallest RSA modulus a [TrustedKey] accepts.
+const MinRSABits = 2048
+
+// TrustedKey is an approver's public key obtained out of band, the one
+// thing [Verify] trusts. Build one with [ParseCOSEKey] from the COSE_Key the
+// gate enrolled, or with [NewTrustedKey] from a crypto.PublicKey (a PEM file,
+// say). Supported are ES256 (ECDSA P-256), EdDSA (Ed25519) and RS256 (RSA
+// PKCS #1 v1.5 with SHA-256, at least [MinRSABits] bits), the algorithms
+// passkeys use. A TrustedKey is immutable and safe for concurrent use.
+type TrustedKey struct {
+	cose []byte // the COSE_Key as given; nil when built from a crypto key
+	pub  crypto.PublicKey
+	alg  webauthncose.COSEAlgorithmIdentifier
+	key  any // webauthncose's parsed form, which verifies signatures
+	id   Identity
+}
+
+// Identity is what a verifier knows about whose key a [TrustedKey] is.
+// Nothing in a WebAuthn assertion signs these values, so a receipt's
+// approver.user, approver.credential_id and assertion.user_handle are
+// bound only when the verifier pins them with [TrustedKey.WithIdentity].
+type Identity struct {
+	User         string // the approver's user name in the gate
+	CredentialID []byte // the passkey's credential ID
+	UserHandle   []byte // the WebAuthn user handle
+}
+
+// WithIdentity returns a copy of k that also requires a receipt's approver
+// user, credential ID and user handle to equal the non-empty fields of id
+// (checked as part of [CheckPublicKey]).
+func (k *TrustedKey) WithIdentity(id Identity) *TrustedKey {
+	c := *k
+	c.id = Identity{User: id.User, CredentialID: bytes.Clone(id.CredentialID), UserHandle: bytes.Clone(id.UserHandle)}
+	return &c
+}
+
+// identityMatches reports whether r's approver fields agree with the
+// pinned identity, if any.
+func (k *TrustedKey) identityMatches(r *Receipt) bool {
+	return (k.id.User == "" || k.id.User == r.Approver.User) &&
+		(k.id.CredentialID == nil || bytes.Equal(k.id.CredentialID, r.Approver.CredentialID)) &&
+		(k.id.UserHandle == nil || bytes.Equal(k.id.UserHandle, r.Assertion.UserHandle))
+}
+
+// ParseCOSEKey returns the trusted key encoded as a COSE_Key, the encoding
+// of a receipt's approver.public_key. A receipt verified against it must
+// embed exactly these bytes. Failures wrap [ErrUnsupportedKey].
+func ParseCOSEKey(cose []byte) (*TrustedKey, error) {
+	parsed, err := webauthncose.ParsePublicKey(cose)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not a supported COSE_Key", ErrUnsupportedKey)
+	}
+	k, err := fromCOSE(parsed)
+	if err != nil {
+		return nil, err
+	}
+	k.cose = bytes.Clone(cose)
+	return k, nil
+}
+
+// NewTrustedKey returns the trusted key pub: an *ecdsa.PublicKey on P-256
+// (ES256), an ed25519.PublicKey (EdDSA) or an *rsa.PublicKey (RS256). A
+// receipt verified against it must embed a COSE_Key for the same key and
+// algorithm. Failures wrap [ErrUnsupportedKey].
+func NewTrustedKey(pub crypto.PublicKey) (*TrustedKey, error) {
+	switch p := pub.(type) {
+	case *ecdsa.PublicKey:
+		if p == nil || p.Curve != elliptic.P256() {
+			return nil, fmt.Errorf("%w: ECDSA key not on P-256", ErrUnsupportedKey)
+		}
+		raw, err := p.Bytes()
+		if err != nil {
+			return nil, fmt.Errorf("%w: invalid ECDSA key", ErrUnsupportedKey)
+		}
+		return fromCOSE(webauthncose.EC2PublicKeyData{
+			PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(webauthncose.AlgES256)},
+			Curve:         int64(webauthncose.P256),
+			XCoord:        raw[1:33],
+			YCoord:        raw[33:65],
+		})
+	case ed25519.PublicKey:
+		return fromCOSE(webauthncose.OKPPublicKeyData{
+			PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.OctetKey), Algorithm: int64(webauthncose.AlgEdDSA)},
+			Curve:         int64(webauthncose.Ed25519),
+			XCoord:        bytes.Clone(p),
+		})
+	case *rsa.PublicKey:
+		if p == nil || p.N == nil {
+			return nil, fmt.Errorf("%w: invalid RSA key", ErrUnsupportedKey)
+		}
+		return fromCOSE(webauthncose.RSAPublicKeyData{
+			PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.RSAKey), Algorithm: int64(webauthncose.AlgRS256)},
+			Modulus:       p.N.Bytes(),
+			Exponent:      big.NewInt(int64(p.E)).Bytes(),
+		})
+	default:
+		return nil, fmt.Errorf("%w: key type %T", ErrUnsupportedKey, pub)
+	}
+}
+
+// fromCOSE accepts a parsed COSE key of a supported algorithm and derives
+// the crypto.PublicKey used to compare keys.
+func fromCOSE(parsed any) (*TrustedKey, error) {
+	switch k := parsed.(type) {
+	case webauthncose.EC2PublicKeyData:
+		alg := webauthncose.COSEAlgorithmIdentifier(k.Algorithm)
+		if alg != webauthncose.AlgES256 {
+			return nil, fmt.Errorf("%w: EC2 algorithm %s", ErrUnsupportedKey, alg)
+		}
+		pub, err := k.ToECDSA()
+		if err != nil {
+			return nil, fmt.Errorf("%w: invalid EC2 key", ErrUnsupportedKey)
+		}
+		return &TrustedKey{pub: pub, alg: alg, key: k}, nil
+	case webauthncose.OKPPublicKeyData:
+		alg := webauthncose.COSEAlgorithmIdentifier(k.Algorithm)
+		if (alg != webauthncose.AlgEdDSA && alg != webauthncose.AlgEd25519) ||
+			k.Curve != int64(webauthncose.Ed25519) || len(k.XCoord) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("%w: OKP key is not Ed25519", ErrUnsupportedKey)
+		}
+		return &TrustedKey{pub: ed25519.PublicKey(bytes.Clone(k.XCoord)), alg: alg, key: k}, nil
+	case webauthncose.RSAPublicKeyData:
+		alg := webauthncose.COSEAlgorithmIdentifier(k.Algorithm)
+		if alg != webauthncose.AlgRS256 {
+			return nil, fmt.Errorf("%w: RSA algorithm %s", ErrUnsupportedKey, alg)
+		}
+		e, err := webauthncose.ParseRSAPublicKeyDataExponent(&k)
+		if err != nil || e < 3 || e > 1<<31-1 {
+			return nil, fmt.Errorf("%w: invalid RSA exponent", ErrUnsupportedKey)
+		}
+		n := new(big.Int).SetBytes(k.Modulus)
+		if n.BitLen() < MinRSABits {
+			return nil, fmt.Errorf("%w: RSA key shorter than %d bits", ErrUnsupportedKey, MinRSABits)
+		}
+		return &TrustedKey{pub: &rsa.PublicKey{N: n, E: e}, alg: alg, key: k}, nil
+	default:
+		return nil, fmt.Errorf("%w: key type not ES256, EdDSA or RS256", ErrUnsupportedKey)
+	}
+}
+
+// Algorithm returns the key's COSE algorithm name: "ES256", "EdDSA",
+// "Ed25519" or "RS256".
+func (k *TrustedKey) Algorithm() string { return k.alg.String() }
+
+// PublicKey returns the key as an *ecdsa.PublicKey, ed25519.PublicKey or
+// *rsa.PublicKey.
+func (k *TrustedKey) PublicKey() crypto.PublicKey { return k.pub }
+
+// matches reports whether the COSE_Key embedded in a receipt is this key:
+// byte for byte when the trusted key was given as a COSE_Key, otherwise the
+// same algorithm and the same public key.
+func (k *TrustedKey) matches(embedded []byte) bool {
+	if k.cose != nil {
+		return bytes.Equal(k.cose, embedded)
+	}
+	parsed, err := webauthncose.ParsePublicKey(embedded)
+	if err != nil {
+		return false
+	}
+	other, err := fromCOSE(parsed)
+	if err != nil || other.alg != k.alg {
+		return false
+	}
+	eq, ok := k.pub.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && eq.Equal(other.pub)
+}
+
+// verify reports whether sig is the key's signature over data.
+func (k *TrustedKey) verify(data, sig []byte) bool {
+	ok, err := webauthncose.VerifySignature(k.key, data, sig)
+	return err == nil && ok
+}

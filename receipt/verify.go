@@ -1,0 +1,244 @@
+package receipt
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+)
+
+// Authenticator data layout and flag bits (WebAuthn section 6.1).
+const (
+	authDataMinLen = 37 // rpIdHash[32] ‖ flags[1] ‖ signCount[4]
+	flagUP         = 0x01
+	flagUV         = 0x04
+)
+
+// Policy is what a verifier expects of the relying party: both fields are
+// required, because a passkey signature means something only for the site
+// it was made for.
+type Policy struct {
+	// RPID is the WebAuthn relying party ID, e.g. "approve.example.com".
+	RPID string
+	// Origins are the web origins the approval page may be served from,
+	// e.g. "https://approve.example.com".
+	Origins []string
+}
+
+func (p Policy) validate() error {
+	if p.RPID == "" {
+		return fmt.Errorf("%w: no relying party ID", ErrPolicy)
+	}
+	if len(p.Origins) == 0 || slices.Contains(p.Origins, "") {
+		return fmt.Errorf("%w: no origin, or an empty one", ErrPolicy)
+	}
+	return nil
+}
+
+// clientData is the part of WebAuthn's CollectedClientData a verifier reads.
+type clientData struct {
+	Type        string `json:"type"`
+	Challenge   string `json:"challenge"`
+	Origin      string `json:"origin"`
+	CrossOrigin bool   `json:"crossOrigin"`
+}
+
+// Verify checks that the holder of trusted approved exactly the effect in
+// r, for the relying party and origins of p. It runs every check in the
+// order of [CheckNames] and returns a [Result] listing each outcome. When a
+// check fails, Verify also returns the first failure as a [*CheckError]
+// wrapping that check's sentinel ([ErrEffect], [ErrDigest], [ErrCardHash],
+// [ErrClientDataType], [ErrChallenge], [ErrOrigin], [ErrRPID],
+// [ErrUserPresence], [ErrUserVerification], [ErrKeyMismatch],
+// [ErrSignature], or [ErrFormat]). Checks that depend on a failed one are
+// reported as [NotRun].
+//
+// The key embedded in r (approver.public_key) is never used to verify; it
+// must be the trusted key, or the receipt is refused. Expiry is reported in
+// the Result, not judged. A nil receipt or key, or an incomplete policy, is
+// an error wrapping [ErrPolicy] with a nil Result.
+func Verify(r *Receipt, trusted *TrustedKey, p Policy) (*Result, error) {
+	if r == nil || trusted == nil {
+		return nil, fmt.Errorf("%w: nil receipt or key", ErrPolicy)
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	v := verifier{r: r, key: trusted, p: p, res: &Result{
+		Checks:     make([]Check, 0, 13),
+		Digest:     r.Digest,
+		CardHash:   r.CardHash,
+		ExpiresAt:  time.Unix(r.ExpiresAt, 0).UTC(),
+		ApprovedAt: time.Unix(r.ApprovedAt, 0).UTC(),
+		Approver:   r.Approver.User,
+		Algorithm:  trusted.Algorithm(),
+	}}
+	v.run()
+	err := v.res.Err()
+	v.res.Valid = err == nil
+	return v.res, err
+}
+
+// verifier carries one run of Verify.
+type verifier struct {
+	r   *Receipt
+	key *TrustedKey
+	p   Policy
+	res *Result
+
+	formOK bool
+	cd     *clientData
+}
+
+func (v *verifier) pass(name CheckName) {
+	v.res.Checks = append(v.res.Checks, Check{Name: name, Outcome: Pass})
+}
+
+func (v *verifier) fail(name CheckName, sentinel error, detail string) {
+	v.res.Checks = append(v.res.Checks, Check{Name: name, Outcome: Fail, Detail: detail,
+		Err: fmt.Errorf("%w: %s", sentinel, detail)})
+}
+
+func (v *verifier) skip(name CheckName, after CheckName) {
+	v.res.Checks = append(v.res.Checks, Check{Name: name, Outcome: NotRun, Detail: "depends on " + string(after)})
+}
+
+// check records cond as a pass or as a failure with sentinel and detail,
+// and returns cond.
+func (v *verifier) check(name CheckName, cond bool, sentinel error, detail string) bool {
+	if cond {
+		v.pass(name)
+	} else {
+		v.fail(name, sentinel, detail)
+	}
+	return cond
+}
+
+func (v *verifier) run() {
+	r := v.r
+	if err := r.checkForm(); err != nil {
+		v.fail(CheckFormat, ErrFormat, "format, nonce or times are not those of "+FormatV1)
+	} else {
+		v.formOK = true
+		v.pass(CheckFormat)
+	}
+	v.checkEffect()
+	v.checkCard()
+	v.checkClientData()
+	v.checkChallenge()
+	v.checkOrigin()
+	v.checkAuthenticatorData()
+	switch {
+	case !v.key.matches(r.Approver.PublicKey):
+		v.fail(CheckPublicKey, ErrKeyMismatch, "approver.public_key is not the trusted key")
+	case !v.key.identityMatches(r):
+		v.fail(CheckPublicKey, ErrKeyMismatch, "approver user, credential ID or user handle is not the pinned identity")
+	default:
+		v.pass(CheckPublicKey)
+	}
+	v.checkSignature()
+	v.res.Checks = append(v.res.Checks, Check{Name: CheckExpiry, Outcome: Reported,
+		Detail: fmt.Sprintf("approval window ends %s; approved_at (unsigned) %s",
+			v.res.ExpiresAt.Format(time.RFC3339), v.res.ApprovedAt.Format(time.RFC3339))})
+}
+
+// checkEffect requires the effect to be a complete [canon.Effect] whose
+// canonical form is the canonical form of the JSON given (so nothing is
+// missing, null where a list belongs, or unknown), and that form to hash to
+// the digest.
+func (v *verifier) checkEffect() {
+	e, err := canon.ParseEffect(v.r.Effect)
+	var canonical []byte
+	if err == nil {
+		canonical, err = e.Canonical()
+	}
+	if err == nil {
+		var given []byte
+		given, err = canon.Canonicalize(v.r.Effect)
+		if err == nil && !bytes.Equal(given, canonical) {
+			err = ErrEffect
+		}
+	}
+	if !v.check(CheckEffect, err == nil, ErrEffect, "effect does not re-canonicalize to itself") {
+		v.skip(CheckDigest, CheckEffect)
+		return
+	}
+	v.res.Effect = &e
+	d := canon.Sum(canonical)
+	v.check(CheckDigest, d.Equal(v.r.Digest), ErrDigest, "SHA-256 of the canonical effect differs from digest")
+}
+
+func (v *verifier) checkCard() {
+	h, err := CardHash(v.r.Card)
+	v.check(CheckCardHash, err == nil && h.Equal(v.r.CardHash), ErrCardHash,
+		"hash of the card differs from card_hash")
+}
+
+func (v *verifier) checkClientData() {
+	var cd clientData
+	if err := json.Unmarshal(v.r.Assertion.ClientDataJSON, &cd); err != nil {
+		v.fail(CheckClientDataType, ErrClientDataType, "client_data_json is not a JSON object")
+		return
+	}
+	if v.check(CheckClientDataType, cd.Type == "webauthn.get", ErrClientDataType, "client data type is not webauthn.get") {
+		v.cd = &cd
+	}
+}
+
+// checkChallenge recomputes the challenge from the receipt's own fields.
+// The digest and card hash it uses are the receipt's; the checks above tie
+// them to the effect and card.
+func (v *verifier) checkChallenge() {
+	if v.cd == nil {
+		v.skip(CheckChallenge, CheckClientDataType)
+		return
+	}
+	if !v.formOK {
+		v.skip(CheckChallenge, CheckFormat)
+		return
+	}
+	want := Challenge(v.r.Digest, [32]byte(v.r.Nonce), v.r.ExpiresAt, v.r.CardHash)
+	got, err := decodeB64([]byte(v.cd.Challenge))
+	v.check(CheckChallenge, err == nil && subtle.ConstantTimeCompare(got, want[:]) == 1, ErrChallenge,
+		"challenge in client data is not the one recomputed from digest, nonce, expires_at and card_hash")
+}
+
+func (v *verifier) checkOrigin() {
+	if v.cd == nil {
+		v.skip(CheckOrigin, CheckClientDataType)
+		return
+	}
+	ok := v.cd.Origin == v.r.Origin && slices.Contains(v.p.Origins, v.r.Origin) && !v.cd.CrossOrigin
+	v.check(CheckOrigin, ok, ErrOrigin, "client data origin is not the receipt's origin, or not allowed, or cross-origin")
+}
+
+func (v *verifier) checkAuthenticatorData() {
+	ad := v.r.Assertion.AuthenticatorData
+	if len(ad) < authDataMinLen {
+		v.fail(CheckRPID, ErrRPID, "authenticator data too short")
+		v.skip(CheckUserPresent, CheckRPID)
+		v.skip(CheckUserVerified, CheckRPID)
+		return
+	}
+	rpHash := sha256.Sum256([]byte(v.p.RPID))
+	v.check(CheckRPID, v.r.RPID == v.p.RPID && bytes.Equal(ad[:32], rpHash[:]), ErrRPID,
+		"rp_id or the authenticator data's RP ID hash is not the policy's")
+	v.check(CheckUserPresent, ad[32]&flagUP != 0, ErrUserPresence, "authenticator flag UP not set")
+	v.check(CheckUserVerified, ad[32]&flagUV != 0, ErrUserVerification, "authenticator flag UV not set")
+	v.res.SignCount = binary.BigEndian.Uint32(ad[33:37])
+}
+
+func (v *verifier) checkSignature() {
+	a := v.r.Assertion
+	h := sha256.Sum256(a.ClientDataJSON)
+	msg := make([]byte, 0, len(a.AuthenticatorData)+len(h))
+	msg = append(append(msg, a.AuthenticatorData...), h[:]...)
+	v.check(CheckSignature, v.key.verify(msg, a.Signature), ErrSignature,
+		"signature over authenticator data and client data hash does not verify with the trusted key")
+}
