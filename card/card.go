@@ -1,0 +1,135 @@
+package card
+
+import (
+	"errors"
+	"html/template"
+
+	"github.com/agentstepup/asu/canon"
+)
+
+// Renderer names this renderer's version. It is written into every card's
+// JSON as "renderer", so the card hash changes whenever the rendering rules do.
+const Renderer = "asu.card.v1"
+
+// Effect classes a catalog assigns to a tool, from harmless to final.
+const (
+	ClassRead         = "read"
+	ClassReversible   = "reversible"
+	ClassExternal     = "external"
+	ClassIrreversible = "irreversible"
+)
+
+// Sentinel errors of [Render]; test for them with errors.Is.
+var (
+	// ErrUnrenderable means part of the effect cannot be shown faithfully
+	// (a domain that fails IDNA conversion, say); the card is refused.
+	ErrUnrenderable = errors.New("card: effect cannot be shown faithfully")
+	// ErrBadContext means the trusted context is unusable: an unknown effect
+	// class, a trusted domain that is not a domain, or a policy version that
+	// disagrees with the effect's.
+	ErrBadContext = errors.New("card: invalid trusted context")
+	// ErrBadEffect means the effect itself cannot be canonicalized.
+	ErrBadEffect = errors.New("card: invalid effect")
+)
+
+// Context is what [Render] needs besides the effect. Every field but the
+// last two is trusted: it comes from the integrator's catalog, policy and
+// configuration, never from the agent. Rationale and ToolDescription are
+// untrusted and only ever appear, escaped, in the card's region labelled as
+// written by the agent.
+type Context struct {
+	// Title is the catalog's human name for the tool, e.g. "Send e-mail".
+	Title string
+	// Class is the catalog's effect class: one of ClassRead, ClassReversible,
+	// ClassExternal, ClassIrreversible.
+	Class string
+	// PolicyVersion is the version of the policy that asked for approval.
+	// When set it must equal the effect's policy_version.
+	PolicyVersion string
+	// Reasons are the policy's reasons for asking a person.
+	Reasons []string
+	// Provenance says what the agent read before proposing the call, e.g.
+	// "read web page https://example.org/offer".
+	Provenance []string
+	// Hints are the catalog's presentation hints for this tool.
+	Hints Hints
+	// Trusted lists domains the integrator trusts (allowlists, recipients
+	// approved before). Domains on the card that look like one of them but
+	// are not are flagged.
+	Trusted []string
+
+	// Rationale is UNTRUSTED: the agent's own explanation of the call.
+	Rationale string
+	// ToolDescription is UNTRUSTED: the tool's description as a possibly
+	// untrusted tool server states it.
+	ToolDescription string
+}
+
+// Hints tell [Render] how to lay out a tool's arguments. They change layout,
+// never content: every argument is always shown, with its own name, whatever
+// the hints say. Hints naming arguments the call does not have are ignored.
+type Hints struct {
+	// Labels maps a top-level argument name to a human label.
+	Labels map[string]string
+	// Order lists argument names to show first, in this order; the rest
+	// follow in canonical (sorted) order.
+	Order []string
+	// Amount names the argument that is a sum of money.
+	Amount string
+	// Currency names the argument holding the amount's currency code.
+	Currency string
+	// FixedCurrency is the amount's currency when the tool has only one,
+	// e.g. "EUR"; it is used when Currency is empty.
+	FixedCurrency string
+	// Recipient names the argument that says who receives the effect (an
+	// e-mail address, a domain, a URL); it is shown first and its domain is
+	// analysed even when it is a bare host name.
+	Recipient string
+	// Units maps an argument name to the unit its number is in, e.g.
+	// "seconds".
+	Units map[string]string
+	// Domains names further arguments holding bare domain names to analyse.
+	// E-mail addresses and URLs are recognised in every string anyway.
+	Domains []string
+}
+
+// Card is a rendered approval card: a structured model built by [Render]
+// from a canonical effect and trusted context, with its text, HTML and JSON
+// views. A Card is immutable and safe for concurrent use.
+type Card struct {
+	m         model
+	canonical []byte // JCS of the model, computed once by Render
+	hash      canon.Digest
+}
+
+// Hash returns the card hash the approval challenge commits to:
+//
+//	SHA-256("asu/v1/card" ‖ 0x00 ‖ JCS(card JSON))
+//
+// where the card JSON is what [Card.JSON] returns (already in JCS form, so
+// JCS of it is itself). It is a function of those bytes alone: a verifier
+// holding the card JSON recomputes it without this package.
+func (c *Card) Hash() canon.Digest { return c.hash }
+
+// JSON returns the card model in canonical (RFC 8785) JSON, for native
+// apps and receipts. It includes "renderer": "asu.card.v1".
+func (c *Card) JSON() ([]byte, error) {
+	out := make([]byte, len(c.canonical))
+	copy(out, c.canonical)
+	return out, nil
+}
+
+// Text returns the plain-text view, for terminals and logs. It holds no
+// control characters other than newlines.
+func (c *Card) Text() string { return c.text(true) }
+
+// Visible returns the text view without the digest fingerprint: what
+// distinguishes one effect's card from another's to a reader. Two effects
+// with different digests never have equal Visible text.
+func (c *Card) Visible() string { return c.text(false) }
+
+// HTML returns the card as an HTML fragment, safe to embed in an approval
+// page: every value, and all agent-written text, is escaped by html/template.
+// It uses the classes styled by [CSS]; the page around it sets the
+// content security policy.
+func (c *Card) HTML() template.HTML { return c.html() }

@@ -1,0 +1,46 @@
+package card
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentstepup/asu/canon"
+)
+
+// HashTag separates card hashes from every other SHA-256 in asu.
+const HashTag = "asu/v1/card"
+
+// HashJSON returns the card hash of card JSON as [Card.JSON] emits it:
+// SHA-256(HashTag ‖ 0x00 ‖ JCS(cardJSON)). It canonicalizes its input first,
+// so whitespace or key order in a stored copy do not matter.
+func HashJSON(cardJSON []byte) (canon.Digest, error) {
+	c, err := canon.Canonicalize(cardJSON)
+	if err != nil {
+		return canon.Digest{}, fmt.Errorf("card json: %w", err)
+	}
+	return hashCanonical(c), nil
+}
+
+func hashCanonical(c []byte) canon.Digest {
+	h := sha256.New()
+	h.Write([]byte(HashTag))
+	h.Write([]byte{0})
+	h.Write(c)
+	var d canon.Digest
+	h.Sum(d[:0])
+	return d
+}
+
+// seal computes the canonical JSON and hash of m.
+func seal(m model) (*Card, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encode model", ErrUnrenderable)
+	}
+	c, err := canon.Canonicalize(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: canonicalize model: %w", ErrUnrenderable, err)
+	}
+	return &Card{m: m, canonical: c, hash: hashCanonical(c)}, nil
+}

@@ -1,0 +1,114 @@
+package card
+
+// model is the card: everything any view shows, already escaped. Its JSON
+// (through Card.JSON) is the card a native app renders and the bytes the
+// card hash covers, so every field name here is part of the card format
+// "asu.card.v1"; changing one means a new Renderer version.
+type model struct {
+	Renderer  string        `json:"renderer"`
+	Digest    string        `json:"digest"` // the effect digest, 64 hex
+	Tool      toolPart      `json:"tool"`
+	Args      []field       `json:"args"`
+	Refs      []refPart     `json:"refs"`    // references whose content the approval binds
+	Unbound   []refPart     `json:"unbound"` // references it does not bind
+	Context   contextPart   `json:"context"`
+	Untrusted untrustedPart `json:"untrusted"`
+}
+
+type toolPart struct {
+	Name  shown  `json:"name"`  // the catalog name, from the effect
+	Title shown  `json:"title"` // the catalog's title (trusted)
+	Class string `json:"class"`
+}
+
+// field is one top-level argument.
+type field struct {
+	Name     shown  `json:"name"`
+	Label    *shown `json:"label,omitempty"`    // the catalog's label, when it has one
+	Role     string `json:"role,omitempty"`     // "recipient", "amount" or "currency"
+	Unit     *shown `json:"unit,omitempty"`     // the catalog's unit for a number
+	Currency *shown `json:"currency,omitempty"` // for the amount: its currency
+	Value    node   `json:"value"`
+}
+
+// Kinds of node, the JSON types.
+const (
+	kindString = "string"
+	kindNumber = "number"
+	kindBool   = "bool"
+	kindNull   = "null"
+	kindObject = "object"
+	kindArray  = "array"
+)
+
+// node is one JSON value of the arguments. Scalars carry Text: a string's
+// escaped characters (without quotes), a number's canonical text, "true",
+// "false" or "null". Objects carry Members in canonical order, arrays Items.
+type node struct {
+	Kind    string       `json:"kind"`
+	Text    string       `json:"text"`
+	Flags   []string     `json:"flags,omitempty"`
+	Long    *longPart    `json:"long,omitempty"`
+	Domains []domainPart `json:"domains,omitempty"`
+	Members []member     `json:"members,omitempty"`
+	Items   []node       `json:"items,omitempty"`
+}
+
+// longPart describes a string shown shortened: Text holds the start, Full
+// all of it (escaped), Bytes and SHA256 the original value's size and hash.
+type longPart struct {
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	Full   string `json:"full"`
+}
+
+type member struct {
+	Key   shown `json:"key"`
+	Value node  `json:"value"`
+}
+
+// domainPart is what a host name found in a string resolves to.
+type domainPart struct {
+	Written     shown    `json:"written"`               // as the argument spells it
+	ASCII       string   `json:"ascii"`                 // the authoritative A-label form
+	Registrable string   `json:"registrable,omitempty"` // eTLD+1, A-label form
+	Unicode     string   `json:"unicode,omitempty"`     // when safe to show
+	Scripts     string   `json:"scripts,omitempty"`     // when mixed, e.g. "Cyrillic+Latin"
+	Trusted     bool     `json:"trusted,omitempty"`     // registrable domain is a trusted one
+	LooksLike   string   `json:"looks_like,omitempty"`  // the trusted domain it imitates
+	Warnings    []string `json:"warnings,omitempty"`
+}
+
+type refPart struct {
+	Name   shown  `json:"name"`
+	Kind   shown  `json:"kind"`
+	SHA256 string `json:"sha256,omitempty"`
+	Size   int64  `json:"size"`
+	Reason *shown `json:"reason,omitempty"` // why an unbound reference is not covered
+}
+
+type contextPart struct {
+	PolicyVersion shown   `json:"policy_version"`
+	Reasons       []shown `json:"reasons"`
+	Provenance    []shown `json:"provenance"`
+	Task          shown   `json:"task"`
+	Step          shown   `json:"step"`
+	User          shown   `json:"user"`
+	Agent         shown   `json:"agent"`
+	Delegations   []shown `json:"delegations"`
+	Audience      shown   `json:"audience"`
+}
+
+// untrustedPart holds agent-written text; views show it only inside the
+// region labelled as written by the agent.
+type untrustedPart struct {
+	Rationale       block `json:"rationale"`
+	ToolDescription block `json:"tool_description"`
+}
+
+// block is multi-line text, escaped except for its line breaks.
+type block struct {
+	Text  string    `json:"text"`
+	Flags []string  `json:"flags,omitempty"`
+	Long  *longPart `json:"long,omitempty"`
+}

@@ -1,0 +1,295 @@
+package card
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentstepup/asu/canon"
+)
+
+// Display limits. A string longer than maxShown runes (after escaping) is
+// shown shortened to keepShown runes, and the card says so, with the full
+// value's size and SHA-256; the HTML view can expand it.
+const (
+	maxShown      = 320
+	keepShown     = 200
+	maxBlockShown = 4000 // agent-written text
+	keepBlock     = 3000
+)
+
+// Render builds the card for effect e from e itself and the trusted parts
+// of ctx; ctx's untrusted fields are placed, escaped, in the region
+// labelled as written by the agent.
+//
+// Render fails closed: it returns an error wrapping [ErrBadEffect] when e
+// cannot be canonicalized, [ErrBadContext] when ctx is unusable, and
+// [ErrUnrenderable] when part of e cannot be shown faithfully, such as an
+// e-mail address or URL whose domain fails strict IDNA conversion. No card
+// means no approval.
+func Render(e canon.Effect, ctx Context) (*Card, error) {
+	switch ctx.Class {
+	case ClassRead, ClassReversible, ClassExternal, ClassIrreversible:
+	default:
+		return nil, fmt.Errorf("%w: unknown effect class", ErrBadContext)
+	}
+	if ctx.PolicyVersion != "" && ctx.PolicyVersion != e.PolicyVersion {
+		return nil, fmt.Errorf("%w: policy version differs from the effect's", ErrBadContext)
+	}
+	canonical, err := e.Canonical()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadEffect, err)
+	}
+	args, err := canon.Canonicalize(e.Args)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadEffect, err)
+	}
+	tree, err := parseCanonical(args)
+	if err != nil || tree.kind != kindObject {
+		return nil, fmt.Errorf("%w: arguments", ErrBadEffect)
+	}
+	trusted, err := prepareTrusted(ctx.Trusted)
+	if err != nil {
+		return nil, err
+	}
+	r := renderer{ctx: ctx, trusted: trusted, esc: escaper{quote: true}}
+	m := model{
+		Renderer: Renderer,
+		Digest:   canon.Sum(canonical).String(),
+		Tool: toolPart{
+			Name:  r.esc.show(e.Tool),
+			Title: r.esc.show(ctx.Title),
+			Class: ctx.Class,
+		},
+		Refs:    []refPart{},
+		Unbound: []refPart{},
+		Context: contextPart{
+			PolicyVersion: r.esc.show(e.PolicyVersion),
+			Reasons:       r.showAll(ctx.Reasons),
+			Provenance:    r.showAll(ctx.Provenance),
+			Task:          r.esc.show(e.Task),
+			Step:          r.esc.show(e.Step),
+			User:          r.esc.show(e.Principal.User),
+			Agent:         r.esc.show(e.Principal.Agent),
+			Delegations:   r.showAll(e.Principal.Delegations),
+			Audience:      r.esc.show(e.Audience),
+		},
+		Untrusted: untrustedPart{
+			Rationale:       showBlock(ctx.Rationale),
+			ToolDescription: showBlock(ctx.ToolDescription),
+		},
+	}
+	if m.Args, err = r.fields(tree); err != nil {
+		return nil, err
+	}
+	for _, ref := range e.Refs {
+		p := refPart{Name: r.esc.show(ref.Name), Kind: r.esc.show(ref.Kind)}
+		if ref.Bound() {
+			p.SHA256, p.Size = ref.SHA256.String(), ref.Size
+			m.Refs = append(m.Refs, p)
+		} else {
+			why := r.esc.show(ref.Unbound)
+			p.Reason = &why
+			m.Unbound = append(m.Unbound, p)
+		}
+	}
+	return seal(m)
+}
+
+// renderer carries what one Render call needs while walking the arguments.
+type renderer struct {
+	ctx     Context
+	trusted []trustedDomain
+	esc     escaper
+}
+
+func (r *renderer) showAll(list []string) []shown {
+	out := make([]shown, len(list))
+	for i, s := range list {
+		out[i] = r.esc.show(s)
+	}
+	return out
+}
+
+// fields lays out the top-level arguments: the recipient, amount and
+// currency first (or the catalog's order), then the rest in canonical order.
+// Every argument appears exactly once.
+func (r *renderer) fields(args value) ([]field, error) {
+	h := r.ctx.Hints
+	first := h.Order
+	if len(first) == 0 {
+		first = []string{h.Recipient, h.Amount, h.Currency}
+	}
+	out := make([]field, 0, len(args.members))
+	placed := make([]bool, len(args.members))
+	place := func(i int) error {
+		if placed[i] {
+			return nil
+		}
+		placed[i] = true
+		f, err := r.field(args.members[i], args)
+		if err != nil {
+			return err
+		}
+		out = append(out, f)
+		return nil
+	}
+	for _, name := range first {
+		if name == "" {
+			continue
+		}
+		for i, m := range args.members {
+			if m.key == name {
+				if err := place(i); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for i := range args.members {
+		if err := place(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (r *renderer) field(m kv, args value) (field, error) {
+	h := r.ctx.Hints
+	f := field{Name: r.esc.show(m.key)}
+	if l, ok := h.Labels[m.key]; ok {
+		s := r.esc.show(l)
+		f.Label = &s
+	}
+	asHost := m.key == h.Recipient
+	for _, d := range h.Domains {
+		asHost = asHost || d == m.key
+	}
+	switch m.key {
+	case h.Recipient:
+		f.Role = "recipient"
+	case h.Amount:
+		f.Role = "amount"
+		if cur := r.currency(args); cur != "" {
+			s := r.esc.show(cur)
+			f.Currency = &s
+		}
+	case h.Currency:
+		f.Role = "currency"
+	}
+	if u, ok := h.Units[m.key]; ok && m.val.kind == kindNumber {
+		s := r.esc.show(u)
+		f.Unit = &s
+	}
+	v, err := r.node(m.val, asHost)
+	if err != nil {
+		return field{}, err
+	}
+	f.Value = v
+	return f, nil
+}
+
+// currency returns the amount's currency: the currency argument's string
+// value, or the catalog's fixed currency.
+func (r *renderer) currency(args value) string {
+	h := r.ctx.Hints
+	if h.Currency != "" {
+		for _, m := range args.members {
+			if m.key == h.Currency && m.val.kind == kindString {
+				return m.val.text
+			}
+		}
+		return ""
+	}
+	return h.FixedCurrency
+}
+
+func (r *renderer) node(v value, asHost bool) (node, error) {
+	n := node{Kind: v.kind}
+	switch v.kind {
+	case kindString:
+		s := r.esc.show(v.text)
+		n.Text, n.Flags = s.Text, s.Flags
+		if utf8.RuneCountInString(s.Text) > maxShown {
+			n.Text = cutEscaped(s.Text, keepShown)
+			n.Long = long(v.text, s.Text)
+		}
+		for _, h := range findHosts(v.text, asHost) {
+			d, err := analyzeHost(h, r.trusted, r.esc)
+			if err != nil {
+				if h.whole {
+					return node{}, err
+				}
+				d.Warnings = []string{warnInvalid}
+			}
+			n.Domains = append(n.Domains, d)
+		}
+	case kindObject:
+		n.Members = make([]member, len(v.members))
+		for i, m := range v.members {
+			c, err := r.node(m.val, false)
+			if err != nil {
+				return node{}, err
+			}
+			n.Members[i] = member{Key: r.esc.show(m.key), Value: c}
+		}
+	case kindArray:
+		n.Items = make([]node, len(v.items))
+		for i, it := range v.items {
+			c, err := r.node(it, asHost)
+			if err != nil {
+				return node{}, err
+			}
+			n.Items[i] = c
+		}
+	default:
+		n.Text = v.text
+	}
+	return n, nil
+}
+
+func long(raw, escaped string) *longPart {
+	sum := sha256.Sum256([]byte(raw))
+	return &longPart{Bytes: len(raw), SHA256: hex.EncodeToString(sum[:]), Full: escaped}
+}
+
+// cutEscaped returns the first n runes of escaped text, never cutting an
+// escape sequence in two.
+func cutEscaped(s string, n int) string {
+	count := 0
+	for i := 0; i < len(s); {
+		if count >= n {
+			return s[:i]
+		}
+		if s[i] == '\\' && i+1 < len(s) {
+			j := i + 2
+			if s[i+1] == 'u' {
+				for j < len(s) && s[j-1] != '}' {
+					j++
+				}
+			}
+			count += j - i
+			i = j
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		count++
+	}
+	return s
+}
+
+// showBlock prepares agent-written multi-line text.
+func showBlock(s string) block {
+	sh := escaper{keepNewlines: true}.show(s)
+	b := block{Text: sh.Text, Flags: sh.Flags}
+	if utf8.RuneCountInString(sh.Text) > maxBlockShown {
+		b.Text = cutEscaped(sh.Text, keepBlock)
+		b.Long = long(s, sh.Text)
+	}
+	return b
+}
+
+var _ = errors.Is
