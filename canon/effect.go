@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Effect is everything that determines what a tool call does. Its canonical
@@ -48,6 +49,9 @@ func (e Effect) Canonical() ([]byte, error) {
 	if len(args) == 0 || args[0] != '{' {
 		return nil, ErrNotObject
 	}
+	if !e.validUTF8() {
+		return nil, fmt.Errorf("effect field: %w", ErrInvalidUTF8)
+	}
 	if e.Refs == nil {
 		e.Refs = []Ref{}
 	}
@@ -66,6 +70,23 @@ func (e Effect) Canonical() ([]byte, error) {
 		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
 	return Canonicalize(raw)
+}
+
+// validUTF8 reports whether every string field of e is UTF-8. json.Marshal
+// would write invalid bytes as U+FFFD, giving two different effects one
+// digest.
+func (e Effect) validUTF8() bool {
+	strs := []string{e.Tool, e.Task, e.Step, e.Principal.User, e.Principal.Agent, e.PolicyVersion, e.Audience}
+	strs = append(strs, e.Principal.Delegations...)
+	for _, r := range e.Refs {
+		strs = append(strs, r.Name, r.Kind, r.Unbound)
+	}
+	for _, s := range strs {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // Digest returns the SHA-256 of e's canonical form.
