@@ -100,8 +100,14 @@ func (e Effect) Digest() (Digest, error) {
 
 // ParseEffect decodes an effect from JSON, such as the effect object of a
 // receipt, refusing unknown fields and anything [Canonicalize] refuses.
+//
+// The effect it returns has the canonical form of raw: encoding/json matches
+// field names case-insensitively and fills in what is missing, so without
+// that check a Go reader and any other reader of raw could see different
+// effects.
 func ParseEffect(raw []byte) (Effect, error) {
-	if _, err := Canonicalize(raw); err != nil {
+	given, err := Canonicalize(raw)
+	if err != nil {
 		return Effect{}, err
 	}
 	var e Effect
@@ -109,6 +115,13 @@ func ParseEffect(raw []byte) (Effect, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		return Effect{}, fmt.Errorf("%w: effect: %v", ErrSyntax, err)
+	}
+	again, err := e.Canonical()
+	if err != nil {
+		return Effect{}, err
+	}
+	if !bytes.Equal(again, given) {
+		return Effect{}, fmt.Errorf("%w: effect: not exactly the fields of an effect", ErrSyntax)
 	}
 	return e, nil
 }
