@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,12 +103,12 @@ func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
 		if strings.Contains(err.Error(), "escapes") {
 			return Ref{}, ErrRefEscapes
 		}
-		return Ref{}, fmt.Errorf("open reference: %w", err)
+		return Ref{}, fmt.Errorf("open reference: %w", withoutPath(err))
 	}
 	defer file.Close()
 	st, err := file.Stat()
 	if err != nil {
-		return Ref{}, fmt.Errorf("stat reference: %w", err)
+		return Ref{}, fmt.Errorf("stat reference: %w", withoutPath(err))
 	}
 	if !st.Mode().IsRegular() {
 		return Ref{}, fmt.Errorf("reference is not a regular file")
@@ -119,7 +120,7 @@ func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(file, limit+1))
 	if err != nil {
-		return Ref{}, fmt.Errorf("read reference: %w", err)
+		return Ref{}, fmt.Errorf("read reference: %w", withoutPath(err))
 	}
 	if n > limit {
 		return Ref{}, fmt.Errorf("reference larger than %d bytes", limit)
@@ -127,4 +128,14 @@ func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
 	out := Ref{Name: r.Name, Kind: r.Kind, Size: n}
 	copy(out.SHA256[:], h.Sum(nil))
 	return out, nil
+}
+
+// withoutPath drops the file name from an *fs.PathError: the name comes from
+// the call's arguments, which stay out of error text.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
