@@ -98,6 +98,16 @@ func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
 		return Ref{}, fmt.Errorf("open resolver root: %w", err)
 	}
 	defer root.Close()
+	// Stat before opening: opening a named pipe would block until a
+	// writer appears.
+	if st, err := root.Stat(name); err != nil {
+		if strings.Contains(err.Error(), "escapes") {
+			return Ref{}, ErrRefEscapes
+		}
+		return Ref{}, fmt.Errorf("stat reference: %w", withoutPath(err))
+	} else if !st.Mode().IsRegular() {
+		return Ref{}, fmt.Errorf("reference is not a regular file")
+	}
 	file, err := root.Open(name)
 	if err != nil {
 		if strings.Contains(err.Error(), "escapes") {
