@@ -1,0 +1,39 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+)
+
+// ChainNext returns r ready to append after head (the zero record for an
+// empty chain): Args in canonical form, Seq head.Seq+1, PrevHash head.Hash
+// and Hash from [receipt.AuditRecord.ComputeHash]. Backends call it inside
+// the transaction that read head and inserts the result. It fails with
+// [ErrInvalid] when r cannot be hashed, such as Args canon refuses.
+func ChainNext(head, r receipt.AuditRecord) (receipt.AuditRecord, error) {
+	if len(r.Args) > 0 {
+		c, err := canon.Canonicalize(r.Args)
+		if err != nil {
+			return receipt.AuditRecord{}, fmt.Errorf("%w: audit args: %w", ErrInvalid, err)
+		}
+		r.Args = json.RawMessage(c)
+	} else {
+		r.Args = nil
+	}
+	if r.Taint != nil {
+		r.Taint = append([]string{}, r.Taint...)
+	}
+	if r.Principal.Delegations != nil {
+		r.Principal.Delegations = append([]string{}, r.Principal.Delegations...)
+	}
+	r.Seq, r.PrevHash = head.Seq+1, head.Hash
+	h, err := r.ComputeHash()
+	if err != nil {
+		return receipt.AuditRecord{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	r.Hash = h
+	return r, nil
+}

@@ -1,0 +1,81 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// window is one counted time window of a key.
+type window struct {
+	start time.Time
+	n     int64
+}
+
+// AddCount implements [store.Counters].
+func (s *Store) AddCount(ctx context.Context, key string, start time.Time, delta int64) (int64, error) {
+	if err := store.CheckKey(key); err != nil {
+		return 0, fmt.Errorf("add count: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return 0, fmt.Errorf("add count: %w", err)
+	}
+	defer s.mu.Unlock()
+	ws := s.windows[key] // at most two, oldest first
+	for i := range ws {
+		if ws[i].start.Equal(start) {
+			ws[i].n += delta
+			return ws[i].n, nil
+		}
+	}
+	switch {
+	case len(ws) == 2 && start.Before(ws[0].start):
+		// older than both kept windows: counted, not kept
+	case len(ws) > 0 && start.Before(ws[len(ws)-1].start):
+		ws = []window{{start, delta}, ws[len(ws)-1]}
+	default:
+		if len(ws) == 2 {
+			ws = ws[1:]
+		}
+		ws = append(append([]window{}, ws...), window{start, delta})
+	}
+	s.windows[key] = ws
+	return delta, nil
+}
+
+// IncrStreak implements [store.Counters].
+func (s *Store) IncrStreak(ctx context.Context, key string, at time.Time) (int, error) {
+	if err := store.CheckKey(key); err != nil {
+		return 0, fmt.Errorf("incr streak: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return 0, fmt.Errorf("incr streak: %w", err)
+	}
+	defer s.mu.Unlock()
+	st := s.streaks[key]
+	st.Count++
+	st.Last = at
+	s.streaks[key] = st
+	return st.Count, nil
+}
+
+// ResetStreak implements [store.Counters].
+func (s *Store) ResetStreak(ctx context.Context, key string) error {
+	if err := s.lock(ctx); err != nil {
+		return fmt.Errorf("reset streak: %w", err)
+	}
+	defer s.mu.Unlock()
+	delete(s.streaks, key)
+	return nil
+}
+
+// GetStreak implements [store.Counters].
+func (s *Store) GetStreak(ctx context.Context, key string) (store.Streak, error) {
+	if err := s.lock(ctx); err != nil {
+		return store.Streak{}, fmt.Errorf("get streak: %w", err)
+	}
+	defer s.mu.Unlock()
+	return s.streaks[key], nil
+}

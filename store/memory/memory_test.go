@@ -1,0 +1,17 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
+	"github.com/agentstepup/asu/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := memory.New()
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}

@@ -1,0 +1,83 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/store"
+)
+
+func testCounters(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := newStore(t)
+	w := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	steps := []struct {
+		name   string
+		key    string
+		window time.Time
+		delta  int64
+		want   int64
+	}{
+		{"first add", "rate:u1", w(0), 1, 1},
+		{"same window", "rate:u1", w(0), 1, 2},
+		{"larger delta", "rate:u1", w(0), 5, 7},
+		{"negative delta", "rate:u1", w(0), -2, 5},
+		{"read with zero", "rate:u1", w(0), 0, 5},
+		{"other key", "rate:u2", w(0), 1, 1},
+		{"new window starts from zero", "rate:u1", w(1), 1, 1},
+		{"previous window is kept", "rate:u1", w(0), 0, 5},
+		{"third window", "rate:u1", w(2), 3, 3},
+		{"two newest kept", "rate:u1", w(1), 0, 1},
+		{"older ones forgotten", "rate:u1", w(0), 0, 0},
+		{"forgotten adds are not kept", "rate:u1", w(0), 4, 4},
+		{"still forgotten", "rate:u1", w(0), 0, 0},
+		{"newest intact", "rate:u1", w(2), 0, 3},
+		{"other key intact", "rate:u2", w(0), 0, 1},
+	}
+	for _, st := range steps {
+		got, err := s.AddCount(ctx, st.key, st.window, st.delta)
+		require.NoError(t, err, st.name)
+		assert.Equal(t, st.want, got, st.name)
+	}
+	_, err := s.AddCount(ctx, "", w(0), 1)
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	_, err = s.AddCount(ctx, string(make([]byte, store.MaxKeySize+1)), w(0), 1)
+	assert.ErrorIs(t, err, store.ErrTooLarge)
+}
+
+func testStreaks(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := newStore(t)
+	zero, err := s.GetStreak(ctx, "deny:u1")
+	require.NoError(t, err)
+	assert.Equal(t, store.Streak{}, zero, "an unknown streak is zero")
+	for i := 1; i <= 3; i++ {
+		n, err := s.IncrStreak(ctx, "deny:u1", t0.Add(time.Duration(i)*time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, i, n)
+	}
+	_, err = s.IncrStreak(ctx, "deny:u2", t0)
+	require.NoError(t, err)
+	got, err := s.GetStreak(ctx, "deny:u1")
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.Count)
+	assert.True(t, t0.Add(3*time.Second).Equal(got.Last))
+
+	require.NoError(t, s.ResetStreak(ctx, "deny:u1"))
+	got, err = s.GetStreak(ctx, "deny:u1")
+	require.NoError(t, err)
+	assert.Equal(t, 0, got.Count)
+	n, err := s.IncrStreak(ctx, "deny:u1", t0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "a reset streak counts from zero")
+	other, err := s.GetStreak(ctx, "deny:u2")
+	require.NoError(t, err)
+	assert.Equal(t, 1, other.Count, "keys are independent")
+	require.NoError(t, s.ResetStreak(ctx, "never-set"), "resetting an unknown streak is fine")
+	_, err = s.IncrStreak(ctx, "", t0)
+	assert.ErrorIs(t, err, store.ErrInvalid)
+}

@@ -1,0 +1,128 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/store"
+)
+
+func credential(id, user string, count uint32) store.Credential {
+	return store.Credential{
+		ID: []byte(id), User: user, PublicKey: []byte("cose-key-" + id), SignCount: count,
+		BackupEligible: true, BackupState: false, AAGUID: make([]byte, 16), CreatedAt: t0,
+	}
+}
+
+func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := context.Background()
+	t.Run("PutGet", func(t *testing.T) {
+		s := newStore(t)
+		c := credential("cred-1", "alice", 7)
+		require.NoError(t, s.PutCredential(ctx, c))
+		got, err := s.GetCredential(ctx, c.ID)
+		require.NoError(t, err)
+		got.CreatedAt = got.CreatedAt.UTC()
+		assert.Equal(t, c, got)
+
+		dup := credential("cred-1", "mallory", 0)
+		assert.ErrorIs(t, s.PutCredential(ctx, dup), store.ErrDuplicate)
+		got, err = s.GetCredential(ctx, c.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "alice", got.User, "a duplicate must not overwrite")
+
+		_, err = s.GetCredential(ctx, []byte("nope"))
+		assert.ErrorIs(t, err, store.ErrNotFound)
+		assert.ErrorIs(t, s.PutCredential(ctx, store.Credential{ID: []byte("x"), User: "u"}), store.ErrInvalid)
+		big := credential("cred-big", "alice", 0)
+		big.PublicKey = make([]byte, store.MaxFieldSize+1)
+		assert.ErrorIs(t, s.PutCredential(ctx, big), store.ErrTooLarge)
+		_, err = s.GetCredential(ctx, big.ID)
+		assert.ErrorIs(t, err, store.ErrNotFound)
+	})
+	t.Run("ByUser", func(t *testing.T) {
+		s := newStore(t)
+		for i, u := range []string{"alice", "bob", "alice"} {
+			c := credential(fmt.Sprintf("cred-%d", i), u, 0)
+			c.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+			require.NoError(t, s.PutCredential(ctx, c))
+		}
+		got, err := s.CredentialsByUser(ctx, "alice")
+		require.NoError(t, err)
+		require.Len(t, got, 2)
+		assert.Equal(t, []byte("cred-0"), got[0].ID)
+		assert.Equal(t, []byte("cred-2"), got[1].ID)
+		none, err := s.CredentialsByUser(ctx, "carol")
+		require.NoError(t, err)
+		assert.Empty(t, none)
+	})
+	t.Run("SignCount", func(t *testing.T) {
+		cases := []struct {
+			name   string
+			stored uint32
+			n      uint32
+			want   error
+			after  uint32
+		}{
+			{"no counter: 0 then 0", 0, 0, nil, 0},
+			{"first count", 0, 1, nil, 1},
+			{"increase", 5, 6, nil, 6},
+			{"jump", 5, 1000, nil, 1000},
+			{"same: clone", 5, 5, store.ErrCounter, 5},
+			{"lower: clone", 5, 4, store.ErrCounter, 5},
+			{"back to zero: clone", 5, 0, store.ErrCounter, 5},
+			{"max", 1<<32 - 2, 1<<32 - 1, nil, 1<<32 - 1},
+		}
+		s := newStore(t)
+		for i, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				cred := credential(fmt.Sprintf("cred-%d", i), "alice", c.stored)
+				require.NoError(t, s.PutCredential(ctx, cred))
+				err := s.AdvanceSignCount(ctx, cred.ID, c.n)
+				if c.want == nil {
+					assert.NoError(t, err)
+				} else {
+					assert.ErrorIs(t, err, c.want)
+				}
+				got, err := s.GetCredential(ctx, cred.ID)
+				require.NoError(t, err)
+				assert.Equal(t, c.after, got.SignCount)
+			})
+		}
+		assert.ErrorIs(t, s.AdvanceSignCount(ctx, []byte("nope"), 1), store.ErrNotFound)
+	})
+}
+
+func testInvites(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := context.Background()
+	s := newStore(t)
+	inv := store.Invite{TokenHash: [32]byte{1}, User: "alice", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	require.NoError(t, s.CreateInvite(ctx, inv))
+	assert.ErrorIs(t, s.CreateInvite(ctx, store.Invite{TokenHash: [32]byte{1}, User: "mallory", ExpiresAt: t0.Add(time.Hour)}),
+		store.ErrDuplicate)
+	assert.ErrorIs(t, s.CreateInvite(ctx, store.Invite{User: "bob", ExpiresAt: t0}), store.ErrInvalid)
+
+	at := t0.Add(time.Minute)
+	got, err := s.RedeemInvite(ctx, inv.TokenHash, at)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", got.User)
+	assert.True(t, at.Equal(got.RedeemedAt))
+	_, err = s.RedeemInvite(ctx, inv.TokenHash, at)
+	assert.ErrorIs(t, err, store.ErrConsumed, "an invite redeems once")
+
+	late := store.Invite{TokenHash: [32]byte{2}, User: "bob", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	require.NoError(t, s.CreateInvite(ctx, late))
+	_, err = s.RedeemInvite(ctx, late.TokenHash, late.ExpiresAt)
+	assert.ErrorIs(t, err, store.ErrExpired)
+	got, err = s.RedeemInvite(ctx, late.TokenHash, late.ExpiresAt.Add(-time.Second))
+	require.NoError(t, err, "a refused late redeem does not use the invite up")
+	assert.Equal(t, "bob", got.User)
+
+	_, err = s.RedeemInvite(ctx, [32]byte{9}, at)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+}
