@@ -1,0 +1,141 @@
+package stepup
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// Admin is the administrator's side of a gate: approvers' passkeys are
+// enrolled only through a one-time invite minted here, so a passkey on the
+// agent's own host cannot be enrolled through the agent's channel. Like
+// [ApprovalDesk], it is never handed to the agent runtime.
+type Admin struct {
+	g  *Gate
+	wa *webauthn.WebAuthn
+}
+
+// Admin returns the gate's administrator side.
+func (g *Gate) Admin() *Admin {
+	wa, _ := newRelyingParty(g.rp) // the configuration was checked by New
+	return &Admin{g: g, wa: wa}
+}
+
+// Invite mints a one-time enrollment invite for user and returns its
+// secret token, to hand to the user out of band. Only the token's hash is
+// stored. Agent principals cannot be invited.
+func (ad *Admin) Invite(ctx context.Context, user string) (string, error) {
+	if user == "" || isAgent(user) || strings.ContainsAny(user, "\x00") {
+		return "", fmt.Errorf("invite: %w: approvers are people, not agents", ErrNotPermitted)
+	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return "", fmt.Errorf("invite: %w", err)
+	}
+	token := b64.EncodeToString(secret[:]) + "." + b64.EncodeToString([]byte(user))
+	now := ad.g.now()
+	err := ad.g.st.CreateInvite(ctx, store.Invite{
+		TokenHash: sha256.Sum256([]byte(token)), User: user,
+		CreatedAt: now, ExpiresAt: now.Add(ad.g.inviteTTL),
+	})
+	if err != nil {
+		return "", storeErr("invite", err)
+	}
+	return token, nil
+}
+
+var b64 = base64.RawURLEncoding
+
+// inviteUser reads the user a token names. The name is not trusted until
+// the token's hash is redeemed in the store.
+func inviteUser(token string) (string, error) {
+	secret, user, ok := strings.Cut(token, ".")
+	s, err1 := b64.DecodeString(secret)
+	u, err2 := b64.DecodeString(user)
+	if !ok || err1 != nil || err2 != nil || len(s) != 32 || len(u) == 0 {
+		return "", fmt.Errorf("%w: malformed token", ErrInvite)
+	}
+	return string(u), nil
+}
+
+// enrollChallenge derives the registration challenge from the secret
+// token, so no session state is kept between BeginEnroll and FinishEnroll.
+func enrollChallenge(token string) []byte {
+	h := sha256.Sum256([]byte("asu/v1/enroll\x00" + token))
+	return h[:]
+}
+
+// BeginEnroll returns the PublicKeyCredentialCreationOptions JSON for the
+// user an invite names (user verification required, no attestation). The
+// invite is checked and spent by [Admin.FinishEnroll].
+func (ad *Admin) BeginEnroll(ctx context.Context, token string) (json.RawMessage, error) {
+	user, err := inviteUser(token)
+	if err != nil {
+		return nil, fmt.Errorf("enroll: %w", err)
+	}
+	creation, _, err := ad.wa.BeginRegistration(&waUser{id: userHandle(user), name: user})
+	if err != nil {
+		return nil, fmt.Errorf("enroll: %w: %s", ErrConfig, describe(err))
+	}
+	creation.Response.Challenge = enrollChallenge(token)
+	raw, err := json.Marshal(creation.Response)
+	if err != nil {
+		return nil, fmt.Errorf("enroll: %w", err)
+	}
+	return raw, nil
+}
+
+// FinishEnroll verifies a registration response (the JSON a browser's
+// navigator.credentials.create returns) for the invite's user, spends the
+// invite and stores the credential. It returns the credential id.
+func (ad *Admin) FinishEnroll(ctx context.Context, token string, response []byte) ([]byte, error) {
+	user, err := inviteUser(token)
+	if err != nil {
+		return nil, fmt.Errorf("enroll: %w", err)
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes(response)
+	if err != nil {
+		return nil, fmt.Errorf("enroll: %w: malformed registration", ErrBadAssertion)
+	}
+	u := &waUser{id: userHandle(user), name: user}
+	session := webauthn.SessionData{
+		Challenge:        b64.EncodeToString(enrollChallenge(token)),
+		RelyingPartyID:   ad.g.rp.ID,
+		UserID:           u.id,
+		UserVerification: protocol.VerificationRequired,
+		CredParams:       webauthn.CredentialParametersDefault(),
+	}
+	cred, err := ad.wa.CreateCredential(u, session, parsed)
+	if err != nil {
+		return nil, fmt.Errorf("enroll: %w: %s", ErrBadAssertion, describe(err))
+	}
+	now := ad.g.now()
+	inv, err := ad.g.st.RedeemInvite(ctx, sha256.Sum256([]byte(token)), now)
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConsumed), errors.Is(err, store.ErrExpired):
+		return nil, fmt.Errorf("enroll: %w", ErrInvite)
+	case err != nil:
+		return nil, storeErr("enroll", err)
+	case inv.User != user:
+		return nil, fmt.Errorf("enroll: %w", ErrInvite)
+	}
+	err = ad.g.st.PutCredential(ctx, store.Credential{
+		ID: cred.ID, User: user, PublicKey: cred.PublicKey, SignCount: cred.Authenticator.SignCount,
+		BackupEligible: cred.Flags.BackupEligible, BackupState: cred.Flags.BackupState,
+		AAGUID: cred.Authenticator.AAGUID, CreatedAt: now,
+	})
+	if err != nil {
+		return nil, storeErr("enroll", err)
+	}
+	return cred.ID, nil
+}

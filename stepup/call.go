@@ -1,0 +1,88 @@
+package stepup
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+)
+
+// Runtime is all an agent runtime ever gets from the gate: propose a call,
+// wait for its decision, execute it by ticket id. It has no way to approve,
+// and Execute takes no arguments: what runs is what was stored at Propose.
+// [*Gate] implements it in-process; an HTTP client implements it remotely.
+type Runtime interface {
+	Propose(ctx context.Context, c Call) (Ticket, error)
+	Wait(ctx context.Context, id TicketID) (Ticket, error)
+	Execute(ctx context.Context, id TicketID) (Result, error)
+}
+
+// Call is a tool call an agent proposes.
+type Call struct {
+	// Tool is the catalog name of the tool.
+	Tool string
+	// Args is the JSON object of arguments.
+	Args json.RawMessage
+	// Task and Step identify the unit of work; Session groups the calls of
+	// one agent run for taint, caps and merging.
+	Task, Step, Session string
+	// Principal is the chain the call acts for: the user, the agent and
+	// any delegations. Agents are named with the "agent:" prefix.
+	Principal canon.Principal
+	// Taint lists the untrusted content the session has seen, e.g.
+	// "read web page https://example.org/offer". Non-empty taint makes
+	// external and irreversible calls need approval.
+	Taint []string
+	// Rationale is the agent's own explanation. It is UNTRUSTED and only
+	// ever shown in the card's region labelled as written by the agent.
+	Rationale string
+}
+
+// TicketID names a ticket. It is unguessable, so it may appear in links.
+type TicketID string
+
+// Status is where a ticket is, as the runtime sees it.
+type Status string
+
+// Ticket statuses.
+const (
+	StatusAllowed   Status = "allowed"   // policy allowed it; Execute runs it
+	StatusDenied    Status = "denied"    // refused; Reason says why
+	StatusPending   Status = "pending"   // waiting for an approver
+	StatusApproved  Status = "approved"  // an approver approved it; Execute runs it
+	StatusExpired   Status = "expired"   // nobody decided, or it was not run, in time
+	StatusCancelled Status = "cancelled" // withdrawn, or timed out to cancel
+	StatusExecuting Status = "executing" // consumed; running or interrupted
+	StatusExecuted  Status = "executed"  // ran once; never again
+)
+
+// Runnable reports whether Execute may run a ticket in status s.
+func (s Status) Runnable() bool { return s == StatusAllowed || s == StatusApproved }
+
+// Ticket is the gate's answer about one proposed call.
+type Ticket struct {
+	ID     TicketID
+	Status Status
+	Tool   string
+	// Digest is the canonical effect's digest: what an approval binds.
+	Digest canon.Digest
+	// Reason explains a denial, cancellation or expiry in words meant to go
+	// back to the model as an observation.
+	Reason string
+	// ExpiresAt bounds both the approver's decision and the execution.
+	ExpiresAt time.Time
+	// Next names the ticket the gate proposed instead, when a timeout's
+	// outcome was a safe alternative.
+	Next TicketID
+}
+
+// Result is what Execute returns.
+type Result struct {
+	Ticket TicketID
+	// Output is the executor's JSON output.
+	Output json.RawMessage
+	// IdempotencyKey is the key the executor was run with; a recovered
+	// execution reuses it.
+	IdempotencyKey string
+}

@@ -1,0 +1,290 @@
+package stepup
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+)
+
+// Tool is one catalog entry: what the tool is, how dangerous it is, and the
+// checks its arguments must pass. The catalog, not the tool's own
+// description, is what the policy reads.
+type Tool struct {
+	// Name is what calls use, e.g. "send_email".
+	Name string
+	// Title is the human name shown on the card, e.g. "Send e-mail".
+	Title string
+	// Class is the effect class you declare: card.ClassRead,
+	// card.ClassReversible, card.ClassExternal or card.ClassIrreversible.
+	Class string
+	// Schema is a JSON Schema the arguments must satisfy. Nil accepts any
+	// object.
+	Schema json.RawMessage
+	// Limits are checks in code, run after the schema; the first failing
+	// one denies the call with its reason.
+	Limits []Limit
+	// Refs maps an argument name to the kind of reference its string value
+	// names ("file", "url"); the content is hashed into the digest.
+	Refs map[string]string
+	// Unattended lets an external or irreversible call run without approval
+	// while the session is untainted. Read and reversible calls are always
+	// unattended.
+	Unattended bool
+	// Approvers names the approver group; empty means any enrolled approver.
+	Approvers string
+	// Timeout bounds the approval; see [Timeout].
+	Timeout Timeout
+	// Hints lay out the card.
+	Hints card.Hints
+	// Audience names the executor; empty means the tool name.
+	Audience string
+}
+
+// Limit is a check in code on a call's arguments (decoded with numbers as
+// json.Number). It returns the empty string to pass, or the reason to deny.
+// Reasons go to the model and the audit log: name the rule, not the value.
+type Limit func(args map[string]any) (reason string)
+
+// MaxAmount denies calls whose numeric argument arg exceeds max.
+func MaxAmount(arg string, max float64) Limit {
+	return func(args map[string]any) string {
+		v, ok := args[arg]
+		if !ok {
+			return ""
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			return "argument " + arg + " is not a number"
+		}
+		f, err := n.Float64()
+		if err != nil || f > max {
+			return "over the per-call limit"
+		}
+		return ""
+	}
+}
+
+// AllowDomains denies calls whose string argument arg is an address (or
+// list of addresses) outside the given domains. Subdomains do not match.
+func AllowDomains(arg string, domains ...string) Limit {
+	allowed := make(map[string]bool, len(domains))
+	for _, d := range domains {
+		allowed[strings.ToLower(d)] = true
+	}
+	return func(args map[string]any) string {
+		var values []any
+		switch v := args[arg].(type) {
+		case nil:
+			return ""
+		case []any:
+			values = v
+		default:
+			values = []any{v}
+		}
+		for _, v := range values {
+			s, ok := v.(string)
+			if !ok {
+				return "argument " + arg + " is not an address"
+			}
+			at := strings.LastIndexByte(s, '@')
+			if !allowed[strings.ToLower(s[at+1:])] {
+				return "recipient domain not on the allowlist"
+			}
+		}
+		return ""
+	}
+}
+
+// Catalog is the default [Policy]: deny by default (a tool not in the
+// catalog is denied), argument schemas and limits in code, effect classes
+// you declare, taint-aware (once the session saw untrusted content,
+// external and irreversible calls need approval), fail closed.
+type Catalog struct {
+	version string
+	tools   map[string]*catalogTool
+}
+
+type catalogTool struct {
+	Tool
+	schema *jsonschema.Schema
+}
+
+// NewCatalog compiles the tools' schemas and checks every entry up front.
+// version is recorded with every decision; change it with every edit.
+func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
+	if version == "" {
+		return nil, fmt.Errorf("%w: catalog needs a policy version", ErrConfig)
+	}
+	c := &Catalog{version: version, tools: make(map[string]*catalogTool, len(tools))}
+	for _, t := range tools {
+		if t.Name == "" {
+			return nil, fmt.Errorf("%w: tool without a name", ErrConfig)
+		}
+		if _, dup := c.tools[t.Name]; dup {
+			return nil, fmt.Errorf("%w: tool %q listed twice", ErrConfig, t.Name)
+		}
+		switch t.Class {
+		case card.ClassRead, card.ClassReversible, card.ClassExternal, card.ClassIrreversible:
+		default:
+			return nil, fmt.Errorf("%w: tool %q has unknown effect class %q", ErrConfig, t.Name, t.Class)
+		}
+		switch t.Timeout.Outcome {
+		case "", OutcomeCancel:
+		case OutcomeEscalate:
+			if t.Timeout.EscalateTo == "" {
+				return nil, fmt.Errorf("%w: tool %q escalates to no group", ErrConfig, t.Name)
+			}
+		case OutcomeAlternative:
+			if t.Timeout.Alternative == "" || t.Timeout.Alternative == t.Name {
+				return nil, fmt.Errorf("%w: tool %q names no safe alternative", ErrConfig, t.Name)
+			}
+		default:
+			return nil, fmt.Errorf("%w: tool %q has unknown timeout outcome", ErrConfig, t.Name)
+		}
+		if t.Timeout.After < 0 {
+			return nil, fmt.Errorf("%w: tool %q has a negative timeout", ErrConfig, t.Name)
+		}
+		ct := &catalogTool{Tool: t}
+		if t.Schema != nil {
+			s, err := compileSchema(t.Name, t.Schema)
+			if err != nil {
+				return nil, err
+			}
+			ct.schema = s
+		}
+		c.tools[t.Name] = ct
+	}
+	for _, t := range c.tools {
+		if alt := t.Timeout.Alternative; alt != "" {
+			at, ok := c.tools[alt]
+			if !ok {
+				return nil, fmt.Errorf("%w: tool %q names unknown alternative %q", ErrConfig, t.Name, alt)
+			}
+			if at.Class != card.ClassRead && at.Class != card.ClassReversible {
+				return nil, fmt.Errorf("%w: alternative %q of %q is not read or reversible", ErrConfig, alt, t.Name)
+			}
+		}
+	}
+	return c, nil
+}
+
+func compileSchema(tool string, schema json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("%w: schema of %q is not JSON", ErrConfig, tool)
+	}
+	url := "asu:catalog/" + tool + ".json"
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(noLoader{})
+	if err := comp.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("%w: schema of %q: %v", ErrConfig, tool, err)
+	}
+	s, err := comp.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("%w: schema of %q does not compile: %v", ErrConfig, tool, err)
+	}
+	return s, nil
+}
+
+// noLoader refuses every external reference: a schema is self-contained,
+// and compiling it never reaches the file system or network.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema references are not loaded")
+}
+
+// Version returns the catalog's policy version.
+func (c *Catalog) Version() string { return c.version }
+
+// Decide implements [Policy].
+func (c *Catalog) Decide(ctx context.Context, p Proposal) (Decision, error) {
+	d := Decision{Verdict: Deny, PolicyVersion: c.version}
+	t, ok := c.tools[p.Tool]
+	if !ok {
+		d.Reason = "unknown tool"
+		return d, nil
+	}
+	d.Class, d.Title, d.Hints, d.Approvers = t.Class, t.Title, t.Hints, t.Approvers
+	d.Timeout = t.Timeout
+	d.Audience = t.Audience
+	if d.Audience == "" {
+		d.Audience = t.Name
+	}
+	if t.schema != nil {
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(p.Args))
+		if err != nil {
+			d.Reason = "arguments are not JSON"
+			return d, nil
+		}
+		if err := t.schema.Validate(inst); err != nil {
+			d.Reason = "arguments do not match the tool's schema"
+			return d, nil
+		}
+	}
+	var args map[string]any
+	dec := json.NewDecoder(bytes.NewReader(p.Args))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil || args == nil {
+		d.Reason = "arguments must be a JSON object"
+		return d, nil
+	}
+	for _, l := range t.Limits {
+		if reason := l(args); reason != "" {
+			d.Reason = reason
+			return d, nil
+		}
+	}
+	refs, reason := t.refs(args)
+	if reason != "" {
+		d.Reason = reason
+		return d, nil
+	}
+	d.Refs = refs
+	switch {
+	case t.Class == card.ClassRead || t.Class == card.ClassReversible:
+		d.Verdict, d.Reason = Allow, t.Class+" effect"
+	case len(p.Taint) > 0:
+		d.Verdict, d.Reason = NeedsApproval, t.Class+" effect after untrusted content"
+	case t.Unattended:
+		d.Verdict, d.Reason = Allow, t.Class+" effect allowed unattended"
+	default:
+		d.Verdict, d.Reason = NeedsApproval, t.Class+" effect"
+	}
+	return d, nil
+}
+
+// refs lists the references the arguments name, in argument-name order.
+func (t *catalogTool) refs(args map[string]any) ([]canon.Ref, string) {
+	names := make([]string, 0, len(t.Refs))
+	for name := range t.Refs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var refs []canon.Ref
+	for _, name := range names {
+		v, ok := args[name]
+		if !ok {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return nil, "argument " + name + " must name a " + t.Refs[name]
+		}
+		refs = append(refs, canon.Ref{Name: s, Kind: t.Refs[name]})
+	}
+	return refs, ""
+}
+
+// defaultTimeout is how long approvers have when neither the policy nor
+// the gate says otherwise.
+const defaultTimeout = 15 * time.Minute

@@ -1,0 +1,43 @@
+package stepup
+
+import "errors"
+
+// Sentinel errors. Every refusal of the gate wraps one of them; test with
+// errors.Is. Messages never quote arguments or secrets.
+var (
+	// ErrNotFound means no ticket, credential or invite has that id.
+	ErrNotFound = errors.New("stepup: not found")
+	// ErrNotApproved means the ticket cannot run: it is pending, denied,
+	// cancelled or expired.
+	ErrNotApproved = errors.New("stepup: ticket not approved")
+	// ErrConsumed means the approval was already used: the ticket ran or is
+	// running.
+	ErrConsumed = errors.New("stepup: approval already used")
+	// ErrExpired means the ticket's expiry has passed.
+	ErrExpired = errors.New("stepup: approval expired")
+	// ErrResolved means the ticket was already decided.
+	ErrResolved = errors.New("stepup: ticket already decided")
+	// ErrEffectChanged means the stored effect no longer hashes to the
+	// approved digest (a referenced file changed, say); it does not run.
+	ErrEffectChanged = errors.New("stepup: action differs from what was approved")
+	// ErrBadAssertion means an approver's answer did not verify: wrong
+	// challenge, origin or RP ID, a missing flag, a bad signature.
+	ErrBadAssertion = errors.New("stepup: approval evidence does not verify")
+	// ErrUnknownCredential means the answer was signed by a credential that
+	// is not enrolled.
+	ErrUnknownCredential = errors.New("stepup: credential not enrolled")
+	// ErrCounter means the authenticator's signature counter did not
+	// advance: a cloned or replayed authenticator.
+	ErrCounter = errors.New("stepup: signature counter did not advance")
+	// ErrNotPermitted means the approver may not decide this ticket: it is
+	// the requester, an agent principal, or not in the approver group.
+	ErrNotPermitted = errors.New("stepup: approver must be a human other than the requester")
+	// ErrNoExecutor means no executor is registered for the ticket's tool.
+	ErrNoExecutor = errors.New("stepup: no executor for tool")
+	// ErrInvite means an enrollment invite is unknown, used or expired.
+	ErrInvite = errors.New("stepup: invalid invite")
+	// ErrConfig means a gate, catalog or approver option is unusable.
+	ErrConfig = errors.New("stepup: invalid configuration")
+	// ErrStore means the store failed; the gate refused rather than guess.
+	ErrStore = errors.New("stepup: store failure")
+)

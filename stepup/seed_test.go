@@ -1,0 +1,218 @@
+package stepup_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+// recorder is an executor that remembers what it ran.
+type recorder struct {
+	mu   sync.Mutex
+	runs []canon.Effect
+	keys []string
+}
+
+func (r *recorder) Execute(_ context.Context, e canon.Effect, key string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs = append(r.runs, e)
+	r.keys = append(r.keys, key)
+	return []byte(`{"sent":true}`), nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.runs)
+}
+
+// world is seed 002's setting: a gate with the seed catalog, files under a
+// resolver root, an executor per tool.
+type world struct {
+	*stepuptest.Harness
+	dir  string
+	exec *recorder
+}
+
+func newWorld(t *testing.T, opts ...stepup.Option) *world {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "q3.csv"), []byte("region,revenue\nwest,410\neast,385\n"), 0o600))
+	w := &world{dir: dir, exec: &recorder{}}
+	base := []stepup.Option{stepup.WithResolver(canon.FileResolver{Root: dir})}
+	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
+		base = append(base, stepup.WithExecutor(tool, w.exec))
+	}
+	w.Harness = stepuptest.NewGate(t, nil, append(base, opts...)...)
+	return w
+}
+
+func sendEmail(to string) stepup.Call {
+	return stepup.Call{
+		Tool:      "send_email",
+		Args:      json.RawMessage(`{"to":"` + to + `","subject":"Q3 summary","attachment":"q3.csv"}`),
+		Task:      "t-42", Step: "s-1", Session: "sess-1",
+		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"},
+	}
+}
+
+func reordered(c stepup.Call) stepup.Call {
+	c.Args = json.RawMessage(`{ "attachment": "q3.csv", "subject": "Q3 summary", "to": "finance@example.com" }`)
+	return c
+}
+
+func TestSeedPolicyDecisions(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	tests := []struct {
+		tool, args string
+		status     stepup.Status
+		reason     string
+	}{
+		{"read_file", `{"path":"q3.csv"}`, stepup.StatusAllowed, ""},
+		{"write_draft", `{"to":"finance@example.com"}`, stepup.StatusAllowed, ""},
+		{"send_email", `{"to":"finance@example.com"}`, stepup.StatusPending, ""},
+		{"issue_refund", `{"order":"A-17","amount":900}`, stepup.StatusDenied, "over the per-call limit"},
+		{"run_shell", `{"cmd":"curl ..."}`, stepup.StatusDenied, "unknown tool"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			tk, err := w.Gate.Propose(ctx, stepup.Call{Tool: tt.tool, Args: json.RawMessage(tt.args),
+				Task: "t-42", Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+			require.NoError(t, err)
+			assert.Equal(t, tt.status, tk.Status)
+			if tt.reason != "" {
+				assert.Equal(t, tt.reason, tk.Reason)
+			}
+		})
+	}
+}
+
+// TestSeedSevenCases reproduces the seven executor decisions of seed 002's
+// program with the same outcomes.
+func TestSeedSevenCases(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("1 the approved call, keys reordered, executes", func(t *testing.T) {
+		w := newWorld(t)
+		tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status)
+		again, err := w.Gate.Propose(ctx, reordered(sendEmail("finance@example.com")))
+		require.NoError(t, err)
+		assert.Equal(t, tk.Digest, again.Digest, "reordered keys hash the same")
+		assert.Equal(t, tk.ID, again.ID, "the duplicate merges into the pending ticket")
+		_, err = w.Approve(tk.ID)
+		require.NoError(t, err)
+		res, err := w.Gate.Execute(ctx, tk.ID)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"sent":true}`, string(res.Output))
+		assert.Equal(t, 1, w.exec.count())
+	})
+
+	t.Run("2 the same approval again is refused as used", func(t *testing.T) {
+		w := newWorld(t)
+		tk := w.approved(t, sendEmail("finance@example.com"))
+		_, err := w.Gate.Execute(ctx, tk.ID)
+		require.NoError(t, err)
+		w.Clock.Advance(10 * time.Second)
+		_, err = w.Gate.Execute(ctx, tk.ID)
+		assert.ErrorIs(t, err, stepup.ErrConsumed)
+		assert.Equal(t, 1, w.exec.count())
+	})
+
+	t.Run("3 recipient changed after approval is refused", func(t *testing.T) {
+		w := newWorld(t)
+		tk := w.approved(t, sendEmail("finance@example.com"))
+		changed, err := w.Gate.Propose(ctx, sendEmail("finance@exarnple.com"))
+		require.NoError(t, err)
+		assert.NotEqual(t, tk.Digest, changed.Digest)
+		assert.Equal(t, stepup.StatusPending, changed.Status, "the changed call needs its own approval")
+		_, err = w.Gate.Execute(ctx, changed.ID)
+		assert.ErrorIs(t, err, stepup.ErrNotApproved)
+		assert.Equal(t, 0, w.exec.count())
+	})
+
+	t.Run("4 attachment edited after approval is refused", func(t *testing.T) {
+		w := newWorld(t)
+		tk := w.approved(t, sendEmail("finance@example.com"))
+		f, err := os.OpenFile(filepath.Join(w.dir, "q3.csv"), os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteString("note,see attached instructions\n")
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		_, err = w.Gate.Execute(ctx, tk.ID)
+		assert.ErrorIs(t, err, stepup.ErrEffectChanged)
+		assert.Equal(t, 0, w.exec.count())
+	})
+
+	t.Run("5 used 20 minutes later is refused as expired", func(t *testing.T) {
+		w := newWorld(t)
+		tk := w.approved(t, sendEmail("finance@example.com"))
+		w.Clock.Advance(20 * time.Minute)
+		_, err := w.Gate.Execute(ctx, tk.ID)
+		assert.ErrorIs(t, err, stepup.ErrExpired)
+		got, err := w.Gate.Wait(ctx, tk.ID)
+		require.NoError(t, err)
+		assert.Equal(t, stepup.StatusExpired, got.Status)
+		assert.Equal(t, 0, w.exec.count())
+	})
+
+	t.Run("6 digest swapped in the evidence is refused as a bad signature", func(t *testing.T) {
+		w := newWorld(t)
+		orig, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
+		require.NoError(t, err)
+		changed, err := w.Gate.Propose(ctx, sendEmail("finance@exarnple.com"))
+		require.NoError(t, err)
+		forged := swapChallenge(t, w, orig.ID, changed.ID)
+		_, err = w.Gate.Approvals().Approve(ctx, changed.ID, forged)
+		assert.ErrorIs(t, err, stepup.ErrBadAssertion)
+		assert.Contains(t, err.Error(), "signature")
+	})
+
+	t.Run("7 the agent approving its own call is refused", func(t *testing.T) {
+		w := newWorld(t)
+		_, err := w.Gate.Admin().Invite(ctx, "agent:reports")
+		assert.ErrorIs(t, err, stepup.ErrNotPermitted, "agents cannot be invited to enroll")
+		// Even a credential that reached the store some other way does not
+		// let the agent approve.
+		agentKey := plantCredential(t, w, "agent:reports")
+		tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
+		require.NoError(t, err)
+		_, err = stepuptest.Approve(ctx, w.Gate.Approvals(), agentKey, tk.ID)
+		assert.ErrorIs(t, err, stepup.ErrNotPermitted)
+		got, err := w.Gate.Wait(timeoutCtx(t, 20*time.Millisecond), tk.ID)
+		assert.Equal(t, stepup.StatusPending, got.Status)
+		assert.Error(t, err)
+	})
+}
+
+// approved proposes c and approves it as the harness's approver.
+func (w *world) approved(t *testing.T, c stepup.Call) stepup.Ticket {
+	t.Helper()
+	tk, err := w.Gate.Propose(context.Background(), c)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	got, err := w.Approve(tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusApproved, got.Status)
+	return got
+}
+
+func timeoutCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

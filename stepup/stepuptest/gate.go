@@ -1,0 +1,101 @@
+package stepuptest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/store/memory"
+)
+
+// RP is the relying party of gates built by [NewGate].
+var RP = stepup.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com", Name: "asu"}
+
+// Start is the time a [NewGate] clock starts at.
+var Start = time.Date(2026, 10, 30, 9, 0, 0, 0, time.UTC)
+
+// Approver is the user [NewGate] enrolls.
+const Approver = "user:dana"
+
+// Harness is a gate on store/memory with a fake clock and one enrolled
+// approver holding a fake authenticator: the in-process stand-in for the
+// whole trust infrastructure.
+type Harness struct {
+	Gate          *stepup.Gate
+	Store         *memory.Store
+	Clock         *Clock
+	Authenticator *Authenticator // Approver's
+}
+
+// NewGate builds a [Harness] deciding with policy (nil means
+// [SeedCatalog]) and enrolls [Approver] through the real invite and
+// registration path. opts are passed to stepup.New after the harness's
+// own clock option, so they may override it.
+func NewGate(t testing.TB, policy stepup.Policy, opts ...stepup.Option) *Harness {
+	t.Helper()
+	if policy == nil {
+		policy = SeedCatalog()
+	}
+	h := &Harness{Store: memory.New(), Clock: NewClock(Start)}
+	g, err := stepup.New(h.Store, policy, RP, append([]stepup.Option{stepup.WithClock(h.Clock.Now)}, opts...)...)
+	if err != nil {
+		t.Fatalf("stepuptest: new gate: %v", err)
+	}
+	h.Gate = g
+	h.Authenticator = h.Enroll(t, Approver)
+	t.Cleanup(func() { _ = h.Store.Close() })
+	return h
+}
+
+// Enroll invites user, registers a fresh fake authenticator through the
+// gate's enrollment ceremony and returns it.
+func (h *Harness) Enroll(t testing.TB, user string, tweaks ...Tweak) *Authenticator {
+	t.Helper()
+	a, err := Enroll(context.Background(), h.Gate.Admin(), user, tweaks...)
+	if err != nil {
+		t.Fatalf("stepuptest: enroll %s: %v", user, err)
+	}
+	return a
+}
+
+// Enroll invites user through admin, registers a fresh fake authenticator
+// for the gate's relying party and returns it.
+func Enroll(ctx context.Context, admin *stepup.Admin, user string, tweaks ...Tweak) (*Authenticator, error) {
+	token, err := admin.Invite(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := admin.BeginEnroll(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	a := NewAuthenticator(RP.ID, RP.Origin)
+	resp, err := a.Register(opts, tweaks...)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := admin.FinishEnroll(ctx, token, resp); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Approve shows ticket id to the approver and approves it with a, the
+// whole approver round trip: Prompt, passkey assertion, Approve.
+func Approve(ctx context.Context, desk *stepup.ApprovalDesk, a *Authenticator, id stepup.TicketID, tweaks ...Tweak) (stepup.Ticket, error) {
+	p, err := desk.Prompt(ctx, id)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	assertion, err := a.Assert(p.Options, tweaks...)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return desk.Approve(ctx, id, assertion)
+}
+
+// Approve approves ticket id as [Approver].
+func (h *Harness) Approve(id stepup.TicketID, tweaks ...Tweak) (stepup.Ticket, error) {
+	return Approve(context.Background(), h.Gate.Approvals(), h.Authenticator, id, tweaks...)
+}

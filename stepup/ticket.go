@@ -1,0 +1,65 @@
+package stepup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// policyApprover prefixes the approver of tickets the policy allowed.
+const policyApprover = "policy:"
+
+// view turns a stored ticket into what the runtime sees at now.
+func view(a store.Approval, now time.Time) Ticket {
+	t := Ticket{ID: TicketID(a.ID), Tool: a.Tool, Digest: a.Digest, Reason: a.Reason, ExpiresAt: a.ExpiresAt}
+	switch a.State {
+	case store.Pending:
+		t.Status = StatusPending
+	case store.Approved:
+		t.Status = StatusApproved
+		if strings.HasPrefix(a.Approver, policyApprover) {
+			t.Status = StatusAllowed
+		}
+		if !now.Before(a.ExpiresAt) {
+			t.Status, t.Reason = StatusExpired, "approval expired before it was used"
+		}
+	case store.Denied:
+		t.Status = StatusDenied
+	case store.Expired:
+		t.Status = StatusExpired
+	case store.Cancelled:
+		t.Status = StatusCancelled
+	case store.Executing:
+		t.Status = StatusExecuting
+	case store.Done:
+		t.Status = StatusExecuted
+	default:
+		t.Status, t.Reason = StatusDenied, "ticket in an unknown state"
+	}
+	return t
+}
+
+// alternativeID is the id of the safe alternative proposed when ticket id
+// times out. It is derived, not stored, so gates sharing a store agree on
+// it and at most one of them can park it.
+func alternativeID(id string) string {
+	h := sha256.Sum256([]byte("asu/v1/alternative\x00" + id))
+	return hex.EncodeToString(h[:16])
+}
+
+// withNext fills t.Next when a cancelled ticket was replaced by a safe
+// alternative.
+func (g *Gate) withNext(ctx context.Context, t Ticket) Ticket {
+	if t.Status != StatusCancelled {
+		return t
+	}
+	alt := alternativeID(string(t.ID))
+	if _, err := g.st.Get(ctx, alt); err == nil {
+		t.Next = TicketID(alt)
+	}
+	return t
+}

@@ -1,0 +1,42 @@
+package stepup
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// Wait blocks until ticket id leaves pending, or ctx ends (then it returns
+// the ticket as last read with ctx's error). A pending ticket past its
+// expiry is timed out on the spot with the policy's outcome, so Wait needs
+// no sweeper to return. Decisions made through this gate wake it at once;
+// decisions of other gates sharing the store are seen at the next poll.
+func (g *Gate) Wait(ctx context.Context, id TicketID) (Ticket, error) {
+	for {
+		ch := g.changes()
+		a, err := g.st.Get(ctx, string(id))
+		if err != nil {
+			return Ticket{}, storeErr("wait", err)
+		}
+		now := g.now()
+		if a.State == store.Pending && !now.Before(a.ExpiresAt) {
+			if err := g.timeout(ctx, a); err != nil {
+				return view(a, now), err
+			}
+			continue
+		}
+		if a.State != store.Pending {
+			return g.withNext(ctx, view(a, now)), nil
+		}
+		timer := time.NewTimer(g.poll)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return view(a, now), ctx.Err()
+		case <-ch:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}

@@ -1,0 +1,181 @@
+package stepup
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/webauthn"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// WebAuthnApprover verifies passkey assertions with go-webauthn: the
+// challenge recomputed from the stored ticket, origin and RP ID pinned,
+// user presence and user verification required, the signature counter
+// advanced in the store (a counter that did not advance is refused as a
+// clone).
+type WebAuthnApprover struct {
+	creds store.Credentials
+	rp    RelyingParty
+	wa    *webauthn.WebAuthn
+}
+
+// NewWebAuthnApprover returns the default [Approver] for credentials kept
+// in creds and scoped to rp.
+func NewWebAuthnApprover(creds store.Credentials, rp RelyingParty) (*WebAuthnApprover, error) {
+	if creds == nil {
+		return nil, fmt.Errorf("%w: approver needs a credential store", ErrConfig)
+	}
+	if err := rp.check(); err != nil {
+		return nil, err
+	}
+	wa, err := newRelyingParty(rp)
+	if err != nil {
+		return nil, err
+	}
+	return &WebAuthnApprover{creds: creds, rp: rp, wa: wa}, nil
+}
+
+func newRelyingParty(rp RelyingParty) (*webauthn.WebAuthn, error) {
+	name := rp.Name
+	if name == "" {
+		name = rp.ID
+	}
+	wa, err := webauthn.New(&webauthn.Config{
+		RPID:          rp.ID,
+		RPDisplayName: name,
+		RPOrigins:     []string{rp.Origin},
+		AuthenticatorSelection: protocol.AuthenticatorSelection{
+			UserVerification: protocol.VerificationRequired,
+			ResidentKey:      protocol.ResidentKeyRequirementPreferred,
+		},
+		AttestationPreference: protocol.PreferNoAttestation,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: relying party: %v", ErrConfig, err)
+	}
+	return wa, nil
+}
+
+// userHandle is the WebAuthn user handle of an approver: a hash, so the
+// authenticator never stores the user's name as the handle.
+func userHandle(user string) []byte {
+	h := sha256.Sum256([]byte("asu/v1/user\x00" + user))
+	return h[:]
+}
+
+// Options implements [Approver]: request options with the ticket's
+// challenge, the allowed approvers' credentials, user verification
+// required.
+func (w *WebAuthnApprover) Options(ctx context.Context, req Request) (json.RawMessage, error) {
+	opts := protocol.PublicKeyCredentialRequestOptions{
+		Challenge:        protocol.URLEncodedBase64(req.Challenge[:]),
+		Timeout:          300000, // milliseconds the browser waits for the passkey
+		RelyingPartyID:   w.rp.ID,
+		UserVerification: protocol.VerificationRequired,
+	}
+	for _, u := range req.Approvers {
+		creds, err := w.creds.CredentialsByUser(ctx, u)
+		if err != nil {
+			return nil, storeErr("options", err)
+		}
+		for _, c := range creds {
+			opts.AllowedCredentials = append(opts.AllowedCredentials, protocol.CredentialDescriptor{
+				Type: protocol.PublicKeyCredentialType, CredentialID: c.ID,
+			})
+		}
+	}
+	if req.Approvers != nil && len(opts.AllowedCredentials) == 0 {
+		return nil, fmt.Errorf("%w: no approver of this ticket has a credential", ErrNotPermitted)
+	}
+	raw, err := json.Marshal(opts)
+	if err != nil {
+		return nil, fmt.Errorf("options: %w", err)
+	}
+	return raw, nil
+}
+
+// Verify implements [Approver].
+func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byte) (Verified, error) {
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
+	if err != nil {
+		return Verified{}, fmt.Errorf("%w: malformed assertion", ErrBadAssertion)
+	}
+	cred, err := w.creds.GetCredential(ctx, parsed.RawID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Verified{}, ErrUnknownCredential
+	}
+	if err != nil {
+		return Verified{}, storeErr("verify", err)
+	}
+	if req.Approvers != nil && !slices.Contains(req.Approvers, cred.User) {
+		return Verified{}, fmt.Errorf("%w: not an approver of this ticket", ErrNotPermitted)
+	}
+	u := &waUser{id: userHandle(cred.User), name: cred.User, creds: []webauthn.Credential{{
+		ID:        cred.ID,
+		PublicKey: cred.PublicKey,
+		Flags: webauthn.CredentialFlags{UserPresent: true, UserVerified: true,
+			BackupEligible: cred.BackupEligible, BackupState: cred.BackupState},
+		Authenticator: webauthn.Authenticator{AAGUID: cred.AAGUID, SignCount: cred.SignCount},
+	}}}
+	session := webauthn.SessionData{
+		Challenge:            base64.RawURLEncoding.EncodeToString(req.Challenge[:]),
+		RelyingPartyID:       w.rp.ID,
+		UserID:               u.id,
+		AllowedCredentialIDs: [][]byte{cred.ID},
+		UserVerification:     protocol.VerificationRequired,
+	}
+	got, err := w.wa.ValidateLogin(u, session, parsed)
+	if err != nil {
+		return Verified{}, fmt.Errorf("%w: %s", ErrBadAssertion, describe(err))
+	}
+	if got.Authenticator.CloneWarning {
+		return Verified{}, ErrCounter
+	}
+	if err := w.creds.AdvanceSignCount(ctx, cred.ID, parsed.Response.AuthenticatorData.Counter); err != nil {
+		return Verified{}, storeErr("verify", err)
+	}
+	raw := parsed.Raw.AssertionResponse
+	ev, err := json.Marshal(Evidence{
+		User: cred.User, CredentialID: bytes.Clone(cred.ID),
+		AuthenticatorData: raw.AuthenticatorData, ClientDataJSON: raw.ClientDataJSON,
+		Signature: raw.Signature, UserHandle: raw.UserHandle,
+		RPID: w.rp.ID, Origin: w.rp.Origin,
+	})
+	if err != nil {
+		return Verified{}, fmt.Errorf("verify: %w", err)
+	}
+	return Verified{User: cred.User, Evidence: ev}, nil
+}
+
+// describe returns a go-webauthn error's message without its type, which
+// stays out of the public API.
+func describe(err error) string {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		if pe.DevInfo != "" {
+			return pe.Details + ": " + pe.DevInfo
+		}
+		return pe.Details
+	}
+	return err.Error()
+}
+
+// waUser is an approver as go-webauthn sees it.
+type waUser struct {
+	id    []byte
+	name  string
+	creds []webauthn.Credential
+}
+
+func (u *waUser) WebAuthnID() []byte                         { return u.id }
+func (u *waUser) WebAuthnName() string                       { return u.name }
+func (u *waUser) WebAuthnDisplayName() string                { return u.name }
+func (u *waUser) WebAuthnCredentials() []webauthn.Credential { return u.creds }
