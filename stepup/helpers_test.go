@@ -5,10 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -58,4 +61,14 @@ func plantCredential(t *testing.T, w *world, user string) *stepuptest.Authentica
 	require.NoError(t, w.Store.PutCredential(context.Background(), store.Credential{
 		ID: id, User: user, PublicKey: a.PublicKey(id), CreatedAt: stepuptest.Start}))
 	return a
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+func agentFor(user string) canon.Principal {
+	return canon.Principal{User: user, Agent: "agent:reports"}
+}
+
+func writeFile(dir, name, content string) error {
+	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600)
 }

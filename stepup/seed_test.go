@@ -61,9 +61,9 @@ func newWorld(t *testing.T, opts ...stepup.Option) *world {
 
 func sendEmail(to string) stepup.Call {
 	return stepup.Call{
-		Tool:      "send_email",
-		Args:      json.RawMessage(`{"to":"` + to + `","subject":"Q3 summary","attachment":"q3.csv"}`),
-		Task:      "t-42", Step: "s-1", Session: "sess-1",
+		Tool: "send_email",
+		Args: json.RawMessage(`{"to":"` + to + `","subject":"Q3 summary","attachment":"q3.csv"}`),
+		Task: "t-42", Step: "s-1", Session: "sess-1",
 		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"},
 	}
 }
@@ -193,9 +193,9 @@ func TestSeedSevenCases(t *testing.T) {
 		require.NoError(t, err)
 		_, err = stepuptest.Approve(ctx, w.Gate.Approvals(), agentKey, tk.ID)
 		assert.ErrorIs(t, err, stepup.ErrNotPermitted)
-		got, err := w.Gate.Wait(timeoutCtx(t, 20*time.Millisecond), tk.ID)
+		got, err := w.Gate.Ticket(ctx, tk.ID)
+		require.NoError(t, err)
 		assert.Equal(t, stepup.StatusPending, got.Status)
-		assert.Error(t, err)
 	})
 }
 
@@ -211,8 +211,3 @@ func (w *world) approved(t *testing.T, c stepup.Call) stepup.Ticket {
 	return got
 }
 
-func timeoutCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}

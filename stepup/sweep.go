@@ -63,4 +63,3 @@ func (g *Gate) timeout(ctx context.Context, a store.Approval) error {
 		alternativeID(a.ID))
 	return err
 }
-

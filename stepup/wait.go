@@ -40,3 +40,13 @@ func (g *Gate) Wait(ctx context.Context, id TicketID) (Ticket, error) {
 		timer.Stop()
 	}
 }
+
+// Ticket returns ticket id as it stands now, without waiting. Denied calls
+// are not stored, so their ids are not found.
+func (g *Gate) Ticket(ctx context.Context, id TicketID) (Ticket, error) {
+	a, err := g.st.Get(ctx, string(id))
+	if err != nil {
+		return Ticket{}, storeErr("ticket", err)
+	}
+	return g.withNext(ctx, view(a, g.now())), nil
+}

@@ -1,0 +1,161 @@
+package stepup_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+// TestApproveRefusesEachWebAuthnCheck bends one thing per case and shows
+// Approve refusing it; the same ticket then approves with an honest
+// assertion, so the refusal came from the bent check.
+func TestApproveRefusesEachWebAuthnCheck(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		answer func(t *testing.T, w *world, id stepup.TicketID) []byte
+		want   error
+	}{
+		{"wrong challenge", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithChallenge(bytes.Repeat([]byte{1}, 32)))
+		}, stepup.ErrBadAssertion},
+		{"wrong origin", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithOrigin("https://agent.example.com"))
+		}, stepup.ErrBadAssertion},
+		{"wrong RP ID", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithRPID("agent.example.com"))
+		}, stepup.ErrBadAssertion},
+		{"user verification missing", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithoutUserVerification())
+		}, stepup.ErrBadAssertion},
+		{"user presence missing", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithoutUserPresence())
+		}, stepup.ErrBadAssertion},
+		{"counter not advanced", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			other := w.pending(t, "finance@example.org")
+			_, err := w.Approve(other, stepuptest.WithSignCount(7))
+			require.NoError(t, err)
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithSignCount(7))
+		}, stepup.ErrCounter},
+		{"counter went back", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			other := w.pending(t, "finance@example.org")
+			_, err := w.Approve(other, stepuptest.WithSignCount(7))
+			require.NoError(t, err)
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithSignCount(3))
+		}, stepup.ErrCounter},
+		{"unknown credential", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			stranger := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin)
+			_, err := stranger.Register([]byte(`{"challenge":"AAAAAAAAAAAAAAAAAAAAAA","user":{"id":"AQ"}}`))
+			require.NoError(t, err)
+			return assertFor(t, w, stranger, id)
+		}, stepup.ErrUnknownCredential},
+		{"user handle of another user", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return assertFor(t, w, w.Authenticator, id, stepuptest.WithUserHandle([]byte("someone-else")))
+		}, stepup.ErrBadAssertion},
+		{"assertion for another ticket", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return assertFor(t, w, w.Authenticator, w.pending(t, "finance@example.org"))
+		}, stepup.ErrBadAssertion},
+		{"not JSON", func(t *testing.T, w *world, id stepup.TicketID) []byte {
+			return []byte("yes")
+		}, stepup.ErrBadAssertion},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.pending(t, "finance@example.com")
+			_, err := w.Gate.Approvals().Approve(ctx, id, tt.answer(t, w, id))
+			assert.ErrorIs(t, err, tt.want)
+			got, err := w.Gate.Ticket(ctx, id)
+			assert.Equal(t, stepup.StatusPending, got.Status, "a refused answer leaves the ticket pending (%v)", err)
+			_, err = w.Gate.Execute(ctx, id)
+			assert.ErrorIs(t, err, stepup.ErrNotApproved)
+			approved, err := w.Approve(id, stepuptest.WithSignCount(100))
+			require.NoError(t, err)
+			assert.Equal(t, stepup.StatusApproved, approved.Status)
+		})
+	}
+}
+
+func TestApproveRefusesAnotherUsersCredential(t *testing.T) {
+	ctx := context.Background()
+	cat, err := stepup.NewCatalog("v1", stepup.Tool{Name: "send_email", Class: "external", Approvers: "finance"})
+	require.NoError(t, err)
+	h := stepuptest.NewGate(t, cat, stepup.WithApproverGroup("finance", stepuptest.Approver))
+	erin := h.Enroll(t, "user:erin")
+	tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "send_email", Args: []byte(`{"to":"a@example.com"}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	p, err := h.Gate.Approvals().Prompt(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{stepuptest.Approver}, p.Approvers)
+	// Erin's authenticator is not asked (allowCredentials lists Dana's
+	// only), so she signs with her own credential anyway.
+	answer, err := erin.Assert(p.Options, stepuptest.WithCredential(erin.CredentialIDs()[0]))
+	require.NoError(t, err)
+	_, err = h.Gate.Approvals().Approve(ctx, tk.ID, answer)
+	assert.ErrorIs(t, err, stepup.ErrNotPermitted)
+	_, err = h.Gate.Approvals().Deny(ctx, tk.ID, "user:erin", "no")
+	assert.ErrorIs(t, err, stepup.ErrNotPermitted)
+	_, err = h.Approve(tk.ID)
+	assert.NoError(t, err)
+}
+
+func TestAssertionReplayed(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	id := w.pending(t, "finance@example.com")
+	answer := assertFor(t, w, w.Authenticator, id)
+	_, err := w.Gate.Approvals().Approve(ctx, id, answer)
+	require.NoError(t, err)
+	_, err = w.Gate.Approvals().Approve(ctx, id, answer)
+	assert.ErrorIs(t, err, stepup.ErrResolved, "replayed on the same ticket")
+	other := w.pending(t, "finance@example.org")
+	_, err = w.Gate.Approvals().Approve(ctx, other, answer)
+	assert.ErrorIs(t, err, stepup.ErrBadAssertion, "replayed on another ticket")
+}
+
+func TestEvidenceKeepsTheRawAssertion(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	id := w.pending(t, "finance@example.com")
+	p, err := w.Gate.Approvals().Prompt(ctx, id)
+	require.NoError(t, err)
+	_, err = w.Gate.Approvals().Approve(ctx, id, assertFor(t, w, w.Authenticator, id))
+	require.NoError(t, err)
+	a, err := w.Store.Get(ctx, string(id))
+	require.NoError(t, err)
+	ev, err := stepup.ParseEvidence(a.Evidence)
+	require.NoError(t, err)
+	assert.Equal(t, stepuptest.Approver, ev.User)
+	assert.Equal(t, w.Authenticator.CredentialIDs()[0], ev.CredentialID)
+	assert.Equal(t, stepuptest.RP.ID, ev.RPID)
+	assert.Equal(t, stepuptest.RP.Origin, ev.Origin)
+	assert.Contains(t, string(ev.ClientDataJSON), b64(p.Challenge[:]))
+	assert.Len(t, ev.AuthenticatorData, 37)
+	assert.NotEmpty(t, ev.Signature)
+}
+
+// pending proposes a send_email to addr and returns its pending ticket.
+func (w *world) pending(t *testing.T, addr string) stepup.TicketID {
+	t.Helper()
+	tk, err := w.Gate.Propose(context.Background(), sendEmail(addr))
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	return tk.ID
+}
+
+// assertFor signs ticket id's prompt with a.
+func assertFor(t *testing.T, w *world, a *stepuptest.Authenticator, id stepup.TicketID, tweaks ...stepuptest.Tweak) []byte {
+	t.Helper()
+	p, err := w.Gate.Approvals().Prompt(context.Background(), id)
+	require.NoError(t, err)
+	out, err := a.Assert(p.Options, tweaks...)
+	require.NoError(t, err)
+	return out
+}
