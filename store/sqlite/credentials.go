@@ -1,0 +1,117 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/agentstepup/asu/store"
+)
+
+const credentialCols = `id, user, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at`
+
+func scanCredential(row scanner) (store.Credential, error) {
+	var (
+		c       store.Credential
+		created sql.NullInt64
+		count   int64
+	)
+	if err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID, &created); err != nil {
+		return store.Credential{}, err
+	}
+	c.SignCount = uint32(count)
+	c.CreatedAt = fromMicros(created)
+	return c, nil
+}
+
+// PutCredential implements [store.Credentials].
+func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
+	if err := c.Check(); err != nil {
+		return fmt.Errorf("sqlite: put credential: %w", err)
+	}
+	return s.write(ctx, "put credential", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(8)+`)
+			ON CONFLICT (id) DO NOTHING`, c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible,
+			c.BackupState, c.AAGUID, micros(c.CreatedAt))
+		if err != nil {
+			return dbErr(err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return dbErr(err)
+		} else if n == 0 {
+			return store.ErrDuplicate
+		}
+		return nil
+	})
+}
+
+// GetCredential implements [store.Credentials].
+func (s *Store) GetCredential(ctx context.Context, id []byte) (store.Credential, error) {
+	if err := s.enter(ctx, "get credential"); err != nil {
+		return store.Credential{}, err
+	}
+	c, err := scanCredential(s.db.QueryRowContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Credential{}, fmt.Errorf("sqlite: get credential: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Credential{}, s.fail(ctx, "get credential", err)
+	}
+	return c, nil
+}
+
+// CredentialsByUser implements [store.Credentials].
+func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Credential, error) {
+	if err := s.enter(ctx, "credentials by user"); err != nil {
+		return nil, err
+	}
+	out, err := func() ([]store.Credential, error) {
+		rows, err := s.db.QueryContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE user = ?
+			ORDER BY created_at, id`, user)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []store.Credential
+		for rows.Next() {
+			c, err := scanCredential(rows)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		return out, rows.Err()
+	}()
+	if err != nil {
+		return nil, s.fail(ctx, "credentials by user", err)
+	}
+	return out, nil
+}
+
+// AdvanceSignCount implements [store.Credentials].
+func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
+	return s.write(ctx, "advance sign count", func(tx *sql.Tx) error {
+		// One conditional update: the counter must grow, except 0 after 0
+		// (authenticators without a counter).
+		res, err := tx.ExecContext(ctx, `UPDATE credentials SET sign_count = ?
+			WHERE id = ? AND (sign_count < ? OR (sign_count = 0 AND ? = 0))`, int64(n), id, int64(n), int64(n))
+		if err != nil {
+			return dbErr(err)
+		}
+		if k, err := res.RowsAffected(); err != nil {
+			return dbErr(err)
+		} else if k == 1 {
+			return nil
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM credentials WHERE id = ?`, id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return dbErr(err)
+		}
+		return store.ErrCounter
+	})
+}

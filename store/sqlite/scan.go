@@ -1,0 +1,92 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// approvalCols lists the approvals columns in the order scanApproval reads.
+const approvalCols = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce,
+	created_at, expires_at, requester, user, session, task, step, policy_version, taint, rationale,
+	merged, approver, reason, evidence, resolved_at, idempotency_key, consumed_at, result, finished_at`
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanApproval reads one row of approvalCols.
+func scanApproval(row scanner) (store.Approval, error) {
+	var (
+		a                            store.Approval
+		digest, cardHash, nonce      []byte
+		requester, taint             string
+		created, expires             int64
+		resolved, consumed, finished sql.NullInt64
+		state                        string
+	)
+	err := row.Scan(&a.ID, &state, &a.Effect, &digest, &a.Tool, &a.EffectClass, &a.Card, &cardHash, &nonce,
+		&created, &expires, &requester, &a.User, &a.Session, &a.Task, &a.Step, &a.PolicyVersion, &taint,
+		&a.Rationale, &a.Merged, &a.Approver, &a.Reason, &a.Evidence, &resolved, &a.IdempotencyKey,
+		&consumed, &a.Result, &finished)
+	if err != nil {
+		return store.Approval{}, err
+	}
+	a.State = store.State(state)
+	if len(digest) != len(a.Digest) || len(cardHash) != len(a.CardHash) || len(nonce) != len(a.Nonce) {
+		return store.Approval{}, fmt.Errorf("corrupt ticket row")
+	}
+	copy(a.Digest[:], digest)
+	copy(a.CardHash[:], cardHash)
+	copy(a.Nonce[:], nonce)
+	a.CreatedAt = fromMicros(sql.NullInt64{Int64: created, Valid: true})
+	a.ExpiresAt = fromMicros(sql.NullInt64{Int64: expires, Valid: true})
+	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromMicros(resolved), fromMicros(consumed), fromMicros(finished)
+	if err := json.Unmarshal([]byte(requester), &a.Requester); err != nil {
+		return store.Approval{}, fmt.Errorf("corrupt ticket row: requester")
+	}
+	if err := json.Unmarshal([]byte(taint), &a.Taint); err != nil {
+		return store.Approval{}, fmt.Errorf("corrupt ticket row: taint")
+	}
+	return a, nil
+}
+
+// querier is a *sql.DB or *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// getApproval reads ticket id, or store.ErrNotFound.
+func getApproval(ctx context.Context, q querier, id string) (store.Approval, error) {
+	a, err := scanApproval(q.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ?`, id))
+	if err == sql.ErrNoRows {
+		return store.Approval{}, store.ErrNotFound
+	}
+	return a, dbErr(err)
+}
+
+// listApprovals reads every ticket matching where (a clause on approvals
+// with args), ordered by order.
+func listApprovals(ctx context.Context, q querier, where, order string, args ...any) ([]store.Approval, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE `+where+` ORDER BY `+order, args...)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	defer rows.Close()
+	var out []store.Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, dbErr(err)
+		}
+		out = append(out, a)
+	}
+	return out, dbErr(rows.Err())
+}
+
+// placeholders returns n comma-separated question marks.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }

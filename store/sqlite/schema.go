@@ -1,0 +1,144 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; migrations[i] takes the schema from
+// version i to i+1. Never edit one that has shipped: append a new one.
+var migrations = []string{
+	// 1: the initial schema. Times are Unix microseconds, NULL when unset.
+	`
+CREATE TABLE approvals (
+	id              TEXT PRIMARY KEY,
+	state           TEXT NOT NULL CHECK (state IN
+	                  ('pending','approved','denied','expired','cancelled','executing','done')),
+	effect          BLOB NOT NULL,
+	digest          BLOB NOT NULL,
+	tool            TEXT NOT NULL,
+	effect_class    TEXT NOT NULL,
+	card            BLOB,
+	card_hash       BLOB NOT NULL,
+	nonce           BLOB NOT NULL,
+	created_at      INTEGER NOT NULL,
+	expires_at      INTEGER NOT NULL,
+	requester       TEXT NOT NULL,
+	user            TEXT NOT NULL,
+	session         TEXT NOT NULL,
+	task            TEXT NOT NULL,
+	step            TEXT NOT NULL,
+	policy_version  TEXT NOT NULL,
+	taint           TEXT NOT NULL,
+	rationale       TEXT NOT NULL,
+	merged          INTEGER NOT NULL DEFAULT 0,
+	approver        TEXT NOT NULL DEFAULT '',
+	reason          TEXT NOT NULL DEFAULT '',
+	evidence        BLOB,
+	resolved_at     INTEGER,
+	idempotency_key TEXT NOT NULL DEFAULT '',
+	consumed_at     INTEGER,
+	result          BLOB,
+	finished_at     INTEGER
+) STRICT;
+-- Merging and the pending caps read only pending rows of one session or
+-- user: partial indexes keep that cost independent of the ticket count.
+CREATE INDEX approvals_pending_session ON approvals (session, digest, expires_at) WHERE state = 'pending';
+CREATE INDEX approvals_pending_user ON approvals (user, expires_at) WHERE state = 'pending';
+CREATE INDEX approvals_pending_expiry ON approvals (expires_at) WHERE state = 'pending';
+CREATE INDEX approvals_executing ON approvals (consumed_at) WHERE state = 'executing';
+
+CREATE TABLE credentials (
+	id              BLOB PRIMARY KEY,
+	user            TEXT NOT NULL,
+	public_key      BLOB NOT NULL,
+	sign_count      INTEGER NOT NULL,
+	backup_eligible INTEGER NOT NULL,
+	backup_state    INTEGER NOT NULL,
+	aaguid          BLOB,
+	created_at      INTEGER
+) STRICT;
+CREATE INDEX credentials_user ON credentials (user, created_at);
+
+CREATE TABLE invites (
+	token_hash  BLOB PRIMARY KEY,
+	user        TEXT NOT NULL,
+	created_at  INTEGER,
+	expires_at  INTEGER NOT NULL,
+	redeemed_at INTEGER
+) STRICT;
+
+CREATE TABLE counters (
+	key          TEXT NOT NULL,
+	window_start INTEGER NOT NULL,
+	n            INTEGER NOT NULL,
+	PRIMARY KEY (key, window_start)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE streaks (
+	key   TEXT PRIMARY KEY,
+	count INTEGER NOT NULL,
+	last  INTEGER
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE audit (
+	seq  INTEGER PRIMARY KEY,
+	time INTEGER NOT NULL,
+	task TEXT NOT NULL,
+	hash BLOB NOT NULL,
+	body TEXT NOT NULL
+) STRICT;
+CREATE INDEX audit_time ON audit (time);
+CREATE INDEX audit_task ON audit (task);
+
+CREATE TABLE grants (
+	id         TEXT PRIMARY KEY,
+	user       TEXT NOT NULL,
+	spec       BLOB NOT NULL,
+	remaining  INTEGER NOT NULL CHECK (remaining >= 0),
+	created_at INTEGER,
+	expires_at INTEGER NOT NULL
+) STRICT;
+`,
+}
+
+// migrate brings the schema to len(migrations), each step in its own
+// BEGIN IMMEDIATE transaction so that processes opening the file together
+// apply each migration once.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx,
+		`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT`); err != nil {
+		return fmt.Errorf("sqlite: migrate: %v", err)
+	}
+	for {
+		done := false
+		err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
+			var v int
+			err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+			switch {
+			case err == sql.ErrNoRows:
+				if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+					return dbErr(err)
+				}
+			case err != nil:
+				return dbErr(err)
+			}
+			if v > len(migrations) {
+				return fmt.Errorf("schema version %d is newer than this build supports (%d)", v, len(migrations))
+			}
+			if v == len(migrations) {
+				done = true
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return dbErr(err)
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1)
+			return dbErr(err)
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}

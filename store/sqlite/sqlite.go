@@ -1,0 +1,206 @@
+// Package sqlite is the embedded [store.Store]: one SQLite file in WAL mode
+// through modernc.org/sqlite (pure Go, no cgo), shared safely by the
+// goroutines of one process and by several processes on one machine.
+//
+// # Transactions
+//
+// Every state change is one transaction whose UPDATE names the state it
+// leaves (UPDATE ... WHERE id = ? AND state = 'approved'), so a change is
+// made at most once however many callers race. Read-modify-write steps (the
+// audit chain head, pending caps, merging) run in BEGIN IMMEDIATE
+// transactions, which take SQLite's write lock up front: two processes
+// serialize instead of both reading the same head. Within a process, writers
+// also queue on a mutex, so they wait for each other without SQLite's
+// sleeping busy handler; across processes the busy timeout
+// ([Options.BusyTimeout]) applies.
+//
+// # Durability
+//
+// By default commits are synchronous=FULL: a consumed approval survives a
+// power loss, not only a crash. [Options.RelaxedSyncUnsafe] trades that for
+// speed.
+//
+// # Schema
+//
+// Open creates the schema and applies versioned migrations, recorded in the
+// schema_version table, in one transaction each; a database written by a
+// newer version of this package is refused.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/agentstepup/asu/store"
+)
+
+// Options tunes [Open]. The zero value, like a nil *Options, means defaults.
+type Options struct {
+	// BusyTimeout is how long a transaction waits for another process's
+	// write lock before failing (default 10s).
+	BusyTimeout time.Duration
+	// MaxConns bounds open connections (default 8). Readers run in
+	// parallel; writers take turns.
+	MaxConns int
+	// RelaxedSyncUnsafe sets synchronous=NORMAL: commits no longer wait for
+	// the disk, so a power loss (not a process crash) may undo the last
+	// commits, including consumes, and an approval could then run twice.
+	RelaxedSyncUnsafe bool
+}
+
+// Store is a [store.Store] on one SQLite file.
+type Store struct {
+	db      *sql.DB
+	writeMu sync.Mutex // writers in this process queue here, not in SQLite
+	closed  atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens or creates the database file at path and migrates its schema.
+// path must be a file name (no "?"); ":memory:" is not supported, as each
+// connection would see its own database.
+func Open(path string, opts *Options) (*Store, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 8
+	}
+	if path == "" || strings.ContainsAny(path, "?#") || path == ":memory:" {
+		return nil, fmt.Errorf("sqlite: open: %w: path must name a file", store.ErrInvalid)
+	}
+	syncMode := "FULL"
+	if o.RelaxedSyncUnsafe {
+		syncMode = "NORMAL"
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous("+syncMode+")")
+	q.Add("_txlock", "immediate")
+	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %v", err)
+	}
+	db.SetMaxOpenConns(o.MaxConns)
+	db.SetMaxIdleConns(o.MaxConns)
+	s := &Store{db: db}
+	if err := s.migrate(context.Background()); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the database. Later calls fail with [store.ErrClosed];
+// closing again returns nil.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close: %v", err)
+	}
+	return nil
+}
+
+// Baseline runs one empty write transaction (BEGIN IMMEDIATE; COMMIT), the
+// floor every state change pays. Benchmarks measure against it.
+func (s *Store) Baseline(ctx context.Context) error {
+	return s.write(ctx, "baseline", func(*sql.Tx) error { return nil })
+}
+
+// enter checks the store is open and ctx is live.
+func (s *Store) enter(ctx context.Context, op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite: %s: %w", op, store.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	return nil
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction, committed when fn
+// returns nil and rolled back otherwise. Errors fn returns are passed
+// through; database errors are wrapped opaquely.
+func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
+	if err := s.enter(ctx, op); err != nil {
+		return err
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		if errors.Is(err, errDB) {
+			return s.fail(ctx, op, err)
+		}
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	return nil
+}
+
+// errDB marks errors that came from the database, to be reported opaquely.
+var errDB = errors.New("database")
+
+// dbErr marks err as a database error.
+func dbErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %v", errDB, err)
+}
+
+// fail turns a database error into the store's: the context's error when
+// ctx ended, ErrClosed when the store was closed meanwhile, and otherwise
+// an error that does not expose the driver's type.
+func (s *Store) fail(ctx context.Context, op string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, cerr)
+	}
+	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) {
+		return fmt.Errorf("sqlite: %s: %w", op, store.ErrClosed)
+	}
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, errDB.Error()+": ")
+	return fmt.Errorf("sqlite: %s: %s", op, msg)
+}
+
+// micros encodes t for an INTEGER column: Unix microseconds, NULL for the
+// zero time.
+func micros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// fromMicros decodes what micros encoded.
+func fromMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(v.Int64).UTC()
+}

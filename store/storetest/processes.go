@@ -1,0 +1,298 @@
+package storetest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/store"
+)
+
+// Processes wires [RunProcesses] to a backend whose database several
+// processes can open at once.
+//
+// The test binary re-executes itself: RunProcesses starts os.Args[0] with
+// -test.run selecting the calling test and environment variables naming a
+// role; in that child process the same test calls RunProcesses again, which
+// sees the role, plays it against the database named by the parent, and
+// returns. So the test calling RunProcesses must do nothing else before it
+// that a child should not repeat, and Open must work from a fresh process
+// given only the target string:
+//
+//	func TestProcesses(t *testing.T) {
+//		storetest.RunProcesses(t, storetest.Processes{
+//			Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
+//			Open: func(t testing.TB, target string) store.Store {
+//				s, err := sqlite.Open(target, nil)
+//				require.NoError(t, err)
+//				t.Cleanup(func() { s.Close() })
+//				return s
+//			},
+//		})
+//	}
+type Processes struct {
+	// Create makes a new, empty database and returns what Open needs to
+	// reach it: a file path, a DSN. It runs once per subtest, in the parent.
+	Create func(t *testing.T) string
+	// Open opens the database named by target, in the parent and in every
+	// child, and closes it when t ends.
+	Open func(t testing.TB, target string) store.Store
+	// Racers is how many processes race (default 4, at least 2).
+	Racers int
+}
+
+// The environment of a child process.
+const (
+	envRole    = "ASU_STORETEST_ROLE"    // "race" or "crash"
+	envName    = "ASU_STORETEST_NAME"    // t.Name() of the calling test
+	envTarget  = "ASU_STORETEST_TARGET"  // what Create returned
+	envTickets = "ASU_STORETEST_TICKETS" // comma-separated ticket ids
+	envRacer   = "ASU_STORETEST_RACER"   // the child's number
+)
+
+// Work each racing child does after the start signal.
+const (
+	procTickets = 16 // approved tickets every child tries to consume
+	procAudit   = 16 // audit records every child appends
+	procParks   = 4  // distinct tickets every child parks in one capped session
+	procCap     = 5  // that session's cap
+)
+
+// RunProcesses runs the multi-process tests: Race (several processes
+// consume the same approved tickets, append to one audit chain and park
+// under one pending cap, all on the same database: each ticket has exactly
+// one winner, the chain is unbroken, the cap holds), and Crash (a child is
+// killed with SIGKILL after Consume and before Finish: on reopen the ticket
+// is executing with the child's idempotency key, listed by Recover, and a
+// second Consume fails with [store.ErrConsumed]).
+func RunProcesses(t *testing.T, p Processes) {
+	if role := os.Getenv(envRole); role != "" && os.Getenv(envName) == t.Name() {
+		runChild(t, p, role)
+		return
+	}
+	if p.Racers < 2 {
+		p.Racers = 4
+	}
+	t.Run("Race", func(t *testing.T) { testProcessRace(t, p) })
+	t.Run("Crash", func(t *testing.T) { testProcessCrash(t, p) })
+}
+
+// child is a started child process.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines *bufio.Scanner
+}
+
+// startChild starts the test binary in role, for the test named name.
+func startChild(t *testing.T, name, role, target string, racer int, tickets []string) *child {
+	t.Helper()
+	var pattern []string
+	for _, part := range strings.Split(name, "/") {
+		pattern = append(pattern, "^"+regexp.QuoteMeta(part)+"$")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(pattern, "/"), "-test.count=1", "-test.timeout=2m")
+	cmd.Env = append(os.Environ(),
+		envRole+"="+role, envName+"="+name, envTarget+"="+target,
+		envTickets+"="+strings.Join(tickets, ","), fmt.Sprintf("%s=%d", envRacer, racer))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return &child{cmd: cmd, stdin: stdin, lines: bufio.NewScanner(stdout)}
+}
+
+// await reads the child's output until a line "storetest: want" and
+// returns the storetest lines before it.
+func (c *child) await(want string) ([]string, error) {
+	var got []string
+	for c.lines.Scan() {
+		line, ok := strings.CutPrefix(c.lines.Text(), "storetest: ")
+		if !ok {
+			continue
+		}
+		if line == want {
+			return got, nil
+		}
+		got = append(got, line)
+	}
+	return got, fmt.Errorf("child ended before %q: %v", want, c.lines.Err())
+}
+
+// report is how a child tells its parent what happened.
+func report(format string, args ...any) { fmt.Printf("storetest: "+format+"\n", args...) }
+
+// outcome names the result of a call for the parent.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, store.ErrConsumed):
+		return "consumed"
+	case errors.Is(err, store.ErrPendingCap):
+		return "capped"
+	}
+	return "error:" + strings.ReplaceAll(err.Error(), " ", "_")
+}
+
+// runChild plays role in a child process.
+func runChild(t *testing.T, p Processes, role string) {
+	ctx := context.Background()
+	s := p.Open(t, os.Getenv(envTarget))
+	racer := os.Getenv(envRacer)
+	racerN, err := strconv.Atoi(racer)
+	if err != nil {
+		t.Fatalf("bad racer number: %v", err)
+	}
+	tickets := strings.Split(os.Getenv(envTickets), ",")
+	in := bufio.NewReader(os.Stdin)
+	switch role {
+	case "race":
+		report("ready")
+		if _, err := in.ReadString('\n'); err != nil {
+			t.Fatalf("no start signal: %v", err)
+		}
+		for _, id := range tickets {
+			_, err := s.Consume(ctx, id, "proc-"+racer, t0.Add(time.Minute))
+			report("consume %s %s", id, outcome(err))
+		}
+		for i := 0; i < procAudit; i++ {
+			_, err := s.AppendAudit(ctx, Record("proc-"+racer, t0))
+			report("audit %d %s", i, outcome(err))
+		}
+		for i := 0; i < procParks; i++ {
+			n := 1000*(racerN+1) + i // distinct digests across racers
+			_, _, err := s.Park(ctx, Ticket("capped", "u-"+racer, n), store.Caps{PerSession: procCap})
+			report("park %d %s", i, outcome(err))
+		}
+		report("done")
+	case "crash":
+		if _, err := s.Consume(ctx, tickets[0], "crash-key", t0.Add(time.Minute)); err != nil {
+			report("consume %s", outcome(err))
+			return
+		}
+		report("consumed")
+		_, _ = in.ReadString('\n') // the parent kills us here, before Finish
+		_, _ = s.Finish(ctx, tickets[0], []byte(`"not reached"`), t0.Add(time.Minute))
+		report("finished")
+	default:
+		t.Fatalf("unknown role %q", role)
+	}
+}
+
+func testProcessRace(t *testing.T, p Processes) {
+	ctx := context.Background()
+	target := p.Create(t)
+	s := p.Open(t, target)
+	var ids []string
+	for n := 0; n < procTickets; n++ {
+		ids = append(ids, parkApproved(t, s, n).ID)
+	}
+	children := make([]*child, p.Racers)
+	for r := range children {
+		children[r] = startChild(t, t.Name()[:strings.LastIndex(t.Name(), "/")], "race", target, r, ids)
+	}
+	for _, c := range children {
+		_, err := c.await("ready")
+		require.NoError(t, err)
+	}
+	for _, c := range children {
+		_, err := io.WriteString(c.stdin, "go\n")
+		require.NoError(t, err)
+	}
+	winners := map[string][]int{} // ticket id -> racers whose consume succeeded
+	audits, parks := 0, 0
+	for r, c := range children {
+		lines, err := c.await("done")
+		require.NoError(t, err, "racer %d", r)
+		require.NoError(t, c.cmd.Wait(), "racer %d", r)
+		for _, line := range lines {
+			f := strings.Fields(line)
+			require.Len(t, f, 3, "racer %d: %s", r, line)
+			switch {
+			case f[0] == "consume" && f[2] == "ok":
+				winners[f[1]] = append(winners[f[1]], r)
+			case f[0] == "audit" && f[2] == "ok":
+				audits++
+			case f[0] == "park" && f[2] == "ok":
+				parks++
+			case f[2] == "consumed" || f[2] == "capped":
+			default:
+				t.Errorf("racer %d: unexpected %s", r, line)
+			}
+		}
+	}
+	for _, id := range ids {
+		require.Len(t, winners[id], 1, "ticket %s: exactly one process wins", id)
+		a, err := s.Get(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, store.Executing, a.State)
+		assert.Equal(t, fmt.Sprintf("proc-%d", winners[id][0]), a.IdempotencyKey, "the winner's key is recorded")
+	}
+	assert.Equal(t, p.Racers*procAudit, audits)
+	chain, err := s.AuditRange(ctx, t0, t0.Add(time.Second))
+	require.NoError(t, err)
+	assert.Len(t, chain, p.Racers*procAudit)
+	assert.NoError(t, receipt.VerifyChain(chain, canon.Digest{}), "processes appending leave one unbroken chain")
+	assert.Equal(t, min(procCap, p.Racers*procParks), parks, "the pending cap holds across processes")
+	pending, err := s.Pending(ctx, store.Filter{Session: "capped"})
+	require.NoError(t, err)
+	assert.Len(t, pending, parks)
+}
+
+func testProcessCrash(t *testing.T, p Processes) {
+	ctx := context.Background()
+	target := p.Create(t)
+	id := func() string {
+		s := p.Open(t, target)
+		defer s.Close()
+		return parkApproved(t, s, 1).ID
+	}()
+	c := startChild(t, t.Name()[:strings.LastIndex(t.Name(), "/")], "crash", target, 0, []string{id})
+	_, err := c.await("consumed")
+	require.NoError(t, err)
+	require.NoError(t, c.cmd.Process.Kill()) // SIGKILL on Unix: no deferred code, no Close
+	err = c.cmd.Wait()
+	require.Error(t, err, "the child must have been killed")
+	assert.False(t, c.cmd.ProcessState.Exited(), "the child died by signal, not by exit")
+
+	s := p.Open(t, target)
+	a, err := s.Get(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, store.Executing, a.State, "the consume survived the crash")
+	assert.Equal(t, "crash-key", a.IdempotencyKey, "with its idempotency key")
+	assert.Empty(t, a.Result)
+	rec, err := s.Recover(ctx)
+	require.NoError(t, err)
+	require.Len(t, rec, 1, "the interrupted ticket is listed for recovery")
+	assert.Equal(t, id, rec[0].ID)
+	_, err = s.Consume(ctx, id, "second-key", t0.Add(2*time.Minute))
+	assert.ErrorIs(t, err, store.ErrConsumed, "a crash never frees the approval for a second consume")
+	_, err = s.Finish(ctx, id, []byte(`"recovered"`), t0.Add(3*time.Minute))
+	require.NoError(t, err, "recovery finishes the ticket")
+	rec, err = s.Recover(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, rec)
+}
