@@ -72,3 +72,5 @@ func agentFor(user string) canon.Principal {
 func writeFile(dir, name, content string) error {
 	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600)
 }
+
+func stepupCaps(perSession int) store.Caps { return store.Caps{PerSession: perSession} }

@@ -210,4 +210,3 @@ func (w *world) approved(t *testing.T, c stepup.Call) stepup.Ticket {
 	require.Equal(t, stepup.StatusApproved, got.Status)
 	return got
 }
-

@@ -1,0 +1,107 @@
+package stepup_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+func TestTimeoutCancelsByDefault(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	tk, err := w.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: []byte(`{"order":"A-17","amount":120}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	assert.Equal(t, stepuptest.Start.Add(15*time.Minute), tk.ExpiresAt)
+	w.Clock.Advance(15 * time.Minute)
+	got, err := w.Gate.Wait(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status)
+	assert.Equal(t, "no decision in time; cancelled", got.Reason)
+	_, err = w.Approve(tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrResolved, "too late to approve")
+}
+
+func TestTimeoutProposesTheSafeAlternative(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	id := w.pending(t, "finance@example.com")
+	w.Clock.Advance(14 * time.Minute)
+	n, err := w.Gate.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n)
+	w.Clock.Advance(time.Minute)
+	n, err = w.Gate.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	got, err := w.Gate.Wait(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status)
+	require.NotEmpty(t, got.Next)
+	alt, err := w.Gate.Wait(ctx, got.Next)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusAllowed, alt.Status)
+	assert.Equal(t, "write_draft", alt.Tool)
+	_, err = w.Gate.Execute(ctx, alt.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, w.exec.count())
+	assert.Equal(t, "write_draft", w.exec.runs[0].Tool)
+	assert.JSONEq(t, string(sendEmail("finance@example.com").Args), string(w.exec.runs[0].Args))
+
+	n, err = w.Gate.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "a swept ticket is not swept twice")
+}
+
+func TestTimeoutEscalates(t *testing.T) {
+	ctx := context.Background()
+	cat, err := stepup.NewCatalog("v1", stepup.Tool{Name: "issue_refund", Class: "irreversible",
+		Approvers: "support",
+		Timeout:   stepup.Timeout{After: 10 * time.Minute, Outcome: stepup.OutcomeEscalate, EscalateTo: "leads"}})
+	require.NoError(t, err)
+	h := stepuptest.NewGate(t, cat,
+		stepup.WithApproverGroup("support", stepuptest.Approver),
+		stepup.WithApproverGroup("leads", "user:erin"))
+	erin := h.Enroll(t, "user:erin")
+	propose := func() stepup.TicketID {
+		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: []byte(`{"order":"A-17","amount":120}`),
+			Session: "s", Principal: agentFor("user:carol")})
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status)
+		return tk.ID
+	}
+	id := propose()
+	_, err = stepuptest.Approve(ctx, h.Gate.Approvals(), erin, id, stepuptest.WithCredential(erin.CredentialIDs()[0]))
+	assert.ErrorIs(t, err, stepup.ErrNotPermitted, "the lead is not asked during the first stage")
+
+	h.Clock.Advance(10 * time.Minute)
+	p, err := h.Gate.Approvals().Prompt(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, []string{stepuptest.Approver, "user:erin"}, p.Approvers)
+	got, err := stepuptest.Approve(ctx, h.Gate.Approvals(), erin, id)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusApproved, got.Status)
+
+	late := propose()
+	h.Clock.Advance(20 * time.Minute)
+	got, err = h.Gate.Wait(ctx, late)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status, "nobody decided in either stage")
+}
+
+func TestPendingCapDenies(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, stepup.WithPendingCaps(stepupCaps(1)))
+	w.pending(t, "finance@example.com")
+	tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.org"))
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusDenied, tk.Status)
+	assert.Contains(t, tk.Reason, "too many requests")
+}
