@@ -1,0 +1,104 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/agentstepup/asu/store"
+)
+
+const credentialColumns = `id, user_name, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at`
+
+func scanCredential(row pgx.Row) (store.Credential, error) {
+	var (
+		c       store.Credential
+		count   int64
+		created pgtype.Timestamptz
+	)
+	err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID, &created)
+	if err != nil {
+		return store.Credential{}, err
+	}
+	c.SignCount = uint32(count) // the column's CHECK keeps it within uint32
+	c.CreatedAt = fromTS(created)
+	return c, nil
+}
+
+// PutCredential implements [store.Credentials].
+func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
+	const op = "put credential"
+	if err := c.Check(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := s.enter(ctx); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO credentials (`+credentialColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible, c.BackupState, c.AAGUID, ts(c.CreatedAt))
+	return s.fail(ctx, op, err)
+}
+
+// GetCredential implements [store.Credentials].
+func (s *Store) GetCredential(ctx context.Context, id []byte) (store.Credential, error) {
+	const op = "get credential"
+	if err := s.enter(ctx); err != nil {
+		return store.Credential{}, s.fail(ctx, op, err)
+	}
+	c, err := scanCredential(s.pool.QueryRow(ctx, `SELECT `+credentialColumns+` FROM credentials WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Credential{}, s.fail(ctx, op, err)
+	}
+	return c, nil
+}
+
+// CredentialsByUser implements [store.Credentials].
+func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Credential, error) {
+	const op = "credentials by user"
+	if err := s.enter(ctx); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+credentialColumns+` FROM credentials
+		WHERE user_name = $1 ORDER BY created_at NULLS FIRST, id`, user)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Credential, error) { return scanCredential(r) })
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return out, nil
+}
+
+// AdvanceSignCount implements [store.Credentials] with one conditional
+// UPDATE: of concurrent calls presenting the same counter, one wins and
+// the rest see the count it left and fail with [store.ErrCounter].
+func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
+	const op = "advance sign count"
+	if err := s.enter(ctx); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE credentials SET sign_count = $2
+		WHERE id = $1 AND ($2 > sign_count OR ($2 = 0 AND sign_count = 0))`, id, int64(n))
+	if err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM credentials WHERE id = $1)`, id).Scan(&exists); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	if !exists {
+		return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", op, store.ErrCounter)
+}

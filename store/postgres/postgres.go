@@ -1,0 +1,167 @@
+// Package postgres is the [store.Store] for many gate replicas sharing one
+// PostgreSQL database, through a pgx connection pool.
+//
+// # Use
+//
+//	s, err := postgres.Open(ctx, os.Getenv("ASU_POSTGRES_DSN"), nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//
+// [Open] applies the schema migrations before it returns; [Store.Migrate]
+// applies them on demand, for deployments that migrate in a separate step
+// ([Options].SkipMigrate).
+//
+// # Single use across replicas
+//
+// Every decision that must hold across replicas is made by the database,
+// never by process memory:
+//
+//   - State changes are single conditional statements, such as
+//     UPDATE ... WHERE id = $1 AND state = 'approved' AND expires_at > $2
+//     RETURNING ...: of any number of concurrent callers, in any number of
+//     processes, exactly one sees the row it needs and wins.
+//   - Park serializes on transaction-scoped advisory locks taken on the
+//     session and then the user, so merging duplicates and counting pending
+//     tickets against a cap see every ticket parked before them.
+//   - An audit append locks the chain head row (SELECT ... FOR UPDATE),
+//     inserts the next record and moves the head, in one transaction.
+//
+// # Migrations
+//
+// The schema is versioned in the table schema_version. Migrations run in
+// one transaction under an advisory lock, so replicas that start together
+// apply each migration exactly once; a database migrated by a newer build
+// is refused with [ErrSchemaVersion].
+//
+// # Errors
+//
+// Refusals wrap the store sentinels ([store.ErrNotFound], ...). Failures of
+// the database itself wrap [ErrDatabase] and name the SQLSTATE code; no
+// error exposes a pgx type. Text fields must be valid UTF-8 without NUL
+// bytes (a PostgreSQL rule); other text is refused with [store.ErrInvalid].
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// ErrDatabase is wrapped by every failure of the database or the
+// connection to it that is not one of the store's refusals.
+var ErrDatabase = errors.New("postgres: database error")
+
+// ErrSchemaVersion is returned when the database schema is newer than this
+// build knows, or older with [Options].SkipMigrate set.
+var ErrSchemaVersion = errors.New("postgres: unexpected schema version")
+
+// Options tunes [Open]. The zero value (or nil) means the defaults.
+type Options struct {
+	// MaxConns caps the connection pool; zero means pgxpool's default
+	// (the larger of 4 and the number of CPUs).
+	MaxConns int32
+	// Schema, when set, is the schema the store's tables live in: it is
+	// created if missing and becomes every connection's search_path. Empty
+	// means the DSN's search_path (normally public). Tests use it to give
+	// each test its own tables.
+	Schema string
+	// SkipMigrate makes Open check the schema version instead of applying
+	// migrations; call [Store.Migrate] separately.
+	SkipMigrate bool
+}
+
+// Store is a [store.Store] on PostgreSQL. It is safe for concurrent use,
+// and any number of Stores, in any number of processes, may share one
+// database.
+type Store struct {
+	pool      *pgxpool.Pool
+	schema    string
+	closed    atomic.Bool
+	closeOnce sync.Once
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database dsn (a URL or key=value string, as libpq
+// takes), applies the migrations unless opts.SkipMigrate, and returns the
+// store. A nil opts means the defaults.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// The parser's message may quote the DSN, password included.
+		return nil, fmt.Errorf("postgres: open: %w: cannot parse the connection string", store.ErrInvalid)
+	}
+	if o.MaxConns < 0 {
+		return nil, fmt.Errorf("postgres: open: %w: negative MaxConns", store.ErrInvalid)
+	}
+	if o.MaxConns > 0 {
+		cfg.MaxConns = o.MaxConns
+	}
+	if o.Schema != "" {
+		if err := checkSchemaName(o.Schema); err != nil {
+			return nil, fmt.Errorf("postgres: open: %w", err)
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w: %v", ErrDatabase, err)
+	}
+	s := &Store{pool: pool, schema: o.Schema}
+	if o.SkipMigrate {
+		err = s.checkVersion(ctx)
+	} else {
+		err = s.Migrate(ctx)
+	}
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	return s, nil
+}
+
+// checkSchemaName accepts the names Options.Schema may take: 1 to 63 ASCII
+// letters, digits and underscores, not starting with a digit.
+func checkSchemaName(name string) error {
+	if len(name) == 0 || len(name) > 63 || (name[0] >= '0' && name[0] <= '9') {
+		return fmt.Errorf("%w: schema name must be 1-63 letters, digits or underscores", store.ErrInvalid)
+	}
+	for _, c := range []byte(name) {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return fmt.Errorf("%w: schema name must be 1-63 letters, digits or underscores", store.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Close closes the pool, waiting for calls in flight. Later calls fail
+// with [store.ErrClosed]; Close itself may be called again.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.pool.Close()
+	})
+	return nil
+}
+
+// enter checks, before any work, that the store is open and ctx is live.
+func (s *Store) enter(ctx context.Context) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return nil
+}

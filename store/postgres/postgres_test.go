@@ -1,0 +1,77 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/postgres"
+	"github.com/agentstepup/asu/store/storetest"
+)
+
+// envDSN names the database the tests use; they skip without it.
+const envDSN = "ASU_POSTGRES_DSN"
+
+// dsn returns the test database's DSN, or skips t.
+func dsn(t testing.TB) string {
+	t.Helper()
+	d := os.Getenv(envDSN)
+	if d == "" {
+		t.Skip("PostgreSQL tests skipped: set ASU_POSTGRES_DSN (e.g. `source .ci/postgres.sh`) to run them")
+	}
+	return d
+}
+
+// newSchema returns a fresh schema name and drops that schema, with all
+// it holds, when t ends: each test gets its own tables, so tests run in
+// parallel and leave nothing behind.
+func newSchema(t testing.TB) string {
+	t.Helper()
+	d := dsn(t)
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	schema := "asu_test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, d)
+		if err != nil {
+			t.Errorf("drop schema: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema: %v", err)
+		}
+	})
+	return schema
+}
+
+// open opens the store in schema and closes it when t ends.
+func open(t testing.TB, schema string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), dsn(t), &postgres.Options{Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	dsn(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return open(t, newSchema(t))
+	})
+}
+
+func TestProcesses(t *testing.T) {
+	dsn(t)
+	storetest.RunProcesses(t, storetest.Processes{
+		Create: func(t *testing.T) string { return newSchema(t) },
+		Open:   func(t testing.TB, schema string) store.Store { return open(t, schema) },
+	})
+}
