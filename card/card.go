@@ -81,15 +81,18 @@ type Hints struct {
 	// FixedCurrency is the amount's currency when the tool has only one,
 	// e.g. "EUR"; it is used when Currency is empty.
 	FixedCurrency string
-	// Recipient names the argument that says who receives the effect (an
-	// e-mail address, a domain, a URL); it is shown first and its domain is
-	// analysed even when it is a bare host name.
+	// Recipient names the argument that says who receives the effect; it
+	// is shown first and emphasised. (E-mail addresses and URLs in it are
+	// analysed like those in any string; name it in Domains too when it
+	// holds bare host names.)
 	Recipient string
 	// Units maps an argument name to the unit its number is in, e.g.
 	// "seconds".
 	Units map[string]string
-	// Domains names further arguments holding bare domain names to analyse.
-	// E-mail addresses and URLs are recognised in every string anyway.
+	// Domains names arguments holding bare host names ("example.com"),
+	// which are then analysed like the domains of e-mail addresses and URLs,
+	// which are recognised in every string anyway. A value of such an
+	// argument that is not a valid domain name refuses the card.
 	Domains []string
 }
 

@@ -104,27 +104,29 @@ func findHosts(s string, asHost bool) []hostHit {
 		return nil
 	}
 	var hits []hostHit
+	seen := map[string]int{}
 	add := func(h string, whole bool) {
 		h = strings.TrimRight(h, ".。．｡")
 		if h == "" {
 			return
 		}
-		for i := range hits {
-			if hits[i].host == h {
-				hits[i].whole = hits[i].whole || whole
-				return
-			}
+		if i, ok := seen[h]; ok {
+			hits[i].whole = hits[i].whole || whole
+			return
 		}
+		seen[h] = len(hits)
 		hits = append(hits, hostHit{host: h, whole: whole})
 	}
+	// whole: the string is nothing but one address or one URL.
+	single := strings.Count(s, "@") <= 1
 	noSpace := strings.IndexFunc(s, unicode.IsSpace) < 0
+	isURL := strings.Contains(s, "://")
 	for i := 0; i < len(s); i++ {
 		switch {
 		case s[i] == '@':
 			h := hostRun(s[i+1:])
 			if strings.ContainsAny(h, ".。．｡") || asHost {
-				whole := noSpace && strings.Count(s, "@") == 1 && i+1+len(h) == len(s) && !strings.Contains(s, "://")
-				add(h, whole)
+				add(h, noSpace && single && !isURL && i+1+len(h) == len(s))
 			}
 		case strings.HasPrefix(s[i:], "://"):
 			auth := s[i+3:]
@@ -141,8 +143,7 @@ func findHosts(s string, asHost bool) []hostHit {
 			} else if j := strings.LastIndexByte(auth, ':'); j >= 0 {
 				auth = auth[:j]
 			}
-			whole := noSpace && isScheme(s[:i])
-			add(auth, whole)
+			add(auth, noSpace && isScheme(s[:i]))
 			i += 2
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -24,6 +25,7 @@ const (
 	flagTrailingSpace = "trailing-space" // ends with white space
 	flagPrivate       = "private-use"    // private-use or unassigned code points, shown escaped
 	flagEmpty         = "empty"          // the empty string
+	flagRTL           = "rtl"            // right-to-left letters: display order differs from stored order
 )
 
 // flagText is what the views say for each flag.
@@ -53,6 +55,8 @@ func flagText(f string) string {
 		return "contains private-use or unassigned characters (shown escaped)"
 	case flagEmpty:
 		return "empty string"
+	case flagRTL:
+		return "contains right-to-left text: characters are displayed in a different order than stored"
 	}
 	return f
 }
@@ -140,6 +144,9 @@ func (e escaper) show(s string) shown {
 			} else if suspect != nil && suspect[i] {
 				writeEscape(&b, r)
 			} else {
+				if isRTL(r) {
+					flags.add(flagRTL)
+				}
 				b.WriteRune(r)
 			}
 		}
@@ -184,6 +191,16 @@ func hiddenKind(r rune, nfc bool) string {
 		return flagInvisible
 	}
 	return ""
+}
+
+// isRTL reports letters of right-to-left scripts, whose presence reorders
+// what is displayed around them.
+func isRTL(r rune) bool {
+	if r < 0x0590 {
+		return false
+	}
+	p, _ := bidi.LookupRune(r)
+	return p.Class() == bidi.R || p.Class() == bidi.AL
 }
 
 // isBidiControl reports the explicit directional formatting characters of
@@ -265,6 +282,8 @@ func flagRank(f string) int {
 		return 10
 	case flagWholeScript:
 		return 11
+	case flagRTL:
+		return 12
 	}
-	return 12
+	return 13
 }

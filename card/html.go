@@ -84,7 +84,7 @@ func (c *Card) html() template.HTML {
 	return template.HTML(buf.String()) // produced by html/template, which escaped every value
 }
 
-const cardHTML = `{{define "text"}}{{range segs .}}{{if .Esc}}<span class="asu-esc">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}{{end}}
+const cardHTML = `{{define "text"}}<span class="asu-t">{{range segs .}}{{if .Esc}}<span class="asu-esc">{{.Text}}</span>{{else}}{{.Text}}{{end}}{{end}}</span>{{end}}
 {{- define "key"}}{{if plainKey .Text}}{{template "text" .Text}}{{else}}"{{template "text" .Text}}"{{end}}{{end}}
 {{- define "flags"}}{{if .}}<ul class="asu-flags">{{range .}}<li>{{flagText .}}</li>{{end}}</ul>{{end}}{{end}}
 {{- define "domain"}}<div class="asu-domain{{if .Trusted}} asu-trusted{{end}}{{if .Warnings}} asu-warned{{end}}">
@@ -106,7 +106,7 @@ const cardHTML = `{{define "text"}}{{range segs .}}{{if .Esc}}<span class="asu-e
 {{- define "block"}}{{if or .Text .Long}}<pre class="asu-agent-text">{{template "text" .Text}}{{if .Long}}…{{end}}</pre>
 {{- if .Long}}<p class="asu-flagline">shortened: {{.Long.Bytes}} bytes in full, SHA-256 <span class="asu-mono">{{.Long.SHA256}}</span></p>{{end}}
 {{- template "flags" .Flags}}{{else}}<p class="asu-none">(none)</p>{{end}}{{end}}
-<article class="asu-card asu-class-{{.Tool.Class}}" data-renderer="{{.Renderer}}">
+<article class="asu-card asu-class-{{.Tool.Class}}" data-renderer="{{.Renderer}}" dir="ltr" lang="en">
 <header class="asu-head">
 <p class="asu-kicker">Approval request</p>
 <h2 class="asu-title">{{if .Tool.Title.Text}}{{template "text" .Tool.Title.Text}}{{else}}{{template "text" .Tool.Name.Text}}{{end}}</h2>
@@ -131,7 +131,7 @@ const cardHTML = `{{define "text"}}{{range segs .}}{{if .Esc}}<span class="asu-e
 </section>
 {{if .Unbound}}<section class="asu-section asu-unbound">
 <h3>Not bound by this approval</h3>
-<ul>{{range .Unbound}}<li>{{template "text" .Kind.Text}} <span class="asu-mono">"{{template "text" .Name.Text}}"</span>: content not covered ({{template "text" .Reason.Text}})</li>{{end}}</ul>
+<ul>{{range .Unbound}}<li>{{template "text" .Kind.Text}} <span class="asu-mono">"{{template "text" .Name.Text}}"</span>: content not covered, <span class="asu-mono">"{{template "text" .Reason.Text}}"</span>{{if or .SHA256 .Size}}; recorded as {{.Size}} bytes, SHA-256 <span class="asu-mono asu-hash">{{.SHA256}}</span>{{end}}</li>{{end}}</ul>
 </section>{{end}}
 <section class="asu-section asu-context">
 <h3>Context</h3>
@@ -170,7 +170,7 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-section ul{margin:0;padding-left:1.2rem}
 .asu-meta{margin:.4rem 0 0;color:#66666f;font-size:.85rem}
 .asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
-.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:anywhere}
+.asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
 .asu-argtable{border-collapse:collapse;width:100%}
 .asu-argtable th{text-align:left;vertical-align:top;padding:.45rem .9rem .45rem 0;width:11rem;font-weight:600}
 .asu-argtable td{vertical-align:top;padding:.45rem 0;border-top:1px solid #f0f0f3}
@@ -200,7 +200,7 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-context dd{margin:0}
 .asu-untrusted{background:repeating-linear-gradient(135deg,#f4f4f6,#f4f4f6 10px,#ececf0 10px,#ececf0 20px);border-top:3px dashed #9a9aa5}
 .asu-untrusted h3{color:#44444c}
-.asu-agent-text{margin:0;padding:.6rem .75rem;background:#fff;border:1px dashed #9a9aa5;border-radius:5px;white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85rem;color:#33333a;max-height:16rem;overflow:auto}
+.asu-agent-text{margin:0;padding:.6rem .75rem;background:#fff;border:1px dashed #9a9aa5;border-radius:5px;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate;font-size:.85rem;color:#33333a;max-height:16rem;overflow:auto}
 .asu-none{margin:0;color:#77777f}
 .asu-long summary{cursor:pointer}
 .asu-foot{padding:.6rem 1.25rem;font-size:.85rem;color:#55555f;background:#f6f6f8}

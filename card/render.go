@@ -85,13 +85,15 @@ func Render(e canon.Effect, ctx Context) (*Card, error) {
 		return nil, err
 	}
 	for _, ref := range e.Refs {
-		p := refPart{Name: r.esc.show(ref.Name), Kind: r.esc.show(ref.Kind)}
+		p := refPart{Name: r.esc.show(ref.Name), Kind: r.esc.show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
 		if ref.Bound() {
-			p.SHA256, p.Size = ref.SHA256.String(), ref.Size
 			m.Refs = append(m.Refs, p)
 		} else {
 			why := r.esc.show(ref.Unbound)
 			p.Reason = &why
+			if ref.SHA256.IsZero() && ref.Size == 0 {
+				p.SHA256 = "" // nothing recorded: say nothing
+			}
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
@@ -163,7 +165,7 @@ func (r *renderer) field(m kv, args value) (field, error) {
 		s := r.esc.show(l)
 		f.Label = &s
 	}
-	asHost := m.key == h.Recipient
+	asHost := false
 	for _, d := range h.Domains {
 		asHost = asHost || d == m.key
 	}

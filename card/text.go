@@ -103,7 +103,11 @@ func (c *Card) text(fingerprint bool) string {
 	if len(m.Unbound) > 0 {
 		line(0, "== NOT BOUND BY THIS APPROVAL ==")
 		for _, r := range m.Unbound {
-			line(1, r.Kind.Text, " ", quoted(r.Name), ": content not covered (", r.Reason.Text, ")")
+			recorded := ""
+			if r.SHA256 != "" {
+				recorded = "; recorded as " + strconv.FormatInt(r.Size, 10) + " bytes, SHA-256 " + r.SHA256
+			}
+			line(1, r.Kind.Text, " ", quoted(r.Name), ": content not covered, ", quoted(*r.Reason), recorded)
 		}
 	}
 
