@@ -31,7 +31,12 @@ type Harness struct {
 // NewGate builds a [Harness] deciding with policy (nil means
 // [SeedCatalog]) and enrolls [Approver] through the real invite and
 // registration path. opts are passed to stepup.New after the harness's
-// own clock option, so they may override it.
+// own clock option, so they may override it. In a test:
+//
+//	h := stepuptest.NewGate(t, nil, stepup.WithExecutor("send_email", exec))
+//	tk, _ := h.Gate.Propose(ctx, call)
+//	tk, err := h.Approve(tk.ID)
+//	res, err := h.Gate.Execute(ctx, tk.ID)
 func NewGate(t testing.TB, policy stepup.Policy, opts ...stepup.Option) *Harness {
 	t.Helper()
 	if policy == nil {

@@ -1,0 +1,59 @@
+package stepuptest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store/memory"
+)
+
+func ExampleNewAuthenticator() {
+	a := stepuptest.NewAuthenticator("approve.example.com", "https://approve.example.com")
+	reg, err := a.Register([]byte(`{"challenge":"AAAAAAAAAAAAAAAAAAAAAA","rp":{"id":"approve.example.com"},"user":{"id":"AQ"}}`),
+		stepuptest.WithAlgorithm(stepuptest.EdDSA))
+	if err != nil {
+		panic(err)
+	}
+	var resp struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(reg, &resp)
+	fmt.Println(resp.Type, len(a.CredentialIDs()))
+	// Output: public-key 1
+}
+
+func ExampleNewClock() {
+	c := stepuptest.NewClock(time.Date(2026, 10, 30, 9, 0, 0, 0, time.UTC))
+	c.Advance(20 * time.Minute)
+	fmt.Println(c.Now().Format(time.Kitchen))
+	// Output: 9:20AM
+}
+
+func ExampleSeedCatalog() {
+	d, _ := stepuptest.SeedCatalog().Decide(context.Background(),
+		stepup.Proposal{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":900}`)})
+	fmt.Println(d.Verdict, d.Reason, d.PolicyVersion)
+	// Output: deny over the per-call limit 2026-10-30.1
+}
+
+func ExampleEnroll() {
+	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP)
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	dana, err := stepuptest.Enroll(ctx, g.Admin(), "user:dana")
+	if err != nil {
+		panic(err)
+	}
+	tk, _ := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
+		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+	tk, err = stepuptest.Approve(ctx, g.Approvals(), dana, tk.ID)
+	fmt.Println(tk.Status, err)
+	// Output: approved <nil>
+}
