@@ -19,7 +19,7 @@ func prototype(r rune) string {
 	// Cyrillic
 	case 'а', 'А':
 		return "a"
-	case 'В', 'в':
+	case 'В':
 		return "b"
 	case 'е', 'Е':
 		return "e"
@@ -51,20 +51,20 @@ func prototype(r rune) string {
 		return "q"
 	case 'ԝ', 'Ԝ':
 		return "vv"
-	case 'К', 'к':
+	case 'К':
 		return "k"
-	case 'М', 'м':
+	case 'М':
 		return "rn"
-	case 'Н', 'н':
+	case 'Н':
 		return "h"
-	case 'Т', 'т':
+	case 'Т':
 		return "t"
 	// Greek
 	case 'α', 'Α':
 		return "a"
-	case 'Β', 'β':
+	case 'Β':
 		return "b"
-	case 'ε', 'Ε':
+	case 'Ε':
 		return "e"
 	case 'Ζ':
 		return "z"
@@ -72,17 +72,17 @@ func prototype(r rune) string {
 		return "h"
 	case 'ι', 'Ι':
 		return "i"
-	case 'κ', 'Κ':
+	case 'Κ':
 		return "k"
 	case 'Μ':
 		return "rn"
 	case 'ν', 'Ν':
 		return "v"
-	case 'ο', 'Ο', 'σ':
+	case 'ο', 'Ο':
 		return "o"
 	case 'ρ', 'Ρ':
 		return "p"
-	case 'Τ', 'τ':
+	case 'Τ':
 		return "t"
 	case 'υ', 'Υ':
 		return "u"

@@ -183,6 +183,13 @@ func analyzeHost(h hostHit, trusted []trustedDomain, esc escaper) (domainPart, e
 		d.Warnings = []string{warnIP}
 		return d, nil
 	}
+	for _, r := range h.host {
+		if hiddenKind(r, true) != "" || isBidiControl(r) {
+			// IDNA would silently drop some of these (U+200B, U+00AD); a
+			// name that changes when mapped is not shown as a domain.
+			return d, fmt.Errorf("%w: a domain name holds invisible characters", ErrUnrenderable)
+		}
+	}
 	ascii, err := strictIDNA.ToASCII(h.host)
 	if err != nil {
 		return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)

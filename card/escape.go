@@ -110,12 +110,10 @@ func (e escaper) show(s string) shown {
 	if !nfc {
 		flags.add(flagNotNFC)
 	}
-	if !norm.NFKC.IsNormalString(s) && nfc {
-		flags.add(flagCompat)
-	}
 	suspect := suspectLetters(s, &flags)
 	var b strings.Builder
 	b.Grow(len(s) + 8)
+	var literal []byte // non-ASCII characters shown as themselves
 	i := 0
 	for _, r := range s {
 		switch {
@@ -147,10 +145,16 @@ func (e escaper) show(s string) shown {
 				if isRTL(r) {
 					flags.add(flagRTL)
 				}
+				if r >= 0x80 {
+					literal = utf8.AppendRune(literal, r)
+				}
 				b.WriteRune(r)
 			}
 		}
 		i++
+	}
+	if len(literal) > 0 && !norm.NFKC.IsNormal(literal) {
+		flags.add(flagCompat)
 	}
 	return shown{Text: b.String(), Flags: flags.list()}
 }

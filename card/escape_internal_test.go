@@ -1,0 +1,137 @@
+package card
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEscaperShow(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+		flags          []string
+	}{
+		{"plain", "Q3 summary", "Q3 summary", nil},
+		{"empty", "", "", []string{flagEmpty}},
+		{"quote and backslash", `a"b\c`, `a\"b\\c`, nil},
+		{"newline tab cr", "a\nb\tc\rd", `a\nb\tc\rd`, []string{flagControl}},
+		{"escape", "\x1b[31m", `\u{001B}[31m`, []string{flagControl}},
+		{"C1 control", "a\u0085b", `a\u{0085}b`, []string{flagControl}},
+		{"zero-width space", "a\u200bb", `a\u{200B}b`, []string{flagInvisible}},
+		{"zero-width joiner", "a\u200db", `a\u{200D}b`, []string{flagInvisible}},
+		{"soft hyphen", "ex\u00adample", `ex\u{00AD}ample`, []string{flagInvisible}},
+		{"BOM", "\ufeffx", `\u{FEFF}x`, []string{flagInvisible}},
+		{"Hangul filler", "a\u3164b", `a\u{3164}b`, []string{flagInvisible}},
+		{"variation selector", "a\ufe0f", `a\u{FE0F}`, []string{flagInvisible}},
+		{"tag character", "a\U000E0041", `a\u{E0041}`, []string{flagInvisible}},
+		{"right-to-left override", "abc\u202edcba", `abc\u{202E}dcba`, []string{flagBidi}},
+		{"isolate", "\u2066x\u2069", `\u{2066}x\u{2069}`, []string{flagBidi}},
+		{"right-to-left mark", "a\u200fb", `a\u{200F}b`, []string{flagBidi}},
+		{"no-break space", "a\u00a0b", `a\u{00A0}b`, []string{flagSpace}},
+		{"line separator", "a\u2028b", `a\u{2028}b`, []string{flagInvisible}},
+		{"private use", "a\ue000", `a\u{E000}`, []string{flagPrivate}},
+		{"unassigned", "a\U0003FFFD", `a\u{3FFFD}`, []string{flagPrivate}},
+		{"NFC precomposed", "Caf\u00e9", "Caf\u00e9", nil},
+		{"NFD decomposed", "Cafe\u0301", `Cafe\u{0301}`, []string{flagNotNFC}},
+		{"NFC base with mark", "q\u0301", "q\u0301", nil},
+		{"trailing space", "abc ", "abc ", []string{flagTrailingSpace}},
+		{"leading space", " abc", " abc", []string{flagLeadingSpace}},
+		{"mixed script word", "p\u0430ypal", `p\u{0430}ypal`, []string{flagMixedScript}},
+		{"Cyrillic imitating Latin", "see \u0441\u043e\u0440", `see \u{0441}\u{043E}\u{0440}`, []string{flagWholeScript}},
+		{"Russian text", "\u041c\u043e\u0441\u043a\u0432\u0430", "\u041c\u043e\u0441\u043a\u0432\u0430", nil},
+		{"Greek text", "\u03b1\u03b8\u03ae\u03bd\u03b1", "\u03b1\u03b8\u03ae\u03bd\u03b1", nil},
+		{"Japanese mixed", "Go\u8a00\u8a9e\u306e\u672c", "Go\u8a00\u8a9e\u306e\u672c", nil},
+		{"full-width", "\uff45xample", "\uff45xample", []string{flagCompat}},
+		{"Hebrew", "\u05e9\u05dc\u05d5\u05dd 123", "\u05e9\u05dc\u05d5\u05dd 123", []string{flagRTL}},
+		{"escape look-alike", `\u{200B}`, `\\u{200B}`, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := escaper{quote: true}.show(tc.in)
+			assert.Equal(t, tc.want, got.Text)
+			assert.Equal(t, tc.flags, got.Flags)
+		})
+	}
+}
+
+// unescape inverts the escaper: it is the proof that display text
+// determines the string.
+func unescape(t *testing.T, s string, keepNewlines bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			require.False(t, r == '\n' && !keepNewlines, "raw newline in single-line display")
+			b.WriteRune(r)
+			i += n
+			continue
+		}
+		require.Less(t, i+1, len(s), "dangling backslash")
+		switch s[i+1] {
+		case '\\', '"':
+			b.WriteByte(s[i+1])
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			end := strings.IndexByte(s[i:], '}')
+			require.Greater(t, end, 3)
+			n, err := strconv.ParseUint(s[i+3:i+end], 16, 32)
+			require.NoError(t, err)
+			b.WriteRune(rune(n))
+			i += end + 1
+			continue
+		default:
+			t.Fatalf("unknown escape %q", s[i:i+2])
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+// TestEscaperInjective: for random strings over an alphabet of troublesome
+// characters, the display decodes back to the string.
+func TestEscaperInjective(t *testing.T) {
+	alphabet := []rune("aeo pmrnl1I0\\\"{}u\n\r\t\x1b\u0085\u00a0\u00ad\u0301\u0323\u00e9\u0430\u0435\u043e\u03bf" +
+		"\u200b\u200c\u200d\u200e\u202e\u2066\u2028\u3000\ufe0f\ufeff\ue000\uff45\u05d0\u0627\U0001F600\U000E0041")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		n := rng.IntN(12)
+		rs := make([]rune, n)
+		for i := range rs {
+			rs[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(rs)
+		for _, e := range []escaper{{quote: true}, {keepNewlines: true}} {
+			got := e.show(s).Text
+			require.Equal(t, s, unescape(t, got, e.keepNewlines), "display %q", got)
+			if e.quote {
+				bare := strings.ReplaceAll(strings.ReplaceAll(got, `\\`, ""), `\"`, "")
+				require.NotContains(t, bare, `"`, "unescaped quote in %q", got)
+			}
+		}
+	}
+}
+
+func TestCutEscapedKeepsEscapesWhole(t *testing.T) {
+	s := escaper{quote: true}.show(strings.Repeat("ab\u200b", 100)).Text
+	for n := 1; n < 60; n++ {
+		cut := cutEscaped(s, n)
+		assert.True(t, strings.HasPrefix(s, cut))
+		assert.False(t, strings.HasSuffix(cut, `\`) || strings.Count(cut, "{") != strings.Count(cut, "}"), "cut %q", cut)
+	}
+}
+
+func TestSegments(t *testing.T) {
+	got := segments(`a\u{200B}b\\c\"d\ne`)
+	assert.Equal(t, []seg{{Text: "a"}, {Text: `\u{200B}`, Esc: true}, {Text: `b\\c\"d`}, {Text: `\n`, Esc: true}, {Text: "e"}}, got)
+	assert.Equal(t, []seg{{Text: "plain"}}, segments("plain"))
+}
