@@ -65,11 +65,20 @@ func (e Effect) Canonical() ([]byte, error) {
 		return nil, fmt.Errorf("args: %w", err)
 	}
 	e.Args = canonArgs
-	raw, err := json.Marshal(e)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // "<" as \u003c would count six bytes against the size limit
+	if err := enc.Encode(e); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
-	return Canonicalize(raw)
+	// The effect wraps args in one more object, and its other fields add
+	// to the size: limits of the effect are those of args plus that frame.
+	return effectLimits().Canonicalize(buf.Bytes())
+}
+
+// effectLimits leave room around args that passed the default limits.
+func effectLimits() Limits {
+	return Limits{MaxBytes: DefaultMaxBytes + 64<<10, MaxDepth: DefaultMaxDepth + 1}
 }
 
 // validUTF8 reports whether every string field of e is UTF-8. json.Marshal
@@ -106,7 +115,7 @@ func (e Effect) Digest() (Digest, error) {
 // that check a Go reader and any other reader of raw could see different
 // effects.
 func ParseEffect(raw []byte) (Effect, error) {
-	given, err := Canonicalize(raw)
+	given, err := effectLimits().Canonicalize(raw)
 	if err != nil {
 		return Effect{}, err
 	}
@@ -114,7 +123,7 @@ func ParseEffect(raw []byte) (Effect, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return Effect{}, fmt.Errorf("%w: effect: %v", ErrSyntax, err)
+		return Effect{}, fmt.Errorf("%w: effect: not an effect object", ErrSyntax)
 	}
 	again, err := e.Canonical()
 	if err != nil {

@@ -156,3 +156,18 @@ func TestParseEffectRefusesAmbiguity(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "send_email", e.Tool)
 }
+
+// Args that pass Canonicalize on their own also pass inside the effect: the
+// effect's frame adds one level and the marshalled escapes of "<", ">" and
+// "&" do not count against the size limit.
+func TestEffectLimitsFrameArgs(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, canon.DefaultMaxDepth) + "1" + strings.Repeat("}", canon.DefaultMaxDepth)
+	_, err := canon.Canonicalize([]byte(deep))
+	require.NoError(t, err)
+	_, err = canon.Effect{Tool: "t", Args: json.RawMessage(deep)}.Digest()
+	assert.NoError(t, err, "64 levels of args")
+
+	angles := `{"a":"` + strings.Repeat("<", 400<<10) + `"}`
+	_, err = canon.Effect{Tool: "t", Args: json.RawMessage(angles)}.Digest()
+	assert.NoError(t, err, "400 KiB of '<'")
+}

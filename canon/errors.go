@@ -21,7 +21,6 @@ var (
 	ErrBadDigest     = errors.New("canon: malformed digest")
 	ErrNotResolvable = errors.New("canon: reference kind not resolvable by this resolver")
 	ErrRefEscapes    = errors.New("canon: reference leaves the resolver's root")
-	ErrRefChanged    = errors.New("canon: referenced content changed")
 )
 
 // Error is a refusal with the byte offset where it was found. It never
