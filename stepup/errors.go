@@ -1,6 +1,9 @@
 package stepup
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Every refusal of the gate wraps one of them; test with
 // errors.Is. Messages never quote arguments or secrets.
@@ -41,3 +44,17 @@ var (
 	// ErrStore means the store failed; the gate refused rather than guess.
 	ErrStore = errors.New("stepup: store failure")
 )
+
+// AssertionError says which check an approver's answer failed. It wraps
+// [ErrBadAssertion].
+type AssertionError struct {
+	// Check names the failed check: "malformed", "ceremony type",
+	// "challenge", "origin", "rp id", "user presence", "user verification",
+	// "signature", or the verifier's own description of another failure.
+	Check string
+}
+
+func (e *AssertionError) Error() string { return fmt.Sprintf("%v: %s", ErrBadAssertion, e.Check) }
+
+// Unwrap returns [ErrBadAssertion].
+func (e *AssertionError) Unwrap() error { return ErrBadAssertion }

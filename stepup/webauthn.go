@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
@@ -106,7 +107,7 @@ func (w *WebAuthnApprover) Options(ctx context.Context, req Request) (json.RawMe
 func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byte) (Verified, error) {
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
 	if err != nil {
-		return Verified{}, fmt.Errorf("%w: malformed assertion", ErrBadAssertion)
+		return Verified{}, &AssertionError{Check: "malformed"}
 	}
 	cred, err := w.creds.GetCredential(ctx, parsed.RawID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -132,9 +133,16 @@ func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byt
 		AllowedCredentialIDs: [][]byte{cred.ID},
 		UserVerification:     protocol.VerificationRequired,
 	}
+	if check := w.precheck(parsed, req.Challenge[:]); check != "" {
+		return Verified{}, &AssertionError{Check: check}
+	}
 	got, err := w.wa.ValidateLogin(u, session, parsed)
 	if err != nil {
-		return Verified{}, fmt.Errorf("%w: %s", ErrBadAssertion, describe(err))
+		check := describe(err)
+		if strings.Contains(strings.ToLower(check), "signature") {
+			check = "signature"
+		}
+		return Verified{}, &AssertionError{Check: check}
 	}
 	if got.Authenticator.CloneWarning {
 		return Verified{}, ErrCounter
@@ -153,6 +161,30 @@ func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byt
 		return Verified{}, fmt.Errorf("verify: %w", err)
 	}
 	return Verified{User: cred.User, Evidence: ev}, nil
+}
+
+// precheck names the first of the plain checks an assertion fails, so a
+// refusal says which one; go-webauthn then repeats them all with the
+// signature.
+func (w *WebAuthnApprover) precheck(p *protocol.ParsedCredentialAssertionData, challenge []byte) string {
+	cd := p.Response.CollectedClientData
+	rpHash := sha256.Sum256([]byte(w.rp.ID))
+	flags := p.Response.AuthenticatorData.Flags
+	switch {
+	case cd.Type != protocol.AssertCeremony:
+		return "ceremony type"
+	case cd.Challenge != base64.RawURLEncoding.EncodeToString(challenge):
+		return "challenge"
+	case cd.Origin != w.rp.Origin:
+		return "origin"
+	case !bytes.Equal(p.Response.AuthenticatorData.RPIDHash, rpHash[:]):
+		return "rp id"
+	case !flags.UserPresent():
+		return "user presence"
+	case !flags.UserVerified():
+		return "user verification"
+	}
+	return ""
 }
 
 // describe returns a go-webauthn error's message without its type, which

@@ -71,6 +71,11 @@ func TestApproveRefusesEachWebAuthnCheck(t *testing.T) {
 			id := w.pending(t, "finance@example.com")
 			_, err := w.Gate.Approvals().Approve(ctx, id, tt.answer(t, w, id))
 			assert.ErrorIs(t, err, tt.want)
+			if check, ok := failedChecks[tt.name]; ok {
+				var ae *stepup.AssertionError
+				require.ErrorAs(t, err, &ae)
+				assert.Equal(t, check, ae.Check)
+			}
 			got, err := w.Gate.Ticket(ctx, id)
 			assert.Equal(t, stepup.StatusPending, got.Status, "a refused answer leaves the ticket pending (%v)", err)
 			_, err = w.Gate.Execute(ctx, id)
@@ -158,4 +163,16 @@ func assertFor(t *testing.T, w *world, a *stepuptest.Authenticator, id stepup.Ti
 	out, err := a.Assert(p.Options, tweaks...)
 	require.NoError(t, err)
 	return out
+}
+
+// failedChecks names the check each bent answer must be refused by.
+var failedChecks = map[string]string{
+	"wrong challenge":              "challenge",
+	"wrong origin":                 "origin",
+	"wrong RP ID":                  "rp id",
+	"user verification missing":    "user verification",
+	"user presence missing":        "user presence",
+	"user handle of another user":  "User handle and User ID do not match",
+	"assertion for another ticket": "challenge",
+	"not JSON":                     "malformed",
 }

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store/sqlite"
+)
+
+// q3 is the attachment of seed 002's program.
+const q3 = "region,revenue\nwest,410\neast,385\n"
+
+// demo is the whole setting: files, a database, a gate, an approver.
+type demo struct {
+	out   io.Writer
+	dir   string // resolver root holding q3.csv
+	db    string // SQLite file
+	st    *sqlite.Store
+	clock *stepuptest.Clock
+	gate  *stepup.Gate
+	dana  *stepuptest.Authenticator // the approver's passkey
+	mail  *outbox
+}
+
+// run builds the demo in a temporary directory and prints every section.
+func run(ctx context.Context, out io.Writer) error {
+	tmp, err := os.MkdirTemp("", "asu-quickstart-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	d, err := newDemo(ctx, out, tmp)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.st.Close() }()
+	for _, section := range []func(context.Context) error{
+		d.policyDecisions, d.canonicalEffect, d.approvalCard, d.sevenCases,
+		d.agentIndependence, d.effectBinding, d.freshness,
+	} {
+		if err := section(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newDemo(ctx context.Context, out io.Writer, tmp string) (*demo, error) {
+	d := &demo{out: out, dir: filepath.Join(tmp, "files"), db: filepath.Join(tmp, "asu.db"),
+		clock: stepuptest.NewClock(time.Date(2026, 10, 30, 9, 0, 0, 0, time.UTC)), mail: newOutbox()}
+	if err := os.Mkdir(d.dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := d.writeQ3(q3); err != nil {
+		return nil, err
+	}
+	if err := d.open(d.mail); err != nil {
+		return nil, err
+	}
+	dana, err := stepuptest.Enroll(ctx, d.gate.Admin(), "user:dana")
+	if err != nil {
+		return nil, fmt.Errorf("enroll approver: %w", err)
+	}
+	d.dana = dana
+	fmt.Fprintf(out, "asu quickstart: seed 002's program on the gate (store/sqlite, passkey approvals)\n")
+	return d, nil
+}
+
+// open (re)opens the database and builds a gate on it whose tools run
+// through exec.
+func (d *demo) open(exec stepup.Executor) error {
+	st, err := sqlite.Open(d.db, nil)
+	if err != nil {
+		return err
+	}
+	opts := []stepup.Option{stepup.WithClock(d.clock.Now), stepup.WithResolver(canon.FileResolver{Root: d.dir})}
+	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
+		opts = append(opts, stepup.WithExecutor(tool, exec))
+	}
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, opts...)
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
+	d.st, d.gate = st, g
+	return nil
+}
+
+func (d *demo) writeQ3(content string) error {
+	return os.WriteFile(filepath.Join(d.dir, "q3.csv"), []byte(content), 0o600)
+}
+
+// act is seed 002's send_email call by agent:reports for user:dana.
+func act(to string) stepup.Call {
+	return stepup.Call{
+		Tool:      "send_email",
+		Args:      json.RawMessage(`{"to":"` + to + `","subject":"Q3 summary","attachment":"q3.csv"}`),
+		Task:      "t-42",
+		Step:      "step-7",
+		Session:   "session-1",
+		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"},
+	}
+}
+
+// reordered is act with its keys in another order and other spacing.
+func reordered() stepup.Call {
+	c := act("finance@example.com")
+	c.Args = json.RawMessage(`{ "attachment": "q3.csv", "subject": "Q3 summary", "to": "finance@example.com" }`)
+	return c
+}
+
+// approved proposes c and approves it with Dana's passkey.
+func (d *demo) approved(ctx context.Context, c stepup.Call) (stepup.Ticket, error) {
+	tk, err := d.gate.Propose(ctx, c)
+	if err != nil {
+		return tk, err
+	}
+	if tk.Status != stepup.StatusPending {
+		return tk, fmt.Errorf("%s: want pending, got %s", c.Tool, tk.Status)
+	}
+	return stepuptest.Approve(ctx, d.gate.Approvals(), d.dana, tk.ID)
+}
+
+// outcome words a gate answer the way seed 002's program does.
+func outcome(err error) string {
+	var bad *stepup.AssertionError
+	switch {
+	case err == nil:
+		return "execute"
+	case errors.Is(err, stepup.ErrConsumed):
+		return "reject: approval already used"
+	case errors.Is(err, stepup.ErrExpired):
+		return "reject: approval expired"
+	case errors.Is(err, stepup.ErrEffectChanged):
+		return "reject: action differs from what was approved"
+	case errors.Is(err, stepup.ErrNotApproved):
+		return "reject: not approved"
+	case errors.As(err, &bad):
+		return "reject: " + map[string]string{
+			"signature": "bad signature", "challenge": "wrong challenge", "origin": "wrong origin",
+			"rp id": "wrong RP ID", "user verification": "user not verified",
+		}[bad.Check]
+	case errors.Is(err, stepup.ErrNotPermitted):
+		return "refused: approver must be a human other than the requester"
+	case errors.Is(err, stepup.ErrCounter):
+		return "reject: signature counter did not advance"
+	case errors.Is(err, stepup.ErrResolved):
+		return "reject: already decided"
+	case errors.Is(err, stepup.ErrUnknownCredential):
+		return "reject: credential not enrolled"
+	default:
+		return "error: " + err.Error()
+	}
+}
+
+// line prints one attack and its outcome in the table's two columns.
+func (d *demo) line(label, result string) {
+	fmt.Fprintf(d.out, "  %-44s %s\n", label, result)
+}
+
+// outbox is the send_email backend: it sends once per idempotency key.
+type outbox struct {
+	mu   sync.Mutex
+	sent     map[string]canon.Effect
+	lastSent canon.Effect
+	runs     int
+}
+
+func newOutbox() *outbox { return &outbox{sent: map[string]canon.Effect{}} }
+
+// Execute implements stepup.Executor.
+func (o *outbox) Execute(_ context.Context, e canon.Effect, key string) ([]byte, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if _, dup := o.sent[key]; !dup {
+		o.sent[key] = e
+		o.lastSent = e
+		o.runs++
+	}
+	return []byte(`{"queued":true}`), nil
+}
+
+// count returns how many effects actually ran.
+func (o *outbox) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.runs
+}
+
+// recipient returns the "to" argument of e.
+func recipient(e canon.Effect) string {
+	var args struct {
+		To string `json:"to"`
+	}
+	_ = json.Unmarshal(e.Args, &args)
+	return args.To
+}
+
+// last returns the most recently sent effect.
+func (o *outbox) last() canon.Effect {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lastSent
+}
