@@ -1,0 +1,60 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/postgres"
+	"github.com/agentstepup/asu/store/storetest"
+)
+
+// Open a store shared by every gate replica, park a ticket, approve it
+// and spend it once. A second consume, from this replica or any other,
+// is refused.
+func ExampleOpen() {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, os.Getenv("ASU_POSTGRES_DSN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	t, _, err := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{PerSession: 10, PerUser: 50})
+	if err != nil {
+		log.Fatal(err)
+	}
+	now := t.CreatedAt.Add(time.Minute)
+	if _, err := s.Resolve(ctx, t.ID, store.Resolution{To: store.Approved, Approver: "bob", At: now}); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := s.Consume(ctx, t.ID, "idem-"+t.ID, now); err != nil {
+		log.Fatal(err)
+	}
+	_, err = s.Consume(ctx, t.ID, "idem-again", now)
+	fmt.Println(errors.Is(err, store.ErrConsumed))
+}
+
+// Deployments that migrate in a step of their own open the gate's stores
+// with SkipMigrate, which refuses a schema that is not at this build's
+// version, and run Migrate once from the deploy job.
+func ExampleStore_Migrate() {
+	ctx := context.Background()
+	dsn := os.Getenv("ASU_POSTGRES_DSN")
+
+	deploy, err := postgres.Open(ctx, dsn, &postgres.Options{SkipMigrate: true, MaxConns: 1})
+	if errors.Is(err, postgres.ErrSchemaVersion) {
+		deploy, err = postgres.Open(ctx, dsn, nil) // migrates
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer deploy.Close()
+	if err := deploy.Migrate(ctx); err != nil { // idempotent
+		log.Fatal(err)
+	}
+}
