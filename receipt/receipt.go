@@ -39,7 +39,7 @@
 // ([AuditRecord.ComputeHash]) and [VerifyChain] finds the first deleted,
 // inserted, reordered or edited row. [WriteChain] and [ReadChain] move a
 // chain as JSON Lines, and [Metrics] turns records into the approval figures
-// that show approval fatigue.
+// ([ApprovalMetrics]) that show approval fatigue.
 //
 // # Dependencies
 //
