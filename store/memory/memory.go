@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
@@ -29,6 +30,7 @@ type Store struct {
 	// the cap check do not grow with the number of tickets.
 	bySession map[string]map[string]*store.Approval
 	byUser    map[string]map[string]*store.Approval
+	byMerge   map[mergeKey]map[string]*store.Approval
 	creds     map[string]*store.Credential
 	invites   map[[32]byte]*store.Invite
 	windows   map[string][]window
@@ -39,12 +41,19 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// mergeKey is what makes two pending tickets duplicates.
+type mergeKey struct {
+	session string
+	digest  canon.Digest
+}
+
 // New returns an empty store.
 func New() *Store {
 	return &Store{
 		tickets:   map[string]*store.Approval{},
 		bySession: map[string]map[string]*store.Approval{},
 		byUser:    map[string]map[string]*store.Approval{},
+		byMerge:   map[mergeKey]map[string]*store.Approval{},
 		creds:     map[string]*store.Credential{},
 		invites:   map[[32]byte]*store.Invite{},
 		windows:   map[string][]window{},
@@ -72,5 +81,15 @@ func (s *Store) lock(ctx context.Context) error {
 		s.mu.Unlock()
 		return store.ErrClosed
 	}
+	return nil
+}
+
+// Baseline takes and releases the store's lock: the memory store's empty
+// transaction, measured next to real operations by storetest.Bench.
+func (s *Store) Baseline(ctx context.Context) error {
+	if err := s.lock(ctx); err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	s.mu.Unlock()
 	return nil
 }

@@ -18,21 +18,16 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		return store.Approval{}, false, fmt.Errorf("park: %w", err)
 	}
 	defer s.mu.Unlock()
-	sessionLive := 0
-	for _, t := range s.bySession[a.Session] {
-		if !t.ExpiresAt.After(a.CreatedAt) {
-			continue
-		}
-		if t.Digest == a.Digest {
+	for _, t := range s.byMerge[mergeKey{a.Session, a.Digest}] {
+		if t.ExpiresAt.After(a.CreatedAt) {
 			t.Merged++
 			return t.Clone(), true, nil
 		}
-		sessionLive++
 	}
-	if caps.PerSession > 0 && sessionLive >= caps.PerSession {
+	if caps.PerSession > 0 && live(s.bySession[a.Session], a.CreatedAt, caps.PerSession) >= caps.PerSession {
 		return store.Approval{}, false, fmt.Errorf("park: session: %w", store.ErrPendingCap)
 	}
-	if caps.PerUser > 0 && live(s.byUser[a.User], a.CreatedAt) >= caps.PerUser {
+	if caps.PerUser > 0 && live(s.byUser[a.User], a.CreatedAt, caps.PerUser) >= caps.PerUser {
 		return store.Approval{}, false, fmt.Errorf("park: user: %w", store.ErrPendingCap)
 	}
 	if a.ID == "" {
@@ -46,21 +41,25 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 	s.tickets[a.ID] = &a
 	index(s.bySession, a.Session, &a)
 	index(s.byUser, a.User, &a)
+	index(s.byMerge, mergeKey{a.Session, a.Digest}, &a)
 	return a.Clone(), false, nil
 }
 
-// live counts the tickets in set whose expiry is after now.
-func live(set map[string]*store.Approval, now time.Time) int {
+// live counts the tickets in set whose expiry is after now, stopping at
+// limit.
+func live(set map[string]*store.Approval, now time.Time, limit int) int {
 	n := 0
 	for _, t := range set {
 		if t.ExpiresAt.After(now) {
-			n++
+			if n++; n >= limit {
+				break
+			}
 		}
 	}
 	return n
 }
 
-func index(m map[string]map[string]*store.Approval, key string, t *store.Approval) {
+func index[K comparable](m map[K]map[string]*store.Approval, key K, t *store.Approval) {
 	set := m[key]
 	if set == nil {
 		set = map[string]*store.Approval{}
@@ -69,7 +68,7 @@ func index(m map[string]map[string]*store.Approval, key string, t *store.Approva
 	set[t.ID] = t
 }
 
-func unindex(m map[string]map[string]*store.Approval, key, id string) {
+func unindex[K comparable](m map[K]map[string]*store.Approval, key K, id string) {
 	delete(m[key], id)
 	if len(m[key]) == 0 {
 		delete(m, key)
@@ -81,6 +80,7 @@ func unindex(m map[string]map[string]*store.Approval, key, id string) {
 func (s *Store) leavePending(t *store.Approval) {
 	unindex(s.bySession, t.Session, t.ID)
 	unindex(s.byUser, t.User, t.ID)
+	unindex(s.byMerge, mergeKey{t.Session, t.Digest}, t.ID)
 }
 
 // Get implements [store.Tickets].

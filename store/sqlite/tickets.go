@@ -11,6 +11,19 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
+// queryMerge finds the live pending duplicate of a ticket, through the
+// approvals_pending_session index.
+const queryMerge = `SELECT id FROM approvals
+	WHERE state = 'pending' AND session = ? AND digest = ? AND expires_at > ?
+	ORDER BY created_at, id LIMIT 1`
+
+// queryCap counts up to limit live pending tickets of one session or user,
+// through the approvals_pending_session or approvals_pending_user index.
+func queryCap(column string) string {
+	return `SELECT count(*) FROM (SELECT 1 FROM approvals
+	WHERE state = 'pending' AND ` + column + ` = ? AND expires_at > ? LIMIT ?)`
+}
+
 // Park implements [store.Tickets].
 func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (store.Approval, bool, error) {
 	if err := a.Check(); err != nil {
@@ -20,22 +33,12 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		a.ID = store.NewID()
 	}
 	a.State = store.Pending
-	requester, err := json.Marshal(a.Requester)
-	if err != nil {
-		return store.Approval{}, false, fmt.Errorf("sqlite: park: %w: requester", store.ErrInvalid)
-	}
-	taint, err := json.Marshal(a.Taint)
-	if err != nil {
-		return store.Approval{}, false, fmt.Errorf("sqlite: park: %w: taint", store.ErrInvalid)
-	}
 	var out store.Approval
 	merged := false
-	err = s.write(ctx, "park", func(tx *sql.Tx) error {
+	err := s.write(ctx, "park", func(tx *sql.Tx) error {
 		now := a.CreatedAt.UnixMicro()
 		var id string
-		err := tx.QueryRowContext(ctx, `SELECT id FROM approvals
-			WHERE state = 'pending' AND session = ? AND digest = ? AND expires_at > ?
-			ORDER BY created_at, id LIMIT 1`, a.Session, a.Digest[:], now).Scan(&id)
+		err := tx.QueryRowContext(ctx, queryMerge, a.Session, a.Digest[:], now).Scan(&id)
 		switch {
 		case err == nil:
 			if _, err := tx.ExecContext(ctx, `UPDATE approvals SET merged = merged + 1 WHERE id = ?`, id); err != nil {
@@ -53,19 +56,8 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		if err := checkCap(ctx, tx, "user", a.User, now, caps.PerUser); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (id, state, effect, digest, tool, effect_class,
-			card, card_hash, nonce, created_at, expires_at, requester, user, session, task, step,
-			policy_version, taint, rationale) VALUES (`+placeholders(19)+`) ON CONFLICT (id) DO NOTHING`,
-			a.ID, a.State, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
-			now, a.ExpiresAt.UnixMicro(), string(requester), a.User, a.Session, a.Task, a.Step,
-			a.PolicyVersion, string(taint), a.Rationale)
-		if err != nil {
-			return dbErr(err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 0 {
-			return store.ErrDuplicate
+		if err := insertApproval(ctx, tx, a); err != nil {
+			return err
 		}
 		out, err = getApproval(ctx, tx, a.ID) // as stored: times to the microsecond
 		return err
@@ -76,6 +68,34 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 	return out, merged, nil
 }
 
+// insertApproval inserts the new pending ticket a, or fails with
+// store.ErrDuplicate when its id is taken.
+func insertApproval(ctx context.Context, tx *sql.Tx, a store.Approval) error {
+	requester, err := json.Marshal(a.Requester)
+	if err != nil {
+		return fmt.Errorf("%w: requester", store.ErrInvalid)
+	}
+	taint, err := json.Marshal(a.Taint)
+	if err != nil {
+		return fmt.Errorf("%w: taint", store.ErrInvalid)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO approvals (id, state, effect, digest, tool, effect_class,
+		card, card_hash, nonce, created_at, expires_at, requester, user, session, task, step,
+		policy_version, taint, rationale) VALUES (`+placeholders(19)+`) ON CONFLICT (id) DO NOTHING`,
+		a.ID, store.Pending, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
+		a.CreatedAt.UnixMicro(), a.ExpiresAt.UnixMicro(), string(requester), a.User, a.Session, a.Task, a.Step,
+		a.PolicyVersion, string(taint), a.Rationale)
+	if err != nil {
+		return dbErr(err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return dbErr(err)
+	} else if n == 0 {
+		return store.ErrDuplicate
+	}
+	return nil
+}
+
 // checkCap fails with store.ErrPendingCap when column (session or user)
 // already has limit live pending tickets. It reads at most limit index
 // entries, whatever the number of tickets.
@@ -84,8 +104,7 @@ func checkCap(ctx context.Context, tx *sql.Tx, column, value string, now int64, 
 		return nil
 	}
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM approvals
-		WHERE state = 'pending' AND `+column+` = ? AND expires_at > ? LIMIT ?)`, value, now, limit).Scan(&n)
+	err := tx.QueryRowContext(ctx, queryCap(column), value, now, limit).Scan(&n)
 	if err != nil {
 		return dbErr(err)
 	}

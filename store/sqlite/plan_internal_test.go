@@ -1,0 +1,46 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestQueryPlans checks that merging and the pending caps read an index of
+// pending tickets, never the whole table: their cost must not grow with
+// the number of tickets.
+func TestQueryPlans(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "asu.db"), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	cases := []struct {
+		name, query, index string
+		args               []any
+	}{
+		{"merge", queryMerge, "approvals_pending_session", []any{"s", []byte{1}, 0}},
+		{"session cap", queryCap("session"), "approvals_pending_session", []any{"s", 0, 5}},
+		{"user cap", queryCap("user"), "approvals_pending_user", []any{"u", 0, 5}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
+			require.NoError(t, err)
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+				plan = append(plan, detail)
+			}
+			require.NoError(t, rows.Err())
+			joined := strings.Join(plan, "; ")
+			assert.Regexp(t, "SEARCH approvals USING (COVERING )?INDEX "+c.index+" ", joined)
+			assert.NotContains(t, joined, "SCAN approvals", joined)
+		})
+	}
+}
