@@ -206,6 +206,15 @@ func (noLoader) Load(url string) (any, error) {
 // Version returns the catalog's policy version.
 func (c *Catalog) Version() string { return c.version }
 
+// Route implements [Router].
+func (c *Catalog) Route(tool, policyVersion string) (Route, bool) {
+	t, ok := c.tools[tool]
+	if !ok || policyVersion != c.version {
+		return Route{}, false
+	}
+	return Route{Approvers: t.Approvers, Timeout: t.Timeout}, true
+}
+
 // Decide implements [Policy].
 func (c *Catalog) Decide(ctx context.Context, p Proposal) (Decision, error) {
 	d := Decision{Verdict: Deny, PolicyVersion: c.version}

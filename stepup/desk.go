@@ -38,13 +38,17 @@ type Prompt struct {
 
 // Prompt returns the card and the approver request for pending ticket id.
 func (d *ApprovalDesk) Prompt(ctx context.Context, id TicketID) (Prompt, error) {
-	a, req, dec, err := d.pending(ctx, id)
+	a, req, err := d.pending(ctx, id)
 	if err != nil {
 		return Prompt{}, err
 	}
 	eff, err := d.g.recheckStored(a)
 	if err != nil {
 		return Prompt{}, err
+	}
+	dec, _, err := d.g.redecide(ctx, a)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
 	cd, err := d.g.render(eff, dec, a.Taint, a.Rationale)
 	if err != nil || !cd.Hash().Equal(a.CardHash) {
@@ -60,37 +64,53 @@ func (d *ApprovalDesk) Prompt(ctx context.Context, id TicketID) (Prompt, error) 
 
 // pending loads a ticket an approver may still decide, with the request
 // rebuilt from the STORED ticket and the approvers allowed now.
-func (d *ApprovalDesk) pending(ctx context.Context, id TicketID) (store.Approval, Request, Decision, error) {
+func (d *ApprovalDesk) pending(ctx context.Context, id TicketID) (store.Approval, Request, error) {
 	g := d.g
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return a, Request{}, Decision{}, storeErr("approval", err)
+		return a, Request{}, storeErr("approval", err)
 	}
 	now := g.now()
 	if a.State != store.Pending {
-		return a, Request{}, Decision{}, fmt.Errorf("approval: %w", ErrResolved)
+		return a, Request{}, fmt.Errorf("approval: %w", ErrResolved)
 	}
 	if !now.Before(a.ExpiresAt) {
 		if err := g.timeout(ctx, a); err != nil {
-			return a, Request{}, Decision{}, err
+			return a, Request{}, err
 		}
-		return a, Request{}, Decision{}, fmt.Errorf("approval: %w", ErrExpired)
+		return a, Request{}, fmt.Errorf("approval: %w", ErrExpired)
 	}
-	dec, _, err := g.redecide(ctx, a)
+	route, err := g.route(ctx, a)
 	if err != nil {
-		return a, Request{}, Decision{}, fmt.Errorf("approval: %w", err)
+		return a, Request{}, fmt.Errorf("approval: %w", err)
 	}
-	approvers, err := g.approversAt(a, dec)
+	approvers, err := g.approversAt(a, route)
 	if err != nil {
-		return a, Request{}, Decision{}, err
+		return a, Request{}, err
 	}
-	return a, newRequest(a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), dec, nil
+	return a, newRequest(a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), nil
+}
+
+// route returns who may approve a stored ticket and its timeout, from the
+// policy's [Router] when it has one.
+func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
+	if r, ok := g.policy.(Router); ok {
+		if route, ok := r.Route(a.Tool, a.PolicyVersion); ok {
+			return route, nil
+		}
+		return Route{}, fmt.Errorf("%w: policy changed since the ticket was parked", ErrNotApproved)
+	}
+	d, _, err := g.redecide(ctx, a)
+	if err != nil {
+		return Route{}, err
+	}
+	return Route{Approvers: d.Approvers, Timeout: d.Timeout}, nil
 }
 
 // approversAt lists who may approve a now: the decision's group during the
 // first stage, and also the escalation group after it. Nil means any
 // enrolled approver.
-func (g *Gate) approversAt(a store.Approval, d Decision) ([]string, error) {
+func (g *Gate) approversAt(a store.Approval, d Route) ([]string, error) {
 	groups := []string{d.Approvers}
 	if d.Timeout.Outcome == OutcomeEscalate && !g.now().Before(a.CreatedAt.Add(g.stage(d.Timeout))) {
 		groups = append(groups, d.Timeout.EscalateTo)
@@ -120,7 +140,7 @@ func (g *Gate) approversAt(a store.Approval, d Decision) ([]string, error) {
 // must still be pending and unexpired.
 func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) (Ticket, error) {
 	g := d.g
-	a, req, _, err := d.pending(ctx, id)
+	a, req, err := d.pending(ctx, id)
 	if err != nil {
 		return Ticket{}, err
 	}
@@ -148,7 +168,7 @@ func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) 
 // allowed for the ticket; reason goes back to the model.
 func (d *ApprovalDesk) Deny(ctx context.Context, id TicketID, approver, reason string) (Ticket, error) {
 	g := d.g
-	a, req, _, err := d.pending(ctx, id)
+	a, req, err := d.pending(ctx, id)
 	if err != nil {
 		return Ticket{}, err
 	}

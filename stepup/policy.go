@@ -89,3 +89,17 @@ type Timeout struct {
 	// Alternative is the tool proposed instead, for OutcomeAlternative.
 	Alternative string
 }
+
+// Route is who may approve a parked ticket and until when.
+type Route struct {
+	Approvers string
+	Timeout   Timeout
+}
+
+// Router is an optional capability of a [Policy]: the route of a tool's
+// tickets under a policy version, without deciding a call again. The gate
+// uses it on the approver's hot path; a policy without it is asked to
+// decide the stored call again.
+type Router interface {
+	Route(tool, policyVersion string) (Route, bool)
+}

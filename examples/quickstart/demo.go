@@ -170,7 +170,7 @@ func (d *demo) line(label, result string) {
 
 // outbox is the send_email backend: it sends once per idempotency key.
 type outbox struct {
-	mu   sync.Mutex
+	mu       sync.Mutex
 	sent     map[string]canon.Effect
 	lastSent canon.Effect
 	runs     int
