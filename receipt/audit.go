@@ -91,9 +91,9 @@ func (r AuditRecord) ComputeHash() (canon.Digest, error) {
 
 // ChainBreak says where a chain first fails to verify.
 type ChainBreak struct {
-	Index int    // position in the slice given to VerifyChain
-	Seq   int64  // the record's own sequence number
-	Why   string // what did not match
+	Index int    `json:"index"` // position in the slice given to VerifyChain
+	Seq   int64  `json:"seq"`   // the record's own sequence number
+	Why   string `json:"why"`   // what did not match
 }
 
 func (b *ChainBreak) Error() string {

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+)
+
+// auditReport is the --json output of `verify audit`.
+type auditReport struct {
+	File     string                   `json:"file"`
+	Valid    bool                     `json:"valid"`
+	Reason   string                   `json:"reason,omitempty"`
+	Break    *receipt.ChainBreak      `json:"break,omitempty"`
+	Records  int                      `json:"records"`
+	FirstSeq int64                    `json:"first_seq,omitempty"`
+	LastSeq  int64                    `json:"last_seq,omitempty"`
+	Genesis  bool                     `json:"from_genesis"`
+	Head     string                   `json:"head,omitempty"`
+	Metrics  *receipt.ApprovalMetrics `json:"metrics,omitempty"`
+}
+
+func runAudit(args []string, stdout io.Writer) (int, error) {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	anchorHex := fs.String("anchor", "", "hash of the record before the first one in FILE, to check the link")
+	headHex := fs.String("head", "", "expected hash of the last record (the store's audit head)")
+	withMetrics := fs.Bool("metrics", false, "print approval metrics of the records")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	file, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	var anchor, head canon.Digest
+	if *anchorHex != "" {
+		if anchor, err = canon.ParseDigest(*anchorHex); err != nil {
+			return 0, fmt.Errorf("%w: --anchor is not 64 hex characters", errUsage)
+		}
+	}
+	if *headHex != "" {
+		if head, err = canon.ParseDigest(*headHex); err != nil {
+			return 0, fmt.Errorf("%w: --head is not 64 hex characters", errUsage)
+		}
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, fmt.Errorf("read audit chain: %w", err)
+	}
+	defer f.Close()
+
+	rep := auditReport{File: file}
+	records, err := receipt.ReadChain(f)
+	if err == nil {
+		rep.Records = len(records)
+		err = receipt.VerifyChain(records, anchor)
+	}
+	if err == nil && len(records) > 0 {
+		first, last := records[0], records[len(records)-1]
+		rep.FirstSeq, rep.LastSeq, rep.Head = first.Seq, last.Seq, last.Hash.String()
+		rep.Genesis = first.Seq == 1 && first.PrevHash.IsZero()
+		if *headHex != "" && !last.Hash.Equal(head) {
+			err = &receipt.ChainBreak{Index: len(records) - 1, Seq: last.Seq, Why: "last record's hash is not the expected head (records removed or rewritten at the end)"}
+		}
+	}
+	if err == nil && len(records) == 0 && *headHex != "" {
+		err = fmt.Errorf("%w: no records, but a head was expected", receipt.ErrChainBroken)
+	}
+	if err != nil {
+		rep.Reason = err.Error()
+		var b *receipt.ChainBreak
+		if errors.As(err, &b) {
+			rep.Break = b
+		}
+	} else {
+		rep.Valid = true
+	}
+	if *withMetrics && rep.Valid {
+		m := receipt.Metrics(records)
+		rep.Metrics = &m
+	}
+
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return 0, err
+		}
+	} else {
+		fmt.Fprintln(stdout, auditLine(rep, *anchorHex != ""))
+		if rep.Metrics != nil {
+			printMetrics(stdout, rep.Metrics)
+		}
+	}
+	if !rep.Valid {
+		return exitInvalid, nil
+	}
+	return exitValid, nil
+}
+
+func auditLine(rep auditReport, anchored bool) string {
+	switch {
+	case !rep.Valid:
+		return "invalid: " + rep.Reason
+	case rep.Records == 0:
+		return "valid: no records"
+	case rep.Genesis:
+		return fmt.Sprintf("valid: %d records, seq %d-%d from the start of the chain; head %s", rep.Records, rep.FirstSeq, rep.LastSeq, rep.Head)
+	case anchored:
+		return fmt.Sprintf("valid: %d records, seq %d-%d linked to the anchor; head %s", rep.Records, rep.FirstSeq, rep.LastSeq, rep.Head)
+	default:
+		return fmt.Sprintf("valid: %d records, seq %d-%d; the first record's prev_hash is taken as given (pass --anchor to check it); head %s",
+			rep.Records, rep.FirstSeq, rep.LastSeq, rep.Head)
+	}
+}
+
+func printMetrics(w io.Writer, m *receipt.ApprovalMetrics) {
+	row := func(name string, c receipt.ClassMetrics) {
+		fmt.Fprintf(w, "  %-14s requests %4d  approved %4d  denied %4d  expired %4d  rate %5.1f%%  median %8s  per reviewer-hour %5.1f  peak hour %3d\n",
+			name, c.Requests, c.Approved, c.Denied, c.Expired, 100*c.ApprovalRate, c.MedianDecision.Round(time.Second), c.ApprovalsPerReviewerHour, c.PeakReviewerHour)
+	}
+	fmt.Fprintln(w, "approval metrics:")
+	row("all", m.Overall)
+	names := make([]string, 0, len(m.ByClass))
+	for n := range m.ByClass {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		row(n, m.ByClass[n])
+	}
+}

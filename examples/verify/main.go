@@ -1,0 +1,103 @@
+// Command verify checks asu evidence with nothing but the approver's public
+// key: a receipt of one approval, or an exported audit chain.
+//
+//	verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...] [--json]
+//	verify audit FILE [--anchor HEX] [--head HEX] [--metrics] [--json]
+//
+// KEYFILE holds the approver's COSE_Key in base64url (the encoding of a
+// receipt's approver.public_key, as the gate enrolled it) or a PEM public
+// key. The key inside the receipt is never trusted, only compared.
+//
+// The exit status is 0 only when the evidence is valid, 1 when it is not
+// (with a one-line reason), and 2 for a usage or file error. --json prints
+// the full result as one JSON object instead.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// Exit statuses.
+const (
+	exitValid   = 0
+	exitInvalid = 1
+	exitUsage   = 2
+)
+
+const usage = `usage:
+  verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...] [--user NAME] [--json]
+  verify audit FILE [--anchor HEX] [--head HEX] [--metrics] [--json]`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, time.Now))
+}
+
+// run is the whole command: it parses args, verifies, prints to stdout (or
+// the reason for a usage error to stderr) and returns the exit status. now
+// is the clock used to report whether an approval window has closed.
+func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return exitUsage
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "receipt":
+		code, err = runReceipt(args[1:], stdout, now)
+	case "audit":
+		code, err = runAudit(args[1:], stdout)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return exitValid
+	default:
+		err = fmt.Errorf("unknown command %q", args[0])
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "verify:", err)
+		if errors.Is(err, errUsage) {
+			fmt.Fprintln(stderr, usage)
+		}
+		return exitUsage
+	}
+	return code
+}
+
+var errUsage = errors.New("usage")
+
+// parse parses flags that may come before or after the one positional
+// argument (FILE), and returns that argument.
+func parse(fs *flag.FlagSet, args []string) (string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", fmt.Errorf("%w: %v", errUsage, err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		return "", fmt.Errorf("%w: want exactly one FILE, got %d arguments", errUsage, len(pos))
+	}
+	return pos[0], nil
+}
+
+// list is a repeatable string flag.
+type list []string
+
+func (l *list) String() string { return strings.Join(*l, ",") }
+
+func (l *list) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
