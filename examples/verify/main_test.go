@@ -104,7 +104,9 @@ func TestReceiptInvalid(t *testing.T) {
 		reason string
 	}{
 		{"wrong key", func(t *testing.T) fixture { return newFixture(t, receipttest.ES256) }, func(fixture) string { return otherKey.cose }, nil, "public_key check failed"},
-		{"wrong origin", func(t *testing.T) fixture { return newFixture(t, receipttest.ES256, receipttest.WithOrigin("https://evil.test")) }, nil, nil, "origin check failed"},
+		{"wrong origin", func(t *testing.T) fixture {
+			return newFixture(t, receipttest.ES256, receipttest.WithOrigin("https://evil.test"))
+		}, nil, nil, "origin check failed"},
 		{"no user verification", func(t *testing.T) fixture { return newFixture(t, receipttest.ES256, receipttest.WithFlags(1)) }, nil, nil, "user_verified check failed"},
 		{"other user pinned", func(t *testing.T) fixture { return newFixture(t, receipttest.EdDSA) }, nil, []string{"--user", "user:erin"}, "public_key check failed"},
 		{"edited effect", func(t *testing.T) fixture {
