@@ -63,10 +63,10 @@ type Tickets interface {
 	// (the ticket then stays pending until [Tickets.ExpirePending]).
 	Resolve(ctx context.Context, id string, r Resolution) (Approval, error)
 	// ExpirePending marks every pending ticket whose ExpiresAt is at or
-	// before now as expired (ResolvedAt now) and returns them, oldest expiry
-	// first.
+	// before now as expired (ResolvedAt now) and returns them, by ExpiresAt
+	// then ID.
 	ExpirePending(ctx context.Context, now time.Time) ([]Approval, error)
-	// Pending lists the pending tickets matching f, oldest first. Tickets
+	// Pending lists the pending tickets matching f, by CreatedAt then ID. Tickets
 	// past their expiry but not yet swept by ExpirePending are included.
 	Pending(ctx context.Context, f Filter) ([]Approval, error)
 }
@@ -82,7 +82,7 @@ type Execution interface {
 	// Finish moves an executing ticket to done with its result. It fails
 	// with [ErrNotExecuting] in any other state.
 	Finish(ctx context.Context, id string, result []byte, at time.Time) (Approval, error)
-	// Recover lists the executing tickets, oldest consume first: those a
+	// Recover lists the executing tickets by ConsumedAt then ID: those a
 	// crash interrupted after Consume and before Finish. Re-run them with
 	// their IdempotencyKey; never consume them again.
 	Recover(ctx context.Context) ([]Approval, error)
@@ -146,7 +146,8 @@ type AuditLog interface {
 	// reads the chain head, sets r.Seq to the head's Seq+1 and r.PrevHash to
 	// the head's Hash (zero for the first record), and sets r.Hash with
 	// [receipt.AuditRecord.ComputeHash]; values the caller put in those
-	// fields are ignored. Concurrent appends never fork the chain.
+	// fields are ignored. Args is stored in canonical form. [ChainNext] does
+	// all this for backends. Concurrent appends never fork the chain.
 	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
 	// AuditHead returns the last record, or the zero record when the chain
 	// is empty. Its Hash anchors a later [receipt.VerifyChain].

@@ -9,8 +9,9 @@
 // made at most once however many callers race. Read-modify-write steps (the
 // audit chain head, pending caps, merging) run in BEGIN IMMEDIATE
 // transactions, which take SQLite's write lock up front: two processes
-// serialize instead of both reading the same head. Within a process, writers
-// also queue on a mutex, so they wait for each other without SQLite's
+// serialize instead of both reading the same head. Every write is such a
+// transaction. Within a process, writers also queue on a semaphore that
+// honours their context, so they wait for each other without SQLite's
 // sleeping busy handler; across processes the busy timeout
 // ([Options.BusyTimeout]) applies.
 //
@@ -34,7 +35,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,9 +59,9 @@ type Options struct {
 
 // Store is a [store.Store] on one SQLite file.
 type Store struct {
-	db      *sql.DB
-	writeMu sync.Mutex // writers in this process queue here, not in SQLite
-	closed  atomic.Bool
+	db     *sql.DB
+	writer chan struct{} // a one-slot semaphore: writers in this process queue here, not in SQLite
+	closed atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -99,7 +99,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
-	s := &Store{db: db}
+	s := &Store{db: db, writer: make(chan struct{}, 1)}
 	if err := s.migrate(context.Background()); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -143,8 +143,12 @@ func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) er
 	if err := s.enter(ctx, op); err != nil {
 		return err
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
+	select {
+	case s.writer <- struct{}{}:
+		defer func() { <-s.writer }()
+	case <-ctx.Done():
+		return fmt.Errorf("sqlite: %s: %w", op, ctx.Err())
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(ctx, op, err)

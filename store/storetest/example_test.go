@@ -1,0 +1,52 @@
+package storetest_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
+	"github.com/agentstepup/asu/store/sqlite"
+	"github.com/agentstepup/asu/store/storetest"
+)
+
+// A backend's conformance test supplies only a constructor.
+func ExampleRun() {
+	_ = func(t *testing.T) { // func TestConformance(t *testing.T)
+		storetest.Run(t, func(t *testing.T) store.Store {
+			s := memory.New()
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		})
+	}
+}
+
+// A backend that several processes can open wires the process tests with
+// a way to make a fresh database and to open it by name.
+func ExampleRunProcesses() {
+	_ = func(t *testing.T) { // func TestProcesses(t *testing.T)
+		storetest.RunProcesses(t, storetest.Processes{
+			Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
+			Open: func(t testing.TB, target string) store.Store {
+				s, err := sqlite.Open(target, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				return s
+			},
+		})
+	}
+}
+
+// Benchmarks take the same constructor; a store with a Baseline method is
+// measured against it.
+func ExampleBench() {
+	_ = func(b *testing.B) { // func BenchmarkStore(b *testing.B)
+		storetest.Bench(b, func(b *testing.B) store.Store {
+			s := memory.New()
+			b.Cleanup(func() { _ = s.Close() })
+			return s
+		})
+	}
+}
