@@ -9,8 +9,9 @@
 # What it does:
 #   - if ASU_POSTGRES_DSN is already set, it leaves it alone and starts nothing;
 #   - installs PostgreSQL from Debian's packages when initdb/pg_ctl are missing;
-#   - creates a cluster in a fresh temporary directory owned by an
-#     unprivileged user (postgres, or the current user when not root);
+#   - creates a cluster in a fresh directory under /tmp (or
+#     ASU_POSTGRES_TMPDIR) owned by an unprivileged user (postgres, or the
+#     current user when not root);
 #   - starts it on 127.0.0.1 only, on a private port (ASU_POSTGRES_PORT,
 #     default 55432, or the next free one), with its socket in that directory;
 #   - creates the database "asu" and exports
@@ -53,11 +54,12 @@ asu_postgres_install() {
 
 # asu_postgres_as runs a command as the cluster's owner.
 asu_postgres_as() {
+	# From /, which every user may enter: the caller's directory may not be.
 	if [ "$(id -u)" = 0 ]; then
 		if command -v runuser >/dev/null 2>&1; then
-			runuser -u "$ASU_POSTGRES_OWNER" -- "$@"
+			(cd / && runuser -u "$ASU_POSTGRES_OWNER" -- "$@")
 		else
-			su -s /bin/sh "$ASU_POSTGRES_OWNER" -c "$(printf '%q ' "$@")"
+			(cd / && su -s /bin/sh "$ASU_POSTGRES_OWNER" -c "$(printf '%q ' "$@")")
 		fi
 	else
 		"$@"
@@ -122,7 +124,9 @@ asu_postgres_start() {
 	done
 
 	local dir
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/asu-postgres.XXXXXX") || return 1
+	# Under /tmp (or ASU_POSTGRES_TMPDIR), not TMPDIR, which the cluster's
+	# owner may not be allowed to enter.
+	dir=$(mktemp -d "${ASU_POSTGRES_TMPDIR:-/tmp}/asu-postgres.XXXXXX") || return 1
 	chmod 0700 "$dir"
 	[ "$(id -u)" = 0 ] && chown "$ASU_POSTGRES_OWNER" "$dir"
 	ASU_POSTGRES_DIR=$dir
