@@ -19,14 +19,17 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, store.ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
 	if isSentinel(err) {
 		return fmt.Errorf("%s: %w", op, err)
 	}
+	// pgx wraps context errors in its own types: wrap only the context's.
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("%s: %w", op, cerr)
+	}
+	for _, cerr := range []error{context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, cerr) {
+			return fmt.Errorf("%s: %w", op, cerr)
+		}
 	}
 	if s.closed.Load() {
 		return fmt.Errorf("%s: %w", op, store.ErrClosed)
@@ -50,12 +53,13 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 }
 
 // isSentinel reports whether err already wraps one of the refusals this
-// package returns, so that it passes through unchanged.
+// package returns (made by this package, never wrapping a pgx value), so
+// that it passes through unchanged.
 func isSentinel(err error) bool {
 	for _, s := range []error{
 		store.ErrNotFound, store.ErrDuplicate, store.ErrInvalid, store.ErrTooLarge, store.ErrResolved,
 		store.ErrExpired, store.ErrNotApproved, store.ErrConsumed, store.ErrNotExecuting, store.ErrPendingCap,
-		store.ErrCounter, store.ErrGrantUsedUp, ErrSchemaVersion, ErrDatabase,
+		store.ErrCounter, store.ErrGrantUsedUp, store.ErrClosed, ErrSchemaVersion, ErrDatabase,
 	} {
 		if errors.Is(err, s) {
 			return true
