@@ -1,0 +1,128 @@
+// verify.mjs checks asu receipts (format asu.receipt.v1) with
+// @simplewebauthn/server, a WebAuthn implementation independent of asu.
+//
+//   node verify.mjs --key KEYFILE --rp-id ID --origin URL FILE...
+//
+// KEYFILE holds the approver's COSE_Key in base64url. Everything asu binds
+// is recomputed here from the receipt's own fields: the effect's digest and
+// the card hash (RFC 8785 canonical JSON, SHA-256), and the challenge of
+// DESIGN rule 5; the WebAuthn assertion is then verified against that
+// challenge by verifyAuthenticationResponse. One JSON line per FILE is
+// printed: {"file", "verified", "error"}. The exit status is 0 only when
+// every file verified.
+
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { verifyAuthenticationResponse } from '@simplewebauthn/server';
+
+// jcs returns the RFC 8785 canonical form of a parsed JSON value: keys
+// sorted by UTF-16 code units (JavaScript's default sort), primitives as
+// ECMAScript's JSON.stringify writes them, which RFC 8785 adopts.
+function jcs(v) {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return '[' + v.map(jcs).join(',') + ']';
+  return '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + jcs(v[k])).join(',') + '}';
+}
+
+const sha256 = (...parts) => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest();
+};
+
+const b64url = (s) => {
+  if (typeof s !== 'string' || !/^[A-Za-z0-9_-]*$/.test(s)) throw new Error('not base64url');
+  return Buffer.from(s, 'base64url');
+};
+
+const hex32 = (s, what) => {
+  if (typeof s !== 'string' || !/^[0-9a-f]{64}$/.test(s)) throw new Error(`${what} is not 64 lowercase hex`);
+  return Buffer.from(s, 'hex');
+};
+
+// challenge is DESIGN rule 5:
+// SHA-256("asu/v1/approve" ‖ 0x00 ‖ digest ‖ nonce ‖ uint64be(expires_at) ‖ card_hash)
+function challenge(r) {
+  const nonce = b64url(r.nonce);
+  if (nonce.length !== 32) throw new Error('nonce is not 32 bytes');
+  if (!Number.isSafeInteger(r.expires_at) || r.expires_at < 0) throw new Error('expires_at is not a Unix time');
+  const exp = Buffer.alloc(8);
+  exp.writeBigUInt64BE(BigInt(r.expires_at));
+  return sha256(Buffer.from('asu/v1/approve'), Buffer.from([0]), hex32(r.digest, 'digest'), nonce, exp,
+    hex32(r.card_hash, 'card_hash'));
+}
+
+async function verifyReceipt(r, key, rpID, origin) {
+  if (r.format !== 'asu.receipt.v1') throw new Error('format is not asu.receipt.v1');
+  if (sha256(jcs(r.effect)).toString('hex') !== r.digest) throw new Error('digest does not match the effect');
+  const cardHash = sha256(Buffer.from('asu/v1/card'), Buffer.from([0]), jcs(r.card)).toString('hex');
+  if (cardHash !== r.card_hash) throw new Error('card_hash does not match the card');
+  if (r.rp_id !== rpID || r.origin !== origin) throw new Error('rp_id or origin is not the expected one');
+  if (!Buffer.from(key).equals(b64url(r.approver.public_key))) throw new Error('embedded public key is not the trusted key');
+
+  const id = r.approver.credential_id;
+  const a = r.assertion;
+  const { verified } = await verifyAuthenticationResponse({
+    response: {
+      id,
+      rawId: id,
+      type: 'public-key',
+      clientExtensionResults: {},
+      response: {
+        authenticatorData: a.authenticator_data,
+        clientDataJSON: a.client_data_json,
+        signature: a.signature,
+        userHandle: a.user_handle || undefined,
+      },
+    },
+    expectedChallenge: challenge(r).toString('base64url'),
+    expectedOrigin: origin,
+    expectedRPID: rpID,
+    expectedType: 'webauthn.get',
+    credential: { id, publicKey: new Uint8Array(key), counter: 0 },
+    requireUserVerification: true,
+  });
+  if (!verified) throw new Error('signature does not verify');
+}
+
+function parseArgs(argv) {
+  const opts = { files: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--key' || a === '--rp-id' || a === '--origin') {
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      opts[a.slice(2)] = argv[++i];
+    } else {
+      opts.files.push(a);
+    }
+  }
+  if (!opts.key || !opts['rp-id'] || !opts.origin || opts.files.length === 0) {
+    throw new Error('usage: node verify.mjs --key KEYFILE --rp-id ID --origin URL FILE...');
+  }
+  return opts;
+}
+
+async function main() {
+  let opts;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(e.message);
+    process.exit(2);
+  }
+  const key = b64url(readFileSync(opts.key, 'utf8').trim());
+  let all = true;
+  for (const file of opts.files) {
+    let error = '';
+    try {
+      await verifyReceipt(JSON.parse(readFileSync(file, 'utf8')), key, opts['rp-id'], opts.origin);
+    } catch (e) {
+      error = String(e && e.message ? e.message : e);
+    }
+    all &&= error === '';
+    console.log(JSON.stringify({ file, verified: error === '', error }));
+  }
+  process.exit(all ? 0 : 1);
+}
+
+main();
