@@ -1,0 +1,354 @@
+package stepup_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
+)
+
+// TestVerifierSeedCases replays seed 002's executor decisions with the
+// executor as a separate service: the gate issues a token, the mailer
+// verifies it against the call it is about to run.
+func TestVerifierSeedCases(t *testing.T) {
+	ctx := context.Background()
+	approvedCall := sendEmail("finance@example.com")
+
+	t.Run("1 the approved call, keys reordered, executes once", func(t *testing.T) {
+		w := newTokenWorld(t)
+		tk, tok := w.issued(t, approvedCall)
+		claims, err := w.mailer.Verify(ctx, tok, effectOf(reordered(approvedCall)))
+		require.NoError(t, err)
+		assert.Equal(t, tk.ID, claims.Ticket)
+		assert.Equal(t, tk.Digest, claims.Digest)
+		assert.Equal(t, stepuptest.Approver, claims.Approver)
+		assert.Equal(t, "send_email", claims.Audience)
+		assert.Equal(t, tokenIssuerName, claims.Issuer)
+
+		a, err := w.Store.Get(ctx, string(tk.ID))
+		require.NoError(t, err)
+		assert.Equal(t, store.Executing, a.State, "the ticket is spent in the shared store")
+		assert.Len(t, claims.IdempotencyKey, 32)
+		assert.Equal(t, a.IdempotencyKey, claims.IdempotencyKey)
+		assert.Equal(t, a.Nonce, claims.Nonce)
+
+		require.NoError(t, w.mailer.Finish(ctx, claims, []byte(`{"sent":true}`), nil))
+		got, err := w.Gate.Ticket(ctx, tk.ID)
+		require.NoError(t, err)
+		assert.Equal(t, stepup.StatusExecuted, got.Status)
+		_, err = w.Gate.Execute(ctx, tk.ID)
+		assert.ErrorIs(t, err, stepup.ErrConsumed, "the gate does not run it a second time")
+		assert.Equal(t, 0, w.exec.count())
+		assert.ErrorIs(t, w.mailer.Finish(ctx, claims, nil, nil), stepup.ErrStore, "finished once")
+	})
+
+	t.Run("2 the same token again is refused as used", func(t *testing.T) {
+		w := newTokenWorld(t)
+		_, tok := w.issued(t, approvedCall)
+		_, err := w.mailer.Verify(ctx, tok, effectOf(approvedCall))
+		require.NoError(t, err)
+		w.Clock.Advance(10 * time.Second)
+		_, err = w.mailer.Verify(ctx, tok, effectOf(approvedCall))
+		assert.ErrorIs(t, err, stepup.ErrConsumed)
+	})
+
+	t.Run("3 a token for one call is refused for another", func(t *testing.T) {
+		w := newTokenWorld(t)
+		tk, tok := w.issued(t, approvedCall)
+		_, err := w.mailer.Verify(ctx, tok, effectOf(sendEmail("finance@exarnple.com")))
+		assert.ErrorIs(t, err, stepup.ErrEffectChanged)
+		assert.Equal(t, store.Approved, w.state(t, tk.ID), "a refusal spends nothing")
+	})
+
+	t.Run("4 attachment edited after approval is refused", func(t *testing.T) {
+		w := newTokenWorld(t)
+		tk, tok := w.issued(t, approvedCall)
+		require.NoError(t, os.WriteFile(filepath.Join(w.dir, "q3.csv"),
+			[]byte("region,revenue\nwest,410\neast,385\nnote,see attached instructions\n"), 0o600))
+		_, err := w.mailer.Verify(ctx, tok, effectOf(approvedCall))
+		assert.ErrorIs(t, err, stepup.ErrEffectChanged)
+		assert.Equal(t, store.Approved, w.state(t, tk.ID))
+	})
+
+	t.Run("5 used 20 minutes later is refused as expired", func(t *testing.T) {
+		w := newTokenWorld(t)
+		tk, tok := w.issued(t, approvedCall)
+		w.Clock.Advance(20 * time.Minute)
+		_, err := w.mailer.Verify(ctx, tok, effectOf(approvedCall))
+		assert.ErrorIs(t, err, stepup.ErrExpired)
+		assert.Equal(t, store.Approved, w.state(t, tk.ID))
+	})
+
+	t.Run("6 digest swapped in the token is refused as a bad signature", func(t *testing.T) {
+		w := newTokenWorld(t)
+		tk, tok := w.issued(t, approvedCall)
+		changed := effectOf(sendEmail("finance@exarnple.com"))
+		changed.Refs = resolved(t, w, changed.Refs)
+		d, err := changed.Digest()
+		require.NoError(t, err)
+		forged := editPayload(t, tok, func(c jwt.MapClaims) { c["digest"] = d.String() })
+		_, err = w.mailer.Verify(ctx, forged, changed)
+		assert.ErrorIs(t, err, stepup.ErrTokenSignature)
+		assert.Equal(t, store.Approved, w.state(t, tk.ID))
+	})
+}
+
+// TestVerifierRefusals: every other way a token can be wrong, each with
+// its sentinel, none spending the ticket.
+func TestVerifierRefusals(t *testing.T) {
+	ctx := context.Background()
+	w := newTokenWorld(t)
+	call := sendEmail("finance@example.com")
+	tk, tok := w.issued(t, call)
+	pub := w.issuer.PublicKey()
+	otherPub, otherKey, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	claims := claimsOf(t, tok)
+
+	tests := []struct {
+		name  string
+		token string
+		v     *stepup.Verifier
+		want  error
+	}{
+		{"addressed to another executor", tok, w.verifier(t, pub, tokenIssuerName, "payments"), stepup.ErrTokenAudience},
+		{"from another issuer name", tok, w.verifier(t, pub, "other-gate", "send_email"), stepup.ErrTokenIssuer},
+		{"verified with another gate's key", tok, w.verifier(t, otherPub, tokenIssuerName, "send_email"), stepup.ErrTokenSignature},
+		{"signed by another key", sign(t, jwt.SigningMethodEdDSA, otherKey, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
+		{"alg none", sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
+		{"HS256 keyed with the public key", sign(t, jwt.SigningMethodHS256, []byte(pub), stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
+		{"RS256", sign(t, jwt.SigningMethodRS256, rsaKey, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
+		{"ES256", sign(t, jwt.SigningMethodES256, ecKey, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
+		{"payload edited", editPayload(t, tok, func(c jwt.MapClaims) { c["exp"] = c["exp"].(float64) + 3600 }), nil, stepup.ErrTokenSignature},
+		{"another JWT of the gate's key", sign(t, jwt.SigningMethodEdDSA, w.key, "JWT", claims), nil, stepup.ErrTokenMalformed},
+		{"not a JWT", "not.a.jwt", nil, stepup.ErrTokenMalformed},
+		{"empty", "", nil, stepup.ErrTokenMalformed},
+		{"no expiry", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "exp", nil)), nil, stepup.ErrTokenMalformed},
+		{"digest not hex", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "digest", "zz")), nil, stepup.ErrTokenMalformed},
+		{"nonce short", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "nonce", "00")), nil, stepup.ErrTokenMalformed},
+		{"two audiences", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
+			with(claims, "aud", []string{"send_email", "payments"})), nil, stepup.ErrTokenAudience},
+		{"expired", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
+			with(claims, "exp", stepuptest.Start.Unix())), nil, stepup.ErrExpired},
+		{"unknown ticket", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "jti", "no-such-ticket")), nil, stepup.ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.v
+			if v == nil {
+				v = w.mailer
+			}
+			got, err := v.Verify(ctx, tt.token, effectOf(call))
+			assert.ErrorIs(t, err, tt.want)
+			assert.Zero(t, got)
+			assert.Equal(t, store.Approved, w.state(t, tk.ID), "a refused token spends nothing")
+		})
+	}
+
+	// The real token still works after all of that, once.
+	_, err = w.mailer.Verify(ctx, tok, effectOf(call))
+	require.NoError(t, err)
+}
+
+// TestVerifierRefusesATokenThatDisagreesWithTheTicket: a token the gate's
+// key signed whose nonce is not the stored ticket's (the key misused, or a
+// second gate with the same key and another store) runs nothing.
+func TestVerifierRefusesATokenThatDisagreesWithTheTicket(t *testing.T) {
+	w := newTokenWorld(t)
+	call := sendEmail("finance@example.com")
+	tk, tok := w.issued(t, call)
+	forged := sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
+		with(claimsOf(t, tok), "nonce", strings.Repeat("ab", 32)))
+	_, err := w.mailer.Verify(context.Background(), forged, effectOf(call))
+	assert.ErrorIs(t, err, stepup.ErrEffectChanged)
+	assert.Equal(t, store.Executing, w.state(t, tk.ID), "the ticket it reached stays spent: fail closed")
+}
+
+// TestAlgorithmConfusionAgainstANaiveVerifier shows the HS256 forgery
+// succeeding against a verifier that hands out its key in whatever form
+// the token's header asks for, and failing against stepup.Verifier.
+func TestAlgorithmConfusionAgainstANaiveVerifier(t *testing.T) {
+	w := newTokenWorld(t)
+	call := sendEmail("finance@example.com")
+	_, tok := w.issued(t, call)
+	pub := w.issuer.PublicKey()
+	// The attacker knows the public key and wants the mail sent elsewhere.
+	other := effectOf(sendEmail("finance@exarnple.com"))
+	other.Refs = resolved(t, w, other.Refs)
+	d, err := other.Digest()
+	require.NoError(t, err)
+	forged := sign(t, jwt.SigningMethodHS256, []byte(pub), stepup.TokenType, with(claimsOf(t, tok), "digest", d.String()))
+
+	naive := func(token string) error {
+		_, err := jwt.Parse(token, func(t *jwt.Token) (any, error) {
+			if _, ok := t.Method.(*jwt.SigningMethodHMAC); ok {
+				return []byte(pub), nil
+			}
+			return pub, nil
+		}, jwt.WithTimeFunc(w.Clock.Now))
+		return err
+	}
+	require.NoError(t, naive(tok), "the naive verifier accepts genuine tokens")
+	assert.NoError(t, naive(forged), "and the forgery: the attack works against it")
+
+	_, err = w.mailer.Verify(context.Background(), forged, other)
+	assert.ErrorIs(t, err, stepup.ErrTokenSignature)
+}
+
+// TestVerifierSpendsATicketOnce: many executors racing with one token, and
+// the gate's own Execute, run the call once between them.
+func TestVerifierSpendsATicketOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newTokenWorld(t)
+	call := sendEmail("finance@example.com")
+	tk, tok := w.issued(t, call)
+
+	const n = 32
+	var wg sync.WaitGroup
+	errs := make([]error, n+1)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = w.mailer.Verify(ctx, tok, effectOf(call))
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, errs[n] = w.Gate.Execute(ctx, tk.ID)
+	}()
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		if err == nil {
+			ok++
+			continue
+		}
+		assert.ErrorIs(t, err, stepup.ErrConsumed)
+	}
+	assert.Equal(t, 1, ok)
+}
+
+// TestNewVerifierConfig refuses unusable configurations up front.
+func TestNewVerifierConfig(t *testing.T) {
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	st := memory.New()
+	t.Cleanup(func() { _ = st.Close() })
+	tests := []struct {
+		name     string
+		pub      ed25519.PublicKey
+		iss, aud string
+		st       store.Execution
+		opts     []stepup.VerifierOption
+	}{
+		{"short key", pub[:16], "g", "mailer", st, nil},
+		{"no issuer", pub, "", "mailer", st, nil},
+		{"no audience", pub, "g", "", st, nil},
+		{"no store", pub, "g", "mailer", nil, nil},
+		{"nil clock", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierClock(nil)}},
+		{"nil resolver", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierResolver(nil)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := stepup.NewVerifier(tt.pub, tt.iss, tt.aud, tt.st, tt.opts...)
+			assert.ErrorIs(t, err, stepup.ErrConfig)
+			assert.Nil(t, v)
+		})
+	}
+}
+
+// TestVerifierErrorsQuoteNothing: refusals never carry the token or the
+// arguments.
+func TestVerifierErrorsQuoteNothing(t *testing.T) {
+	w := newTokenWorld(t)
+	_, tok := w.issued(t, sendEmail("finance@example.com"))
+	for _, e := range []canon.Effect{effectOf(sendEmail("secret-recipient@example.com"))} {
+		_, err := w.mailer.Verify(context.Background(), tok, e)
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "secret-recipient")
+		assert.NotContains(t, err.Error(), tok[:20])
+	}
+	_, err := w.mailer.Verify(context.Background(), tok[:len(tok)-4]+"AAAA", effectOf(sendEmail("finance@example.com")))
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), tok[:20])
+}
+
+// claimsOf decodes a token's claims without verifying it.
+func claimsOf(t *testing.T, tok string) jwt.MapClaims {
+	t.Helper()
+	c := jwt.MapClaims{}
+	_, _, err := jwt.NewParser().ParseUnverified(tok, c)
+	require.NoError(t, err)
+	return c
+}
+
+// with returns a copy of c with key set to v (deleted when v is nil).
+func with(c jwt.MapClaims, key string, v any) jwt.MapClaims {
+	out := jwt.MapClaims{}
+	for k, x := range c {
+		out[k] = x
+	}
+	if v == nil {
+		delete(out, key)
+	} else {
+		out[key] = v
+	}
+	return out
+}
+
+// sign makes a token with any method, key and typ.
+func sign(t *testing.T, m jwt.SigningMethod, key any, typ string, c jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(m, c)
+	tok.Header["typ"] = typ
+	s, err := tok.SignedString(key)
+	require.NoError(t, err)
+	return s
+}
+
+// editPayload rewrites a token's claims and keeps its header and signature.
+func editPayload(t *testing.T, tok string, edit func(jwt.MapClaims)) string {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	require.Len(t, parts, 3)
+	c := claimsOf(t, tok)
+	edit(c)
+	raw, err := json.Marshal(c)
+	require.NoError(t, err)
+	return parts[0] + "." + base64.RawURLEncoding.EncodeToString(raw) + "." + parts[2]
+}
+
+// resolved resolves refs against the world's files, as an attacker
+// computing a digest would.
+func resolved(t *testing.T, w *tokenWorld, refs []canon.Ref) []canon.Ref {
+	t.Helper()
+	out, err := canon.ResolveAll(context.Background(), canon.FileResolver{Root: w.dir}, refs)
+	require.NoError(t, err)
+	return out
+}
