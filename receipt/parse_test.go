@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/receipt/receipttest"
 )
@@ -91,6 +92,15 @@ func TestCardHash(t *testing.T) {
 	assert.NotEqual(t, canon.Sum([]byte(`{"a":[true,"x"],"b":1}`)), a)
 	_, err = receipt.CardHash([]byte(`{"a":1,"a":2}`))
 	assert.ErrorIs(t, err, canon.ErrDuplicateKey)
+
+	// The card package hashes its cards with the same formula.
+	for _, doc := range []string{`{"b":1, "a":[true,"x"]}`, string(receipttest.Card(receipttest.Effect("a@example.com")))} {
+		want, err := card.HashJSON([]byte(doc))
+		require.NoError(t, err)
+		got, err := receipt.CardHash([]byte(doc))
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
 }
 
 // TestGoldenReceipts verifies the receipts in testdata/golden, which other
