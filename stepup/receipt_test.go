@@ -3,6 +3,7 @@ package stepup_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -230,4 +231,28 @@ func cloneReceipt(t *testing.T, r *receipt.Receipt) *receipt.Receipt {
 	c, err := receipt.Parse(raw)
 	require.NoError(t, err)
 	return c
+}
+
+func ExampleApprovalDesk_Receipt() {
+	g, approver, _ := exampleGate()
+	ctx := context.Background()
+	tk, _ := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
+		Session: "s-1", Principal: agentFor("user:dana")})
+	if _, err := stepuptest.Approve(ctx, g.Approvals(), approver, tk.ID); err != nil {
+		panic(err)
+	}
+	r, err := g.Approvals().Receipt(ctx, tk.ID)
+	if err != nil {
+		panic(err)
+	}
+	doc, _ := r.Marshal() // the JSON document to hand to an auditor
+
+	// The auditor holds the approver's public key, obtained out of band,
+	// and the receipt; nothing else.
+	key, _ := receipt.ParseCOSEKey(approver.PublicKey(approver.CredentialIDs()[0]))
+	got, _ := receipt.Parse(doc)
+	res, err := receipt.Verify(got, key, receipt.Policy{RPID: "approve.example.com",
+		Origins: []string{"https://approve.example.com"}})
+	fmt.Println(res.Valid, res.Approver, res.Algorithm, res.Effect.Tool, err)
+	// Output: true user:dana ES256 send_email <nil>
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
 )
 
 // tokenIssuerName is the issuer name of the gates in these tests.
@@ -248,4 +250,49 @@ func TestTokenIssuerConfig(t *testing.T) {
 			assert.Nil(t, ti)
 		})
 	}
+}
+
+// tokenExample is a gate on a store the mailer service shares, with an
+// approved send_email ticket.
+func tokenExample() (*stepup.Gate, *memory.Store, *stepuptest.Clock, stepup.TicketID, canon.Effect) {
+	ctx := context.Background()
+	st, clock := memory.New(), stepuptest.NewClock(stepuptest.Start)
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now))
+	if err != nil {
+		panic(err)
+	}
+	approver, err := stepuptest.Enroll(ctx, g.Admin(), "user:dana")
+	if err != nil {
+		panic(err)
+	}
+	call := stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
+		Task: "t-42", Session: "s-1", Principal: agentFor("user:dana")}
+	tk, _ := g.Propose(ctx, call)
+	if _, err := stepuptest.Approve(ctx, g.Approvals(), approver, tk.ID); err != nil {
+		panic(err)
+	}
+	// The effect as the runtime forwards it to the mailer.
+	e := canon.Effect{Tool: call.Tool, Args: call.Args, Task: call.Task, Principal: call.Principal,
+		PolicyVersion: stepuptest.SeedPolicyVersion, Audience: "send_email"}
+	return g, st, clock, tk.ID, e
+}
+
+func ExampleTokenIssuer_Issue() {
+	g, _, _, id, _ := tokenExample()
+	_, key, _ := ed25519.GenerateKey(rand.Reader) // the gate's signing key
+	issuer, err := stepup.NewTokenIssuer(g, key, "gate.example.com")
+	if err != nil {
+		panic(err)
+	}
+	token, err := issuer.Issue(context.Background(), id)
+	fmt.Println(strings.Count(token, "."), err)
+
+	// Any JWT library reads it with the gate's public key.
+	claims := jwt.MapClaims{}
+	_, err = jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return issuer.PublicKey(), nil },
+		jwt.WithTimeFunc(func() time.Time { return stepuptest.Start }))
+	fmt.Println(claims["iss"], claims["aud"], claims["sub"], claims["jti"] == string(id), err)
+	// Output:
+	// 2 <nil>
+	// gate.example.com [send_email] user:dana true <nil>
 }

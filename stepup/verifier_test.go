@@ -9,6 +9,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -351,4 +352,36 @@ func resolved(t *testing.T, w *tokenWorld, refs []canon.Ref) []canon.Ref {
 	out, err := canon.ResolveAll(context.Background(), canon.FileResolver{Root: w.dir}, refs)
 	require.NoError(t, err)
 	return out
+}
+
+func ExampleVerifier_Verify() {
+	g, st, clock, id, effect := tokenExample()
+	ctx := context.Background()
+	pub, key, _ := ed25519.GenerateKey(rand.Reader)
+	issuer, _ := stepup.NewTokenIssuer(g, key, "gate.example.com")
+	token, _ := issuer.Issue(ctx, id)
+
+	// In the mailer service, which shares the gate's store and knows the
+	// gate's public key:
+	mailer, err := stepup.NewVerifier(pub, "gate.example.com", "send_email", st,
+		stepup.WithVerifierClock(clock.Now))
+	if err != nil {
+		panic(err)
+	}
+	other := effect
+	other.Args = json.RawMessage(`{"to":"finance@exarnple.com"}`)
+	_, err = mailer.Verify(ctx, token, other)
+	fmt.Println(err)
+
+	claims, err := mailer.Verify(ctx, token, effect)
+	fmt.Println(claims.Approver, len(claims.IdempotencyKey), err)
+	// ... run the tool with claims.IdempotencyKey, then record the outcome:
+	_ = mailer.Finish(ctx, claims, []byte(`{"sent":true}`), nil)
+
+	_, err = mailer.Verify(ctx, token, effect)
+	fmt.Println(err)
+	// Output:
+	// verify token: stepup: action differs from what was approved
+	// user:dana 32 <nil>
+	// verify token: stepup: approval already used
 }
