@@ -32,17 +32,14 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		merged bool
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '/' || $2)),
-			pg_advisory_xact_lock($3, hashtext(current_schema() || '/' || $4))`,
-			lockSession, a.Session, lockUser, a.User); err != nil {
-			return err
-		}
+		// One round trip; a batch runs its statements in order, so every
+		// Park takes the session lock before the user lock.
+		batch := &pgx.Batch{}
+		batch.Queue(queryLock, lockSession, a.Session)
+		batch.Queue(queryLock, lockUser, a.User)
 		// A live pending duplicate takes the merge, even at the cap.
-		t, err := scanTicket(tx.QueryRow(ctx, `UPDATE tickets SET merged = merged + 1
-			WHERE id = (SELECT id FROM tickets
-				WHERE session = $1 AND digest = $2 AND state = 'pending' AND expires_at > $3
-				ORDER BY created_at, id LIMIT 1)
-			RETURNING `+ticketColumns, a.Session, a.Digest[:], a.CreatedAt))
+		batch.Queue(queryMerge, a.Session, a.Digest[:], a.CreatedAt)
+		t, err := parkLocked(tx.SendBatch(ctx, batch))
 		switch {
 		case err == nil:
 			out, merged = t, true
@@ -50,20 +47,13 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		if err := checkCap(ctx, tx, "session", `session = $1`, a.Session, a.CreatedAt, caps.PerSession); err != nil {
+		if err := checkCap(ctx, tx, "session", a.Session, a.CreatedAt, caps.PerSession); err != nil {
 			return err
 		}
-		if err := checkCap(ctx, tx, "user", `user_name = $1`, a.User, a.CreatedAt, caps.PerUser); err != nil {
+		if err := checkCap(ctx, tx, "user", a.User, a.CreatedAt, caps.PerUser); err != nil {
 			return err
 		}
-		out, err = scanTicket(tx.QueryRow(ctx, `INSERT INTO tickets (id, state, effect, digest, tool, effect_class,
-				card, card_hash, nonce, created_at, expires_at, requester_user, requester_agent,
-				requester_delegations, user_name, session, task, step, policy_version, taint, rationale)
-			VALUES ($1, 'pending', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-			RETURNING `+ticketColumns,
-			a.ID, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
-			a.CreatedAt, a.ExpiresAt, a.Requester.User, a.Requester.Agent, a.Requester.Delegations,
-			a.User, a.Session, a.Task, a.Step, a.PolicyVersion, a.Taint, a.Rationale))
+		out, err = scanTicket(tx.QueryRow(ctx, queryInsert, insertArgs(a)...))
 		return err
 	})
 	if err != nil {
@@ -72,18 +62,73 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 	return out, merged, nil
 }
 
-// checkCap fails with [store.ErrPendingCap] when the tickets matching where
-// (with $1 = key) that are pending and live at now number limit or more.
-// The count stops at limit, so its cost does not grow with the table.
-func checkCap(ctx context.Context, tx pgx.Tx, what, where, key string, now time.Time, limit int) error {
+// parkLocked reads the results of Park's batch: the two locks, then the
+// merged ticket or pgx.ErrNoRows.
+func parkLocked(br pgx.BatchResults) (store.Approval, error) {
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return store.Approval{}, err
+		}
+	}
+	t, err := scanTicket(br.QueryRow())
+	if cerr := br.Close(); cerr != nil && (err == nil || errors.Is(err, pgx.ErrNoRows)) {
+		err = cerr
+	}
+	return t, err
+}
+
+// The statements of Park. Each reads only pending tickets of one session
+// or user through a partial index, so its cost does not grow with the
+// table (TestQueryPlans checks the plans).
+const (
+	// queryLock takes the advisory lock ($1, hash of the schema and $2)
+	// until the transaction ends.
+	queryLock = `SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '/' || $2))`
+	// queryMerge adds a merge to the oldest live pending ticket with the
+	// session ($1) and digest ($2) at time $3.
+	queryMerge = `UPDATE tickets SET merged = merged + 1
+		WHERE id = (SELECT id FROM tickets
+			WHERE session = $1 AND digest = $2 AND state = 'pending' AND expires_at > $3
+			ORDER BY created_at, id LIMIT 1)
+		RETURNING ` + ticketColumns
+	// queryInsert stores a new pending ticket from insertArgs.
+	queryInsert = `INSERT INTO tickets (` + insertColumns + `)
+		VALUES ($1, 'pending', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+		RETURNING ` + ticketColumns
+	insertColumns = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce, created_at, expires_at,
+		requester_user, requester_agent, requester_delegations, user_name, session, task, step, policy_version,
+		taint, rationale`
+)
+
+// queryCap counts, up to $3, the pending tickets live at $2 whose session
+// or user ("session" or "user") is $1.
+func queryCap(what string) string {
+	column := "session"
+	if what == "user" {
+		column = "user_name"
+	}
+	return `SELECT count(*) FROM (SELECT 1 FROM tickets
+		WHERE ` + column + ` = $1 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
+}
+
+// insertArgs is a new ticket as the arguments of queryInsert, in the order
+// of insertColumns without state.
+func insertArgs(a store.Approval) []any {
+	return []any{a.ID, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
+		a.CreatedAt, a.ExpiresAt, a.Requester.User, a.Requester.Agent, a.Requester.Delegations,
+		a.User, a.Session, a.Task, a.Step, a.PolicyVersion, a.Taint, a.Rationale}
+}
+
+// checkCap fails with [store.ErrPendingCap] when the pending tickets of
+// the session or user ("session" or "user") key, live at now, number limit
+// or more. The count stops at limit.
+func checkCap(ctx context.Context, tx pgx.Tx, what, key string, now time.Time, limit int) error {
 	if limit <= 0 {
 		return nil
 	}
 	var n int
-	err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM tickets
-		WHERE `+where+` AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`,
-		key, now, limit).Scan(&n)
-	if err != nil {
+	if err := tx.QueryRow(ctx, queryCap(what), key, now, limit).Scan(&n); err != nil {
 		return err
 	}
 	if n >= limit {

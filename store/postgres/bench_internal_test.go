@@ -1,0 +1,63 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest"
+)
+
+var _ storetest.Baseliner = (*Store)(nil)
+
+// BenchmarkStore runs the shared store benchmarks, with Baseline (one
+// empty transaction) as the floor.
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store { return testStore(b) },
+		storetest.WithFill(func(b *testing.B, s store.Store, tickets []store.Approval) {
+			fill(b, s.(*Store), tickets)
+		}))
+}
+
+// BenchmarkDurableWrite is a second floor: one committed single-row UPDATE
+// on the same pool. An empty transaction writes no WAL and so never waits
+// for a flush to disk; every state change does, and this shows what one
+// flush costs on the same server.
+func BenchmarkDurableWrite(b *testing.B) {
+	ctx := context.Background()
+	s := testStore(b)
+	const rows = 1024
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE floor (id integer PRIMARY KEY, n bigint NOT NULL);
+		INSERT INTO floor SELECT g, 0 FROM generate_series(0, 1023) AS g`); err != nil {
+		b.Fatal(err)
+	}
+	write := func(i int) error {
+		_, err := s.pool.Exec(ctx, `UPDATE floor SET n = n + 1 WHERE id = $1`, i%rows)
+		return err
+	}
+	for _, g := range []int{1, 16} {
+		b.Run(fmt.Sprintf("g%d", g), func(b *testing.B) {
+			if g == 1 {
+				for i := 0; i < b.N; i++ {
+					if err := write(i); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return
+			}
+			var next atomic.Int64
+			b.SetParallelism((g + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := write(int(next.Add(1))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

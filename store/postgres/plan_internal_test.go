@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest"
+)
+
+// fill stores tickets as new pending tickets with one COPY: the rows Park
+// writes, without a transaction each.
+func fill(tb testing.TB, s *Store, tickets []store.Approval) {
+	tb.Helper()
+	rows := make([][]any, len(tickets))
+	for i, a := range tickets {
+		args := insertArgs(a)
+		rows[i] = append([]any{args[0], string(store.Pending)}, args[1:]...)
+	}
+	columns := strings.Split(strings.Join(strings.Fields(insertColumns), ""), ",")
+	n, err := s.pool.CopyFrom(context.Background(), pgx.Identifier{"tickets"}, columns, pgx.CopyFromRows(rows))
+	require.NoError(tb, err)
+	require.Equal(tb, int64(len(tickets)), n)
+}
+
+// TestQueryPlans checks that merging and the pending caps read a partial
+// index of pending tickets, never the whole table, once the table is
+// large: their cost must not grow with the number of tickets.
+func TestQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	const n = 20_000
+	tickets := make([]store.Approval, n)
+	for i := range tickets {
+		tickets[i] = storetest.Ticket(fmt.Sprintf("fill-s%d", i/100), fmt.Sprintf("fill-u%d", i/100), i)
+		tickets[i].ID = fmt.Sprintf("fill-%d", i)
+	}
+	fill(t, s, tickets)
+	// Most tickets of a busy store are no longer pending.
+	_, err := s.pool.Exec(ctx, `UPDATE tickets SET state = 'denied' WHERE id LIKE 'fill-1%'`)
+	require.NoError(t, err)
+	_, err = s.pool.Exec(ctx, `ANALYZE tickets`)
+	require.NoError(t, err)
+
+	a := tickets[0]
+	cases := []struct {
+		name, query string
+		args        []any
+	}{
+		{"merge", queryMerge, []any{a.Session, a.Digest[:], a.CreatedAt}},
+		{"session cap", queryCap("session"), []any{a.Session, a.CreatedAt, 5}},
+		{"user cap", queryCap("user"), []any{a.User, a.CreatedAt, 5}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows, err := s.pool.Query(ctx, "EXPLAIN "+c.query, c.args...)
+			require.NoError(t, err)
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			require.NoError(t, err)
+			plan := strings.Join(lines, "\n")
+			assert.Regexp(t, `Index (Only )?Scan using tickets_pending_\w+ on tickets|Bitmap Index Scan on tickets_pending_\w+`, plan)
+			assert.NotContains(t, plan, "Seq Scan on tickets", plan)
+		})
+	}
+}
