@@ -1,0 +1,143 @@
+package flood
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// Default limits, taken by the zero fields of [Limits]. They are sized for
+// people: seed figures put real review at about a minute per approval, so
+// a user asked more than about thirty times an hour is no longer reading.
+var (
+	// DefaultSessionRate admits 10 approval requests per session per 10
+	// minutes: a task rarely needs more, a looping or hijacked agent does.
+	DefaultSessionRate = Rate{N: 10, Per: 10 * time.Minute}
+	// DefaultUserRate admits 30 approval requests per user per hour, over
+	// all of the user's sessions.
+	DefaultUserRate = Rate{N: 30, Per: time.Hour}
+	// DefaultSessionLockout locks a session for 15 minutes after its
+	// approvers denied 3 of its requests in a row.
+	DefaultSessionLockout = Lockout{After: 3, For: 15 * time.Minute}
+	// DefaultUserLockout locks every session of a user for an hour after 5
+	// denials in a row across them.
+	DefaultUserLockout = Lockout{After: 5, For: time.Hour}
+)
+
+// Default pending caps, taken by the zero fields of [Limits].
+const (
+	DefaultPendingPerSession = 5
+	DefaultPendingPerUser    = 20
+)
+
+// Rate is a number of admissions per window: at most N requests are
+// admitted in each window of length Per (windows are aligned to multiples
+// of Per since the Unix epoch, so every replica agrees on them), and a
+// sliding estimate over the previous window smooths the boundary; see the
+// package documentation.
+//
+// The zero Rate takes the default. N below zero means no limit.
+type Rate struct {
+	N   int64
+	Per time.Duration
+}
+
+// Lockout refuses admission for For after After consecutive denials by
+// approvers. [Limiter.Approved] ends a run of denials.
+//
+// The zero Lockout takes the default. After below zero means no lockout.
+type Lockout struct {
+	After int
+	For   time.Duration
+}
+
+// Limits are the flood limits of a [Limiter]. The zero value is the
+// defaults above; a negative count turns that limit off.
+//
+// Pending caps and the merging of duplicate requests are decided by the
+// store, in the same transaction that parks a ticket (store.Tickets.Park):
+// the Limiter only carries the caps, and [Limiter.Caps] hands them to the
+// gate for Park.
+type Limits struct {
+	Session        Rate    // admissions per session
+	User           Rate    // admissions per user, over all sessions
+	SessionLockout Lockout // denials in a row that lock a session
+	UserLockout    Lockout // denials in a row that lock all of a user's sessions
+
+	// PendingPerSession and PendingPerUser cap the live pending tickets.
+	// Zero takes the default; below zero means no cap.
+	PendingPerSession int
+	PendingPerUser    int
+}
+
+// minWindow bounds Rate.Per and Lockout.For from below: shorter windows
+// measure scheduling noise, not people.
+const minWindow = time.Millisecond
+
+// Validate reports whether l is usable: every Rate either zero, off
+// (N < 0) or with N > 0 and Per a whole number of microseconds of at least
+// a millisecond; every Lockout either zero, off (After < 0), or with
+// After > 0 and For at least a millisecond (For zero takes the default
+// duration).
+func (l Limits) Validate() error {
+	for _, r := range []struct {
+		name string
+		r    Rate
+	}{{"session rate", l.Session}, {"user rate", l.User}} {
+		switch {
+		case r.r.N < 0 || r.r == Rate{}:
+		case r.r.N == 0:
+			return fmt.Errorf("%w: %s: window set without a count", ErrInvalidLimits, r.name)
+		case r.r.Per < minWindow || r.r.Per%time.Microsecond != 0:
+			return fmt.Errorf("%w: %s: window must be whole microseconds, at least %v", ErrInvalidLimits, r.name, minWindow)
+		}
+	}
+	for _, lo := range []struct {
+		name string
+		l    Lockout
+	}{{"session lockout", l.SessionLockout}, {"user lockout", l.UserLockout}} {
+		switch {
+		case lo.l.After < 0 || lo.l == Lockout{}:
+		case lo.l.After == 0:
+			return fmt.Errorf("%w: %s: duration set without a count", ErrInvalidLimits, lo.name)
+		case lo.l.For != 0 && lo.l.For < minWindow:
+			return fmt.Errorf("%w: %s: duration must be at least %v", ErrInvalidLimits, lo.name, minWindow)
+		}
+	}
+	return nil
+}
+
+// withDefaults returns l with every zero field replaced by its default.
+func (l Limits) withDefaults() Limits {
+	if l.Session == (Rate{}) {
+		l.Session = DefaultSessionRate
+	}
+	if l.User == (Rate{}) {
+		l.User = DefaultUserRate
+	}
+	l.SessionLockout = l.SessionLockout.withDefault(DefaultSessionLockout)
+	l.UserLockout = l.UserLockout.withDefault(DefaultUserLockout)
+	if l.PendingPerSession == 0 {
+		l.PendingPerSession = DefaultPendingPerSession
+	}
+	if l.PendingPerUser == 0 {
+		l.PendingPerUser = DefaultPendingPerUser
+	}
+	return l
+}
+
+func (lo Lockout) withDefault(d Lockout) Lockout {
+	switch {
+	case lo == Lockout{}:
+		return d
+	case lo.After > 0 && lo.For == 0:
+		lo.For = d.For
+	}
+	return lo
+}
+
+// caps converts the pending caps to the store's, where zero means no cap.
+func (l Limits) caps() store.Caps {
+	return store.Caps{PerSession: max(l.PendingPerSession, 0), PerUser: max(l.PendingPerUser, 0)}
+}

@@ -1,0 +1,123 @@
+package flood
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/bits"
+	"strconv"
+	"time"
+)
+
+// counted is one admission taken from a counter, to refund on refusal.
+type counted struct {
+	key    string
+	window time.Time
+}
+
+// take counts one request in key's current window and decides it with the
+// sliding estimate. It returns 0 when the request is admitted, otherwise
+// how long until one would be (the count stays taken either way; the
+// caller refunds refusals).
+//
+// The estimate is count(current window) + count(previous window) × the
+// share of the previous window still inside a sliding window ending now.
+// It needs the two newest windows of a key, which is what the store keeps.
+// A request is admitted when the estimate, this request included, is at
+// most r.N. In particular at most r.N requests are admitted in any one
+// aligned window; and a burst at the end of one window is not followed by
+// a fresh allowance of r.N at the start of the next, as it would be with
+// fixed windows alone.
+func (l *Limiter) take(ctx context.Context, key string, r Rate, now time.Time) (counted, time.Duration, error) {
+	w := windowAt(now, r.Per)
+	cur, err := l.counters.AddCount(ctx, key, w.start, 1)
+	if err != nil {
+		return counted{}, 0, fmt.Errorf("%w: count request: %w", ErrUnavailable, err)
+	}
+	t := counted{key: key, window: w.start}
+	prev, err := l.counters.AddCount(ctx, key, w.start.Add(-r.Per), 0)
+	if err != nil {
+		return t, 0, fmt.Errorf("%w: read previous window: %w", ErrUnavailable, err)
+	}
+	cur, prev = max(cur, 0), max(prev, 0)
+	if w.admits(cur, prev, r.N) {
+		return t, 0, nil
+	}
+	return t, w.retryAfter(cur-1, prev, r.N), nil
+}
+
+// window is the aligned window holding an instant, in microseconds.
+type window struct {
+	start   time.Time
+	per     uint64 // window length
+	elapsed uint64 // time since start, < per
+}
+
+func windowAt(now time.Time, per time.Duration) window {
+	p := per.Microseconds()
+	us := now.UnixMicro()
+	start := us - ((us%p)+p)%p // floor, also before 1970
+	return window{start: time.UnixMicro(start), per: uint64(p), elapsed: uint64(us - start)}
+}
+
+// admits reports whether cur + prev×(per−elapsed)/per ≤ n, exactly:
+// cur ≤ n and prev×(per−elapsed) ≤ (n−cur)×per, in 128 bits.
+func (w window) admits(cur, prev, n int64) bool {
+	if cur > n {
+		return false
+	}
+	hi1, lo1 := bits.Mul64(uint64(prev), w.per-w.elapsed)
+	hi2, lo2 := bits.Mul64(uint64(n-cur), w.per)
+	return hi1 < hi2 || (hi1 == hi2 && lo1 <= lo2)
+}
+
+// retryAfter returns when one more request would be admitted, given the
+// admitted counts cur and prev, if nobody else asks meanwhile: at least a
+// microsecond, computed exactly in whole microseconds.
+func (w window) retryAfter(cur, prev, n int64) time.Duration {
+	var wait uint64
+	if cur+1 <= n {
+		// Within this window, once the previous window's share has shrunk
+		// enough: prev × (per − t) / per ≤ n − cur − 1, so
+		// t ≥ per × (prev − (n − cur − 1)) / prev. Refused here means prev
+		// is over n − cur − 1, so t > elapsed.
+		wait = ceilMulDiv(w.per, uint64(prev-(n-cur-1)), uint64(prev)) - w.elapsed
+	} else {
+		// In the next window, where this window is the previous one:
+		// cur × (per − t) / per ≤ n − 1.
+		wait = w.per - w.elapsed
+		if cur > n-1 {
+			wait += ceilMulDiv(w.per, uint64(cur-(n-1)), uint64(cur))
+		}
+	}
+	return time.Duration(max(wait, 1)) * time.Microsecond
+}
+
+// ceilMulDiv returns ⌈a×b/c⌉ for b ≤ c, in 128 bits.
+func ceilMulDiv(a, b, c uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	q, r := bits.Div64(hi, lo, c)
+	if r != 0 {
+		q++
+	}
+	return q
+}
+
+// rateKey names the counter of one scope's rate. The window length is part
+// of the name, so counts kept under other limits are never mixed in; ids
+// are hashed, so any id fits the store's key size and none can forge
+// another's key.
+func rateKey(scope Scope, r Rate, id string) string {
+	return "flood/v1/rate/" + string(scope) + "/" + strconv.FormatInt(r.Per.Microseconds(), 10) + "us/" + hashID(id)
+}
+
+// denialKey names the streak of denials of one scope.
+func denialKey(scope Scope, id string) string {
+	return "flood/v1/denials/" + string(scope) + "/" + hashID(id)
+}
+
+func hashID(id string) string {
+	h := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(h[:])
+}
