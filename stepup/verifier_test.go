@@ -385,3 +385,58 @@ func ExampleVerifier_Verify() {
 	// user:dana 32 <nil>
 	// verify token: stepup: approval already used
 }
+
+// BenchmarkVerifierVerify measures an executor's whole check of one token
+// (JWT decoding, the EdDSA signature, claims, the digest of the effect and
+// the consume on store/memory) beside the one ed25519.Verify it contains.
+func BenchmarkVerifierVerify(b *testing.B) {
+	ctx := context.Background()
+	h := stepuptest.NewGate(b, nil)
+	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(b, err)
+	issuer, err := stepup.NewTokenIssuer(h.Gate, key, tokenIssuerName)
+	require.NoError(b, err)
+	v, err := stepup.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, stepup.WithVerifierClock(h.Clock.Now))
+	require.NoError(b, err)
+	call := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"reports/2026/q3.csv"}`),
+		Task: "t-42", Step: "s-1", Session: "sess-1", Principal: agentFor("user:dana")}
+	effect := canon.Effect{Tool: call.Tool, Args: call.Args, Task: call.Task, Step: call.Step,
+		Principal: call.Principal, PolicyVersion: stepuptest.SeedPolicyVersion, Audience: "read_file"}
+	// tokens issues n tokens for n tickets the policy allowed.
+	tokens := func(b *testing.B, n int) []string {
+		b.Helper()
+		out := make([]string, n)
+		for i := range out {
+			tk, err := h.Gate.Propose(ctx, call)
+			require.NoError(b, err)
+			out[i], err = issuer.Issue(ctx, tk.ID)
+			require.NoError(b, err)
+		}
+		return out
+	}
+
+	b.Run("baseline=ed25519.Verify", func(b *testing.B) {
+		tok := tokens(b, 1)[0]
+		dot := strings.LastIndexByte(tok, '.')
+		msg := []byte(tok[:dot])
+		sig, err := base64.RawURLEncoding.DecodeString(tok[dot+1:])
+		require.NoError(b, err)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if !ed25519.Verify(pub, msg, sig) {
+				b.Fatal("signature does not verify")
+			}
+		}
+	})
+	b.Run("Verifier.Verify", func(b *testing.B) {
+		toks := tokens(b, b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			if _, err := v.Verify(ctx, toks[i], effect); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
