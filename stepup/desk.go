@@ -165,7 +165,9 @@ func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) 
 }
 
 // Deny refuses pending ticket id. approver must be an enrolled approver
-// allowed for the ticket; reason goes back to the model.
+// allowed for the ticket; reason goes back to the model. A denial is not
+// signed: it only withholds, so whoever reaches the desk may deny, and the
+// desk must authenticate its callers as the approval pages do.
 func (d *ApprovalDesk) Deny(ctx context.Context, id TicketID, approver, reason string) (Ticket, error) {
 	g := d.g
 	a, req, err := d.pending(ctx, id)
