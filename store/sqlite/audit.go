@@ -19,7 +19,7 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 		return receipt.AuditRecord{}, fmt.Errorf("sqlite: append audit: %w", err)
 	}
 	var out receipt.AuditRecord
-	err := s.write(ctx, "append audit", func(tx *sql.Tx) error {
+	err := s.write(ctx, "append audit", func(tx runner) error {
 		// BEGIN IMMEDIATE holds the write lock from here to commit, so no
 		// other writer reads the same head.
 		head, err := auditHead(ctx, tx)
@@ -81,7 +81,7 @@ func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
 	if err := s.enter(ctx, "audit head"); err != nil {
 		return receipt.AuditRecord{}, err
 	}
-	r, err := auditHead(ctx, s.db)
+	r, err := auditHead(ctx, s.reader())
 	if err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, "audit head", err)
 	}
@@ -103,7 +103,7 @@ func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) (
 		return nil, err
 	}
 	out, err := func() ([]receipt.AuditRecord, error) {
-		rows, err := s.db.QueryContext(ctx, `SELECT body FROM audit WHERE `+where+` ORDER BY seq`, args...)
+		rows, err := s.reader().QueryContext(ctx, `SELECT body FROM audit WHERE `+where+` ORDER BY seq`, args...)
 		if err != nil {
 			return nil, err
 		}

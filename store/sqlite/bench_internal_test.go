@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -23,7 +22,7 @@ func benchStore(b *testing.B, opts *Options) *Store {
 // without a commit each.
 func fill(b *testing.B, st store.Store, tickets []store.Approval) {
 	s := st.(*Store)
-	err := s.write(context.Background(), "fill", func(tx *sql.Tx) error {
+	err := s.write(context.Background(), "fill", func(tx runner) error {
 		for _, a := range tickets {
 			if err := insertApproval(context.Background(), tx, a); err != nil {
 				return err
@@ -61,7 +60,7 @@ func BenchmarkWriteFloor(b *testing.B) {
 			ctx := context.Background()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				err := s.write(ctx, "floor", func(tx *sql.Tx) error {
+				err := s.write(ctx, "floor", func(tx runner) error {
 					_, err := tx.ExecContext(ctx, `INSERT INTO streaks (key, count) VALUES ('floor', 1)
 						ON CONFLICT (key) DO UPDATE SET count = count + 1`)
 					return err

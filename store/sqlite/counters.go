@@ -16,7 +16,7 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 		return 0, fmt.Errorf("sqlite: add count: %w", err)
 	}
 	var n int64
-	err := s.write(ctx, "add count", func(tx *sql.Tx) error {
+	err := s.write(ctx, "add count", func(tx runner) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
 			ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n RETURNING n`,
 			key, window.UnixMicro(), delta).Scan(&n)
@@ -40,7 +40,7 @@ func (s *Store) IncrStreak(ctx context.Context, key string, at time.Time) (int, 
 		return 0, fmt.Errorf("sqlite: incr streak: %w", err)
 	}
 	var n int
-	err := s.write(ctx, "incr streak", func(tx *sql.Tx) error {
+	err := s.write(ctx, "incr streak", func(tx runner) error {
 		return dbErr(tx.QueryRowContext(ctx, `INSERT INTO streaks (key, count, last) VALUES (?, 1, ?)
 			ON CONFLICT (key) DO UPDATE SET count = count + 1, last = excluded.last RETURNING count`,
 			key, micros(at)).Scan(&n))
@@ -53,7 +53,7 @@ func (s *Store) IncrStreak(ctx context.Context, key string, at time.Time) (int, 
 
 // ResetStreak implements [store.Counters].
 func (s *Store) ResetStreak(ctx context.Context, key string) error {
-	return s.write(ctx, "reset streak", func(tx *sql.Tx) error {
+	return s.write(ctx, "reset streak", func(tx runner) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM streaks WHERE key = ?`, key)
 		return dbErr(err)
 	})
@@ -68,7 +68,7 @@ func (s *Store) GetStreak(ctx context.Context, key string) (store.Streak, error)
 		st   store.Streak
 		last sql.NullInt64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT count, last FROM streaks WHERE key = ?`, key).Scan(&st.Count, &last)
+	err := s.reader().QueryRowContext(ctx, `SELECT count, last FROM streaks WHERE key = ?`, key).Scan(&st.Count, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Streak{}, nil
 	}

@@ -30,7 +30,7 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 	if err := c.Check(); err != nil {
 		return fmt.Errorf("sqlite: put credential: %w", err)
 	}
-	return s.write(ctx, "put credential", func(tx *sql.Tx) error {
+	return s.write(ctx, "put credential", func(tx runner) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(8)+`)
 			ON CONFLICT (id) DO NOTHING`, c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible,
 			c.BackupState, c.AAGUID, micros(c.CreatedAt))
@@ -51,7 +51,7 @@ func (s *Store) GetCredential(ctx context.Context, id []byte) (store.Credential,
 	if err := s.enter(ctx, "get credential"); err != nil {
 		return store.Credential{}, err
 	}
-	c, err := scanCredential(s.db.QueryRowContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE id = ?`, id))
+	c, err := scanCredential(s.reader().QueryRowContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Credential{}, fmt.Errorf("sqlite: get credential: %w", store.ErrNotFound)
 	}
@@ -67,7 +67,7 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 		return nil, err
 	}
 	out, err := func() ([]store.Credential, error) {
-		rows, err := s.db.QueryContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE user = ?
+		rows, err := s.reader().QueryContext(ctx, `SELECT `+credentialCols+` FROM credentials WHERE user = ?
 			ORDER BY created_at, id`, user)
 		if err != nil {
 			return nil, err
@@ -91,7 +91,7 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 
 // AdvanceSignCount implements [store.Credentials].
 func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
-	return s.write(ctx, "advance sign count", func(tx *sql.Tx) error {
+	return s.write(ctx, "advance sign count", func(tx runner) error {
 		// One conditional update: the counter must grow, except 0 after 0
 		// (authenticators without a counter).
 		res, err := tx.ExecContext(ctx, `UPDATE credentials SET sign_count = ?

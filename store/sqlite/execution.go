@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -15,7 +14,7 @@ func (s *Store) Consume(ctx context.Context, id, key string, at time.Time) (stor
 		return store.Approval{}, fmt.Errorf("sqlite: consume: %w", err)
 	}
 	var out store.Approval
-	err := s.write(ctx, "consume", func(tx *sql.Tx) error {
+	err := s.write(ctx, "consume", func(tx runner) error {
 		// Spending the approval and recording the intent (key, time) are
 		// this one conditional update.
 		res, err := tx.ExecContext(ctx, `UPDATE approvals
@@ -56,7 +55,7 @@ func (s *Store) Finish(ctx context.Context, id string, result []byte, at time.Ti
 		result = []byte{}
 	}
 	var out store.Approval
-	err := s.write(ctx, "finish", func(tx *sql.Tx) error {
+	err := s.write(ctx, "finish", func(tx runner) error {
 		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'done', result = ?, finished_at = ?
 			WHERE id = ? AND state = 'executing'`, result, at.UnixMicro(), id)
 		if err != nil {
@@ -84,7 +83,7 @@ func (s *Store) Recover(ctx context.Context) ([]store.Approval, error) {
 	if err := s.enter(ctx, "recover"); err != nil {
 		return nil, err
 	}
-	out, err := listApprovals(ctx, s.db, `state = 'executing'`, `consumed_at, id`)
+	out, err := listApprovals(ctx, s.reader(), `state = 'executing'`, `consumed_at, id`)
 	if err != nil {
 		return nil, s.fail(ctx, "recover", err)
 	}

@@ -37,7 +37,7 @@ func (s *Store) PutGrant(ctx context.Context, g store.Grant) error {
 	if err := g.Check(); err != nil {
 		return fmt.Errorf("sqlite: put grant: %w", err)
 	}
-	return s.write(ctx, "put grant", func(tx *sql.Tx) error {
+	return s.write(ctx, "put grant", func(tx runner) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO grants (`+grantCols+`) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`, g.ID, g.User, g.Spec, g.Remaining, micros(g.CreatedAt), g.ExpiresAt.UnixMicro())
 		if err != nil {
@@ -57,7 +57,7 @@ func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
 	if err := s.enter(ctx, "get grant"); err != nil {
 		return store.Grant{}, err
 	}
-	g, err := getGrant(ctx, s.db, id)
+	g, err := getGrant(ctx, s.reader(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Grant{}, fmt.Errorf("sqlite: get grant: %w", err)
 	}
@@ -70,7 +70,7 @@ func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
 // UseGrant implements [store.Grants].
 func (s *Store) UseGrant(ctx context.Context, id string, at time.Time) (store.Grant, error) {
 	var out store.Grant
-	err := s.write(ctx, "use grant", func(tx *sql.Tx) error {
+	err := s.write(ctx, "use grant", func(tx runner) error {
 		res, err := tx.ExecContext(ctx, `UPDATE grants SET remaining = remaining - 1
 			WHERE id = ? AND expires_at > ? AND remaining > 0`, id, at.UnixMicro())
 		if err != nil {

@@ -15,7 +15,7 @@ func (s *Store) CreateInvite(ctx context.Context, inv store.Invite) error {
 	if err := inv.Check(); err != nil {
 		return fmt.Errorf("sqlite: create invite: %w", err)
 	}
-	return s.write(ctx, "create invite", func(tx *sql.Tx) error {
+	return s.write(ctx, "create invite", func(tx runner) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO invites (token_hash, user, created_at, expires_at)
 			VALUES (?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
 			inv.TokenHash[:], inv.User, micros(inv.CreatedAt), inv.ExpiresAt.UnixMicro())
@@ -37,7 +37,7 @@ func (s *Store) RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Ti
 		return store.Invite{}, fmt.Errorf("sqlite: redeem invite: %w: time unset", store.ErrInvalid)
 	}
 	var inv store.Invite
-	err := s.write(ctx, "redeem invite", func(tx *sql.Tx) error {
+	err := s.write(ctx, "redeem invite", func(tx runner) error {
 		var created, expires, redeemed sql.NullInt64
 		err := tx.QueryRowContext(ctx, `SELECT user, created_at, expires_at, redeemed_at FROM invites
 			WHERE token_hash = ?`, tokenHash[:]).Scan(&inv.User, &created, &expires, &redeemed)

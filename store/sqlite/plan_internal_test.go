@@ -27,7 +27,7 @@ func TestQueryPlans(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rows, err := s.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
+			rows, err := s.reader().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+c.query, c.args...)
 			require.NoError(t, err)
 			defer rows.Close()
 			var plan []string

@@ -54,7 +54,7 @@ func scanApproval(row scanner) (store.Approval, error) {
 	return a, nil
 }
 
-// querier is a *sql.DB or *sql.Tx.
+// querier is a runner, or a *sql.DB or *sql.Tx.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

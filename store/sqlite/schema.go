@@ -113,7 +113,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	for {
 		done := false
-		err := s.write(ctx, "migrate", func(tx *sql.Tx) error {
+		err := s.write(ctx, "migrate", func(tx runner) error {
 			var v int
 			err := tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
 			switch {
@@ -131,7 +131,8 @@ func (s *Store) migrate(ctx context.Context) error {
 				done = true
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			// Several statements: unprepared, as preparing compiles only one.
+			if _, err := tx.tx.ExecContext(ctx, migrations[v]); err != nil {
 				return dbErr(err)
 			}
 			_, err = tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1)

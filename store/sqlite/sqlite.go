@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +63,7 @@ type Store struct {
 	db     *sql.DB
 	writer chan struct{} // a one-slot semaphore: writers in this process queue here, not in SQLite
 	closed atomic.Bool
+	stmts  sync.Map // query text -> *sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -113,6 +115,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.closeStmts()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %v", err)
 	}
@@ -122,7 +125,7 @@ func (s *Store) Close() error {
 // Baseline runs one empty write transaction (BEGIN IMMEDIATE; COMMIT), the
 // floor every state change pays. Benchmarks measure against it.
 func (s *Store) Baseline(ctx context.Context) error {
-	return s.write(ctx, "baseline", func(*sql.Tx) error { return nil })
+	return s.write(ctx, "baseline", func(runner) error { return nil })
 }
 
 // enter checks the store is open and ctx is live.
@@ -139,7 +142,7 @@ func (s *Store) enter(ctx context.Context, op string) error {
 // write runs fn in one BEGIN IMMEDIATE transaction, committed when fn
 // returns nil and rolled back otherwise. Errors fn returns are passed
 // through; database errors are wrapped opaquely.
-func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, op string, fn func(runner) error) error {
 	if err := s.enter(ctx, op); err != nil {
 		return err
 	}
@@ -153,7 +156,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) er
 	if err != nil {
 		return s.fail(ctx, op, err)
 	}
-	if err := fn(tx); err != nil {
+	if err := fn(runner{s: s, tx: tx}); err != nil {
 		_ = tx.Rollback()
 		if errors.Is(err, errDB) {
 			return s.fail(ctx, op, err)

@@ -35,7 +35,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 	a.State = store.Pending
 	var out store.Approval
 	merged := false
-	err := s.write(ctx, "park", func(tx *sql.Tx) error {
+	err := s.write(ctx, "park", func(tx runner) error {
 		now := a.CreatedAt.UnixMicro()
 		var id string
 		err := tx.QueryRowContext(ctx, queryMerge, a.Session, a.Digest[:], now).Scan(&id)
@@ -70,7 +70,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 
 // insertApproval inserts the new pending ticket a, or fails with
 // store.ErrDuplicate when its id is taken.
-func insertApproval(ctx context.Context, tx *sql.Tx, a store.Approval) error {
+func insertApproval(ctx context.Context, tx runner, a store.Approval) error {
 	requester, err := json.Marshal(a.Requester)
 	if err != nil {
 		return fmt.Errorf("%w: requester", store.ErrInvalid)
@@ -99,7 +99,7 @@ func insertApproval(ctx context.Context, tx *sql.Tx, a store.Approval) error {
 // checkCap fails with store.ErrPendingCap when column (session or user)
 // already has limit live pending tickets. It reads at most limit index
 // entries, whatever the number of tickets.
-func checkCap(ctx context.Context, tx *sql.Tx, column, value string, now int64, limit int) error {
+func checkCap(ctx context.Context, tx runner, column, value string, now int64, limit int) error {
 	if limit <= 0 {
 		return nil
 	}
@@ -119,7 +119,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 	if err := s.enter(ctx, "get ticket"); err != nil {
 		return store.Approval{}, err
 	}
-	a, err := getApproval(ctx, s.db, id)
+	a, err := getApproval(ctx, s.reader(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Approval{}, fmt.Errorf("sqlite: get ticket: %w", err)
 	}
@@ -135,7 +135,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (sto
 		return store.Approval{}, fmt.Errorf("sqlite: resolve: %w", err)
 	}
 	var out store.Approval
-	err := s.write(ctx, "resolve", func(tx *sql.Tx) error {
+	err := s.write(ctx, "resolve", func(tx runner) error {
 		// The approve-before-expiry condition is part of the update, so the
 		// check and the change are one statement.
 		res, err := tx.ExecContext(ctx, `UPDATE approvals
@@ -168,7 +168,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (sto
 // ExpirePending implements [store.Tickets].
 func (s *Store) ExpirePending(ctx context.Context, now time.Time) ([]store.Approval, error) {
 	var out []store.Approval
-	err := s.write(ctx, "expire pending", func(tx *sql.Tx) error {
+	err := s.write(ctx, "expire pending", func(tx runner) error {
 		var err error
 		out, err = listApprovals(ctx, tx, `state = 'pending' AND expires_at <= ?`, `expires_at, id`, now.UnixMicro())
 		if err != nil {
@@ -202,7 +202,7 @@ func (s *Store) Pending(ctx context.Context, f store.Filter) ([]store.Approval, 
 		where += ` AND user = ?`
 		args = append(args, f.User)
 	}
-	out, err := listApprovals(ctx, s.db, where, `created_at, id`, args...)
+	out, err := listApprovals(ctx, s.reader(), where, `created_at, id`, args...)
 	if err != nil {
 		return nil, s.fail(ctx, "pending", err)
 	}

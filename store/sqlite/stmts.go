@@ -1,0 +1,80 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+)
+
+// runner runs statements through the store's cache of prepared
+// statements, inside tx when it is set. Parsing SQL costs more than most of
+// the statements themselves, so each query text is prepared once per
+// connection.
+type runner struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+// reader runs statements outside a transaction.
+func (s *Store) reader() runner { return runner{s: s} }
+
+// stmt returns the prepared statement for query, bound to the transaction
+// when there is one.
+func (r runner) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	v, ok := r.s.stmts.Load(query)
+	if !ok {
+		st, err := r.s.db.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		var loaded bool
+		if v, loaded = r.s.stmts.LoadOrStore(query, st); loaded {
+			_ = st.Close()
+		}
+	}
+	st := v.(*sql.Stmt)
+	if r.tx != nil {
+		return r.tx.StmtContext(ctx, st), nil
+	}
+	return st, nil
+}
+
+// ExecContext is sql.Tx.ExecContext through the cache.
+func (r runner) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := r.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// QueryContext is sql.Tx.QueryContext through the cache.
+func (r runner) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := r.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// QueryRowContext is sql.Tx.QueryRowContext through the cache. When the
+// statement cannot be prepared it runs the query unprepared, so the Row
+// reports the error.
+func (r runner) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := r.stmt(ctx, query)
+	if err != nil {
+		if r.tx != nil {
+			return r.tx.QueryRowContext(ctx, query, args...)
+		}
+		return r.s.reader().QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// closeStmts closes every cached statement.
+func (s *Store) closeStmts() {
+	s.stmts.Range(func(k, v any) bool {
+		_ = v.(*sql.Stmt).Close()
+		s.stmts.Delete(k)
+		return true
+	})
+}
