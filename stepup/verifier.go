@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -42,9 +44,10 @@ type Verifier struct {
 	pub      ed25519.PublicKey
 	issuer   string
 	audience string
-	st       store.Execution
+	st       store.Approvals
 	now      func() time.Time
 	resolver canon.Resolver
+	audit    store.AuditLog
 	parser   *jwt.Parser
 }
 
@@ -76,11 +79,28 @@ func WithVerifierResolver(r canon.Resolver) VerifierOption {
 	}
 }
 
+// WithVerifierAudit appends the executor's decisions to log, the gate's
+// audit chain: every refusal of a token the gate signed (a wrong call, a
+// used or expired approval, another executor's token) and, at
+// [Verifier.Finish], the outcome of the run. Tokens that are not the gate's
+// are refused without a row, so forgeries cannot flood the chain. A
+// decision that cannot be audited fails: the refusal still stands, and
+// Finish reports the error after recording the outcome in the store.
+func WithVerifierAudit(log store.AuditLog) VerifierOption {
+	return func(v *Verifier) error {
+		if log == nil {
+			return fmt.Errorf("%w: nil audit log", ErrConfig)
+		}
+		v.audit = log
+		return nil
+	}
+}
+
 // NewVerifier returns the verifier of tokens that issuer signed with the
 // private half of pub and addressed to audience (this executor's name, the
 // Audience of the effects it runs), spending tickets in st, the store the
 // gate uses.
-func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Execution, opts ...VerifierOption) (*Verifier, error) {
+func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Approvals, opts ...VerifierOption) (*Verifier, error) {
 	switch {
 	case len(pub) != ed25519.PublicKeySize:
 		return nil, fmt.Errorf("%w: verifier needs an Ed25519 public key", ErrConfig)
@@ -119,24 +139,31 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Execut
 //
 // Refusals wrap [ErrTokenMalformed], [ErrTokenSignature], [ErrTokenIssuer],
 // [ErrTokenAudience], [ErrExpired], [ErrEffectChanged], [ErrConsumed],
-// [ErrNotApproved] or [ErrNotFound]; none but the last three changes the
-// store. A crash after Verify leaves the ticket executing; store.Execution's
-// Recover lists it with its key.
+// [ErrNotApproved] or [ErrNotFound]. A refusal spends nothing, with one
+// exception: a token the gate's key signed whose digest or nonce is not
+// the stored ticket's (the key misused) spends the ticket it names, and
+// nothing runs. A crash after Verify leaves the ticket executing; the
+// store's Recover lists it with its idempotency key, for the executor to
+// finish with that same key.
 func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Claims, error) {
-	c, err := v.check(token)
+	c, signed, err := v.check(token)
 	if err != nil {
+		if signed {
+			return Claims{}, v.refused(ctx, c, e.Tool, err)
+		}
 		return Claims{}, err
 	}
 	if v.resolver != nil {
 		refs, err := canon.ResolveAll(ctx, v.resolver, e.Refs)
 		if err != nil {
-			return Claims{}, fmt.Errorf("verify token: %w: a reference no longer resolves", ErrEffectChanged)
+			return Claims{}, v.refused(ctx, c, e.Tool,
+				fmt.Errorf("verify token: %w: a reference no longer resolves", ErrEffectChanged))
 		}
 		e.Refs = refs
 	}
 	d, err := e.Digest()
 	if err != nil || !d.Equal(c.Digest) {
-		return Claims{}, fmt.Errorf("verify token: %w", ErrEffectChanged)
+		return Claims{}, v.refused(ctx, c, e.Tool, fmt.Errorf("verify token: %w", ErrEffectChanged))
 	}
 	key, err := newKey()
 	if err != nil {
@@ -144,20 +171,68 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 	}
 	a, err := v.st.Consume(ctx, string(c.Ticket), key, v.now())
 	if err != nil {
-		return Claims{}, storeErr("verify token", err)
+		return Claims{}, v.refused(ctx, c, e.Tool, storeErr("verify token", err))
 	}
 	// The gate signed digest and nonce from this ticket; a token whose
 	// claims differ from the stored ticket was not made by it, so the
 	// ticket it just spent stays spent and nothing runs.
 	if !a.Digest.Equal(c.Digest) || subtle.ConstantTimeCompare(a.Nonce[:], c.Nonce[:]) != 1 {
-		return Claims{}, fmt.Errorf("verify token: %w: token does not match the stored ticket", ErrEffectChanged)
+		return Claims{}, v.refused(ctx, c, e.Tool,
+			fmt.Errorf("verify token: %w: token does not match the stored ticket", ErrEffectChanged))
 	}
 	c.IdempotencyKey = a.IdempotencyKey
 	return c, nil
 }
 
+// refused records the refusal of a token the gate signed, and returns
+// refusal (joined with the audit failure, if any).
+func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal error) error {
+	if v.audit == nil {
+		return refusal
+	}
+	now := v.now()
+	var r receipt.AuditRecord
+	if a, err := v.st.Get(ctx, string(c.Ticket)); err == nil {
+		r = executorRecord(a, now)
+	} else {
+		r = receipt.AuditRecord{Time: now.UnixMilli(), TicketID: string(c.Ticket), Tool: tool,
+			ArgsDigest: c.Digest, Approver: c.Approver}
+	}
+	r.Decision = receipt.DecisionFailed
+	r.Reason = "executor " + v.audience + " refused: " + tokenReason(refusal)
+	if _, err := v.audit.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
+		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", ErrStore, err))
+	}
+	return refusal
+}
+
+// tokenReason words a refusal for the audit record, from its sentinel.
+func tokenReason(err error) string {
+	switch {
+	case errors.Is(err, ErrEffectChanged):
+		return "action differs from what was approved"
+	case errors.Is(err, ErrConsumed):
+		return "approval already used"
+	case errors.Is(err, ErrExpired):
+		return "approval expired"
+	case errors.Is(err, ErrTokenAudience):
+		return "token addressed to another executor"
+	case errors.Is(err, ErrTokenIssuer):
+		return "token from another issuer"
+	case errors.Is(err, ErrNotApproved):
+		return "ticket not approved"
+	case errors.Is(err, ErrNotFound):
+		return "unknown ticket"
+	case errors.Is(err, ErrTokenMalformed):
+		return "token malformed"
+	}
+	return "store failure"
+}
+
 // check verifies the token's signature and claims, not the effect.
-func (v *Verifier) check(token string) (Claims, error) {
+// signed reports whether the signature verified, so that c (as far as it
+// was read) comes from the gate.
+func (v *Verifier) check(token string) (c Claims, signed bool, err error) {
 	var tc tokenClaims
 	t, err := v.parser.ParseWithClaims(token, &tc, func(t *jwt.Token) (any, error) {
 		if _, ok := t.Method.(*jwt.SigningMethodEd25519); !ok {
@@ -167,39 +242,51 @@ func (v *Verifier) check(token string) (Claims, error) {
 	})
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed):
-		return Claims{}, fmt.Errorf("verify token: %w", ErrTokenMalformed)
+		return Claims{}, false, fmt.Errorf("verify token: %w", ErrTokenMalformed)
 	case err != nil:
-		return Claims{}, fmt.Errorf("verify token: %w", ErrTokenSignature)
+		return Claims{}, false, fmt.Errorf("verify token: %w", ErrTokenSignature)
 	case t.Header["typ"] != TokenType:
-		return Claims{}, fmt.Errorf("verify token: %w: not an execution token", ErrTokenMalformed)
+		// Signed by the gate's key, but for some other purpose.
+		return Claims{}, false, fmt.Errorf("verify token: %w: not an execution token", ErrTokenMalformed)
+	}
+	c = Claims{Ticket: TicketID(tc.ID), Issuer: tc.Issuer, Approver: tc.Subject}
+	c.Digest, _ = canon.ParseDigest(tc.Digest)
+	if n, err := hex.DecodeString(tc.Nonce); err == nil && len(n) == len(c.Nonce) {
+		copy(c.Nonce[:], n)
+	}
+	if len(tc.Audience) > 0 {
+		c.Audience = tc.Audience[0]
+	}
+	if tc.IssuedAt != nil {
+		c.IssuedAt = tc.IssuedAt.Time
+	}
+	if tc.ExpiresAt != nil {
+		c.ExpiresAt = tc.ExpiresAt.Time
+	}
+	switch {
 	case tc.Issuer != v.issuer:
-		return Claims{}, fmt.Errorf("verify token: %w", ErrTokenIssuer)
+		return c, true, fmt.Errorf("verify token: %w", ErrTokenIssuer)
 	case len(tc.Audience) != 1 || tc.Audience[0] != v.audience:
-		return Claims{}, fmt.Errorf("verify token: %w", ErrTokenAudience)
+		return c, true, fmt.Errorf("verify token: %w", ErrTokenAudience)
 	case tc.ExpiresAt == nil || tc.IssuedAt == nil:
-		return Claims{}, fmt.Errorf("verify token: %w: no expiry or issue time", ErrTokenMalformed)
+		return c, true, fmt.Errorf("verify token: %w: no expiry or issue time", ErrTokenMalformed)
 	case !v.now().Before(tc.ExpiresAt.Time):
-		return Claims{}, fmt.Errorf("verify token: %w", ErrExpired)
+		return c, true, fmt.Errorf("verify token: %w", ErrExpired)
 	case tc.ID == "" || tc.Subject == "":
-		return Claims{}, fmt.Errorf("verify token: %w: no ticket or approver", ErrTokenMalformed)
+		return c, true, fmt.Errorf("verify token: %w: no ticket or approver", ErrTokenMalformed)
+	case c.Digest.IsZero() || c.Digest.String() != tc.Digest:
+		return c, true, fmt.Errorf("verify token: %w: digest claim", ErrTokenMalformed)
+	case c.Nonce == ([32]byte{}) && tc.Nonce != strings.Repeat("0", 64):
+		return c, true, fmt.Errorf("verify token: %w: nonce claim", ErrTokenMalformed)
 	}
-	c := Claims{Ticket: TicketID(tc.ID), Issuer: tc.Issuer, Audience: tc.Audience[0], Approver: tc.Subject,
-		IssuedAt: tc.IssuedAt.Time, ExpiresAt: tc.ExpiresAt.Time}
-	if c.Digest, err = canon.ParseDigest(tc.Digest); err != nil {
-		return Claims{}, fmt.Errorf("verify token: %w: digest claim", ErrTokenMalformed)
-	}
-	n, err := hex.DecodeString(tc.Nonce)
-	if err != nil || len(n) != len(c.Nonce) {
-		return Claims{}, fmt.Errorf("verify token: %w: nonce claim", ErrTokenMalformed)
-	}
-	copy(c.Nonce[:], n)
-	return c, nil
+	return c, true, nil
 }
 
 // Finish records the outcome of the run a [Verifier.Verify] allowed:
 // output (JSON, or bytes kept as a base64 string) when runErr is nil, a
-// failure otherwise. The ticket moves from executing to done; finishing it
-// twice fails with [ErrStore] wrapping the store's refusal.
+// failure otherwise. The ticket moves from executing to done, and with
+// [WithVerifierAudit] an executed or failed row joins the audit chain.
+// Finishing a ticket twice fails with [ErrStore].
 func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr error) error {
 	stored := storedResult{OK: runErr == nil}
 	switch {
@@ -214,8 +301,39 @@ func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr e
 	if err != nil {
 		return fmt.Errorf("finish: %w: %v", ErrStore, err)
 	}
-	if _, err := v.st.Finish(ctx, string(c.Ticket), raw, v.now()); err != nil {
+	now := v.now()
+	done, err := v.st.Finish(context.WithoutCancel(ctx), string(c.Ticket), raw, now)
+	if err != nil {
 		return storeErr("finish", err)
 	}
+	if v.audit == nil {
+		return nil
+	}
+	r := executorRecord(done, now)
+	r.Decision, r.Reason, r.Result = receipt.DecisionExecuted, "ran on executor "+v.audience, "ok"
+	if runErr != nil {
+		r.Decision, r.Result = receipt.DecisionFailed, "executor failed"
+	}
+	if _, err := v.audit.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
+		return fmt.Errorf("finish: audit: %w: %v", ErrStore, err)
+	}
 	return nil
+}
+
+// executorRecord is the audit row of a ticket an executor finished: what
+// the gate's own rows say of a ticket, by digest only.
+func executorRecord(a store.Approval, at time.Time) receipt.AuditRecord {
+	r := receipt.AuditRecord{
+		Time: at.UnixMilli(), TicketID: a.ID, Task: a.Task, Step: a.Step, Session: a.Session,
+		Tool: a.Tool, EffectClass: a.EffectClass, ArgsDigest: a.Digest, Principal: a.Requester,
+		PolicyVersion: a.PolicyVersion, Taint: a.Taint, Approver: a.Approver, IdempotencyKey: a.IdempotencyKey,
+	}
+	if a.Nonce != ([32]byte{}) && !a.CardHash.IsZero() {
+		r.Nonce = hex.EncodeToString(a.Nonce[:])
+		r.CardHash = a.CardHash.String()
+	}
+	if !a.CreatedAt.IsZero() {
+		r.DecisionMillis = at.Sub(a.CreatedAt).Milliseconds()
+	}
+	return r
 }

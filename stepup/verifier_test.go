@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -265,7 +266,7 @@ func TestNewVerifierConfig(t *testing.T) {
 		name     string
 		pub      ed25519.PublicKey
 		iss, aud string
-		st       store.Execution
+		st       store.Approvals
 		opts     []stepup.VerifierOption
 	}{
 		{"short key", pub[:16], "g", "mailer", st, nil},
@@ -274,6 +275,7 @@ func TestNewVerifierConfig(t *testing.T) {
 		{"no store", pub, "g", "mailer", nil, nil},
 		{"nil clock", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierClock(nil)}},
 		{"nil resolver", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierResolver(nil)}},
+		{"nil audit log", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierAudit(nil)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -298,6 +300,64 @@ func TestVerifierErrorsQuoteNothing(t *testing.T) {
 	_, err := w.mailer.Verify(context.Background(), tok[:len(tok)-4]+"AAAA", effectOf(sendEmail("finance@example.com")))
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), tok[:20])
+}
+
+// TestVerifierAudit: with WithVerifierAudit the executor's refusals of
+// the gate's tokens and its outcomes join the gate's audit chain, and
+// forgeries add nothing.
+func TestVerifierAudit(t *testing.T) {
+	ctx := context.Background()
+	w := newTokenWorld(t)
+	mailer := w.verifier(t, w.issuer.PublicKey(), tokenIssuerName, "send_email")
+	audited, err := stepup.NewVerifier(w.issuer.PublicKey(), tokenIssuerName, "send_email", w.Store,
+		stepup.WithVerifierClock(w.Clock.Now), stepup.WithVerifierAudit(w.Store),
+		stepup.WithVerifierResolver(canon.FileResolver{Root: w.dir}))
+	require.NoError(t, err)
+	call := sendEmail("finance@example.com")
+	tk, tok := w.issued(t, call)
+	rows := func() []receipt.AuditRecord {
+		r, err := w.Store.AuditByTask(ctx, "t-42")
+		require.NoError(t, err)
+		return r
+	}
+	before := len(rows())
+
+	_, otherKey, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	_, err = audited.Verify(ctx, sign(t, jwt.SigningMethodEdDSA, otherKey, stepup.TokenType, claimsOf(t, tok)), effectOf(call))
+	require.ErrorIs(t, err, stepup.ErrTokenSignature)
+	_, err = mailer.Verify(ctx, tok, effectOf(sendEmail("finance@exarnple.com")))
+	require.ErrorIs(t, err, stepup.ErrEffectChanged)
+	assert.Len(t, rows(), before, "forgeries and unaudited verifiers add no rows")
+
+	_, err = audited.Verify(ctx, tok, effectOf(sendEmail("finance@exarnple.com")))
+	require.ErrorIs(t, err, stepup.ErrEffectChanged)
+	got := rows()
+	require.Len(t, got, before+1)
+	refusal := got[len(got)-1]
+	assert.Equal(t, receipt.DecisionFailed, refusal.Decision)
+	assert.Equal(t, string(tk.ID), refusal.TicketID)
+	assert.Equal(t, tk.Digest, refusal.ArgsDigest)
+	assert.Equal(t, "executor send_email refused: action differs from what was approved", refusal.Reason)
+
+	claims, err := audited.Verify(ctx, tok, effectOf(call))
+	require.NoError(t, err)
+	require.NoError(t, audited.Finish(ctx, claims, []byte(`{"sent":true}`), nil))
+	_, err = audited.Verify(ctx, tok, effectOf(call))
+	require.ErrorIs(t, err, stepup.ErrConsumed)
+	got = rows()
+	require.Len(t, got, before+3)
+	ran, replay := got[len(got)-2], got[len(got)-1]
+	assert.Equal(t, receipt.DecisionExecuted, ran.Decision)
+	assert.Equal(t, claims.IdempotencyKey, ran.IdempotencyKey)
+	assert.Equal(t, stepuptest.Approver, ran.Approver)
+	assert.Equal(t, "t-42", ran.Task)
+	assert.Equal(t, "executor send_email refused: approval already used", replay.Reason)
+
+	all, err := w.Store.AuditRange(ctx, time.Time{}, w.Clock.Now().Add(time.Hour))
+	require.NoError(t, err)
+	assert.NoError(t, receipt.VerifyChain(all, canon.Digest{}), "one chain with the gate's rows")
+	assert.NotContains(t, refusal.Reason, "exarnple")
 }
 
 // claimsOf decodes a token's claims without verifying it.
