@@ -33,6 +33,16 @@
 //
 // Stores never read a clock: every time comes from the caller. Times are
 // kept to the microsecond; finer precision is dropped by some backends.
+//
+// # Writing a backend
+//
+// Validate input before opening a transaction with [Approval.Check],
+// [Resolution.Check], [CheckConsume], [CheckFinish], [Credential.Check],
+// [Invite.Check], [Grant.Check], [CheckKey] and [CheckAudit], so every
+// backend refuses the same records with the same sentinels; compute audit
+// records with [ChainNext]; make ids with [NewID]. Then pass
+// storetest.Run, storetest.RunProcesses if processes can share the
+// database, and measure with storetest.Bench.
 package store
 
 import (
