@@ -1,0 +1,142 @@
+package grant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/store"
+)
+
+// Record is what [Put] stores beside a grant: whose it is, how often and
+// until when it may be used.
+type Record struct {
+	// ID names the grant; empty means a new random one. It holds no "/"
+	// (plan steps are stored under "<id>/<digest>").
+	ID        string
+	User      string // the user who granted it; it covers only their calls
+	Uses      int    // uses of an exact or template grant; zero for a plan
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// Put stores g as r and returns its id. An exact or template grant is one
+// store record with r.Uses uses. A plan is one record per digest, each with
+// one use (so no step of the plan runs twice), written first, then the
+// plan's own record, which holds the spec and no uses: a plan whose steps
+// were not all written has no record and covers nothing.
+//
+// It fails with [ErrInvalidGrant] when g or r is malformed or a template
+// names a user other than r.User, and with the store's error otherwise
+// (store.ErrDuplicate for a taken id).
+func Put(ctx context.Context, grants store.Grants, g Grant, r Record) (string, error) {
+	spec, err := g.Marshal()
+	if err != nil {
+		return "", fmt.Errorf("grant: put: %w", err)
+	}
+	if r.ID == "" {
+		r.ID = store.NewID()
+	}
+	switch {
+	case strings.Contains(r.ID, "/") || len(r.ID) > store.MaxKeySize-1-2*len(canon.Digest{}):
+		return "", fmt.Errorf("grant: put: %w", invalid("id holds a \"/\" or is too long"))
+	case r.User == "":
+		return "", fmt.Errorf("grant: put: %w", invalid("no user"))
+	case g.Template != nil && g.Template.User != r.User:
+		return "", fmt.Errorf("grant: put: %w", invalid("template names another user"))
+	case r.CreatedAt.IsZero() || !r.ExpiresAt.After(r.CreatedAt):
+		return "", fmt.Errorf("grant: put: %w", invalid("expiry must follow creation"))
+	case g.Kind == KindPlan && r.Uses != 0:
+		return "", fmt.Errorf("grant: put: %w", invalid("a plan's steps have one use each; uses must be zero"))
+	case g.Kind != KindPlan && r.Uses < 1:
+		return "", fmt.Errorf("grant: put: %w", invalid("uses must be at least one"))
+	}
+	rec := store.Grant{ID: r.ID, User: r.User, Spec: spec, Remaining: r.Uses,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}
+	if g.Kind == KindPlan {
+		for _, d := range g.Digests {
+			step, err := Exact(d).Marshal()
+			if err != nil {
+				return "", fmt.Errorf("grant: put: %w", err)
+			}
+			s := rec
+			s.ID, s.Spec, s.Remaining = stepID(r.ID, d), step, 1
+			if err := grants.PutGrant(ctx, s); err != nil {
+				return "", fmt.Errorf("grant: put: plan step: %w", err)
+			}
+		}
+	}
+	if err := grants.PutGrant(ctx, rec); err != nil {
+		return "", fmt.Errorf("grant: put: %w", err)
+	}
+	return r.ID, nil
+}
+
+// stepID names the record of one step of plan id.
+func stepID(id string, d canon.Digest) string { return id + "/" + d.String() }
+
+// Use takes one use of the grant id for the effect e at now: it reads the
+// grant, checks that it is the principal's user's and that it covers e
+// ([Covers]), then takes the use in one atomic store operation
+// (store.Grants.UseGrant), which checks the expiry and the uses left. For a
+// plan it takes the use of e's step. It returns the record whose use was
+// taken, as after the use.
+//
+// Any failure refuses the use: [*CoverageError] ([ErrNotCovered]),
+// [ErrExpired], [ErrUsedUp], [ErrNotFound], [ErrInvalidGrant] for a stored
+// spec that does not parse, [ErrUnavailable] for other store errors (also
+// wrapping the store's error, so a cancelled context is visible).
+func Use(ctx context.Context, grants store.Grants, id string, e canon.Effect, now time.Time) (store.Grant, error) {
+	if now.IsZero() {
+		return store.Grant{}, errors.New("grant: use: no time given")
+	}
+	rec, err := grants.GetGrant(ctx, id)
+	if err != nil {
+		return store.Grant{}, storeErr(err)
+	}
+	g, err := Parse(rec.Spec)
+	if err != nil {
+		return store.Grant{}, fmt.Errorf("grant: use: stored spec: %w", err)
+	}
+	if rec.User != e.Principal.User {
+		return store.Grant{}, &CoverageError{Coverage: notCovered(ReasonUser, "")}
+	}
+	cov, err := Covers(g, e)
+	if err != nil {
+		return store.Grant{}, fmt.Errorf("grant: use: %w", err)
+	}
+	if !cov.Covered {
+		return store.Grant{}, &CoverageError{Coverage: cov}
+	}
+	target := id
+	if g.Kind == KindPlan {
+		d, err := e.Digest()
+		if err != nil {
+			return store.Grant{}, fmt.Errorf("grant: use: effect: %w", err)
+		}
+		target = stepID(id, d)
+	}
+	after, err := grants.UseGrant(ctx, target, now)
+	if err != nil {
+		return store.Grant{}, storeErr(err)
+	}
+	return after, nil
+}
+
+// storeErr maps a store error to this package's sentinels, keeping it
+// wrapped.
+func storeErr(err error) error {
+	sentinel := ErrUnavailable
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		sentinel = ErrNotFound
+	case errors.Is(err, store.ErrExpired):
+		sentinel = ErrExpired
+	case errors.Is(err, store.ErrGrantUsedUp):
+		sentinel = ErrUsedUp
+	}
+	return fmt.Errorf("grant: use: %w: %w", sentinel, err)
+}
