@@ -360,6 +360,44 @@ func TestVerifierAudit(t *testing.T) {
 	assert.NotContains(t, refusal.Reason, "exarnple")
 }
 
+// FuzzVerifierVerify: Verify never panics, and accepts no token but the
+// one the gate issued, however it is mutated.
+func FuzzVerifierVerify(f *testing.F) {
+	ctx := context.Background()
+	h := stepuptest.NewGate(f, nil)
+	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(f, err)
+	issuer, err := stepup.NewTokenIssuer(h.Gate, key, tokenIssuerName)
+	require.NoError(f, err)
+	v, err := stepup.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, stepup.WithVerifierClock(h.Clock.Now))
+	require.NoError(f, err)
+	call := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`),
+		Task: "t-42", Session: "sess-1", Principal: agentFor("user:dana")}
+	tk, err := h.Gate.Propose(ctx, call)
+	require.NoError(f, err)
+	tok, err := issuer.Issue(ctx, tk.ID)
+	require.NoError(f, err)
+	effect := canon.Effect{Tool: call.Tool, Args: call.Args, Task: call.Task, Principal: call.Principal,
+		PolicyVersion: stepuptest.SeedPolicyVersion, Audience: "read_file"}
+
+	parts := strings.Split(tok, ".")
+	f.Add(tok[:len(tok)-1])
+	f.Add(parts[0] + "." + parts[1] + ".")
+	f.Add(parts[0] + ".." + parts[2])
+	f.Add(`eyJhbGciOiJub25lIiwidHlwIjoiYXN1LWV4ZWMrand0In0.` + parts[1] + ".")
+	f.Add(strings.ToUpper(tok))
+	f.Add(tok + "=")
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == tok {
+			return // the genuine token; spending it is not the point here
+		}
+		c, err := v.Verify(ctx, s, effect)
+		if err == nil {
+			t.Fatalf("accepted a token that the gate did not issue (ticket %s)", c.Ticket)
+		}
+	})
+}
+
 // claimsOf decodes a token's claims without verifying it.
 func claimsOf(t *testing.T, tok string) jwt.MapClaims {
 	t.Helper()
