@@ -1,0 +1,4 @@
+package receipt
+
+// ScanEffect exposes scanEffect to the differential tests.
+var ScanEffect = scanEffect
