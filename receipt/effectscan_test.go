@@ -78,7 +78,9 @@ func TestScanEffectAgreesWithOracle(t *testing.T) {
 	}
 }
 
-func bytes2(s, old, new string) string { return string(bytes.Replace([]byte(s), []byte(old), []byte(new), 1)) }
+func bytes2(s, old, new string) string {
+	return string(bytes.Replace([]byte(s), []byte(old), []byte(new), 1))
+}
 
 // FuzzScanEffect checks ScanEffect against the encoding/json oracle on
 // every canonical JSON document.
