@@ -160,12 +160,16 @@ func (s *Store) Pending(ctx context.Context, f store.Filter) ([]store.Approval, 
 	}
 	defer s.mu.Unlock()
 	var out []store.Approval
-	for session, set := range s.bySession {
-		if f.Session != "" && f.Session != session {
-			continue
-		}
+	sets := s.bySession // every pending ticket, by session
+	switch {
+	case f.Session != "":
+		sets = map[string]map[string]*store.Approval{f.Session: s.bySession[f.Session]}
+	case f.User != "":
+		sets = map[string]map[string]*store.Approval{f.User: s.byUser[f.User]}
+	}
+	for _, set := range sets {
 		for _, t := range set {
-			if f.User == "" || f.User == t.User {
+			if (f.Session == "" || f.Session == t.Session) && (f.User == "" || f.User == t.User) {
 				out = append(out, t.Clone())
 			}
 		}
