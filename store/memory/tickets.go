@@ -18,11 +18,16 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		return store.Approval{}, false, fmt.Errorf("park: %w", err)
 	}
 	defer s.mu.Unlock()
+	var dup *store.Approval // the oldest live duplicate, as the SQL backends pick
 	for _, t := range s.byMerge[mergeKey{a.Session, a.Digest}] {
-		if t.ExpiresAt.After(a.CreatedAt) {
-			t.Merged++
-			return t.Clone(), true, nil
+		if t.ExpiresAt.After(a.CreatedAt) && (dup == nil || t.CreatedAt.Before(dup.CreatedAt) ||
+			(t.CreatedAt.Equal(dup.CreatedAt) && t.ID < dup.ID)) {
+			dup = t
 		}
+	}
+	if dup != nil {
+		dup.Merged++
+		return dup.Clone(), true, nil
 	}
 	if caps.PerSession > 0 && live(s.bySession[a.Session], a.CreatedAt, caps.PerSession) >= caps.PerSession {
 		return store.Approval{}, false, fmt.Errorf("park: session: %w", store.ErrPendingCap)
