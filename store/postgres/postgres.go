@@ -9,7 +9,7 @@
 //
 // [Open] applies the schema migrations before it returns; [Store.Migrate]
 // applies them on demand, for deployments that migrate in a separate step
-// ([Options].SkipMigrate).
+// (SkipMigrate in [Options]).
 //
 // # Single use across replicas
 //
@@ -39,6 +39,17 @@
 // the database itself wrap [ErrDatabase] and name the SQLSTATE code; no
 // error exposes a pgx type. Text fields must be valid UTF-8 without NUL
 // bytes (a PostgreSQL rule); other text is refused with [store.ErrInvalid].
+//
+// # Testing
+//
+// The tests run the [github.com/agentstepup/asu/store/storetest]
+// conformance suite, the multi-process race and the crash test against the
+// database named by ASU_POSTGRES_DSN, each test in a schema of its own
+// that it drops at the end; without the variable they skip. The
+// repository's .ci/postgres.sh starts a throwaway cluster and exports the
+// variable:
+//
+//	source .ci/postgres.sh && go test ./store/postgres/
 package postgres
 
 import (
@@ -59,7 +70,7 @@ import (
 var ErrDatabase = errors.New("postgres: database error")
 
 // ErrSchemaVersion is returned when the database schema is newer than this
-// build knows, or older with [Options].SkipMigrate set.
+// build knows, or older when SkipMigrate in [Options] is set.
 var ErrSchemaVersion = errors.New("postgres: unexpected schema version")
 
 // Options tunes [Open]. The zero value (or nil) means the defaults.
