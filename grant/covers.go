@@ -105,7 +105,6 @@ func (w *walker) walk(n *node, path string) Coverage {
 	return notCovered(ReasonUnpinned, path)
 }
 
-
 // check reports whether the rule covers the value n at path.
 func (r *rule) check(n *node, path string) Coverage {
 	switch {
