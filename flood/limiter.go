@@ -97,6 +97,9 @@ func (l *Limiter) Admit(ctx context.Context, session, user string) error {
 // Denied records that an approver denied a request of session and user.
 // Expired and cancelled tickets are not denials: nobody said no.
 func (l *Limiter) Denied(ctx context.Context, session, user string) error {
+	if session == "" || user == "" {
+		return fmt.Errorf("%w: denial names no session or no user", ErrUnavailable)
+	}
 	now := l.now()
 	for _, c := range []struct {
 		scope   Scope
@@ -116,6 +119,9 @@ func (l *Limiter) Denied(ctx context.Context, session, user string) error {
 // Approved records that an approver approved a request of session and
 // user, which ends both runs of denials.
 func (l *Limiter) Approved(ctx context.Context, session, user string) error {
+	if session == "" || user == "" {
+		return fmt.Errorf("%w: approval names no session or no user", ErrUnavailable)
+	}
 	for _, key := range []string{denialKey(ScopeSession, session), denialKey(ScopeUser, user)} {
 		if err := l.counters.ResetStreak(ctx, key); err != nil {
 			return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)

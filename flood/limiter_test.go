@@ -246,6 +246,8 @@ func TestFailsClosed(t *testing.T) {
 	lim := newLimiter(t, memory.New(), flood.Limits{}, c)
 	for _, who := range [][2]string{{"", "alice"}, {"s1", ""}} {
 		assert.ErrorIs(t, lim.Admit(ctx, who[0], who[1]), flood.ErrUnavailable)
+		assert.ErrorIs(t, lim.Denied(ctx, who[0], who[1]), flood.ErrUnavailable)
+		assert.ErrorIs(t, lim.Approved(ctx, who[0], who[1]), flood.ErrUnavailable)
 	}
 }
 
