@@ -211,3 +211,29 @@ func ExampleAuditRecord_ComputeHash() {
 	fmt.Println(receipt.VerifyChain([]receipt.AuditRecord{r}, canon.Digest{}))
 	// Output: <nil>
 }
+
+func ExampleResult_Err() {
+	r, key := readGolden("es256")
+	r.Assertion.AuthenticatorData[32] &^= 0x04 // clear the UV flag
+	res, _ := receipt.Verify(r, key, receipt.Policy{RPID: "approve.example.com", Origins: []string{"https://approve.example.com"}})
+	fmt.Println(res.Valid, errors.Is(res.Err(), receipt.ErrUserVerification))
+	// Output: false true
+}
+
+func ExampleResult_Check() {
+	r, key := readGolden("es256")
+	r.Assertion.AuthenticatorData[32] &^= 0x04
+	res, _ := receipt.Verify(r, key, receipt.Policy{RPID: "approve.example.com", Origins: []string{"https://approve.example.com"}})
+	for _, name := range []receipt.CheckName{receipt.CheckUserVerified, receipt.CheckSignature} {
+		c, _ := res.Check(name)
+		fmt.Println(c.Name, c.Outcome)
+	}
+	// Output:
+	// user_verified fail
+	// signature fail
+}
+
+func ExampleCheckNames() {
+	fmt.Println(len(receipt.CheckNames()), receipt.CheckNames()[0], receipt.CheckNames()[11])
+	// Output: 13 format signature
+}
