@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -489,35 +490,38 @@ func ExampleVerifier_Verify() {
 // the consume on store/memory) beside the one ed25519.Verify it contains.
 func BenchmarkVerifierVerify(b *testing.B) {
 	ctx := context.Background()
-	h := stepuptest.NewGate(b, nil)
-	pub, key, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(b, err)
-	issuer, err := stepup.NewTokenIssuer(h.Gate, key, tokenIssuerName)
-	require.NoError(b, err)
-	v, err := stepup.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, stepup.WithVerifierClock(h.Clock.Now))
-	require.NoError(b, err)
 	call := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"reports/2026/q3.csv"}`),
 		Task: "t-42", Step: "s-1", Session: "sess-1", Principal: agentFor("user:dana")}
 	effect := canon.Effect{Tool: call.Tool, Args: call.Args, Task: call.Task, Step: call.Step,
 		Principal: call.Principal, PolicyVersion: stepuptest.SeedPolicyVersion, Audience: "read_file"}
-	// tokens issues n tokens for n tickets the policy allowed.
-	tokens := func(b *testing.B, n int) []string {
+	// setup returns a verifier on a fresh store/memory gate and n tokens for
+	// n tickets the policy allowed, with the garbage of making them
+	// collected.
+	setup := func(b *testing.B, n int) (*stepup.Verifier, ed25519.PublicKey, []string) {
 		b.Helper()
-		out := make([]string, n)
-		for i := range out {
+		h := stepuptest.NewGate(b, nil)
+		pub, key, err := ed25519.GenerateKey(rand.Reader)
+		require.NoError(b, err)
+		issuer, err := stepup.NewTokenIssuer(h.Gate, key, tokenIssuerName)
+		require.NoError(b, err)
+		v, err := stepup.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, stepup.WithVerifierClock(h.Clock.Now))
+		require.NoError(b, err)
+		toks := make([]string, n)
+		for i := range toks {
 			tk, err := h.Gate.Propose(ctx, call)
 			require.NoError(b, err)
-			out[i], err = issuer.Issue(ctx, tk.ID)
+			toks[i], err = issuer.Issue(ctx, tk.ID)
 			require.NoError(b, err)
 		}
-		return out
+		runtime.GC()
+		return v, pub, toks
 	}
 
 	b.Run("baseline=ed25519.Verify", func(b *testing.B) {
-		tok := tokens(b, 1)[0]
-		dot := strings.LastIndexByte(tok, '.')
-		msg := []byte(tok[:dot])
-		sig, err := base64.RawURLEncoding.DecodeString(tok[dot+1:])
+		_, pub, toks := setup(b, 1)
+		dot := strings.LastIndexByte(toks[0], '.')
+		msg := []byte(toks[0][:dot])
+		sig, err := base64.RawURLEncoding.DecodeString(toks[0][dot+1:])
 		require.NoError(b, err)
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -528,7 +532,7 @@ func BenchmarkVerifierVerify(b *testing.B) {
 		}
 	})
 	b.Run("Verifier.Verify", func(b *testing.B) {
-		toks := tokens(b, b.N)
+		v, _, toks := setup(b, b.N)
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := range b.N {
