@@ -19,13 +19,12 @@ const MaxAuditLine = canon.DefaultMaxBytes + 64<<10
 // order, the export format [ReadChain] reads and `verify audit` checks.
 func WriteChain(w io.Writer, records []AuditRecord) error {
 	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw) // one value and a newline per Encode
+	enc.SetEscapeHTML(false)
 	for i, r := range records {
-		b, err := json.Marshal(r)
-		if err != nil {
+		if err := enc.Encode(r); err != nil {
 			return fmt.Errorf("audit record %d: %w", i, err)
 		}
-		bw.Write(b)
-		bw.WriteByte('\n')
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write audit chain: %w", err)

@@ -34,6 +34,19 @@ func TestMarshalParseRoundTrip(t *testing.T) {
 	assert.NotContains(t, string(b), "=", "base64url without padding")
 	_, err = receipt.Verify(got, s.Trusted(), s.Policy())
 	assert.NoError(t, err)
+
+	// HTML characters are written as signed, not escaped.
+	e := receipttest.Effect("<b>&finance@example.com")
+	html, err := s.Sign(e, receipttest.Card(e), expiresAt, approvedAt)
+	require.NoError(t, err)
+	b, err = html.Marshal()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"to":"<b>&finance@example.com"`)
+	assert.False(t, bytes.HasSuffix(b, []byte("\n")))
+	got, err = receipt.Parse(b)
+	require.NoError(t, err)
+	_, err = receipt.Verify(got, s.Trusted(), s.Policy())
+	assert.NoError(t, err)
 }
 
 func TestParseIsStrict(t *testing.T) {

@@ -269,11 +269,15 @@ func decodeProblem(err error) string {
 	return "invalid receipt JSON"
 }
 
-// Marshal encodes r as compact JSON in the [FormatV1] layout.
+// Marshal encodes r as compact JSON in the [FormatV1] layout. Text is
+// written as is, without escaping HTML characters, so the effect and card
+// read as they were signed.
 func (r *Receipt) Marshal() ([]byte, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrMalformed, decodeProblem(err))
 	}
-	return b, nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
