@@ -56,12 +56,12 @@ func (l *Limiter) Admit(ctx context.Context, session, user string) error {
 	now := l.now()
 	checks := []struct {
 		scope   Scope
-		id      string
+		id      string // hashed
 		lockout Lockout
 		rate    Rate
 	}{
-		{ScopeSession, session, l.limits.SessionLockout, l.limits.Session},
-		{ScopeUser, user, l.limits.UserLockout, l.limits.User},
+		{ScopeSession, hashID(session), l.limits.SessionLockout, l.limits.Session},
+		{ScopeUser, hashID(user), l.limits.UserLockout, l.limits.User},
 	}
 	for _, c := range checks {
 		if err := l.checkLockout(ctx, c.scope, denialKey(c.scope, c.id), c.lockout, now); err != nil {
@@ -105,7 +105,7 @@ func (l *Limiter) Denied(ctx context.Context, session, user string) error {
 		scope   Scope
 		id      string
 		lockout Lockout
-	}{{ScopeSession, session, l.limits.SessionLockout}, {ScopeUser, user, l.limits.UserLockout}} {
+	}{{ScopeSession, hashID(session), l.limits.SessionLockout}, {ScopeUser, hashID(user), l.limits.UserLockout}} {
 		if c.lockout.After < 0 {
 			continue
 		}
@@ -122,7 +122,7 @@ func (l *Limiter) Approved(ctx context.Context, session, user string) error {
 	if session == "" || user == "" {
 		return fmt.Errorf("%w: approval names no session or no user", ErrUnavailable)
 	}
-	for _, key := range []string{denialKey(ScopeSession, session), denialKey(ScopeUser, user)} {
+	for _, key := range []string{denialKey(ScopeSession, hashID(session)), denialKey(ScopeUser, hashID(user))} {
 		if err := l.counters.ResetStreak(ctx, key); err != nil {
 			return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)
 		}
