@@ -39,6 +39,7 @@ type CheckError struct {
 	Err   error     // the check's sentinel, e.g. ErrSignature
 }
 
+// Error names the failed check and why it failed.
 func (e *CheckError) Error() string {
 	return fmt.Sprintf("receipt: %s check failed: %s", e.Check, strings.TrimPrefix(e.Err.Error(), "receipt: "))
 }

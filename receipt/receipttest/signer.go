@@ -44,6 +44,7 @@ const (
 // Algorithms lists every algorithm a [Signer] supports.
 func Algorithms() []Algorithm { return []Algorithm{ES256, EdDSA, RS256} }
 
+// String returns the COSE name of a, e.g. "ES256".
 func (a Algorithm) String() string { return webauthncose.COSEAlgorithmIdentifier(a).String() }
 
 // Default relying party of a [Signer] made by [New].
