@@ -96,6 +96,7 @@ type ChainBreak struct {
 	Why   string `json:"why"`   // what did not match
 }
 
+// Error says where the chain first broke and why.
 func (b *ChainBreak) Error() string {
 	return fmt.Sprintf("%v at record %d (seq %d): %s", ErrChainBroken, b.Index, b.Seq, b.Why)
 }
