@@ -81,11 +81,13 @@ func (l *Limiter) Admit(ctx context.Context, session, user string) error {
 			continue
 		}
 		t, retry, err := l.take(ctx, rateKey(c.scope, c.rate, c.id), c.rate, now)
+		if t.key != "" {
+			taken = append(taken, t)
+		}
 		if err != nil {
 			refund()
 			return err
 		}
-		taken = append(taken, t)
 		if retry > 0 {
 			refund()
 			return &LimitError{Err: ErrRateLimited, Scope: c.scope, RetryAfter: retry}
