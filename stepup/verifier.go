@@ -142,9 +142,8 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Approv
 // [ErrNotApproved] or [ErrNotFound]. A refusal spends nothing, with one
 // exception: a token the gate's key signed whose digest or nonce is not
 // the stored ticket's (the key misused) spends the ticket it names, and
-// nothing runs. A crash after Verify leaves the ticket executing; the
-// store's Recover lists it with its idempotency key, for the executor to
-// finish with that same key.
+// nothing runs. A crash after Verify leaves the ticket executing:
+// [Verifier.Recover] lists it with its idempotency key.
 func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Claims, error) {
 	c, signed, err := v.check(token)
 	if err != nil {
@@ -169,6 +168,7 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 	if err != nil {
 		return Claims{}, fmt.Errorf("verify token: %w", err)
 	}
+	key = executorKeyPrefix + key
 	a, err := v.st.Consume(ctx, string(c.Ticket), key, v.now())
 	if err != nil {
 		return Claims{}, v.refused(ctx, c, e.Tool, storeErr("verify token", err))
@@ -336,4 +336,50 @@ func executorRecord(a store.Approval, at time.Time) receipt.AuditRecord {
 		r.DecisionMillis = at.Sub(a.CreatedAt).Milliseconds()
 	}
 	return r
+}
+
+// executorKeyPrefix marks the idempotency keys of tickets a [Verifier]
+// consumed, so that executions interrupted on an executor are told apart
+// from those the gate runs itself, which share the store's Recover list.
+const executorKeyPrefix = "exec-"
+
+// Interrupted is an execution a crash cut short: a ticket
+// [Verifier.Verify] spent whose outcome [Verifier.Finish] never recorded.
+type Interrupted struct {
+	// Claims are the spent ticket's, with the IdempotencyKey it was
+	// consumed with; pass them to Finish.
+	Claims Claims
+	// Effect is the stored effect, the one that was approved.
+	Effect canon.Effect
+}
+
+// Recover lists this executor's interrupted executions: tickets addressed
+// to its audience that were consumed and never finished, oldest first.
+// Re-run each Effect with its Claims.IdempotencyKey (never a new key: a tool
+// that honours the key then acts once) and record the outcome with Finish.
+// Call it at start-up, before verifying new tokens. A stored effect that
+// no longer hashes to its digest is left out and reported in the error,
+// wrapping [ErrEffectChanged].
+func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
+	list, err := v.st.Recover(ctx)
+	if err != nil {
+		return nil, storeErr("recover", err)
+	}
+	var out []Interrupted
+	var errs []error
+	for _, a := range list {
+		e, err := canon.ParseEffect(a.Effect)
+		if err != nil || !canon.Sum(a.Effect).Equal(a.Digest) {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, ErrEffectChanged))
+			continue
+		}
+		if e.Audience != v.audience || !strings.HasPrefix(a.IdempotencyKey, executorKeyPrefix) {
+			continue // another executor's, or the gate's own
+		}
+		out = append(out, Interrupted{Effect: e, Claims: Claims{
+			Ticket: TicketID(a.ID), Issuer: v.issuer, Audience: v.audience, Approver: a.Approver,
+			Digest: a.Digest, Nonce: a.Nonce, ExpiresAt: a.ExpiresAt, IdempotencyKey: a.IdempotencyKey,
+		}})
+	}
+	return out, errors.Join(errs...)
 }

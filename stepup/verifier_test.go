@@ -51,7 +51,7 @@ func TestVerifierSeedCases(t *testing.T) {
 		a, err := w.Store.Get(ctx, string(tk.ID))
 		require.NoError(t, err)
 		assert.Equal(t, store.Executing, a.State, "the ticket is spent in the shared store")
-		assert.Len(t, claims.IdempotencyKey, 32)
+		assert.Regexp(t, `^exec-[0-9a-f]{32}$`, claims.IdempotencyKey)
 		assert.Equal(t, a.IdempotencyKey, claims.IdempotencyKey)
 		assert.Equal(t, a.Nonce, claims.Nonce)
 
@@ -361,6 +361,46 @@ func TestVerifierAudit(t *testing.T) {
 	assert.NotContains(t, refusal.Reason, "exarnple")
 }
 
+// TestVerifierRecoversItsInterruptedRuns: an executor that crashed after
+// Verify finds the run again with the same idempotency key, never a second
+// consume; the gate's own executions and other executors' are not its.
+func TestVerifierRecoversItsInterruptedRuns(t *testing.T) {
+	ctx := context.Background()
+	w := newTokenWorld(t)
+	call := sendEmail("finance@example.com")
+	_, tok := w.issued(t, call)
+	claims, err := w.mailer.Verify(ctx, tok, effectOf(call))
+	require.NoError(t, err)
+	// The gate runs another send_email ticket in-process, and a crash
+	// interrupts it too.
+	own := w.approved(t, sendEmail("cfo@example.com"))
+	_, err = w.Store.Consume(ctx, string(own.ID), "gate-key", w.Clock.Now())
+	require.NoError(t, err)
+
+	restarted := w.verifier(t, w.issuer.PublicKey(), tokenIssuerName, "send_email")
+	payments := w.verifier(t, w.issuer.PublicKey(), tokenIssuerName, "payments")
+	none, err := payments.Recover(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+
+	got, err := restarted.Recover(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1, "only the mailer's own run")
+	assert.Equal(t, claims.Ticket, got[0].Claims.Ticket)
+	assert.Equal(t, claims.IdempotencyKey, got[0].Claims.IdempotencyKey)
+	assert.Equal(t, claims.Digest, got[0].Claims.Digest)
+	d, err := got[0].Effect.Digest()
+	require.NoError(t, err)
+	assert.Equal(t, claims.Digest, d, "the stored, approved effect")
+
+	require.NoError(t, restarted.Finish(ctx, got[0].Claims, []byte(`{"sent":true}`), nil))
+	got, err = restarted.Recover(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = restarted.Verify(ctx, tok, effectOf(call))
+	assert.ErrorIs(t, err, stepup.ErrConsumed)
+}
+
 // FuzzVerifierVerify: Verify never panics, and accepts no token but the
 // one the gate issued, however it is mutated.
 func FuzzVerifierVerify(f *testing.F) {
@@ -473,7 +513,7 @@ func ExampleVerifier_Verify() {
 	fmt.Println(err)
 
 	claims, err := mailer.Verify(ctx, token, effect)
-	fmt.Println(claims.Approver, len(claims.IdempotencyKey), err)
+	fmt.Println(claims.Approver, len(claims.IdempotencyKey) > 0, err)
 	// ... run the tool with claims.IdempotencyKey, then record the outcome:
 	_ = mailer.Finish(ctx, claims, []byte(`{"sent":true}`), nil)
 
@@ -481,7 +521,7 @@ func ExampleVerifier_Verify() {
 	fmt.Println(err)
 	// Output:
 	// verify token: stepup: action differs from what was approved
-	// user:dana 32 <nil>
+	// user:dana true <nil>
 	// verify token: stepup: approval already used
 }
 
