@@ -24,12 +24,12 @@ var (
 	ErrCardHash         = errors.New("receipt: card_hash does not match the card")
 	ErrClientDataType   = errors.New("receipt: client data is not a webauthn.get assertion")
 	ErrChallenge        = errors.New("receipt: signed challenge does not match the receipt")
-	ErrOrigin           = errors.New("receipt: origin not allowed")
+	ErrOrigin           = errors.New("receipt: wrong origin")
 	ErrRPID             = errors.New("receipt: relying party ID does not match")
 	ErrUserPresence     = errors.New("receipt: user presence flag not set")
 	ErrUserVerification = errors.New("receipt: user verification flag not set")
-	ErrKeyMismatch      = errors.New("receipt: embedded public key is not the trusted key")
-	ErrSignature        = errors.New("receipt: signature does not verify")
+	ErrKeyMismatch      = errors.New("receipt: approver is not the trusted key's")
+	ErrSignature        = errors.New("receipt: signature does not verify with the trusted key")
 )
 
 // CheckError is the failure of one check of [Verify]: the first one that

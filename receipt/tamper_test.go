@@ -395,5 +395,5 @@ func TestEffectMustBeCanonicalEffect(t *testing.T) {
 func TestCheckErrorUnwrapsToSentinel(t *testing.T) {
 	e := &receipt.CheckError{Check: receipt.CheckSignature, Err: receipt.ErrSignature}
 	assert.True(t, errors.Is(e, receipt.ErrSignature))
-	assert.Equal(t, "receipt: signature check failed: signature does not verify", e.Error())
+	assert.Equal(t, "receipt: signature check failed: signature does not verify with the trusted key", e.Error())
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -100,9 +101,14 @@ func (v *verifier) pass(name CheckName) {
 	v.res.Checks = append(v.res.Checks, Check{Name: name, Outcome: Pass})
 }
 
+// fail records a failure: the sentinel, with detail when it adds to it.
 func (v *verifier) fail(name CheckName, sentinel error, detail string) {
-	v.res.Checks = append(v.res.Checks, Check{Name: name, Outcome: Fail, Detail: detail,
-		Err: fmt.Errorf("%w: %s", sentinel, detail)})
+	err := sentinel
+	if detail != "" {
+		err = fmt.Errorf("%w: %s", sentinel, detail)
+	}
+	v.res.Checks = append(v.res.Checks, Check{Name: name, Outcome: Fail,
+		Detail: strings.TrimPrefix(err.Error(), "receipt: "), Err: err})
 }
 
 func (v *verifier) skip(name CheckName, after CheckName) {
@@ -123,7 +129,7 @@ func (v *verifier) check(name CheckName, cond bool, sentinel error, detail strin
 func (v *verifier) run() {
 	r := v.r
 	if err := r.checkForm(); err != nil {
-		v.fail(CheckFormat, ErrFormat, "format, nonce or times are not those of "+FormatV1)
+		v.fail(CheckFormat, ErrFormat, "")
 	} else {
 		v.formOK = true
 		v.pass(CheckFormat)
@@ -136,9 +142,9 @@ func (v *verifier) run() {
 	v.checkAuthenticatorData()
 	switch {
 	case !v.key.matches(r.Approver.PublicKey):
-		v.fail(CheckPublicKey, ErrKeyMismatch, "approver.public_key is not the trusted key")
+		v.fail(CheckPublicKey, ErrKeyMismatch, "approver.public_key is another key")
 	case !v.key.identityMatches(r):
-		v.fail(CheckPublicKey, ErrKeyMismatch, "approver user, credential ID or user handle is not the pinned identity")
+		v.fail(CheckPublicKey, ErrKeyMismatch, "approver user, credential ID or user handle is not the pinned identity's")
 	default:
 		v.pass(CheckPublicKey)
 	}
@@ -153,13 +159,13 @@ func (v *verifier) run() {
 // the digest.
 func (v *verifier) checkEffect() {
 	e, canonical, err := canonicalEffect(v.r.Effect)
-	if !v.check(CheckEffect, err == nil, ErrEffect, "effect does not re-canonicalize to itself") {
+	if !v.check(CheckEffect, err == nil, ErrEffect, "") {
 		v.skip(CheckDigest, CheckEffect)
 		return
 	}
 	v.res.Effect = &e
 	d := canon.Sum(canonical)
-	v.check(CheckDigest, d.Equal(v.r.Digest), ErrDigest, "SHA-256 of the canonical effect differs from digest")
+	v.check(CheckDigest, d.Equal(v.r.Digest), ErrDigest, "")
 }
 
 // canonicalEffect decodes raw as a [canon.Effect] and returns it with its
@@ -180,17 +186,16 @@ func canonicalEffect(raw []byte) (canon.Effect, []byte, error) {
 
 func (v *verifier) checkCard() {
 	h, err := CardHash(v.r.Card)
-	v.check(CheckCardHash, err == nil && h.Equal(v.r.CardHash), ErrCardHash,
-		"hash of the card differs from card_hash")
+	v.check(CheckCardHash, err == nil && h.Equal(v.r.CardHash), ErrCardHash, "")
 }
 
 func (v *verifier) checkClientData() {
 	var cd clientData
 	if err := json.Unmarshal(v.r.Assertion.ClientDataJSON, &cd); err != nil {
-		v.fail(CheckClientDataType, ErrClientDataType, "client_data_json is not a JSON object")
+		v.fail(CheckClientDataType, ErrClientDataType, "client_data_json is not JSON")
 		return
 	}
-	if v.check(CheckClientDataType, cd.Type == "webauthn.get", ErrClientDataType, "client data type is not webauthn.get") {
+	if v.check(CheckClientDataType, cd.Type == "webauthn.get", ErrClientDataType, "") {
 		v.cd = &cd
 	}
 }
@@ -210,7 +215,7 @@ func (v *verifier) checkChallenge() {
 	want := Challenge(v.r.Digest, [32]byte(v.r.Nonce), v.r.ExpiresAt, v.r.CardHash)
 	got, err := decodeB64([]byte(v.cd.Challenge))
 	v.check(CheckChallenge, err == nil && subtle.ConstantTimeCompare(got, want[:]) == 1, ErrChallenge,
-		"challenge in client data is not the one recomputed from digest, nonce, expires_at and card_hash")
+		"client data challenge is not the one recomputed from digest, nonce, expires_at and card_hash")
 }
 
 func (v *verifier) checkOrigin() {
@@ -218,8 +223,16 @@ func (v *verifier) checkOrigin() {
 		v.skip(CheckOrigin, CheckClientDataType)
 		return
 	}
-	ok := v.cd.Origin == v.r.Origin && slices.Contains(v.p.Origins, v.r.Origin) && !v.cd.CrossOrigin
-	v.check(CheckOrigin, ok, ErrOrigin, "client data origin is not the receipt's origin, or not allowed, or cross-origin")
+	switch {
+	case v.cd.Origin != v.r.Origin:
+		v.fail(CheckOrigin, ErrOrigin, "client data origin is not the receipt's origin")
+	case !slices.Contains(v.p.Origins, v.r.Origin):
+		v.fail(CheckOrigin, ErrOrigin, "origin is not one the policy allows")
+	case v.cd.CrossOrigin:
+		v.fail(CheckOrigin, ErrOrigin, "approval made in a cross-origin frame")
+	default:
+		v.pass(CheckOrigin)
+	}
 }
 
 func (v *verifier) checkAuthenticatorData() {
@@ -231,10 +244,16 @@ func (v *verifier) checkAuthenticatorData() {
 		return
 	}
 	rpHash := sha256.Sum256([]byte(v.p.RPID))
-	v.check(CheckRPID, v.r.RPID == v.p.RPID && bytes.Equal(ad[:32], rpHash[:]), ErrRPID,
-		"rp_id or the authenticator data's RP ID hash is not the policy's")
-	v.check(CheckUserPresent, ad[32]&flagUP != 0, ErrUserPresence, "authenticator flag UP not set")
-	v.check(CheckUserVerified, ad[32]&flagUV != 0, ErrUserVerification, "authenticator flag UV not set")
+	switch {
+	case v.r.RPID != v.p.RPID:
+		v.fail(CheckRPID, ErrRPID, "rp_id is not the policy's")
+	case !bytes.Equal(ad[:32], rpHash[:]):
+		v.fail(CheckRPID, ErrRPID, "authenticator data is for another RP ID")
+	default:
+		v.pass(CheckRPID)
+	}
+	v.check(CheckUserPresent, ad[32]&flagUP != 0, ErrUserPresence, "")
+	v.check(CheckUserVerified, ad[32]&flagUV != 0, ErrUserVerification, "")
 	v.res.SignCount = binary.BigEndian.Uint32(ad[33:37])
 }
 
@@ -243,6 +262,5 @@ func (v *verifier) checkSignature() {
 	h := sha256.Sum256(a.ClientDataJSON)
 	msg := make([]byte, 0, len(a.AuthenticatorData)+len(h))
 	msg = append(append(msg, a.AuthenticatorData...), h[:]...)
-	v.check(CheckSignature, v.key.verify(msg, a.Signature), ErrSignature,
-		"signature over authenticator data and client data hash does not verify with the trusted key")
+	v.check(CheckSignature, v.key.verify(msg, a.Signature), ErrSignature, "")
 }

@@ -30,7 +30,7 @@ func ExampleSigner_Sign() {
 	fmt.Println(err)
 	// Output:
 	// true <nil>
-	// receipt: user_verified check failed: user verification flag not set: authenticator flag UV not set
+	// receipt: user_verified check failed: user verification flag not set
 }
 
 func ExampleAuditChain() {
