@@ -20,6 +20,17 @@ type kv struct {
 	val value
 }
 
+// member returns the value of the object member named key, or the zero
+// value.
+func (v value) member(key string) value {
+	for _, m := range v.members {
+		if m.key == key {
+			return m.val
+		}
+	}
+	return value{}
+}
+
 var errNotCanonical = errors.New("card: arguments are not canonical JSON")
 
 // parseCanonical parses JSON already in canonical form (as canon emits it):

@@ -42,12 +42,14 @@ func Render(e canon.Effect, ctx Context) (*Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadEffect, err)
 	}
-	args, err := canon.Canonicalize(e.Args)
+	// The arguments are shown from the canonical effect itself, the bytes
+	// the digest covers, not from the caller's spelling of them.
+	whole, err := parseCanonical(canonical)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadEffect, err)
 	}
-	tree, err := parseCanonical(args)
-	if err != nil || tree.kind != kindObject {
+	tree := whole.member("args")
+	if tree.kind != kindObject {
 		return nil, fmt.Errorf("%w: arguments", ErrBadEffect)
 	}
 	trusted, err := prepareTrusted(ctx.Trusted)

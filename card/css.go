@@ -1,0 +1,55 @@
+package card
+
+// CSS is the style sheet for the classes [Card.HTML] uses. Serve it as a
+// file, or inline it under a hash-based content security policy.
+const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;color:#17171a;background:#fff;border:1px solid #c9c9d1;border-radius:10px;max-width:46rem;margin:1rem auto;overflow:hidden;box-shadow:0 1px 3px rgba(0,0,0,.08)}
+.asu-card h3{font-size:.78rem;letter-spacing:.06em;text-transform:uppercase;color:#55555f;margin:0 0 .5rem}
+.asu-card h4{font-size:.85rem;margin:.6rem 0 .3rem;color:#44444c}
+.asu-head{padding:1rem 1.25rem;border-bottom:1px solid #e2e2e8;background:#f6f6f8}
+.asu-kicker{margin:0;font-size:.75rem;text-transform:uppercase;letter-spacing:.08em;color:#66666f}
+.asu-title{margin:.15rem 0 .1rem;font-size:1.4rem}
+.asu-tool{margin:0;color:#55555f;font-size:.9rem}
+.asu-class{display:inline-block;margin:.6rem 0 0;padding:.25rem .6rem;border-radius:6px;font-weight:600;font-size:.9rem;background:#e8eef7;color:#1d3b66}
+.asu-class-external .asu-head{background:#fff6e8;border-bottom-color:#f0c987}
+.asu-class-external .asu-class{background:#9a4a00;color:#fff}
+.asu-class-irreversible .asu-head{background:#fdecec;border-bottom-color:#eba3a3}
+.asu-class-irreversible .asu-class{background:#a3121b;color:#fff}
+.asu-section{padding:.9rem 1.25rem;border-bottom:1px solid #ececf0}
+.asu-section ul{margin:0;padding-left:1.2rem}
+.asu-meta{margin:.4rem 0 0;color:#66666f;font-size:.85rem}
+.asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
+.asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
+.asu-argtable{border-collapse:collapse;width:100%}
+.asu-argtable th{text-align:left;vertical-align:top;padding:.45rem .9rem .45rem 0;width:11rem;font-weight:600}
+.asu-argtable td{vertical-align:top;padding:.45rem 0;border-top:1px solid #f0f0f3}
+.asu-argtable tr:first-child td{border-top:0}
+.asu-argname{display:block;font-weight:400;font-size:.8rem;color:#66666f}
+.asu-label+.asu-argname{margin-top:.1rem}
+.asu-val{font-size:1rem;background:#f3f3f6;border-radius:4px;padding:.05rem .3rem}
+.asu-role-recipient .asu-val,.asu-role-amount .asu-val{font-size:1.1rem;font-weight:700;background:#eef3fb}
+.asu-unit{font-weight:700}
+.asu-type{color:#66666f;font-size:.85rem}
+.asu-tree{list-style:none;padding-left:1.1rem!important;margin:.2rem 0!important;border-left:2px solid #e4e4ea}
+.asu-esc{background:#ffe58a;color:#5a3d00;border-radius:3px;padding:0 .1rem;font-weight:700}
+.asu-flags{list-style:none;padding:0!important;margin:.3rem 0 0!important}
+.asu-flags li,.asu-flagline{color:#8a1c00;font-size:.85rem}
+.asu-flags li::before{content:"\26A0\FE0E  "}
+.asu-domain{margin:.35rem 0 0;font-size:.9rem;padding:.3rem .5rem;border-radius:5px;background:#f7f7f9}
+.asu-domain strong{font-weight:800;text-decoration:underline}
+.asu-domain.asu-warned{background:#fff0ec;border:1px solid #e8a08e}
+.asu-dlabel{color:#66666f}
+.asu-dnote{color:#55555f}
+.asu-badge{display:inline-block;font-size:.75rem;font-weight:700;border-radius:4px;padding:0 .35rem}
+.asu-badge-ok{background:#dff2dc;color:#1f5a19}
+.asu-hash{font-size:.8rem}
+.asu-unbound{background:#fffbea}
+.asu-context dl{display:grid;grid-template-columns:9rem 1fr;gap:.25rem .75rem;margin:0}
+.asu-context dt{color:#66666f}
+.asu-context dd{margin:0}
+.asu-untrusted{background:repeating-linear-gradient(135deg,#f4f4f6,#f4f4f6 10px,#ececf0 10px,#ececf0 20px);border-top:3px dashed #9a9aa5}
+.asu-untrusted h3{color:#44444c}
+.asu-agent-text{margin:0;padding:.6rem .75rem;background:#fff;border:1px dashed #9a9aa5;border-radius:5px;white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate;font-size:.85rem;color:#33333a;max-height:16rem;overflow:auto}
+.asu-none{margin:0;color:#77777f}
+.asu-long summary{cursor:pointer}
+.asu-foot{padding:.6rem 1.25rem;font-size:.85rem;color:#55555f;background:#f6f6f8}
+`
