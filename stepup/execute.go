@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
@@ -147,7 +148,9 @@ func (g *Gate) recheck(ctx context.Context, a store.Approval) (canon.Effect, err
 // never finished. Each is re-checked and re-run with its SAME idempotency
 // key, never consumed again, so a tool that honours the key acts once.
 // Call it at start-up, before serving, on one gate of those sharing the
-// store. It returns the results of the executions it finished.
+// store. Tickets a separate executor consumed through a [Verifier] are left
+// to that executor's [Verifier.Recover]. It returns the results of the
+// executions it finished.
 func (g *Gate) Recover(ctx context.Context) ([]Result, error) {
 	list, err := g.st.Recover(ctx)
 	if err != nil {
@@ -156,6 +159,9 @@ func (g *Gate) Recover(ctx context.Context) ([]Result, error) {
 	var results []Result
 	var errs []error
 	for _, a := range list {
+		if strings.HasPrefix(a.IdempotencyKey, executorKeyPrefix) {
+			continue // consumed by a separate executor's Verifier: its to finish
+		}
 		exec, ok := g.executors[a.Tool]
 		if !ok {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, ErrNoExecutor))
