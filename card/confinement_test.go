@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
-	"github.com/agentstepup/asu/card"
 )
 
 // hostileAgentTexts are things an agent (or a tool server) might write to
@@ -230,5 +229,4 @@ func TestConfinementCheckerCatchesNaive(t *testing.T) {
 	naiveHTML := strings.Replace(string(c.HTML()), "<h4>Agent's rationale</h4>", "<h4>Agent's rationale</h4>"+ctx.Rationale, 1)
 	require.NotEqual(t, string(c.HTML()), naiveHTML)
 	assert.Error(t, markerOutsideUntrusted(naiveHTML, "MARK"))
-	_ = card.Renderer
 }

@@ -12,6 +12,7 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-class{display:inline-block;margin:.6rem 0 0;padding:.25rem .6rem;border-radius:6px;font-weight:600;font-size:.9rem;background:#e8eef7;color:#1d3b66}
 .asu-class-external .asu-head{background:#fff6e8;border-bottom-color:#f0c987}
 .asu-class-external .asu-class{background:#9a4a00;color:#fff}
+.asu-class-external .asu-class::before,.asu-class-irreversible .asu-class::before{content:"\26A0\FE0E  "}
 .asu-class-irreversible .asu-head{background:#fdecec;border-bottom-color:#eba3a3}
 .asu-class-irreversible .asu-class{background:#a3121b;color:#fff}
 .asu-section{padding:.9rem 1.25rem;border-bottom:1px solid #ececf0}

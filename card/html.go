@@ -109,7 +109,7 @@ func (c *Card) html() template.HTML {
 	w.raw("</h2>\n<p class=\"asu-tool\">tool <span class=\"asu-mono\">")
 	w.esc(m.Tool.Name.Text)
 	w.raw("</span></p>\n<p class=\"asu-class\">")
-	w.plain(classLine(m.Tool.Class))
+	w.plain(strings.TrimPrefix(classLine(m.Tool.Class), "(!) "))
 	w.raw("</p>\n</header>\n")
 
 	w.section("asu-reasons", "Why you are asked")

@@ -3,7 +3,6 @@ package card
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -296,4 +295,3 @@ func showBlock(s string) block {
 	return b
 }
 
-var _ = errors.Is
