@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
-
 )
 
 // hostileAgentTexts are things an agent (or a tool server) might write to

@@ -294,4 +294,3 @@ func showBlock(s string) block {
 	}
 	return b
 }
-
