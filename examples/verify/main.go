@@ -1,12 +1,20 @@
 // Command verify checks asu evidence with nothing but the approver's public
 // key: a receipt of one approval, or an exported audit chain.
 //
-//	verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...] [--json]
+//	verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
+//	               [--user NAME] [--credential-id B64URL] [--json]
 //	verify audit FILE [--anchor HEX] [--head HEX] [--metrics] [--json]
 //
 // KEYFILE holds the approver's COSE_Key in base64url (the encoding of a
 // receipt's approver.public_key, as the gate enrolled it) or a PEM public
-// key. The key inside the receipt is never trusted, only compared.
+// key. The key inside the receipt is never trusted, only compared. Nothing
+// signs the approver's user name or credential ID; --user and
+// --credential-id pin them when the enrollment record names them.
+//
+// An audit chain is checked from its first record; --anchor checks that
+// record's link to the hash of the record before it, and --head checks that
+// the last record is the head the store reports, which is what exposes
+// records removed from the end.
 //
 // The exit status is 0 only when the evidence is valid, 1 when it is not
 // (with a one-line reason), and 2 for a usage or file error. --json prints
@@ -31,7 +39,8 @@ const (
 )
 
 const usage = `usage:
-  verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...] [--user NAME] [--json]
+  verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
+                 [--user NAME] [--credential-id B64URL] [--json]
   verify audit FILE [--anchor HEX] [--head HEX] [--metrics] [--json]`
 
 func main() {
