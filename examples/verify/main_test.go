@@ -249,3 +249,22 @@ func TestAudit(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "line 2")
 }
+
+func TestReceiptPinnedIdentity(t *testing.T) {
+	f := newFixture(t, receipttest.ES256)
+	doc, err := os.ReadFile(f.receipt)
+	require.NoError(t, err)
+	r, err := receipt.Parse(doc)
+	require.NoError(t, err)
+	credID := base64.RawURLEncoding.EncodeToString(r.Approver.CredentialID)
+	other := base64.RawURLEncoding.EncodeToString([]byte("another credential"))
+
+	code, out, _ := runCLI(approvedAt, receiptArgs(f, f.cose, "--user", "user:dana", "--credential-id", credID)...)
+	assert.Equal(t, 0, code, out)
+	code, out, _ = runCLI(approvedAt, receiptArgs(f, f.cose, "--credential-id", other)...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "pinned identity")
+	code, _, errOut := runCLI(approvedAt, receiptArgs(f, f.cose, "--credential-id", "not base64!")...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "credential-id")
+}
