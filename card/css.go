@@ -44,6 +44,7 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-badge-ok{background:#dff2dc;color:#1f5a19}
 .asu-hash{font-size:.8rem}
 .asu-unbound{background:#fffbea}
+.asu-refs ul,.asu-unbound ul{list-style:none;padding-left:0}
 .asu-context dl{display:grid;grid-template-columns:9rem 1fr;gap:.25rem .75rem;margin:0}
 .asu-context dt{color:#66666f}
 .asu-context dd{margin:0}

@@ -144,7 +144,7 @@ func (c *Card) html() template.HTML {
 	} else {
 		w.raw("<ul>")
 		for _, r := range m.Refs {
-			w.raw("<li>")
+			w.raw(`<li><span class="asu-type">[` + strconv.Itoa(r.Index) + `]</span> `)
 			w.esc(r.Kind.Text)
 			w.raw(" ")
 			w.quoted(r.Name)
@@ -160,7 +160,7 @@ func (c *Card) html() template.HTML {
 		w.section("asu-unbound", "Not bound by this approval")
 		w.raw("<ul>")
 		for _, r := range m.Unbound {
-			w.raw("<li>")
+			w.raw(`<li><span class="asu-type">[` + strconv.Itoa(r.Index) + `]</span> `)
 			w.esc(r.Kind.Text)
 			w.raw(" ")
 			w.quoted(r.Name)

@@ -150,6 +150,11 @@ func onePlaceChanges() []struct {
 	f = e
 	f.Refs = []canon.Ref{ref, ref}
 	out = append(out, mk("reference twice", e, f))
+	unbound := canon.Ref{Name: "https://example.org/x", Kind: "url", Unbound: "not fetched"}
+	f, g = e, e
+	f.Refs = []canon.Ref{ref, unbound}
+	g.Refs = []canon.Ref{unbound, ref}
+	out = append(out, mk("bound and unbound references reordered", f, g))
 	return out
 }
 

@@ -80,6 +80,7 @@ type domainPart struct {
 }
 
 type refPart struct {
+	Index  int    `json:"index"` // position in the effect's refs, which the digest covers
 	Name   shown  `json:"name"`
 	Kind   shown  `json:"kind"`
 	SHA256 string `json:"sha256,omitempty"`

@@ -85,8 +85,8 @@ func Render(e canon.Effect, ctx Context) (*Card, error) {
 	if m.Args, err = r.fields(tree); err != nil {
 		return nil, err
 	}
-	for _, ref := range e.Refs {
-		p := refPart{Name: r.esc.show(ref.Name), Kind: r.esc.show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
+	for i, ref := range e.Refs {
+		p := refPart{Index: i, Name: r.esc.show(ref.Name), Kind: r.esc.show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
 		if ref.Bound() {
 			m.Refs = append(m.Refs, p)
 		} else {

@@ -98,7 +98,7 @@ func (c *Card) text(fingerprint bool) string {
 		line(1, "(no references)")
 	}
 	for _, r := range m.Refs {
-		line(1, r.Kind.Text, " ", quoted(r.Name), ": ", strconv.FormatInt(r.Size, 10), " bytes, SHA-256 ", r.SHA256)
+		line(1, "[", strconv.Itoa(r.Index), "] ", r.Kind.Text, " ", quoted(r.Name), ": ", strconv.FormatInt(r.Size, 10), " bytes, SHA-256 ", r.SHA256)
 	}
 	if len(m.Unbound) > 0 {
 		line(0, "== NOT BOUND BY THIS APPROVAL ==")
@@ -107,7 +107,7 @@ func (c *Card) text(fingerprint bool) string {
 			if r.SHA256 != "" {
 				recorded = "; recorded as " + strconv.FormatInt(r.Size, 10) + " bytes, SHA-256 " + r.SHA256
 			}
-			line(1, r.Kind.Text, " ", quoted(r.Name), ": content not covered, ", quoted(*r.Reason), recorded)
+			line(1, "[", strconv.Itoa(r.Index), "] ", r.Kind.Text, " ", quoted(r.Name), ": content not covered, ", quoted(*r.Reason), recorded)
 		}
 	}
 
