@@ -139,3 +139,14 @@ func ExampleCard_Text() {
 	//   Order (order): "A-17\u{200B}"
 	//       (!) contains invisible characters (shown escaped)
 }
+
+func ExampleHashLimits() {
+	e, ctx := exampleRefund()
+	c, _ := card.Render(e, ctx)
+	js, _ := c.JSON()
+	// A verifier without this package: canonicalize, then hash with the tag.
+	canonical, _ := card.HashLimits().Canonicalize(js)
+	fmt.Println(string(canonical) == string(js))
+	// Output:
+	// true
+}

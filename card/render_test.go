@@ -233,3 +233,24 @@ func TestTextViewHasNoControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepAndLargeEffectsRender: whatever canon accepts, the card can hash.
+func TestDeepAndLargeEffectsRender(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, canon.DefaultMaxDepth-1) + "1" + strings.Repeat("}", canon.DefaultMaxDepth-1)
+	big, err := json.Marshal(map[string]string{"body": strings.Repeat("\u200b", (canon.DefaultMaxBytes-100)/8)})
+	require.NoError(t, err)
+	for name, args := range map[string]string{"deep": deep, "large": string(big)} {
+		t.Run(name, func(t *testing.T) {
+			e := effectWith(args)
+			_, err := e.Canonical()
+			require.NoError(t, err, "canon accepts it")
+			c, err := card.Render(e, card.Context{Class: card.ClassRead})
+			require.NoError(t, err)
+			js, err := c.JSON()
+			require.NoError(t, err)
+			h, err := card.HashJSON(js)
+			require.NoError(t, err)
+			assert.Equal(t, c.Hash(), h)
+		})
+	}
+}

@@ -51,7 +51,10 @@ func TestScreenshot(t *testing.T) {
 	}
 	dir := os.Getenv("ASU_ARTIFACTS")
 	if dir == "" {
-		dir = t.TempDir()
+		// Not t.TempDir: the picture must outlive the test for a person to see.
+		d, err := os.MkdirTemp("", "asu-card-")
+		require.NoError(t, err)
+		dir = d
 	}
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 
