@@ -37,6 +37,11 @@ type Call struct {
 	// Rationale is the agent's own explanation. It is UNTRUSTED and only
 	// ever shown in the card's region labelled as written by the agent.
 	Rationale string
+	// Grant names a delegated approval the call claims to be covered by
+	// (see [ApprovalDesk.Grant]). It is only a claim: when the policy says
+	// the call needs approval, the gate uses the grant if it covers the
+	// call exactly, and otherwise asks a person as if no grant were named.
+	Grant string
 }
 
 // TicketID names a ticket. It is unguessable, so it may appear in links.
@@ -75,6 +80,10 @@ type Ticket struct {
 	// Next names the ticket the gate proposed instead, when a timeout's
 	// outcome was a safe alternative.
 	Next TicketID
+	// RetryAfter, on a call denied by flood control (rate limited or
+	// locked out), is how long until the session could be admitted again
+	// if nothing else changes.
+	RetryAfter time.Duration
 }
 
 // Result is what Execute returns.

@@ -94,6 +94,9 @@ func (d *ApprovalDesk) pending(ctx context.Context, id TicketID) (store.Approval
 // route returns who may approve a stored ticket and its timeout, from the
 // policy's [Router] when it has one.
 func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
+	if a.Tool == GrantTool {
+		return Route{}, nil // only the grant's own user may approve: see Approve
+	}
 	if r, ok := g.policy.(Router); ok {
 		if route, ok := r.Route(a.Tool, a.PolicyVersion); ok {
 			return route, nil
@@ -151,6 +154,9 @@ func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) 
 	if err := mayDecide(v.User, a); err != nil {
 		return Ticket{}, fmt.Errorf("approve: %w", err)
 	}
+	if a.Tool == GrantTool && v.User != a.User {
+		return Ticket{}, fmt.Errorf("approve: %w: a grant is approved by its own user", ErrNotPermitted)
+	}
 	now := g.now()
 	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
 		Reason: "approved by " + v.User, Evidence: v.Evidence, At: now})
@@ -161,6 +167,10 @@ func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) 
 	if err := g.audit(ctx, g.record(done, receipt.DecisionApproved, done.Reason, now)); err != nil {
 		return Ticket{}, err
 	}
+	if a.Tool == GrantTool {
+		return g.issueGrant(ctx, done)
+	}
+	_ = g.decided(ctx, done, true)
 	return view(done, now), nil
 }
 
@@ -168,6 +178,10 @@ func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) 
 // allowed for the ticket; reason goes back to the model. A denial is not
 // signed: it only withholds, so whoever reaches the desk may deny, and the
 // desk must authenticate its callers as the approval pages do.
+//
+// With flood control on, the denial counts towards the lockout of the
+// call's session and user. If it cannot be counted, Deny returns the denied
+// ticket with an error wrapping [ErrStore].
 func (d *ApprovalDesk) Deny(ctx context.Context, id TicketID, approver, reason string) (Ticket, error) {
 	g := d.g
 	a, req, err := d.pending(ctx, id)
@@ -199,6 +213,11 @@ func (d *ApprovalDesk) Deny(ctx context.Context, id TicketID, approver, reason s
 	g.changed()
 	if err := g.audit(ctx, g.record(done, receipt.DecisionDenied, why, now)); err != nil {
 		return Ticket{}, err
+	}
+	if a.Tool != GrantTool {
+		if err := g.decided(ctx, done, false); err != nil {
+			return view(done, now), err
+		}
 	}
 	return view(done, now), nil
 }

@@ -9,16 +9,19 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/store"
 )
 
 // Store is what the gate keeps durably: tickets and their single use,
-// approvers' credentials, enrollment invites and the audit chain. Every
-// backend in store/ implements it.
+// approvers' credentials, enrollment invites, the flood counters, grants
+// and the audit chain. Every backend in store/ implements it.
 type Store interface {
 	store.Approvals
 	store.Credentials
 	store.Invites
+	store.Counters
+	store.Grants
 	store.AuditLog
 }
 
@@ -73,6 +76,8 @@ type Gate struct {
 	approver  Approver
 	groups    map[string]map[string]bool
 	caps      store.Caps
+	flood     *flood.Limiter // nil only with WithoutFloodControlUnsafe
+	floodSet  bool           // WithFlood or WithoutFloodControlUnsafe was given
 	ttl       time.Duration
 	inviteTTL time.Duration
 	auditArgs bool
@@ -108,6 +113,9 @@ func WithExecutor(tool string, e Executor) Option {
 	return func(g *Gate) error {
 		if tool == "" || e == nil {
 			return fmt.Errorf("%w: executor needs a tool and an implementation", ErrConfig)
+		}
+		if reserved(tool) {
+			return fmt.Errorf("%w: tool names starting with %q are the gate's own", ErrConfig, reservedPrefix)
 		}
 		if _, dup := g.executors[tool]; dup {
 			return fmt.Errorf("%w: two executors for %q", ErrConfig, tool)
@@ -148,7 +156,10 @@ func WithApproverGroup(name string, users ...string) Option {
 	}
 }
 
-// WithPendingCaps bounds the live pending tickets per session and per user.
+// WithPendingCaps bounds the live pending tickets per session and per user
+// (zero: no cap). With flood control on (the default), the gate parks with
+// the stricter of these caps and the limiter's, field by field: a cap here
+// can only tighten the limiter's.
 func WithPendingCaps(c store.Caps) Option {
 	return func(g *Gate) error {
 		if c.PerSession < 0 || c.PerUser < 0 {
@@ -227,6 +238,15 @@ func New(st Store, policy Policy, rp RelyingParty, opts ...Option) (*Gate, error
 			return nil, err
 		}
 	}
+	if !g.floodSet {
+		lim, err := flood.New(st, flood.Limits{}, g.now)
+		if err != nil {
+			return nil, fmt.Errorf("%w: default flood limits: %v", ErrConfig, err)
+		}
+		g.flood = lim
+	}
+	g.caps = g.parkCaps()
+	g.executors[GrantTool] = grantExecutor{g: g}
 	if g.approver == nil {
 		wa, err := NewWebAuthnApprover(st, rp)
 		if err != nil {

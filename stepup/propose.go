@@ -58,6 +58,9 @@ func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
 	if c.Session == "" || c.Principal.User == "" {
 		return deny(Decision{}, "call names no session or no user")
 	}
+	if reserved(c.Tool) {
+		return deny(Decision{}, "unknown tool")
+	}
 	d, err := g.policy.Decide(ctx, Proposal{Tool: c.Tool, Args: args, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
 	switch {
@@ -86,7 +89,16 @@ func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
 	if d.Verdict == Allow {
 		return g.allow(ctx, pending, d, deny)
 	}
-	return g.park(ctx, pending, eff, d, c, deny)
+	t, used, note, err := g.byGrant(ctx, pending, eff, d, c)
+	if used || err != nil {
+		return t, err
+	}
+	if why, retry := g.admit(ctx, c.Session, c.Principal.User); why != "" {
+		t, err := deny(d, why)
+		t.RetryAfter = retry
+		return t, err
+	}
+	return g.park(ctx, pending, eff, d, c, deny, note)
 }
 
 // allow stores an allowed call as approved by the policy.
@@ -113,9 +125,10 @@ func (g *Gate) allow(ctx context.Context, a store.Approval, d Decision,
 	return view(approved, a.CreatedAt), nil
 }
 
-// park stores a call that needs approval, with its card and nonce.
+// park stores a call that needs approval, with its card and nonce. note,
+// when set, joins the audit row's reason (why a named grant was not used).
 func (g *Gate) park(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c Call,
-	deny func(Decision, string) (Ticket, error)) (Ticket, error) {
+	deny func(Decision, string) (Ticket, error), note string) (Ticket, error) {
 	cd, err := g.render(eff, d, c.Taint, c.Rationale)
 	if err != nil {
 		return deny(d, "the approval card could not be rendered faithfully")
@@ -142,6 +155,9 @@ func (g *Gate) park(ctx context.Context, a store.Approval, eff canon.Effect, d D
 	reason := d.Reason
 	if merged {
 		reason = "merged with a pending request for the same action"
+	}
+	if note != "" {
+		reason += "; " + note
 	}
 	if err := g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval, reason, a.CreatedAt)); err != nil {
 		return Ticket{}, err
@@ -188,7 +204,7 @@ func (g *Gate) redecide(ctx context.Context, a store.Approval) (Decision, canon.
 	if err != nil {
 		return Decision{}, canon.Effect{}, fmt.Errorf("%w: stored effect does not parse", ErrEffectChanged)
 	}
-	d, err := g.policy.Decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Task: eff.Task, Step: eff.Step,
+	d, err := g.decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Task: eff.Task, Step: eff.Step,
 		Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
 	switch {
 	case err != nil:

@@ -1,0 +1,256 @@
+package stepup
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/grant"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/store"
+)
+
+// GrantTool is the tool of the tickets that ask an approver to issue a
+// grant ([ApprovalDesk.Grant]). Tool names starting with "asu." are the
+// gate's own: a runtime proposing one is denied, and no executor may be
+// registered for one.
+const GrantTool = reservedPrefix + "grant"
+
+const (
+	reservedPrefix     = "asu."
+	grantPolicyVersion = "asu.grant/v1"
+	grantApprover      = "grant:"     // prefixes the approver of tickets a grant covered
+	grantKeyPrefix     = "asu.grant-" // idempotency key of a grant ticket: prefix + ticket id
+	grantTitle         = "Delegate approval (grant)"
+	grantReason        = "a grant lets the agent run every call it covers without asking you again"
+)
+
+// reserved reports whether tool is one of the gate's own.
+func reserved(tool string) bool { return strings.HasPrefix(tool, reservedPrefix) }
+
+// GrantSpec is a delegated approval an approver asks to issue: what it
+// covers, how often and until when.
+type GrantSpec struct {
+	// Grant is what it covers (package grant): an exact effect, a plan of
+	// effects, or a template. A template must name the approver as its
+	// User.
+	Grant grant.Grant
+	// Uses is how many calls an exact or template grant covers; zero for a
+	// plan, whose steps are usable once each.
+	Uses int
+	// ExpiresAt ends the grant, used or not.
+	ExpiresAt time.Time
+}
+
+// grantArgs is the argument object of a [GrantTool] ticket: what the
+// approver signs.
+type grantArgs struct {
+	Grant     json.RawMessage `json:"grant"`
+	Uses      int             `json:"uses"`
+	ExpiresAt int64           `json:"expires_at"` // Unix seconds
+}
+
+// Grant asks user to issue a delegated approval of their own agents'
+// calls. It returns a pending ticket of tool [GrantTool] whose effect is
+// the grant; user approves it like any other ticket, with [ApprovalDesk.Prompt]
+// and [ApprovalDesk.Approve] and their passkey, so a grant exists only if
+// the user's passkey signed exactly it, and its receipt is evidence like any
+// approval's. When Approve verifies the assertion, it issues the grant, under
+// the ticket's id, and returns the ticket executed; only user may approve it.
+//
+// Once issued, a call that names the grant ([Call].Grant) and that the
+// policy says needs approval runs without asking, if the grant covers it
+// (grant.Use: the user's own call, every argument covered, a use left,
+// unexpired) and, when the tool routes to an approver group, the user is in
+// that group. A grant never turns a denial into an allowance.
+func (d *ApprovalDesk) Grant(ctx context.Context, user string, spec GrantSpec) (Ticket, error) {
+	g := d.g
+	now := g.now()
+	if user == "" || isAgent(user) {
+		return Ticket{}, fmt.Errorf("grant: %w", ErrNotPermitted)
+	}
+	raw, err := spec.Grant.Marshal()
+	if err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w: %v", ErrConfig, err)
+	}
+	switch {
+	case spec.Grant.Template != nil && spec.Grant.Template.User != user:
+		return Ticket{}, fmt.Errorf("grant: %w: a template must name the approver as its user", ErrConfig)
+	case spec.Grant.Kind == grant.KindPlan && spec.Uses != 0:
+		return Ticket{}, fmt.Errorf("grant: %w: a plan's steps have one use each; uses must be zero", ErrConfig)
+	case spec.Grant.Kind != grant.KindPlan && spec.Uses < 1:
+		return Ticket{}, fmt.Errorf("grant: %w: uses must be at least one", ErrConfig)
+	case !spec.ExpiresAt.After(now):
+		return Ticket{}, fmt.Errorf("grant: %w: expiry must be in the future", ErrConfig)
+	}
+	args, err := json.Marshal(grantArgs{Grant: raw, Uses: spec.Uses, ExpiresAt: spec.ExpiresAt.Unix()})
+	if err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w: %v", ErrConfig, err)
+	}
+	dec := grantDecision()
+	eff := canon.Effect{Tool: GrantTool, Args: args, Task: "grant", Principal: canon.Principal{User: user},
+		PolicyVersion: dec.PolicyVersion, Audience: dec.Audience}
+	canonical, err := eff.Canonical()
+	if err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w: %v", ErrConfig, err)
+	}
+	cd, err := g.render(eff, dec, nil, "")
+	if err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", ErrConfig)
+	}
+	a := store.Approval{Tool: GrantTool, EffectClass: dec.Class, Effect: canonical, Digest: canon.Sum(canonical),
+		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.ttl), Requester: eff.Principal,
+		User: user, Session: "grant:" + user, Task: eff.Task, PolicyVersion: dec.PolicyVersion, Reason: dec.Reason}
+	if a.Card, err = cd.JSON(); err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", ErrConfig)
+	}
+	if _, err := rand.Read(a.Nonce[:]); err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	parked, _, err := g.st.Park(ctx, a, store.Caps{})
+	if err != nil {
+		return Ticket{}, storeErr("grant", err)
+	}
+	if err := g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval, dec.Reason, now)); err != nil {
+		return Ticket{}, err
+	}
+	g.changed()
+	return view(parked, now), nil
+}
+
+// grantDecision is the gate's own fixed decision about [GrantTool]
+// tickets: the approver's own passkey, any time within the gate's TTL.
+func grantDecision() Decision {
+	return Decision{Verdict: NeedsApproval, Reason: grantReason, PolicyVersion: grantPolicyVersion,
+		Class: card.ClassIrreversible, Title: grantTitle, Audience: "asu"}
+}
+
+// decide asks the policy about p, except for the gate's own tools, which
+// it decides itself.
+func (g *Gate) decide(ctx context.Context, p Proposal) (Decision, error) {
+	if p.Tool == GrantTool {
+		return grantDecision(), nil
+	}
+	return g.policy.Decide(ctx, p)
+}
+
+// issueGrant runs an approved [GrantTool] ticket: it is consumed with a key
+// naming the ticket, and [grantExecutor] stores the grant under the
+// ticket's id. A crash in between leaves the ticket executing;
+// [Gate.Recover] stores it with the same key.
+func (g *Gate) issueGrant(ctx context.Context, a store.Approval) (Ticket, error) {
+	eff, err := g.recheckStored(a)
+	if err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	consumed, err := g.st.Consume(ctx, a.ID, grantKeyPrefix+a.ID, g.now())
+	if err != nil {
+		return Ticket{}, storeErr("grant", err)
+	}
+	g.changed()
+	if _, err := g.run(ctx, consumed, eff, grantExecutor{g: g}); err != nil {
+		return Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	done, err := g.st.Get(ctx, a.ID)
+	if err != nil {
+		return Ticket{}, storeErr("grant", err)
+	}
+	return view(done, g.now()), nil
+}
+
+// grantExecutor stores the grant of a consumed [GrantTool] ticket.
+type grantExecutor struct{ g *Gate }
+
+// Execute implements [Executor]. The key names the ticket, whose id the
+// grant takes; a key without the prefix was not made by the desk and is
+// refused, so only an approval through the desk issues a grant.
+func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+	id, ok := strings.CutPrefix(key, grantKeyPrefix)
+	if !ok || e.Tool != GrantTool {
+		return nil, errors.New("grants are issued by the approval desk only")
+	}
+	out, _ := json.Marshal(map[string]string{"grant": id})
+	if _, err := x.g.st.GetGrant(ctx, id); err == nil {
+		return out, nil // stored before a crash: recovery finds it done
+	}
+	var args grantArgs
+	dec := json.NewDecoder(strings.NewReader(string(e.Args)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&args); err != nil {
+		return nil, errors.New("grant ticket arguments do not parse")
+	}
+	spec, err := grant.Parse(args.Grant)
+	if err != nil {
+		return nil, err
+	}
+	_, err = grant.Put(ctx, x.g.st, spec, grant.Record{ID: id, User: e.Principal.User, Uses: args.Uses,
+		CreatedAt: x.g.now(), ExpiresAt: time.Unix(args.ExpiresAt, 0)})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// byGrant approves a call that needs approval with the grant it names,
+// when that grant covers it. It reports whether it did; when it did not,
+// note says why for the audit row, and the call goes on to a person.
+func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c Call) (t Ticket, used bool, note string, err error) {
+	if c.Grant == "" {
+		return Ticket{}, false, "", nil
+	}
+	if d.Approvers != "" && !g.groups[d.Approvers][c.Principal.User] {
+		return Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
+	}
+	if _, err := grant.Use(ctx, g.st, c.Grant, eff, a.CreatedAt); err != nil {
+		return Ticket{}, false, "grant not used: " + grantRefusal(err), nil
+	}
+	// The use is taken: from here on the call is approved by the grant.
+	a.ExpiresAt = a.CreatedAt.Add(g.ttl)
+	by := grantApprover + c.Grant
+	reason := "covered by grant " + c.Grant
+	parked, _, err := g.st.Park(ctx, a, store.Caps{})
+	if err != nil {
+		return Ticket{}, false, "grant not used: the gate could not store the call", nil
+	}
+	done, err := g.st.Resolve(ctx, parked.ID, store.Resolution{To: store.Approved, Approver: by, Reason: reason,
+		At: a.CreatedAt})
+	if errors.Is(err, store.ErrResolved) {
+		// Merged into a pending ticket for the same action that a person
+		// decided meanwhile: theirs is the decision.
+		if done, err = g.st.Get(ctx, parked.ID); err == nil {
+			return view(done, a.CreatedAt), true, "", nil
+		}
+	}
+	if err != nil {
+		return Ticket{}, true, "", storeErr("propose", err)
+	}
+	g.changed()
+	if err := g.audit(ctx, g.record(done, receipt.DecisionAllow, reason, a.CreatedAt)); err != nil {
+		return Ticket{}, true, "", err
+	}
+	return view(done, a.CreatedAt), true, "", nil
+}
+
+// grantRefusal words why a grant did not cover a call, naming no values.
+func grantRefusal(err error) string {
+	var ce *grant.CoverageError
+	switch {
+	case errors.As(err, &ce):
+		return strings.TrimPrefix(ce.Error(), "grant: ")
+	case errors.Is(err, grant.ErrUsedUp):
+		return "no uses left"
+	case errors.Is(err, grant.ErrExpired):
+		return "expired"
+	case errors.Is(err, grant.ErrNotFound):
+		return "no such grant"
+	case errors.Is(err, grant.ErrInvalidGrant):
+		return "stored grant is malformed"
+	}
+	return "grant store unavailable"
+}
