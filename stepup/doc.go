@@ -38,6 +38,36 @@
 // [Gate.Sweep] applies timeouts in bulk; Wait and the desk apply them when
 // they meet an expired ticket.
 //
+// # Flood control
+//
+// A gate admits calls that need approval through a flood.Limiter (property
+// P7), by default one with flood's default limits on the gate's own store,
+// so replicas sharing a store share the limits. Propose asks the limiter
+// before parking (allowed and denied calls are answered at once and never
+// count), and a refusal is a denied [Ticket] whose Reason says "rate
+// limited" or "locked out" and whose RetryAfter says when to ask again,
+// with an audit row like any denial. The desk's Deny counts towards a
+// lockout and Approve ends the run; tickets that time out or are cancelled
+// count for neither. Park enforces the stricter of the limiter's pending
+// caps and [WithPendingCaps], field by field. [WithFlood] sets other
+// limits; [WithoutFloodControlUnsafe] turns flood control off.
+//
+// # Grants
+//
+// A grant (package grant) is a delegated approval: a user approves once,
+// and later calls it covers run without asking (property P6). A grant is
+// itself approved with the user's passkey: [ApprovalDesk.Grant] parks a
+// ticket of tool [GrantTool] whose effect is the grant, the user approves
+// it on the desk like any other ticket, and the approval stores the grant
+// under the ticket's id (its receipt is evidence like any approval's). A
+// call names the grant it relies on ([Call].Grant); when the policy says
+// the call needs approval, the gate takes one use of the grant if it
+// covers the call exactly, and the ticket is approved by "grant:<id>" and
+// runs through Execute like any other. A grant that does not cover the call,
+// is used up or expired is noted in the audit row and a person is asked,
+// as if none had been named. A grant never turns a denial into an
+// allowance, and never reaches past an approver group its user is not in.
+//
 // # Execute once
 //
 // Execute consumes the approval and records the intent to execute with a
