@@ -88,6 +88,9 @@ func (d *ApprovalDesk) pending(ctx context.Context, id TicketID) (store.Approval
 	if err != nil {
 		return a, Request{}, err
 	}
+	if a.Tool == GrantTool {
+		approvers = []string{a.User} // a grant is its own user's to approve
+	}
 	return a, newRequest(a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), nil
 }
 
@@ -95,7 +98,7 @@ func (d *ApprovalDesk) pending(ctx context.Context, id TicketID) (store.Approval
 // policy's [Router] when it has one.
 func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
 	if a.Tool == GrantTool {
-		return Route{}, nil // only the grant's own user may approve: see Approve
+		return Route{}, nil // its own user approves it: see pending
 	}
 	if r, ok := g.policy.(Router); ok {
 		if route, ok := r.Route(a.Tool, a.PolicyVersion); ok {
