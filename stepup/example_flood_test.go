@@ -29,7 +29,7 @@ func ExampleWithFlood() {
 	}
 	for i := range 4 {
 		tk, _ := g.Propose(context.Background(), stepup.Call{Tool: "send_email",
-			Args: json.RawMessage(fmt.Sprintf(`{"to":"finance@example.com","subject":"try %d"}`, i)),
+			Args:    json.RawMessage(fmt.Sprintf(`{"to":"finance@example.com","subject":"try %d"}`, i)),
 			Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
 		fmt.Println(tk.Status, tk.Reason)
 	}
