@@ -97,6 +97,9 @@ func (w *hw) section(cls, title string) {
 
 func (c *Card) html() template.HTML {
 	m := &c.m
+	if m.Renderer == "" {
+		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
+	}
 	w := &hw{}
 	w.b.Grow(4096)
 	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + Renderer + `" dir="ltr" lang="en">` + "\n")
@@ -213,7 +216,7 @@ func (c *Card) html() template.HTML {
 	w.block(m.Untrusted.ToolDescription)
 	w.raw("\n</section>\n")
 	w.raw(`<footer class="asu-foot">fingerprint <span class="asu-mono">`)
-	w.plain(m.Digest[:12])
+	w.plain(m.fingerprint())
 	w.raw("</span></footer>\n</article>")
 	return template.HTML(w.b.String()) // every string escaped on the way in
 }

@@ -113,3 +113,12 @@ type block struct {
 	Flags []string  `json:"flags,omitempty"`
 	Long  *longPart `json:"long,omitempty"`
 }
+
+// fingerprint is the short form of the digest people compare by eye: the
+// same 12 hex characters as canon.Digest.Short.
+func (m *model) fingerprint() string {
+	if len(m.Digest) < 12 {
+		return "(none)"
+	}
+	return m.Digest[:12]
+}

@@ -254,3 +254,10 @@ func TestDeepAndLargeEffectsRender(t *testing.T) {
 		})
 	}
 }
+
+func TestZeroCardDoesNotPanic(t *testing.T) {
+	var c card.Card
+	assert.NotPanics(t, func() { _, _, _ = c.Text(), c.HTML(), c.Hash() })
+	assert.Contains(t, c.Text(), "Do not approve")
+	assert.Contains(t, string(c.HTML()), "Do not approve")
+}

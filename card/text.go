@@ -49,6 +49,9 @@ func quoted(s shown) string { return `"` + s.Text + `"` }
 
 func (c *Card) text(fingerprint bool) string {
 	m := &c.m
+	if m.Renderer == "" {
+		return "NO APPROVAL CARD: this card was not rendered. Do not approve.\n"
+	}
 	var b strings.Builder
 	b.Grow(1024)
 	line := func(indent int, parts ...string) {
@@ -130,7 +133,7 @@ func (c *Card) text(fingerprint bool) string {
 	writeBlock(&b, "tool description from the tool server", m.Untrusted.ToolDescription)
 	line(0, "== END OF AGENT TEXT ==")
 	if fingerprint {
-		line(0, "fingerprint ", m.Digest[:12])
+		line(0, "fingerprint ", m.fingerprint())
 	}
 	return b.String()
 }
