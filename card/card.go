@@ -2,6 +2,7 @@ package card
 
 import (
 	"errors"
+	"fmt"
 	"html/template"
 
 	"github.com/agentstepup/asu/canon"
@@ -117,6 +118,9 @@ func (c *Card) Hash() canon.Digest { return c.hash }
 // JSON returns the card model in canonical (RFC 8785) JSON, for native
 // apps and receipts. It includes "renderer": "asu.card.v1".
 func (c *Card) JSON() ([]byte, error) {
+	if len(c.canonical) == 0 {
+		return nil, fmt.Errorf("%w: card was not rendered", ErrUnrenderable)
+	}
 	out := make([]byte, len(c.canonical))
 	copy(out, c.canonical)
 	return out, nil

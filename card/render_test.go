@@ -260,4 +260,6 @@ func TestZeroCardDoesNotPanic(t *testing.T) {
 	assert.NotPanics(t, func() { _, _, _ = c.Text(), c.HTML(), c.Hash() })
 	assert.Contains(t, c.Text(), "Do not approve")
 	assert.Contains(t, string(c.HTML()), "Do not approve")
+	_, err := c.JSON()
+	assert.ErrorIs(t, err, card.ErrUnrenderable)
 }
