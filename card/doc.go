@@ -83,6 +83,21 @@
 // a receipt recomputes it with any RFC 8785 implementation and SHA-256,
 // without this package ([HashJSON] does the same here).
 //
+// # JSON format
+//
+// The card JSON ("asu.card.v1") is an object with the members renderer,
+// digest (the effect digest, hex), tool (name, title, class), args,
+// refs and unbound (references the approval binds and does not bind, each
+// with its index in the effect), context (policy_version, reasons,
+// provenance, task, step, user, agent, delegations, audience) and
+// untrusted (rationale, tool_description). Every string in it is display
+// text, already escaped as described above, as {"text": ..., "flags": [...]}.
+// Each argument has a name, an optional label, role, unit and currency, and
+// a value node: {"kind": "string"|"number"|"bool"|"null"|"object"|"array",
+// "text": ..., "flags", "long" ({"bytes", "sha256", "full"} when shortened),
+// "domains", "members" ({"key", "value"}) or "items"}. A native app shows
+// these fields as the views here do and never renders raw argument values.
+//
 // # Views
 //
 // [Card.Text] is for terminals and logs; [Card.Visible] is the same without
