@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/sqlite"
@@ -30,10 +31,16 @@ type demo struct {
 	gate  *stepup.Gate
 	dana  *stepuptest.Authenticator // the approver's passkey
 	mail  *outbox
+	sent  stepup.TicketID // the approved send_email call of case 1
+}
+
+// options are the command's flags.
+type options struct {
+	receipt string // file to write the receipt of the approved send_email call to
 }
 
 // run builds the demo in a temporary directory and prints every section.
-func run(ctx context.Context, out io.Writer) error {
+func run(ctx context.Context, out io.Writer, o options) error {
 	tmp, err := os.MkdirTemp("", "asu-quickstart-")
 	if err != nil {
 		return err
@@ -46,11 +53,14 @@ func run(ctx context.Context, out io.Writer) error {
 	defer func() { _ = d.st.Close() }()
 	for _, section := range []func(context.Context) error{
 		d.policyDecisions, d.canonicalEffect, d.approvalCard, d.sevenCases,
-		d.agentIndependence, d.effectBinding, d.freshness,
+		d.agentIndependence, d.effectBinding, d.freshness, d.scopeIntegrity, d.floodResistance,
 	} {
 		if err := section(ctx); err != nil {
 			return err
 		}
+	}
+	if o.receipt != "" {
+		return d.writeReceipt(ctx, o.receipt)
 	}
 	return nil
 }
@@ -83,7 +93,18 @@ func (d *demo) open(exec stepup.Executor) error {
 	if err != nil {
 		return err
 	}
-	opts := []stepup.Option{stepup.WithClock(d.clock.Now), stepup.WithResolver(canon.FileResolver{Root: d.dir})}
+	// The attack table asks and denies far more often than any real
+	// session would, so this gate's flood limits are off; the P7 section
+	// runs a gate with flood's default limits on the same database.
+	lim, err := flood.New(st, flood.Limits{Session: flood.Rate{N: -1}, User: flood.Rate{N: -1},
+		SessionLockout: flood.Lockout{After: -1}, UserLockout: flood.Lockout{After: -1},
+		PendingPerSession: -1, PendingPerUser: -1}, d.clock.Now)
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
+	opts := []stepup.Option{stepup.WithClock(d.clock.Now), stepup.WithResolver(canon.FileResolver{Root: d.dir}),
+		stepup.WithFlood(lim)}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, stepup.WithExecutor(tool, exec))
 	}

@@ -1,19 +1,28 @@
 // Command quickstart runs seed 002's approval program on the asu gate, on
 // an embedded SQLite store in a temporary directory with a software
 // passkey, and prints each policy decision, the canonical digests, the
-// approval card, and every attack on P1-P3 with its outcome.
+// approval card, and every attack on P1-P3, P6 and P7 with its outcome.
 //
 //	go run ./examples/quickstart
+//
+// With -receipt FILE it also writes the receipt (format asu.receipt.v1) of
+// the demo's approved send_email call to FILE and prints the approver's
+// public key (COSE_Key, base64url) on a line "approver public key: ...",
+// so the receipt can be checked with a verifier that trusts only that key.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 )
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	var o options
+	flag.StringVar(&o.receipt, "receipt", "", "write the receipt of the approved send_email call to `FILE`")
+	flag.Parse()
+	if err := run(context.Background(), os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}

@@ -3,19 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // TestOutput runs the quickstart and checks every decision line: seed
-// 002's outcomes, the digests, and each attack on P1-P3.
+// 002's outcomes, the digests, and each attack on P1-P3, P6 and P7.
 func TestOutput(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), &out))
+	require.NoError(t, run(context.Background(), &out, options{}))
 	text := out.String()
 	want := []string{
 		`read_file     allow`,
@@ -49,6 +55,22 @@ func TestOutput(t *testing.T) {
 		`cloned passkey \(counter did not advance\) +reject: signature counter did not advance`,
 		`64 concurrent Executes of one approval +1 ran, 63 refused as used`,
 		`crash after consume, restart, Recover +ran once, with the same idempotency key`,
+		`grant signed with Dana's passkey +issued`,
+		`refund 120 to A-17 +approved by the grant, ran`,
+		`refund 300 to A-17 +ask Dana \(argument outside the grant bounds at "/amount"\)`,
+		`refund 1200 to A-17 +deny: over the per-call limit`,
+		`refund 120 to A-18 +ask Dana \(argument differs from the grant at "/order"\)`,
+		`refund 120 to A-17, extra argument +ask Dana \(argument not pinned at "/to_account"\)`,
+		`refund 100 to A-17 \(second use\) +approved by the grant, ran`,
+		`refund 100 to A-17 \(grant used up\) +ask Dana \(no uses left\)`,
+		`agent proposes a grant of its own +deny: unknown tool`,
+		`refund 90 to Z-99, extra argument +naive grant \(tool only\): runs; gate: ask Dana \(argument differs from the grant at "/order"\)`,
+		`1,000 requests from one session, naive +1000 wait for Dana`,
+		`1,000 requests from one session +5 wait for Dana, 995 denied`,
+		`asks again each time Dana approves +10 reach Dana, then rate limited, retry after [0-9]+m[0-9]+s`,
+		`Dana denies 3 in a row; a 4th request +locked out, retry after 15m0s`,
+		`the 4th through another gate, same store +locked out, retry after 15m0s`,
+		`15 minutes later +pending`,
 	}
 	for _, w := range want {
 		assert.Regexp(t, regexp.MustCompile(`(?m)^ *`+w), text)
@@ -58,4 +80,36 @@ func TestOutput(t *testing.T) {
 	assert.Equal(t, digests[0][2], digests[1][2], "reordered keys give the same digest")
 	assert.NotContains(t, text, "error:")
 	assert.False(t, strings.Contains(text, "/tmp/"), "no machine paths in the output")
+	assert.NotContains(t, text, "approver public key:", "printed only with -receipt")
+}
+
+// TestReceiptFlag writes the receipt of the approved send_email call and
+// verifies it with nothing but the printed public key, the relying party
+// and receipt.Verify.
+func TestReceiptFlag(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "receipt.json")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out, options{receipt: file}))
+	m := regexp.MustCompile(`(?m)^approver public key: ([A-Za-z0-9_-]+)$`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "the key line")
+	cose, err := base64.RawURLEncoding.DecodeString(m[1])
+	require.NoError(t, err)
+	key, err := receipt.ParseCOSEKey(cose)
+	require.NoError(t, err)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	r, err := receipt.Parse(data)
+	require.NoError(t, err)
+	res, err := receipt.Verify(r, key, receipt.Policy{RPID: stepuptest.RP.ID, Origins: []string{stepuptest.RP.Origin}})
+	require.NoError(t, err)
+	require.NoError(t, res.Err())
+	assert.True(t, res.Valid)
+	assert.Equal(t, "send_email", res.Effect.Tool)
+	assert.Contains(t, string(res.Effect.Args), "finance@example.com")
+
+	data[bytes.Index(data, []byte("finance@example.com"))] = 'F'
+	if r, err := receipt.Parse(data); err == nil {
+		res, err := receipt.Verify(r, key, receipt.Policy{RPID: stepuptest.RP.ID, Origins: []string{stepuptest.RP.Origin}})
+		assert.True(t, err != nil || !res.Valid, "an edited receipt does not verify")
+	}
 }

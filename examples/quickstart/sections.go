@@ -127,6 +127,7 @@ func (d *demo) sevenCases(ctx context.Context) error {
 	if _, err := stepuptest.Approve(ctx, d.gate.Approvals(), d.dana, tk.ID); err != nil {
 		return err
 	}
+	d.sent = tk.ID
 	d.clock.Advance(time.Minute)
 	_, err = d.gate.Execute(ctx, dup.ID)
 	results[0] = outcome(err)
