@@ -17,7 +17,7 @@ const HashTag = "asu/v1/card"
 // those limits accept; a verifier recomputing card hashes should allow at
 // least this much.
 func HashLimits() canon.Limits {
-	return canon.Limits{MaxBytes: 64 << 20, MaxDepth: 4*canon.DefaultMaxDepth + 8}
+	return canon.Limits{MaxBytes: 16 << 20, MaxDepth: 4*canon.DefaultMaxDepth + 8}
 }
 
 // HashJSON returns the card hash of card JSON as [Card.JSON] emits it:

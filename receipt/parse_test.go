@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"flag"
 	"os"
@@ -203,4 +204,21 @@ func TestTrustedKeys(t *testing.T) {
 	}
 	_, err := receipt.NewTrustedKey("not a key")
 	assert.ErrorIs(t, err, receipt.ErrUnsupportedKey)
+}
+
+// Every card the card package can hash, receipt can hash too: a card for
+// arguments nested near canon's depth limit nests about four times deeper.
+func TestCardHashAcceptsEveryRenderableCard(t *testing.T) {
+	assert.Equal(t, card.HashLimits(), receipt.CardLimits())
+	depth := canon.DefaultMaxDepth - 2
+	args := strings.Repeat(`{"a":`, depth) + `"x"` + strings.Repeat("}", depth)
+	c, err := card.Render(canon.Effect{Tool: "t", Args: json.RawMessage(args)}, card.Context{Title: "T", Class: "read"})
+	require.NoError(t, err)
+	raw, err := c.JSON()
+	require.NoError(t, err)
+	_, err = canon.Canonicalize(raw)
+	require.ErrorIs(t, err, canon.ErrTooDeep, "precondition: the card is deeper than an effect may be")
+	got, err := receipt.CardHash(raw)
+	require.NoError(t, err)
+	assert.Equal(t, c.Hash(), got)
 }

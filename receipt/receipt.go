@@ -63,8 +63,21 @@ import (
 const FormatV1 = "asu.receipt.v1"
 
 // MaxSize bounds the encoded size of a receipt [Parse] accepts: room for an
-// effect and a card each at canon's default size limit, and the rest.
-const MaxSize = 2*canon.DefaultMaxBytes + 64<<10
+// effect at canon's default size limit, a card at [CardLimits], and the rest.
+const MaxSize = canon.DefaultMaxBytes + maxCardBytes + 128<<10
+
+// maxCardBytes and maxCardDepth bound card JSON. A card nests about four
+// levels for each level of the arguments it shows, and escapes make it
+// larger than they are; these equal card.HashLimits, and a test keeps them
+// equal, so every card the gate can render has a receipt that verifies.
+const (
+	maxCardBytes = 16 << 20
+	maxCardDepth = 4*canon.DefaultMaxDepth + 8
+)
+
+// CardLimits returns the limits under which card JSON is canonicalized
+// for its hash.
+func CardLimits() canon.Limits { return canon.Limits{MaxBytes: maxCardBytes, MaxDepth: maxCardDepth} }
 
 // CardTag separates card hashes from every other hash in asu.
 const CardTag = "asu/v1/card"
@@ -171,7 +184,7 @@ func decodeB64(text []byte) ([]byte, error) {
 //
 // It fails when cardJSON is not JSON that canon can canonicalize.
 func CardHash(cardJSON []byte) (canon.Digest, error) {
-	c, err := canon.Canonicalize(cardJSON)
+	c, err := CardLimits().Canonicalize(cardJSON)
 	if err != nil {
 		return canon.Digest{}, fmt.Errorf("card: %w", err)
 	}
@@ -201,7 +214,7 @@ func Parse(data []byte) (*Receipt, error) {
 	if len(data) > MaxSize {
 		return nil, ErrTooLarge
 	}
-	if _, err := (canon.Limits{MaxBytes: MaxSize}).Canonicalize(data); err != nil {
+	if _, err := (canon.Limits{MaxBytes: MaxSize, MaxDepth: maxCardDepth + 1}).Canonicalize(data); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	top, err := exactKeys(data, "receipt", receiptKeys)
