@@ -37,12 +37,12 @@ func benchStores(b *testing.B) map[string]func() stepup.Store {
 	}
 }
 
-func benchGate(b *testing.B, st stepup.Store) (*stepup.Gate, *stepuptest.Authenticator) {
+func benchGate(b *testing.B, st stepup.Store, opts ...stepup.Option) (*stepup.Gate, *stepuptest.Authenticator) {
 	b.Helper()
 	clock := stepuptest.NewClock(stepuptest.Start)
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now),
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, append([]stepup.Option{stepup.WithClock(clock.Now),
 		stepup.WithExecutor("write_draft", &recorder{}), stepup.WithExecutor("send_email", stepup.ExecutorFunc(
-			func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil })))
+			func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,40 +80,79 @@ func BenchmarkPropose(b *testing.B) {
 	}
 }
 
+// pendingCall is the i-th send_email that needs approval, each of its own
+// user and session, so that the default flood limits (which the benchmarks
+// keep on) admit every one.
+func pendingCall(i int) stepup.Call {
+	c := sendEmail("finance@example.com")
+	c.Step, c.Session, c.Principal.User = fmt.Sprint(i), fmt.Sprint("s-", i), fmt.Sprint("user:u", i)
+	return c
+}
+
+// BenchmarkProposePending measures the needs-approval path (canon,
+// policy, card, park, audit) with flood's default admission and, as the
+// baseline in the same run, without flood control.
+func BenchmarkProposePending(b *testing.B) {
+	for name, open := range benchStores(b) {
+		for _, mode := range []struct {
+			name string
+			opts []stepup.Option
+		}{{"flood", nil}, {"noflood", []stepup.Option{stepup.WithoutFloodControlUnsafe()}}} {
+			b.Run(name+"/"+mode.name, func(b *testing.B) {
+				g, _ := benchGate(b, open(), mode.opts...)
+				ctx := context.Background()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					tk, err := g.Propose(ctx, pendingCall(i))
+					if err != nil || tk.Status != stepup.StatusPending {
+						b.Fatal(err, tk.Status, tk.Reason)
+					}
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkApprove measures Approve on a prepared assertion: load the
 // ticket, re-decide, recompute the challenge, verify with go-webauthn
-// (one P-256 verify), advance the counter, resolve, audit. Compare with
+// (one P-256 verify), advance the counter, resolve, audit, end the flood
+// limiter's runs of denials. Compare with
 // BenchmarkVerifyP256 and BenchmarkApproveStoreWrites in the same run.
 func BenchmarkApprove(b *testing.B) {
 	for name, open := range benchStores(b) {
 		b.Run(name, func(b *testing.B) {
-			g, a := benchGate(b, open())
-			ctx := context.Background()
-			ids := make([]stepup.TicketID, b.N)
-			answers := make([][]byte, b.N)
-			for i := range b.N {
-				c := sendEmail("finance@example.com")
-				c.Step = fmt.Sprint(i)
-				tk, err := g.Propose(ctx, c)
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := g.Approvals().Prompt(ctx, tk.ID)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ids[i] = tk.ID
-				if answers[i], err = a.Assert(p.Options); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := g.Approvals().Approve(ctx, ids[i], answers[i]); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchApprove(b, open())
 		})
+		b.Run(name+"/noflood", func(b *testing.B) {
+			benchApprove(b, open(), stepup.WithoutFloodControlUnsafe())
+		})
+	}
+}
+
+func benchApprove(b *testing.B, st stepup.Store, opts ...stepup.Option) {
+	g, a := benchGate(b, st, opts...)
+	ctx := context.Background()
+	ids := make([]stepup.TicketID, b.N)
+	answers := make([][]byte, b.N)
+	for i := range b.N {
+		tk, err := g.Propose(ctx, pendingCall(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := g.Approvals().Prompt(ctx, tk.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = tk.ID
+		if answers[i], err = a.Assert(p.Options); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := g.Approvals().Approve(ctx, ids[i], answers[i]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
