@@ -67,6 +67,8 @@
 // is used up or expired is noted in the audit row and a person is asked,
 // as if none had been named. A grant never turns a denial into an
 // allowance, and never reaches past an approver group its user is not in.
+// It applies in a tainted session too: it bounds exactly what runs, so an
+// agent steered by untrusted content can do no more than the grant names.
 //
 // # Execute once
 //

@@ -292,3 +292,43 @@ func newCounterStore(t *testing.T) store.Counters {
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
+
+// brokenCounters is a store whose flood counters fail.
+type brokenCounters struct{ *memory.Store }
+
+func (brokenCounters) AddCount(context.Context, string, time.Time, int64) (int64, error) {
+	return 0, store.ErrClosed
+}
+
+func (brokenCounters) GetStreak(context.Context, string) (store.Streak, error) {
+	return store.Streak{}, store.ErrClosed
+}
+
+func (brokenCounters) IncrStreak(context.Context, string, time.Time) (int, error) {
+	return 0, store.ErrClosed
+}
+
+func TestFloodFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	h := stepuptest.NewGate(t, nil)
+	broken := brokenCounters{h.Store}
+	g, err := stepup.New(broken, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(h.Clock.Now),
+		stepup.WithFlood(limiter(t, broken, h.Clock, flood.Limits{})))
+	require.NoError(t, err)
+	tk, err := g.Propose(ctx, floodCall("sess-broken", "user:dana", 0))
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusDenied, tk.Status)
+	assert.Equal(t, "approval requests cannot be admitted now; try again later", tk.Reason)
+	c := floodCall("sess-broken", "user:dana", 1)
+	c.Tool = "write_draft"
+	tk, err = g.Propose(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusAllowed, tk.Status, "calls that need no approver do not need the counters")
+
+	parked, err := h.Gate.Propose(ctx, floodCall("sess-broken", "user:dana", 2))
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, parked.Status)
+	denied, err := g.Approvals().Deny(ctx, parked.ID, stepuptest.Approver, "")
+	assert.ErrorIs(t, err, stepup.ErrStore, "a denial the lockout did not count is reported")
+	assert.Equal(t, stepup.StatusDenied, denied.Status, "and the ticket is denied all the same")
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
@@ -56,4 +57,33 @@ func ExampleEnroll() {
 	tk, err = stepuptest.Approve(ctx, g.Approvals(), dana, tk.ID)
 	fmt.Println(tk.Status, err)
 	// Output: approved <nil>
+}
+
+func ExampleHarness_Grant() {
+	clock := stepuptest.NewClock(stepuptest.Start)
+	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	dana, err := stepuptest.Enroll(ctx, g.Admin(), stepuptest.Approver)
+	if err != nil {
+		panic(err)
+	}
+	h := &stepuptest.Harness{Gate: g, Clock: clock, Authenticator: dana}
+	call := stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
+		Session: "s-1", Principal: canon.Principal{User: stepuptest.Approver, Agent: "agent:reports"}}
+	d, err := canon.Effect{Tool: call.Tool, Args: call.Args, Principal: call.Principal,
+		PolicyVersion: stepuptest.SeedPolicyVersion, Audience: "send_email"}.Digest()
+	if err != nil {
+		panic(err)
+	}
+	id, err := h.Grant(stepup.GrantSpec{Grant: grant.Exact(d), Uses: 1, ExpiresAt: clock.Now().Add(time.Hour)})
+	if err != nil {
+		panic(err)
+	}
+	call.Grant = id
+	tk, _ := g.Propose(ctx, call)
+	fmt.Println(tk.Status)
+	// Output: approved
 }

@@ -2,6 +2,7 @@ package stepuptest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -103,4 +104,25 @@ func Approve(ctx context.Context, desk *stepup.ApprovalDesk, a *Authenticator, i
 // Approve approves ticket id as [Approver].
 func (h *Harness) Approve(id stepup.TicketID, tweaks ...Tweak) (stepup.Ticket, error) {
 	return Approve(context.Background(), h.Gate.Approvals(), h.Authenticator, id, tweaks...)
+}
+
+// Grant asks [Approver] for the delegated approval spec and approves it
+// with her passkey, as a test's setup would: the whole round trip of
+// stepup.ApprovalDesk.Grant, Prompt and Approve. It returns the grant's id,
+// for stepup.Call.Grant.
+func (h *Harness) Grant(spec stepup.GrantSpec) (string, error) {
+	ctx := context.Background()
+	desk := h.Gate.Approvals()
+	tk, err := desk.Grant(ctx, Approver, spec)
+	if err != nil {
+		return "", err
+	}
+	done, err := Approve(ctx, desk, h.Authenticator, tk.ID)
+	if err != nil {
+		return "", err
+	}
+	if done.Status != stepup.StatusExecuted {
+		return "", fmt.Errorf("stepuptest: grant not issued: ticket %s", done.Status)
+	}
+	return string(tk.ID), nil
 }
