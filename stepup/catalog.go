@@ -129,6 +129,9 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 		if t.Name == "" {
 			return nil, fmt.Errorf("%w: tool without a name", ErrConfig)
 		}
+		if reserved(t.Name) || reserved(t.Timeout.Alternative) {
+			return nil, fmt.Errorf("%w: tool names starting with %q are the gate's own", ErrConfig, reservedPrefix)
+		}
 		if _, dup := c.tools[t.Name]; dup {
 			return nil, fmt.Errorf("%w: tool %q listed twice", ErrConfig, t.Name)
 		}

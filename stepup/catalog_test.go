@@ -64,6 +64,7 @@ func TestNewCatalogRefusesBadEntries(t *testing.T) {
 		{"no name", []stepup.Tool{{Class: card.ClassRead}}},
 		{"unknown class", []stepup.Tool{{Name: "x", Class: "harmless"}}},
 		{"twice", []stepup.Tool{{Name: "x", Class: card.ClassRead}, {Name: "x", Class: card.ClassRead}}},
+		{"the gate's own name", []stepup.Tool{{Name: stepup.GrantTool, Class: card.ClassRead}}},
 		{"schema not JSON", []stepup.Tool{{Name: "x", Class: card.ClassRead, Schema: json.RawMessage(`{`)}}},
 		{"schema with remote ref", []stepup.Tool{{Name: "x", Class: card.ClassRead,
 			Schema: json.RawMessage(`{"$ref":"https://example.com/s.json"}`)}}},
