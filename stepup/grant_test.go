@@ -265,12 +265,14 @@ func TestGrantIssuance(t *testing.T) {
 		assert.NoError(t, res.Err())
 		assert.Equal(t, stepup.GrantTool, res.Effect.Tool)
 	})
-	t.Run("the runtime cannot propose a grant", func(t *testing.T) {
+	t.Run("the runtime cannot propose a grant, whatever the policy", func(t *testing.T) {
+		lax := stepuptest.NewGate(t, askForEverything{})
 		args, _ := json.Marshal(map[string]any{"grant": refundTemplate(), "uses": 1000, "expires_at": 4102444800})
-		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: stepup.GrantTool, Args: args, Session: "s",
+		tk, err := lax.Gate.Propose(ctx, stepup.Call{Tool: stepup.GrantTool, Args: args, Session: "s",
 			Principal: canon.Principal{User: stepuptest.Approver, Agent: "agent:support"}})
 		require.NoError(t, err)
 		assert.Equal(t, stepup.StatusDenied, tk.Status)
+		assert.Equal(t, "unknown tool", tk.Reason)
 	})
 	t.Run("the runtime cannot execute a grant ticket", func(t *testing.T) {
 		tk, err := desk.Grant(ctx, stepuptest.Approver, spec)
@@ -320,4 +322,11 @@ func TestGrantRecoveredAfterACrash(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, stepuptest.Approver, got.User)
 	assert.Equal(t, 1, got.Remaining)
+}
+
+// askForEverything is a policy that sends every call to an approver.
+type askForEverything struct{}
+
+func (askForEverything) Decide(context.Context, stepup.Proposal) (stepup.Decision, error) {
+	return stepup.Decision{Verdict: stepup.NeedsApproval, PolicyVersion: "lax-1", Class: card.ClassExternal}, nil
 }
