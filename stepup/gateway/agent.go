@@ -1,0 +1,266 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/store"
+)
+
+// MaxCallBytes bounds a propose body: the gate's 1 MiB argument limit and
+// room for the rest of the call.
+const MaxCallBytes = 1<<20 + 64<<10
+
+// DefaultMaxWait bounds one long poll when [AgentOptions] says nothing.
+const DefaultMaxWait = 30 * time.Second
+
+// Tickets is what the agent API reads to check that a ticket belongs to
+// the calling agent before it waits on or executes it. Every store in
+// asu's store/ packages has this method.
+type Tickets interface {
+	Get(ctx context.Context, id string) (store.Approval, error)
+}
+
+// AgentOptions tunes [NewAgentAPI]; nil means defaults.
+type AgentOptions struct {
+	// MaxWait bounds one long poll (default [DefaultMaxWait]); a longer
+	// requested timeout is cut to it. The server's WriteTimeout must exceed
+	// it: see [NewServer].
+	MaxWait time.Duration
+	// Logger receives one line per request: agent, tool, ticket, digest,
+	// status or error code. Never arguments. Nil discards.
+	Logger *slog.Logger
+}
+
+// AgentAPI is the HTTP face of [stepup.Runtime], for runtimes in any
+// language; [Client] speaks it from Go. It serves only
+//
+//	POST /v1/propose                 body: a call, JSON
+//	GET  /v1/tickets/{id}/wait       ?timeout=30s, a bounded long poll
+//	POST /v1/tickets/{id}/execute    no body: execute takes no arguments
+//
+// each authenticated by a runtime's bearer token. It has no route to
+// approve anything: serve it on its own listener, never on the approval
+// site's origin.
+type AgentAPI struct {
+	rt      stepup.Runtime
+	tickets Tickets
+	tokens  *tokenSet
+	maxWait time.Duration
+	log     *slog.Logger
+	mux     *http.ServeMux
+
+	drain     context.Context // done once Drain is called
+	drainDone context.CancelFunc
+}
+
+// NewAgentAPI returns the agent API over rt (a *stepup.Gate), checking
+// ticket ownership in tickets (the gate's store), accepting the runtime
+// tokens given.
+func NewAgentAPI(rt stepup.Runtime, tickets Tickets, tokens []RuntimeToken, opts *AgentOptions) (*AgentAPI, error) {
+	if rt == nil || tickets == nil {
+		return nil, fmt.Errorf("%w: agent API needs a runtime and its tickets", ErrConfig)
+	}
+	set, err := newTokenSet(tokens)
+	if err != nil {
+		return nil, err
+	}
+	o := AgentOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxWait < 0 {
+		return nil, fmt.Errorf("%w: negative MaxWait", ErrConfig)
+	}
+	if o.MaxWait == 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	a := &AgentAPI{rt: rt, tickets: tickets, tokens: set, maxWait: o.MaxWait,
+		log: logger(o.Logger), mux: http.NewServeMux()}
+	a.drain, a.drainDone = context.WithCancel(context.Background())
+	a.mux.HandleFunc("POST /v1/propose", a.auth(a.propose))
+	a.mux.HandleFunc("GET /v1/tickets/{id}/wait", a.auth(a.wait))
+	a.mux.HandleFunc("POST /v1/tickets/{id}/execute", a.auth(a.execute))
+	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, fmt.Errorf("%w: no such route", stepup.ErrNotFound))
+	})
+	return a, nil
+}
+
+// MaxWait is the longest one long poll lasts.
+func (a *AgentAPI) MaxWait() time.Duration { return a.maxWait }
+
+// ServeHTTP implements http.Handler.
+func (a *AgentAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	a.mux.ServeHTTP(w, r)
+}
+
+// Drain ends every long poll at once, answering with the ticket as it
+// stands, and makes later ones return at once: a shutting-down server
+// then has nothing left to wait for. [Serve] calls it on shutdown.
+func (a *AgentAPI) Drain() { a.drainDone() }
+
+type agentHandler func(w http.ResponseWriter, r *http.Request, agent string)
+
+// auth admits a request only with a known runtime token.
+func (a *AgentAPI) auth(next agentHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		agent, ok := a.tokens.agent(bearer(r.Header.Get("Authorization")))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="asu"`)
+			a.log.Warn("refused", "route", r.Pattern, "code", CodeUnauthorized)
+			writeError(w, fmt.Errorf("%w: a runtime token is required", ErrUnauthorized))
+			return
+		}
+		next(w, r, agent)
+	}
+}
+
+func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, agent string) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			err = fmt.Errorf("%w: a call is at most %d bytes", ErrTooLarge, MaxCallBytes)
+		} else {
+			err = fmt.Errorf("%w: body could not be read", ErrInvalid)
+		}
+		a.refuse(w, "propose", agent, err)
+		return
+	}
+	var wire callJSON
+	if err := decodeStrict(body, &wire); err != nil {
+		a.refuse(w, "propose", agent, err)
+		return
+	}
+	c := wire.call()
+	if c.Principal.Agent != agent {
+		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token proposes only as %s", ErrForbidden, agent))
+		return
+	}
+	t, err := a.rt.Propose(r.Context(), c)
+	if err != nil {
+		a.refuse(w, "propose", agent, err)
+		return
+	}
+	a.log.Info("propose", "agent", agent, "tool", c.Tool, "ticket", t.ID, "digest", digestOf(t),
+		"status", t.Status)
+	writeJSON(w, http.StatusOK, ticketToWire(t))
+}
+
+func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, agent string) {
+	id := stepup.TicketID(r.PathValue("id"))
+	d := a.maxWait
+	if s := r.URL.Query().Get("timeout"); s != "" {
+		v, err := time.ParseDuration(s)
+		if err != nil || v <= 0 {
+			a.refuse(w, "wait", agent, fmt.Errorf("%w: timeout must be a positive duration such as 30s", ErrInvalid))
+			return
+		}
+		d = min(v, a.maxWait)
+	}
+	if err := a.owned(r.Context(), id, agent); err != nil {
+		a.refuse(w, "wait", agent, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), d)
+	defer cancel()
+	stop := context.AfterFunc(a.drain, cancel)
+	defer stop()
+	t, err := a.rt.Wait(ctx, id)
+	if err != nil && r.Context().Err() == nil &&
+		(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) && t.ID != "" {
+		err = nil // the poll's own bound: answer with the ticket as it stands
+	}
+	if err != nil {
+		a.refuse(w, "wait", agent, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ticketToWire(t))
+}
+
+func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, agent string) {
+	id := stepup.TicketID(r.PathValue("id"))
+	if r.ContentLength != 0 {
+		a.refuse(w, "execute", agent, fmt.Errorf("%w: execute takes no arguments; it runs the stored call", ErrInvalid))
+		return
+	}
+	if err := a.owned(r.Context(), id, agent); err != nil {
+		a.refuse(w, "execute", agent, err)
+		return
+	}
+	res, err := a.rt.Execute(r.Context(), id)
+	if err != nil {
+		a.refuse(w, "execute", agent, err)
+		return
+	}
+	a.log.Info("execute", "agent", agent, "ticket", id)
+	writeJSON(w, http.StatusOK, resultJSON{Ticket: string(res.Ticket), Output: res.Output,
+		IdempotencyKey: res.IdempotencyKey})
+}
+
+// owned fails with not found unless ticket id was proposed by agent: a
+// ticket of another agent is not this one's to wait on or execute, and
+// saying it exists would say too much.
+func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, agent string) error {
+	t, err := a.tickets.Get(ctx, string(id))
+	switch {
+	case errors.Is(err, store.ErrNotFound), err == nil && t.Requester.Agent != agent:
+		return fmt.Errorf("ticket: %w", stepup.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("ticket: %w: %v", ErrInternal, err)
+	}
+	return nil
+}
+
+// refuse logs a refusal by code, never by message (which may hold a
+// store's detail), and answers it.
+func (a *AgentAPI) refuse(w http.ResponseWriter, op, agent string, err error) {
+	code, status, _ := classify(err)
+	lvl := slog.LevelInfo
+	if status >= 500 {
+		lvl = slog.LevelError
+	}
+	a.log.Log(context.Background(), lvl, "refused", "op", op, "agent", agent, "code", code, "status", status)
+	writeError(w, err)
+}
+
+func digestOf(t stepup.Ticket) string {
+	if t.Digest.IsZero() {
+		return ""
+	}
+	return t.Digest.String()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"internal"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code, status, msg := classify(err)
+	var e errorJSON
+	e.Error.Code, e.Error.Message = code, msg
+	writeJSON(w, status, e)
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

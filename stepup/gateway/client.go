@@ -1,0 +1,173 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/stepup"
+)
+
+// maxResponseBytes bounds what the client reads of one answer.
+const maxResponseBytes = 32 << 20
+
+// Client is a [stepup.Runtime] over the gateway's agent API: a Go runtime
+// holds a Client exactly where it would hold an in-process *stepup.Gate.
+// Refusals come back as *[Error] values that unwrap to the same stepup
+// sentinels the gate returned, so errors.Is(err, stepup.ErrConsumed)
+// holds on either side of the wire. A Client is safe for concurrent use.
+type Client struct {
+	base  *url.URL
+	token string
+	hc    *http.Client
+	poll  time.Duration
+}
+
+var _ stepup.Runtime = (*Client)(nil)
+
+// NewClient returns a client of the agent API at baseURL (e.g.
+// "http://127.0.0.1:8700") that authenticates with token. A nil hc means
+// a client without a timeout: each call is bounded by its context, and
+// Wait by the server's long-poll bound.
+func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: base URL must be an http or https URL", ErrConfig)
+	}
+	if token == "" {
+		return nil, fmt.Errorf("%w: empty runtime token", ErrConfig)
+	}
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return &Client{base: u, token: token, hc: hc, poll: DefaultMaxWait}, nil
+}
+
+// Propose sends c to the gate and returns its ticket. As with the gate, a
+// denial is a ticket with status denied and a reason, not an error.
+func (c *Client) Propose(ctx context.Context, call stepup.Call) (stepup.Ticket, error) {
+	body, err := json.Marshal(callToWire(call))
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("propose: %w: %v", ErrInvalid, err)
+	}
+	var t ticketJSON
+	if err := c.do(ctx, http.MethodPost, "/v1/propose", nil, body, &t); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("propose: %w", err)
+	}
+	return t.ticket()
+}
+
+// Wait blocks until ticket id leaves pending or ctx ends, in long polls of
+// at most the server's bound each. When ctx ends it returns the ticket as
+// last read with ctx's error, as the gate does.
+func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
+	var last stepup.Ticket
+	for {
+		d := c.poll
+		if dl, ok := ctx.Deadline(); ok {
+			d = min(d, time.Until(dl))
+		}
+		if d <= 0 {
+			return last, ctx.Err()
+		}
+		q := url.Values{"timeout": {d.Round(time.Millisecond).String()}}
+		start := time.Now()
+		var t ticketJSON
+		err := c.do(ctx, http.MethodGet, "/v1/tickets/"+url.PathEscape(string(id))+"/wait", q, nil, &t)
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			return last, fmt.Errorf("wait: %w", err)
+		}
+		tk, err := t.ticket()
+		if err != nil {
+			return last, fmt.Errorf("wait: %w", err)
+		}
+		last = tk
+		if tk.Status != stepup.StatusPending {
+			return tk, nil
+		}
+		// A server that answers early (it is draining) is not hammered.
+		if time.Since(start) < d/2 {
+			select {
+			case <-ctx.Done():
+				return last, ctx.Err()
+			case <-time.After(min(time.Second, d/2)):
+			}
+		}
+	}
+}
+
+// Execute asks the gate to run ticket id, with no arguments: what runs is
+// the call stored at Propose.
+func (c *Client) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
+	var r resultJSON
+	if err := c.do(ctx, http.MethodPost, "/v1/tickets/"+url.PathEscape(string(id))+"/execute", nil, nil, &r); err != nil {
+		return stepup.Result{}, fmt.Errorf("execute: %w", err)
+	}
+	return stepup.Result{Ticket: stepup.TicketID(r.Ticket), Output: r.Output, IdempotencyKey: r.IdempotencyKey}, nil
+}
+
+// do sends one request and decodes a 200 answer into out, or returns the
+// refusal as an *Error.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) error {
+	u := *c.base
+	u.Path += path
+	u.RawQuery = q.Encode()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err // the transport's error, with ctx's when ctx ended
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return fmt.Errorf("%w: reading the answer: %v", ErrInternal, err)
+	}
+	if len(raw) > maxResponseBytes {
+		return fmt.Errorf("%w: answer larger than %d bytes", ErrInternal, maxResponseBytes)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return decodeError(resp.StatusCode, raw)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%w: answer does not parse", ErrInternal)
+	}
+	return nil
+}
+
+// decodeError turns a refusal's body into an *Error; a body that is not
+// the API's (a proxy's error page, say) keeps only its status.
+func decodeError(status int, raw []byte) error {
+	var e errorJSON
+	if err := json.Unmarshal(raw, &e); err != nil || e.Error.Code == "" {
+		code := CodeInternal
+		for _, c := range codes {
+			if c.status == status && (status == http.StatusUnauthorized || status == http.StatusRequestEntityTooLarge) {
+				code = c.code
+			}
+		}
+		return &Error{Status: status, Code: code}
+	}
+	return &Error{Status: status, Code: e.Error.Code, Message: e.Error.Message}
+}

@@ -1,0 +1,153 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+// recorder is an executor that counts what it ran.
+type recorder struct {
+	mu   sync.Mutex
+	runs int
+}
+
+func (r *recorder) Execute(context.Context, canon.Effect, string) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runs++
+	return []byte(`{"sent":true}`), nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runs
+}
+
+const (
+	agentToken = "tok-reports-0123456789abcdefghijklmnopqrstuvwxyz"
+	otherToken = "tok-billing-0123456789abcdefghijklmnopqrstuvwxyz"
+)
+
+// rig is seed 002's setting behind HTTP: a gate with the seed catalog and
+// an enrolled approver, its agent API and approval site on two test
+// servers, and a Client holding agent:reports's token.
+type rig struct {
+	*stepuptest.Harness
+	dir    string
+	exec   *recorder
+	api    *httptest.Server
+	site   *httptest.Server
+	client *gateway.Client
+}
+
+func newRig(t *testing.T, opts *gateway.AgentOptions) *rig {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "q3.csv"), []byte("region,revenue\nwest,410\neast,385\n"), 0o600))
+	r := &rig{dir: dir, exec: &recorder{}}
+	gopts := []stepup.Option{stepup.WithResolver(canon.FileResolver{Root: dir})}
+	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
+		gopts = append(gopts, stepup.WithExecutor(tool, r.exec))
+	}
+	r.Harness = stepuptest.NewGate(t, nil, gopts...)
+	api, err := gateway.NewAgentAPI(r.Gate, r.Store, []gateway.RuntimeToken{
+		{Token: agentToken, Agent: "agent:reports"},
+		{Token: otherToken, Agent: "agent:billing"},
+	}, opts)
+	require.NoError(t, err)
+	site, err := gateway.NewSite(r.Gate, r.Store, stepuptest.RP, nil)
+	require.NoError(t, err)
+	r.api = httptest.NewServer(api)
+	r.site = httptest.NewServer(site)
+	t.Cleanup(r.api.Close)
+	t.Cleanup(r.site.Close)
+	r.client, err = gateway.NewClient(r.api.URL, agentToken, r.api.Client())
+	require.NoError(t, err)
+	return r
+}
+
+func sendEmail(to string) stepup.Call {
+	return stepup.Call{
+		Tool: "send_email",
+		Args: json.RawMessage(`{"to":"` + to + `","subject":"Q3 summary","attachment":"q3.csv"}`),
+		Task: "t-42", Step: "s-1", Session: "sess-1",
+		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"},
+	}
+}
+
+var dataAttr = regexp.MustCompile(`data-(approve|deny)="([^"]*)"`)
+
+// pageOptions fetches the approval page of id and returns its approve and
+// deny request options, as the page's script would read them.
+func (r *rig) pageOptions(t *testing.T, id stepup.TicketID) (approve, deny []byte) {
+	t.Helper()
+	resp, err := http.Get(gateway.ApprovalLink(r.site.URL, id))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	for _, m := range dataAttr.FindAllStringSubmatch(string(body), -1) {
+		v := []byte(html.UnescapeString(m[2]))
+		if m[1] == "approve" {
+			approve = v
+		} else {
+			deny = v
+		}
+	}
+	require.NotEmpty(t, approve)
+	require.NotEmpty(t, deny)
+	return approve, deny
+}
+
+// post sends a JSON body to the approval site as the site's own page would.
+func (r *rig) post(t *testing.T, path string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, r.site.URL+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", stepuptest.RP.Origin)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, out
+}
+
+// approveOverHTTP opens the approval page, signs its approve options with
+// the approver's passkey and posts the assertion.
+func (r *rig) approveOverHTTP(t *testing.T, id stepup.TicketID) {
+	t.Helper()
+	opts, _ := r.pageOptions(t, id)
+	assertion, err := r.Authenticator.Assert(opts)
+	require.NoError(t, err)
+	resp, body := r.post(t, "/approve/"+string(id), assertion)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+}
+
+// errCode returns the code of a gateway refusal.
+func errCode(t *testing.T, err error) string {
+	t.Helper()
+	var e *gateway.Error
+	require.ErrorAs(t, err, &e)
+	return e.Code
+}

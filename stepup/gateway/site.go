@@ -1,0 +1,347 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/store"
+)
+
+// maxAnswerBytes bounds an approval, denial or enrollment body: a WebAuthn
+// response is a few kilobytes.
+const maxAnswerBytes = 64 << 10
+
+// maxReasonRunes bounds a denial's reason, which goes back to the model.
+const maxReasonRunes = 280
+
+// SiteOptions tunes [NewSite]; nil means defaults.
+type SiteOptions struct {
+	// Logger receives one line per decision: ticket, approver, outcome or
+	// error code. Nil discards.
+	Logger *slog.Logger
+}
+
+// Site is the approval site: the pages approvers open, served on the
+// relying party's origin, which the agent API never serves.
+//
+//	GET  /approve/{id}         the card and the passkey buttons
+//	POST /approve/{id}         body: the WebAuthn assertion of the ticket's challenge
+//	POST /approve/{id}/deny    body: {"credential": assertion of the deny challenge, "reason": "..."}
+//	GET  /enroll?invite=TOKEN  the enrollment page of an admin's invite
+//	POST /enroll               body: {"invite": TOKEN, "credential": registration response}
+//	GET  /static/...           the pages' script and style
+//
+// Pages are rendered by the gate's code from the stored effect, never by
+// the agent. Every response carries [CSP], X-Frame-Options DENY,
+// Referrer-Policy no-referrer, nosniff and no-store. A POST must come from
+// the site's own origin and carry JSON.
+//
+// A denial also needs the approver's passkey: it signs [DenyChallenge] of
+// the ticket, which no approval can be mistaken for, so neither a stranger
+// who holds the link nor the agent can deny in the approver's name.
+type Site struct {
+	desk   *stepup.ApprovalDesk
+	admin  *stepup.Admin
+	deny   *stepup.WebAuthnApprover
+	rp     stepup.RelyingParty
+	log    *slog.Logger
+	mux    *http.ServeMux
+	static map[string]asset
+}
+
+type asset struct {
+	typ  string
+	body []byte
+}
+
+// NewSite returns the approval site of gate, whose approvers' credentials
+// are in creds (the gate's store) and whose relying party is rp (the one
+// the gate was built with; the site is served on rp.Origin).
+func NewSite(gate *stepup.Gate, creds store.Credentials, rp stepup.RelyingParty, opts *SiteOptions) (*Site, error) {
+	if gate == nil || creds == nil {
+		return nil, fmt.Errorf("%w: site needs a gate and its credentials", ErrConfig)
+	}
+	deny, err := stepup.NewWebAuthnApprover(creds, rp)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	o := SiteOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	s := &Site{desk: gate.Approvals(), admin: gate.Admin(), deny: deny, rp: rp,
+		log: logger(o.Logger), mux: http.NewServeMux(), static: map[string]asset{}}
+	for _, name := range []string{"webauthn.js", "approve.js", "enroll.js"} {
+		body, err := staticFS.ReadFile("static/" + name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+		}
+		s.static[name] = asset{"text/javascript; charset=utf-8", body}
+	}
+	s.static["site.css"] = asset{"text/css; charset=utf-8", siteCSS()}
+
+	s.mux.HandleFunc("GET /approve/{id}", s.approvePage)
+	s.mux.HandleFunc("POST /approve/{id}", s.sameOrigin(s.approve))
+	s.mux.HandleFunc("POST /approve/{id}/deny", s.sameOrigin(s.denyTicket))
+	s.mux.HandleFunc("GET /enroll", s.enrollPage)
+	s.mux.HandleFunc("POST /enroll", s.sameOrigin(s.enroll))
+	s.mux.HandleFunc("GET /static/{name}", s.asset)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.notice(w, http.StatusNotFound, "Not found", "There is nothing here.")
+	})
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { secure(s.mux).ServeHTTP(w, r) }
+
+// InviteLink mints an enrollment invite for user through admin and returns
+// the link to hand the user out of band: origin + "/enroll?invite=...".
+// Minting is deliberately not on any listener.
+func InviteLink(ctx context.Context, admin *stepup.Admin, origin, user string) (string, error) {
+	token, err := admin.Invite(ctx, user)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(origin, "/") + "/enroll?invite=" + url.QueryEscape(token), nil
+}
+
+// ApprovalLink is the page an approver opens for ticket id.
+func ApprovalLink(origin string, id stepup.TicketID) string {
+	return strings.TrimSuffix(origin, "/") + "/approve/" + url.PathEscape(string(id))
+}
+
+func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
+	id := stepup.TicketID(r.PathValue("id"))
+	p, err := s.desk.Prompt(r.Context(), id)
+	if err != nil {
+		s.refusedPage(w, err)
+		return
+	}
+	denyOpts, err := s.deny.Options(r.Context(), denyRequest(p))
+	if err != nil {
+		s.refusedPage(w, err)
+		return
+	}
+	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID),
+		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(),
+		ApproveOptions: string(p.Options), DenyOptions: string(denyOpts)}
+	s.render(w, "approve", page)
+}
+
+func (s *Site) approve(w http.ResponseWriter, r *http.Request) {
+	id := stepup.TicketID(r.PathValue("id"))
+	body, err := readAnswer(w, r)
+	if err != nil {
+		s.refuse(w, "approve", id, err)
+		return
+	}
+	t, err := s.desk.Approve(r.Context(), id, body)
+	if err != nil {
+		s.refuse(w, "approve", id, err)
+		return
+	}
+	s.log.Info("approved", "ticket", id, "digest", digestOf(t), "status", t.Status)
+	writeJSON(w, http.StatusOK, ticketToWire(t))
+}
+
+// denyJSON is a denial's body.
+type denyJSON struct {
+	Credential json.RawMessage `json:"credential"`
+	Reason     string          `json:"reason"`
+}
+
+func (s *Site) denyTicket(w http.ResponseWriter, r *http.Request) {
+	id := stepup.TicketID(r.PathValue("id"))
+	body, err := readAnswer(w, r)
+	if err != nil {
+		s.refuse(w, "deny", id, err)
+		return
+	}
+	var d denyJSON
+	if err := decodeStrict(body, &d); err != nil {
+		s.refuse(w, "deny", id, err)
+		return
+	}
+	reason, err := cleanReason(d.Reason)
+	if err != nil {
+		s.refuse(w, "deny", id, err)
+		return
+	}
+	p, err := s.desk.Prompt(r.Context(), id)
+	if err != nil {
+		s.refuse(w, "deny", id, err)
+		return
+	}
+	v, err := s.deny.Verify(r.Context(), denyRequest(p), d.Credential)
+	if err != nil {
+		s.refuse(w, "deny", id, err)
+		return
+	}
+	t, err := s.desk.Deny(r.Context(), id, v.User, reason)
+	if err != nil && t.ID == "" {
+		s.refuse(w, "deny", id, err)
+		return
+	}
+	s.log.Info("denied", "ticket", id, "approver", v.User, "status", t.Status)
+	writeJSON(w, http.StatusOK, ticketToWire(t))
+}
+
+// enrollJSON is an enrollment's body.
+type enrollJSON struct {
+	Invite     string          `json:"invite"`
+	Credential json.RawMessage `json:"credential"`
+}
+
+func (s *Site) enrollPage(w http.ResponseWriter, r *http.Request) {
+	token := r.URL.Query().Get("invite")
+	opts, err := s.admin.BeginEnroll(r.Context(), token)
+	if err != nil {
+		s.refusedPage(w, err)
+		return
+	}
+	var o struct {
+		User struct {
+			Name string `json:"name"`
+		} `json:"user"`
+	}
+	_ = json.Unmarshal(opts, &o)
+	s.render(w, "enroll", enrollPage{RP: s.rp.Name, User: o.User.Name, Invite: token, Options: string(opts)})
+}
+
+func (s *Site) enroll(w http.ResponseWriter, r *http.Request) {
+	body, err := readAnswer(w, r)
+	if err != nil {
+		s.refuse(w, "enroll", "", err)
+		return
+	}
+	var e enrollJSON
+	if err := decodeStrict(body, &e); err != nil {
+		s.refuse(w, "enroll", "", err)
+		return
+	}
+	if _, err := s.admin.FinishEnroll(r.Context(), e.Invite, e.Credential); err != nil {
+		s.refuse(w, "enroll", "", err)
+		return
+	}
+	s.log.Info("enrolled")
+	writeJSON(w, http.StatusOK, map[string]string{"status": "enrolled"})
+}
+
+func (s *Site) asset(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.static[r.PathValue("name")]
+	if !ok {
+		s.notice(w, http.StatusNotFound, "Not found", "There is nothing here.")
+		return
+	}
+	w.Header().Set("Content-Type", a.typ)
+	_, _ = w.Write(a.body)
+}
+
+// sameOrigin refuses a POST that a browser says comes from another site,
+// or that is not JSON (which a cross-site form cannot send without a
+// preflight this site never grants).
+func (s *Site) sameOrigin(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		fetchSite := r.Header.Get("Sec-Fetch-Site")
+		ct := r.Header.Get("Content-Type")
+		switch {
+		case origin != "" && origin != s.rp.Origin,
+			fetchSite != "" && fetchSite != "same-origin":
+			s.refuse(w, "post", "", fmt.Errorf("%w: requests come from the approval site itself", ErrForbidden))
+		case !strings.HasPrefix(ct, "application/json"):
+			s.refuse(w, "post", "", fmt.Errorf("%w: body must be application/json", ErrInvalid))
+		default:
+			next(w, r)
+		}
+	}
+}
+
+// readAnswer reads a bounded POST body.
+func readAnswer(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAnswerBytes))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, fmt.Errorf("%w: at most %d bytes", ErrTooLarge, maxAnswerBytes)
+	case err != nil:
+		return nil, fmt.Errorf("%w: body could not be read", ErrInvalid)
+	case len(bytes.TrimSpace(body)) == 0:
+		return nil, fmt.Errorf("%w: empty body", ErrInvalid)
+	}
+	return body, nil
+}
+
+// cleanReason refuses a reason too long or holding control characters:
+// it is shown to the model, and a bidi control would change what it says.
+func cleanReason(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	n := 0
+	for _, r := range s {
+		n++
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return "", fmt.Errorf("%w: the reason holds control or format characters", ErrInvalid)
+		}
+	}
+	if n > maxReasonRunes {
+		return "", fmt.Errorf("%w: the reason is longer than %d characters", ErrInvalid, maxReasonRunes)
+	}
+	return s, nil
+}
+
+func (s *Site) refuse(w http.ResponseWriter, op string, id stepup.TicketID, err error) {
+	code, status, _ := classify(err)
+	s.log.Info("refused", "op", op, "ticket", id, "code", code, "status", status)
+	writeError(w, err)
+}
+
+// refusedPage answers a page request the desk refused with a page that
+// says why in words, never with the error's detail.
+func (s *Site) refusedPage(w http.ResponseWriter, err error) {
+	code, status, _ := classify(err)
+	s.log.Info("page refused", "code", code, "status", status)
+	text := map[string]string{
+		CodeNotFound:      "There is no such request.",
+		CodeResolved:      "This request was already decided.",
+		CodeExpired:       "This request expired before anyone decided it.",
+		CodeEffectChanged: "The action no longer matches what was stored; it cannot be approved.",
+		CodeNotApproved:   "The rules changed since this request was made; it cannot be approved.",
+		CodeNotPermitted:  "No approver of this request has a passkey enrolled.",
+		CodeInvite:        "This invite is not valid.",
+	}[code]
+	if text == "" {
+		text = "This request cannot be shown."
+	}
+	s.notice(w, status, "Cannot continue", text)
+}
+
+func (s *Site) notice(w http.ResponseWriter, status int, title, text string) {
+	s.renderStatus(w, status, "notice", noticePage{Title: title, Text: text})
+}
+
+func (s *Site) render(w http.ResponseWriter, name string, data any) {
+	s.renderStatus(w, http.StatusOK, name, data)
+}
+
+func (s *Site) renderStatus(w http.ResponseWriter, status int, name string, data any) {
+	var b bytes.Buffer
+	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
+		s.log.Error("page", "template", name, "code", CodeInternal)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}

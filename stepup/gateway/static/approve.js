@@ -1,0 +1,55 @@
+// The approval page: sign this ticket's challenge (approve) or the
+// distinct deny challenge (deny) with the approver's passkey.
+"use strict";
+
+(function () {
+  var box = document.getElementById("asu-decide");
+  if (!box) { return; }
+  var ticket = box.dataset.ticket;
+
+  function requestOptions(json) {
+    var o = JSON.parse(json);
+    o.challenge = asu.toBytes(o.challenge);
+    (o.allowCredentials || []).forEach(function (c) { c.id = asu.toBytes(c.id); });
+    return o;
+  }
+
+  function buttons(on) {
+    document.querySelectorAll("#asu-decide button").forEach(function (b) { b.disabled = !on; });
+  }
+
+  function sign(optionsJSON) {
+    return navigator.credentials.get({ publicKey: requestOptions(optionsJSON) });
+  }
+
+  document.getElementById("asu-approve").addEventListener("click", function () {
+    buttons(false);
+    asu.say("Waiting for your passkey…");
+    sign(box.dataset.approve).then(function (cred) {
+      return asu.post("/approve/" + encodeURIComponent(ticket), asu.credentialJSON(cred));
+    }).then(function (t) {
+      asu.say("Approved. The agent may now run exactly this action, once.", "ok");
+      document.body.dataset.decided = t.status;
+    }).catch(function (e) {
+      asu.say("Not approved: " + e.message, "bad");
+      buttons(true);
+    });
+  });
+
+  document.getElementById("asu-deny").addEventListener("click", function () {
+    buttons(false);
+    asu.say("Waiting for your passkey…");
+    sign(box.dataset.deny).then(function (cred) {
+      return asu.post("/approve/" + encodeURIComponent(ticket) + "/deny", {
+        credential: asu.credentialJSON(cred),
+        reason: document.getElementById("asu-reason").value
+      });
+    }).then(function (t) {
+      asu.say("Denied. The agent is told so.", "ok");
+      document.body.dataset.decided = t.status;
+    }).catch(function (e) {
+      asu.say("Not denied: " + e.message, "bad");
+      buttons(true);
+    });
+  });
+})();
