@@ -267,7 +267,7 @@ func TestGrantIssuance(t *testing.T) {
 	})
 	t.Run("the runtime cannot propose a grant, whatever the policy", func(t *testing.T) {
 		lax := stepuptest.NewGate(t, askForEverything{})
-		args, _ := json.Marshal(map[string]any{"grant": refundTemplate(), "uses": 1000, "expires_at": 4102444800})
+		args, _ := json.Marshal(map[string]any{"grant": refundTemplate(), "uses": 1000, "expires_at": "2100-01-01T00:00:00Z"})
 		tk, err := lax.Gate.Propose(ctx, stepup.Call{Tool: stepup.GrantTool, Args: args, Session: "s",
 			Principal: canon.Principal{User: stepuptest.Approver, Agent: "agent:support"}})
 		require.NoError(t, err)

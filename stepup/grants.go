@@ -53,7 +53,7 @@ type GrantSpec struct {
 type grantArgs struct {
 	Grant     json.RawMessage `json:"grant"`
 	Uses      int             `json:"uses"`
-	ExpiresAt int64           `json:"expires_at"` // Unix seconds
+	ExpiresAt string          `json:"expires_at"` // RFC 3339, UTC, whole seconds: readable on the card
 }
 
 // Grant asks user to issue a delegated approval of their own agents'
@@ -86,10 +86,11 @@ func (d *ApprovalDesk) Grant(ctx context.Context, user string, spec GrantSpec) (
 		return Ticket{}, fmt.Errorf("grant: %w: a plan's steps have one use each; uses must be zero", ErrConfig)
 	case spec.Grant.Kind != grant.KindPlan && spec.Uses < 1:
 		return Ticket{}, fmt.Errorf("grant: %w: uses must be at least one", ErrConfig)
-	case !spec.ExpiresAt.After(now):
+	case !spec.ExpiresAt.Truncate(time.Second).After(now):
 		return Ticket{}, fmt.Errorf("grant: %w: expiry must be in the future", ErrConfig)
 	}
-	args, err := json.Marshal(grantArgs{Grant: raw, Uses: spec.Uses, ExpiresAt: spec.ExpiresAt.Unix()})
+	args, err := json.Marshal(grantArgs{Grant: raw, Uses: spec.Uses,
+		ExpiresAt: spec.ExpiresAt.UTC().Truncate(time.Second).Format(time.RFC3339)})
 	if err != nil {
 		return Ticket{}, fmt.Errorf("grant: %w: %v", ErrConfig, err)
 	}
@@ -128,7 +129,9 @@ func (d *ApprovalDesk) Grant(ctx context.Context, user string, spec GrantSpec) (
 // tickets: the approver's own passkey, any time within the gate's TTL.
 func grantDecision() Decision {
 	return Decision{Verdict: NeedsApproval, Reason: grantReason, PolicyVersion: grantPolicyVersion,
-		Class: card.ClassIrreversible, Title: grantTitle, Audience: "asu"}
+		Class: card.ClassIrreversible, Title: grantTitle, Audience: "asu",
+		Hints: card.Hints{Order: []string{"grant", "uses", "expires_at"}, Labels: map[string]string{
+			"grant": "what it covers", "uses": "calls it covers", "expires_at": "expires at (UTC)"}}}
 }
 
 // decide asks the policy about p, except for the gate's own tools, which
@@ -189,8 +192,12 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 	if err != nil {
 		return nil, err
 	}
+	exp, err := time.Parse(time.RFC3339, args.ExpiresAt)
+	if err != nil {
+		return nil, errors.New("grant ticket expiry does not parse")
+	}
 	_, err = grant.Put(ctx, x.g.st, spec, grant.Record{ID: id, User: e.Principal.User, Uses: args.Uses,
-		CreatedAt: x.g.now(), ExpiresAt: time.Unix(args.ExpiresAt, 0)})
+		CreatedAt: x.g.now(), ExpiresAt: exp})
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func (d *demo) scopeIntegrity(ctx context.Context) error {
 		d.line(c.label, word)
 	}
 
-	args, _ := json.Marshal(map[string]any{"grant": tmpl, "uses": 1000, "expires_at": 4102444800})
+	args, _ := json.Marshal(map[string]any{"grant": tmpl, "uses": 1000, "expires_at": "2100-01-01T00:00:00Z"})
 	tk, err := d.gate.Propose(ctx, stepup.Call{Tool: stepup.GrantTool, Args: args, Task: "t-77",
 		Session: "session-refunds", Principal: canon.Principal{User: "user:dana", Agent: "agent:support"}})
 	if err != nil {
