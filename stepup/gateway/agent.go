@@ -137,8 +137,8 @@ func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, agent string)
 		a.refuse(w, "propose", agent, err)
 		return
 	}
-	var wire callJSON
-	if err := decodeStrict(body, &wire); err != nil {
+	wire, err := decodeCall(body)
+	if err != nil {
 		a.refuse(w, "propose", agent, err)
 		return
 	}
@@ -177,9 +177,8 @@ func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, agent string) {
 	stop := context.AfterFunc(a.drain, cancel)
 	defer stop()
 	t, err := a.rt.Wait(ctx, id)
-	if err != nil && r.Context().Err() == nil &&
-		(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)) && t.ID != "" {
-		err = nil // the poll's own bound: answer with the ticket as it stands
+	if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+		t, err = a.standing(r.Context(), id) // the poll's own bound, or a drain
 	}
 	if err != nil {
 		a.refuse(w, "wait", agent, err)
@@ -206,6 +205,20 @@ func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, agent string)
 	a.log.Info("execute", "agent", agent, "ticket", id)
 	writeJSON(w, http.StatusOK, resultJSON{Ticket: string(res.Ticket), Output: res.Output,
 		IdempotencyKey: res.IdempotencyKey})
+}
+
+// standing returns ticket id as it stands, without waiting: a pending
+// ticket as pending, any other through the runtime, which answers at once.
+func (a *AgentAPI) standing(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
+	st, err := a.tickets.Get(ctx, string(id))
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("wait: %w: %v", ErrInternal, err)
+	}
+	if st.State == store.Pending {
+		return stepup.Ticket{ID: id, Status: stepup.StatusPending, Tool: st.Tool, Digest: st.Digest,
+			ExpiresAt: st.ExpiresAt}, nil
+	}
+	return a.rt.Wait(ctx, id)
 }
 
 // owned fails with not found unless ticket id was proposed by agent: a

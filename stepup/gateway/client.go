@@ -75,6 +75,7 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 			d = min(d, time.Until(dl))
 		}
 		if d <= 0 {
+			<-ctx.Done() // the deadline passed; its timer fires at once
 			return last, ctx.Err()
 		}
 		q := url.Values{"timeout": {d.Round(time.Millisecond).String()}}

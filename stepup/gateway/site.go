@@ -169,7 +169,7 @@ func (s *Site) denyTicket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var d denyJSON
-	if err := decodeStrict(body, &d); err != nil {
+	if err := decodeStrict(body, &d, []string{"credential", "reason"}); err != nil {
 		s.refuse(w, "deny", id, err)
 		return
 	}
@@ -226,7 +226,7 @@ func (s *Site) enroll(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var e enrollJSON
-	if err := decodeStrict(body, &e); err != nil {
+	if err := decodeStrict(body, &e, []string{"invite", "credential"}); err != nil {
 		s.refuse(w, "enroll", "", err)
 		return
 	}

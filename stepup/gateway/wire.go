@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -97,17 +98,62 @@ type errorJSON struct {
 	} `json:"error"`
 }
 
+// callKeys and principalKeys are the only member names a call may use,
+// spelled exactly: encoding/json would also take "Tool" or "TOOL" for
+// "tool", which another parser in front of the gate would not.
+var (
+	callKeys      = []string{"tool", "args", "task", "step", "session", "principal", "taint", "rationale", "grant"}
+	principalKeys = []string{"user", "agent", "delegations"}
+)
+
+// decodeCall decodes a propose body strictly.
+func decodeCall(body []byte) (callJSON, error) {
+	var w callJSON
+	if err := decodeStrict(body, &w, callKeys); err != nil {
+		return callJSON{}, err
+	}
+	var top struct {
+		Principal json.RawMessage `json:"principal"`
+	}
+	_ = json.Unmarshal(body, &top)
+	if len(top.Principal) > 0 && string(top.Principal) != "null" {
+		if err := exactKeys(top.Principal, principalKeys); err != nil {
+			return callJSON{}, fmt.Errorf("%w: principal: %v", ErrInvalid, err)
+		}
+	}
+	return w, nil
+}
+
+// exactKeys fails unless raw is an object whose member names are all in
+// allowed, byte for byte.
+func exactKeys(raw []byte, allowed []string) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return errors.New("not a JSON object")
+	}
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	return nil
+}
+
 // maxDepth bounds the nesting of a request body; the gate's canonical form
 // refuses deeper arguments anyway.
 const maxDepth = 128
 
 var errDuplicate = errors.New("duplicate object key")
 
-// decodeStrict decodes one JSON value from body into v, refusing unknown
-// fields, trailing data, and duplicate keys anywhere (a body two parsers
-// could read differently is not a body to act on).
-func decodeStrict(body []byte, v any) error {
+// decodeStrict decodes one JSON object from body into v, refusing member
+// names not in keys (spelled exactly), trailing data, and duplicate keys
+// anywhere: a body two parsers could read differently is not a body to
+// act on.
+func decodeStrict(body []byte, v any, keys []string) error {
 	if err := noDuplicates(body); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if err := exactKeys(body, keys); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

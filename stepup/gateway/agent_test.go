@@ -1,0 +1,180 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gateway"
+)
+
+const goodCall = `{"tool":"send_email","args":{"to":"finance@example.com"},"session":"s","principal":{"user":"user:dana","agent":"agent:reports"}}`
+
+// TestAgentAPIRefusals: every request the agent API must refuse, with the
+// status, the stable code, and the sentinel the client maps it back to.
+func TestAgentAPIRefusals(t *testing.T) {
+	r := newRig(t, nil)
+	pending, err := r.client.Propose(context.Background(), sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	tests := []struct {
+		name, method, path, token, body string
+		status                          int
+		code                            string
+	}{
+		{"no token", "POST", "/v1/propose", "", goodCall, 401, gateway.CodeUnauthorized},
+		{"unknown token", "POST", "/v1/propose", strings.Repeat("x", 48), goodCall, 401, gateway.CodeUnauthorized},
+		{"token as a prefix", "POST", "/v1/propose", agentToken[:40], goodCall, 401, gateway.CodeUnauthorized},
+		{"wait without token", "GET", "/v1/tickets/" + string(pending.ID) + "/wait", "", "", 401, gateway.CodeUnauthorized},
+		{"execute without token", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", "", "", 401, gateway.CodeUnauthorized},
+		{"another agent's call", "POST", "/v1/propose", otherToken, goodCall, 403, gateway.CodeForbidden},
+		{"no agent named", "POST", "/v1/propose", agentToken,
+			`{"tool":"send_email","args":{},"session":"s","principal":{"user":"user:dana"}}`, 403, gateway.CodeForbidden},
+		{"unknown field", "POST", "/v1/propose", agentToken,
+			strings.Replace(goodCall, `"session"`, `"approved":true,"session"`, 1), 400, gateway.CodeInvalid},
+		{"Go field names are not the wire format", "POST", "/v1/propose", agentToken,
+			`{"Tool":"send_email","Args":{},"Session":"s","Principal":{"User":"user:dana","Agent":"agent:reports"}}`, 400, gateway.CodeInvalid},
+		{"duplicate key", "POST", "/v1/propose", agentToken,
+			strings.Replace(goodCall, `"principal"`, `"principal":{"agent":"agent:billing"},"principal"`, 1), 400, gateway.CodeInvalid},
+		{"duplicate key in arguments", "POST", "/v1/propose", agentToken,
+			strings.Replace(goodCall, `"to":`, `"to":"a@example.com","to":`, 1), 400, gateway.CodeInvalid},
+		{"trailing data", "POST", "/v1/propose", agentToken, goodCall + `{}`, 400, gateway.CodeInvalid},
+		{"not JSON", "POST", "/v1/propose", agentToken, `tool=send_email`, 400, gateway.CodeInvalid},
+		{"oversized body", "POST", "/v1/propose", agentToken,
+			`{"tool":"send_email","args":{"body":"` + strings.Repeat("a", gateway.MaxCallBytes) + `"}}`, 413, gateway.CodeTooLarge},
+		{"execute with arguments", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", agentToken,
+			`{"to":"attacker@example.net"}`, 400, gateway.CodeInvalid},
+		{"another agent's ticket: wait", "GET", "/v1/tickets/" + string(pending.ID) + "/wait", otherToken, "", 404, gateway.CodeNotFound},
+		{"another agent's ticket: execute", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", otherToken, "", 404, gateway.CodeNotFound},
+		{"unknown ticket", "GET", "/v1/tickets/nope/wait", agentToken, "", 404, gateway.CodeNotFound},
+		{"bad timeout", "GET", "/v1/tickets/" + string(pending.ID) + "/wait?timeout=-1s", agentToken, "", 400, gateway.CodeInvalid},
+		{"approval route", "GET", "/approve/" + string(pending.ID), agentToken, "", 404, gateway.CodeNotFound},
+		{"approval post", "POST", "/approve/" + string(pending.ID), agentToken, "{}", 404, gateway.CodeNotFound},
+		{"enrollment", "GET", "/enroll?invite=x", agentToken, "", 404, gateway.CodeNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body io.Reader
+			if tt.body != "" {
+				body = strings.NewReader(tt.body)
+			}
+			req, err := http.NewRequest(tt.method, r.api.URL+tt.path, body)
+			require.NoError(t, err)
+			if tt.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+			assert.Equal(t, tt.status, resp.StatusCode)
+			assert.Equal(t, tt.code, e.Error.Code)
+			assert.NotContains(t, e.Error.Message, "finance@example.com", "refusals never quote arguments")
+		})
+	}
+	got, err := r.Gate.Ticket(context.Background(), pending.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusPending, got.Status, "no refused request changed the ticket")
+	assert.Zero(t, r.exec.count())
+}
+
+// TestClientMapsRefusalsToSentinels: the client's errors satisfy
+// errors.Is with the same sentinels as the gate's.
+func TestClientMapsRefusalsToSentinels(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	bad, err := gateway.NewClient(r.api.URL, strings.Repeat("x", 48), nil)
+	require.NoError(t, err)
+	_, err = bad.Propose(ctx, sendEmail("finance@example.com"))
+	assert.ErrorIs(t, err, gateway.ErrUnauthorized)
+
+	other, err := gateway.NewClient(r.api.URL, otherToken, nil)
+	require.NoError(t, err)
+	_, err = other.Propose(ctx, sendEmail("finance@example.com"))
+	assert.ErrorIs(t, err, gateway.ErrForbidden)
+
+	tk, err := r.client.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	_, err = other.Execute(ctx, tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrNotFound, "another agent's ticket does not exist for this one")
+	_, err = r.client.Execute(ctx, tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrNotApproved)
+	_, err = r.client.Wait(ctx, "no-such-ticket")
+	assert.ErrorIs(t, err, stepup.ErrNotFound)
+
+	big := sendEmail("finance@example.com")
+	big.Args = json.RawMessage(`{"to":"finance@example.com","body":"` + strings.Repeat("a", gateway.MaxCallBytes) + `"}`)
+	_, err = r.client.Propose(ctx, big)
+	assert.ErrorIs(t, err, gateway.ErrTooLarge)
+}
+
+// TestWaitIsBounded: a long poll ends at the server's bound with the
+// ticket still pending, and the client's Wait ends with its context.
+func TestWaitIsBounded(t *testing.T) {
+	r := newRig(t, &gateway.AgentOptions{MaxWait: 50 * time.Millisecond})
+	ctx := context.Background()
+	tk, err := r.client.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+
+	req, err := http.NewRequest(http.MethodGet, r.api.URL+"/v1/tickets/"+string(tk.ID)+"/wait?timeout=1h", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var got struct{ ID, Status string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&got))
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "pending", got.Status, "an hour was cut to the bound")
+
+	wctx, cancel := context.WithTimeout(ctx, 120*time.Millisecond)
+	defer cancel()
+	last, err := r.client.Wait(wctx, tk.ID)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, stepup.StatusPending, last.Status)
+
+	// A decision wakes a waiting client.
+	done := make(chan stepup.Ticket, 1)
+	go func() {
+		t, _ := r.client.Wait(ctx, tk.ID)
+		done <- t
+	}()
+	r.approveOverHTTP(t, tk.ID)
+	select {
+	case got := <-done:
+		assert.Equal(t, stepup.StatusApproved, got.Status)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return after the approval")
+	}
+}
+
+func TestNewAgentAPIConfig(t *testing.T) {
+	r := newRig(t, nil)
+	tests := []struct {
+		name   string
+		tokens []gateway.RuntimeToken
+	}{
+		{"no tokens", nil},
+		{"short token", []gateway.RuntimeToken{{Token: "short", Agent: "agent:a"}}},
+		{"not an agent", []gateway.RuntimeToken{{Token: agentToken, Agent: "user:dana"}}},
+		{"same token twice", []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:a"}, {Token: agentToken, Agent: "agent:b"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := gateway.NewAgentAPI(r.Gate, r.Store, tt.tokens, nil)
+			assert.ErrorIs(t, err, gateway.ErrConfig)
+		})
+	}
+	_, err := gateway.NewClient("ftp://example.com", agentToken, nil)
+	assert.ErrorIs(t, err, gateway.ErrConfig)
+}
