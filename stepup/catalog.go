@@ -45,6 +45,14 @@ type Tool struct {
 	Timeout Timeout
 	// Hints lay out the card.
 	Hints card.Hints
+	// Trusted lists domains the integrator trusts for this tool (the
+	// domains of an AllowDomains limit, known partners): the card flags
+	// look-alikes of them, such as exarnple.com for example.com.
+	Trusted []string
+	// Description is the tool server's own description. It is untrusted
+	// (a tool server may be hostile) and the card shows it only in the
+	// region written by others.
+	Description string
 	// Audience names the executor; empty means the tool name.
 	Audience string
 }
@@ -227,6 +235,7 @@ func (c *Catalog) Decide(ctx context.Context, p Proposal) (Decision, error) {
 		return d, nil
 	}
 	d.Class, d.Title, d.Hints, d.Approvers = t.Class, t.Title, t.Hints, t.Approvers
+	d.Trusted, d.Description = t.Trusted, t.Description
 	d.Timeout = t.Timeout
 	d.Audience = t.Audience
 	if d.Audience == "" {

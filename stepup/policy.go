@@ -49,6 +49,11 @@ type Decision struct {
 	// Title and Hints present the tool on the approval card.
 	Title string
 	Hints card.Hints
+	// Trusted lists domains whose look-alikes the card flags.
+	Trusted []string
+	// Description is the tool server's description: untrusted text, shown
+	// only in the card's untrusted region.
+	Description string
 	// Refs are the references the arguments name; the gate resolves them
 	// to content hashes before hashing the effect.
 	Refs []canon.Ref

@@ -175,7 +175,8 @@ func (g *Gate) render(eff canon.Effect, d Decision, taint []string, rationale st
 	}
 	return card.Render(eff, card.Context{
 		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
-		Reasons: reasons, Provenance: taint, Hints: d.Hints, Rationale: rationale,
+		Reasons: reasons, Provenance: taint, Hints: d.Hints, Trusted: d.Trusted,
+		Rationale: rationale, ToolDescription: d.Description,
 	})
 }
 

@@ -29,6 +29,7 @@ func SeedCatalog() *stepup.Catalog {
 				`"body":{"type":"string"},"attachment":{"type":"string"}},"additionalProperties":false}`),
 			Refs:    map[string]string{"attachment": "file"},
 			Hints:   card.Hints{Recipient: "to", Order: []string{"to", "subject", "attachment"}},
+			Trusted: []string{"example.com"},
 			Timeout: stepup.Timeout{After: 15 * time.Minute, Outcome: stepup.OutcomeAlternative, Alternative: "write_draft"}},
 		stepup.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema: obj(`{"type":"object","required":["order","amount"],"properties":{` +
