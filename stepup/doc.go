@@ -84,6 +84,24 @@
 // executed, failed) is a receipt.AuditRecord appended to the store's hash
 // chain, with arguments only by digest unless [WithAuditArgsUnsafe] is set.
 //
+// # Receipts
+//
+// [ApprovalDesk.Receipt] turns a passkey-approved ticket into a
+// receipt.Receipt: the canonical effect, the card, the nonce, the expiry
+// and the raw WebAuthn assertion, which anyone holding only the approver's
+// public key verifies offline with receipt.Verify (property P5).
+//
+// # Separate executors
+//
+// When the tool runs in another service, the gate does not run it: a
+// [TokenIssuer] signs a short-lived EdDSA JWT for an approved ticket
+// (jti = ticket id, aud = the effect's executor, the digest and the nonce),
+// and the executor's [Verifier] checks the token against the call it is
+// about to run, recomputing the digest, and consumes the ticket once in
+// the shared store. The executor passes the returned idempotency key to the
+// tool and finishes or recovers its runs with [Verifier.Finish] and
+// [Verifier.Recover]; [Gate.Recover] leaves them alone.
+//
 // # Testing
 //
 // Package stepup/stepuptest has a fake WebAuthn authenticator, a fake clock
