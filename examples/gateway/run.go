@@ -44,6 +44,9 @@ type started struct {
 // run starts the gateway and serves until ctx ends.
 func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	out := &syncWriter{w: w}
+	if o.invite != "" && o.db == "" {
+		return errors.New("-invite needs -db: an invite is stored in the database the gateway serves")
+	}
 	tmp := ""
 	if o.db == "" || o.files == "" {
 		d, err := os.MkdirTemp("", "asu-gateway-")
