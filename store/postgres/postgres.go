@@ -7,9 +7,9 @@
 //	if err != nil { ... }
 //	defer s.Close()
 //
-// [Open] applies the schema migrations before it returns; [Store.Migrate]
-// applies them on demand, for deployments that migrate in a separate step
-// (SkipMigrate in [Options]).
+// It needs PostgreSQL 12 or later. [Open] applies the schema migrations
+// before it returns; [Store.Migrate] applies them on demand, for
+// deployments that migrate in a separate step (SkipMigrate in [Options]).
 //
 // # Single use across replicas
 //
@@ -125,6 +125,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		}
 		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{o.Schema}.Sanitize()
 	}
+	// pgx prepares every statement; after a few runs PostgreSQL may switch
+	// a prepared statement to a generic plan and keep it. One chosen while
+	// the tickets table was small is a sequential scan, and it would make
+	// the pending-cap check grow with the table until the next ANALYZE.
+	// Planning each run with its arguments keeps the partial indexes in use.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w: %v", ErrDatabase, err)
