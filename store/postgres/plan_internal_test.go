@@ -69,3 +69,16 @@ func TestQueryPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestCustomPlans checks that the store's connections plan each statement
+// with its arguments. A generic plan cached while the tickets table was
+// small is a sequential scan, which TestQueryPlans (fresh statements, so
+// custom plans) would not see.
+func TestCustomPlans(t *testing.T) {
+	s := testStore(t)
+	for range 3 { // several pooled connections
+		var mode string
+		require.NoError(t, s.pool.QueryRow(context.Background(), `SHOW plan_cache_mode`).Scan(&mode))
+		assert.Equal(t, "force_custom_plan", mode)
+	}
+}
