@@ -128,7 +128,7 @@ func decodeCall(body []byte) (callJSON, error) {
 // allowed, byte for byte.
 func exactKeys(raw []byte, allowed []string) error {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		return errors.New("not a JSON object")
 	}
 	for k := range m {

@@ -1,0 +1,55 @@
+// Package gateway is the gate as an HTTP service: an agent API for
+// runtimes in any language, its Go [Client], and the approval site where
+// approvers see the card and answer with their passkeys. The two are
+// separate handlers meant for separate listeners and origins: the agent
+// API has no route that approves, enrolls or denies, and the approval site
+// has no route a runtime uses (property P1).
+//
+// # Agent API
+//
+// [AgentAPI] serves three routes, JSON over HTTP:
+//
+//	POST /v1/propose               a call: {"tool", "args", "task", "step", "session",
+//	                               "principal": {"user", "agent", "delegations"},
+//	                               "taint", "rationale", "grant"}
+//	GET  /v1/tickets/{id}/wait     ?timeout=30s: a long poll, bounded by [AgentOptions].MaxWait
+//	POST /v1/tickets/{id}/execute  no body: execute runs the stored call
+//
+// Each runtime has its own bearer token ([RuntimeToken]), compared in
+// constant time, naming the agent principal it acts as: a call naming
+// another agent is refused, and another agent's tickets do not exist for
+// it. A call body is at most [MaxCallBytes] and is read strictly: member
+// names exactly as above, no unknown or duplicate keys, nothing after the
+// value. A denial is an answer, not an error: a ticket with status
+// "denied" and a reason for the model.
+//
+// # Errors
+//
+// A refusal is {"error": {"code": ..., "message": ...}} with a stable
+// code and a status: not_found 404, consumed 409, expired 410, resolved,
+// not_approved and effect_changed 409, bad_assertion 400, not_permitted
+// 403, unauthorized 401, forbidden 403, invalid 400, too_large 413,
+// internal 500 (with no detail). The codes map to the stepup sentinels
+// and this package's own; [Client] maps them back, so errors.Is works the
+// same against the in-process gate and against the service. Requests are
+// logged by agent, tool, ticket, digest and code, never by argument.
+//
+// # Approval site
+//
+// [Site] serves the approval page of a ticket (the card the gate rendered
+// from the stored effect, and passkey buttons), the approval and denial
+// posts, and enrollment through an admin's invite. Its script and style
+// are files from its own origin, so every response carries a strict
+// [CSP] with nothing inline allowed, X-Frame-Options DENY, Referrer-Policy
+// no-referrer, nosniff and no-store. Posts must come from the site's own
+// origin and be JSON. Approving signs the ticket's challenge; denying signs
+// [DenyChallenge], derived from it and distinct from it, so a denial, too,
+// needs the approver's passkey. Invites are minted with [InviteLink] from
+// Go (an admin's program or command), never over HTTP.
+//
+// # Serving
+//
+// [NewServer] sets every timeout of an http.Server, with WriteTimeout
+// above the long-poll bound; [Serve] serves a listener until its context
+// ends, then drains long polls and shuts down gracefully.
+package gateway

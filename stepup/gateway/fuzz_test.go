@@ -1,0 +1,62 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// FuzzDecodeCall: the strict reader of propose bodies never panics, never
+// accepts a body with a duplicate key, and whatever it accepts encoding/json
+// reads the same way.
+func FuzzDecodeCall(f *testing.F) {
+	f.Add([]byte(`{"tool":"send_email","args":{"to":"a@example.com"},"session":"s","principal":{"user":"user:dana","agent":"agent:reports"}}`))
+	f.Add([]byte(`{"tool":"a","tool":"b"}`))
+	f.Add([]byte(`{"tool":"a","Tool":"b"}`))
+	f.Add([]byte(`{"args":{"a":[{"b":1,"b":2}]}}`))
+	f.Add([]byte(`{"principal":{"agent":"agent:a","Agent":"agent:b"}}`))
+	f.Add([]byte(`[[[[[[]]]]]]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		w, err := decodeCall(body)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("refusal does not wrap ErrInvalid: %v", err)
+			}
+			return
+		}
+		if noDuplicates(body) != nil {
+			t.Fatal("accepted a body with a duplicate key")
+		}
+		var plain callJSON
+		if err := json.Unmarshal(body, &plain); err != nil {
+			t.Fatalf("accepted what encoding/json refuses: %v", err)
+		}
+		if plain.Tool != w.Tool || plain.Principal.Agent != w.Principal.Agent || string(plain.Args) != string(w.Args) {
+			t.Fatal("strict and plain readings differ")
+		}
+	})
+}
+
+func TestNoDuplicates(t *testing.T) {
+	tests := []struct {
+		body string
+		dup  bool
+	}{
+		{`{"a":1,"b":{"a":1}}`, false},
+		{`{"a":1,"a":2}`, true},
+		{`{"a":{"x":1,"x":1}}`, true},
+		{`{"a":[{"x":1},{"x":1}]}`, false},
+		{`{"a":[{"x":1,"x":2}]}`, true},
+		{`{"\u0061":1,"a":2}`, true},
+		{`{}`, false},
+		{`[{},{"k":[],"k":{}}]`, true},
+	}
+	for _, tt := range tests {
+		err := noDuplicates([]byte(tt.body))
+		assert.Equal(t, tt.dup, err != nil, "%s: %v", tt.body, err)
+	}
+	_, err := decodeCall([]byte(`null`))
+	assert.ErrorIs(t, err, ErrInvalid, "a call is an object")
+}
