@@ -235,15 +235,16 @@ func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, agent string) 
 	return nil
 }
 
-// refuse logs a refusal by code, never by message (which may hold a
-// store's detail), and answers it.
+// refuse logs a refusal and answers it.
 func (a *AgentAPI) refuse(w http.ResponseWriter, op, agent string, err error) {
 	code, status, _ := classify(err)
-	lvl := slog.LevelInfo
 	if status >= 500 {
-		lvl = slog.LevelError
+		// The detail stays here, not in the answer. The gate's errors
+		// never quote arguments.
+		a.log.Error("failed", "op", op, "agent", agent, "code", code, "status", status, "error", err.Error())
+	} else {
+		a.log.Info("refused", "op", op, "agent", agent, "code", code, "status", status)
 	}
-	a.log.Log(context.Background(), lvl, "refused", "op", op, "agent", agent, "code", code, "status", status)
 	writeError(w, err)
 }
 

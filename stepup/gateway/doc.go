@@ -29,7 +29,8 @@
 // code and a status: not_found 404, consumed 409, expired 410, resolved,
 // not_approved and effect_changed 409, bad_assertion 400, not_permitted
 // 403, unauthorized 401, forbidden 403, invalid 400, too_large 413,
-// internal 500 (with no detail). The codes map to the stepup sentinels
+// unavailable 503 (the request ended first), internal 500 (with no
+// detail: a store's or a tool's error stays in the server's log). The codes map to the stepup sentinels
 // and this package's own; [Client] maps them back, so errors.Is works the
 // same against the in-process gate and against the service. Requests are
 // logged by agent, tool, ticket, digest and code, never by argument.

@@ -24,6 +24,10 @@ var (
 	ErrTooLarge = errors.New("gateway: request too large")
 	// ErrInternal means the service failed; it says no more, by design.
 	ErrInternal = errors.New("gateway: internal error")
+	// ErrUnavailable means the request ended (it was cancelled, or the
+	// server is shutting down) before the gate answered; nothing is known
+	// to have changed, and the runtime may ask again.
+	ErrUnavailable = errors.New("gateway: unavailable")
 	// ErrConfig means a handler, server or client option is unusable.
 	ErrConfig = errors.New("gateway: invalid configuration")
 )
@@ -74,6 +78,7 @@ const (
 	CodeForbidden     = "forbidden"
 	CodeInvalid       = "invalid"
 	CodeTooLarge      = "too_large"
+	CodeUnavailable   = "unavailable"
 	CodeInternal      = "internal"
 )
 
@@ -103,6 +108,7 @@ var codes = []struct {
 	{ErrForbidden, CodeForbidden, http.StatusForbidden, true},
 	{ErrInvalid, CodeInvalid, http.StatusBadRequest, true},
 	{ErrTooLarge, CodeTooLarge, http.StatusRequestEntityTooLarge, true},
+	{ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, true},
 	{ErrInternal, CodeInternal, http.StatusInternalServerError, false},
 }
 
@@ -117,7 +123,7 @@ func classify(err error) (code string, status int, msg string) {
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return CodeInternal, http.StatusServiceUnavailable, "request ended before the gate answered"
+		return CodeUnavailable, http.StatusServiceUnavailable, "the request ended before the gate answered"
 	}
 	return CodeInternal, http.StatusInternalServerError, ""
 }

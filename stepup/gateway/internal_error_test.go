@@ -1,0 +1,69 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/store"
+)
+
+// failing is a runtime whose store fails with a message naming a path.
+type failing struct{}
+
+var errStoreDetail = fmt.Errorf("execute: %w: open /var/lib/asu/secret.db: disk full", stepup.ErrStore)
+
+func (failing) Propose(context.Context, stepup.Call) (stepup.Ticket, error) {
+	return stepup.Ticket{}, errStoreDetail
+}
+func (failing) Wait(context.Context, stepup.TicketID) (stepup.Ticket, error) {
+	return stepup.Ticket{}, context.Canceled
+}
+func (failing) Execute(context.Context, stepup.TicketID) (stepup.Result, error) {
+	return stepup.Result{}, errStoreDetail
+}
+
+type ownTickets struct{}
+
+func (ownTickets) Get(_ context.Context, id string) (store.Approval, error) {
+	a := store.Approval{ID: id, State: store.Approved}
+	a.Requester.Agent = "agent:reports"
+	return a, nil
+}
+
+// TestInternalErrorsSayNothing: a store failure reaches the runtime as
+// "internal" with no detail; the detail is in the server's log only.
+func TestInternalErrorsSayNothing(t *testing.T) {
+	var logs bytes.Buffer
+	api, err := gateway.NewAgentAPI(failing{}, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports"}},
+		&gateway.AgentOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	client, err := gateway.NewClient(srv.URL, agentToken, nil)
+	require.NoError(t, err)
+
+	_, err = client.Execute(context.Background(), "t1")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, gateway.ErrInternal)
+	assert.False(t, errors.Is(err, stepup.ErrStore), "the store's sentinel is the server's business")
+	assert.NotContains(t, err.Error(), "/var/lib/asu")
+	var e *gateway.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 500, e.Status)
+	assert.Empty(t, e.Message)
+	assert.Contains(t, logs.String(), "disk full", "the operator sees the detail")
+
+	_, err = client.Propose(context.Background(), sendEmail("finance@example.com"))
+	assert.ErrorIs(t, err, gateway.ErrInternal)
+	assert.NotContains(t, logs.String(), "finance@example.com", "arguments never reach the log")
+}
