@@ -17,6 +17,13 @@ import (
 // maxResponseBytes bounds what the client reads of one answer.
 const maxResponseBytes = 32 << 20
 
+// A pending answer to a long poll within earlyAnswer means the server did
+// not wait; the client pauses retryPause before asking again.
+const (
+	earlyAnswer = 100 * time.Millisecond
+	retryPause  = 250 * time.Millisecond
+)
+
 // Client is a [stepup.Runtime] over the gateway's agent API: a Go runtime
 // holds a Client exactly where it would hold an in-process *stepup.Gate.
 // Refusals come back as *[Error] values that unwrap to the same stepup
@@ -96,12 +103,14 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 		if tk.Status != stepup.StatusPending {
 			return tk, nil
 		}
-		// A server that answers early (it is draining) is not hammered.
-		if time.Since(start) < d/2 {
+		// A server that answers a long poll at once (it is draining) is
+		// not hammered; one that answers at its own, shorter bound is
+		// asked again at once.
+		if time.Since(start) < earlyAnswer && d > time.Second {
 			select {
 			case <-ctx.Done():
 				return last, ctx.Err()
-			case <-time.After(min(time.Second, d/2)):
+			case <-time.After(retryPause):
 			}
 		}
 	}

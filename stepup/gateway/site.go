@@ -50,13 +50,14 @@ type SiteOptions struct {
 // the ticket, which no approval can be mistaken for, so neither a stranger
 // who holds the link nor the agent can deny in the approver's name.
 type Site struct {
-	desk   *stepup.ApprovalDesk
-	admin  *stepup.Admin
-	deny   *stepup.WebAuthnApprover
-	rp     stepup.RelyingParty
-	log    *slog.Logger
-	mux    *http.ServeMux
-	static map[string]asset
+	desk    *stepup.ApprovalDesk
+	admin   *stepup.Admin
+	deny    *stepup.WebAuthnApprover
+	rp      stepup.RelyingParty
+	log     *slog.Logger
+	mux     *http.ServeMux
+	handler http.Handler // mux behind the protective headers
+	static  map[string]asset
 }
 
 type asset struct {
@@ -99,11 +100,12 @@ func NewSite(gate *stepup.Gate, creds store.Credentials, rp stepup.RelyingParty,
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.notice(w, http.StatusNotFound, "Not found", "There is nothing here.")
 	})
+	s.handler = secure(s.mux)
 	return s, nil
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { secure(s.mux).ServeHTTP(w, r) }
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // InviteLink mints an enrollment invite for user through admin and returns
 // the link to hand the user out of band: origin + "/enroll?invite=...".
