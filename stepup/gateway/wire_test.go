@@ -1,0 +1,58 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gateway"
+)
+
+// echo is a runtime that records the call it got and answers with a fixed
+// ticket.
+type echo struct {
+	got    stepup.Call
+	answer stepup.Ticket
+}
+
+func (e *echo) Propose(_ context.Context, c stepup.Call) (stepup.Ticket, error) {
+	e.got = c
+	return e.answer, nil
+}
+func (e *echo) Wait(context.Context, stepup.TicketID) (stepup.Ticket, error) { return e.answer, nil }
+func (e *echo) Execute(context.Context, stepup.TicketID) (stepup.Result, error) {
+	return stepup.Result{}, nil
+}
+
+// TestWireRoundTrip: every field of a call reaches the gate as the
+// runtime sent it, and every field of the ticket reaches the runtime.
+func TestWireRoundTrip(t *testing.T) {
+	call := stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com","n":19.99}`),
+		Task: "t-42", Step: "s-1", Session: "sess-1",
+		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports", Delegations: []string{"agent:planner"}},
+		Taint:     []string{"read web page https://example.org/offer"}, Rationale: "asked by Dana", Grant: "g-1"}
+	answer := stepup.Ticket{ID: "t1", Status: stepup.StatusDenied, Tool: "send_email",
+		Digest: canon.Sum([]byte("x")), Reason: "rate limited", ExpiresAt: time.Date(2026, 10, 30, 9, 15, 0, 0, time.UTC),
+		Next: "t2", RetryAfter: 1500 * time.Millisecond}
+	rt := &echo{answer: answer}
+	api, err := gateway.NewAgentAPI(rt, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports"}}, nil)
+	require.NoError(t, err)
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	client, err := gateway.NewClient(srv.URL, agentToken, nil)
+	require.NoError(t, err)
+
+	got, err := client.Propose(context.Background(), call)
+	require.NoError(t, err)
+	assert.Equal(t, call, rt.got)
+	assert.Equal(t, answer.ExpiresAt, got.ExpiresAt.UTC())
+	got.ExpiresAt = answer.ExpiresAt
+	assert.Equal(t, answer, got)
+}
