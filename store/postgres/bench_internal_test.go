@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -58,6 +59,42 @@ func BenchmarkDurableWrite(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkCapCheck isolates the pending-cap check from the insert that
+// follows it in Park: every Park goes to a session already at its cap, so
+// it takes the locks, finds no duplicate, counts and is refused, writing
+// nothing. Its cost must be the same with 0 and 100,000 other pending
+// tickets in the store.
+func BenchmarkCapCheck(b *testing.B) {
+	ctx := context.Background()
+	for _, prefill := range []int{0, storetest.PrefillPending} {
+		b.Run(fmt.Sprintf("pending=%d", prefill), func(b *testing.B) {
+			s := testStore(b)
+			tickets := make([]store.Approval, prefill)
+			for i := range tickets {
+				tickets[i] = storetest.Ticket(fmt.Sprintf("fill-s%d", i/100), fmt.Sprintf("fill-u%d", i/100), i)
+				tickets[i].ID = fmt.Sprintf("fill-%d", i)
+			}
+			fill(b, s, tickets)
+			if _, err := s.pool.Exec(ctx, `ANALYZE tickets`); err != nil {
+				b.Fatal(err)
+			}
+			caps := store.Caps{PerSession: 5, PerUser: 10}
+			for i := range caps.PerSession {
+				if _, _, err := s.Park(ctx, storetest.Ticket("full", "u-full", -1-i), caps); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_, _, err := s.Park(ctx, storetest.Ticket("full", "u-full", 1_000_000+i), caps)
+				if !errors.Is(err, store.ErrPendingCap) {
+					b.Fatalf("want the cap, got %v", err)
+				}
+			}
 		})
 	}
 }

@@ -37,13 +37,13 @@ CREATE TABLE tickets (
 	CHECK (state NOT IN ('executing', 'done') OR (idempotency_key <> '' AND consumed_at IS NOT NULL))
 );
 
--- Merging, pending caps and the pending lists read only pending tickets,
--- so their cost follows the pending tickets of one session or user, never
--- the size of the table.
+-- Merging, pending caps, the pending lists and the expiry sweep read only
+-- pending tickets, so their cost follows the pending tickets (of one
+-- session or user), never the size of the table. Every index is one more
+-- insert per Park, so there is none for what these already serve.
 CREATE INDEX tickets_pending_session ON tickets (session, digest, expires_at) WHERE state = 'pending';
 CREATE INDEX tickets_pending_session_live ON tickets (session, expires_at) WHERE state = 'pending';
 CREATE INDEX tickets_pending_user ON tickets (user_name, expires_at) WHERE state = 'pending';
-CREATE INDEX tickets_pending_created ON tickets (created_at, id) WHERE state = 'pending';
 CREATE INDEX tickets_pending_expiry ON tickets (expires_at) WHERE state = 'pending';
 CREATE INDEX tickets_executing ON tickets (consumed_at, id) WHERE state = 'executing';
 
