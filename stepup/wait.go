@@ -13,13 +13,18 @@ import (
 // no sweeper to return. Decisions made through this gate wake it at once;
 // decisions of other gates sharing the store are seen at the next poll.
 func (g *Gate) Wait(ctx context.Context, id TicketID) (Ticket, error) {
+	var last Ticket // as last read, returned with ctx's error
 	for {
 		ch := g.changes()
 		a, err := g.st.Get(ctx, string(id))
 		if err != nil {
+			if cerr := ctx.Err(); cerr != nil && last.ID != "" {
+				return last, cerr
+			}
 			return Ticket{}, storeErr("wait", err)
 		}
 		now := g.now()
+		last = view(a, now)
 		if a.State == store.Pending && !now.Before(a.ExpiresAt) {
 			if err := g.timeout(ctx, a); err != nil {
 				return view(a, now), err
@@ -33,7 +38,7 @@ func (g *Gate) Wait(ctx context.Context, id TicketID) (Ticket, error) {
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return view(a, now), ctx.Err()
+			return last, ctx.Err()
 		case <-ch:
 		case <-timer.C:
 		}
