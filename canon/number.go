@@ -1,0 +1,147 @@
+package canon
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/gowebpki/jcs"
+)
+
+// number reads a number, checks that its canonical form denotes the same
+// decimal value as its text, and writes the canonical form.
+func (p *parser) number() error {
+	start := p.pos
+	text, ok := scanNumber(p.in[p.pos:])
+	if !ok {
+		return p.fail(ErrSyntax)
+	}
+	p.pos += len(text)
+	// Fast path: an integer of at most 15 digits is exact in a float64 and
+	// its ES6 form is its own text (only "-0" changes spelling).
+	if len(text) <= 15 && isPlainInt(text) && string(text) != "-0" {
+		p.out = append(p.out, text...)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	canonical, err := jcs.NumberToJSON(f)
+	if err != nil {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	if !sameDecimal(text, []byte(canonical)) {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	p.out = append(p.out, canonical...)
+	return nil
+}
+
+func isPlainInt(b []byte) bool {
+	for i, c := range b {
+		if (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// scanNumber returns the longest prefix of b that is a JSON number
+// (RFC 8259 section 6), or false if b does not start with one.
+func scanNumber(b []byte) ([]byte, bool) {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return nil, false
+		}
+	}
+	return b[:i], true
+}
+
+// decimal is a number's exact value as sign, significant digits without
+// leading or trailing zeros, and the power of ten of the last digit.
+type decimal struct {
+	neg    bool
+	digits []byte
+	exp    int
+}
+
+// sameDecimal reports whether two JSON number texts denote the same decimal
+// value. Both are well formed; exponents too large to matter compare unequal.
+func sameDecimal(a, b []byte) bool {
+	da, okA := parseDecimal(a)
+	db, okB := parseDecimal(b)
+	if !okA || !okB {
+		return false
+	}
+	return da.neg == db.neg && da.exp == db.exp && bytes.Equal(da.digits, db.digits)
+}
+
+func parseDecimal(b []byte) (decimal, bool) {
+	var d decimal
+	if len(b) > 0 && b[0] == '-' {
+		d.neg = true
+		b = b[1:]
+	}
+	mant, expText := b, []byte(nil)
+	if i := bytes.IndexAny(b, "eE"); i >= 0 {
+		mant, expText = b[:i], b[i+1:]
+	}
+	intPart, frac := mant, []byte(nil)
+	if i := bytes.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	digits := make([]byte, 0, len(intPart)+len(frac))
+	digits = append(append(digits, intPart...), frac...)
+	exp := -len(frac)
+	for len(digits) > 0 && digits[0] == '0' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 { // zero, whatever its sign or exponent
+		return decimal{}, true
+	}
+	for digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	if len(expText) > 0 {
+		e, err := strconv.Atoi(string(expText))
+		if err != nil || e > 1e6 || e < -1e6 {
+			return decimal{}, false
+		}
+		exp += e
+	}
+	d.digits, d.exp = digits, exp
+	return d, true
+}
