@@ -30,7 +30,8 @@ func (p *parser) number() error {
 	if err != nil {
 		return &Error{Offset: start, Err: ErrNumber}
 	}
-	if !sameDecimal(text, []byte(canonical)) {
+	var cbuf [32]byte // ES6 number forms are at most 25 bytes
+	if !sameDecimal(text, append(cbuf[:0], canonical...)) {
 		return &Error{Offset: start, Err: ErrNumber}
 	}
 	p.out = append(p.out, canonical...)
@@ -100,15 +101,17 @@ type decimal struct {
 // sameDecimal reports whether two JSON number texts denote the same decimal
 // value. Both are well formed; exponents too large to matter compare unequal.
 func sameDecimal(a, b []byte) bool {
-	da, okA := parseDecimal(a)
-	db, okB := parseDecimal(b)
+	var bufA, bufB [64]byte // scratch for the digits; longer numbers spill to the heap
+	da, okA := parseDecimal(a, bufA[:0])
+	db, okB := parseDecimal(b, bufB[:0])
 	if !okA || !okB {
 		return false
 	}
 	return da.neg == db.neg && da.exp == db.exp && bytes.Equal(da.digits, db.digits)
 }
 
-func parseDecimal(b []byte) (decimal, bool) {
+// parseDecimal parses b, appending its digits to buf.
+func parseDecimal(b, buf []byte) (decimal, bool) {
 	var d decimal
 	if len(b) > 0 && b[0] == '-' {
 		d.neg = true
@@ -122,8 +125,7 @@ func parseDecimal(b []byte) (decimal, bool) {
 	if i := bytes.IndexByte(mant, '.'); i >= 0 {
 		intPart, frac = mant[:i], mant[i+1:]
 	}
-	digits := make([]byte, 0, len(intPart)+len(frac))
-	digits = append(append(digits, intPart...), frac...)
+	digits := append(append(buf, intPart...), frac...)
 	exp := -len(frac)
 	for len(digits) > 0 && digits[0] == '0' {
 		digits = digits[1:]
