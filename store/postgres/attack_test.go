@@ -46,6 +46,7 @@ func conn(t *testing.T, schema string) *pgx.Conn {
 // store's Consume, one conditional UPDATE, lets exactly one through even
 // when both calls are in flight at once.
 func TestDoubleSpend(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := newSchema(t)
 	s := open(t, schema)

@@ -30,6 +30,7 @@ func query(t *testing.T, schema, sql string, args ...any) int {
 }
 
 func TestMigrateConcurrentOpens(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	const replicas = 8
 	errs := make([]error, replicas)
@@ -57,6 +58,7 @@ func TestMigrateConcurrentOpens(t *testing.T) {
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := newSchema(t)
 	s := open(t, schema)
@@ -72,6 +74,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestSchemaVersion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("NewerThanBuild", func(t *testing.T) {
 		schema := newSchema(t)

@@ -33,6 +33,7 @@ func fill(tb testing.TB, s *Store, tickets []store.Approval) {
 // index of pending tickets, never the whole table, once the table is
 // large: their cost must not grow with the number of tickets.
 func TestQueryPlans(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := testStore(t)
 	const n = 20_000
@@ -75,6 +76,7 @@ func TestQueryPlans(t *testing.T) {
 // small is a sequential scan, which TestQueryPlans (fresh statements, so
 // custom plans) would not see.
 func TestCustomPlans(t *testing.T) {
+	t.Parallel()
 	s := testStore(t)
 	for range 3 { // several pooled connections
 		var mode string

@@ -62,6 +62,7 @@ func open(t testing.TB, schema string) *postgres.Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	dsn(t)
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return open(t, newSchema(t))
@@ -69,6 +70,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestProcesses(t *testing.T) {
+	t.Parallel()
 	dsn(t)
 	storetest.RunProcesses(t, storetest.Processes{
 		Create: func(t *testing.T) string { return newSchema(t) },

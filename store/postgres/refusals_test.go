@@ -45,6 +45,7 @@ func assertNoPgx(t *testing.T, err error) {
 // TestTextPostgresRefuses: text PostgreSQL cannot hold is refused with a
 // store sentinel, nothing is stored, and no pgx error escapes.
 func TestTextPostgresRefuses(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := open(t, newSchema(t))
 	cases := []struct {
@@ -71,6 +72,7 @@ func TestTextPostgresRefuses(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("UnparsableDSNIsNotQuoted", func(t *testing.T) {
 		_, err := postgres.Open(ctx, "postgres://asu:hunter2@127.0.0.1:notaport/asu", nil)
@@ -118,6 +120,7 @@ func lockTx(t *testing.T, schema, sql string) (release func()) {
 // transaction (on a lock another transaction holds): they fail with the
 // context's error and leave nothing behind.
 func TestCancelMidTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	schema := newSchema(t)
 	s := open(t, schema)
