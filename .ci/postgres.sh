@@ -27,7 +27,8 @@ asu_postgres_log() { echo "postgres.sh: $*" >&2; }
 # asu_postgres_bindir prints the directory holding initdb and pg_ctl.
 asu_postgres_bindir() {
 	local d
-	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+	# Newest version first; an unmatched glob stays literal and fails -x.
+	for d in $(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V -r); do
 		if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then
 			echo "$d"
 			return 0
@@ -131,7 +132,7 @@ asu_postgres_start() {
 	[ "$(id -u)" = 0 ] && chown "$ASU_POSTGRES_OWNER" "$dir"
 	ASU_POSTGRES_DIR=$dir
 
-	# Chain our cleanup after whatever EXIT trap the caller already has.
+	# Run our cleanup, then whatever EXIT trap the caller already had.
 	local prev
 	prev=$(trap -p EXIT)
 	prev=${prev#trap -- \'}
@@ -140,7 +141,10 @@ asu_postgres_start() {
 	case "$prev" in
 	*asu_postgres_stop*) ;;
 	"") trap 'asu_postgres_stop' EXIT ;;
-	*) trap "asu_postgres_stop; $prev" EXIT ;;
+	*)
+		# shellcheck disable=SC2064 # the earlier trap's text is meant to be expanded now
+		trap "asu_postgres_stop; $prev" EXIT
+		;;
 	esac
 	# Without a handler, INT and TERM kill the shell without running EXIT traps.
 	[ -z "$(trap -p INT)" ] && trap 'exit 130' INT
