@@ -125,6 +125,16 @@ func (l *Limiter) Approved(ctx context.Context, session, user string) error {
 		return fmt.Errorf("%w: approval names no session or no user", ErrUnavailable)
 	}
 	for _, key := range []string{denialKey(ScopeSession, hashID(session)), denialKey(ScopeUser, hashID(user))} {
+		// Most approvals end no run of denials: a read spares the store a
+		// write. A denial racing in after the read stays counted, which
+		// errs on the strict side.
+		st, err := l.counters.GetStreak(ctx, key)
+		if err != nil {
+			return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)
+		}
+		if st.Count == 0 {
+			continue
+		}
 		if err := l.counters.ResetStreak(ctx, key); err != nil {
 			return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)
 		}
