@@ -103,14 +103,44 @@ func AllowDomains(arg string, domains ...string) Limit {
 			if !ok {
 				return "argument " + arg + " is not an address"
 			}
-			at := strings.LastIndexByte(s, '@')
-			if !allowed[strings.ToLower(s[at+1:])] {
+			domain, ok := addressDomain(s)
+			if !ok || !allowed[domain] {
 				return "recipient domain not on the allowlist"
 			}
 		}
 		return ""
 	}
 }
+
+// addressDomain returns the lower-cased domain of s, one plain address
+// ("local@domain", a dot-atom local part) or a bare host name, or false.
+// Anything else (a list, a display name, a second "@", spaces) is not read:
+// its last "@" may follow a recipient outside the allowlist.
+func addressDomain(s string) (string, bool) {
+	local, host, found := strings.Cut(s, "@")
+	if !found {
+		local, host = "x", s
+	}
+	if local == "" || host == "" || local[0] == '.' || local[len(local)-1] == '.' ||
+		strings.Contains(local, "..") || strings.Contains(host, "..") ||
+		host[0] == '.' || host[len(host)-1] == '.' || host[0] == '-' {
+		return "", false
+	}
+	for i := 0; i < len(local); i++ {
+		c := local[i]
+		if !(alnum(c) || strings.IndexByte(".!#$%&'*+/=?^_`{|}~-", c) >= 0) {
+			return "", false
+		}
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !(alnum(c) || c == '.' || c == '-') {
+			return "", false
+		}
+	}
+	return strings.ToLower(host), true
+}
+
+func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 
 // Catalog is the default [Policy]: deny by default (a tool not in the
 // catalog is denied), argument schemas and limits in code, effect classes
