@@ -157,6 +157,9 @@ func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) 
 	if err := mayDecide(v.User, a); err != nil {
 		return Ticket{}, fmt.Errorf("approve: %w", err)
 	}
+	if req.Approvers != nil && !slices.Contains(req.Approvers, v.User) {
+		return Ticket{}, fmt.Errorf("approve: %w: not an approver of this ticket", ErrNotPermitted)
+	}
 	if a.Tool == GrantTool && v.User != a.User {
 		return Ticket{}, fmt.Errorf("approve: %w: a grant is approved by its own user", ErrNotPermitted)
 	}
