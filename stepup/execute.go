@@ -61,7 +61,9 @@ func (g *Gate) Execute(ctx context.Context, id TicketID) (Result, error) {
 	if err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), "no randomness for the idempotency key")
 	}
-	consumed, err := g.st.Consume(ctx, a.ID, key, now)
+	// Re-resolving may have taken a while: spend the approval only if it is
+	// still unexpired now, not when Execute began.
+	consumed, err := g.st.Consume(ctx, a.ID, key, g.now())
 	if err != nil {
 		err = storeErr("execute", err)
 		reason := "approval could not be consumed"

@@ -1,0 +1,51 @@
+package stepup_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+// slowResolver resolves every file to the same content; once armed, each
+// resolution takes d of the clock, as a slow disk or a stalled remote
+// store would.
+type slowResolver struct {
+	clock *stepuptest.Clock
+	d     time.Duration
+	armed atomic.Bool
+}
+
+func (r *slowResolver) Resolve(_ context.Context, ref canon.Ref) (canon.Ref, error) {
+	if r.armed.Load() {
+		r.clock.Advance(r.d)
+	}
+	out := canon.Ref{Name: ref.Name, Kind: ref.Kind, Size: 3}
+	out.SHA256[0] = 1
+	return out, nil
+}
+
+// TestExecuteConsumesWithTheTimeOfConsuming: an approval is spent only
+// before its expiry. Execute read the clock once, before re-resolving the
+// references, and consumed with that reading, so an approval whose window
+// ended while its attachment was being re-hashed was still spent and run.
+func TestExecuteConsumesWithTheTimeOfConsuming(t *testing.T) {
+	ctx := context.Background()
+	res := &slowResolver{d: 20 * time.Minute}
+	w := newWorld(t, stepup.WithResolver(res))
+	res.clock = w.Clock
+	tk := w.approved(t, sendEmail("finance@example.com"))
+	require.True(t, w.Clock.Now().Before(tk.ExpiresAt))
+
+	res.armed.Store(true) // re-hashing now outlasts the approval
+	_, err := w.Gate.Execute(ctx, tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrExpired)
+	assert.Zero(t, w.exec.count(), "an expired approval ran")
+}
