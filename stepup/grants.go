@@ -214,7 +214,9 @@ func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, 
 	if d.Approvers != "" && !g.groups[d.Approvers][c.Principal.User] {
 		return Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
-	if _, err := grant.Use(ctx, g.st, c.Grant, eff, a.CreatedAt); err != nil {
+	// The policy and the references may have taken a while since the call
+	// came in: the grant is judged, expiry included, at the time of use.
+	if _, err := grant.Use(ctx, g.st, c.Grant, eff, g.now()); err != nil {
 		return Ticket{}, false, "grant not used: " + grantRefusal(err), nil
 	}
 	// The use is taken: from here on the call is approved by the grant.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -48,4 +49,33 @@ func TestExecuteConsumesWithTheTimeOfConsuming(t *testing.T) {
 	_, err := w.Gate.Execute(ctx, tk.ID)
 	assert.ErrorIs(t, err, stepup.ErrExpired)
 	assert.Zero(t, w.exec.count(), "an expired approval ran")
+}
+
+// TestGrantUseIsJudgedAtTheTimeOfUse: a grant covers calls only until it
+// expires. Propose read the clock once, before the policy and the
+// references, and took the grant's use with that reading, so a grant that
+// expired while the call's attachment was being hashed still approved it.
+func TestGrantUseIsJudgedAtTheTimeOfUse(t *testing.T) {
+	ctx := context.Background()
+	res := &slowResolver{d: 5 * time.Minute}
+	w := newWorld(t, stepup.WithResolver(res))
+	res.clock = w.Clock
+
+	c := sendEmail("finance@example.com")
+	first, err := w.Gate.Propose(ctx, c)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, first.Status)
+	g, err := w.Gate.Approvals().Grant(ctx, stepuptest.Approver, stepup.GrantSpec{
+		Grant: grant.Exact(first.Digest), Uses: 1, ExpiresAt: w.Clock.Now().Add(10 * time.Minute)})
+	require.NoError(t, err)
+	issued, err := w.Approve(g.ID)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusExecuted, issued.Status)
+
+	w.Clock.Advance(9 * time.Minute) // one minute of the grant left
+	res.armed.Store(true)            // hashing the attachment takes five
+	c.Session, c.Grant = "sess-2", string(g.ID)
+	tk, err := w.Gate.Propose(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusPending, tk.Status, "an expired grant approved the call")
 }
