@@ -58,7 +58,9 @@ func (g *Gate) timeout(ctx context.Context, a store.Approval) error {
 	if outcome != OutcomeAlternative {
 		return nil
 	}
-	_, err = g.propose(ctx, Call{Tool: d.Timeout.Alternative, Args: eff.Args, Task: eff.Task, Step: eff.Step,
+	// The cancellation is stored and audited as replaced by the
+	// alternative: a caller's context ending now must not leave it unmade.
+	_, err = g.propose(context.WithoutCancel(ctx), Call{Tool: d.Timeout.Alternative, Args: eff.Args, Task: eff.Task, Step: eff.Step,
 		Session: a.Session, Principal: eff.Principal, Taint: a.Taint, Rationale: a.Rationale},
 		alternativeID(a.ID))
 	return err

@@ -1,0 +1,64 @@
+package stepup_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
+)
+
+// cancelAfterTimeout ends the caller's context as soon as a ticket has
+// been cancelled in the store: a runtime whose Wait deadline falls at
+// that instant.
+type cancelAfterTimeout struct {
+	stepup.Store
+	cancel context.CancelFunc
+}
+
+func (s cancelAfterTimeout) Resolve(ctx context.Context, id string, r store.Resolution) (store.Approval, error) {
+	a, err := s.Store.Resolve(ctx, id, r)
+	if err == nil && r.To == store.Cancelled {
+		s.cancel()
+	}
+	return a, err
+}
+
+// TestTimeoutAlternativeOutlivesTheWaitersContext: once a timed-out
+// ticket is cancelled, with an audit row saying the safe alternative was
+// proposed instead, the alternative is proposed. It was proposed with the
+// waiter's context, so a waiter whose context ended at that moment left
+// the ticket cancelled, the audit log naming an alternative that never
+// existed, and nothing for the runtime to run; no later sweep retries it.
+func TestTimeoutAlternativeOutlivesTheWaitersContext(t *testing.T) {
+	mem := memory.New()
+	t.Cleanup(func() { _ = mem.Close() })
+	waitCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock := stepuptest.NewClock(stepuptest.Start)
+	g, err := stepup.New(cancelAfterTimeout{Store: mem, cancel: cancel}, stepuptest.SeedCatalog(), stepuptest.RP,
+		stepup.WithClock(clock.Now))
+	require.NoError(t, err)
+
+	ctx := context.Background()
+	tk, err := g.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	clock.Advance(15 * time.Minute)
+	_, _ = g.Wait(waitCtx, tk.ID) // its context ends mid-timeout
+
+	got, err := g.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status)
+	require.NotEmpty(t, got.Next, "the audit log says an alternative was proposed")
+	alt, err := g.Ticket(ctx, got.Next)
+	require.NoError(t, err)
+	assert.Equal(t, "write_draft", alt.Tool)
+	assert.Equal(t, stepup.StatusAllowed, alt.Status)
+}
