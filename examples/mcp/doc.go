@@ -57,7 +57,8 @@
 // always stands. The upstream description goes to the catalog entry's
 // Description, shown on the approval card only in the untrusted region.
 // A tool the upstream server offers but the integrator did not admit
-// (run_shell here) is offered and denied by the gate as unknown. The hints
+// (run_shell here) is offered and denied by the gate as unknown; a tool
+// never offered is refused the same way, as a tool error. The hints
 // this server advertises are derived from the confirmed classes.
 //
 // # Demo

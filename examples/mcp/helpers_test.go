@@ -29,7 +29,7 @@ type fixture struct {
 
 // newFixture builds the fixture for upstream tools and the integrator's
 // entries (nil: the seed's); edit adjusts the server's configuration.
-func newFixture(t *testing.T, upstream []*mcp.Tool, entries []stepup.Tool, edit func(*serverConfig)) *fixture {
+func newFixture(t testing.TB, upstream []*mcp.Tool, entries []stepup.Tool, edit func(*serverConfig)) *fixture {
 	t.Helper()
 	if upstream == nil {
 		upstream, entries = seedUpstream(), seedEntries()
@@ -55,7 +55,7 @@ func newFixture(t *testing.T, upstream []*mcp.Tool, entries []stepup.Tool, edit 
 }
 
 // connect opens another client session (another MCP session) to the server.
-func (f *fixture) connect(t *testing.T) *mcp.ClientSession {
+func (f *fixture) connect(t testing.TB) *mcp.ClientSession {
 	t.Helper()
 	cs, hangUp, err := connect(context.Background(), f.srv)
 	require.NoError(t, err)

@@ -64,10 +64,22 @@ func gatedServer(rt stepup.Runtime, tools []gatedTool, cfg serverConfig) *mcp.Se
 	}
 	h := &gated{rt: rt, cfg: cfg, sessions: newSessionIDs()}
 	s := mcp.NewServer(&mcp.Implementation{Name: "asu-gated", Version: "v0.1.0"}, nil)
+	offered := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		s.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
 			Annotations: annotationsFor(t.Class)}, h.call)
+		offered[t.Name] = true
 	}
+	// A call of a tool never offered is a tool error like any denial, not
+	// the protocol error the SDK would answer, so the model reads why.
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.CallToolRequest); ok && !offered[r.Params.Name] {
+				return refused("denied: unknown tool"), nil
+			}
+			return next(ctx, method, req)
+		}
+	})
 	return s
 }
 
@@ -114,6 +126,8 @@ func (h *gated) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 		return refused("expired: the approval expired before it ran"), nil
 	case errors.Is(err, stepup.ErrEffectChanged):
 		return refused("not run: the action differs from what was approved"), nil
+	case errors.Is(err, stepup.ErrNotApproved):
+		return refused("not run: the approval no longer holds"), nil
 	case err != nil:
 		return refused("failed: the tool did not complete"), nil
 	}

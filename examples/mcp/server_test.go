@@ -26,7 +26,8 @@ func TestAnsweredAtOnce(t *testing.T) {
 	}{
 		{"read allowed", "read_file", map[string]any{"path": "q3.csv"}, true, ""},
 		{"reversible allowed", "write_draft", email("finance@example.com"), true, ""},
-		{"unknown tool", "run_shell", map[string]any{"command": "id"}, false, "denied: unknown tool"},
+		{"offered, not in the catalog", "run_shell", map[string]any{"command": "id"}, false, "denied: unknown tool"},
+		{"never offered", "format_disk", map[string]any{}, false, "denied: unknown tool"},
 		{"schema", "send_email", map[string]any{"to": "finance@example.com", "bcc": "x@evil.test"}, false,
 			"denied: arguments do not match the tool's schema"},
 		{"limit in code", "issue_refund", map[string]any{"order": "A-1", "amount": 900}, false,
