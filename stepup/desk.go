@@ -174,7 +174,9 @@ func (d *ApprovalDesk) Approve(ctx context.Context, id TicketID, answer []byte) 
 		return Ticket{}, err
 	}
 	if a.Tool == GrantTool {
-		return g.issueGrant(ctx, done)
+		// Approved is stored: the grant is issued even if the approver's
+		// request ends now, or the ticket would stay approved and unissued.
+		return g.issueGrant(context.WithoutCancel(ctx), done)
 	}
 	_ = g.decided(ctx, done, true)
 	return view(done, now), nil

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -20,11 +22,12 @@ import (
 type cancelAfterTimeout struct {
 	stepup.Store
 	cancel context.CancelFunc
+	to     store.State // the resolution after which the context ends; cancelled when empty
 }
 
 func (s cancelAfterTimeout) Resolve(ctx context.Context, id string, r store.Resolution) (store.Approval, error) {
 	a, err := s.Store.Resolve(ctx, id, r)
-	if err == nil && r.To == store.Cancelled {
+	if err == nil && (r.To == s.to || s.to == "" && r.To == store.Cancelled) {
 		s.cancel()
 	}
 	return a, err
@@ -61,4 +64,34 @@ func TestTimeoutAlternativeOutlivesTheWaitersContext(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "write_draft", alt.Tool)
 	assert.Equal(t, stepup.StatusAllowed, alt.Status)
+}
+
+// TestGrantIssuedOnceApproved: once the user's passkey approved a grant
+// ticket, the grant is issued. It was consumed with the approver's request
+// context, so a request ending right after the approval was stored left
+// the ticket approved and the grant never issued, with no way to approve
+// it again or recover it.
+func TestGrantIssuedOnceApproved(t *testing.T) {
+	mem := memory.New()
+	t.Cleanup(func() { _ = mem.Close() })
+	reqCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock := stepuptest.NewClock(stepuptest.Start)
+	g, err := stepup.New(cancelAfterTimeout{Store: mem, cancel: cancel, to: store.Approved},
+		stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now))
+	require.NoError(t, err)
+	ctx := context.Background()
+	dana, err := stepuptest.Enroll(ctx, g.Admin(), stepuptest.Approver)
+	require.NoError(t, err)
+
+	tk, err := g.Approvals().Grant(ctx, stepuptest.Approver, stepup.GrantSpec{
+		Grant: grant.Exact(canon.Sum([]byte("an effect"))), Uses: 1, ExpiresAt: clock.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	_, _ = stepuptest.Approve(reqCtx, g.Approvals(), dana, tk.ID) // the request ends once it is approved
+
+	got, err := g.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusExecuted, got.Status, "an approved grant was never issued")
+	_, err = mem.GetGrant(ctx, string(tk.ID))
+	assert.NoError(t, err)
 }
