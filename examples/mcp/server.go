@@ -121,7 +121,7 @@ func (h *gated) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 	res, err := h.rt.Execute(ctx, tk.ID)
 	switch {
 	case errors.Is(err, stepup.ErrConsumed):
-		return refused("not run again: this approval was already used, by an identical call merged with this one"), nil
+		return refused(alreadyUsed), nil
 	case errors.Is(err, stepup.ErrExpired):
 		return refused("expired: the approval expired before it ran"), nil
 	case errors.Is(err, stepup.ErrEffectChanged):
@@ -134,8 +134,15 @@ func (h *gated) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res.Output)}}}, nil
 }
 
+// alreadyUsed answers the call that lost the race for a ticket it shares
+// with an identical call of the same session.
+const alreadyUsed = "not run again: this approval was already used, by an identical call merged with this one"
+
 // outcome says why a ticket will not run, led by its status.
 func outcome(tk stepup.Ticket) string {
+	if tk.Status == stepup.StatusExecuting || tk.Status == stepup.StatusExecuted {
+		return alreadyUsed // a merged twin's handler executed it first
+	}
 	if strings.HasPrefix(tk.Reason, string(tk.Status)) {
 		return tk.Reason
 	}
