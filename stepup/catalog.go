@@ -83,6 +83,8 @@ func MaxAmount(arg string, max float64) Limit {
 
 // AllowDomains denies calls whose string argument arg is an address (or
 // list of addresses) outside the given domains. Subdomains do not match.
+// Each string must be one plain ASCII address or host name: a list in one
+// string, a display name or a second "@" is denied, not guessed at.
 func AllowDomains(arg string, domains ...string) Limit {
 	allowed := make(map[string]bool, len(domains))
 	for _, d := range domains {
