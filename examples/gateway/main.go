@@ -37,6 +37,7 @@ func main() {
 	flag.StringVar(&o.files, "files", "", "`directory` that file references resolve in (default: a temporary one holding q3.csv)")
 	flag.StringVar(&o.approver, "approver", "user:dana", "`user` to print an enrollment link for at start (empty: none)")
 	flag.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` the printed runtime token acts as")
+	flag.StringVar(&o.user, "user", "user:dana", "`user` the printed runtime token acts for")
 	flag.StringVar(&o.invite, "invite", "", "mint an enrollment invite for `user`, print its link and exit")
 	flag.Parse()
 	o.log = os.Stderr

@@ -38,7 +38,7 @@ func TestGateway(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, w, options{agentAddr: "127.0.0.1:0", siteAddr: "127.0.0.1:0",
-			approver: "user:dana", agent: "agent:reports", log: &logs}, func(s started) { ready <- s })
+			approver: "user:dana", agent: "agent:reports", user: "user:dana", log: &logs}, func(s started) { ready <- s })
 	}()
 	var s started
 	select {

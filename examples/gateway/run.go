@@ -25,6 +25,7 @@ type options struct {
 	origin              string
 	db, files           string
 	approver, agent     string
+	user                string
 	invite              string
 	log                 io.Writer // service log (stderr)
 }
@@ -115,7 +116,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	api, err := gateway.NewAgentAPI(notifying{gate, rp.Origin, out}, st,
-		[]gateway.RuntimeToken{{Token: token, Agent: o.agent}}, &gateway.AgentOptions{Logger: log})
+		[]gateway.RuntimeToken{{Token: token, Agent: o.agent, Users: []string{o.user}}}, &gateway.AgentOptions{Logger: log})
 	if err != nil {
 		return err
 	}

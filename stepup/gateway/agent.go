@@ -109,23 +109,24 @@ func (a *AgentAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // then has nothing left to wait for. [Serve] calls it on shutdown.
 func (a *AgentAPI) Drain() { a.drainDone() }
 
-type agentHandler func(w http.ResponseWriter, r *http.Request, agent string)
+type agentHandler func(w http.ResponseWriter, r *http.Request, who runtime)
 
 // auth admits a request only with a known runtime token.
 func (a *AgentAPI) auth(next agentHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		agent, ok := a.tokens.agent(bearer(r.Header.Get("Authorization")))
+		who, ok := a.tokens.runtime(bearer(r.Header.Get("Authorization")))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="asu"`)
 			a.log.Warn("refused", "route", r.Pattern, "code", CodeUnauthorized)
 			writeError(w, fmt.Errorf("%w: a runtime token is required", ErrUnauthorized))
 			return
 		}
-		next(w, r, agent)
+		next(w, r, who)
 	}
 }
 
-func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, agent string) {
+func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, who runtime) {
+	agent := who.agent
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -147,6 +148,10 @@ func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, agent string)
 		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token proposes only as %s", ErrForbidden, agent))
 		return
 	}
+	if !who.users[c.Principal.User] {
+		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token does not act for that user", ErrForbidden))
+		return
+	}
 	t, err := a.rt.Propose(r.Context(), c)
 	if err != nil {
 		a.refuse(w, "propose", agent, err)
@@ -157,7 +162,8 @@ func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, agent string)
 	writeJSON(w, http.StatusOK, ticketToWire(t))
 }
 
-func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, agent string) {
+func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, who runtime) {
+	agent := who.agent
 	id := stepup.TicketID(r.PathValue("id"))
 	d := a.maxWait
 	if s := r.URL.Query().Get("timeout"); s != "" {
@@ -187,7 +193,8 @@ func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, agent string) {
 	writeJSON(w, http.StatusOK, ticketToWire(t))
 }
 
-func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, agent string) {
+func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, who runtime) {
+	agent := who.agent
 	id := stepup.TicketID(r.PathValue("id"))
 	if r.ContentLength != 0 {
 		a.refuse(w, "execute", agent, fmt.Errorf("%w: execute takes no arguments; it runs the stored call", ErrInvalid))

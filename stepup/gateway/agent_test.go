@@ -35,6 +35,8 @@ func TestAgentAPIRefusals(t *testing.T) {
 		{"wait without token", "GET", "/v1/tickets/" + string(pending.ID) + "/wait", "", "", 401, gateway.CodeUnauthorized},
 		{"execute without token", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", "", "", 401, gateway.CodeUnauthorized},
 		{"another agent's call", "POST", "/v1/propose", otherToken, goodCall, 403, gateway.CodeForbidden},
+		{"a user the token does not act for", "POST", "/v1/propose", agentToken,
+			strings.Replace(goodCall, `"user:dana"`, `"user:erin"`, 1), 403, gateway.CodeForbidden},
 		{"no agent named", "POST", "/v1/propose", agentToken,
 			`{"tool":"send_email","args":{},"session":"s","principal":{"user":"user:dana"}}`, 403, gateway.CodeForbidden},
 		{"unknown field", "POST", "/v1/propose", agentToken,
@@ -166,8 +168,10 @@ func TestNewAgentAPIConfig(t *testing.T) {
 	}{
 		{"no tokens", nil},
 		{"short token", []gateway.RuntimeToken{{Token: "short", Agent: "agent:a"}}},
-		{"not an agent", []gateway.RuntimeToken{{Token: agentToken, Agent: "user:dana"}}},
-		{"same token twice", []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:a"}, {Token: agentToken, Agent: "agent:b"}}},
+		{"not an agent", []gateway.RuntimeToken{{Token: agentToken, Agent: "user:dana", Users: []string{"user:dana"}}}},
+		{"no users", []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:a"}}},
+		{"an agent as user", []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:a", Users: []string{"agent:b"}}}},
+		{"same token twice", []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:a", Users: []string{"user:dana"}}, {Token: agentToken, Agent: "agent:b", Users: []string{"user:dana"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -60,7 +60,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	gate, err := stepup.New(st, stepuptest.SeedCatalog(), rp,
 		stepup.WithResolver(canon.FileResolver{Root: files}), stepup.WithExecutor("send_email", exec))
 	require.NoError(t, err)
-	api, err := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports"}}, nil)
+	api, err := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	site, err := gateway.NewSite(gate, st, rp, nil)
 	require.NoError(t, err)

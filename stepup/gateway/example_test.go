@@ -32,7 +32,7 @@ func newGate() (*stepup.Gate, *memory.Store) {
 func ExampleNewClient() {
 	gate, st := newGate()
 	token, _ := gateway.NewRuntimeToken()
-	api, _ := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: token, Agent: "agent:reports"}}, nil)
+	api, _ := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: token, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	srv := httptest.NewServer(api)
 	defer srv.Close()
 
@@ -56,7 +56,7 @@ func ExampleNewClient() {
 func ExampleNewAgentAPI() {
 	gate, st := newGate()
 	token, _ := gateway.NewRuntimeToken()
-	api, _ := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: token, Agent: "agent:reports"}},
+	api, _ := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: token, Agent: "agent:reports", Users: []string{"user:dana"}}},
 		&gateway.AgentOptions{MaxWait: gateway.DefaultMaxWait})
 	srv := httptest.NewServer(api)
 	defer srv.Close()
@@ -116,7 +116,7 @@ func ExampleNewRuntimeToken() {
 func ExampleServe() {
 	gate, st := newGate()
 	token, _ := gateway.NewRuntimeToken()
-	api, _ := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: token, Agent: "agent:reports"}}, nil)
+	api, _ := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: token, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

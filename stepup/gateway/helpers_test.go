@@ -69,8 +69,8 @@ func newRig(t *testing.T, opts *gateway.AgentOptions) *rig {
 	}
 	r.Harness = stepuptest.NewGate(t, nil, gopts...)
 	api, err := gateway.NewAgentAPI(r.Gate, r.Store, []gateway.RuntimeToken{
-		{Token: agentToken, Agent: "agent:reports"},
-		{Token: otherToken, Agent: "agent:billing"},
+		{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}},
+		{Token: otherToken, Agent: "agent:billing", Users: []string{"user:dana"}},
 	}, opts)
 	require.NoError(t, err)
 	site, err := gateway.NewSite(r.Gate, r.Store, stepuptest.RP, nil)

@@ -44,7 +44,7 @@ func (ownTickets) Get(_ context.Context, id string) (store.Approval, error) {
 // "internal" with no detail; the detail is in the server's log only.
 func TestInternalErrorsSayNothing(t *testing.T) {
 	var logs bytes.Buffer
-	api, err := gateway.NewAgentAPI(failing{}, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports"}},
+	api, err := gateway.NewAgentAPI(failing{}, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}},
 		&gateway.AgentOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)

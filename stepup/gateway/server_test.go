@@ -26,7 +26,7 @@ func TestServeShutsDownWithoutLeaks(t *testing.T) {
 	h := stepuptest.NewGate(t, nil)
 	before := runtime.NumGoroutine()
 
-	inner, err := gateway.NewAgentAPI(h.Gate, h.Store, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports"}}, nil)
+	inner, err := gateway.NewAgentAPI(h.Gate, h.Store, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	api := &signalling{AgentAPI: inner, waiting: make(chan struct{})}
 	site, err := gateway.NewSite(h.Gate, h.Store, stepuptest.RP, nil)

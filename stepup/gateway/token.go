@@ -9,15 +9,27 @@ import (
 	"strings"
 )
 
-// RuntimeToken is the bearer token one runtime authenticates with, and the
-// agent principal it acts as: a call whose Principal.Agent names another
-// agent is refused, so one agent cannot propose as another.
+// RuntimeToken is the bearer token one runtime authenticates with, the
+// agent principal it acts as, and the users it acts for. A call whose
+// Principal.Agent names another agent, or whose Principal.User is not one
+// of Users, is refused: one agent cannot propose as another, and a
+// hijacked runtime cannot spread its requests over other users' rate
+// limits, fill their pending caps, get them locked out, or lean on a grant
+// another user issued.
 type RuntimeToken struct {
 	// Token is the secret, at least 32 characters; [NewRuntimeToken] makes
 	// one. Only its SHA-256 is kept in memory.
 	Token string
 	// Agent is the agent principal, "agent:..." as in canon.Principal.
 	Agent string
+	// Users are the users the runtime acts for; at least one.
+	Users []string
+}
+
+// runtime is who a presented token authenticates.
+type runtime struct {
+	agent string
+	users map[string]bool
 }
 
 // NewRuntimeToken returns a fresh random bearer token (32 bytes from
@@ -36,8 +48,8 @@ const minTokenLen = 32
 
 // tokenSet recognises runtime tokens by hash, in constant time.
 type tokenSet struct {
-	hashes [][32]byte
-	agents []string
+	hashes   [][32]byte
+	runtimes []runtime
 }
 
 func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
@@ -52,6 +64,15 @@ func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
 			return nil, fmt.Errorf("%w: a runtime token is shorter than %d characters", ErrConfig, minTokenLen)
 		case !strings.HasPrefix(t.Agent, "agent:") || len(t.Agent) == len("agent:"):
 			return nil, fmt.Errorf("%w: runtime token for %q: agents are named \"agent:...\"", ErrConfig, t.Agent)
+		case len(t.Users) == 0:
+			return nil, fmt.Errorf("%w: runtime token for %q names no users it acts for", ErrConfig, t.Agent)
+		}
+		users := make(map[string]bool, len(t.Users))
+		for _, u := range t.Users {
+			if u == "" || strings.HasPrefix(u, "agent:") {
+				return nil, fmt.Errorf("%w: runtime token for %q: %q is not a user", ErrConfig, t.Agent, u)
+			}
+			users[u] = true
 		}
 		h := sha256.Sum256([]byte(t.Token))
 		if seen[h] {
@@ -59,15 +80,15 @@ func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
 		}
 		seen[h] = true
 		s.hashes = append(s.hashes, h)
-		s.agents = append(s.agents, t.Agent)
+		s.runtimes = append(s.runtimes, runtime{agent: t.Agent, users: users})
 	}
 	return s, nil
 }
 
-// agent returns the agent a presented token acts as. Every configured
+// runtime returns who a presented token authenticates. Every configured
 // hash is compared, without stopping at a match, so timing says nothing
 // about which token or how much of it matched.
-func (s *tokenSet) agent(presented string) (string, bool) {
+func (s *tokenSet) runtime(presented string) (runtime, bool) {
 	h := sha256.Sum256([]byte(presented))
 	found := -1
 	for i := range s.hashes {
@@ -76,9 +97,9 @@ func (s *tokenSet) agent(presented string) (string, bool) {
 		}
 	}
 	if found < 0 || presented == "" {
-		return "", false
+		return runtime{}, false
 	}
-	return s.agents[found], true
+	return s.runtimes[found], true
 }
 
 // bearer extracts the token of an "Authorization: Bearer ..." header.

@@ -42,7 +42,7 @@ func TestWireRoundTrip(t *testing.T) {
 		Digest: canon.Sum([]byte("x")), Reason: "rate limited", ExpiresAt: time.Date(2026, 10, 30, 9, 15, 0, 0, time.UTC),
 		Next: "t2", RetryAfter: 1500 * time.Millisecond}
 	rt := &echo{answer: answer}
-	api, err := gateway.NewAgentAPI(rt, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports"}}, nil)
+	api, err := gateway.NewAgentAPI(rt, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	defer srv.Close()
