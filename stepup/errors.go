@@ -35,6 +35,11 @@ var (
 	// ErrNotPermitted means the approver may not decide this ticket: it is
 	// the requester, an agent principal, or not in the approver group.
 	ErrNotPermitted = errors.New("stepup: approver must be a human other than the requester")
+	// ErrExecutorFailed means the tool's executor returned an error. The
+	// approval is spent: the call ran, or tried to. The executor's own
+	// error is wrapped too; it is the integrator's text, so front ends do
+	// not forward or log it.
+	ErrExecutorFailed = errors.New("stepup: executor failed")
 	// ErrNoExecutor means no executor is registered for the ticket's tool.
 	ErrNoExecutor = errors.New("stepup: no executor for tool")
 	// ErrInvite means an enrollment invite is unknown, used or expired.

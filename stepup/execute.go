@@ -111,7 +111,7 @@ func (g *Gate) run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, err
 	}
 	if execErr != nil {
-		return res, fmt.Errorf("execute: %w", execErr)
+		return res, fmt.Errorf("execute: %w: %w", ErrExecutorFailed, execErr)
 	}
 	return res, nil
 }

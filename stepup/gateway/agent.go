@@ -245,11 +245,16 @@ func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, agent string) 
 // refuse logs a refusal and answers it.
 func (a *AgentAPI) refuse(w http.ResponseWriter, op, agent string, err error) {
 	code, status, _ := classify(err)
-	if status >= 500 {
-		// The detail stays here, not in the answer. The gate's errors
+	switch {
+	case code == CodeInternal:
+		// The detail stays here, not in the answer. The gate's own errors
 		// never quote arguments.
 		a.log.Error("failed", "op", op, "agent", agent, "code", code, "status", status, "error", err.Error())
-	} else {
+	case status >= 500:
+		// An executor's error is the integrator's text and may quote the
+		// call: neither logged nor answered.
+		a.log.Error("failed", "op", op, "agent", agent, "code", code, "status", status)
+	default:
 		a.log.Info("refused", "op", op, "agent", agent, "code", code, "status", status)
 	}
 	writeError(w, err)

@@ -73,6 +73,7 @@ const (
 	CodeCounter       = "counter"
 	CodeNotPermitted  = "not_permitted"
 	CodeNoExecutor    = "no_executor"
+	CodeExecutor      = "executor_failed"
 	CodeInvite        = "invalid_invite"
 	CodeUnauthorized  = "unauthorized"
 	CodeForbidden     = "forbidden"
@@ -103,6 +104,7 @@ var codes = []struct {
 	{stepup.ErrCounter, CodeCounter, http.StatusForbidden, true},
 	{stepup.ErrNotPermitted, CodeNotPermitted, http.StatusForbidden, true},
 	{stepup.ErrNoExecutor, CodeNoExecutor, http.StatusNotImplemented, true},
+	{stepup.ErrExecutorFailed, CodeExecutor, http.StatusBadGateway, false},
 	{stepup.ErrInvite, CodeInvite, http.StatusForbidden, true},
 	{ErrUnauthorized, CodeUnauthorized, http.StatusUnauthorized, true},
 	{ErrForbidden, CodeForbidden, http.StatusForbidden, true},

@@ -67,3 +67,35 @@ func TestInternalErrorsSayNothing(t *testing.T) {
 	assert.ErrorIs(t, err, gateway.ErrInternal)
 	assert.NotContains(t, logs.String(), "finance@example.com", "arguments never reach the log")
 }
+
+// failingTool is a runtime whose tool fails with a message quoting the call.
+type failingTool struct{ failing }
+
+func (failingTool) Execute(context.Context, stepup.TicketID) (stepup.Result, error) {
+	return stepup.Result{}, fmt.Errorf("execute: %w: smtp: 550 no such user finance@example.com", stepup.ErrExecutorFailed)
+}
+
+// TestExecutorErrorsSayNothing: an executor's failure reaches the runtime as
+// "executor_failed", so errors.Is(err, stepup.ErrExecutorFailed) holds on the
+// client, but the executor's text (the integrator's, which may quote the
+// call) is neither answered nor logged.
+func TestExecutorErrorsSayNothing(t *testing.T) {
+	var logs bytes.Buffer
+	api, err := gateway.NewAgentAPI(failingTool{}, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}},
+		&gateway.AgentOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	srv := httptest.NewServer(api)
+	defer srv.Close()
+	client, err := gateway.NewClient(srv.URL, agentToken, nil)
+	require.NoError(t, err)
+
+	_, err = client.Execute(context.Background(), "t1")
+	require.ErrorIs(t, err, stepup.ErrExecutorFailed)
+	var e *gateway.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, gateway.CodeExecutor, e.Code)
+	assert.Equal(t, 502, e.Status)
+	assert.NotContains(t, err.Error(), "finance@example.com")
+	assert.Contains(t, logs.String(), "executor_failed")
+	assert.NotContains(t, logs.String(), "finance@example.com", "the executor's text never reaches the log")
+}
