@@ -33,10 +33,15 @@ func (g *Gate) Admin() *Admin {
 
 // Invite mints a one-time enrollment invite for user and returns its
 // secret token, to hand to the user out of band. Only the token's hash is
-// stored. Agent principals cannot be invited.
+// stored. Agent principals cannot be invited, nor names the gate uses for
+// its own approvals ("policy:...", "grant:..."): a passkey approval by such
+// a user would read as the policy's or a grant's.
 func (ad *Admin) Invite(ctx context.Context, user string) (string, error) {
 	if user == "" || isAgent(user) || strings.ContainsAny(user, "\x00") {
 		return "", fmt.Errorf("invite: %w: approvers are people, not agents", ErrNotPermitted)
+	}
+	if strings.HasPrefix(user, policyApprover) || strings.HasPrefix(user, grantApprover) {
+		return "", fmt.Errorf("invite: %w: the name is reserved for the gate's own approvals", ErrNotPermitted)
 	}
 	var secret [32]byte
 	if _, err := rand.Read(secret[:]); err != nil {

@@ -55,6 +55,14 @@ func TestEnrollment(t *testing.T) {
 			_, err := h.Gate.Admin().Invite(ctx, "agent:reports")
 			return err
 		}, stepup.ErrNotPermitted},
+		{"the policy's name invited", func(t *testing.T, h *stepuptest.Harness) error {
+			_, err := h.Gate.Admin().Invite(ctx, "policy:2026-10-30.1")
+			return err
+		}, stepup.ErrNotPermitted},
+		{"a grant's name invited", func(t *testing.T, h *stepuptest.Harness) error {
+			_, err := h.Gate.Admin().Invite(ctx, "grant:g-1")
+			return err
+		}, stepup.ErrNotPermitted},
 		{"registration from the agent's origin", func(t *testing.T, h *stepuptest.Harness) error {
 			token, err := h.Gate.Admin().Invite(ctx, "user:erin")
 			require.NoError(t, err)
