@@ -31,15 +31,13 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 		return fmt.Errorf("sqlite: put credential: %w", err)
 	}
 	return s.write(ctx, "put credential", func(tx runner) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(8)+`)
+		n, err := tx.changes(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(8)+`)
 			ON CONFLICT (id) DO NOTHING`, c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible,
 			c.BackupState, c.AAGUID, micros(c.CreatedAt))
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 0 {
+		if n == 0 {
 			return store.ErrDuplicate
 		}
 		return nil
@@ -94,14 +92,12 @@ func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error
 	return s.write(ctx, "advance sign count", func(tx runner) error {
 		// One conditional update: the counter must grow, except 0 after 0
 		// (authenticators without a counter).
-		res, err := tx.ExecContext(ctx, `UPDATE credentials SET sign_count = ?
+		changed, err := tx.changes(ctx, `UPDATE credentials SET sign_count = ?
 			WHERE id = ? AND (sign_count < ? OR (sign_count = 0 AND ? = 0))`, int64(n), id, int64(n), int64(n))
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
-		if k, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if k == 1 {
+		if changed == 1 {
 			return nil
 		}
 		var one int

@@ -17,19 +17,17 @@ func (s *Store) Consume(ctx context.Context, id, key string, at time.Time) (stor
 	err := s.write(ctx, "consume", func(tx runner) error {
 		// Spending the approval and recording the intent (key, time) are
 		// this one conditional update.
-		res, err := tx.ExecContext(ctx, `UPDATE approvals
+		n, err := tx.changes(ctx, `UPDATE approvals
 			SET state = 'executing', idempotency_key = ?, consumed_at = ?
 			WHERE id = ? AND state = 'approved' AND expires_at > ?`, key, at.UnixMicro(), id, at.UnixMicro())
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
 		out, err = getApproval(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 1 {
+		if n == 1 {
 			return nil
 		}
 		switch out.State {
@@ -56,18 +54,16 @@ func (s *Store) Finish(ctx context.Context, id string, result []byte, at time.Ti
 	}
 	var out store.Approval
 	err := s.write(ctx, "finish", func(tx runner) error {
-		res, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'done', result = ?, finished_at = ?
+		n, err := tx.changes(ctx, `UPDATE approvals SET state = 'done', result = ?, finished_at = ?
 			WHERE id = ? AND state = 'executing'`, result, at.UnixMicro(), id)
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
 		out, err = getApproval(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 0 {
+		if n == 0 {
 			return store.ErrNotExecuting
 		}
 		return nil

@@ -38,14 +38,12 @@ func (s *Store) PutGrant(ctx context.Context, g store.Grant) error {
 		return fmt.Errorf("sqlite: put grant: %w", err)
 	}
 	return s.write(ctx, "put grant", func(tx runner) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO grants (`+grantCols+`) VALUES (?, ?, ?, ?, ?, ?)
+		n, err := tx.changes(ctx, `INSERT INTO grants (`+grantCols+`) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`, g.ID, g.User, g.Spec, g.Remaining, micros(g.CreatedAt), g.ExpiresAt.UnixMicro())
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 0 {
+		if n == 0 {
 			return store.ErrDuplicate
 		}
 		return nil
@@ -71,18 +69,16 @@ func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
 func (s *Store) UseGrant(ctx context.Context, id string, at time.Time) (store.Grant, error) {
 	var out store.Grant
 	err := s.write(ctx, "use grant", func(tx runner) error {
-		res, err := tx.ExecContext(ctx, `UPDATE grants SET remaining = remaining - 1
+		n, err := tx.changes(ctx, `UPDATE grants SET remaining = remaining - 1
 			WHERE id = ? AND expires_at > ? AND remaining > 0`, id, at.UnixMicro())
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
 		out, err = getGrant(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 1 {
+		if n == 1 {
 			return nil
 		}
 		if !at.Before(out.ExpiresAt) {

@@ -16,15 +16,13 @@ func (s *Store) CreateInvite(ctx context.Context, inv store.Invite) error {
 		return fmt.Errorf("sqlite: create invite: %w", err)
 	}
 	return s.write(ctx, "create invite", func(tx runner) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO invites (token_hash, user, created_at, expires_at)
+		n, err := tx.changes(ctx, `INSERT INTO invites (token_hash, user, created_at, expires_at)
 			VALUES (?, ?, ?, ?) ON CONFLICT (token_hash) DO NOTHING`,
 			inv.TokenHash[:], inv.User, micros(inv.CreatedAt), inv.ExpiresAt.UnixMicro())
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 0 {
+		if n == 0 {
 			return store.ErrDuplicate
 		}
 		return nil
@@ -51,14 +49,12 @@ func (s *Store) RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Ti
 		case at.UnixMicro() >= expires.Int64:
 			return store.ErrExpired
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE invites SET redeemed_at = ?
+		n, err := tx.changes(ctx, `UPDATE invites SET redeemed_at = ?
 			WHERE token_hash = ? AND redeemed_at IS NULL`, at.UnixMicro(), tokenHash[:])
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 0 {
+		if n == 0 {
 			return store.ErrConsumed
 		}
 		inv.TokenHash = tokenHash

@@ -47,6 +47,20 @@ func (r runner) ExecContext(ctx context.Context, query string, args ...any) (sql
 	return st.ExecContext(ctx, args...)
 }
 
+// changes runs a write through the cache and returns how many rows it
+// changed: the conditional updates tell success from refusal by it.
+func (r runner) changes(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := r.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, dbErr(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbErr(err)
+	}
+	return n, nil
+}
+
 // QueryContext is sql.Tx.QueryContext through the cache.
 func (r runner) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	st, err := r.stmt(ctx, query)

@@ -79,18 +79,16 @@ func insertApproval(ctx context.Context, tx runner, a store.Approval) error {
 	if err != nil {
 		return fmt.Errorf("%w: taint", store.ErrInvalid)
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO approvals (id, state, effect, digest, tool, effect_class,
+	n, err := tx.changes(ctx, `INSERT INTO approvals (id, state, effect, digest, tool, effect_class,
 		card, card_hash, nonce, created_at, expires_at, requester, user, session, task, step,
 		policy_version, taint, rationale) VALUES (`+placeholders(19)+`) ON CONFLICT (id) DO NOTHING`,
 		a.ID, store.Pending, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
 		a.CreatedAt.UnixMicro(), a.ExpiresAt.UnixMicro(), string(requester), a.User, a.Session, a.Task, a.Step,
 		a.PolicyVersion, string(taint), a.Rationale)
 	if err != nil {
-		return dbErr(err)
+		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return dbErr(err)
-	} else if n == 0 {
+	if n == 0 {
 		return store.ErrDuplicate
 	}
 	return nil
@@ -138,20 +136,18 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (sto
 	err := s.write(ctx, "resolve", func(tx runner) error {
 		// The approve-before-expiry condition is part of the update, so the
 		// check and the change are one statement.
-		res, err := tx.ExecContext(ctx, `UPDATE approvals
+		n, err := tx.changes(ctx, `UPDATE approvals
 			SET state = ?, approver = ?, reason = ?, evidence = ?, resolved_at = ?
 			WHERE id = ? AND state = 'pending' AND (? <> 'approved' OR expires_at > ?)`,
 			r.To, r.Approver, r.Reason, r.Evidence, r.At.UnixMicro(), id, r.To, r.At.UnixMicro())
 		if err != nil {
-			return dbErr(err)
+			return err
 		}
 		out, err = getApproval(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return dbErr(err)
-		} else if n == 1 {
+		if n == 1 {
 			return nil
 		}
 		if out.State != store.Pending {
