@@ -21,6 +21,10 @@ const MaxCallBytes = 1<<20 + 64<<10
 // DefaultMaxWait bounds one long poll when [AgentOptions] says nothing.
 const DefaultMaxWait = 30 * time.Second
 
+// DefaultMaxWaiters bounds the long polls one runtime token has open at
+// once when [AgentOptions] says nothing.
+const DefaultMaxWaiters = 32
+
 // Tickets is what the agent API reads to check that a ticket belongs to
 // the calling agent before it waits on or executes it. Every store in
 // asu's store/ packages has this method.
@@ -34,6 +38,11 @@ type AgentOptions struct {
 	// requested timeout is cut to it. The server's WriteTimeout must exceed
 	// it: see [NewServer].
 	MaxWait time.Duration
+	// MaxWaiters bounds the long polls one runtime token may have open at
+	// once (default [DefaultMaxWaiters]); one more is refused with
+	// [ErrBusy]. Each open poll reads the store, so without a bound one
+	// runtime could load a database the gateway replicas share.
+	MaxWaiters int
 	// Logger receives one line per request: agent, tool, ticket, digest,
 	// status or error code. Never arguments. Nil discards.
 	Logger *slog.Logger
@@ -76,11 +85,17 @@ func NewAgentAPI(rt stepup.Runtime, tickets Tickets, tokens []RuntimeToken, opts
 	if opts != nil {
 		o = *opts
 	}
-	if o.MaxWait < 0 {
-		return nil, fmt.Errorf("%w: negative MaxWait", ErrConfig)
+	if o.MaxWait < 0 || o.MaxWaiters < 0 {
+		return nil, fmt.Errorf("%w: negative MaxWait or MaxWaiters", ErrConfig)
 	}
 	if o.MaxWait == 0 {
 		o.MaxWait = DefaultMaxWait
+	}
+	if o.MaxWaiters == 0 {
+		o.MaxWaiters = DefaultMaxWaiters
+	}
+	for i := range set.runtimes {
+		set.runtimes[i].waiters = make(chan struct{}, o.MaxWaiters)
 	}
 	a := &AgentAPI{rt: rt, tickets: tickets, tokens: set, maxWait: o.MaxWait,
 		log: logger(o.Logger), mux: http.NewServeMux()}
@@ -176,6 +191,13 @@ func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, who runtime) {
 	}
 	if err := a.owned(r.Context(), id, agent); err != nil {
 		a.refuse(w, "wait", agent, err)
+		return
+	}
+	select {
+	case who.waiters <- struct{}{}:
+		defer func() { <-who.waiters }()
+	default:
+		a.refuse(w, "wait", agent, fmt.Errorf("%w: at most %d at once", ErrBusy, cap(who.waiters)))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), d)

@@ -22,6 +22,9 @@ var (
 	ErrInvalid = errors.New("gateway: invalid request")
 	// ErrTooLarge means the request body exceeded its bound.
 	ErrTooLarge = errors.New("gateway: request too large")
+	// ErrBusy means the runtime already has as many long polls open as
+	// it may; it should wait on fewer tickets at once.
+	ErrBusy = errors.New("gateway: too many concurrent waits")
 	// ErrInternal means the service failed; it says no more, by design.
 	ErrInternal = errors.New("gateway: internal error")
 	// ErrUnavailable means the request ended (it was cancelled, or the
@@ -79,6 +82,7 @@ const (
 	CodeForbidden     = "forbidden"
 	CodeInvalid       = "invalid"
 	CodeTooLarge      = "too_large"
+	CodeBusy          = "busy"
 	CodeUnavailable   = "unavailable"
 	CodeInternal      = "internal"
 )
@@ -110,6 +114,7 @@ var codes = []struct {
 	{ErrForbidden, CodeForbidden, http.StatusForbidden, true},
 	{ErrInvalid, CodeInvalid, http.StatusBadRequest, true},
 	{ErrTooLarge, CodeTooLarge, http.StatusRequestEntityTooLarge, true},
+	{ErrBusy, CodeBusy, http.StatusTooManyRequests, true},
 	{ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, true},
 	{ErrInternal, CodeInternal, http.StatusInternalServerError, false},
 }

@@ -28,8 +28,9 @@ type RuntimeToken struct {
 
 // runtime is who a presented token authenticates.
 type runtime struct {
-	agent string
-	users map[string]bool
+	agent   string
+	users   map[string]bool
+	waiters chan struct{} // one slot per open long poll
 }
 
 // NewRuntimeToken returns a fresh random bearer token (32 bytes from
