@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/internal/browsertest"
 )
 
 // hostileEffect is a send_email call crafted to deceive: a look-alike
@@ -45,18 +46,8 @@ func hostileContext() card.Context {
 // for a person to look at. It also checks, in the browser's own DOM, that
 // agent text is confined to the untrusted region.
 func TestScreenshot(t *testing.T) {
-	browser := os.Getenv("ASU_CHROMIUM")
-	if browser == "" {
-		t.Skip("set ASU_CHROMIUM to a Chromium binary to run the screenshot test")
-	}
-	dir := os.Getenv("ASU_ARTIFACTS")
-	if dir == "" {
-		// Not t.TempDir: the picture must outlive the test for a person to see.
-		d, err := os.MkdirTemp("", "asu-card-")
-		require.NoError(t, err)
-		dir = d
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	ctx := browsertest.Start(t, "the card screenshot test", 900, 1200)
+	dir := browsertest.Artifacts(t)
 
 	good := mustRender(t, sendEmailEffect(t, "finance@example.com"), sendEmailContext())
 	bad := mustRender(t, hostileEffect(t), hostileContext())
@@ -64,25 +55,6 @@ func TestScreenshot(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "card.html")
 	require.NoError(t, os.WriteFile(page, []byte(pageHTML(good.HTML(), bad.HTML(), refund.HTML())), 0o644))
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(900, 1200),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// The first Run starts the browser and must not carry a timeout.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")))
 	tctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
 	require.NoError(t, chromedp.Do(tctx, chromedp.Navigate("file://"+page), chromedp.WaitReady("footer")))

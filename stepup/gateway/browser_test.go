@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/internal/browsertest"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
@@ -34,17 +35,8 @@ import (
 // the deny button, which signs the deny challenge. The receipt of the browser's
 // assertion verifies offline with the enrolled key alone.
 func TestBrowserPasskeyApproval(t *testing.T) {
-	browser := os.Getenv("ASU_CHROMIUM")
-	if browser == "" {
-		t.Skip("set ASU_CHROMIUM to a Chromium binary to run the real-browser WebAuthn test")
-	}
-	dir := os.Getenv("ASU_ARTIFACTS")
-	if dir == "" {
-		d, err := os.MkdirTemp("", "asu-gateway-") // outlives the test, for a person to look at
-		require.NoError(t, err)
-		dir = d
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
+	bctx := browsertest.Start(t, "the real-browser WebAuthn test", 900, 1400)
+	dir := browsertest.Artifacts(t)
 
 	// The approval site is http://localhost:PORT: a secure context, so
 	// WebAuthn works without TLS, with RP ID "localhost".
@@ -74,24 +66,6 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 		assert.NoError(t, <-served)
 	})
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(browser),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(900, 1400),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	// The first Run starts the browser and must not carry a timeout.
-	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate("about:blank")))
 	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
 	defer cancel()
 
