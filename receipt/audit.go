@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
 )
@@ -64,7 +65,14 @@ var ErrChainBroken = errors.New("receipt: audit chain broken")
 //
 // Stores call it inside the transaction that appends r, after setting Seq
 // and PrevHash from the current head.
+//
+// It fails, wrapping [canon.ErrInvalidUTF8], when a text field is not valid
+// UTF-8: encoding/json would hash such text as U+FFFD, so two different
+// records would share one hash.
 func (r AuditRecord) ComputeHash() (canon.Digest, error) {
+	if !r.validUTF8() {
+		return canon.Digest{}, fmt.Errorf("audit record: text field: %w", canon.ErrInvalidUTF8)
+	}
 	r.Hash = canon.Digest{}
 	if r.Taint == nil {
 		r.Taint = []string{}
@@ -87,6 +95,20 @@ func (r AuditRecord) ComputeHash() (canon.Digest, error) {
 	var d canon.Digest
 	h.Sum(d[:0])
 	return d, nil
+}
+
+// validUTF8 reports whether every text field of r is valid UTF-8.
+func (r AuditRecord) validUTF8() bool {
+	strs := []string{r.TicketID, r.Task, r.Step, r.Session, r.Tool, r.EffectClass, r.Principal.User,
+		r.Principal.Agent, r.PolicyVersion, r.Decision, r.Reason, r.Approver, r.Nonce, r.CardHash, r.Result,
+		r.IdempotencyKey}
+	strs = append(append(strs, r.Principal.Delegations...), r.Taint...)
+	for _, s := range strs {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // ChainBreak says where a chain first fails to verify.

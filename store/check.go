@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
@@ -27,8 +28,8 @@ const (
 // Check reports whether a may be parked: State empty or [Pending], a
 // non-empty canonical Effect whose canon.Sum is Digest, CreatedAt set and
 // ExpiresAt after it, a non-empty Session and User, nothing resolved or
-// consumed yet, and every field within the size bounds. Backends call it
-// first in Park.
+// consumed yet, every text field valid UTF-8, and every field within the
+// size bounds. Backends call it first in Park.
 func (a Approval) Check() error {
 	if err := a.checkSizes(); err != nil {
 		return err
@@ -44,11 +45,28 @@ func (a Approval) Check() error {
 		return fmt.Errorf("%w: expiry must follow creation", ErrInvalid)
 	case a.Session == "" || a.User == "":
 		return fmt.Errorf("%w: session and user are required", ErrInvalid)
+	case !a.validUTF8():
+		return fmt.Errorf("%w: text field is not UTF-8", ErrInvalid)
 	case a.Merged != 0 || a.Approver != "" || !a.ResolvedAt.IsZero() || a.Evidence != nil ||
 		a.IdempotencyKey != "" || !a.ConsumedAt.IsZero() || a.Result != nil || !a.FinishedAt.IsZero():
 		return fmt.Errorf("%w: a new ticket has no decision or execution", ErrInvalid)
 	}
 	return nil
+}
+
+// validUTF8 reports whether every text field of a is UTF-8. The audit
+// records made from a ticket hash only UTF-8 text, and encoding/json (the
+// SQLite backend's encoding of lists) would rewrite other text as U+FFFD.
+func (a Approval) validUTF8() bool {
+	strs := []string{a.ID, a.Tool, a.EffectClass, a.User, a.Session, a.Task, a.Step, a.PolicyVersion,
+		a.Rationale, a.Approver, a.Reason, a.IdempotencyKey, a.Requester.User, a.Requester.Agent}
+	strs = append(append(strs, a.Taint...), a.Requester.Delegations...)
+	for _, s := range strs {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 func (a Approval) checkSizes() error {
@@ -78,7 +96,8 @@ func (a Approval) checkSizes() error {
 }
 
 // Check reports whether r is a decision Resolve accepts: To one of
-// Approved, Denied, Expired or Cancelled, At set, fields within bounds.
+// Approved, Denied, Expired or Cancelled, At set, Approver and Reason
+// valid UTF-8, fields within bounds.
 func (r Resolution) Check() error {
 	switch r.To {
 	case Approved, Denied, Expired, Cancelled:
@@ -92,6 +111,8 @@ func (r Resolution) Check() error {
 		return fmt.Errorf("%w: field over %d bytes", ErrTooLarge, MaxFieldSize)
 	case r.At.IsZero():
 		return fmt.Errorf("%w: resolution time unset", ErrInvalid)
+	case !utf8.ValidString(r.Approver) || !utf8.ValidString(r.Reason):
+		return fmt.Errorf("%w: text field is not UTF-8", ErrInvalid)
 	}
 	return nil
 }
