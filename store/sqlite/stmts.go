@@ -79,7 +79,7 @@ func (r runner) QueryRowContext(ctx context.Context, query string, args ...any) 
 		if r.tx != nil {
 			return r.tx.QueryRowContext(ctx, query, args...)
 		}
-		return r.s.reader().QueryRowContext(ctx, query, args...)
+		return r.s.db.QueryRowContext(ctx, query, args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }
