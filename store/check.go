@@ -27,9 +27,9 @@ const (
 
 // Check reports whether a may be parked: State empty or [Pending], a
 // non-empty canonical Effect whose canon.Sum is Digest, CreatedAt set and
-// ExpiresAt after it, a non-empty Session and User, nothing resolved or
-// consumed yet, every text field valid UTF-8, and every field within the
-// size bounds. Backends call it first in Park.
+// ExpiresAt in a later microsecond, a non-empty Session and User, nothing
+// resolved or consumed yet, every text field valid UTF-8, and every field
+// within the size bounds. Backends call it first in Park.
 func (a Approval) Check() error {
 	if err := a.checkSizes(); err != nil {
 		return err
@@ -41,7 +41,8 @@ func (a Approval) Check() error {
 		return fmt.Errorf("%w: empty effect", ErrInvalid)
 	case !canon.Sum(a.Effect).Equal(a.Digest):
 		return fmt.Errorf("%w: digest does not match effect", ErrInvalid)
-	case a.CreatedAt.IsZero() || !a.ExpiresAt.After(a.CreatedAt):
+	case a.CreatedAt.IsZero() || !a.ExpiresAt.Truncate(time.Microsecond).After(a.CreatedAt.Truncate(time.Microsecond)):
+		// Compared as stored: backends keep microseconds.
 		return fmt.Errorf("%w: expiry must follow creation", ErrInvalid)
 	case a.Session == "" || a.User == "":
 		return fmt.Errorf("%w: session and user are required", ErrInvalid)
