@@ -82,7 +82,8 @@ func stepID(id string, d canon.Digest) string { return id + "/" + d.String() }
 // grant, checks that it is the principal's user's and that it covers e
 // ([Covers]), then takes the use in one atomic store operation
 // (store.Grants.UseGrant), which checks the expiry and the uses left. For a
-// plan it takes the use of e's step. It returns the record whose use was
+// plan it takes the use of e's step; a step's own record is never named
+// directly (an id with "/" is not found). It returns the record whose use was
 // taken, as after the use.
 //
 // Any failure refuses the use: [*CoverageError] ([ErrNotCovered]),
@@ -92,6 +93,11 @@ func stepID(id string, d canon.Digest) string { return id + "/" + d.String() }
 func Use(ctx context.Context, grants store.Grants, id string, e canon.Effect, now time.Time) (store.Grant, error) {
 	if now.IsZero() {
 		return store.Grant{}, errors.New("grant: use: no time given")
+	}
+	if strings.Contains(id, "/") {
+		// A plan's step, named directly: steps are used through their
+		// plan's record, so a plan that has none covers nothing.
+		return store.Grant{}, fmt.Errorf("grant: use: %w", ErrNotFound)
 	}
 	rec, err := grants.GetGrant(ctx, id)
 	if err != nil {

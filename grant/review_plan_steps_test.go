@@ -1,0 +1,69 @@
+package grant_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/grant"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
+)
+
+// planRecordFails is a store in which writing a plan's own record fails
+// (a crash, a lost connection) after its steps were written.
+type planRecordFails struct{ *memory.Store }
+
+func (s planRecordFails) PutGrant(ctx context.Context, g store.Grant) error {
+	if !strings.Contains(g.ID, "/") {
+		return errors.New("connection lost")
+	}
+	return s.Store.PutGrant(ctx, g)
+}
+
+// TestReviewPlanStepsOnlyThroughPlan: a plan's steps are used through the
+// plan's id only. Naming a step's record directly used to work, so the
+// steps of a plan whose own record was never written (Put failed after
+// them: "covers nothing") still approved their calls.
+func TestReviewPlanStepsOnlyThroughPlan(t *testing.T) {
+	ctx := context.Background()
+	steps := []canon.Effect{
+		refund(`{"order":"A-17","amount":120}`),
+		refund(`{"order":"B-02","amount":35.5}`),
+	}
+	plan := grant.Plan(digest(t, steps[0]), digest(t, steps[1]))
+	stepRecord := func(id string, e canon.Effect) string { return id + "/" + digest(t, e).String() }
+
+	t.Run("HalfWrittenPlan", func(t *testing.T) {
+		st := memory.New()
+		t.Cleanup(func() { _ = st.Close() })
+		r := record(0)
+		r.ID = "plan-1"
+		_, err := grant.Put(ctx, planRecordFails{st}, plan, r)
+		require.Error(t, err)
+		_, err = st.GetGrant(ctx, stepRecord("plan-1", steps[0]))
+		require.NoError(t, err, "the steps were written")
+
+		for _, id := range []string{"plan-1", stepRecord("plan-1", steps[0])} {
+			_, err = grant.Use(ctx, st, id, steps[0], t0)
+			assert.ErrorIs(t, err, grant.ErrNotFound, id)
+		}
+	})
+
+	t.Run("WholePlan", func(t *testing.T) {
+		st := memory.New()
+		t.Cleanup(func() { _ = st.Close() })
+		id, err := grant.Put(ctx, st, plan, record(0))
+		require.NoError(t, err)
+		_, err = grant.Use(ctx, st, stepRecord(id, steps[1]), steps[1], t0)
+		assert.ErrorIs(t, err, grant.ErrNotFound)
+		after, err := grant.Use(ctx, st, id, steps[1], t0)
+		require.NoError(t, err)
+		assert.Equal(t, 0, after.Remaining)
+	})
+}
