@@ -67,3 +67,41 @@ func TestReviewPlanStepsOnlyThroughPlan(t *testing.T) {
 		assert.Equal(t, 0, after.Remaining)
 	})
 }
+
+// TestReviewPlanPutRetried: Put of a plan cut short after its steps (a
+// crash before the plan's record) is completed by the same Put again, as
+// the gate's recovery runs it. The retry used to fail on the steps already
+// written, so an approved plan was never issued.
+func TestReviewPlanPutRetried(t *testing.T) {
+	ctx := context.Background()
+	steps := []canon.Effect{
+		refund(`{"order":"A-17","amount":120}`),
+		refund(`{"order":"B-02","amount":35.5}`),
+	}
+	plan := grant.Plan(digest(t, steps[0]), digest(t, steps[1]))
+	st := memory.New()
+	t.Cleanup(func() { _ = st.Close() })
+	r := record(0)
+	r.ID = "plan-1"
+	_, err := grant.Put(ctx, planRecordFails{st}, plan, r)
+	require.Error(t, err)
+
+	id, err := grant.Put(ctx, st, plan, r)
+	require.NoError(t, err)
+	for _, e := range steps {
+		_, err := grant.Use(ctx, st, id, e, t0)
+		require.NoError(t, err)
+		_, err = grant.Use(ctx, st, id, e, t0)
+		assert.ErrorIs(t, err, grant.ErrUsedUp, "each step still runs once")
+	}
+
+	// Another plan under a taken id is still refused.
+	other := grant.Plan(digest(t, steps[0]), digest(t, refund(`{"order":"Z-99","amount":1}`)))
+	_, err = grant.Put(ctx, st, other, r)
+	assert.ErrorIs(t, err, store.ErrDuplicate)
+	// So is the same plan for another user, or one whose step was used.
+	r2 := r
+	r2.User = "user:eve"
+	_, err = grant.Put(ctx, st, plan, r2)
+	assert.ErrorIs(t, err, store.ErrDuplicate)
+}

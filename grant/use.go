@@ -1,6 +1,7 @@
 package grant
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,9 @@ type Record struct {
 // store record with r.Uses uses. A plan is one record per digest, each with
 // one use (so no step of the plan runs twice), written first, then the
 // plan's own record, which holds the spec and no uses: a plan whose steps
-// were not all written has no record and covers nothing.
+// were not all written has no record and covers nothing. Putting the same
+// plan again under the same id completes one that was cut short (a retry
+// after a crash).
 //
 // It fails with [ErrInvalidGrant] when g or r is malformed or a template
 // names a user other than r.User, and with the store's error otherwise
@@ -64,7 +67,7 @@ func Put(ctx context.Context, grants store.Grants, g Grant, r Record) (string, e
 			}
 			s := rec
 			s.ID, s.Spec, s.Remaining = stepID(r.ID, d), step, 1
-			if err := grants.PutGrant(ctx, s); err != nil {
+			if err := grants.PutGrant(ctx, s); err != nil && !(errors.Is(err, store.ErrDuplicate) && sameStep(ctx, grants, s)) {
 				return "", fmt.Errorf("grant: put: plan step: %w", err)
 			}
 		}
@@ -73,6 +76,15 @@ func Put(ctx context.Context, grants store.Grants, g Grant, r Record) (string, e
 		return "", fmt.Errorf("grant: put: %w", err)
 	}
 	return r.ID, nil
+}
+
+// sameStep reports whether the stored record of step s is s, unused: a Put
+// of the same plan, cut short before the plan's own record was written
+// (only that record makes the steps usable), which a retry completes.
+func sameStep(ctx context.Context, grants store.Grants, s store.Grant) bool {
+	got, err := grants.GetGrant(ctx, s.ID)
+	return err == nil && got.User == s.User && bytes.Equal(got.Spec, s.Spec) && got.Remaining == s.Remaining &&
+		got.ExpiresAt.Truncate(time.Microsecond).Equal(s.ExpiresAt.Truncate(time.Microsecond))
 }
 
 // stepID names the record of one step of plan id.
