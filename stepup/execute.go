@@ -61,9 +61,14 @@ func (g *Gate) Execute(ctx context.Context, id TicketID) (Result, error) {
 	if err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), "no randomness for the idempotency key")
 	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err // nothing spent
+	}
 	// Re-resolving may have taken a while: spend the approval only if it is
-	// still unexpired now, not when Execute began.
-	consumed, err := g.st.Consume(ctx, a.ID, key, g.now())
+	// still unexpired now, not when Execute began. Once asked, the consume
+	// runs to its end: a cancel mid-statement could otherwise leave the
+	// approval spent while the audit row says it was not.
+	consumed, err := g.st.Consume(context.WithoutCancel(ctx), a.ID, key, g.now())
 	if err != nil {
 		err = storeErr("execute", err)
 		reason := "approval could not be consumed"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
@@ -51,6 +52,13 @@ func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
 			Digest: pending.Digest, Reason: reason}, nil
 	}
 
+	if !textValid(c) {
+		// The audit row must not carry bytes it cannot hash faithfully.
+		pending.Session, pending.Task, pending.Step, pending.Tool = "", "", "", ""
+		pending.Requester, pending.User, pending.Taint, pending.Rationale = canon.Principal{}, "", nil, ""
+		c.Tool = ""
+		return deny(Decision{}, "call text is not valid UTF-8")
+	}
 	args, err := canon.Canonicalize(c.Args)
 	if err != nil || len(args) == 0 || args[0] != '{' {
 		return deny(Decision{}, "arguments must be a JSON object that can be hashed faithfully")
@@ -99,6 +107,20 @@ func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
 		return t, err
 	}
 	return g.park(ctx, pending, eff, d, c, deny, note)
+}
+
+// textValid reports whether every text field of c is UTF-8: the store and
+// the audit chain refuse anything else, and the card could not show it.
+func textValid(c Call) bool {
+	fields := []string{c.Tool, c.Task, c.Step, c.Session, c.Rationale, c.Grant,
+		c.Principal.User, c.Principal.Agent}
+	fields = append(append(fields, c.Taint...), c.Principal.Delegations...)
+	for _, f := range fields {
+		if !utf8.ValidString(f) {
+			return false
+		}
+	}
+	return true
 }
 
 // allow stores an allowed call as approved by the policy.
