@@ -55,6 +55,22 @@
 // computed by [github.com/agentstepup/asu/receipt.Challenge], so third
 // parties can recompute it.
 //
+// # The reference program
+//
+// The quickstart, and many tests, replay a small reference approval
+// program: an agent with five tools (read_file, search_tickets, write_draft,
+// send_email, issue_refund), whose send_email to finance@example.com with
+// the attachment q3.csv needs a person's approval. Its seven cases must come
+// out the same on every version of asu:
+//
+//  1. the approved call with its keys reordered executes;
+//  2. the same approval used again is refused as used;
+//  3. the recipient changed to finance@exarnple.com after approval is refused;
+//  4. the attachment edited after approval is refused;
+//  5. the approval used 20 minutes later is refused as expired;
+//  6. the digest swapped in the evidence is refused as a bad signature;
+//  7. the agent approving its own call is refused.
+//
 // # Where to start
 //
 // Run the quickstart, which walks the whole flow and the attacks it stops:

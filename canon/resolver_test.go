@@ -202,7 +202,7 @@ func TestResolveAll(t *testing.T) {
 	})
 }
 
-// TestDigestBindsReferencedContent is seed 002's case 4: the arguments stay
+// TestDigestBindsReferencedContent is the reference program's case 4: the arguments stay
 // the same, the attachment is edited after approval, and the digest changes;
 // putting the content back restores it.
 func TestDigestBindsReferencedContent(t *testing.T) {

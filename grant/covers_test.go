@@ -33,7 +33,7 @@ func TestCoversTemplate(t *testing.T) {
 		{name: "120.0 is 120", g: refundTemplate(), e: refund(`{` + order + `,"amount":120.0}`)},
 		{name: "lower bound inclusive", g: refundTemplate(), e: refund(`{` + order + `,"amount":0}`)},
 
-		// Seed 002, "Try it" 2: approved for 120, the agent asks for 1,200.
+		// The reference program, "Try it" 2: approved for 120, the agent asks for 1,200.
 		{name: "1200 against 120", g: refundTemplate(), e: refund(`{` + order + `,"amount":1200}`),
 			reason: grant.ReasonBounds, path: "/amount"},
 		{name: "a cent over", g: refundTemplate(), e: refund(`{` + order + `,"amount":120.01}`),

@@ -26,7 +26,7 @@ const (
 	DecisionFailed        = "failed"         // the stored call ran and failed, or was refused at execute
 )
 
-// AuditRecord is one decision, as seed 002's audit record lists it. Records
+// AuditRecord is one decision, as the reference program's audit record lists it. Records
 // form a hash chain: each carries the hash of the one before it, so deleting,
 // inserting, reordering or editing a row is detected by [VerifyChain].
 // Arguments appear only by digest unless the integrator opts in to Args.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// ApprovalMetrics are the approval figures seed 002 asks to watch for approval
+// ApprovalMetrics are the approval figures to watch for approval
 // fatigue, overall and per effect class. An approval rate near 1 with a
 // median decision of a few seconds means nobody is reading.
 type ApprovalMetrics struct {

@@ -25,7 +25,7 @@
 //
 // # The challenge
 //
-// [Challenge] is DESIGN rule 5: the approver's passkey signs
+// [Challenge] is what the approver's passkey signs:
 //
 //	SHA-256("asu/v1/approve" ‖ 0x00 ‖ digest[32] ‖ nonce[32] ‖ uint64be(expires_at) ‖ card_hash[32])
 //

@@ -29,7 +29,7 @@ func trustedKeyOf(t *testing.T, a *stepuptest.Authenticator) *receipt.TrustedKey
 	return k
 }
 
-// TestReceiptsOfTheSeedFlowVerify follows seed 002's approved send_email
+// TestReceiptsOfTheSeedFlowVerify follows the reference program's approved send_email
 // call through its life: the receipt verifies with only the approver's
 // public key when approved, after it ran, after its window closed, and
 // after a round trip through its JSON form.

@@ -38,7 +38,7 @@ func (r *recorder) count() int {
 	return len(r.runs)
 }
 
-// world is seed 002's setting: a gate with the seed catalog, files under a
+// world is the reference program's setting: a gate with the seed catalog, files under a
 // resolver root, an executor per tool.
 type world struct {
 	*stepuptest.Harness
@@ -100,7 +100,7 @@ func TestSeedPolicyDecisions(t *testing.T) {
 	}
 }
 
-// TestSeedSevenCases reproduces the seven executor decisions of seed 002's
+// TestSeedSevenCases reproduces the seven executor decisions of the reference program's
 // program with the same outcomes.
 func TestSeedSevenCases(t *testing.T) {
 	ctx := context.Background()

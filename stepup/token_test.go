@@ -27,7 +27,7 @@ import (
 // tokenIssuerName is the issuer name of the gates in these tests.
 const tokenIssuerName = "gate.example.com"
 
-// tokenWorld is seed 002's world with the mailer as a separate service:
+// tokenWorld is the reference program's world with the mailer as a separate service:
 // the gate issues tokens, the mailer verifies them on the same store.
 type tokenWorld struct {
 	*world

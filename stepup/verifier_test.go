@@ -30,7 +30,7 @@ import (
 	"github.com/agentstepup/asu/store/memory"
 )
 
-// TestVerifierSeedCases replays seed 002's executor decisions with the
+// TestVerifierSeedCases replays the reference program's executor decisions with the
 // executor as a separate service: the gate issues a token, the mailer
 // verifies it against the call it is about to run.
 func TestVerifierSeedCases(t *testing.T) {

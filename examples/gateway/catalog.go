@@ -8,7 +8,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 )
 
-// seedCatalog is the catalog of seed 002's program: read_file and
+// seedCatalog is the catalog of the reference approval program: read_file and
 // search_tickets read, write_draft reversible, send_email external (its
 // attachment's content is hashed into the digest; on timeout it becomes a
 // draft), issue_refund irreversible up to 500 per call. Anything else is

@@ -1,7 +1,7 @@
 // Command gateway runs the asu approval service on one machine: the agent
 // API (JSON over HTTP for runtimes in any language; Go runtimes use
 // gateway.Client) on one listener, and the approval site (cards, passkey
-// approve and deny, enrollment) on another, with seed 002's catalog on an
+// approve and deny, enrollment) on another, with the reference program's catalog on an
 // embedded SQLite store.
 //
 //	go run ./examples/gateway

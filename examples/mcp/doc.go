@@ -10,7 +10,7 @@
 // serves MCP over stdio, so an agent host starts it as a server command
 // (for example "command": "go", "args": ["run", "./examples/mcp"]). The
 // gate runs in the same process on an SQLite store in a temporary
-// directory, with seed 002's tools run by an executor that only records.
+// directory, with the reference program's tools run by an executor that only records.
 // Stdout carries the protocol; the people's side goes to stderr: the
 // catalog review, the approval site's address (-site-addr, default
 // 127.0.0.1:8711, served as http://localhost:PORT so passkeys work

@@ -21,7 +21,7 @@ type localGate struct {
 }
 
 // openGate builds the gate in dir (the database and the files that
-// references resolve in, holding seed 002's q3.csv) for approvers of rp.
+// references resolve in, holding the reference program's q3.csv) for approvers of rp.
 func openGate(dir string, rp stepup.RelyingParty, opts ...stepup.Option) (*localGate, error) {
 	files := filepath.Join(dir, "files")
 	if err := os.MkdirAll(files, 0o700); err != nil {

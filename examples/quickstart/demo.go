@@ -18,7 +18,7 @@ import (
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
-// q3 is the attachment of seed 002's program.
+// q3 is the attachment of the reference approval program.
 const q3 = "region,revenue\nwest,410\neast,385\n"
 
 // demo is the whole setting: files, a database, a gate, an approver.
@@ -82,7 +82,7 @@ func newDemo(ctx context.Context, out io.Writer, tmp string) (*demo, error) {
 		return nil, fmt.Errorf("enroll approver: %w", err)
 	}
 	d.dana = dana
-	fmt.Fprintf(out, "asu quickstart: seed 002's program on the gate (store/sqlite, passkey approvals)\n")
+	fmt.Fprintf(out, "asu quickstart: the reference approval program on the gate (store/sqlite, passkey approvals)\n")
 	return d, nil
 }
 
@@ -121,7 +121,7 @@ func (d *demo) writeQ3(content string) error {
 	return os.WriteFile(filepath.Join(d.dir, "q3.csv"), []byte(content), 0o600)
 }
 
-// act is seed 002's send_email call by agent:reports for user:dana.
+// act is the reference program's send_email call by agent:reports for user:dana.
 func act(to string) stepup.Call {
 	return stepup.Call{
 		Tool:      "send_email",
@@ -152,7 +152,7 @@ func (d *demo) approved(ctx context.Context, c stepup.Call) (stepup.Ticket, erro
 	return stepuptest.Approve(ctx, d.gate.Approvals(), d.dana, tk.ID)
 }
 
-// outcome words a gate answer the way seed 002's program does.
+// outcome words a gate answer the way the reference approval program does.
 func outcome(err error) string {
 	var bad *stepup.AssertionError
 	switch {

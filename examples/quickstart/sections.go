@@ -12,7 +12,7 @@ import (
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
-// policyDecisions prints seed 002's five policy decisions.
+// policyDecisions prints the reference program's five policy decisions.
 func (d *demo) policyDecisions(ctx context.Context) error {
 	fmt.Fprintln(d.out, "\npolicy decisions:")
 	for _, c := range []struct{ tool, args string }{
@@ -106,7 +106,7 @@ func (d *demo) approvalCard(ctx context.Context) error {
 	return err
 }
 
-// sevenCases prints seed 002's executor decisions, decided by the gate.
+// sevenCases prints the reference program's executor decisions, decided by the gate.
 func (d *demo) sevenCases(ctx context.Context) error {
 	fmt.Fprintln(d.out, "\nexecutor decisions for send_email:")
 	results := make([]string, 7)

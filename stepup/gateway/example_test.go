@@ -15,7 +15,7 @@ import (
 	"github.com/agentstepup/asu/store/memory"
 )
 
-// newGate is the gate of the examples: seed 002's catalog on store/memory.
+// newGate is the gate of the examples: the reference program's catalog on store/memory.
 func newGate() (*stepup.Gate, *memory.Store) {
 	st := memory.New()
 	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP,

@@ -46,7 +46,7 @@ const (
 	otherToken = "tok-billing-0123456789abcdefghijklmnopqrstuvwxyz"
 )
 
-// rig is seed 002's setting behind HTTP: a gate with the seed catalog and
+// rig is the reference program's setting behind HTTP: a gate with the seed catalog and
 // an enrolled approver, its agent API and approval site on two test
 // servers, and a Client holding agent:reports's token.
 type rig struct {

@@ -18,7 +18,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gateway"
 )
 
-// TestSeedPolicyDecisionsOverHTTP: seed 002's policy table through the
+// TestSeedPolicyDecisionsOverHTTP: the reference program's policy table through the
 // agent API; denials come back as tickets with the gate's reason.
 func TestSeedPolicyDecisionsOverHTTP(t *testing.T) {
 	r := newRig(t, nil)
@@ -47,7 +47,7 @@ func TestSeedPolicyDecisionsOverHTTP(t *testing.T) {
 	}
 }
 
-// TestSeedSevenCasesOverHTTP reproduces seed 002's seven executor decisions
+// TestSeedSevenCasesOverHTTP reproduces the reference program's seven executor decisions
 // with the runtime on the far side of the agent API and the approver on
 // the approval site.
 func TestSeedSevenCasesOverHTTP(t *testing.T) {

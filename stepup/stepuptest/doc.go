@@ -1,6 +1,6 @@
 // Package stepuptest is an in-process fake of asu's trust infrastructure
 // for tests: a software WebAuthn authenticator whose registrations and
-// assertions go-webauthn accepts, a fake clock, the catalog of seed 002's
+// assertions go-webauthn accepts, a fake clock, the catalog of the reference program's
 // program, and a one-call [NewGate] harness with an enrolled approver.
 //
 // # Authenticator

@@ -8,10 +8,10 @@ import (
 	"github.com/agentstepup/asu/stepup"
 )
 
-// SeedPolicyVersion is the policy version of seed 002's program.
+// SeedPolicyVersion is the policy version of the reference approval program.
 const SeedPolicyVersion = "2026-10-30.1"
 
-// SeedCatalog returns the catalog of seed 002's program: read_file and
+// SeedCatalog returns the catalog of the reference approval program: read_file and
 // search_tickets read, write_draft reversible, send_email external (its
 // attachment is a file reference whose content is hashed into the digest,
 // and its safe alternative on timeout is write_draft), issue_refund
