@@ -41,7 +41,8 @@ type ClassMetrics struct {
 
 // Metrics computes the approval figures of records, overall and per effect
 // class. The records need not be sorted or form a whole chain; times are
-// the records' own. The gateway's dashboard and the CLI both use it.
+// the records' own. The gateway's audit export and the verify CLI both
+// use it.
 func Metrics(records []AuditRecord) ApprovalMetrics {
 	all := &tally{}
 	classes := map[string]*tally{}

@@ -16,7 +16,10 @@
 // Anywhere else, put it behind TLS and pass -origin https://approve.example.com.
 //
 // Invites are minted only here, never over HTTP: -invite USER mints one
-// more for an existing database, prints its link and exits.
+// more for an existing database, prints its link and exits. -audit FILE
+// exports the database's audit chain for a third party (check it with
+// `go run ./examples/verify audit FILE`) and prints the approval figures
+// to watch for fatigue.
 package main
 
 import (
@@ -39,6 +42,7 @@ func main() {
 	flag.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` the printed runtime token acts as")
 	flag.StringVar(&o.user, "user", "user:dana", "`user` the printed runtime token acts for")
 	flag.StringVar(&o.invite, "invite", "", "mint an enrollment invite for `user`, print its link and exit")
+	flag.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
 	flag.Parse()
 	o.log = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

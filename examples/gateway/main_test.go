@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -36,8 +39,9 @@ func TestGateway(t *testing.T) {
 	var logs bytes.Buffer // written by the servers' goroutines; read after they stop
 	ready := make(chan started, 1)
 	done := make(chan error, 1)
+	db := filepath.Join(t.TempDir(), "asu.db")
 	go func() {
-		done <- run(ctx, w, options{agentAddr: "127.0.0.1:0", siteAddr: "127.0.0.1:0",
+		done <- run(ctx, w, options{agentAddr: "127.0.0.1:0", siteAddr: "127.0.0.1:0", db: db,
 			approver: "user:dana", agent: "agent:reports", user: "user:dana", log: &logs}, func(s started) { ready <- s })
 	}()
 	var s started
@@ -95,6 +99,22 @@ func TestGateway(t *testing.T) {
 	assert.NotContains(t, logs.String(), "finance@example.com", "the service logs digests, never arguments")
 	assert.Contains(t, logs.String(), tk.Digest.String())
 	assert.Contains(t, printed, "gateway stopped")
+
+	// The operator exports the audit chain; it verifies on its own and
+	// counts the one approval.
+	exported := filepath.Join(t.TempDir(), "audit.jsonl")
+	var report bytes.Buffer
+	require.NoError(t, run(context.Background(), &report, options{db: db, audit: exported, log: io.Discard}, nil))
+	assert.Contains(t, report.String(), "1 requests, 1 approved, 0 denied")
+	f, err := os.Open(exported)
+	require.NoError(t, err)
+	defer f.Close()
+	records, err := receipt.ReadChain(f)
+	require.NoError(t, err)
+	require.NotEmpty(t, records)
+	assert.NoError(t, receipt.VerifyChain(records, [32]byte{}))
+	assert.Error(t, run(context.Background(), io.Discard, options{db: db, audit: exported, log: io.Discard}, nil),
+		"an export never overwrites a file")
 }
 
 // TestInviteFlag mints an invite for an existing database and exits.

@@ -27,6 +27,7 @@ type options struct {
 	approver, agent     string
 	user                string
 	invite              string
+	audit               string    // export the audit chain to this file and exit
 	log                 io.Writer // service log (stderr)
 }
 
@@ -47,6 +48,20 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	out := &syncWriter{w: w}
 	if o.invite != "" && o.db == "" {
 		return errors.New("-invite needs -db: an invite is stored in the database the gateway serves")
+	}
+	if o.audit != "" {
+		if o.db == "" {
+			return errors.New("-audit needs -db: the audit chain is in the database the gateway serves")
+		}
+		if _, err := os.Stat(o.db); err != nil {
+			return err // never create an empty database to export
+		}
+		st, err := sqlite.Open(o.db, nil)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return exportAudit(ctx, st, o.audit, out) // no listener, no gate
 	}
 	tmp := ""
 	if o.db == "" || o.files == "" {
