@@ -39,8 +39,8 @@ func benchStores(b *testing.B) map[string]func() stepup.Store {
 
 func benchGate(b *testing.B, st stepup.Store, opts ...stepup.Option) (*stepup.Gate, *stepuptest.Authenticator) {
 	b.Helper()
-	clock := stepuptest.NewClock(stepuptest.Start)
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, append([]stepup.Option{stepup.WithClock(clock.Now),
+	clock := stepuptest.NewClock(stepuptest.Start())
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), append([]stepup.Option{stepup.WithClock(clock.Now),
 		stepup.WithExecutor("write_draft", &recorder{}), stepup.WithExecutor("send_email", stepup.ExecutorFunc(
 			func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}, opts...)...)
 	if err != nil {
@@ -183,7 +183,7 @@ func BenchmarkApproveStoreWrites(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			st := open()
 			ctx := context.Background()
-			now := stepuptest.Start
+			now := stepuptest.Start()
 			cred := store.Credential{ID: []byte("cred"), User: "user:dana", PublicKey: []byte{1}, CreatedAt: now}
 			if err := st.PutCredential(ctx, cred); err != nil {
 				b.Fatal(err)

@@ -93,7 +93,7 @@ func register(h *stepuptest.Harness, token string, tweaks ...stepuptest.Tweak) e
 	if err != nil {
 		return err
 	}
-	resp, err := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin).Register(opts, tweaks...)
+	resp, err := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin).Register(opts, tweaks...)
 	if err != nil {
 		return err
 	}

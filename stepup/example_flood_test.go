@@ -15,7 +15,7 @@ import (
 )
 
 func ExampleWithFlood() {
-	clock := stepuptest.NewClock(stepuptest.Start)
+	clock := stepuptest.NewClock(stepuptest.Start())
 	st := memory.New()
 	// Three approval requests per session per ten minutes; the rest of
 	// flood's defaults (lockouts, pending caps) stay.
@@ -23,7 +23,7 @@ func ExampleWithFlood() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now), stepup.WithFlood(lim))
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now), stepup.WithFlood(lim))
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +43,7 @@ func ExampleWithFlood() {
 func ExampleWithoutFloodControlUnsafe() {
 	// Only for a closed test bed: any session may ask approvers as often as
 	// it likes.
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithoutFloodControlUnsafe())
+	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithoutFloodControlUnsafe())
 	fmt.Println(g != nil, err)
 	// Output: true <nil>
 }

@@ -15,11 +15,11 @@ import (
 
 // exampleGate builds a gate with one enrolled approver for the examples.
 func exampleGate() (*stepup.Gate, *stepuptest.Authenticator, *stepuptest.Clock) {
-	clock := stepuptest.NewClock(stepuptest.Start)
+	clock := stepuptest.NewClock(stepuptest.Start())
 	send := stepup.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil
 	})
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP,
+	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(),
 		stepup.WithClock(clock.Now), stepup.WithExecutor("send_email", send))
 	if err != nil {
 		panic(err)

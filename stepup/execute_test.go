@@ -124,8 +124,8 @@ func recoverScenario(t *testing.T, st stepup.Store, reopen func() stepup.Store) 
 	t.Helper()
 	ctx := context.Background()
 	exec := &crashOnce{}
-	clock := stepuptest.NewClock(stepuptest.Start)
-	g1, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now),
+	clock := stepuptest.NewClock(stepuptest.Start())
+	g1, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now),
 		stepup.WithExecutor("write_draft", exec))
 	require.NoError(t, err)
 	tk, err := g1.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
@@ -139,7 +139,7 @@ func recoverScenario(t *testing.T, st stepup.Store, reopen func() stepup.Store) 
 	require.NotEmpty(t, exec.keySeen)
 
 	st = reopen()
-	g2, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now),
+	g2, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now),
 		stepup.WithExecutor("write_draft", exec))
 	require.NoError(t, err)
 	got, err := g2.Ticket(ctx, tk.ID)

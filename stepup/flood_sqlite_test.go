@@ -20,10 +20,10 @@ import (
 func TestFloodAcrossGatesOnSQLite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "asu.db")
-	clock := stepuptest.NewClock(stepuptest.Start)
+	clock := stepuptest.NewClock(stepuptest.Start())
 	var gates []*stepup.Gate
 	for range 2 {
-		g, err := stepup.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now))
+		g, err := stepup.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
 		require.NoError(t, err)
 		gates = append(gates, g)
 	}

@@ -85,7 +85,7 @@ func TestFloodThousandProposalsOneSession(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := stepuptest.NewGate(t, nil) // for its store and clock
-			g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP,
+			g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(),
 				append([]stepup.Option{stepup.WithClock(h.Clock.Now)}, tt.opts(t, h)...)...)
 			require.NoError(t, err)
 			parked, denied := proposeMany(t, []*stepup.Gate{g}, 1000, tt.wantReason)
@@ -101,7 +101,7 @@ func TestFloodThousandProposalsOneSession(t *testing.T) {
 func TestFloodRefusalIsAuditedWithRetryAfter(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
-	g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(h.Clock.Now),
+	g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
 		stepup.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
 	require.NoError(t, err)
 	h.Clock.Advance(2 * time.Minute) // two minutes into the ten-minute window
@@ -134,7 +134,7 @@ func TestFloodRefusalIsAuditedWithRetryAfter(t *testing.T) {
 func TestFloodAllowedAndDeniedCallsAreNotAdmitted(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
-	g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(h.Clock.Now),
+	g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
 		stepup.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
 	require.NoError(t, err)
 	for i := range 100 {
@@ -239,7 +239,7 @@ func TestFloodTwoGatesShareTheLimits(t *testing.T) {
 				if !tt.shared {
 					counters = newCounterStore(t)
 				}
-				g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(h.Clock.Now),
+				g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
 					stepup.WithFlood(limiter(t, counters, h.Clock, rateOnly)))
 				require.NoError(t, err)
 				gates = append(gates, g)
@@ -280,7 +280,7 @@ func TestFloodConfig(t *testing.T) {
 		"executor for asu.*":   {stepup.WithExecutor(stepup.GrantTool, &recorder{})},
 		"executor for asu.foo": {stepup.WithExecutor("asu.foo", &recorder{})},
 	} {
-		_, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP, opts...)
+		_, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), opts...)
 		assert.ErrorIs(t, err, stepup.ErrConfig, name)
 	}
 }
@@ -312,7 +312,7 @@ func TestFloodFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
 	broken := brokenCounters{h.Store}
-	g, err := stepup.New(broken, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(h.Clock.Now),
+	g, err := stepup.New(broken, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
 		stepup.WithFlood(limiter(t, broken, h.Clock, flood.Limits{})))
 	require.NoError(t, err)
 	tk, err := g.Propose(ctx, floodCall("sess-broken", "user:dana", 0))

@@ -64,7 +64,7 @@ func FuzzEnrollToken(f *testing.F) {
 		if err != nil {
 			return
 		}
-		resp, err := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin).Register(opts)
+		resp, err := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin).Register(opts)
 		if err != nil {
 			return
 		}

@@ -51,7 +51,7 @@ func swapChallenge(t *testing.T, w *world, from, to stepup.TicketID) []byte {
 // might, and returns the authenticator holding it.
 func plantCredential(t *testing.T, w *world, user string) *stepuptest.Authenticator {
 	t.Helper()
-	a := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin)
+	a := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin)
 	// The gate's user handle for user: SHA-256("asu/v1/user" ‖ 0x00 ‖ user).
 	h := sha256.Sum256([]byte("asu/v1/user\x00" + user))
 	_, err := a.Register([]byte(`{"challenge":"AAAAAAAAAAAAAAAAAAAAAA","rp":{"id":"approve.example.com"},"user":{"id":"` +
@@ -59,7 +59,7 @@ func plantCredential(t *testing.T, w *world, user string) *stepuptest.Authentica
 	require.NoError(t, err)
 	id := a.CredentialIDs()[0]
 	require.NoError(t, w.Store.PutCredential(context.Background(), store.Credential{
-		ID: id, User: user, PublicKey: a.PublicKey(id), CreatedAt: stepuptest.Start}))
+		ID: id, User: user, PublicKey: a.PublicKey(id), CreatedAt: stepuptest.Start()}))
 	return a
 }
 

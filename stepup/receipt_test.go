@@ -16,7 +16,7 @@ import (
 )
 
 // rpPolicy is what a third party knows of the harness's relying party.
-var rpPolicy = receipt.Policy{RPID: stepuptest.RP.ID, Origins: []string{stepuptest.RP.Origin}}
+var rpPolicy = receipt.Policy{RPID: stepuptest.RP().ID, Origins: []string{stepuptest.RP().Origin}}
 
 // trustedKeyOf returns the public key of a's only credential, taken from
 // the authenticator itself, never from a receipt: the out-of-band key.
@@ -63,7 +63,7 @@ func TestReceiptsOfTheSeedFlowVerify(t *testing.T) {
 
 	t.Run("approved", func(t *testing.T) {
 		res := verify(t)
-		assert.Equal(t, stepuptest.Start.Unix(), res.ApprovedAt.Unix())
+		assert.Equal(t, stepuptest.Start().Unix(), res.ApprovedAt.Unix())
 		assert.False(t, res.Expired(w.Clock.Now()))
 	})
 	t.Run("executed", func(t *testing.T) {

@@ -44,8 +44,8 @@ func TestTimeoutAlternativeOutlivesTheWaitersContext(t *testing.T) {
 	t.Cleanup(func() { _ = mem.Close() })
 	waitCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock := stepuptest.NewClock(stepuptest.Start)
-	g, err := stepup.New(cancelAfterTimeout{Store: mem, cancel: cancel}, stepuptest.SeedCatalog(), stepuptest.RP,
+	clock := stepuptest.NewClock(stepuptest.Start())
+	g, err := stepup.New(cancelAfterTimeout{Store: mem, cancel: cancel}, stepuptest.SeedCatalog(), stepuptest.RP(),
 		stepup.WithClock(clock.Now))
 	require.NoError(t, err)
 
@@ -76,9 +76,9 @@ func TestGrantIssuedOnceApproved(t *testing.T) {
 	t.Cleanup(func() { _ = mem.Close() })
 	reqCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock := stepuptest.NewClock(stepuptest.Start)
+	clock := stepuptest.NewClock(stepuptest.Start())
 	g, err := stepup.New(cancelAfterTimeout{Store: mem, cancel: cancel, to: store.Approved},
-		stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now))
+		stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
 	require.NoError(t, err)
 	ctx := context.Background()
 	dana, err := stepuptest.Enroll(ctx, g.Admin(), stepuptest.Approver)

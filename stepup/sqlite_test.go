@@ -41,10 +41,10 @@ func TestExecuteOnceAcrossGatesOnSQLite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "asu.db")
 	exec := &recorder{}
-	clock := stepuptest.NewClock(stepuptest.Start)
+	clock := stepuptest.NewClock(stepuptest.Start())
 	var gates []*stepup.Gate
 	for range 2 {
-		g, err := stepup.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP,
+		g, err := stepup.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP(),
 			stepup.WithClock(clock.Now), stepup.WithExecutor("write_draft", exec))
 		require.NoError(t, err)
 		gates = append(gates, g)

@@ -19,7 +19,7 @@ func TestTimeoutCancelsByDefault(t *testing.T) {
 		Session: "s", Principal: agentFor("user:dana")})
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusPending, tk.Status)
-	assert.Equal(t, stepuptest.Start.Add(15*time.Minute), tk.ExpiresAt)
+	assert.Equal(t, stepuptest.Start().Add(15*time.Minute), tk.ExpiresAt)
 	w.Clock.Advance(15 * time.Minute)
 	got, err := w.Gate.Wait(ctx, tk.ID)
 	require.NoError(t, err)

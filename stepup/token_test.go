@@ -108,8 +108,8 @@ func TestTokenClaims(t *testing.T) {
 	assert.Equal(t, tokenIssuerName, claims["iss"])
 	assert.Equal(t, []any{"send_email"}, claims["aud"])
 	assert.Equal(t, stepuptest.Approver, claims["sub"])
-	assert.Equal(t, float64(stepuptest.Start.Unix()), claims["iat"])
-	assert.Equal(t, float64(stepuptest.Start.Add(stepup.DefaultTokenTTL).Unix()), claims["exp"])
+	assert.Equal(t, float64(stepuptest.Start().Unix()), claims["iat"])
+	assert.Equal(t, float64(stepuptest.Start().Add(stepup.DefaultTokenTTL).Unix()), claims["exp"])
 	assert.Equal(t, tk.Digest.String(), claims["digest"])
 	assert.Len(t, claims["nonce"], 64)
 	assert.NotEqual(t, strings.Repeat("0", 64), claims["nonce"])
@@ -256,8 +256,8 @@ func TestTokenIssuerConfig(t *testing.T) {
 // approved send_email ticket.
 func tokenExample() (*stepup.Gate, *memory.Store, *stepuptest.Clock, stepup.TicketID, canon.Effect) {
 	ctx := context.Background()
-	st, clock := memory.New(), stepuptest.NewClock(stepuptest.Start)
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now))
+	st, clock := memory.New(), stepuptest.NewClock(stepuptest.Start())
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
 	if err != nil {
 		panic(err)
 	}
@@ -290,7 +290,7 @@ func ExampleTokenIssuer_Issue() {
 	// Any JWT library reads it with the gate's public key.
 	claims := jwt.MapClaims{}
 	_, err = jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return issuer.PublicKey(), nil },
-		jwt.WithTimeFunc(func() time.Time { return stepuptest.Start }))
+		jwt.WithTimeFunc(func() time.Time { return stepuptest.Start() }))
 	fmt.Println(claims["iss"], claims["aud"], claims["sub"], claims["jti"] == string(id), err)
 	// Output:
 	// 2 <nil>

@@ -156,7 +156,7 @@ func TestVerifierRefusals(t *testing.T) {
 		{"two audiences", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
 			with(claims, "aud", []string{"send_email", "payments"})), nil, stepup.ErrTokenAudience},
 		{"expired", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
-			with(claims, "exp", stepuptest.Start.Unix())), nil, stepup.ErrExpired},
+			with(claims, "exp", stepuptest.Start().Unix())), nil, stepup.ErrExpired},
 		{"unknown ticket", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "jti", "no-such-ticket")), nil, stepup.ErrNotFound},
 	}
 	for _, tt := range tests {

@@ -37,7 +37,7 @@ func TestWaitReturnsLastReadTicketWhenContextEnds(t *testing.T) {
 	st := &endingStore{Store: memory.New()}
 	clock := stepuptest.NewClock(time.Unix(1_000, 0))
 	gate, err := stepup.New(st, stepuptest.SeedCatalog(),
-		stepuptest.RP,
+		stepuptest.RP(),
 		stepup.WithClock(clock.Now), stepup.WithPollInterval(time.Millisecond))
 	require.NoError(t, err)
 	tk, err := gate.Propose(context.Background(), sendEmail("finance@example.com"))

@@ -50,7 +50,7 @@ func TestApproveRefusesEachWebAuthnCheck(t *testing.T) {
 			return assertFor(t, w, w.Authenticator, id, stepuptest.WithSignCount(3))
 		}, stepup.ErrCounter},
 		{"unknown credential", func(t *testing.T, w *world, id stepup.TicketID) []byte {
-			stranger := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin)
+			stranger := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin)
 			_, err := stranger.Register([]byte(`{"challenge":"AAAAAAAAAAAAAAAAAAAAAA","user":{"id":"AQ"}}`))
 			require.NoError(t, err)
 			return assertFor(t, w, stranger, id)
@@ -139,8 +139,8 @@ func TestEvidenceKeepsTheRawAssertion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, stepuptest.Approver, ev.User)
 	assert.Equal(t, w.Authenticator.CredentialIDs()[0], ev.CredentialID)
-	assert.Equal(t, stepuptest.RP.ID, ev.RPID)
-	assert.Equal(t, stepuptest.RP.Origin, ev.Origin)
+	assert.Equal(t, stepuptest.RP().ID, ev.RPID)
+	assert.Equal(t, stepuptest.RP().Origin, ev.Origin)
 	assert.Contains(t, string(ev.ClientDataJSON), b64(p.Challenge[:]))
 	assert.Len(t, ev.AuthenticatorData, 37)
 	assert.NotEmpty(t, ev.Signature)

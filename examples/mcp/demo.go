@@ -26,7 +26,7 @@ func demo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	lg, err := openGate(tmp, stepuptest.RP)
+	lg, err := openGate(tmp, stepuptest.RP())
 	if err != nil {
 		return err
 	}

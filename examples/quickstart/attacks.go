@@ -29,7 +29,7 @@ func (d *demo) agentIndependence(ctx context.Context) error {
 	err = d.attempt(ctx, planted)
 	d.line("agent's passkey slipped into the store", outcome(err))
 
-	stranger := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin)
+	stranger := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin)
 	if _, err := stranger.Register([]byte(`{"challenge":"AAAAAAAAAAAAAAAAAAAAAA","user":{"id":"AQ"}}`)); err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (d *demo) attempt(ctx context.Context, a *stepuptest.Authenticator, tweaks 
 // plant stores a credential for user straight in the database, as a
 // compromised administrator might, and returns its authenticator.
 func (d *demo) plant(ctx context.Context, user string) (*stepuptest.Authenticator, error) {
-	a := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin)
+	a := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin)
 	h := sha256.Sum256([]byte("asu/v1/user\x00" + user)) // the gate's user handle
 	opts := `{"challenge":"AAAAAAAAAAAAAAAAAAAAAA","user":{"id":"` + base64.RawURLEncoding.EncodeToString(h[:]) + `"}}`
 	if _, err := a.Register([]byte(opts)); err != nil {

@@ -108,7 +108,7 @@ func (d *demo) open(exec stepup.Executor) error {
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, stepup.WithExecutor(tool, exec))
 	}
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, opts...)
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), opts...)
 	if err != nil {
 		_ = st.Close()
 		return err

@@ -92,7 +92,7 @@ func (d *demo) floodResistance(ctx context.Context) error {
 // floodGate is a gate on the demo's database with flood's default limits
 // unless opts say otherwise.
 func (d *demo) floodGate(opts ...stepup.Option) (*stepup.Gate, error) {
-	return stepup.New(d.st, stepuptest.SeedCatalog(), stepuptest.RP,
+	return stepup.New(d.st, stepuptest.SeedCatalog(), stepuptest.RP(),
 		append([]stepup.Option{stepup.WithClock(d.clock.Now), stepup.WithExecutor("send_email", d.mail)}, opts...)...)
 }
 

@@ -100,7 +100,7 @@ func TestReceiptFlag(t *testing.T) {
 	require.NoError(t, err)
 	r, err := receipt.Parse(data)
 	require.NoError(t, err)
-	res, err := receipt.Verify(r, key, receipt.Policy{RPID: stepuptest.RP.ID, Origins: []string{stepuptest.RP.Origin}})
+	res, err := receipt.Verify(r, key, receipt.Policy{RPID: stepuptest.RP().ID, Origins: []string{stepuptest.RP().Origin}})
 	require.NoError(t, err)
 	require.NoError(t, res.Err())
 	assert.True(t, res.Valid)
@@ -109,7 +109,7 @@ func TestReceiptFlag(t *testing.T) {
 
 	data[bytes.Index(data, []byte("finance@example.com"))] = 'F'
 	if r, err := receipt.Parse(data); err == nil {
-		res, err := receipt.Verify(r, key, receipt.Policy{RPID: stepuptest.RP.ID, Origins: []string{stepuptest.RP.Origin}})
+		res, err := receipt.Verify(r, key, receipt.Policy{RPID: stepuptest.RP().ID, Origins: []string{stepuptest.RP().Origin}})
 		assert.True(t, err != nil || !res.Valid, "an edited receipt does not verify")
 	}
 }

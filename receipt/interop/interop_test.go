@@ -158,7 +158,7 @@ func TestSimpleWebAuthnVerifiesGateReceipts(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
 	lee := h.Enroll(t, "user:lee", stepuptest.WithAlgorithm(stepuptest.EdDSA))
-	p := receipt.Policy{RPID: stepuptest.RP.ID, Origins: []string{stepuptest.RP.Origin}}
+	p := receipt.Policy{RPID: stepuptest.RP().ID, Origins: []string{stepuptest.RP().Origin}}
 
 	for _, tc := range []struct {
 		name string

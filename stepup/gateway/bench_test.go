@@ -38,7 +38,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	for _, s := range stores {
 		st := s.open(b)
-		gate, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithExecutor("read_file", &recorder{}))
+		gate, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithExecutor("read_file", &recorder{}))
 		require.NoError(b, err)
 		api, err := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 		require.NoError(b, err)

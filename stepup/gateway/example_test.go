@@ -18,7 +18,7 @@ import (
 // newGate is the gate of the examples: the reference program's catalog on store/memory.
 func newGate() (*stepup.Gate, *memory.Store) {
 	st := memory.New()
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP,
+	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(),
 		stepup.WithExecutor("read_file", stepup.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			return []byte(`{"rows":2}`), nil
 		})))
@@ -73,10 +73,10 @@ func ExampleNewAgentAPI() {
 // enroll a passkey are minted from Go, never over HTTP.
 func ExampleNewSite() {
 	gate, st := newGate()
-	site, _ := gateway.NewSite(gate, st, stepuptest.RP, nil)
-	_ = site // serve it on stepuptest.RP.Origin, e.g. with NewServer and Serve
+	site, _ := gateway.NewSite(gate, st, stepuptest.RP(), nil)
+	_ = site // serve it on stepuptest.RP().Origin, e.g. with NewServer and Serve
 
-	link, _ := gateway.InviteLink(context.Background(), gate.Admin(), stepuptest.RP.Origin, "user:dana")
+	link, _ := gateway.InviteLink(context.Background(), gate.Admin(), stepuptest.RP().Origin, "user:dana")
 	fmt.Println(link[:len("https://approve.example.com/enroll?invite=")])
 	// Output: https://approve.example.com/enroll?invite=
 }
@@ -84,7 +84,7 @@ func ExampleNewSite() {
 // InviteLink refuses agents: approvers are people.
 func ExampleInviteLink() {
 	gate, _ := newGate()
-	_, err := gateway.InviteLink(context.Background(), gate.Admin(), stepuptest.RP.Origin, "agent:reports")
+	_, err := gateway.InviteLink(context.Background(), gate.Admin(), stepuptest.RP().Origin, "agent:reports")
 	fmt.Println(errors.Is(err, stepup.ErrNotPermitted))
 	// Output: true
 }

@@ -73,7 +73,7 @@ func newRig(t *testing.T, opts *gateway.AgentOptions) *rig {
 		{Token: otherToken, Agent: "agent:billing", Users: []string{"user:dana"}},
 	}, opts)
 	require.NoError(t, err)
-	site, err := gateway.NewSite(r.Gate, r.Store, stepuptest.RP, nil)
+	site, err := gateway.NewSite(r.Gate, r.Store, stepuptest.RP(), nil)
 	require.NoError(t, err)
 	r.api = httptest.NewServer(api)
 	r.site = httptest.NewServer(site)
@@ -124,7 +124,7 @@ func (r *rig) post(t *testing.T, path string, body []byte) (*http.Response, []by
 	req, err := http.NewRequest(http.MethodPost, r.site.URL+path, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", stepuptest.RP.Origin)
+	req.Header.Set("Origin", stepuptest.RP().Origin)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

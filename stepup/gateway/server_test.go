@@ -29,7 +29,7 @@ func TestServeShutsDownWithoutLeaks(t *testing.T) {
 	inner, err := gateway.NewAgentAPI(h.Gate, h.Store, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	api := &signalling{AgentAPI: inner, waiting: make(chan struct{})}
-	site, err := gateway.NewSite(h.Gate, h.Store, stepuptest.RP, nil)
+	site, err := gateway.NewSite(h.Gate, h.Store, stepuptest.RP(), nil)
 	require.NoError(t, err)
 	agentLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -160,7 +160,7 @@ func TestSitePostsOnlyFromItsOrigin(t *testing.T) {
 	}{
 		{"other origin", "https://evil.example.net", "", "application/json", 403},
 		{"cross-site fetch", "", "cross-site", "application/json", 403},
-		{"form post", stepuptest.RP.Origin, "", "application/x-www-form-urlencoded", 400},
+		{"form post", stepuptest.RP().Origin, "", "application/x-www-form-urlencoded", 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestEnrollOverHTTP(t *testing.T) {
 	assert.Contains(t, string(raw), "user:erin")
 	m := optionsAttr.FindStringSubmatch(string(raw))
 	require.Len(t, m, 2)
-	erin := stepuptest.NewAuthenticator(stepuptest.RP.ID, stepuptest.RP.Origin)
+	erin := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin)
 	reg, err := erin.Register([]byte(html.UnescapeString(m[1])))
 	require.NoError(t, err)
 	body, err := json.Marshal(map[string]any{"invite": invite, "credential": json.RawMessage(reg)})

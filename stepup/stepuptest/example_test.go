@@ -43,7 +43,7 @@ func ExampleSeedCatalog() {
 }
 
 func ExampleEnroll() {
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP)
+	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP())
 	if err != nil {
 		panic(err)
 	}
@@ -60,8 +60,8 @@ func ExampleEnroll() {
 }
 
 func ExampleHarness_Grant() {
-	clock := stepuptest.NewClock(stepuptest.Start)
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP, stepup.WithClock(clock.Now))
+	clock := stepuptest.NewClock(stepuptest.Start())
+	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
 	if err != nil {
 		panic(err)
 	}

@@ -10,11 +10,13 @@ import (
 	"github.com/agentstepup/asu/store/memory"
 )
 
-// RP is the relying party of gates built by [NewGate].
-var RP = stepup.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com", Name: "asu"}
+// RP returns the relying party of gates built by [NewGate].
+func RP() stepup.RelyingParty {
+	return stepup.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com", Name: "asu"}
+}
 
-// Start is the time a [NewGate] clock starts at.
-var Start = time.Date(2026, 10, 30, 9, 0, 0, 0, time.UTC)
+// Start returns the time a [NewGate] clock starts at.
+func Start() time.Time { return time.Date(2026, 10, 30, 9, 0, 0, 0, time.UTC) }
 
 // Approver is the user [NewGate] enrolls.
 const Approver = "user:dana"
@@ -43,8 +45,8 @@ func NewGate(t testing.TB, policy stepup.Policy, opts ...stepup.Option) *Harness
 	if policy == nil {
 		policy = SeedCatalog()
 	}
-	h := &Harness{Store: memory.New(), Clock: NewClock(Start)}
-	g, err := stepup.New(h.Store, policy, RP, append([]stepup.Option{stepup.WithClock(h.Clock.Now)}, opts...)...)
+	h := &Harness{Store: memory.New(), Clock: NewClock(Start())}
+	g, err := stepup.New(h.Store, policy, RP(), append([]stepup.Option{stepup.WithClock(h.Clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatalf("stepuptest: new gate: %v", err)
 	}
@@ -76,7 +78,7 @@ func Enroll(ctx context.Context, admin *stepup.Admin, user string, tweaks ...Twe
 	if err != nil {
 		return nil, err
 	}
-	a := NewAuthenticator(RP.ID, RP.Origin)
+	a := NewAuthenticator(RP().ID, RP().Origin)
 	resp, err := a.Register(opts, tweaks...)
 	if err != nil {
 		return nil, err
