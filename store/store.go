@@ -132,6 +132,11 @@ type Invites interface {
 	// with [ErrNotFound] for an unknown hash, [ErrConsumed] when already
 	// redeemed and [ErrExpired] when at is at or after ExpiresAt.
 	RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Time) (Invite, error)
+	// GetInvite returns the invite stored under tokenHash, redeemed or not
+	// (RedeemedAt says which), and fails with [ErrNotFound] for an unknown
+	// hash. It only reads: an early check made with it decides nothing,
+	// since the invite may be redeemed or expire before [Invites.RedeemInvite].
+	GetInvite(ctx context.Context, tokenHash [32]byte) (Invite, error)
 }
 
 // Counters holds flood-control state shared by every gate replica.

@@ -45,3 +45,16 @@ func (s *Store) RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Ti
 	inv.RedeemedAt = at
 	return *inv, nil
 }
+
+// GetInvite implements [store.Invites].
+func (s *Store) GetInvite(ctx context.Context, tokenHash [32]byte) (store.Invite, error) {
+	if err := s.lock(ctx); err != nil {
+		return store.Invite{}, fmt.Errorf("get invite: %w", err)
+	}
+	defer s.mu.Unlock()
+	inv, ok := s.invites[tokenHash]
+	if !ok {
+		return store.Invite{}, fmt.Errorf("get invite: %w", store.ErrNotFound)
+	}
+	return *inv, nil
+}

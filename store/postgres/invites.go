@@ -64,3 +64,26 @@ func (s *Store) RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Ti
 	inv.CreatedAt, inv.ExpiresAt, inv.RedeemedAt = fromTS(created), fromTS(expires), fromTS(redeemed)
 	return inv, nil
 }
+
+// GetInvite implements [store.Invites].
+func (s *Store) GetInvite(ctx context.Context, tokenHash [32]byte) (store.Invite, error) {
+	const op = "get invite"
+	if err := s.enter(ctx); err != nil {
+		return store.Invite{}, s.fail(ctx, op, err)
+	}
+	var (
+		inv                        store.Invite
+		created, expires, redeemed pgtype.Timestamptz
+	)
+	err := s.pool.QueryRow(ctx, `SELECT user_name, created_at, expires_at, redeemed_at FROM invites
+		WHERE token_hash = $1`, tokenHash[:]).Scan(&inv.User, &created, &expires, &redeemed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = store.ErrNotFound
+	}
+	if err != nil {
+		return store.Invite{}, s.fail(ctx, op, err)
+	}
+	inv.TokenHash = tokenHash
+	inv.CreatedAt, inv.ExpiresAt, inv.RedeemedAt = fromTS(created), fromTS(expires), fromTS(redeemed)
+	return inv, nil
+}

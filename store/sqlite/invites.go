@@ -67,3 +67,26 @@ func (s *Store) RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Ti
 	}
 	return inv, nil
 }
+
+// GetInvite implements [store.Invites].
+func (s *Store) GetInvite(ctx context.Context, tokenHash [32]byte) (store.Invite, error) {
+	const op = "get invite"
+	if err := s.enter(ctx, op); err != nil {
+		return store.Invite{}, err
+	}
+	var (
+		inv                        store.Invite
+		created, expires, redeemed sql.NullInt64
+	)
+	err := s.reader().QueryRowContext(ctx, `SELECT user, created_at, expires_at, redeemed_at FROM invites
+		WHERE token_hash = ?`, tokenHash[:]).Scan(&inv.User, &created, &expires, &redeemed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Invite{}, fmt.Errorf("sqlite: %s: %w", op, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Invite{}, s.fail(ctx, op, err)
+	}
+	inv.TokenHash = tokenHash
+	inv.CreatedAt, inv.ExpiresAt, inv.RedeemedAt = fromMicros(created), fromMicros(expires), fromMicros(redeemed)
+	return inv, nil
+}

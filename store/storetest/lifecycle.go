@@ -42,6 +42,8 @@ func calls(ctx context.Context, s store.Store, ids seeded) map[string]error {
 	e("CreateInvite", s.CreateInvite(ctx, invite(9)))
 	_, err = s.RedeemInvite(ctx, invite(1).TokenHash, t0)
 	e("RedeemInvite", err)
+	_, err = s.GetInvite(ctx, invite(1).TokenHash)
+	e("GetInvite", err)
 	_, err = s.AddCount(ctx, "k", t0, 1)
 	e("AddCount", err)
 	_, err = s.IncrStreak(ctx, "k", t0)

@@ -83,6 +83,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"NoAliasing", testNoAliasing},
 		{"Credentials", testCredentials},
 		{"Invites", testInvites},
+		{"GetInvite", testGetInvite},
 		{"Counters", testCounters},
 		{"Streaks", testStreaks},
 		{"Audit", testAudit},
