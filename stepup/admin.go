@@ -81,12 +81,25 @@ func enrollChallenge(token string) []byte {
 }
 
 // BeginEnroll returns the PublicKeyCredentialCreationOptions JSON for the
-// user an invite names (user verification required, no attestation). The
-// invite is checked and spent by [Admin.FinishEnroll].
+// user an invite names (user verification required, no attestation). It
+// fails with [ErrInvite] when the invite is unknown, already redeemed,
+// expired by the gate's clock, or minted for another user than the token
+// names, so an enrollment page is never shown for an invite that cannot
+// succeed. The check only reads the invite: it is spent, and decided
+// again, by [Admin.FinishEnroll], since it may be used or expire meanwhile.
 func (ad *Admin) BeginEnroll(ctx context.Context, token string) (json.RawMessage, error) {
 	user, err := inviteUser(token)
 	if err != nil {
 		return nil, fmt.Errorf("enroll: %w", err)
+	}
+	inv, err := ad.g.st.GetInvite(ctx, sha256.Sum256([]byte(token)))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("enroll: %w", ErrInvite)
+	case err != nil:
+		return nil, storeErr("enroll", err)
+	case !inv.RedeemedAt.IsZero(), !ad.g.now().Before(inv.ExpiresAt), inv.User != user:
+		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	}
 	creation, _, err := ad.wa.BeginRegistration(&waUser{id: userHandle(user), name: user})
 	if err != nil {
