@@ -320,7 +320,7 @@ func (s *Site) refusedPage(w http.ResponseWriter, err error) {
 		CodeEffectChanged: "The action no longer matches what was stored; it cannot be approved.",
 		CodeNotApproved:   "The rules changed since this request was made; it cannot be approved.",
 		CodeNotPermitted:  "No approver of this request has a passkey enrolled.",
-		CodeInvite:        "This invite is not valid.",
+		CodeInvite:        "This invite is unknown, already used or expired. Ask the administrator for a new one.",
 	}[code]
 	if text == "" {
 		text = "This request cannot be shown."
