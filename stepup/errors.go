@@ -42,7 +42,8 @@ var (
 	ErrExecutorFailed = errors.New("stepup: executor failed")
 	// ErrNoExecutor means no executor is registered for the ticket's tool.
 	ErrNoExecutor = errors.New("stepup: no executor for tool")
-	// ErrInvite means an enrollment invite is unknown, used or expired.
+	// ErrInvite means an enrollment invite is unknown, used, expired, or
+	// presented for another user than it was minted for.
 	ErrInvite = errors.New("stepup: invalid invite")
 	// ErrConfig means a gate, catalog or approver option is unusable.
 	ErrConfig = errors.New("stepup: invalid configuration")
