@@ -14,8 +14,8 @@ import (
 // edit of the catalog.
 const policyVersion = "2026-10-30.1-mcp"
 
-// seedEntries are the integrator's catalog entries, written in code: seed
-// 002's tools with the effect classes the integrator set. read_file and
+// seedEntries are the integrator's catalog entries, written in code: the
+// reference program's tools with the effect classes the integrator set. read_file and
 // search_tickets read, write_draft reversible, send_email external (its
 // attachment's content is hashed into the digest; on timeout it becomes a
 // draft), issue_refund irreversible up to 500 per call. run_shell is not

@@ -17,8 +17,9 @@ import (
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
-// TestOutput runs the quickstart and checks every decision line: seed
-// 002's outcomes, the digests, and each attack on P1-P3, P6 and P7.
+// TestOutput runs the quickstart and checks every decision line: the
+// reference program's outcomes, the digests, and each attack on P1-P3, P6
+// and P7.
 func TestOutput(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), &out, options{}))
