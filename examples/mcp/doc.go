@@ -41,6 +41,13 @@
 //     cancelled or expired tickets, and waits that end first, are tool
 //     errors with their reason.
 //
+// A read is how untrusted content reaches the model: once a tool of class
+// read has answered in a session, the session is tainted, and its later
+// calls carry "read the output of TOOL" to the gate. External and
+// irreversible calls then need a person even where the catalog lets them
+// run unattended, and the card shows what was read. Taint stays with its
+// session.
+//
 // Two identical calls of one session made while the first still waits are
 // one ticket (the gate merges them): one approval, and the tool runs once;
 // the other call is told the approval was already used. The same call from

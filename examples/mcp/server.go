@@ -51,6 +51,7 @@ type gated struct {
 	rt       stepup.Runtime
 	cfg      serverConfig
 	sessions *sessionIDs
+	classes  map[string]string // confirmed effect class by tool name
 }
 
 // gatedServer returns an MCP server offering tools, whose calls are
@@ -62,10 +63,11 @@ func gatedServer(rt stepup.Runtime, tools []gatedTool, cfg serverConfig) *mcp.Se
 	if cfg.OnPending == nil {
 		cfg.OnPending = func(stepup.Ticket) {}
 	}
-	h := &gated{rt: rt, cfg: cfg, sessions: newSessionIDs()}
+	h := &gated{rt: rt, cfg: cfg, sessions: newSessionIDs(), classes: make(map[string]string, len(tools))}
 	s := mcp.NewServer(&mcp.Implementation{Name: "asu-gated", Version: "v0.1.0"}, nil)
 	offered := make(map[string]bool, len(tools))
 	for _, t := range tools {
+		h.classes[t.Name] = t.Class
 		s.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
 			Annotations: annotationsFor(t.Class)}, h.call)
 		offered[t.Name] = true
@@ -97,7 +99,7 @@ func (h *gated) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 		args = json.RawMessage(`{}`)
 	}
 	tk, err := h.rt.Propose(ctx, stepup.Call{Tool: req.Params.Name, Args: args, Task: h.cfg.Task,
-		Session: session, Principal: h.cfg.Principal})
+		Session: session, Principal: h.cfg.Principal, Taint: h.sessions.taintOf(session)})
 	if err != nil {
 		return refused("denied: the gate could not decide"), nil
 	}
@@ -130,6 +132,12 @@ func (h *gated) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 		return refused("not run: the approval no longer holds"), nil
 	case err != nil:
 		return refused("failed: the tool did not complete"), nil
+	}
+	if h.classes[req.Params.Name] == card.ClassRead {
+		// What a read returns is content nobody vetted, and it now reaches
+		// the model: later external and irreversible calls of this session
+		// need a person, and their cards say what was read.
+		h.sessions.addTaint(session, "read the output of "+req.Params.Name)
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res.Output)}}}, nil
 }

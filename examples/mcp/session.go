@@ -4,23 +4,42 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // sessionIDs names MCP sessions for the gate, which groups a session's
-// calls for merging, caps and lockouts. A transport with session ids
+// calls for merging, caps and lockouts, and remembers the untrusted
+// content each session has read, its taint. A transport with session ids
 // (streamable HTTP) names its own; stdio and in-memory connections have
-// none, so each gets a random id on its first call, dropped when it
-// closes.
+// none, so each gets a random id on its first call. Both are dropped when
+// the session closes.
 type sessionIDs struct {
-	mu  sync.Mutex
-	ids map[*mcp.ServerSession]string
+	mu    sync.Mutex
+	ids   map[*mcp.ServerSession]string
+	taint map[string][]string // by gate session id, each entry once
 }
 
 func newSessionIDs() *sessionIDs {
-	return &sessionIDs{ids: map[*mcp.ServerSession]string{}}
+	return &sessionIDs{ids: map[*mcp.ServerSession]string{}, taint: map[string][]string{}}
+}
+
+// taintOf returns what untrusted content session has read so far.
+func (s *sessionIDs) taintOf(session string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.taint[session])
+}
+
+// addTaint records that session has read untrusted content what.
+func (s *sessionIDs) addTaint(session, what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.taint[session], what) {
+		s.taint[session] = append(s.taint[session], what)
+	}
 }
 
 // of returns the gate's session id for ss.
@@ -28,24 +47,25 @@ func (s *sessionIDs) of(ss *mcp.ServerSession) (string, error) {
 	if ss == nil {
 		return "", fmt.Errorf("no MCP session")
 	}
-	if id := ss.ID(); id != "" {
-		return "mcp:" + id, nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if id, ok := s.ids[ss]; ok {
 		return id, nil
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("session id: %w", err)
+	id := "mcp:" + ss.ID()
+	if ss.ID() == "" {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("session id: %w", err)
+		}
+		id = "mcp:conn-" + hex.EncodeToString(b[:])
 	}
-	id := "mcp:conn-" + hex.EncodeToString(b[:])
 	s.ids[ss] = id
 	go func() {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.ids, ss)
+		delete(s.taint, id)
 		s.mu.Unlock()
 	}()
 	return id, nil
