@@ -2,12 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // policyVersion is recorded with every decision; change it with every
@@ -15,33 +14,9 @@ import (
 const policyVersion = "2026-10-30.1-mcp"
 
 // seedEntries are the integrator's catalog entries, written in code: the
-// reference program's tools with the effect classes the integrator set. read_file and
-// search_tickets read, write_draft reversible, send_email external (its
-// attachment's content is hashed into the digest; on timeout it becomes a
-// draft), issue_refund irreversible up to 500 per call. run_shell is not
-// admitted, whatever its server says.
-func seedEntries() []stepup.Tool {
-	obj := func(s string) json.RawMessage { return json.RawMessage(s) }
-	return []stepup.Tool{
-		{Name: "read_file", Title: "Read a file", Class: card.ClassRead,
-			Schema: obj(`{"type":"object","required":["path"],"properties":{"path":{"type":"string"}}}`)},
-		{Name: "search_tickets", Title: "Search tickets", Class: card.ClassRead},
-		{Name: "write_draft", Title: "Write an e-mail draft", Class: card.ClassReversible},
-		{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal,
-			Schema: obj(`{"type":"object","required":["to"],"properties":{` +
-				`"to":{"type":"string","format":"email"},"subject":{"type":"string"},` +
-				`"body":{"type":"string"},"attachment":{"type":"string"}},"additionalProperties":false}`),
-			Refs:    map[string]string{"attachment": "file"},
-			Hints:   card.Hints{Recipient: "to", Order: []string{"to", "subject", "attachment"}},
-			Trusted: []string{"example.com"},
-			Timeout: stepup.Timeout{After: 15 * time.Minute, Outcome: stepup.OutcomeAlternative, Alternative: "write_draft"}},
-		{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
-			Schema: obj(`{"type":"object","required":["order","amount"],"properties":{` +
-				`"order":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0}}}`),
-			Limits: []stepup.Limit{stepup.MaxAmount("amount", 500)},
-			Hints:  card.Hints{Amount: "amount", FixedCurrency: "EUR"}},
-	}
-}
+// reference program's tools (stepuptest.SeedTools) with the effect classes
+// the integrator set. run_shell is not admitted, whatever its server says.
+func seedEntries() []stepup.Tool { return stepuptest.SeedTools() }
 
 // seedUpstream is the tool listing of the upstream server this example
 // fronts, as its tools/list would return it: names, descriptions, input

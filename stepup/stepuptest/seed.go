@@ -11,19 +11,20 @@ import (
 // SeedPolicyVersion is the policy version of the reference approval program.
 const SeedPolicyVersion = "2026-10-30.1"
 
-// SeedCatalog returns the catalog of the reference approval program: read_file and
-// search_tickets read, write_draft reversible, send_email external (its
+// SeedTools returns the tools of the reference approval program: read_file
+// and search_tickets read, write_draft reversible, send_email external (its
 // attachment is a file reference whose content is hashed into the digest,
-// and its safe alternative on timeout is write_draft), issue_refund
-// irreversible with a per-call limit of 500. Any other tool is denied.
-func SeedCatalog() *stepup.Catalog {
+// example.com is trusted so the card flags look-alikes of it, and its safe
+// alternative on timeout is write_draft), issue_refund irreversible with a
+// per-call limit of 500. Each call returns fresh values.
+func SeedTools() []stepup.Tool {
 	obj := func(s string) json.RawMessage { return json.RawMessage(s) }
-	c, err := stepup.NewCatalog(SeedPolicyVersion,
-		stepup.Tool{Name: "read_file", Title: "Read a file", Class: card.ClassRead,
+	return []stepup.Tool{
+		{Name: "read_file", Title: "Read a file", Class: card.ClassRead,
 			Schema: obj(`{"type":"object","required":["path"],"properties":{"path":{"type":"string"}}}`)},
-		stepup.Tool{Name: "search_tickets", Title: "Search tickets", Class: card.ClassRead},
-		stepup.Tool{Name: "write_draft", Title: "Write an e-mail draft", Class: card.ClassReversible},
-		stepup.Tool{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal,
+		{Name: "search_tickets", Title: "Search tickets", Class: card.ClassRead},
+		{Name: "write_draft", Title: "Write an e-mail draft", Class: card.ClassReversible},
+		{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal,
 			Schema: obj(`{"type":"object","required":["to"],"properties":{` +
 				`"to":{"type":"string","format":"email"},"subject":{"type":"string"},` +
 				`"body":{"type":"string"},"attachment":{"type":"string"}},"additionalProperties":false}`),
@@ -31,12 +32,18 @@ func SeedCatalog() *stepup.Catalog {
 			Hints:   card.Hints{Recipient: "to", Order: []string{"to", "subject", "attachment"}},
 			Trusted: []string{"example.com"},
 			Timeout: stepup.Timeout{After: 15 * time.Minute, Outcome: stepup.OutcomeAlternative, Alternative: "write_draft"}},
-		stepup.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
+		{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema: obj(`{"type":"object","required":["order","amount"],"properties":{` +
 				`"order":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0}}}`),
 			Limits: []stepup.Limit{stepup.MaxAmount("amount", 500)},
 			Hints:  card.Hints{Amount: "amount", FixedCurrency: "EUR"}},
-	)
+	}
+}
+
+// SeedCatalog returns the catalog of [SeedTools] at [SeedPolicyVersion].
+// Any other tool is denied.
+func SeedCatalog() *stepup.Catalog {
+	c, err := stepup.NewCatalog(SeedPolicyVersion, SeedTools()...)
 	if err != nil {
 		panic("stepuptest: seed catalog: " + err.Error()) // a bug in this file, not an input error
 	}
