@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 )
 
 func TestEveryDecisionIsAnAuditRow(t *testing.T) {
@@ -53,7 +54,7 @@ func TestEveryDecisionIsAnAuditRow(t *testing.T) {
 
 func TestAuditArgsOnlyWhenOptedIn(t *testing.T) {
 	ctx := context.Background()
-	w := newWorld(t, stepup.WithAuditArgsUnsafe())
+	w := newWorld(t, gate.WithAuditArgsUnsafe())
 	_, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
 	require.NoError(t, err)
 	rows, err := w.Store.AuditRange(ctx, time.Time{}, stepupFar)

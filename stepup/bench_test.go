@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -23,10 +24,10 @@ import (
 )
 
 // benchStores are the backends the gate benchmarks run on.
-func benchStores(b *testing.B) map[string]func() stepup.Store {
-	return map[string]func() stepup.Store{
-		"memory": func() stepup.Store { return memory.New() },
-		"sqlite": func() stepup.Store {
+func benchStores(b *testing.B) map[string]func() gate.Store {
+	return map[string]func() gate.Store{
+		"memory": func() gate.Store { return memory.New() },
+		"sqlite": func() gate.Store {
 			st, err := sqlite.Open(filepath.Join(b.TempDir(), "asu.db"), nil)
 			if err != nil {
 				b.Fatal(err)
@@ -37,11 +38,11 @@ func benchStores(b *testing.B) map[string]func() stepup.Store {
 	}
 }
 
-func benchGate(b *testing.B, st stepup.Store, opts ...stepup.Option) (*stepup.Gate, *stepuptest.Authenticator) {
+func benchGate(b *testing.B, st gate.Store, opts ...gate.Option) (*gate.Gate, *stepuptest.Authenticator) {
 	b.Helper()
 	clock := stepuptest.NewClock(stepuptest.Start())
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), append([]stepup.Option{stepup.WithClock(clock.Now),
-		stepup.WithExecutor("write_draft", &recorder{}), stepup.WithExecutor("send_email", stepup.ExecutorFunc(
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), append([]gate.Option{gate.WithClock(clock.Now),
+		gate.WithExecutor("write_draft", &recorder{}), gate.WithExecutor("send_email", gate.ExecutorFunc(
 			func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
@@ -96,8 +97,8 @@ func BenchmarkProposePending(b *testing.B) {
 	for name, open := range benchStores(b) {
 		for _, mode := range []struct {
 			name string
-			opts []stepup.Option
-		}{{"flood", nil}, {"noflood", []stepup.Option{stepup.WithoutFloodControlUnsafe()}}} {
+			opts []gate.Option
+		}{{"flood", nil}, {"noflood", []gate.Option{gate.WithoutFloodControlUnsafe()}}} {
 			b.Run(name+"/"+mode.name, func(b *testing.B) {
 				g, _ := benchGate(b, open(), mode.opts...)
 				ctx := context.Background()
@@ -124,12 +125,12 @@ func BenchmarkApprove(b *testing.B) {
 			benchApprove(b, open())
 		})
 		b.Run(name+"/noflood", func(b *testing.B) {
-			benchApprove(b, open(), stepup.WithoutFloodControlUnsafe())
+			benchApprove(b, open(), gate.WithoutFloodControlUnsafe())
 		})
 	}
 }
 
-func benchApprove(b *testing.B, st stepup.Store, opts ...stepup.Option) {
+func benchApprove(b *testing.B, st gate.Store, opts ...gate.Option) {
 	g, a := benchGate(b, st, opts...)
 	ctx := context.Background()
 	ids := make([]stepup.TicketID, b.N)
@@ -139,7 +140,7 @@ func benchApprove(b *testing.B, st stepup.Store, opts ...stepup.Option) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := g.Approvals().Prompt(ctx, tk.ID)
+		p, err := g.Desk().Prompt(ctx, tk.ID)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func benchApprove(b *testing.B, st stepup.Store, opts ...stepup.Option) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := g.Approvals().Approve(ctx, ids[i], answers[i]); err != nil {
+		if _, err := g.Desk().Approve(ctx, ids[i], answers[i]); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,17 +11,19 @@ import (
 
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 func TestCatalogDecide(t *testing.T) {
-	cat, err := stepup.NewCatalog("v7",
-		stepup.Tool{Name: "read", Class: card.ClassRead},
-		stepup.Tool{Name: "notify", Class: card.ClassExternal, Unattended: true,
-			Limits: []stepup.Limit{stepup.AllowDomains("to", "example.com")}},
-		stepup.Tool{Name: "refund", Class: card.ClassIrreversible,
+	cat, err := policy.NewCatalog("v7",
+		policy.Tool{Name: "read", Class: card.ClassRead},
+		policy.Tool{Name: "notify", Class: card.ClassExternal, Unattended: true,
+			Limits: []policy.Limit{policy.AllowDomains("to", "example.com")}},
+		policy.Tool{Name: "refund", Class: card.ClassIrreversible,
 			Schema: json.RawMessage(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"number"}}}`),
-			Limits: []stepup.Limit{stepup.MaxAmount("amount", 500)}},
+			Limits: []policy.Limit{policy.MaxAmount("amount", 500)}},
 	)
 	require.NoError(t, err)
 	tests := []struct {
@@ -29,23 +31,23 @@ func TestCatalogDecide(t *testing.T) {
 		tool    string
 		args    string
 		taint   []string
-		verdict stepup.Verdict
+		verdict gate.Verdict
 		reason  string
 	}{
-		{"unknown tool", "run_shell", `{}`, nil, stepup.Deny, "unknown tool"},
-		{"read allowed", "read", `{}`, nil, stepup.Allow, ""},
-		{"read allowed after taint", "read", `{}`, []string{"read web page"}, stepup.Allow, ""},
-		{"unattended external allowed", "notify", `{"to":"ops@example.com"}`, nil, stepup.Allow, ""},
-		{"external needs approval after taint", "notify", `{"to":"ops@example.com"}`, []string{"read web page https://example.org"}, stepup.NeedsApproval, ""},
-		{"recipient off the allowlist", "notify", `{"to":"ops@exarnple.com"}`, nil, stepup.Deny, "recipient domain not on the allowlist"},
-		{"schema violation", "refund", `{"amount":"lots"}`, nil, stepup.Deny, "arguments do not match the tool's schema"},
-		{"missing required", "refund", `{}`, nil, stepup.Deny, "arguments do not match the tool's schema"},
-		{"over the limit", "refund", `{"amount":900}`, nil, stepup.Deny, "over the per-call limit"},
-		{"irreversible needs approval", "refund", `{"amount":120}`, nil, stepup.NeedsApproval, ""},
+		{"unknown tool", "run_shell", `{}`, nil, gate.Deny, "unknown tool"},
+		{"read allowed", "read", `{}`, nil, gate.Allow, ""},
+		{"read allowed after taint", "read", `{}`, []string{"read web page"}, gate.Allow, ""},
+		{"unattended external allowed", "notify", `{"to":"ops@example.com"}`, nil, gate.Allow, ""},
+		{"external needs approval after taint", "notify", `{"to":"ops@example.com"}`, []string{"read web page https://example.org"}, gate.NeedsApproval, ""},
+		{"recipient off the allowlist", "notify", `{"to":"ops@exarnple.com"}`, nil, gate.Deny, "recipient domain not on the allowlist"},
+		{"schema violation", "refund", `{"amount":"lots"}`, nil, gate.Deny, "arguments do not match the tool's schema"},
+		{"missing required", "refund", `{}`, nil, gate.Deny, "arguments do not match the tool's schema"},
+		{"over the limit", "refund", `{"amount":900}`, nil, gate.Deny, "over the per-call limit"},
+		{"irreversible needs approval", "refund", `{"amount":120}`, nil, gate.NeedsApproval, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := cat.Decide(context.Background(), stepup.Proposal{Tool: tt.tool, Args: json.RawMessage(tt.args), Taint: tt.taint})
+			d, err := cat.Decide(context.Background(), gate.Proposal{Tool: tt.tool, Args: json.RawMessage(tt.args), Taint: tt.taint})
 			require.NoError(t, err)
 			assert.Equal(t, tt.verdict, d.Verdict)
 			assert.Equal(t, "v7", d.PolicyVersion)
@@ -59,43 +61,43 @@ func TestCatalogDecide(t *testing.T) {
 func TestNewCatalogRefusesBadEntries(t *testing.T) {
 	tests := []struct {
 		name  string
-		tools []stepup.Tool
+		tools []policy.Tool
 	}{
-		{"no name", []stepup.Tool{{Class: card.ClassRead}}},
-		{"unknown class", []stepup.Tool{{Name: "x", Class: "harmless"}}},
-		{"twice", []stepup.Tool{{Name: "x", Class: card.ClassRead}, {Name: "x", Class: card.ClassRead}}},
-		{"the gate's own name", []stepup.Tool{{Name: stepup.GrantTool, Class: card.ClassRead}}},
-		{"schema not JSON", []stepup.Tool{{Name: "x", Class: card.ClassRead, Schema: json.RawMessage(`{`)}}},
-		{"schema with remote ref", []stepup.Tool{{Name: "x", Class: card.ClassRead,
+		{"no name", []policy.Tool{{Class: card.ClassRead}}},
+		{"unknown class", []policy.Tool{{Name: "x", Class: "harmless"}}},
+		{"twice", []policy.Tool{{Name: "x", Class: card.ClassRead}, {Name: "x", Class: card.ClassRead}}},
+		{"the gate's own name", []policy.Tool{{Name: gate.GrantTool, Class: card.ClassRead}}},
+		{"schema not JSON", []policy.Tool{{Name: "x", Class: card.ClassRead, Schema: json.RawMessage(`{`)}}},
+		{"schema with remote ref", []policy.Tool{{Name: "x", Class: card.ClassRead,
 			Schema: json.RawMessage(`{"$ref":"https://example.com/s.json"}`)}}},
-		{"escalate nowhere", []stepup.Tool{{Name: "x", Class: card.ClassExternal,
-			Timeout: stepup.Timeout{Outcome: stepup.OutcomeEscalate}}}},
-		{"unknown alternative", []stepup.Tool{{Name: "x", Class: card.ClassExternal,
-			Timeout: stepup.Timeout{Outcome: stepup.OutcomeAlternative, Alternative: "y"}}}},
-		{"unsafe alternative", []stepup.Tool{{Name: "x", Class: card.ClassExternal,
-			Timeout: stepup.Timeout{Outcome: stepup.OutcomeAlternative, Alternative: "y"}},
+		{"escalate nowhere", []policy.Tool{{Name: "x", Class: card.ClassExternal,
+			Timeout: gate.Timeout{Outcome: gate.OutcomeEscalate}}}},
+		{"unknown alternative", []policy.Tool{{Name: "x", Class: card.ClassExternal,
+			Timeout: gate.Timeout{Outcome: gate.OutcomeAlternative, Alternative: "y"}}}},
+		{"unsafe alternative", []policy.Tool{{Name: "x", Class: card.ClassExternal,
+			Timeout: gate.Timeout{Outcome: gate.OutcomeAlternative, Alternative: "y"}},
 			{Name: "y", Class: card.ClassIrreversible}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := stepup.NewCatalog("v1", tt.tools...)
+			_, err := policy.NewCatalog("v1", tt.tools...)
 			assert.ErrorIs(t, err, stepup.ErrConfig)
 		})
 	}
-	_, err := stepup.NewCatalog("")
+	_, err := policy.NewCatalog("")
 	assert.ErrorIs(t, err, stepup.ErrConfig)
 }
 
 type failingPolicy struct{}
 
-func (failingPolicy) Decide(context.Context, stepup.Proposal) (stepup.Decision, error) {
-	return stepup.Decision{Verdict: stepup.Allow, PolicyVersion: "v1"}, errors.New("rules unavailable")
+func (failingPolicy) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
+	return gate.Decision{Verdict: gate.Allow, PolicyVersion: "v1"}, errors.New("rules unavailable")
 }
 
 type versionlessPolicy struct{}
 
-func (versionlessPolicy) Decide(context.Context, stepup.Proposal) (stepup.Decision, error) {
-	return stepup.Decision{Verdict: stepup.Allow}, nil
+func (versionlessPolicy) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
+	return gate.Decision{Verdict: gate.Allow}, nil
 }
 
 func TestProposeFailsClosed(t *testing.T) {
@@ -103,7 +105,7 @@ func TestProposeFailsClosed(t *testing.T) {
 	call := stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`), Session: "s", Principal: agentFor("user:dana")}
 	tests := []struct {
 		name   string
-		policy stepup.Policy
+		policy gate.Policy
 		call   func(stepup.Call) stepup.Call
 		reason string
 	}{

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -35,29 +36,29 @@ func TestBeginEnrollRefusesBadInvites(t *testing.T) {
 		}, nil},
 		{"unknown invite", func(t *testing.T, h *stepuptest.Harness) string {
 			return b64(make([]byte, 32)) + "." + b64([]byte("user:erin"))
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"malformed token", func(t *testing.T, h *stepuptest.Harness) string {
 			return "not-a-token"
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"already redeemed", func(t *testing.T, h *stepuptest.Harness) string {
 			token := invite(t, h, "user:erin")
 			require.NoError(t, register(h, token))
 			return token
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"expired at its deadline", func(t *testing.T, h *stepuptest.Harness) string {
 			token := invite(t, h, "user:erin")
 			h.Clock.Advance(24 * time.Hour)
 			return token
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"expired long ago", func(t *testing.T, h *stepuptest.Harness) string {
 			token := invite(t, h, "user:erin")
 			h.Clock.Advance(30 * 24 * time.Hour)
 			return token
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"secret reused with another user's name", func(t *testing.T, h *stepuptest.Harness) string {
 			token := invite(t, h, "user:erin")
 			return token[:43] + "." + b64([]byte("user:mallory"))
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"stored invite minted for another user", func(t *testing.T, h *stepuptest.Harness) string {
 			// A token whose hash is stored for erin but whose user part
 			// names mallory: only the user check refuses it.
@@ -67,7 +68,7 @@ func TestBeginEnrollRefusesBadInvites(t *testing.T) {
 				TokenHash: sha256.Sum256([]byte(token)), User: "user:erin",
 				CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
 			return token
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"store closed", func(t *testing.T, h *stepuptest.Harness) string {
 			token := invite(t, h, "user:erin")
 			require.NoError(t, h.Store.Close())
@@ -111,10 +112,10 @@ func TestBeginEnrollDoesNotDecide(t *testing.T) {
 		{"redeemed by a concurrent enrollment", func(t *testing.T, h *stepuptest.Harness, token string, first []byte) {
 			_, err := h.Gate.Admin().FinishEnroll(ctx, token, first)
 			require.NoError(t, err)
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"expired after begin", func(t *testing.T, h *stepuptest.Harness, _ string, _ []byte) {
 			h.Clock.Advance(24 * time.Hour)
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

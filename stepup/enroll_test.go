@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -27,7 +28,7 @@ func TestEnrollment(t *testing.T) {
 			tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "send_email", Args: []byte(`{"to":"a@example.com"}`),
 				Session: "s", Principal: agentFor("user:dana")})
 			require.NoError(t, err)
-			_, err = stepuptest.Approve(ctx, h.Gate.Approvals(), a, tk.ID)
+			_, err = stepuptest.Approve(ctx, h.Gate.Desk(), a, tk.ID)
 			return err
 		}, nil},
 		{"invite used twice", func(t *testing.T, h *stepuptest.Harness) error {
@@ -35,22 +36,22 @@ func TestEnrollment(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, register(h, token))
 			return register(h, token)
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"invite expired", func(t *testing.T, h *stepuptest.Harness) error {
 			token, err := h.Gate.Admin().Invite(ctx, "user:erin")
 			require.NoError(t, err)
 			h.Clock.Advance(25 * time.Hour)
 			return register(h, token)
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"token names another user", func(t *testing.T, h *stepuptest.Harness) error {
 			token, err := h.Gate.Admin().Invite(ctx, "user:erin")
 			require.NoError(t, err)
 			secret := token[:43]
 			return register(h, secret+"."+b64([]byte("user:mallory")))
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"made-up token", func(t *testing.T, h *stepuptest.Harness) error {
 			return register(h, b64(make([]byte, 32))+"."+b64([]byte("user:mallory")))
-		}, stepup.ErrInvite},
+		}, passkey.ErrInvite},
 		{"agent invited", func(t *testing.T, h *stepuptest.Harness) error {
 			_, err := h.Gate.Admin().Invite(ctx, "agent:reports")
 			return err

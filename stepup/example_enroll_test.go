@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/passkey"
 )
 
 // ExampleAdmin_BeginEnroll shows the early check: an expired invite is
@@ -24,7 +24,7 @@ func ExampleAdmin_BeginEnroll() {
 
 	clock.Advance(24 * time.Hour) // the default invite lifetime
 	_, err = g.Admin().BeginEnroll(ctx, token)
-	fmt.Println(errors.Is(err, stepup.ErrInvite))
+	fmt.Println(errors.Is(err, passkey.ErrInvite))
 	// Output:
 	// true <nil>
 	// true

@@ -10,6 +10,7 @@ import (
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -23,7 +24,7 @@ func ExampleWithFlood() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now), stepup.WithFlood(lim))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now), gate.WithFlood(lim))
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +44,7 @@ func ExampleWithFlood() {
 func ExampleWithoutFloodControlUnsafe() {
 	// Only for a closed test bed: any session may ask approvers as often as
 	// it likes.
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithoutFloodControlUnsafe())
+	g, err := gate.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithoutFloodControlUnsafe())
 	fmt.Println(g != nil, err)
 	// Output: true <nil>
 }
@@ -51,13 +52,13 @@ func ExampleWithoutFloodControlUnsafe() {
 func ExampleApprovalDesk_Grant() {
 	g, approver, clock := exampleGate()
 	ctx := context.Background()
-	desk := g.Approvals()
+	desk := g.Desk()
 	// Dana lets her agent send e-mail with this subject to finance, twice
 	// in the next eight hours, signing the grant with her passkey.
 	tmpl := grant.Grant{Kind: grant.KindTemplate, Template: &grant.Template{
 		Tool: "send_email", Audience: "send_email", User: "user:dana",
 		Args: []grant.Rule{grant.InDomains("/to", "example.com"), grant.Pin("/subject", "Daily figures")}}}
-	tk, err := desk.Grant(ctx, "user:dana", stepup.GrantSpec{Grant: tmpl, Uses: 2, ExpiresAt: clock.Now().Add(8 * time.Hour)})
+	tk, err := desk.Grant(ctx, "user:dana", gate.GrantSpec{Grant: tmpl, Uses: 2, ExpiresAt: clock.Now().Add(8 * time.Hour)})
 	if err != nil {
 		panic(err)
 	}

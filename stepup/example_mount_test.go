@@ -11,6 +11,9 @@ import (
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
@@ -19,20 +22,20 @@ import (
 // approver's desk and grants; the administrator's enrollment.
 func Example_mount() {
 	ctx := context.Background()
-	var mailer, payments stepup.Executor // the tool backends
-	var registration, assertion []byte   // JSON from the approver's browser
+	var mailer, payments gate.Executor // the tool backends
+	var registration, assertion []byte // JSON from the approver's browser
 
 	st, err := sqlite.Open("asu.db", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	cat, err := stepup.NewCatalog("2026-11-01.1",
-		stepup.Tool{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal,
+	cat, err := policy.NewCatalog("2026-11-01.1",
+		policy.Tool{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal,
 			Schema: json.RawMessage(`{"type":"object","required":["to"]}`),
-			Limits: []stepup.Limit{stepup.AllowDomains("to", "example.com")}},
-		stepup.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
-			Limits: []stepup.Limit{stepup.MaxAmount("amount", 500)}, Audience: "payments"},
+			Limits: []policy.Limit{policy.AllowDomains("to", "example.com")}},
+		policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
+			Limits: []policy.Limit{policy.MaxAmount("amount", 500)}, Audience: "payments"},
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -42,12 +45,12 @@ func Example_mount() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	gate, err := stepup.New(st, cat,
-		stepup.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com", Name: "Example approvals"},
-		stepup.WithFlood(lim),
-		stepup.WithExecutor("send_email", mailer),
-		stepup.WithExecutor("issue_refund", payments),
-		stepup.WithResolver(canon.FileResolver{Root: "files"}),
+	gate, err := gate.New(st, cat,
+		passkey.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com", Name: "Example approvals"},
+		gate.WithFlood(lim),
+		gate.WithExecutor("send_email", mailer),
+		gate.WithExecutor("issue_refund", payments),
+		gate.WithResolver(canon.FileResolver{Root: "files"}),
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -86,7 +89,7 @@ func Example_mount() {
 	}
 
 	// Approver (own listener and origin): the card, the passkey, the answer.
-	desk := gate.Approvals()
+	desk := gate.Desk()
 	p, _ := desk.Prompt(ctx, tk.ID) // p.Card.HTML(); p.Options to navigator.credentials.get
 	_ = p
 	_, _ = desk.Approve(ctx, tk.ID, assertion)
@@ -96,7 +99,7 @@ func Example_mount() {
 
 	// A grant: Dana signs it with her passkey like any ticket; calls that
 	// name it and that it covers exactly then run without asking her.
-	g, _ := desk.Grant(ctx, "user:dana", stepup.GrantSpec{
+	g, _ := desk.Grant(ctx, "user:dana", gate.GrantSpec{
 		Grant: grant.Grant{Kind: grant.KindTemplate, Template: &grant.Template{
 			Tool: "issue_refund", Audience: "payments", User: "user:dana",
 			Args: []grant.Rule{grant.Pin("/order", "A-17"), grant.Range("/amount", "0", "120")}}},

@@ -9,18 +9,21 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 )
 
 // exampleGate builds a gate with one enrolled approver for the examples.
-func exampleGate() (*stepup.Gate, *stepuptest.Authenticator, *stepuptest.Clock) {
+func exampleGate() (*gate.Gate, *stepuptest.Authenticator, *stepuptest.Clock) {
 	clock := stepuptest.NewClock(stepuptest.Start())
-	send := stepup.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+	send := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil
 	})
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(),
-		stepup.WithClock(clock.Now), stepup.WithExecutor("send_email", send))
+	g, err := gate.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(),
+		gate.WithClock(clock.Now), gate.WithExecutor("send_email", send))
 	if err != nil {
 		panic(err)
 	}
@@ -32,14 +35,14 @@ func exampleGate() (*stepup.Gate, *stepuptest.Authenticator, *stepuptest.Clock) 
 }
 
 func ExampleNew() {
-	cat, err := stepup.NewCatalog("2026-11-01.1",
-		stepup.Tool{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal})
+	cat, err := policy.NewCatalog("2026-11-01.1",
+		policy.Tool{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal})
 	if err != nil {
 		panic(err)
 	}
-	g, err := stepup.New(memory.New(), cat,
-		stepup.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com"},
-		stepup.WithTTL(10*time.Minute))
+	g, err := gate.New(memory.New(), cat,
+		passkey.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com"},
+		gate.WithTTL(10*time.Minute))
 	fmt.Println(g != nil, err)
 	// Output: true <nil>
 }
@@ -73,7 +76,7 @@ func ExampleGate_Execute() {
 	tk, _ := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
 		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
 	fmt.Println(tk.Status)
-	if _, err := stepuptest.Approve(ctx, g.Approvals(), approver, tk.ID); err != nil {
+	if _, err := stepuptest.Approve(ctx, g.Desk(), approver, tk.ID); err != nil {
 		panic(err)
 	}
 	tk, _ = g.Wait(ctx, tk.ID)
@@ -94,7 +97,7 @@ func ExampleApprovalDesk_Prompt() {
 	ctx := context.Background()
 	tk, _ := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
 		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
-	p, err := g.Approvals().Prompt(ctx, tk.ID)
+	p, err := g.Desk().Prompt(ctx, tk.ID)
 	if err != nil {
 		panic(err)
 	}
@@ -113,7 +116,7 @@ func ExampleApprovalDesk_Deny() {
 	ctx := context.Background()
 	tk, _ := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
 		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
-	tk, err := g.Approvals().Deny(ctx, tk.ID, "user:dana", "wrong quarter")
+	tk, err := g.Desk().Deny(ctx, tk.ID, "user:dana", "wrong quarter")
 	fmt.Println(tk.Status, tk.Reason, err)
 	// Output: denied denied by user:dana: wrong quarter <nil>
 }
@@ -144,15 +147,15 @@ func ExampleGate_Sweep() {
 }
 
 func ExampleNewCatalog() {
-	cat, err := stepup.NewCatalog("2026-11-01.1",
-		stepup.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
+	cat, err := policy.NewCatalog("2026-11-01.1",
+		policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema: json.RawMessage(`{"type":"object","required":["amount"]}`),
-			Limits: []stepup.Limit{stepup.MaxAmount("amount", 500)}})
+			Limits: []policy.Limit{policy.MaxAmount("amount", 500)}})
 	if err != nil {
 		panic(err)
 	}
 	for _, args := range []string{`{"amount":120}`, `{"amount":900}`} {
-		d, _ := cat.Decide(context.Background(), stepup.Proposal{Tool: "issue_refund", Args: json.RawMessage(args)})
+		d, _ := cat.Decide(context.Background(), gate.Proposal{Tool: "issue_refund", Args: json.RawMessage(args)})
 		fmt.Println(d.Verdict, d.Reason)
 	}
 	// Output:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -74,7 +75,7 @@ func TestExecuteRefusals(t *testing.T) {
 	pending := w.pending(t, "finance@example.com")
 	_, err = w.Gate.Execute(ctx, pending)
 	assert.ErrorIs(t, err, stepup.ErrNotApproved)
-	_, err = w.Gate.Approvals().Deny(ctx, pending, stepuptest.Approver, "not today")
+	_, err = w.Gate.Desk().Deny(ctx, pending, stepuptest.Approver, "not today")
 	require.NoError(t, err)
 	_, err = w.Gate.Execute(ctx, pending)
 	assert.ErrorIs(t, err, stepup.ErrNotApproved)
@@ -120,13 +121,13 @@ func (c *crashOnce) Execute(ctx context.Context, e canon.Effect, key string) ([]
 
 // recoverScenario runs the crash-and-recover sequence on st: a first gate
 // crashes inside the executor, a second gate on the same store recovers.
-func recoverScenario(t *testing.T, st stepup.Store, reopen func() stepup.Store) {
+func recoverScenario(t *testing.T, st gate.Store, reopen func() gate.Store) {
 	t.Helper()
 	ctx := context.Background()
 	exec := &crashOnce{}
 	clock := stepuptest.NewClock(stepuptest.Start())
-	g1, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now),
-		stepup.WithExecutor("write_draft", exec))
+	g1, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now),
+		gate.WithExecutor("write_draft", exec))
 	require.NoError(t, err)
 	tk, err := g1.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
 		Session: "s", Principal: agentFor("user:dana")})
@@ -139,8 +140,8 @@ func recoverScenario(t *testing.T, st stepup.Store, reopen func() stepup.Store) 
 	require.NotEmpty(t, exec.keySeen)
 
 	st = reopen()
-	g2, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now),
-		stepup.WithExecutor("write_draft", exec))
+	g2, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now),
+		gate.WithExecutor("write_draft", exec))
 	require.NoError(t, err)
 	got, err := g2.Ticket(ctx, tk.ID)
 	require.NoError(t, err)
@@ -165,7 +166,7 @@ func recoverScenario(t *testing.T, st stepup.Store, reopen func() stepup.Store) 
 
 func TestCrashBetweenConsumeAndReturnRecoversOnce(t *testing.T) {
 	h := stepuptest.NewGate(t, nil)
-	recoverScenario(t, h.Store, func() stepup.Store { return h.Store })
+	recoverScenario(t, h.Store, func() gate.Store { return h.Store })
 }
 
 func TestRecoverDoesNotRunAChangedEffect(t *testing.T) {

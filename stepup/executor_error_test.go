@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -21,8 +22,8 @@ var errSMTP = errors.New("smtp: 550 mailbox unavailable")
 func TestExecutorFailureSpendsTheApprovalOnce(t *testing.T) {
 	ctx := context.Background()
 	runs := 0
-	h := stepuptest.NewGate(t, nil, stepup.WithExecutor("send_email",
-		stepup.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+	h := stepuptest.NewGate(t, nil, gate.WithExecutor("send_email",
+		gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			runs++
 			return nil, errSMTP
 		})))

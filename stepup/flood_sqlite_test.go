@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -21,9 +22,9 @@ func TestFloodAcrossGatesOnSQLite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "asu.db")
 	clock := stepuptest.NewClock(stepuptest.Start())
-	var gates []*stepup.Gate
+	var gates []*gate.Gate
 	for range 2 {
-		g, err := stepup.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
+		g, err := gate.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now))
 		require.NoError(t, err)
 		gates = append(gates, g)
 	}
@@ -51,7 +52,7 @@ func TestFloodAcrossGatesOnSQLite(t *testing.T) {
 		tk, err := gates[1].Propose(ctx, floodCall("sess-deny", "user:dana", i))
 		require.NoError(t, err)
 		require.Equal(t, stepup.StatusPending, tk.Status)
-		_, err = gates[1].Approvals().Deny(ctx, tk.ID, stepuptest.Approver, "")
+		_, err = gates[1].Desk().Deny(ctx, tk.ID, stepuptest.Approver, "")
 		require.NoError(t, err)
 	}
 	tk, err := gates[0].Propose(ctx, floodCall("sess-deny", "user:dana", 99))

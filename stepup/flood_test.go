@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -44,7 +45,7 @@ func limiter(t *testing.T, st store.Counters, clock *stepuptest.Clock, l flood.L
 // proposeMany proposes n distinct calls of one session through gates in
 // turn and counts the parked and the denied, checking every denial's
 // reason starts with wantReason.
-func proposeMany(t *testing.T, gates []*stepup.Gate, n int, wantReason string) (parked, denied int) {
+func proposeMany(t *testing.T, gates []*gate.Gate, n int, wantReason string) (parked, denied int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {
@@ -68,27 +69,27 @@ func proposeMany(t *testing.T, gates []*stepup.Gate, n int, wantReason string) (
 func TestFloodThousandProposalsOneSession(t *testing.T) {
 	tests := []struct {
 		name       string
-		opts       func(*testing.T, *stepuptest.Harness) []stepup.Option
+		opts       func(*testing.T, *stepuptest.Harness) []gate.Option
 		wantParked int
 		wantReason string
 	}{
-		{"naive gate without flood control", func(*testing.T, *stepuptest.Harness) []stepup.Option {
-			return []stepup.Option{stepup.WithoutFloodControlUnsafe()}
+		{"naive gate without flood control", func(*testing.T, *stepuptest.Harness) []gate.Option {
+			return []gate.Option{gate.WithoutFloodControlUnsafe()}
 		}, 1000, ""},
-		{"the rate alone", func(t *testing.T, h *stepuptest.Harness) []stepup.Option {
-			return []stepup.Option{stepup.WithFlood(limiter(t, h.Store, h.Clock, rateOnly))}
+		{"the rate alone", func(t *testing.T, h *stepuptest.Harness) []gate.Option {
+			return []gate.Option{gate.WithFlood(limiter(t, h.Store, h.Clock, rateOnly))}
 		}, 10, "rate limited: too many approval requests from this session; retry after "},
-		{"default limits: the pending cap binds first", func(*testing.T, *stepuptest.Harness) []stepup.Option {
+		{"default limits: the pending cap binds first", func(*testing.T, *stepuptest.Harness) []gate.Option {
 			return nil
 		}, flood.DefaultPendingPerSession, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := stepuptest.NewGate(t, nil) // for its store and clock
-			g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(),
-				append([]stepup.Option{stepup.WithClock(h.Clock.Now)}, tt.opts(t, h)...)...)
+			g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(),
+				append([]gate.Option{gate.WithClock(h.Clock.Now)}, tt.opts(t, h)...)...)
 			require.NoError(t, err)
-			parked, denied := proposeMany(t, []*stepup.Gate{g}, 1000, tt.wantReason)
+			parked, denied := proposeMany(t, []*gate.Gate{g}, 1000, tt.wantReason)
 			assert.Equal(t, tt.wantParked, parked)
 			assert.Equal(t, 1000-tt.wantParked, denied)
 			pending, err := h.Store.Pending(context.Background(), store.Filter{Session: "sess-flood"})
@@ -101,11 +102,11 @@ func TestFloodThousandProposalsOneSession(t *testing.T) {
 func TestFloodRefusalIsAuditedWithRetryAfter(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
-	g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
-		stepup.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
+	g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(h.Clock.Now),
+		gate.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
 	require.NoError(t, err)
 	h.Clock.Advance(2 * time.Minute) // two minutes into the ten-minute window
-	_, _ = proposeMany(t, []*stepup.Gate{g}, 10, "")
+	_, _ = proposeMany(t, []*gate.Gate{g}, 10, "")
 	tk, err := g.Propose(ctx, floodCall("sess-flood", "user:dana", 10))
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusDenied, tk.Status)
@@ -134,8 +135,8 @@ func TestFloodRefusalIsAuditedWithRetryAfter(t *testing.T) {
 func TestFloodAllowedAndDeniedCallsAreNotAdmitted(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
-	g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
-		stepup.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
+	g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(h.Clock.Now),
+		gate.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
 	require.NoError(t, err)
 	for i := range 100 {
 		c := floodCall("sess-flood", "user:dana", i)
@@ -149,14 +150,14 @@ func TestFloodAllowedAndDeniedCallsAreNotAdmitted(t *testing.T) {
 		require.Equal(t, stepup.StatusDenied, tk.Status)
 		require.Equal(t, "unknown tool", tk.Reason)
 	}
-	parked, _ := proposeMany(t, []*stepup.Gate{g}, 20, "")
+	parked, _ := proposeMany(t, []*gate.Gate{g}, 20, "")
 	assert.Equal(t, 10, parked, "answers given at once spent none of the rate")
 }
 
 func TestFloodLockoutAfterRepeatedDenials(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil) // default flood limits
-	desk := h.Gate.Approvals()
+	desk := h.Gate.Desk()
 	deny := func(i int) {
 		tk, err := h.Gate.Propose(ctx, floodCall("sess-lock", "user:dana", i))
 		require.NoError(t, err)
@@ -212,7 +213,7 @@ func TestFloodUserLockoutSpansSessions(t *testing.T) {
 		tk, err := h.Gate.Propose(ctx, floodCall(fmt.Sprintf("sess-%d", i), "user:dana", i))
 		require.NoError(t, err)
 		require.Equal(t, stepup.StatusPending, tk.Status)
-		_, err = h.Gate.Approvals().Deny(ctx, tk.ID, stepuptest.Approver, "")
+		_, err = h.Gate.Desk().Deny(ctx, tk.ID, stepuptest.Approver, "")
 		require.NoError(t, err)
 	}
 	tk, err := h.Gate.Propose(ctx, floodCall("sess-fresh", "user:dana", 0))
@@ -233,14 +234,14 @@ func TestFloodTwoGatesShareTheLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := stepuptest.NewGate(t, nil)
-			var gates []*stepup.Gate
+			var gates []*gate.Gate
 			for range 2 {
 				var counters store.Counters = h.Store
 				if !tt.shared {
 					counters = newCounterStore(t)
 				}
-				g, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
-					stepup.WithFlood(limiter(t, counters, h.Clock, rateOnly)))
+				g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(h.Clock.Now),
+					gate.WithFlood(limiter(t, counters, h.Clock, rateOnly)))
 				require.NoError(t, err)
 				gates = append(gates, g)
 			}
@@ -262,8 +263,8 @@ func TestFloodPendingCapsTakeTheStricter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := stepuptest.NewGate(t, nil, stepup.WithPendingCaps(tt.caps))
-			parked, _ := proposeMany(t, []*stepup.Gate{h.Gate}, 20, "")
+			h := stepuptest.NewGate(t, nil, gate.WithPendingCaps(tt.caps))
+			parked, _ := proposeMany(t, []*gate.Gate{h.Gate}, 20, "")
 			assert.Equal(t, tt.want, parked)
 		})
 	}
@@ -272,15 +273,15 @@ func TestFloodPendingCapsTakeTheStricter(t *testing.T) {
 func TestFloodConfig(t *testing.T) {
 	h := stepuptest.NewGate(t, nil)
 	lim := limiter(t, h.Store, h.Clock, flood.Limits{})
-	for name, opts := range map[string][]stepup.Option{
-		"nil limiter":          {stepup.WithFlood(nil)},
-		"limiter and opt-out":  {stepup.WithFlood(lim), stepup.WithoutFloodControlUnsafe()},
-		"opt-out and limiter":  {stepup.WithoutFloodControlUnsafe(), stepup.WithFlood(lim)},
-		"two limiters":         {stepup.WithFlood(lim), stepup.WithFlood(lim)},
-		"executor for asu.*":   {stepup.WithExecutor(stepup.GrantTool, &recorder{})},
-		"executor for asu.foo": {stepup.WithExecutor("asu.foo", &recorder{})},
+	for name, opts := range map[string][]gate.Option{
+		"nil limiter":          {gate.WithFlood(nil)},
+		"limiter and opt-out":  {gate.WithFlood(lim), gate.WithoutFloodControlUnsafe()},
+		"opt-out and limiter":  {gate.WithoutFloodControlUnsafe(), gate.WithFlood(lim)},
+		"two limiters":         {gate.WithFlood(lim), gate.WithFlood(lim)},
+		"executor for asu.*":   {gate.WithExecutor(gate.GrantTool, &recorder{})},
+		"executor for asu.foo": {gate.WithExecutor("asu.foo", &recorder{})},
 	} {
-		_, err := stepup.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), opts...)
+		_, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.RP(), opts...)
 		assert.ErrorIs(t, err, stepup.ErrConfig, name)
 	}
 }
@@ -312,8 +313,8 @@ func TestFloodFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
 	broken := brokenCounters{h.Store}
-	g, err := stepup.New(broken, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(h.Clock.Now),
-		stepup.WithFlood(limiter(t, broken, h.Clock, flood.Limits{})))
+	g, err := gate.New(broken, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(h.Clock.Now),
+		gate.WithFlood(limiter(t, broken, h.Clock, flood.Limits{})))
 	require.NoError(t, err)
 	tk, err := g.Propose(ctx, floodCall("sess-broken", "user:dana", 0))
 	require.NoError(t, err)
@@ -328,7 +329,7 @@ func TestFloodFailsClosed(t *testing.T) {
 	parked, err := h.Gate.Propose(ctx, floodCall("sess-broken", "user:dana", 2))
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusPending, parked.Status)
-	denied, err := g.Approvals().Deny(ctx, parked.ID, stepuptest.Approver, "")
+	denied, err := g.Desk().Deny(ctx, parked.ID, stepuptest.Approver, "")
 	assert.ErrorIs(t, err, stepup.ErrStore, "a denial the lockout did not count is reported")
 	assert.Equal(t, stepup.StatusDenied, denied.Status, "and the ticket is denied all the same")
 }

@@ -22,7 +22,7 @@ func FuzzApprove(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	p, err := h.Gate.Approvals().Prompt(ctx, other.ID)
+	p, err := h.Gate.Desk().Prompt(ctx, other.ID)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func FuzzApprove(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"id":"AQ","rawId":"AQ","type":"public-key","response":{}}`))
 	f.Fuzz(func(t *testing.T, answer []byte) {
-		if _, err := h.Gate.Approvals().Approve(ctx, target.ID, answer); err == nil {
+		if _, err := h.Gate.Desk().Approve(ctx, target.ID, answer); err == nil {
 			t.Fatal("approved without a valid assertion for the ticket")
 		}
 		tk, err := h.Gate.Ticket(ctx, target.ID)

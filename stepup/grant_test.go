@@ -14,18 +14,20 @@ import (
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
 
 // refundCatalog has an irreversible refund tool with a per-call ceiling
 // of 5000, so a refund of 1200 needs approval rather than a denial.
-func refundCatalog(t *testing.T, approvers string) *stepup.Catalog {
+func refundCatalog(t *testing.T, approvers string) *policy.Catalog {
 	t.Helper()
-	c, err := stepup.NewCatalog("refunds-1",
-		stepup.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
+	c, err := policy.NewCatalog("refunds-1",
+		policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema:    json.RawMessage(`{"type":"object","required":["order","amount"]}`),
-			Limits:    []stepup.Limit{stepup.MaxAmount("amount", 5000)},
+			Limits:    []policy.Limit{policy.MaxAmount("amount", 5000)},
 			Approvers: approvers, Audience: "payments"})
 	require.NoError(t, err)
 	return c
@@ -51,11 +53,11 @@ type grantWorld struct {
 	grant string
 }
 
-func newGrantWorld(t *testing.T, g grant.Grant, uses int, opts ...stepup.Option) *grantWorld {
+func newGrantWorld(t *testing.T, g grant.Grant, uses int, opts ...gate.Option) *grantWorld {
 	t.Helper()
 	w := &grantWorld{exec: &recorder{}}
-	w.Harness = stepuptest.NewGate(t, refundCatalog(t, ""), append([]stepup.Option{
-		stepup.WithExecutor("issue_refund", w.exec)}, opts...)...)
+	w.Harness = stepuptest.NewGate(t, refundCatalog(t, ""), append([]gate.Option{
+		gate.WithExecutor("issue_refund", w.exec)}, opts...)...)
 	w.grant = w.issue(t, g, uses)
 	return w
 }
@@ -64,11 +66,11 @@ func newGrantWorld(t *testing.T, g grant.Grant, uses int, opts ...stepup.Option)
 func (w *grantWorld) issue(t *testing.T, g grant.Grant, uses int) string {
 	t.Helper()
 	ctx := context.Background()
-	tk, err := w.Gate.Approvals().Grant(ctx, stepuptest.Approver, stepup.GrantSpec{Grant: g, Uses: uses,
+	tk, err := w.Gate.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{Grant: g, Uses: uses,
 		ExpiresAt: w.Clock.Now().Add(8 * time.Hour)})
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusPending, tk.Status)
-	require.Equal(t, stepup.GrantTool, tk.Tool)
+	require.Equal(t, gate.GrantTool, tk.Tool)
 	done, err := w.Approve(tk.ID)
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusExecuted, done.Status)
@@ -205,8 +207,8 @@ func TestGrantPlanStepsRunOnceEach(t *testing.T) {
 }
 
 func TestGrantRespectsApproverGroups(t *testing.T) {
-	h := stepuptest.NewGate(t, refundCatalog(t, "finance"), stepup.WithApproverGroup("finance", "user:fin"))
-	tk, err := h.Gate.Approvals().Grant(context.Background(), stepuptest.Approver, stepup.GrantSpec{
+	h := stepuptest.NewGate(t, refundCatalog(t, "finance"), gate.WithApproverGroup("finance", "user:fin"))
+	tk, err := h.Gate.Desk().Grant(context.Background(), stepuptest.Approver, gate.GrantSpec{
 		Grant: refundTemplate(), Uses: 5, ExpiresAt: h.Clock.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	_, err = h.Approve(tk.ID)
@@ -221,8 +223,8 @@ func TestGrantRespectsApproverGroups(t *testing.T) {
 func TestGrantIssuance(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, refundCatalog(t, ""))
-	desk := h.Gate.Approvals()
-	spec := stepup.GrantSpec{Grant: refundTemplate(), Uses: 1, ExpiresAt: h.Clock.Now().Add(time.Hour)}
+	desk := h.Gate.Desk()
+	spec := gate.GrantSpec{Grant: refundTemplate(), Uses: 1, ExpiresAt: h.Clock.Now().Add(time.Hour)}
 
 	t.Run("only the grant's own user approves it", func(t *testing.T) {
 		erin := h.Enroll(t, "user:erin")
@@ -263,12 +265,12 @@ func TestGrantIssuance(t *testing.T) {
 		res, err := receipt.Verify(r, trustedKeyOf(t, h.Authenticator), rpPolicy)
 		require.NoError(t, err)
 		assert.NoError(t, res.Err())
-		assert.Equal(t, stepup.GrantTool, res.Effect.Tool)
+		assert.Equal(t, gate.GrantTool, res.Effect.Tool)
 	})
 	t.Run("the runtime cannot propose a grant, whatever the policy", func(t *testing.T) {
 		lax := stepuptest.NewGate(t, askForEverything{})
 		args, _ := json.Marshal(map[string]any{"grant": refundTemplate(), "uses": 1000, "expires_at": "2100-01-01T00:00:00Z"})
-		tk, err := lax.Gate.Propose(ctx, stepup.Call{Tool: stepup.GrantTool, Args: args, Session: "s",
+		tk, err := lax.Gate.Propose(ctx, stepup.Call{Tool: gate.GrantTool, Args: args, Session: "s",
 			Principal: canon.Principal{User: stepuptest.Approver, Agent: "agent:support"}})
 		require.NoError(t, err)
 		assert.Equal(t, stepup.StatusDenied, tk.Status)
@@ -281,7 +283,7 @@ func TestGrantIssuance(t *testing.T) {
 		assert.ErrorIs(t, err, stepup.ErrNotApproved)
 	})
 	t.Run("malformed requests", func(t *testing.T) {
-		for name, s := range map[string]stepup.GrantSpec{
+		for name, s := range map[string]gate.GrantSpec{
 			"no uses":            {Grant: refundTemplate(), ExpiresAt: spec.ExpiresAt},
 			"expired":            {Grant: refundTemplate(), Uses: 1, ExpiresAt: h.Clock.Now()},
 			"template of erin":   {Grant: func() grant.Grant { g := refundTemplate(); g.Template.User = "user:erin"; return g }(), Uses: 1, ExpiresAt: spec.ExpiresAt},
@@ -302,7 +304,7 @@ func TestGrantIssuance(t *testing.T) {
 func TestGrantRecoveredAfterACrash(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, refundCatalog(t, ""))
-	tk, err := h.Gate.Approvals().Grant(ctx, stepuptest.Approver, stepup.GrantSpec{
+	tk, err := h.Gate.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{
 		Grant: refundTemplate(), Uses: 1, ExpiresAt: h.Clock.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	id := string(tk.ID)
@@ -327,6 +329,6 @@ func TestGrantRecoveredAfterACrash(t *testing.T) {
 // askForEverything is a policy that sends every call to an approver.
 type askForEverything struct{}
 
-func (askForEverything) Decide(context.Context, stepup.Proposal) (stepup.Decision, error) {
-	return stepup.Decision{Verdict: stepup.NeedsApproval, PolicyVersion: "lax-1", Class: card.ClassExternal}, nil
+func (askForEverything) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
+	return gate.Decision{Verdict: gate.NeedsApproval, PolicyVersion: "lax-1", Class: card.ClassExternal}, nil
 }

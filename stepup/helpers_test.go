@@ -24,9 +24,9 @@ import (
 func swapChallenge(t *testing.T, w *world, from, to stepup.TicketID) []byte {
 	t.Helper()
 	ctx := context.Background()
-	pFrom, err := w.Gate.Approvals().Prompt(ctx, from)
+	pFrom, err := w.Gate.Desk().Prompt(ctx, from)
 	require.NoError(t, err)
-	pTo, err := w.Gate.Approvals().Prompt(ctx, to)
+	pTo, err := w.Gate.Desk().Prompt(ctx, to)
 	require.NoError(t, err)
 	assertion, err := w.Authenticator.Assert(pFrom.Options)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -38,7 +39,7 @@ func TestReceiptsOfTheSeedFlowVerify(t *testing.T) {
 	w := newWorld(t)
 	key := trustedKeyOf(t, w.Authenticator)
 	tk := w.approved(t, sendEmail("finance@example.com"))
-	desk := w.Gate.Approvals()
+	desk := w.Gate.Desk()
 
 	verify := func(t *testing.T) *receipt.Result {
 		t.Helper()
@@ -95,10 +96,10 @@ func TestReceiptsForEachAlgorithm(t *testing.T) {
 			a := w.Enroll(t, "user:erin", stepuptest.WithAlgorithm(tt.alg))
 			tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
 			require.NoError(t, err)
-			_, err = stepuptest.Approve(ctx, w.Gate.Approvals(), a, tk.ID)
+			_, err = stepuptest.Approve(ctx, w.Gate.Desk(), a, tk.ID)
 			require.NoError(t, err)
 
-			r, err := w.Gate.Approvals().Receipt(ctx, tk.ID)
+			r, err := w.Gate.Desk().Receipt(ctx, tk.ID)
 			require.NoError(t, err)
 			assert.Equal(t, "user:erin", r.Approver.User)
 			res, err := receipt.Verify(r, trustedKeyOf(t, a), rpPolicy)
@@ -119,9 +120,9 @@ func TestReceiptOfOneTicketIsNotAnother(t *testing.T) {
 	key := trustedKeyOf(t, w.Authenticator)
 	a := w.approved(t, sendEmail("finance@example.com"))
 	b := w.approved(t, sendEmail("finance@exarnple.com"))
-	ra, err := w.Gate.Approvals().Receipt(ctx, a.ID)
+	ra, err := w.Gate.Desk().Receipt(ctx, a.ID)
 	require.NoError(t, err)
-	rb, err := w.Gate.Approvals().Receipt(ctx, b.ID)
+	rb, err := w.Gate.Desk().Receipt(ctx, b.ID)
 	require.NoError(t, err)
 	_, err = receipt.Verify(rb, key, rpPolicy)
 	require.NoError(t, err, "B's own receipt verifies")
@@ -155,7 +156,7 @@ func TestReceiptOfOneTicketIsNotAnother(t *testing.T) {
 func TestReceiptRefusals(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	desk := w.Gate.Approvals()
+	desk := w.Gate.Desk()
 
 	pending, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
 	require.NoError(t, err)
@@ -177,9 +178,9 @@ func TestReceiptRefusals(t *testing.T) {
 		id   stepup.TicketID
 		want error
 	}{
-		{"pending", pending.ID, stepup.ErrNoReceipt},
-		{"denied by the approver", denied.ID, stepup.ErrNoReceipt},
-		{"allowed by the policy", allowed.ID, stepup.ErrNoReceipt},
+		{"pending", pending.ID, gate.ErrNoReceipt},
+		{"denied by the approver", denied.ID, gate.ErrNoReceipt},
+		{"allowed by the policy", allowed.ID, gate.ErrNoReceipt},
 		{"denied by the policy (never stored)", refused.ID, stepup.ErrNotFound},
 		{"unknown", "no-such-ticket", stepup.ErrNotFound},
 	}
@@ -196,7 +197,7 @@ func TestReceiptRefusals(t *testing.T) {
 		_, err := w.Gate.Sweep(ctx)
 		require.NoError(t, err)
 		_, err = desk.Receipt(ctx, pending.ID)
-		assert.ErrorIs(t, err, stepup.ErrNoReceipt)
+		assert.ErrorIs(t, err, gate.ErrNoReceipt)
 	})
 }
 
@@ -207,21 +208,21 @@ func TestReceiptRefusesAnApproverWithoutWebAuthn(t *testing.T) {
 	w := newWorld(t, stepup.WithApprover(modelApprover{}))
 	tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
 	require.NoError(t, err)
-	_, err = w.Gate.Approvals().Approve(ctx, tk.ID, []byte(`yes`))
+	_, err = w.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`))
 	require.NoError(t, err)
-	_, err = w.Gate.Approvals().Receipt(ctx, tk.ID)
-	assert.ErrorIs(t, err, stepup.ErrNoReceipt)
+	_, err = w.Gate.Desk().Receipt(ctx, tk.ID)
+	assert.ErrorIs(t, err, gate.ErrNoReceipt)
 }
 
 // modelApprover approves anything and keeps a verdict, not an assertion.
 type modelApprover struct{}
 
-func (modelApprover) Options(context.Context, stepup.Request) (json.RawMessage, error) {
+func (modelApprover) Options(context.Context, gate.Request) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
-func (modelApprover) Verify(_ context.Context, _ stepup.Request, _ []byte) (stepup.Verified, error) {
-	return stepup.Verified{User: "user:model-reviewer", Evidence: []byte(`{"verdict":"approve"}`)}, nil
+func (modelApprover) Verify(_ context.Context, _ gate.Request, _ []byte) (gate.Verified, error) {
+	return gate.Verified{User: "user:model-reviewer", Evidence: []byte(`{"verdict":"approve"}`)}, nil
 }
 
 func cloneReceipt(t *testing.T, r *receipt.Receipt) *receipt.Receipt {
@@ -238,10 +239,10 @@ func ExampleApprovalDesk_Receipt() {
 	ctx := context.Background()
 	tk, _ := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
 		Session: "s-1", Principal: agentFor("user:dana")})
-	if _, err := stepuptest.Approve(ctx, g.Approvals(), approver, tk.ID); err != nil {
+	if _, err := stepuptest.Approve(ctx, g.Desk(), approver, tk.ID); err != nil {
 		panic(err)
 	}
-	r, err := g.Approvals().Receipt(ctx, tk.ID)
+	r, err := g.Desk().Receipt(ctx, tk.ID)
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -17,12 +18,12 @@ import (
 // about groups: the Approver contract leaves that to the gate.
 type namedApprover struct{ user string }
 
-func (namedApprover) Options(context.Context, stepup.Request) (json.RawMessage, error) {
+func (namedApprover) Options(context.Context, gate.Request) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
-func (a namedApprover) Verify(context.Context, stepup.Request, []byte) (stepup.Verified, error) {
-	return stepup.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
+func (a namedApprover) Verify(context.Context, gate.Request, []byte) (gate.Verified, error) {
+	return gate.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
 }
 
 // TestApproveEnforcesTheGroupForEveryApprover: a tool routed to the
@@ -42,12 +43,12 @@ func TestApproveEnforcesTheGroupForEveryApprover(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.user, func(t *testing.T) {
 			h := stepuptest.NewGate(t, refundCatalog(t, "finance"),
-				stepup.WithApproverGroup("finance", "user:fin"), stepup.WithApprover(namedApprover{tt.user}))
+				gate.WithApproverGroup("finance", "user:fin"), stepup.WithApprover(namedApprover{tt.user}))
 			tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund",
 				Args: []byte(`{"order":"A-17","amount":120}`), Session: "s", Principal: agentFor("user:dana")})
 			require.NoError(t, err)
 			require.Equal(t, stepup.StatusPending, tk.Status)
-			_, err = h.Gate.Approvals().Approve(ctx, tk.ID, []byte(`yes`))
+			_, err = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`))
 			got, gerr := h.Gate.Ticket(ctx, tk.ID)
 			require.NoError(t, gerr)
 			if tt.want != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -40,7 +41,7 @@ func (r *slowResolver) Resolve(_ context.Context, ref canon.Ref) (canon.Ref, err
 func TestExecuteConsumesWithTheTimeOfConsuming(t *testing.T) {
 	ctx := context.Background()
 	res := &slowResolver{d: 20 * time.Minute}
-	w := newWorld(t, stepup.WithResolver(res))
+	w := newWorld(t, gate.WithResolver(res))
 	res.clock = w.Clock
 	tk := w.approved(t, sendEmail("finance@example.com"))
 	require.True(t, w.Clock.Now().Before(tk.ExpiresAt))
@@ -58,14 +59,14 @@ func TestExecuteConsumesWithTheTimeOfConsuming(t *testing.T) {
 func TestGrantUseIsJudgedAtTheTimeOfUse(t *testing.T) {
 	ctx := context.Background()
 	res := &slowResolver{d: 5 * time.Minute}
-	w := newWorld(t, stepup.WithResolver(res))
+	w := newWorld(t, gate.WithResolver(res))
 	res.clock = w.Clock
 
 	c := sendEmail("finance@example.com")
 	first, err := w.Gate.Propose(ctx, c)
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusPending, first.Status)
-	g, err := w.Gate.Approvals().Grant(ctx, stepuptest.Approver, stepup.GrantSpec{
+	g, err := w.Gate.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{
 		Grant: grant.Exact(first.Digest), Uses: 1, ExpiresAt: w.Clock.Now().Add(10 * time.Minute)})
 	require.NoError(t, err)
 	issued, err := w.Approve(g.ID)

@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -20,7 +21,7 @@ import (
 // been cancelled in the store: a runtime whose Wait deadline falls at
 // that instant.
 type cancelAfterTimeout struct {
-	stepup.Store
+	gate.Store
 	cancel context.CancelFunc
 	to     store.State // the resolution after which the context ends; cancelled when empty
 }
@@ -45,8 +46,8 @@ func TestTimeoutAlternativeOutlivesTheWaitersContext(t *testing.T) {
 	waitCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clock := stepuptest.NewClock(stepuptest.Start())
-	g, err := stepup.New(cancelAfterTimeout{Store: mem, cancel: cancel}, stepuptest.SeedCatalog(), stepuptest.RP(),
-		stepup.WithClock(clock.Now))
+	g, err := gate.New(cancelAfterTimeout{Store: mem, cancel: cancel}, stepuptest.SeedCatalog(), stepuptest.RP(),
+		gate.WithClock(clock.Now))
 	require.NoError(t, err)
 
 	ctx := context.Background()
@@ -77,17 +78,17 @@ func TestGrantIssuedOnceApproved(t *testing.T) {
 	reqCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clock := stepuptest.NewClock(stepuptest.Start())
-	g, err := stepup.New(cancelAfterTimeout{Store: mem, cancel: cancel, to: store.Approved},
-		stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
+	g, err := gate.New(cancelAfterTimeout{Store: mem, cancel: cancel, to: store.Approved},
+		stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now))
 	require.NoError(t, err)
 	ctx := context.Background()
 	dana, err := stepuptest.Enroll(ctx, g.Admin(), stepuptest.Approver)
 	require.NoError(t, err)
 
-	tk, err := g.Approvals().Grant(ctx, stepuptest.Approver, stepup.GrantSpec{
+	tk, err := g.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{
 		Grant: grant.Exact(canon.Sum([]byte("an effect"))), Uses: 1, ExpiresAt: clock.Now().Add(time.Hour)})
 	require.NoError(t, err)
-	_, _ = stepuptest.Approve(reqCtx, g.Approvals(), dana, tk.ID) // the request ends once it is approved
+	_, _ = stepuptest.Approve(reqCtx, g.Desk(), dana, tk.ID) // the request ends once it is approved
 
 	got, err := g.Ticket(ctx, tk.ID)
 	require.NoError(t, err)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -46,14 +48,14 @@ type world struct {
 	exec *recorder
 }
 
-func newWorld(t *testing.T, opts ...stepup.Option) *world {
+func newWorld(t *testing.T, opts ...gate.Option) *world {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "q3.csv"), []byte("region,revenue\nwest,410\neast,385\n"), 0o600))
 	w := &world{dir: dir, exec: &recorder{}}
-	base := []stepup.Option{stepup.WithResolver(canon.FileResolver{Root: dir})}
+	base := []gate.Option{gate.WithResolver(canon.FileResolver{Root: dir})}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
-		base = append(base, stepup.WithExecutor(tool, w.exec))
+		base = append(base, gate.WithExecutor(tool, w.exec))
 	}
 	w.Harness = stepuptest.NewGate(t, nil, append(base, opts...)...)
 	return w
@@ -177,8 +179,8 @@ func TestSeedSevenCases(t *testing.T) {
 		changed, err := w.Gate.Propose(ctx, sendEmail("finance@exarnple.com"))
 		require.NoError(t, err)
 		forged := swapChallenge(t, w, orig.ID, changed.ID)
-		_, err = w.Gate.Approvals().Approve(ctx, changed.ID, forged)
-		var ae *stepup.AssertionError
+		_, err = w.Gate.Desk().Approve(ctx, changed.ID, forged)
+		var ae *passkey.AssertionError
 		require.ErrorAs(t, err, &ae)
 		assert.Equal(t, "signature", ae.Check)
 	})
@@ -192,7 +194,7 @@ func TestSeedSevenCases(t *testing.T) {
 		agentKey := plantCredential(t, w, "agent:reports")
 		tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
 		require.NoError(t, err)
-		_, err = stepuptest.Approve(ctx, w.Gate.Approvals(), agentKey, tk.ID)
+		_, err = stepuptest.Approve(ctx, w.Gate.Desk(), agentKey, tk.ID)
 		assert.ErrorIs(t, err, stepup.ErrNotPermitted)
 		got, err := w.Gate.Ticket(ctx, tk.ID)
 		require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/sqlite"
 )
@@ -28,7 +29,7 @@ func openSQLite(t *testing.T, path string) *sqlite.Store {
 func TestCrashRecoveryOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "asu.db")
 	st := openSQLite(t, path)
-	recoverScenario(t, st, func() stepup.Store {
+	recoverScenario(t, st, func() gate.Store {
 		require.NoError(t, st.Close())
 		return openSQLite(t, path)
 	})
@@ -42,10 +43,10 @@ func TestExecuteOnceAcrossGatesOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "asu.db")
 	exec := &recorder{}
 	clock := stepuptest.NewClock(stepuptest.Start())
-	var gates []*stepup.Gate
+	var gates []*gate.Gate
 	for range 2 {
-		g, err := stepup.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP(),
-			stepup.WithClock(clock.Now), stepup.WithExecutor("write_draft", exec))
+		g, err := gate.New(openSQLite(t, path), stepuptest.SeedCatalog(), stepuptest.RP(),
+			gate.WithClock(clock.Now), gate.WithExecutor("write_draft", exec))
 		require.NoError(t, err)
 		gates = append(gates, g)
 	}

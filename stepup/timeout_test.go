@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -62,13 +64,13 @@ func TestTimeoutProposesTheSafeAlternative(t *testing.T) {
 
 func TestTimeoutEscalates(t *testing.T) {
 	ctx := context.Background()
-	cat, err := stepup.NewCatalog("v1", stepup.Tool{Name: "issue_refund", Class: "irreversible",
+	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "issue_refund", Class: "irreversible",
 		Approvers: "support",
-		Timeout:   stepup.Timeout{After: 10 * time.Minute, Outcome: stepup.OutcomeEscalate, EscalateTo: "leads"}})
+		Timeout:   gate.Timeout{After: 10 * time.Minute, Outcome: gate.OutcomeEscalate, EscalateTo: "leads"}})
 	require.NoError(t, err)
 	h := stepuptest.NewGate(t, cat,
-		stepup.WithApproverGroup("support", stepuptest.Approver),
-		stepup.WithApproverGroup("leads", "user:erin"))
+		gate.WithApproverGroup("support", stepuptest.Approver),
+		gate.WithApproverGroup("leads", "user:erin"))
 	erin := h.Enroll(t, "user:erin")
 	propose := func() stepup.TicketID {
 		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: []byte(`{"order":"A-17","amount":120}`),
@@ -78,14 +80,14 @@ func TestTimeoutEscalates(t *testing.T) {
 		return tk.ID
 	}
 	id := propose()
-	_, err = stepuptest.Approve(ctx, h.Gate.Approvals(), erin, id, stepuptest.WithCredential(erin.CredentialIDs()[0]))
+	_, err = stepuptest.Approve(ctx, h.Gate.Desk(), erin, id, stepuptest.WithCredential(erin.CredentialIDs()[0]))
 	assert.ErrorIs(t, err, stepup.ErrNotPermitted, "the lead is not asked during the first stage")
 
 	h.Clock.Advance(10 * time.Minute)
-	p, err := h.Gate.Approvals().Prompt(ctx, id)
+	p, err := h.Gate.Desk().Prompt(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, []string{stepuptest.Approver, "user:erin"}, p.Approvers)
-	got, err := stepuptest.Approve(ctx, h.Gate.Approvals(), erin, id)
+	got, err := stepuptest.Approve(ctx, h.Gate.Desk(), erin, id)
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusApproved, got.Status)
 
@@ -98,7 +100,7 @@ func TestTimeoutEscalates(t *testing.T) {
 
 func TestPendingCapDenies(t *testing.T) {
 	ctx := context.Background()
-	w := newWorld(t, stepup.WithPendingCaps(stepupCaps(1)))
+	w := newWorld(t, gate.WithPendingCaps(stepupCaps(1)))
 	w.pending(t, "finance@example.com")
 	tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.org"))
 	require.NoError(t, err)

@@ -19,6 +19,8 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/exectoken"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -32,8 +34,8 @@ const tokenIssuerName = "gate.example.com"
 type tokenWorld struct {
 	*world
 	key    ed25519.PrivateKey
-	issuer *stepup.TokenIssuer
-	mailer *stepup.Verifier
+	issuer *exectoken.TokenIssuer
+	mailer *exectoken.Verifier
 }
 
 func newTokenWorld(t *testing.T) *tokenWorld {
@@ -41,20 +43,20 @@ func newTokenWorld(t *testing.T) *tokenWorld {
 	w := newWorld(t)
 	pub, key, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
-	ti, err := stepup.NewTokenIssuer(w.Gate, key, tokenIssuerName)
+	ti, err := exectoken.NewTokenIssuer(w.Gate, key, tokenIssuerName)
 	require.NoError(t, err)
 	require.Equal(t, pub, ti.PublicKey())
-	v, err := stepup.NewVerifier(pub, tokenIssuerName, "send_email", w.Store,
-		stepup.WithVerifierClock(w.Clock.Now), stepup.WithVerifierResolver(canon.FileResolver{Root: w.dir}))
+	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "send_email", w.Store,
+		exectoken.WithVerifierClock(w.Clock.Now), exectoken.WithVerifierResolver(canon.FileResolver{Root: w.dir}))
 	require.NoError(t, err)
 	return &tokenWorld{world: w, key: key, issuer: ti, mailer: v}
 }
 
 // verifier returns another executor's verifier on the same store.
-func (w *tokenWorld) verifier(t *testing.T, pub ed25519.PublicKey, issuer, audience string) *stepup.Verifier {
+func (w *tokenWorld) verifier(t *testing.T, pub ed25519.PublicKey, issuer, audience string) *exectoken.Verifier {
 	t.Helper()
-	v, err := stepup.NewVerifier(pub, issuer, audience, w.Store,
-		stepup.WithVerifierClock(w.Clock.Now), stepup.WithVerifierResolver(canon.FileResolver{Root: w.dir}))
+	v, err := exectoken.NewVerifier(pub, issuer, audience, w.Store,
+		exectoken.WithVerifierClock(w.Clock.Now), exectoken.WithVerifierResolver(canon.FileResolver{Root: w.dir}))
 	require.NoError(t, err)
 	return v
 }
@@ -103,13 +105,13 @@ func TestTokenClaims(t *testing.T) {
 		func(*jwt.Token) (any, error) { return w.issuer.PublicKey(), nil })
 	require.NoError(t, err)
 	assert.Equal(t, "EdDSA", parsed.Header["alg"])
-	assert.Equal(t, stepup.TokenType, parsed.Header["typ"])
+	assert.Equal(t, exectoken.TokenType, parsed.Header["typ"])
 	assert.Equal(t, string(tk.ID), claims["jti"])
 	assert.Equal(t, tokenIssuerName, claims["iss"])
 	assert.Equal(t, []any{"send_email"}, claims["aud"])
 	assert.Equal(t, stepuptest.Approver, claims["sub"])
 	assert.Equal(t, float64(stepuptest.Start().Unix()), claims["iat"])
-	assert.Equal(t, float64(stepuptest.Start().Add(stepup.DefaultTokenTTL).Unix()), claims["exp"])
+	assert.Equal(t, float64(stepuptest.Start().Add(exectoken.DefaultTokenTTL).Unix()), claims["exp"])
 	assert.Equal(t, tk.Digest.String(), claims["digest"])
 	assert.Len(t, claims["nonce"], 64)
 	assert.NotEqual(t, strings.Repeat("0", 64), claims["nonce"])
@@ -143,7 +145,7 @@ func TestTokenIssueRefusals(t *testing.T) {
 	require.NoError(t, err)
 	denied, err := w.Gate.Propose(ctx, sendEmail("ops@example.com"))
 	require.NoError(t, err)
-	_, err = w.Gate.Approvals().Deny(ctx, denied.ID, stepuptest.Approver, "")
+	_, err = w.Gate.Desk().Deny(ctx, denied.ID, stepuptest.Approver, "")
 	require.NoError(t, err)
 	ran := w.approved(t, sendEmail("cfo@example.com"))
 	_, err = w.Gate.Execute(ctx, ran.ID)
@@ -231,16 +233,16 @@ func TestTokenIssuerConfig(t *testing.T) {
 	require.NoError(t, err)
 	tests := []struct {
 		name string
-		new  func() (*stepup.TokenIssuer, error)
+		new  func() (*exectoken.TokenIssuer, error)
 	}{
-		{"no gate", func() (*stepup.TokenIssuer, error) { return stepup.NewTokenIssuer(nil, key, "g") }},
-		{"no key", func() (*stepup.TokenIssuer, error) { return stepup.NewTokenIssuer(w.Gate, nil, "g") }},
-		{"no issuer", func() (*stepup.TokenIssuer, error) { return stepup.NewTokenIssuer(w.Gate, key, "") }},
-		{"zero TTL", func() (*stepup.TokenIssuer, error) {
-			return stepup.NewTokenIssuer(w.Gate, key, "g", stepup.WithTokenTTL(0))
+		{"no gate", func() (*exectoken.TokenIssuer, error) { return exectoken.NewTokenIssuer(nil, key, "g") }},
+		{"no key", func() (*exectoken.TokenIssuer, error) { return exectoken.NewTokenIssuer(w.Gate, nil, "g") }},
+		{"no issuer", func() (*exectoken.TokenIssuer, error) { return exectoken.NewTokenIssuer(w.Gate, key, "") }},
+		{"zero TTL", func() (*exectoken.TokenIssuer, error) {
+			return exectoken.NewTokenIssuer(w.Gate, key, "g", exectoken.WithTokenTTL(0))
 		}},
-		{"short key", func() (*stepup.TokenIssuer, error) {
-			return stepup.NewTokenIssuer(w.Gate, ed25519.PrivateKey(key[:32]), "g")
+		{"short key", func() (*exectoken.TokenIssuer, error) {
+			return exectoken.NewTokenIssuer(w.Gate, ed25519.PrivateKey(key[:32]), "g")
 		}},
 	}
 	for _, tt := range tests {
@@ -254,10 +256,10 @@ func TestTokenIssuerConfig(t *testing.T) {
 
 // tokenExample is a gate on a store the mailer service shares, with an
 // approved send_email ticket.
-func tokenExample() (*stepup.Gate, *memory.Store, *stepuptest.Clock, stepup.TicketID, canon.Effect) {
+func tokenExample() (*gate.Gate, *memory.Store, *stepuptest.Clock, stepup.TicketID, canon.Effect) {
 	ctx := context.Background()
 	st, clock := memory.New(), stepuptest.NewClock(stepuptest.Start())
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now))
 	if err != nil {
 		panic(err)
 	}
@@ -268,7 +270,7 @@ func tokenExample() (*stepup.Gate, *memory.Store, *stepuptest.Clock, stepup.Tick
 	call := stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
 		Task: "t-42", Session: "s-1", Principal: agentFor("user:dana")}
 	tk, _ := g.Propose(ctx, call)
-	if _, err := stepuptest.Approve(ctx, g.Approvals(), approver, tk.ID); err != nil {
+	if _, err := stepuptest.Approve(ctx, g.Desk(), approver, tk.ID); err != nil {
 		panic(err)
 	}
 	// The effect as the runtime forwards it to the mailer.
@@ -280,7 +282,7 @@ func tokenExample() (*stepup.Gate, *memory.Store, *stepuptest.Clock, stepup.Tick
 func ExampleTokenIssuer_Issue() {
 	g, _, _, id, _ := tokenExample()
 	_, key, _ := ed25519.GenerateKey(rand.Reader) // the gate's signing key
-	issuer, err := stepup.NewTokenIssuer(g, key, "gate.example.com")
+	issuer, err := exectoken.NewTokenIssuer(g, key, "gate.example.com")
 	if err != nil {
 		panic(err)
 	}

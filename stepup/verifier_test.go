@@ -25,6 +25,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/exectoken"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -111,7 +112,7 @@ func TestVerifierSeedCases(t *testing.T) {
 		require.NoError(t, err)
 		forged := editPayload(t, tok, func(c jwt.MapClaims) { c["digest"] = d.String() })
 		_, err = w.mailer.Verify(ctx, forged, changed)
-		assert.ErrorIs(t, err, stepup.ErrTokenSignature)
+		assert.ErrorIs(t, err, exectoken.ErrTokenSignature)
 		assert.Equal(t, store.Approved, w.state(t, tk.ID))
 	})
 }
@@ -135,29 +136,29 @@ func TestVerifierRefusals(t *testing.T) {
 	tests := []struct {
 		name  string
 		token string
-		v     *stepup.Verifier
+		v     *exectoken.Verifier
 		want  error
 	}{
-		{"addressed to another executor", tok, w.verifier(t, pub, tokenIssuerName, "payments"), stepup.ErrTokenAudience},
-		{"from another issuer name", tok, w.verifier(t, pub, "other-gate", "send_email"), stepup.ErrTokenIssuer},
-		{"verified with another gate's key", tok, w.verifier(t, otherPub, tokenIssuerName, "send_email"), stepup.ErrTokenSignature},
-		{"signed by another key", sign(t, jwt.SigningMethodEdDSA, otherKey, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
-		{"alg none", sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
-		{"HS256 keyed with the public key", sign(t, jwt.SigningMethodHS256, []byte(pub), stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
-		{"RS256", sign(t, jwt.SigningMethodRS256, rsaKey, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
-		{"ES256", sign(t, jwt.SigningMethodES256, ecKey, stepup.TokenType, claims), nil, stepup.ErrTokenSignature},
-		{"payload edited", editPayload(t, tok, func(c jwt.MapClaims) { c["exp"] = c["exp"].(float64) + 3600 }), nil, stepup.ErrTokenSignature},
-		{"another JWT of the gate's key", sign(t, jwt.SigningMethodEdDSA, w.key, "JWT", claims), nil, stepup.ErrTokenMalformed},
-		{"not a JWT", "not.a.jwt", nil, stepup.ErrTokenMalformed},
-		{"empty", "", nil, stepup.ErrTokenMalformed},
-		{"no expiry", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "exp", nil)), nil, stepup.ErrTokenMalformed},
-		{"digest not hex", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "digest", "zz")), nil, stepup.ErrTokenMalformed},
-		{"nonce short", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "nonce", "00")), nil, stepup.ErrTokenMalformed},
-		{"two audiences", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
-			with(claims, "aud", []string{"send_email", "payments"})), nil, stepup.ErrTokenAudience},
-		{"expired", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
+		{"addressed to another executor", tok, w.verifier(t, pub, tokenIssuerName, "payments"), exectoken.ErrTokenAudience},
+		{"from another issuer name", tok, w.verifier(t, pub, "other-gate", "send_email"), exectoken.ErrTokenIssuer},
+		{"verified with another gate's key", tok, w.verifier(t, otherPub, tokenIssuerName, "send_email"), exectoken.ErrTokenSignature},
+		{"signed by another key", sign(t, jwt.SigningMethodEdDSA, otherKey, exectoken.TokenType, claims), nil, exectoken.ErrTokenSignature},
+		{"alg none", sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, exectoken.TokenType, claims), nil, exectoken.ErrTokenSignature},
+		{"HS256 keyed with the public key", sign(t, jwt.SigningMethodHS256, []byte(pub), exectoken.TokenType, claims), nil, exectoken.ErrTokenSignature},
+		{"RS256", sign(t, jwt.SigningMethodRS256, rsaKey, exectoken.TokenType, claims), nil, exectoken.ErrTokenSignature},
+		{"ES256", sign(t, jwt.SigningMethodES256, ecKey, exectoken.TokenType, claims), nil, exectoken.ErrTokenSignature},
+		{"payload edited", editPayload(t, tok, func(c jwt.MapClaims) { c["exp"] = c["exp"].(float64) + 3600 }), nil, exectoken.ErrTokenSignature},
+		{"another JWT of the gate's key", sign(t, jwt.SigningMethodEdDSA, w.key, "JWT", claims), nil, exectoken.ErrTokenMalformed},
+		{"not a JWT", "not.a.jwt", nil, exectoken.ErrTokenMalformed},
+		{"empty", "", nil, exectoken.ErrTokenMalformed},
+		{"no expiry", sign(t, jwt.SigningMethodEdDSA, w.key, exectoken.TokenType, with(claims, "exp", nil)), nil, exectoken.ErrTokenMalformed},
+		{"digest not hex", sign(t, jwt.SigningMethodEdDSA, w.key, exectoken.TokenType, with(claims, "digest", "zz")), nil, exectoken.ErrTokenMalformed},
+		{"nonce short", sign(t, jwt.SigningMethodEdDSA, w.key, exectoken.TokenType, with(claims, "nonce", "00")), nil, exectoken.ErrTokenMalformed},
+		{"two audiences", sign(t, jwt.SigningMethodEdDSA, w.key, exectoken.TokenType,
+			with(claims, "aud", []string{"send_email", "payments"})), nil, exectoken.ErrTokenAudience},
+		{"expired", sign(t, jwt.SigningMethodEdDSA, w.key, exectoken.TokenType,
 			with(claims, "exp", stepuptest.Start().Unix())), nil, stepup.ErrExpired},
-		{"unknown ticket", sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType, with(claims, "jti", "no-such-ticket")), nil, stepup.ErrNotFound},
+		{"unknown ticket", sign(t, jwt.SigningMethodEdDSA, w.key, exectoken.TokenType, with(claims, "jti", "no-such-ticket")), nil, stepup.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,7 +185,7 @@ func TestVerifierRefusesATokenThatDisagreesWithTheTicket(t *testing.T) {
 	w := newTokenWorld(t)
 	call := sendEmail("finance@example.com")
 	tk, tok := w.issued(t, call)
-	forged := sign(t, jwt.SigningMethodEdDSA, w.key, stepup.TokenType,
+	forged := sign(t, jwt.SigningMethodEdDSA, w.key, exectoken.TokenType,
 		with(claimsOf(t, tok), "nonce", strings.Repeat("ab", 32)))
 	_, err := w.mailer.Verify(context.Background(), forged, effectOf(call))
 	assert.ErrorIs(t, err, stepup.ErrEffectChanged)
@@ -204,7 +205,7 @@ func TestAlgorithmConfusionAgainstANaiveVerifier(t *testing.T) {
 	other.Refs = resolved(t, w, other.Refs)
 	d, err := other.Digest()
 	require.NoError(t, err)
-	forged := sign(t, jwt.SigningMethodHS256, []byte(pub), stepup.TokenType, with(claimsOf(t, tok), "digest", d.String()))
+	forged := sign(t, jwt.SigningMethodHS256, []byte(pub), exectoken.TokenType, with(claimsOf(t, tok), "digest", d.String()))
 
 	naive := func(token string) error {
 		_, err := jwt.Parse(token, func(t *jwt.Token) (any, error) {
@@ -219,7 +220,7 @@ func TestAlgorithmConfusionAgainstANaiveVerifier(t *testing.T) {
 	assert.NoError(t, naive(forged), "and the forgery: the attack works against it")
 
 	_, err = w.mailer.Verify(context.Background(), forged, other)
-	assert.ErrorIs(t, err, stepup.ErrTokenSignature)
+	assert.ErrorIs(t, err, exectoken.ErrTokenSignature)
 }
 
 // TestVerifierSpendsATicketOnce: many executors racing with one token, and
@@ -268,19 +269,19 @@ func TestNewVerifierConfig(t *testing.T) {
 		pub      ed25519.PublicKey
 		iss, aud string
 		st       store.Approvals
-		opts     []stepup.VerifierOption
+		opts     []exectoken.VerifierOption
 	}{
 		{"short key", pub[:16], "g", "mailer", st, nil},
 		{"no issuer", pub, "", "mailer", st, nil},
 		{"no audience", pub, "g", "", st, nil},
 		{"no store", pub, "g", "mailer", nil, nil},
-		{"nil clock", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierClock(nil)}},
-		{"nil resolver", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierResolver(nil)}},
-		{"nil audit log", pub, "g", "mailer", st, []stepup.VerifierOption{stepup.WithVerifierAudit(nil)}},
+		{"nil clock", pub, "g", "mailer", st, []exectoken.VerifierOption{exectoken.WithVerifierClock(nil)}},
+		{"nil resolver", pub, "g", "mailer", st, []exectoken.VerifierOption{exectoken.WithVerifierResolver(nil)}},
+		{"nil audit log", pub, "g", "mailer", st, []exectoken.VerifierOption{exectoken.WithVerifierAudit(nil)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := stepup.NewVerifier(tt.pub, tt.iss, tt.aud, tt.st, tt.opts...)
+			v, err := exectoken.NewVerifier(tt.pub, tt.iss, tt.aud, tt.st, tt.opts...)
 			assert.ErrorIs(t, err, stepup.ErrConfig)
 			assert.Nil(t, v)
 		})
@@ -310,9 +311,9 @@ func TestVerifierAudit(t *testing.T) {
 	ctx := context.Background()
 	w := newTokenWorld(t)
 	mailer := w.verifier(t, w.issuer.PublicKey(), tokenIssuerName, "send_email")
-	audited, err := stepup.NewVerifier(w.issuer.PublicKey(), tokenIssuerName, "send_email", w.Store,
-		stepup.WithVerifierClock(w.Clock.Now), stepup.WithVerifierAudit(w.Store),
-		stepup.WithVerifierResolver(canon.FileResolver{Root: w.dir}))
+	audited, err := exectoken.NewVerifier(w.issuer.PublicKey(), tokenIssuerName, "send_email", w.Store,
+		exectoken.WithVerifierClock(w.Clock.Now), exectoken.WithVerifierAudit(w.Store),
+		exectoken.WithVerifierResolver(canon.FileResolver{Root: w.dir}))
 	require.NoError(t, err)
 	call := sendEmail("finance@example.com")
 	tk, tok := w.issued(t, call)
@@ -325,8 +326,8 @@ func TestVerifierAudit(t *testing.T) {
 
 	_, otherKey, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
-	_, err = audited.Verify(ctx, sign(t, jwt.SigningMethodEdDSA, otherKey, stepup.TokenType, claimsOf(t, tok)), effectOf(call))
-	require.ErrorIs(t, err, stepup.ErrTokenSignature)
+	_, err = audited.Verify(ctx, sign(t, jwt.SigningMethodEdDSA, otherKey, exectoken.TokenType, claimsOf(t, tok)), effectOf(call))
+	require.ErrorIs(t, err, exectoken.ErrTokenSignature)
 	_, err = mailer.Verify(ctx, tok, effectOf(sendEmail("finance@exarnple.com")))
 	require.ErrorIs(t, err, stepup.ErrEffectChanged)
 	assert.Len(t, rows(), before, "forgeries and unaudited verifiers add no rows")
@@ -408,9 +409,9 @@ func FuzzVerifierVerify(f *testing.F) {
 	h := stepuptest.NewGate(f, nil)
 	pub, key, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(f, err)
-	issuer, err := stepup.NewTokenIssuer(h.Gate, key, tokenIssuerName)
+	issuer, err := exectoken.NewTokenIssuer(h.Gate, key, tokenIssuerName)
 	require.NoError(f, err)
-	v, err := stepup.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, stepup.WithVerifierClock(h.Clock.Now))
+	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, exectoken.WithVerifierClock(h.Clock.Now))
 	require.NoError(f, err)
 	call := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`),
 		Task: "t-42", Session: "sess-1", Principal: agentFor("user:dana")}
@@ -497,13 +498,13 @@ func ExampleVerifier_Verify() {
 	g, st, clock, id, effect := tokenExample()
 	ctx := context.Background()
 	pub, key, _ := ed25519.GenerateKey(rand.Reader)
-	issuer, _ := stepup.NewTokenIssuer(g, key, "gate.example.com")
+	issuer, _ := exectoken.NewTokenIssuer(g, key, "gate.example.com")
 	token, _ := issuer.Issue(ctx, id)
 
 	// In the mailer service, which shares the gate's store and knows the
 	// gate's public key:
-	mailer, err := stepup.NewVerifier(pub, "gate.example.com", "send_email", st,
-		stepup.WithVerifierClock(clock.Now))
+	mailer, err := exectoken.NewVerifier(pub, "gate.example.com", "send_email", st,
+		exectoken.WithVerifierClock(clock.Now))
 	if err != nil {
 		panic(err)
 	}
@@ -537,14 +538,14 @@ func BenchmarkVerifierVerify(b *testing.B) {
 	// setup returns a verifier on a fresh store/memory gate and n tokens for
 	// n tickets the policy allowed, with the garbage of making them
 	// collected.
-	setup := func(b *testing.B, n int) (*stepup.Verifier, ed25519.PublicKey, []string) {
+	setup := func(b *testing.B, n int) (*exectoken.Verifier, ed25519.PublicKey, []string) {
 		b.Helper()
 		h := stepuptest.NewGate(b, nil)
 		pub, key, err := ed25519.GenerateKey(rand.Reader)
 		require.NoError(b, err)
-		issuer, err := stepup.NewTokenIssuer(h.Gate, key, tokenIssuerName)
+		issuer, err := exectoken.NewTokenIssuer(h.Gate, key, tokenIssuerName)
 		require.NoError(b, err)
-		v, err := stepup.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, stepup.WithVerifierClock(h.Clock.Now))
+		v, err := exectoken.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, exectoken.WithVerifierClock(h.Clock.Now))
 		require.NoError(b, err)
 		toks := make([]string, n)
 		for i := range toks {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -36,9 +37,9 @@ func (s *endingStore) Get(ctx context.Context, id string) (store.Approval, error
 func TestWaitReturnsLastReadTicketWhenContextEnds(t *testing.T) {
 	st := &endingStore{Store: memory.New()}
 	clock := stepuptest.NewClock(time.Unix(1_000, 0))
-	gate, err := stepup.New(st, stepuptest.SeedCatalog(),
+	gate, err := gate.New(st, stepuptest.SeedCatalog(),
 		stepuptest.RP(),
-		stepup.WithClock(clock.Now), stepup.WithPollInterval(time.Millisecond))
+		gate.WithClock(clock.Now), gate.WithPollInterval(time.Millisecond))
 	require.NoError(t, err)
 	tk, err := gate.Propose(context.Background(), sendEmail("finance@example.com"))
 	require.NoError(t, err)

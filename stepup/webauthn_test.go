@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -42,19 +45,19 @@ func TestApproveRefusesEachWebAuthnCheck(t *testing.T) {
 			_, err := w.Approve(other, stepuptest.WithSignCount(7))
 			require.NoError(t, err)
 			return assertFor(t, w, w.Authenticator, id, stepuptest.WithSignCount(7))
-		}, stepup.ErrCounter},
+		}, passkey.ErrCounter},
 		{"counter went back", func(t *testing.T, w *world, id stepup.TicketID) []byte {
 			other := w.pending(t, "finance@example.org")
 			_, err := w.Approve(other, stepuptest.WithSignCount(7))
 			require.NoError(t, err)
 			return assertFor(t, w, w.Authenticator, id, stepuptest.WithSignCount(3))
-		}, stepup.ErrCounter},
+		}, passkey.ErrCounter},
 		{"unknown credential", func(t *testing.T, w *world, id stepup.TicketID) []byte {
 			stranger := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin)
 			_, err := stranger.Register([]byte(`{"challenge":"AAAAAAAAAAAAAAAAAAAAAA","user":{"id":"AQ"}}`))
 			require.NoError(t, err)
 			return assertFor(t, w, stranger, id)
-		}, stepup.ErrUnknownCredential},
+		}, passkey.ErrUnknownCredential},
 		{"user handle of another user", func(t *testing.T, w *world, id stepup.TicketID) []byte {
 			return assertFor(t, w, w.Authenticator, id, stepuptest.WithUserHandle([]byte("someone-else")))
 		}, stepup.ErrBadAssertion},
@@ -69,10 +72,10 @@ func TestApproveRefusesEachWebAuthnCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
 			id := w.pending(t, "finance@example.com")
-			_, err := w.Gate.Approvals().Approve(ctx, id, tt.answer(t, w, id))
+			_, err := w.Gate.Desk().Approve(ctx, id, tt.answer(t, w, id))
 			assert.ErrorIs(t, err, tt.want)
 			if check, ok := failedChecks[tt.name]; ok {
-				var ae *stepup.AssertionError
+				var ae *passkey.AssertionError
 				require.ErrorAs(t, err, &ae)
 				assert.Equal(t, check, ae.Check)
 			}
@@ -89,23 +92,23 @@ func TestApproveRefusesEachWebAuthnCheck(t *testing.T) {
 
 func TestApproveRefusesAnotherUsersCredential(t *testing.T) {
 	ctx := context.Background()
-	cat, err := stepup.NewCatalog("v1", stepup.Tool{Name: "send_email", Class: "external", Approvers: "finance"})
+	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "send_email", Class: "external", Approvers: "finance"})
 	require.NoError(t, err)
-	h := stepuptest.NewGate(t, cat, stepup.WithApproverGroup("finance", stepuptest.Approver))
+	h := stepuptest.NewGate(t, cat, gate.WithApproverGroup("finance", stepuptest.Approver))
 	erin := h.Enroll(t, "user:erin")
 	tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "send_email", Args: []byte(`{"to":"a@example.com"}`),
 		Session: "s", Principal: agentFor("user:dana")})
 	require.NoError(t, err)
-	p, err := h.Gate.Approvals().Prompt(ctx, tk.ID)
+	p, err := h.Gate.Desk().Prompt(ctx, tk.ID)
 	require.NoError(t, err)
 	assert.Equal(t, []string{stepuptest.Approver}, p.Approvers)
 	// Erin's authenticator is not asked (allowCredentials lists Dana's
 	// only), so she signs with her own credential anyway.
 	answer, err := erin.Assert(p.Options, stepuptest.WithCredential(erin.CredentialIDs()[0]))
 	require.NoError(t, err)
-	_, err = h.Gate.Approvals().Approve(ctx, tk.ID, answer)
+	_, err = h.Gate.Desk().Approve(ctx, tk.ID, answer)
 	assert.ErrorIs(t, err, stepup.ErrNotPermitted)
-	_, err = h.Gate.Approvals().Deny(ctx, tk.ID, "user:erin", "no")
+	_, err = h.Gate.Desk().Deny(ctx, tk.ID, "user:erin", "no")
 	assert.ErrorIs(t, err, stepup.ErrNotPermitted)
 	_, err = h.Approve(tk.ID)
 	assert.NoError(t, err)
@@ -116,12 +119,12 @@ func TestAssertionReplayed(t *testing.T) {
 	w := newWorld(t)
 	id := w.pending(t, "finance@example.com")
 	answer := assertFor(t, w, w.Authenticator, id)
-	_, err := w.Gate.Approvals().Approve(ctx, id, answer)
+	_, err := w.Gate.Desk().Approve(ctx, id, answer)
 	require.NoError(t, err)
-	_, err = w.Gate.Approvals().Approve(ctx, id, answer)
+	_, err = w.Gate.Desk().Approve(ctx, id, answer)
 	assert.ErrorIs(t, err, stepup.ErrResolved, "replayed on the same ticket")
 	other := w.pending(t, "finance@example.org")
-	_, err = w.Gate.Approvals().Approve(ctx, other, answer)
+	_, err = w.Gate.Desk().Approve(ctx, other, answer)
 	assert.ErrorIs(t, err, stepup.ErrBadAssertion, "replayed on another ticket")
 }
 
@@ -129,13 +132,13 @@ func TestEvidenceKeepsTheRawAssertion(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	id := w.pending(t, "finance@example.com")
-	p, err := w.Gate.Approvals().Prompt(ctx, id)
+	p, err := w.Gate.Desk().Prompt(ctx, id)
 	require.NoError(t, err)
-	_, err = w.Gate.Approvals().Approve(ctx, id, assertFor(t, w, w.Authenticator, id))
+	_, err = w.Gate.Desk().Approve(ctx, id, assertFor(t, w, w.Authenticator, id))
 	require.NoError(t, err)
 	a, err := w.Store.Get(ctx, string(id))
 	require.NoError(t, err)
-	ev, err := stepup.ParseEvidence(a.Evidence)
+	ev, err := passkey.ParseEvidence(a.Evidence)
 	require.NoError(t, err)
 	assert.Equal(t, stepuptest.Approver, ev.User)
 	assert.Equal(t, w.Authenticator.CredentialIDs()[0], ev.CredentialID)
@@ -158,7 +161,7 @@ func (w *world) pending(t *testing.T, addr string) stepup.TicketID {
 // assertFor signs ticket id's prompt with a.
 func assertFor(t *testing.T, w *world, a *stepuptest.Authenticator, id stepup.TicketID, tweaks ...stepuptest.Tweak) []byte {
 	t.Helper()
-	p, err := w.Gate.Approvals().Prompt(context.Background(), id)
+	p, err := w.Gate.Desk().Prompt(context.Background(), id)
 	require.NoError(t, err)
 	out, err := a.Assert(p.Options, tweaks...)
 	require.NoError(t, err)

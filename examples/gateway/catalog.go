@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -9,6 +9,6 @@ import (
 // (stepuptest.SeedTools): read_file and search_tickets read, write_draft
 // reversible, send_email external, issue_refund irreversible up to 500 per
 // call. Anything else is denied.
-func seedCatalog() (*stepup.Catalog, error) {
-	return stepup.NewCatalog(stepuptest.SeedPolicyVersion, stepuptest.SeedTools()...)
+func seedCatalog() (*policy.Catalog, error) {
+	return policy.NewCatalog(stepuptest.SeedPolicyVersion, stepuptest.SeedTools()...)
 }

@@ -15,7 +15,9 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
@@ -106,16 +108,24 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	}
 	log := slog.New(slog.NewTextHandler(&syncWriter{w: o.log}, nil))
 	exec := &outbox{out: out}
-	gopts := []stepup.Option{stepup.WithResolver(canon.FileResolver{Root: o.files})}
+	gopts := []gate.Option{gate.WithResolver(canon.FileResolver{Root: o.files})}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
-		gopts = append(gopts, stepup.WithExecutor(tool, exec))
+		gopts = append(gopts, gate.WithExecutor(tool, exec))
 	}
-	gate, err := stepup.New(st, cat, rp, gopts...)
+	approver, err := passkey.New(st, rp)
+	if err != nil {
+		return err
+	}
+	gate, err := gate.New(st, cat, approver, gopts...)
+	if err != nil {
+		return err
+	}
+	enroll, err := passkey.NewEnrollment(st, rp)
 	if err != nil {
 		return err
 	}
 	if o.invite != "" {
-		link, err := gateway.InviteLink(ctx, gate.Admin(), rp.Origin, o.invite)
+		link, err := gateway.InviteLink(ctx, enroll, rp.Origin, o.invite)
 		if err != nil {
 			return err
 		}
@@ -130,12 +140,12 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
-	api, err := gateway.NewAgentAPI(notifying{gate, rp.Origin, out}, st,
+	api, err := gateway.NewAgentAPI(notifying{gate, rp.Origin, out},
 		[]gateway.RuntimeToken{{Token: token, Agent: o.agent, Users: []string{o.user}}}, &gateway.AgentOptions{Logger: log})
 	if err != nil {
 		return err
 	}
-	site, err := gateway.NewSite(gate, st, rp, &gateway.SiteOptions{Logger: log})
+	site, err := gateway.NewSite(gate.Desk(), enroll, rp, &gateway.SiteOptions{Logger: log})
 	if err != nil {
 		return err
 	}
@@ -147,7 +157,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 
 	s := started{AgentURL: "http://" + agentLn.Addr().String(), SiteURL: rp.Origin, Origin: rp.Origin, Token: token}
 	if o.approver != "" {
-		if s.InviteLink, err = gateway.InviteLink(ctx, gate.Admin(), rp.Origin, o.approver); err != nil {
+		if s.InviteLink, err = gateway.InviteLink(ctx, enroll, rp.Origin, o.approver); err != nil {
 			return err
 		}
 	}
@@ -176,11 +186,11 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 
 // relyingParty is the approval site's WebAuthn identity: the origin given,
 // or http://localhost:PORT of the site's listener.
-func relyingParty(origin string, addr net.Addr) (stepup.RelyingParty, error) {
+func relyingParty(origin string, addr net.Addr) (passkey.RelyingParty, error) {
 	if origin == "" {
 		_, port, err := net.SplitHostPort(addr.String())
 		if err != nil {
-			return stepup.RelyingParty{}, err
+			return passkey.RelyingParty{}, err
 		}
 		origin = "http://localhost:" + port
 	}
@@ -188,7 +198,7 @@ func relyingParty(origin string, addr net.Addr) (stepup.RelyingParty, error) {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	return stepup.RelyingParty{ID: host, Origin: strings.TrimSuffix(origin, "/"), Name: "asu approvals"}, nil
+	return passkey.RelyingParty{ID: host, Origin: strings.TrimSuffix(origin, "/"), Name: "asu approvals"}, nil
 }
 
 func exampleCall(o options) string {
@@ -203,7 +213,7 @@ func exampleCall(o options) string {
 // link of every call that waits for a person. A real deployment sends the
 // link to the approver (mail, chat); it is only a link, never the card.
 type notifying struct {
-	*stepup.Gate
+	*gate.Gate
 	origin string
 	out    io.Writer
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/policy"
 )
 
 // suggestClass turns an upstream tool's annotations into the effect class
@@ -66,12 +66,12 @@ func (r review) String() string {
 // the card shows in the untrusted region. It returns the catalog entries,
 // the tools to offer (every upstream tool: those not admitted are offered
 // and denied by the gate as unknown) and the review.
-func confirmCatalog(upstream []*mcp.Tool, confirmed []stepup.Tool) ([]stepup.Tool, []gatedTool, []review, error) {
+func confirmCatalog(upstream []*mcp.Tool, confirmed []policy.Tool) ([]policy.Tool, []gatedTool, []review, error) {
 	byName := make(map[string]int, len(confirmed))
 	for i, t := range confirmed {
 		byName[t.Name] = i
 	}
-	entries := append([]stepup.Tool(nil), confirmed...)
+	entries := append([]policy.Tool(nil), confirmed...)
 	tools := make([]gatedTool, 0, len(upstream))
 	reviews := make([]review, 0, len(upstream))
 	for _, u := range upstream {

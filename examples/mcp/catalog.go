@@ -5,7 +5,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -16,7 +16,7 @@ const policyVersion = "2026-10-30.1-mcp"
 // seedEntries are the integrator's catalog entries, written in code: the
 // reference program's tools (stepuptest.SeedTools) with the effect classes
 // the integrator set. run_shell is not admitted, whatever its server says.
-func seedEntries() []stepup.Tool { return stepuptest.SeedTools() }
+func seedEntries() []policy.Tool { return stepuptest.SeedTools() }
 
 // seedUpstream is the tool listing of the upstream server this example
 // fronts, as its tools/list would return it: names, descriptions, input

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -31,7 +32,7 @@ func demo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer lg.Close()
-	passkey, err := stepuptest.Enroll(ctx, lg.gate.Admin(), "user:dana")
+	passkey, err := stepuptest.Enroll(ctx, lg.enroll, "user:dana")
 	if err != nil {
 		return fmt.Errorf("enroll approver: %w", err)
 	}
@@ -44,7 +45,7 @@ func demo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer hangUp()
-	d := &demoRun{out: out, cs: cs, desk: lg.gate.Approvals(), passkey: passkey, pending: pending}
+	d := &demoRun{out: out, cs: cs, desk: lg.gate.Desk(), passkey: passkey, pending: pending}
 
 	fmt.Fprintln(out, "asu MCP demo: an MCP server whose tool calls go through the asu gate (store/sqlite)")
 	printReviews(out, lg.reviews)
@@ -86,7 +87,7 @@ func demo(ctx context.Context, out io.Writer) error {
 type demoRun struct {
 	out     io.Writer
 	cs      *mcp.ClientSession
-	desk    *stepup.ApprovalDesk
+	desk    *gate.Desk
 	passkey *stepuptest.Authenticator
 	pending <-chan stepup.Ticket
 }
@@ -146,7 +147,7 @@ func (d *demoRun) person(ctx context.Context, approve bool) (stepup.Ticket, erro
 		fmt.Fprintln(d.out, "   [approver] approves with her passkey")
 		return tk, nil
 	}
-	if _, err := d.desk.Deny(ctx, tk.ID, "user:dana", "that is not our domain"); err != nil && !errors.Is(err, stepup.ErrStore) {
+	if _, err := stepuptest.Deny(ctx, d.desk, d.passkey, tk.ID, "that is not our domain"); err != nil && !errors.Is(err, stepup.ErrStore) {
 		return tk, fmt.Errorf("deny: %w", err)
 	}
 	fmt.Fprintln(d.out, "   [approver] denies: the recipient is not the one she approved")

@@ -6,14 +6,17 @@ import (
 	"path/filepath"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
 // localGate is an asu gate in this process on an SQLite file, deciding
 // with the confirmed seed catalog, its tools run by a recorder.
 type localGate struct {
-	gate    *stepup.Gate
+	gate    *gate.Gate
+	enroll  *passkey.Enrollment
 	st      *sqlite.Store
 	rec     *recorder
 	tools   []gatedTool // what the MCP server offers
@@ -22,7 +25,7 @@ type localGate struct {
 
 // openGate builds the gate in dir (the database and the files that
 // references resolve in, holding the reference program's q3.csv) for approvers of rp.
-func openGate(dir string, rp stepup.RelyingParty, opts ...stepup.Option) (*localGate, error) {
+func openGate(dir string, rp passkey.RelyingParty, opts ...gate.Option) (*localGate, error) {
 	files := filepath.Join(dir, "files")
 	if err := os.MkdirAll(files, 0o700); err != nil {
 		return nil, err
@@ -35,7 +38,7 @@ func openGate(dir string, rp stepup.RelyingParty, opts ...stepup.Option) (*local
 	if err != nil {
 		return nil, err
 	}
-	cat, err := stepup.NewCatalog(policyVersion, entries...)
+	cat, err := policy.NewCatalog(policyVersion, entries...)
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +47,20 @@ func openGate(dir string, rp stepup.RelyingParty, opts ...stepup.Option) (*local
 		return nil, err
 	}
 	lg := &localGate{st: st, rec: newRecorder(), tools: tools, reviews: reviews}
-	opts = append([]stepup.Option{stepup.WithResolver(canon.FileResolver{Root: files})}, opts...)
+	opts = append([]gate.Option{gate.WithResolver(canon.FileResolver{Root: files})}, opts...)
 	for _, e := range entries {
-		opts = append(opts, stepup.WithExecutor(e.Name, lg.rec))
+		opts = append(opts, gate.WithExecutor(e.Name, lg.rec))
 	}
-	if lg.gate, err = stepup.New(st, cat, rp, opts...); err != nil {
+	approver, err := passkey.New(st, rp)
+	if err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	if lg.gate, err = gate.New(st, cat, approver, opts...); err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	if lg.enroll, err = passkey.NewEnrollment(st, rp); err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("gate: %w", err)
 	}

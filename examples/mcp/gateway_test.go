@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -23,10 +25,10 @@ import (
 func TestServeGateway(t *testing.T) {
 	entries, _, _, err := confirmCatalog(seedUpstream(), seedEntries())
 	require.NoError(t, err)
-	cat, err := stepup.NewCatalog(policyVersion, entries...)
+	cat, err := policy.NewCatalog(policyVersion, entries...)
 	require.NoError(t, err)
 	rec := newRecorder()
-	h := stepuptest.NewGate(t, cat, stepup.WithExecutor("send_email", rec))
+	h := stepuptest.NewGate(t, cat, gate.WithExecutor("send_email", rec))
 	token, err := gateway.NewRuntimeToken()
 	require.NoError(t, err)
 	api, err := gateway.NewAgentAPI(h.Gate, h.Store, []gateway.RuntimeToken{{Token: token, Agent: "agent:mcp", Users: []string{"user:dana"}}}, nil)

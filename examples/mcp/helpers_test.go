@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -29,19 +31,19 @@ type fixture struct {
 
 // newFixture builds the fixture for upstream tools and the integrator's
 // entries (nil: the seed's); edit adjusts the server's configuration.
-func newFixture(t testing.TB, upstream []*mcp.Tool, entries []stepup.Tool, edit func(*serverConfig)) *fixture {
+func newFixture(t testing.TB, upstream []*mcp.Tool, entries []policy.Tool, edit func(*serverConfig)) *fixture {
 	t.Helper()
 	if upstream == nil {
 		upstream, entries = seedUpstream(), seedEntries()
 	}
 	entries, tools, _, err := confirmCatalog(upstream, entries)
 	require.NoError(t, err)
-	cat, err := stepup.NewCatalog(policyVersion, entries...)
+	cat, err := policy.NewCatalog(policyVersion, entries...)
 	require.NoError(t, err)
 	f := &fixture{rec: newRecorder(), pending: make(chan stepup.Ticket, 16)}
-	opts := []stepup.Option{stepup.WithPollInterval(2 * time.Millisecond)}
+	opts := []gate.Option{gate.WithPollInterval(2 * time.Millisecond)}
 	for _, e := range entries {
-		opts = append(opts, stepup.WithExecutor(e.Name, f.rec))
+		opts = append(opts, gate.WithExecutor(e.Name, f.rec))
 	}
 	f.h = stepuptest.NewGate(t, cat, opts...)
 	cfg := serverConfig{Principal: dana, Task: "t-42", WaitTimeout: time.Minute,

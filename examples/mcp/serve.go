@@ -15,6 +15,8 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // serve runs the gated MCP server on t until t's peer hangs up or ctx
@@ -26,7 +28,7 @@ func serve(ctx context.Context, o options, t mcp.Transport, log io.Writer, onRea
 	log = &syncWriter{w: log} // written by handlers and the site's goroutines too
 	cfg := serverConfig{Principal: canon.Principal{User: o.user, Agent: o.agent}, Task: o.task, WaitTimeout: o.wait}
 	if o.gatewayURL != "" {
-		rt, err := gateway.NewClient(o.gatewayURL, o.token, nil)
+		rt, err := remote.NewClient(o.gatewayURL, o.token, nil)
 		if err != nil {
 			return err
 		}
@@ -57,13 +59,13 @@ func serve(ctx context.Context, o options, t mcp.Transport, log io.Writer, onRea
 	}
 	// Browsers treat http://localhost as a secure context, so passkeys work
 	// on one machine without TLS.
-	rp := stepup.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port, Name: "asu approvals"}
+	rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port, Name: "asu approvals"}
 	lg, err := openGate(tmp, rp)
 	if err != nil {
 		return err
 	}
 	defer lg.Close()
-	site, err := gateway.NewSite(lg.gate, lg.st, rp, &gateway.SiteOptions{
+	site, err := gateway.NewSite(lg.gate.Desk(), lg.enroll, rp, &gateway.SiteOptions{
 		Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
 		return err
@@ -71,7 +73,7 @@ func serve(ctx context.Context, o options, t mcp.Transport, log io.Writer, onRea
 	printReviews(log, lg.reviews)
 	fmt.Fprintf(log, "approval site: %s (approvers only)\n", rp.Origin)
 	if o.approver != "" {
-		link, err := gateway.InviteLink(ctx, lg.gate.Admin(), rp.Origin, o.approver)
+		link, err := gateway.InviteLink(ctx, lg.enroll, rp.Origin, o.approver)
 		if err != nil {
 			return err
 		}

@@ -76,7 +76,7 @@ func TestNeedsApproval(t *testing.T) {
 			require.NoError(t, err)
 		}, true, "", stepup.StatusExecuted},
 		{"denied by the approver", time.Minute, func(t *testing.T, f *fixture, tk stepup.Ticket) {
-			_, err := f.h.Gate.Approvals().Deny(context.Background(), tk.ID, "user:dana", "wrong quarter")
+			_, err := f.h.Gate.Desk().Deny(context.Background(), tk.ID, "user:dana", "wrong quarter")
 			require.NoError(t, err)
 		}, false, "denied by user:dana: wrong quarter", stepup.StatusDenied},
 		{"approval timed out", time.Minute, func(t *testing.T, f *fixture, tk stepup.Ticket) {
@@ -135,7 +135,7 @@ func TestPrincipalFromConfiguration(t *testing.T) {
 	// and the ticket belongs to this connection's session, not the claimed one.
 	ch := callAsync(f.cs, "send_email", email("finance@example.com"))
 	tk := f.next(t)
-	p, err := f.h.Gate.Approvals().Prompt(context.Background(), tk.ID)
+	p, err := f.h.Gate.Desk().Prompt(context.Background(), tk.ID)
 	require.NoError(t, err)
 	assert.Contains(t, p.Card.Visible(), `on behalf of "user:dana" through agent "agent:mcp"`)
 	assert.NotContains(t, p.Card.Visible(), "mallory")

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/policy"
 )
 
 // A read brings content nobody vetted to the model, so it taints its MCP
@@ -20,7 +20,7 @@ import (
 func TestReadsTaintTheirSession(t *testing.T) {
 	upstream := append(seedUpstream(), &mcp.Tool{Name: "post_status", Description: "Post a status update.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)})
-	entries := append(seedEntries(), stepup.Tool{Name: "post_status", Title: "Post a status update",
+	entries := append(seedEntries(), policy.Tool{Name: "post_status", Title: "Post a status update",
 		Class: card.ClassExternal, Unattended: true})
 	f := newFixture(t, upstream, entries, nil)
 	status := &mcp.CallToolParams{Name: "post_status", Arguments: map[string]any{"text": "Q3 is out"}}
@@ -34,7 +34,7 @@ func TestReadsTaintTheirSession(t *testing.T) {
 
 	ch := callAsync(f.cs, "post_status", map[string]any{"text": "Q3 is out"})
 	tk := f.next(t)
-	p, err := f.h.Gate.Approvals().Prompt(context.Background(), tk.ID)
+	p, err := f.h.Gate.Desk().Prompt(context.Background(), tk.ID)
 	require.NoError(t, err)
 	assert.Contains(t, p.Card.Text(), "read the output of read_file")
 	_, err = f.h.Approve(tk.ID)

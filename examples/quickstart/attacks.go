@@ -19,7 +19,7 @@ import (
 // approval.
 func (d *demo) agentIndependence(ctx context.Context) error {
 	fmt.Fprintln(d.out, "\nP1 agent independence:")
-	_, err := d.gate.Admin().Invite(ctx, "agent:reports")
+	_, err := d.enrol.Invite(ctx, "agent:reports")
 	d.line("agent enrolls its own passkey", outcome(err))
 
 	planted, err := d.plant(ctx, "agent:reports")
@@ -51,7 +51,7 @@ func (d *demo) attempt(ctx context.Context, a *stepuptest.Authenticator, tweaks 
 	if err != nil {
 		return err
 	}
-	_, err = stepuptest.Approve(ctx, d.gate.Approvals(), a, tk.ID, tweaks...)
+	_, err = stepuptest.Approve(ctx, d.gate.Desk(), a, tk.ID, tweaks...)
 	return err
 }
 
@@ -133,7 +133,7 @@ func (d *demo) freshness(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := d.gate.Approvals().Prompt(ctx, tk.ID)
+	p, err := d.gate.Desk().Prompt(ctx, tk.ID)
 	if err != nil {
 		return err
 	}
@@ -141,17 +141,17 @@ func (d *demo) freshness(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := d.gate.Approvals().Approve(ctx, tk.ID, answer); err != nil {
+	if _, err := d.gate.Desk().Approve(ctx, tk.ID, answer); err != nil {
 		return err
 	}
-	_, err = d.gate.Approvals().Approve(ctx, tk.ID, answer)
+	_, err = d.gate.Desk().Approve(ctx, tk.ID, answer)
 	d.line("assertion replayed on its ticket", outcome(err))
 	c.Step = "step-replay-2"
 	other, err := d.gate.Propose(ctx, c)
 	if err != nil {
 		return err
 	}
-	_, err = d.gate.Approvals().Approve(ctx, other.ID, answer)
+	_, err = d.gate.Desk().Approve(ctx, other.ID, answer)
 	d.line("assertion replayed on another ticket", outcome(err))
 	// The passkey signs with counter 500; a clone of it, still at 500, tries next.
 	if err := d.attempt(ctx, d.dana, stepuptest.WithSignCount(500)); err != nil {

@@ -14,6 +14,8 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/sqlite"
 )
@@ -28,7 +30,8 @@ type demo struct {
 	db    string // SQLite file
 	st    *sqlite.Store
 	clock *stepuptest.Clock
-	gate  *stepup.Gate
+	gate  *gate.Gate
+	enrol *passkey.Enrollment
 	dana  *stepuptest.Authenticator // the approver's passkey
 	mail  *outbox
 	sent  stepup.TicketID // the approved send_email call of case 1
@@ -77,7 +80,7 @@ func newDemo(ctx context.Context, out io.Writer, tmp string) (*demo, error) {
 	if err := d.open(d.mail); err != nil {
 		return nil, err
 	}
-	dana, err := stepuptest.Enroll(ctx, d.gate.Admin(), "user:dana")
+	dana, err := stepuptest.Enroll(ctx, d.enrol, "user:dana")
 	if err != nil {
 		return nil, fmt.Errorf("enroll approver: %w", err)
 	}
@@ -88,7 +91,7 @@ func newDemo(ctx context.Context, out io.Writer, tmp string) (*demo, error) {
 
 // open (re)opens the database and builds a gate on it whose tools run
 // through exec.
-func (d *demo) open(exec stepup.Executor) error {
+func (d *demo) open(exec gate.Executor) error {
 	st, err := sqlite.Open(d.db, nil)
 	if err != nil {
 		return err
@@ -103,17 +106,27 @@ func (d *demo) open(exec stepup.Executor) error {
 		_ = st.Close()
 		return err
 	}
-	opts := []stepup.Option{stepup.WithClock(d.clock.Now), stepup.WithResolver(canon.FileResolver{Root: d.dir}),
-		stepup.WithFlood(lim)}
+	opts := []gate.Option{gate.WithClock(d.clock.Now), gate.WithResolver(canon.FileResolver{Root: d.dir}),
+		gate.WithFlood(lim)}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
-		opts = append(opts, stepup.WithExecutor(tool, exec))
+		opts = append(opts, gate.WithExecutor(tool, exec))
 	}
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), opts...)
+	approver, err := passkey.New(st, stepuptest.RP())
 	if err != nil {
 		_ = st.Close()
 		return err
 	}
-	d.st, d.gate = st, g
+	g, err := gate.New(st, stepuptest.SeedCatalog(), approver, opts...)
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
+	enrol, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(d.clock.Now))
+	if err != nil {
+		_ = st.Close()
+		return err
+	}
+	d.st, d.gate, d.enrol = st, g, enrol
 	return nil
 }
 
@@ -149,12 +162,12 @@ func (d *demo) approved(ctx context.Context, c stepup.Call) (stepup.Ticket, erro
 	if tk.Status != stepup.StatusPending {
 		return tk, fmt.Errorf("%s: want pending, got %s", c.Tool, tk.Status)
 	}
-	return stepuptest.Approve(ctx, d.gate.Approvals(), d.dana, tk.ID)
+	return stepuptest.Approve(ctx, d.gate.Desk(), d.dana, tk.ID)
 }
 
 // outcome words a gate answer the way the reference approval program does.
 func outcome(err error) string {
-	var bad *stepup.AssertionError
+	var bad *passkey.AssertionError
 	switch {
 	case err == nil:
 		return "execute"
@@ -173,11 +186,11 @@ func outcome(err error) string {
 		}[bad.Check]
 	case errors.Is(err, stepup.ErrNotPermitted):
 		return "refused: approver must be a human other than the requester"
-	case errors.Is(err, stepup.ErrCounter):
+	case errors.Is(err, passkey.ErrCounter):
 		return "reject: signature counter did not advance"
 	case errors.Is(err, stepup.ErrResolved):
 		return "reject: already decided"
-	case errors.Is(err, stepup.ErrUnknownCredential):
+	case errors.Is(err, passkey.ErrUnknownCredential):
 		return "reject: credential not enrolled"
 	default:
 		return "error: " + err.Error()

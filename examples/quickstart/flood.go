@@ -9,6 +9,9 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -18,7 +21,7 @@ import (
 // not mix.
 func (d *demo) floodResistance(ctx context.Context) error {
 	fmt.Fprintln(d.out, "\nP7 flood resistance (flood's default limits):")
-	naive, err := d.floodGate(stepup.WithoutFloodControlUnsafe())
+	naive, err := d.floodGate(gate.WithoutFloodControlUnsafe())
 	if err != nil {
 		return err
 	}
@@ -55,7 +58,7 @@ func (d *demo) floodResistance(ctx context.Context) error {
 			break
 		}
 		reached++
-		if _, err := stepuptest.Approve(ctx, gate.Approvals(), d.dana, last.ID); err != nil {
+		if _, err := stepuptest.Approve(ctx, gate.Desk(), d.dana, last.ID); err != nil {
 			return err
 		}
 	}
@@ -66,7 +69,7 @@ func (d *demo) floodResistance(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := gate.Approvals().Deny(ctx, tk.ID, "user:dana", "no"); err != nil {
+		if _, err := stepuptest.Deny(ctx, gate.Desk(), d.dana, tk.ID, "no"); err != nil {
 			return err
 		}
 	}
@@ -91,9 +94,26 @@ func (d *demo) floodResistance(ctx context.Context) error {
 
 // floodGate is a gate on the demo's database with flood's default limits
 // unless opts say otherwise.
-func (d *demo) floodGate(opts ...stepup.Option) (*stepup.Gate, error) {
-	return stepup.New(d.st, stepuptest.SeedCatalog(), stepuptest.RP(),
-		append([]stepup.Option{stepup.WithClock(d.clock.Now), stepup.WithExecutor("send_email", d.mail)}, opts...)...)
+//
+// Its send_email calls are approved by the finance group, Dana, for every
+// user: by default only a call's own user may approve it.
+func (d *demo) floodGate(opts ...gate.Option) (*gate.Gate, error) {
+	tools := stepuptest.SeedTools()
+	for i := range tools {
+		if tools[i].Name == "send_email" {
+			tools[i].Approvers = "finance"
+		}
+	}
+	cat, err := policy.NewCatalog(stepuptest.SeedPolicyVersion, tools...)
+	if err != nil {
+		return nil, err
+	}
+	approver, err := passkey.New(d.st, stepuptest.RP())
+	if err != nil {
+		return nil, err
+	}
+	return gate.New(d.st, cat, approver, append([]gate.Option{gate.WithClock(d.clock.Now),
+		gate.WithExecutor("send_email", d.mail), gate.WithApproverGroup("finance", "user:dana")}, opts...)...)
 }
 
 // floodCall is the i-th distinct send_email of user's agent, all in one
@@ -106,7 +126,7 @@ func floodCall(user string, i int) stepup.Call {
 
 // proposeMany proposes n distinct calls of user's session and counts the
 // tickets parked for Dana and the calls denied.
-func (d *demo) proposeMany(ctx context.Context, g *stepup.Gate, user string, n int) (parked, denied int, err error) {
+func (d *demo) proposeMany(ctx context.Context, g *gate.Gate, user string, n int) (parked, denied int, err error) {
 	for i := range n {
 		tk, err := g.Propose(ctx, floodCall(user, i))
 		if err != nil {

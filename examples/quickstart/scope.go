@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -25,11 +26,11 @@ func refund(step, args string) stepup.Call {
 // scopeIntegrity prints P6: a grant covers exactly what it names.
 func (d *demo) scopeIntegrity(ctx context.Context) error {
 	fmt.Fprintln(d.out, "\nP6 scope integrity (grant: refunds of order A-17 up to 120, twice):")
-	desk := d.gate.Approvals()
+	desk := d.gate.Desk()
 	tmpl := grant.Grant{Kind: grant.KindTemplate, Template: &grant.Template{
 		Tool: "issue_refund", Audience: "issue_refund", User: "user:dana",
 		Args: []grant.Rule{grant.Pin("/order", "A-17"), grant.Range("/amount", "0", "120")}}}
-	req, err := desk.Grant(ctx, "user:dana", stepup.GrantSpec{Grant: tmpl, Uses: 2,
+	req, err := desk.Grant(ctx, "user:dana", gate.GrantSpec{Grant: tmpl, Uses: 2,
 		ExpiresAt: d.clock.Now().Add(8 * time.Hour)})
 	if err != nil {
 		return err
@@ -62,7 +63,7 @@ func (d *demo) scopeIntegrity(ctx context.Context) error {
 	}
 
 	args, _ := json.Marshal(map[string]any{"grant": tmpl, "uses": 1000, "expires_at": "2100-01-01T00:00:00Z"})
-	tk, err := d.gate.Propose(ctx, stepup.Call{Tool: stepup.GrantTool, Args: args, Task: "t-77",
+	tk, err := d.gate.Propose(ctx, stepup.Call{Tool: gate.GrantTool, Args: args, Task: "t-77",
 		Session: "session-refunds", Principal: canon.Principal{User: "user:dana", Agent: "agent:support"}})
 	if err != nil {
 		return err
@@ -102,7 +103,7 @@ func (d *demo) withGrant(ctx context.Context, c stepup.Call) (string, error) {
 		}
 		_, why, _ := strings.Cut(rows[len(rows)-1].Reason, "grant not used: ")
 		why = strings.TrimPrefix(why, "effect not covered: ")
-		if _, err := d.gate.Approvals().Deny(ctx, tk.ID, "user:dana", "demo"); err != nil {
+		if _, err := stepuptest.Deny(ctx, d.gate.Desk(), d.dana, tk.ID, "demo"); err != nil {
 			return "", err
 		}
 		return "ask Dana (" + why + ")", nil
@@ -114,7 +115,7 @@ func (d *demo) withGrant(ctx context.Context, c stepup.Call) (string, error) {
 // writeReceipt writes the receipt of case 1's approved send_email call to
 // file and prints the approver's public key, as held by her authenticator.
 func (d *demo) writeReceipt(ctx context.Context, file string) error {
-	r, err := d.gate.Approvals().Receipt(ctx, d.sent)
+	r, err := d.gate.Desk().Receipt(ctx, d.sent)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func (d *demo) approvalCard(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := d.gate.Approvals().Prompt(ctx, tk.ID)
+	p, err := d.gate.Desk().Prompt(ctx, tk.ID)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (d *demo) approvalCard(ctx context.Context) error {
 	for _, l := range strings.Split(strings.TrimRight(p.Card.Text(), "\n"), "\n") {
 		fmt.Fprintln(d.out, "  | "+l)
 	}
-	_, err = d.gate.Approvals().Deny(ctx, tk.ID, "user:dana", "demo card only")
+	_, err = stepuptest.Deny(ctx, d.gate.Desk(), d.dana, tk.ID, "demo card only")
 	return err
 }
 
@@ -124,7 +124,7 @@ func (d *demo) sevenCases(ctx context.Context) error {
 	if dup.ID != tk.ID {
 		return fmt.Errorf("reordered call did not merge")
 	}
-	if _, err := stepuptest.Approve(ctx, d.gate.Approvals(), d.dana, tk.ID); err != nil {
+	if _, err := stepuptest.Approve(ctx, d.gate.Desk(), d.dana, tk.ID); err != nil {
 		return err
 	}
 	d.sent = tk.ID
@@ -179,11 +179,11 @@ func (d *demo) sevenCases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = d.gate.Approvals().Approve(ctx, target, forged)
+	_, err = d.gate.Desk().Approve(ctx, target, forged)
 	results[5] = outcome(err)
 
 	// 7: the agent approving its own call cannot even enroll a passkey.
-	_, err = d.gate.Admin().Invite(ctx, "agent:reports")
+	_, err = d.enrol.Invite(ctx, "agent:reports")
 	results[6] = outcome(err)
 
 	labels := []string{"the approved call (keys reordered)", "the same approval again",
@@ -207,11 +207,11 @@ func (d *demo) swappedEvidence(ctx context.Context) ([]byte, stepup.TicketID, er
 	if err != nil {
 		return nil, "", err
 	}
-	pOrig, err := d.gate.Approvals().Prompt(ctx, orig.ID)
+	pOrig, err := d.gate.Desk().Prompt(ctx, orig.ID)
 	if err != nil {
 		return nil, "", err
 	}
-	pTarget, err := d.gate.Approvals().Prompt(ctx, target.ID)
+	pTarget, err := d.gate.Desk().Prompt(ctx, target.ID)
 	if err != nil {
 		return nil, "", err
 	}

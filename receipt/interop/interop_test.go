@@ -176,9 +176,9 @@ func TestSimpleWebAuthnVerifiesGateReceipts(t *testing.T) {
 			})
 			require.NoError(t, err)
 			require.Equal(t, stepup.StatusPending, tk.Status)
-			_, err = stepuptest.Approve(ctx, h.Gate.Approvals(), tc.a, tk.ID)
+			_, err = stepuptest.Approve(ctx, h.Gate.Desk(), tc.a, tk.ID)
 			require.NoError(t, err)
-			r, err := h.Gate.Approvals().Receipt(ctx, tk.ID)
+			r, err := h.Gate.Desk().Receipt(ctx, tk.ID)
 			require.NoError(t, err)
 
 			ids := tc.a.CredentialIDs()

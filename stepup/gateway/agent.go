@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/stepup/internal/wire"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // MaxCallBytes bounds a propose body: the gate's 1 MiB argument limit and
@@ -19,17 +21,20 @@ import (
 const MaxCallBytes = 1<<20 + 64<<10
 
 // DefaultMaxWait bounds one long poll when [AgentOptions] says nothing.
-const DefaultMaxWait = 30 * time.Second
+const DefaultMaxWait = remote.DefaultMaxWait
 
 // DefaultMaxWaiters bounds the long polls one runtime token has open at
 // once when [AgentOptions] says nothing.
 const DefaultMaxWaiters = 32
 
-// Tickets is what the agent API reads to check that a ticket belongs to
-// the calling agent before it waits on or executes it. Every store in
-// asu's store/ packages has this method.
-type Tickets interface {
-	Get(ctx context.Context, id string) (store.Approval, error)
+// Gate is what the agent API serves: the runtime's three calls, a
+// ticket as it stands without waiting, and who a ticket was proposed for,
+// so the API answers only the agent that proposed it. [*gate.Gate]
+// implements it.
+type Gate interface {
+	stepup.Runtime
+	Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error)
+	Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error)
 }
 
 // AgentOptions tunes [NewAgentAPI]; nil means defaults.
@@ -59,8 +64,7 @@ type AgentOptions struct {
 // approve anything: serve it on its own listener, never on the approval
 // site's origin.
 type AgentAPI struct {
-	rt      stepup.Runtime
-	tickets Tickets
+	rt      Gate
 	tokens  *tokenSet
 	maxWait time.Duration
 	log     *slog.Logger
@@ -70,12 +74,11 @@ type AgentAPI struct {
 	drainDone context.CancelFunc
 }
 
-// NewAgentAPI returns the agent API over rt (a *stepup.Gate), checking
-// ticket ownership in tickets (the gate's store), accepting the runtime
-// tokens given.
-func NewAgentAPI(rt stepup.Runtime, tickets Tickets, tokens []RuntimeToken, opts *AgentOptions) (*AgentAPI, error) {
-	if rt == nil || tickets == nil {
-		return nil, fmt.Errorf("%w: agent API needs a runtime and its tickets", ErrConfig)
+// NewAgentAPI returns the agent API over rt (a *gate.Gate), accepting the
+// runtime tokens given.
+func NewAgentAPI(rt Gate, tokens []RuntimeToken, opts *AgentOptions) (*AgentAPI, error) {
+	if rt == nil {
+		return nil, fmt.Errorf("%w: agent API needs a gate", remote.ErrConfig)
 	}
 	set, err := newTokenSet(tokens)
 	if err != nil {
@@ -86,7 +89,7 @@ func NewAgentAPI(rt stepup.Runtime, tickets Tickets, tokens []RuntimeToken, opts
 		o = *opts
 	}
 	if o.MaxWait < 0 || o.MaxWaiters < 0 {
-		return nil, fmt.Errorf("%w: negative MaxWait or MaxWaiters", ErrConfig)
+		return nil, fmt.Errorf("%w: negative MaxWait or MaxWaiters", remote.ErrConfig)
 	}
 	if o.MaxWait == 0 {
 		o.MaxWait = DefaultMaxWait
@@ -97,7 +100,7 @@ func NewAgentAPI(rt stepup.Runtime, tickets Tickets, tokens []RuntimeToken, opts
 	for i := range set.runtimes {
 		set.runtimes[i].waiters = make(chan struct{}, o.MaxWaiters)
 	}
-	a := &AgentAPI{rt: rt, tickets: tickets, tokens: set, maxWait: o.MaxWait,
+	a := &AgentAPI{rt: rt, tokens: set, maxWait: o.MaxWait,
 		log: logger(o.Logger), mux: http.NewServeMux()}
 	a.drain, a.drainDone = context.WithCancel(context.Background())
 	a.mux.HandleFunc("POST /v1/propose", a.auth(a.propose))
@@ -132,8 +135,8 @@ func (a *AgentAPI) auth(next agentHandler) http.HandlerFunc {
 		who, ok := a.tokens.runtime(bearer(r.Header.Get("Authorization")))
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="asu"`)
-			a.log.Warn("refused", "route", r.Pattern, "code", CodeUnauthorized)
-			writeError(w, fmt.Errorf("%w: a runtime token is required", ErrUnauthorized))
+			a.log.Warn("refused", "route", r.Pattern, "code", remote.CodeUnauthorized)
+			writeError(w, fmt.Errorf("%w: a runtime token is required", remote.ErrUnauthorized))
 			return
 		}
 		next(w, r, who)
@@ -146,25 +149,25 @@ func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, who runtime) 
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			err = fmt.Errorf("%w: a call is at most %d bytes", ErrTooLarge, MaxCallBytes)
+			err = fmt.Errorf("%w: a call is at most %d bytes", remote.ErrTooLarge, MaxCallBytes)
 		} else {
-			err = fmt.Errorf("%w: body could not be read", ErrInvalid)
+			err = fmt.Errorf("%w: body could not be read", remote.ErrInvalid)
 		}
 		a.refuse(w, "propose", agent, err)
 		return
 	}
-	wire, err := decodeCall(body)
+	in, err := decodeCall(body)
 	if err != nil {
 		a.refuse(w, "propose", agent, err)
 		return
 	}
-	c := wire.call()
+	c := in.Call()
 	if c.Principal.Agent != agent {
-		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token proposes only as %s", ErrForbidden, agent))
+		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token proposes only as %s", remote.ErrForbidden, agent))
 		return
 	}
 	if !who.users[c.Principal.User] {
-		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token does not act for that user", ErrForbidden))
+		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token does not act for that user", remote.ErrForbidden))
 		return
 	}
 	t, err := a.rt.Propose(r.Context(), c)
@@ -174,7 +177,7 @@ func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, who runtime) 
 	}
 	a.log.Info("propose", "agent", agent, "tool", c.Tool, "ticket", t.ID, "digest", digestOf(t),
 		"status", t.Status)
-	writeJSON(w, http.StatusOK, ticketToWire(t))
+	writeJSON(w, http.StatusOK, wire.FromTicket(t))
 }
 
 func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, who runtime) {
@@ -184,7 +187,7 @@ func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, who runtime) {
 	if s := r.URL.Query().Get("timeout"); s != "" {
 		v, err := time.ParseDuration(s)
 		if err != nil || v <= 0 {
-			a.refuse(w, "wait", agent, fmt.Errorf("%w: timeout must be a positive duration such as 30s", ErrInvalid))
+			a.refuse(w, "wait", agent, fmt.Errorf("%w: timeout must be a positive duration such as 30s", remote.ErrInvalid))
 			return
 		}
 		d = min(v, a.maxWait)
@@ -197,7 +200,7 @@ func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, who runtime) {
 	case who.waiters <- struct{}{}:
 		defer func() { <-who.waiters }()
 	default:
-		a.refuse(w, "wait", agent, fmt.Errorf("%w: at most %d at once", ErrBusy, cap(who.waiters)))
+		a.refuse(w, "wait", agent, fmt.Errorf("%w: at most %d at once", remote.ErrBusy, cap(who.waiters)))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), d)
@@ -212,14 +215,14 @@ func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, who runtime) {
 		a.refuse(w, "wait", agent, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ticketToWire(t))
+	writeJSON(w, http.StatusOK, wire.FromTicket(t))
 }
 
 func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, who runtime) {
 	agent := who.agent
 	id := stepup.TicketID(r.PathValue("id"))
 	if r.ContentLength != 0 {
-		a.refuse(w, "execute", agent, fmt.Errorf("%w: execute takes no arguments; it runs the stored call", ErrInvalid))
+		a.refuse(w, "execute", agent, fmt.Errorf("%w: execute takes no arguments; it runs the stored call", remote.ErrInvalid))
 		return
 	}
 	if err := a.owned(r.Context(), id, agent); err != nil {
@@ -232,34 +235,25 @@ func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, who runtime) 
 		return
 	}
 	a.log.Info("execute", "agent", agent, "ticket", id)
-	writeJSON(w, http.StatusOK, resultJSON{Ticket: string(res.Ticket), Output: res.Output,
+	writeJSON(w, http.StatusOK, wire.Result{Ticket: string(res.Ticket), Output: res.Output,
 		IdempotencyKey: res.IdempotencyKey})
 }
 
-// standing returns ticket id as it stands, without waiting: a pending
-// ticket as pending, any other through the runtime, which answers at once.
+// standing returns ticket id as it stands, without waiting.
 func (a *AgentAPI) standing(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
-	st, err := a.tickets.Get(ctx, string(id))
-	if err != nil {
-		return stepup.Ticket{}, fmt.Errorf("wait: %w: %v", ErrInternal, err)
-	}
-	if st.State == store.Pending {
-		return stepup.Ticket{ID: id, Status: stepup.StatusPending, Tool: st.Tool, Digest: st.Digest,
-			ExpiresAt: st.ExpiresAt}, nil
-	}
-	return a.rt.Wait(ctx, id)
+	return a.rt.Ticket(ctx, id)
 }
 
 // owned fails with not found unless ticket id was proposed by agent: a
 // ticket of another agent is not this one's to wait on or execute, and
 // saying it exists would say too much.
 func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, agent string) error {
-	t, err := a.tickets.Get(ctx, string(id))
+	p, err := a.rt.Requester(ctx, id)
 	switch {
-	case errors.Is(err, store.ErrNotFound), err == nil && t.Requester.Agent != agent:
+	case errors.Is(err, stepup.ErrNotFound), err == nil && p.Agent != agent:
 		return fmt.Errorf("ticket: %w", stepup.ErrNotFound)
 	case err != nil:
-		return fmt.Errorf("ticket: %w: %v", ErrInternal, err)
+		return fmt.Errorf("ticket: %w", err)
 	}
 	return nil
 }
@@ -268,7 +262,7 @@ func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, agent string) 
 func (a *AgentAPI) refuse(w http.ResponseWriter, op, agent string, err error) {
 	code, status, _ := classify(err)
 	switch {
-	case code == CodeInternal:
+	case code == remote.CodeInternal:
 		// The detail stays here, not in the answer. The gate's own errors
 		// never quote arguments.
 		a.log.Error("failed", "op", op, "agent", agent, "code", code, "status", status, "error", err.Error())
@@ -301,7 +295,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, err error) {
 	code, status, msg := classify(err)
-	var e errorJSON
+	var e wire.Error
 	e.Error.Code, e.Error.Message = code, msg
 	writeJSON(w, status, e)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
@@ -26,10 +27,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 		Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}}
 	stores := []struct {
 		name string
-		open func(b *testing.B) stepup.Store
+		open func(b *testing.B) gate.Store
 	}{
-		{"memory", func(*testing.B) stepup.Store { return memory.New() }},
-		{"sqlite", func(b *testing.B) stepup.Store {
+		{"memory", func(*testing.B) gate.Store { return memory.New() }},
+		{"sqlite", func(b *testing.B) gate.Store {
 			st, err := sqlite.Open(filepath.Join(b.TempDir(), "asu.db"), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = st.Close() })
@@ -38,7 +39,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	for _, s := range stores {
 		st := s.open(b)
-		gate, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithExecutor("read_file", &recorder{}))
+		gate, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithExecutor("read_file", &recorder{}))
 		require.NoError(b, err)
 		api, err := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 		require.NoError(b, err)

@@ -20,7 +20,9 @@ import (
 	"github.com/agentstepup/asu/internal/browsertest"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -44,13 +46,13 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	require.NoError(t, err)
 	agentLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	rp := stepup.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port(t, siteLn), Name: "asu approvals"}
+	rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port(t, siteLn), Name: "asu approvals"}
 	files := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(files, "q3.csv"), []byte("region,revenue\nwest,410\neast,385\n"), 0o600))
 	st := memory.New()
 	exec := &recorder{}
-	gate, err := stepup.New(st, stepuptest.SeedCatalog(), rp,
-		stepup.WithResolver(canon.FileResolver{Root: files}), stepup.WithExecutor("send_email", exec))
+	gate, err := gate.New(st, stepuptest.SeedCatalog(), rp,
+		gate.WithResolver(canon.FileResolver{Root: files}), gate.WithExecutor("send_email", exec))
 	require.NoError(t, err)
 	api, err := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
@@ -151,7 +153,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	assert.Equal(t, stepup.StatusDenied, denied.Status)
 	assert.Equal(t, "denied by user:dana: look-alike domain", denied.Reason)
 
-	rc, err := gate.Approvals().Receipt(ctx, tk.ID)
+	rc, err := gate.Desk().Receipt(ctx, tk.ID)
 	require.NoError(t, err)
 	key, err := receipt.ParseCOSEKey(creds[0].PublicKey)
 	require.NoError(t, err)

@@ -44,7 +44,7 @@
 // [CSP] with nothing inline allowed, X-Frame-Options DENY, Referrer-Policy
 // no-referrer, nosniff and no-store. Posts must come from the site's own
 // origin and be JSON. Approving signs the ticket's challenge; denying signs
-// [DenyChallenge], derived from it and distinct from it, so a denial, too,
+// receipt.DenyChallenge, derived from it and distinct from it, so a denial, too,
 // needs the approver's passkey. Invites are minted with [InviteLink] from
 // Go (an admin's program or command), never over HTTP.
 //

@@ -10,16 +10,17 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 )
 
 // newGate is the gate of the examples: the reference program's catalog on store/memory.
-func newGate() (*stepup.Gate, *memory.Store) {
+func newGate() (*gate.Gate, *memory.Store) {
 	st := memory.New()
-	g, err := stepup.New(st, stepuptest.SeedCatalog(), stepuptest.RP(),
-		stepup.WithExecutor("read_file", stepup.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(),
+		gate.WithExecutor("read_file", gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			return []byte(`{"rows":2}`), nil
 		})))
 	if err != nil {

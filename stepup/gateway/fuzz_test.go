@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // FuzzDecodeCall: the strict reader of propose bodies never panics, never
@@ -21,7 +23,7 @@ func FuzzDecodeCall(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w, err := decodeCall(body)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, remote.ErrInvalid) {
 				t.Fatalf("refusal does not wrap ErrInvalid: %v", err)
 			}
 			return
@@ -58,5 +60,5 @@ func TestNoDuplicates(t *testing.T) {
 		assert.Equal(t, tt.dup, err != nil, "%s: %v", tt.body, err)
 	}
 	_, err := decodeCall([]byte(`null`))
-	assert.ErrorIs(t, err, ErrInvalid, "a call is an object")
+	assert.ErrorIs(t, err, remote.ErrInvalid, "a call is an object")
 }

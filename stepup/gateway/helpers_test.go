@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -63,9 +64,9 @@ func newRig(t *testing.T, opts *gateway.AgentOptions) *rig {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "q3.csv"), []byte("region,revenue\nwest,410\neast,385\n"), 0o600))
 	r := &rig{dir: dir, exec: &recorder{}}
-	gopts := []stepup.Option{stepup.WithResolver(canon.FileResolver{Root: dir})}
+	gopts := []gate.Option{gate.WithResolver(canon.FileResolver{Root: dir})}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
-		gopts = append(gopts, stepup.WithExecutor(tool, r.exec))
+		gopts = append(gopts, gate.WithExecutor(tool, r.exec))
 	}
 	r.Harness = stepuptest.NewGate(t, nil, gopts...)
 	api, err := gateway.NewAgentAPI(r.Gate, r.Store, []gateway.RuntimeToken{

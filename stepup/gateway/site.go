@@ -14,7 +14,10 @@ import (
 	"unicode"
 
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/internal/wire"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // maxAnswerBytes bounds an approval, denial or enrollment body: a WebAuthn
@@ -46,14 +49,13 @@ type SiteOptions struct {
 // Referrer-Policy no-referrer, nosniff and no-store. A POST must come from
 // the site's own origin and carry JSON.
 //
-// A denial also needs the approver's passkey: it signs [DenyChallenge] of
+// A denial also needs the approver's passkey: it signs receipt.DenyChallenge of
 // the ticket, which no approval can be mistaken for, so neither a stranger
 // who holds the link nor the agent can deny in the approver's name.
 type Site struct {
-	desk    *stepup.ApprovalDesk
-	admin   *stepup.Admin
-	deny    *stepup.WebAuthnApprover
-	rp      stepup.RelyingParty
+	desk    *gate.Desk
+	admin   *passkey.Enrollment
+	rp      passkey.RelyingParty
 	log     *slog.Logger
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the protective headers
@@ -65,27 +67,24 @@ type asset struct {
 	body []byte
 }
 
-// NewSite returns the approval site of gate, whose approvers' credentials
-// are in creds (the gate's store) and whose relying party is rp (the one
-// the gate was built with; the site is served on rp.Origin).
-func NewSite(gate *stepup.Gate, creds store.Credentials, rp stepup.RelyingParty, opts *SiteOptions) (*Site, error) {
-	if gate == nil || creds == nil {
-		return nil, fmt.Errorf("%w: site needs a gate and its credentials", ErrConfig)
-	}
-	deny, err := stepup.NewWebAuthnApprover(creds, rp)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+// NewSite returns the approval site of a gate's desk, enrolling approvers
+// through enrollment, whose relying party is rp (the one the gate's
+// passkey approver and enrollment were built with; the site is served on
+// rp.Origin).
+func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.RelyingParty, opts *SiteOptions) (*Site, error) {
+	if desk == nil || enrollment == nil || rp.Origin == "" {
+		return nil, fmt.Errorf("%w: site needs a desk, an enrollment and a relying party", remote.ErrConfig)
 	}
 	o := SiteOptions{}
 	if opts != nil {
 		o = *opts
 	}
-	s := &Site{desk: gate.Approvals(), admin: gate.Admin(), deny: deny, rp: rp,
+	s := &Site{desk: desk, admin: enrollment, rp: rp,
 		log: logger(o.Logger), mux: http.NewServeMux(), static: map[string]asset{}}
 	for _, name := range []string{"webauthn.js", "approve.js", "enroll.js"} {
 		body, err := staticFS.ReadFile("static/" + name)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+			return nil, fmt.Errorf("%w: %v", remote.ErrInternal, err)
 		}
 		s.static[name] = asset{"text/javascript; charset=utf-8", body}
 	}
@@ -110,7 +109,7 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.Ser
 // InviteLink mints an enrollment invite for user through admin and returns
 // the link to hand the user out of band: origin + "/enroll?invite=...".
 // Minting is deliberately not on any listener.
-func InviteLink(ctx context.Context, admin *stepup.Admin, origin, user string) (string, error) {
+func InviteLink(ctx context.Context, admin *passkey.Enrollment, origin, user string) (string, error) {
 	token, err := admin.Invite(ctx, user)
 	if err != nil {
 		return "", err
@@ -130,14 +129,9 @@ func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
 		s.refusedPage(w, err)
 		return
 	}
-	denyOpts, err := s.deny.Options(r.Context(), denyRequest(p))
-	if err != nil {
-		s.refusedPage(w, err)
-		return
-	}
 	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID),
 		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(),
-		ApproveOptions: string(p.Options), DenyOptions: string(denyOpts)}
+		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions)}
 	s.render(w, "approve", page)
 }
 
@@ -154,7 +148,7 @@ func (s *Site) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("approved", "ticket", id, "digest", digestOf(t), "status", t.Status)
-	writeJSON(w, http.StatusOK, ticketToWire(t))
+	writeJSON(w, http.StatusOK, wire.FromTicket(t))
 }
 
 // denyJSON is a denial's body.
@@ -180,23 +174,13 @@ func (s *Site) denyTicket(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, "deny", id, err)
 		return
 	}
-	p, err := s.desk.Prompt(r.Context(), id)
-	if err != nil {
-		s.refuse(w, "deny", id, err)
-		return
-	}
-	v, err := s.deny.Verify(r.Context(), denyRequest(p), d.Credential)
-	if err != nil {
-		s.refuse(w, "deny", id, err)
-		return
-	}
-	t, err := s.desk.Deny(r.Context(), id, v.User, reason)
+	t, err := s.desk.Deny(r.Context(), id, d.Credential, reason)
 	if err != nil && t.ID == "" {
 		s.refuse(w, "deny", id, err)
 		return
 	}
-	s.log.Info("denied", "ticket", id, "approver", v.User, "status", t.Status)
-	writeJSON(w, http.StatusOK, ticketToWire(t))
+	s.log.Info("denied", "ticket", id, "status", t.Status)
+	writeJSON(w, http.StatusOK, wire.FromTicket(t))
 }
 
 // enrollJSON is an enrollment's body.
@@ -261,9 +245,9 @@ func (s *Site) sameOrigin(next http.HandlerFunc) http.HandlerFunc {
 		switch {
 		case origin != "" && origin != s.rp.Origin,
 			fetchSite != "" && fetchSite != "same-origin":
-			s.refuse(w, "post", "", fmt.Errorf("%w: requests come from the approval site itself", ErrForbidden))
+			s.refuse(w, "post", "", fmt.Errorf("%w: requests come from the approval site itself", remote.ErrForbidden))
 		case !strings.HasPrefix(ct, "application/json"):
-			s.refuse(w, "post", "", fmt.Errorf("%w: body must be application/json", ErrInvalid))
+			s.refuse(w, "post", "", fmt.Errorf("%w: body must be application/json", remote.ErrInvalid))
 		default:
 			next(w, r)
 		}
@@ -276,11 +260,11 @@ func readAnswer(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return nil, fmt.Errorf("%w: at most %d bytes", ErrTooLarge, maxAnswerBytes)
+		return nil, fmt.Errorf("%w: at most %d bytes", remote.ErrTooLarge, maxAnswerBytes)
 	case err != nil:
-		return nil, fmt.Errorf("%w: body could not be read", ErrInvalid)
+		return nil, fmt.Errorf("%w: body could not be read", remote.ErrInvalid)
 	case len(bytes.TrimSpace(body)) == 0:
-		return nil, fmt.Errorf("%w: empty body", ErrInvalid)
+		return nil, fmt.Errorf("%w: empty body", remote.ErrInvalid)
 	}
 	return body, nil
 }
@@ -293,11 +277,11 @@ func cleanReason(s string) (string, error) {
 	for _, r := range s {
 		n++
 		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return "", fmt.Errorf("%w: the reason holds control or format characters", ErrInvalid)
+			return "", fmt.Errorf("%w: the reason holds control or format characters", remote.ErrInvalid)
 		}
 	}
 	if n > maxReasonRunes {
-		return "", fmt.Errorf("%w: the reason is longer than %d characters", ErrInvalid, maxReasonRunes)
+		return "", fmt.Errorf("%w: the reason is longer than %d characters", remote.ErrInvalid, maxReasonRunes)
 	}
 	return s, nil
 }
@@ -314,13 +298,14 @@ func (s *Site) refusedPage(w http.ResponseWriter, err error) {
 	code, status, _ := classify(err)
 	s.log.Info("page refused", "code", code, "status", status)
 	text := map[string]string{
-		CodeNotFound:      "There is no such request.",
-		CodeResolved:      "This request was already decided.",
-		CodeExpired:       "This request expired before anyone decided it.",
-		CodeEffectChanged: "The action no longer matches what was stored; it cannot be approved.",
-		CodeNotApproved:   "The rules changed since this request was made; it cannot be approved.",
-		CodeNotPermitted:  "No approver of this request has a passkey enrolled.",
-		CodeInvite:        "This invite is unknown, already used or expired. Ask the administrator for a new one.",
+		remote.CodeNotFound:      "There is no such request.",
+		remote.CodeResolved:      "This request was already decided.",
+		remote.CodeExpired:       "This request expired before anyone decided it.",
+		remote.CodeEffectChanged: "The action no longer matches what was stored; it cannot be approved.",
+		remote.CodeNotApproved:   "This request cannot be approved.",
+		remote.CodePolicyChanged: "The rules changed since this request was made; it cannot be approved.",
+		remote.CodeNotPermitted:  "No approver of this request has a passkey enrolled.",
+		CodeInvite:               "This invite is unknown, already used or expired. Ask the administrator for a new one.",
 	}[code]
 	if text == "" {
 		text = "This request cannot be shown."
@@ -339,7 +324,7 @@ func (s *Site) render(w http.ResponseWriter, name string, data any) {
 func (s *Site) renderStatus(w http.ResponseWriter, status int, name string, data any) {
 	var b bytes.Buffer
 	if err := pages.ExecuteTemplate(&b, name, data); err != nil {
-		s.log.Error("page", "template", name, "code", CodeInternal)
+		s.log.Error("page", "template", name, "code", remote.CodeInternal)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}

@@ -82,7 +82,7 @@ func TestApprovalPage(t *testing.T) {
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	page := string(raw)
-	p, err := r.Gate.Approvals().Prompt(context.Background(), tk.ID)
+	p, err := r.Gate.Desk().Prompt(context.Background(), tk.ID)
 	require.NoError(t, err)
 	assert.Contains(t, page, string(p.Card.HTML()), "the card is the gate's own rendering")
 	assert.Contains(t, page, `<script src="/static/approve.js"></script>`)

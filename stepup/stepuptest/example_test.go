@@ -9,6 +9,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -37,13 +38,13 @@ func ExampleNewClock() {
 
 func ExampleSeedCatalog() {
 	d, _ := stepuptest.SeedCatalog().Decide(context.Background(),
-		stepup.Proposal{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":900}`)})
+		gate.Proposal{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":900}`)})
 	fmt.Println(d.Verdict, d.Reason, d.PolicyVersion)
 	// Output: deny over the per-call limit 2026-10-30.1
 }
 
 func ExampleEnroll() {
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP())
+	g, err := gate.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP())
 	if err != nil {
 		panic(err)
 	}
@@ -54,14 +55,14 @@ func ExampleEnroll() {
 	}
 	tk, _ := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
 		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
-	tk, err = stepuptest.Approve(ctx, g.Approvals(), dana, tk.ID)
+	tk, err = stepuptest.Approve(ctx, g.Desk(), dana, tk.ID)
 	fmt.Println(tk.Status, err)
 	// Output: approved <nil>
 }
 
 func ExampleHarness_Grant() {
 	clock := stepuptest.NewClock(stepuptest.Start())
-	g, err := stepup.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(), stepup.WithClock(clock.Now))
+	g, err := gate.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now))
 	if err != nil {
 		panic(err)
 	}
@@ -78,7 +79,7 @@ func ExampleHarness_Grant() {
 	if err != nil {
 		panic(err)
 	}
-	id, err := h.Grant(stepup.GrantSpec{Grant: grant.Exact(d), Uses: 1, ExpiresAt: clock.Now().Add(time.Hour)})
+	id, err := h.Grant(gate.GrantSpec{Grant: grant.Exact(d), Uses: 1, ExpiresAt: clock.Now().Add(time.Hour)})
 	if err != nil {
 		panic(err)
 	}

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/store/memory"
 )
 
 // RP returns the relying party of gates built by [NewGate].
-func RP() stepup.RelyingParty {
-	return stepup.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com", Name: "asu"}
+func RP() passkey.RelyingParty {
+	return passkey.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com", Name: "asu"}
 }
 
 // Start returns the time a [NewGate] clock starts at.
@@ -25,7 +27,8 @@ const Approver = "user:dana"
 // approver holding a fake authenticator: the in-process stand-in for the
 // whole trust infrastructure.
 type Harness struct {
-	Gate          *stepup.Gate
+	Gate          *gate.Gate
+	Enrollment    *passkey.Enrollment
 	Store         *memory.Store
 	Clock         *Clock
 	Authenticator *Authenticator // Approver's
@@ -33,24 +36,32 @@ type Harness struct {
 
 // NewGate builds a [Harness] deciding with policy (nil means
 // [SeedCatalog]) and enrolls [Approver] through the real invite and
-// registration path. opts are passed to stepup.New after the harness's
+// registration path. opts are passed to gate.New after the harness's
 // own clock option, so they may override it. In a test:
 //
 //	h := stepuptest.NewGate(t, nil, stepup.WithExecutor("send_email", exec))
 //	tk, _ := h.Gate.Propose(ctx, call)
 //	tk, err := h.Approve(tk.ID)
 //	res, err := h.Gate.Execute(ctx, tk.ID)
-func NewGate(t testing.TB, policy stepup.Policy, opts ...stepup.Option) *Harness {
+func NewGate(t testing.TB, policy gate.Policy, opts ...gate.Option) *Harness {
 	t.Helper()
 	if policy == nil {
 		policy = SeedCatalog()
 	}
 	h := &Harness{Store: memory.New(), Clock: NewClock(Start())}
-	g, err := stepup.New(h.Store, policy, RP(), append([]stepup.Option{stepup.WithClock(h.Clock.Now)}, opts...)...)
+	approver, err := passkey.New(h.Store, RP())
+	if err != nil {
+		t.Fatalf("stepuptest: passkey approver: %v", err)
+	}
+	g, err := gate.New(h.Store, policy, approver, append([]gate.Option{gate.WithClock(h.Clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatalf("stepuptest: new gate: %v", err)
 	}
 	h.Gate = g
+	h.Enrollment, err = passkey.NewEnrollment(h.Store, RP(), passkey.WithClock(h.Clock.Now))
+	if err != nil {
+		t.Fatalf("stepuptest: enrollment: %v", err)
+	}
 	h.Authenticator = h.Enroll(t, Approver)
 	t.Cleanup(func() { _ = h.Store.Close() })
 	return h
@@ -60,16 +71,16 @@ func NewGate(t testing.TB, policy stepup.Policy, opts ...stepup.Option) *Harness
 // gate's enrollment ceremony and returns it.
 func (h *Harness) Enroll(t testing.TB, user string, tweaks ...Tweak) *Authenticator {
 	t.Helper()
-	a, err := Enroll(context.Background(), h.Gate.Admin(), user, tweaks...)
+	a, err := Enroll(context.Background(), h.Enrollment, user, tweaks...)
 	if err != nil {
 		t.Fatalf("stepuptest: enroll %s: %v", user, err)
 	}
 	return a
 }
 
-// Enroll invites user through admin, registers a fresh fake authenticator
+// Enroll invites user through enrollment, registers a fresh fake authenticator
 // for the gate's relying party and returns it.
-func Enroll(ctx context.Context, admin *stepup.Admin, user string, tweaks ...Tweak) (*Authenticator, error) {
+func Enroll(ctx context.Context, admin *passkey.Enrollment, user string, tweaks ...Tweak) (*Authenticator, error) {
 	token, err := admin.Invite(ctx, user)
 	if err != nil {
 		return nil, err
@@ -91,7 +102,7 @@ func Enroll(ctx context.Context, admin *stepup.Admin, user string, tweaks ...Twe
 
 // Approve shows ticket id to the approver and approves it with a, the
 // whole approver round trip: Prompt, passkey assertion, Approve.
-func Approve(ctx context.Context, desk *stepup.ApprovalDesk, a *Authenticator, id stepup.TicketID, tweaks ...Tweak) (stepup.Ticket, error) {
+func Approve(ctx context.Context, desk *gate.Desk, a *Authenticator, id stepup.TicketID, tweaks ...Tweak) (stepup.Ticket, error) {
 	p, err := desk.Prompt(ctx, id)
 	if err != nil {
 		return stepup.Ticket{}, err
@@ -105,16 +116,16 @@ func Approve(ctx context.Context, desk *stepup.ApprovalDesk, a *Authenticator, i
 
 // Approve approves ticket id as [Approver].
 func (h *Harness) Approve(id stepup.TicketID, tweaks ...Tweak) (stepup.Ticket, error) {
-	return Approve(context.Background(), h.Gate.Approvals(), h.Authenticator, id, tweaks...)
+	return Approve(context.Background(), h.Gate.Desk(), h.Authenticator, id, tweaks...)
 }
 
 // Grant asks [Approver] for the delegated approval spec and approves it
 // with her passkey, as a test's setup would: the whole round trip of
 // stepup.ApprovalDesk.Grant, Prompt and Approve. It returns the grant's id,
 // for stepup.Call.Grant.
-func (h *Harness) Grant(spec stepup.GrantSpec) (string, error) {
+func (h *Harness) Grant(spec gate.GrantSpec) (string, error) {
 	ctx := context.Background()
-	desk := h.Gate.Approvals()
+	desk := h.Gate.Desk()
 	tk, err := desk.Grant(ctx, Approver, spec)
 	if err != nil {
 		return "", err
@@ -127,4 +138,23 @@ func (h *Harness) Grant(spec stepup.GrantSpec) (string, error) {
 		return "", fmt.Errorf("stepuptest: grant not issued: ticket %s", done.Status)
 	}
 	return string(tk.ID), nil
+}
+
+// Deny shows ticket id to the approver and denies it with a, signing the
+// ticket's deny challenge: the whole round trip of a passkey denial.
+func Deny(ctx context.Context, desk *gate.Desk, a *Authenticator, id stepup.TicketID, reason string, tweaks ...Tweak) (stepup.Ticket, error) {
+	p, err := desk.Prompt(ctx, id)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	assertion, err := a.Assert(p.DenyOptions, tweaks...)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return desk.Deny(ctx, id, assertion, reason)
+}
+
+// Deny denies ticket id as [Approver], with reason.
+func (h *Harness) Deny(id stepup.TicketID, reason string, tweaks ...Tweak) (stepup.Ticket, error) {
+	return Deny(context.Background(), h.Gate.Desk(), h.Authenticator, id, reason, tweaks...)
 }

@@ -5,7 +5,8 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
 )
 
 // SeedPolicyVersion is the policy version of the reference approval program.
@@ -17,9 +18,9 @@ const SeedPolicyVersion = "2026-10-30.1"
 // example.com is trusted so the card flags look-alikes of it, and its safe
 // alternative on timeout is write_draft), issue_refund irreversible with a
 // per-call limit of 500. Each call returns fresh values.
-func SeedTools() []stepup.Tool {
+func SeedTools() []policy.Tool {
 	obj := func(s string) json.RawMessage { return json.RawMessage(s) }
-	return []stepup.Tool{
+	return []policy.Tool{
 		{Name: "read_file", Title: "Read a file", Class: card.ClassRead,
 			Schema: obj(`{"type":"object","required":["path"],"properties":{"path":{"type":"string"}}}`)},
 		{Name: "search_tickets", Title: "Search tickets", Class: card.ClassRead},
@@ -31,19 +32,19 @@ func SeedTools() []stepup.Tool {
 			Refs:    map[string]string{"attachment": "file"},
 			Hints:   card.Hints{Recipient: "to", Order: []string{"to", "subject", "attachment"}},
 			Trusted: []string{"example.com"},
-			Timeout: stepup.Timeout{After: 15 * time.Minute, Outcome: stepup.OutcomeAlternative, Alternative: "write_draft"}},
+			Timeout: gate.Timeout{After: 15 * time.Minute, Outcome: gate.OutcomeAlternative, Alternative: "write_draft"}},
 		{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema: obj(`{"type":"object","required":["order","amount"],"properties":{` +
 				`"order":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0}}}`),
-			Limits: []stepup.Limit{stepup.MaxAmount("amount", 500)},
+			Limits: []policy.Limit{policy.MaxAmount("amount", 500)},
 			Hints:  card.Hints{Amount: "amount", FixedCurrency: "EUR"}},
 	}
 }
 
 // SeedCatalog returns the catalog of [SeedTools] at [SeedPolicyVersion].
 // Any other tool is denied.
-func SeedCatalog() *stepup.Catalog {
-	c, err := stepup.NewCatalog(SeedPolicyVersion, SeedTools()...)
+func SeedCatalog() *policy.Catalog {
+	c, err := policy.NewCatalog(SeedPolicyVersion, SeedTools()...)
 	if err != nil {
 		panic("stepuptest: seed catalog: " + err.Error()) // a bug in this file, not an input error
 	}

@@ -1,4 +1,4 @@
-package stepup
+package passkey
 
 import (
 	"context"
@@ -9,26 +9,83 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
-// Admin is the administrator's side of a gate: approvers' passkeys are
-// enrolled only through a one-time invite minted here, so a passkey on the
-// agent's own host cannot be enrolled through the agent's channel. Like
-// [ApprovalDesk], it is never handed to the agent runtime.
-type Admin struct {
-	g  *Gate
-	wa *webauthn.WebAuthn
+// DefaultInviteTTL is how long an enrollment invite stays redeemable when
+// [WithInviteTTL] does not say.
+const DefaultInviteTTL = 24 * time.Hour
+
+// InviteStore is what enrollment keeps: the invites and the credentials
+// they enroll. Every backend in store/ implements it.
+type InviteStore interface {
+	store.Invites
+	store.Credentials
 }
 
-// Admin returns the gate's administrator side.
-func (g *Gate) Admin() *Admin {
-	wa, _ := newRelyingParty(g.rp) // the configuration was checked by New
-	return &Admin{g: g, wa: wa}
+// Enrollment is the administrator's side of passkeys: approvers' passkeys
+// are enrolled only through a one-time invite minted here, so a passkey on
+// the agent's own host cannot be enrolled through the agent's channel. It
+// is never handed to the agent runtime.
+type Enrollment struct {
+	st  InviteStore
+	rp  RelyingParty
+	wa  *webauthn.WebAuthn
+	now func() time.Time
+	ttl time.Duration
+}
+
+// EnrollOption configures an [Enrollment].
+type EnrollOption func(*Enrollment) error
+
+// WithClock sets the enrollment's clock (default time.Now).
+func WithClock(now func() time.Time) EnrollOption {
+	return func(e *Enrollment) error {
+		if now == nil {
+			return fmt.Errorf("%w: nil clock", stepup.ErrConfig)
+		}
+		e.now = now
+		return nil
+	}
+}
+
+// WithInviteTTL sets how long an invite stays redeemable (default
+// [DefaultInviteTTL]).
+func WithInviteTTL(d time.Duration) EnrollOption {
+	return func(e *Enrollment) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: invite TTL must be positive", stepup.ErrConfig)
+		}
+		e.ttl = d
+		return nil
+	}
+}
+
+// NewEnrollment returns the enrollment of passkeys scoped to rp, kept in
+// st.
+func NewEnrollment(st InviteStore, rp RelyingParty, opts ...EnrollOption) (*Enrollment, error) {
+	if st == nil {
+		return nil, fmt.Errorf("%w: enrollment needs a store", stepup.ErrConfig)
+	}
+	wa, err := rp.webAuthn()
+	if err != nil {
+		return nil, err
+	}
+	e := &Enrollment{st: st, rp: rp, wa: wa, now: time.Now, ttl: DefaultInviteTTL}
+	for _, o := range opts {
+		if err := o(e); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 // Invite mints a one-time enrollment invite for user and returns its
@@ -36,25 +93,22 @@ func (g *Gate) Admin() *Admin {
 // stored. Agent principals cannot be invited, nor names the gate uses for
 // its own approvals ("policy:...", "grant:..."): a passkey approval by such
 // a user would read as the policy's or a grant's.
-func (ad *Admin) Invite(ctx context.Context, user string) (string, error) {
-	if user == "" || isAgent(user) || strings.ContainsAny(user, "\x00") {
-		return "", fmt.Errorf("invite: %w: approvers are people, not agents", ErrNotPermitted)
-	}
-	if strings.HasPrefix(user, policyApprover) || strings.HasPrefix(user, grantApprover) {
-		return "", fmt.Errorf("invite: %w: the name is reserved for the gate's own approvals", ErrNotPermitted)
+func (ad *Enrollment) Invite(ctx context.Context, user string) (string, error) {
+	if err := checkApprover(user); err != nil {
+		return "", fmt.Errorf("invite: %w", err)
 	}
 	var secret [32]byte
 	if _, err := rand.Read(secret[:]); err != nil {
 		return "", fmt.Errorf("invite: %w", err)
 	}
 	token := b64.EncodeToString(secret[:]) + "." + b64.EncodeToString([]byte(user))
-	now := ad.g.now()
-	err := ad.g.st.CreateInvite(ctx, store.Invite{
+	now := ad.now()
+	err := ad.st.CreateInvite(ctx, store.Invite{
 		TokenHash: sha256.Sum256([]byte(token)), User: user,
-		CreatedAt: now, ExpiresAt: now.Add(ad.g.inviteTTL),
+		CreatedAt: now, ExpiresAt: now.Add(ad.ttl),
 	})
 	if err != nil {
-		return "", storeErr("invite", err)
+		return "", ticketstore.Err("invite", err)
 	}
 	return token, nil
 }
@@ -86,24 +140,24 @@ func enrollChallenge(token string) []byte {
 // expired by the gate's clock, or minted for another user than the token
 // names, so an enrollment page is never shown for an invite that cannot
 // succeed. The check only reads the invite: it is spent, and decided
-// again, by [Admin.FinishEnroll], since it may be used or expire meanwhile.
-func (ad *Admin) BeginEnroll(ctx context.Context, token string) (json.RawMessage, error) {
+// again, by [Enrollment.FinishEnroll], since it may be used or expire meanwhile.
+func (ad *Enrollment) BeginEnroll(ctx context.Context, token string) (json.RawMessage, error) {
 	user, err := inviteUser(token)
 	if err != nil {
 		return nil, fmt.Errorf("enroll: %w", err)
 	}
-	inv, err := ad.g.st.GetInvite(ctx, sha256.Sum256([]byte(token)))
+	inv, err := ad.st.GetInvite(ctx, sha256.Sum256([]byte(token)))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	case err != nil:
-		return nil, storeErr("enroll", err)
-	case !inv.RedeemedAt.IsZero(), !ad.g.now().Before(inv.ExpiresAt), inv.User != user:
+		return nil, ticketstore.Err("enroll", err)
+	case !inv.RedeemedAt.IsZero(), !ad.now().Before(inv.ExpiresAt), inv.User != user:
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	}
 	creation, _, err := ad.wa.BeginRegistration(&waUser{id: userHandle(user), name: user})
 	if err != nil {
-		return nil, fmt.Errorf("enroll: %w: %s", ErrConfig, describe(err))
+		return nil, fmt.Errorf("enroll: %w: %s", stepup.ErrConfig, describe(err))
 	}
 	creation.Response.Challenge = enrollChallenge(token)
 	raw, err := json.Marshal(creation.Response)
@@ -116,44 +170,44 @@ func (ad *Admin) BeginEnroll(ctx context.Context, token string) (json.RawMessage
 // FinishEnroll verifies a registration response (the JSON a browser's
 // navigator.credentials.create returns) for the invite's user, spends the
 // invite and stores the credential. It returns the credential id.
-func (ad *Admin) FinishEnroll(ctx context.Context, token string, response []byte) ([]byte, error) {
+func (ad *Enrollment) FinishEnroll(ctx context.Context, token string, response []byte) ([]byte, error) {
 	user, err := inviteUser(token)
 	if err != nil {
 		return nil, fmt.Errorf("enroll: %w", err)
 	}
 	parsed, err := protocol.ParseCredentialCreationResponseBytes(response)
 	if err != nil {
-		return nil, fmt.Errorf("enroll: %w: malformed registration", ErrBadAssertion)
+		return nil, fmt.Errorf("enroll: %w: malformed registration", stepup.ErrBadAssertion)
 	}
 	u := &waUser{id: userHandle(user), name: user}
 	session := webauthn.SessionData{
 		Challenge:        b64.EncodeToString(enrollChallenge(token)),
-		RelyingPartyID:   ad.g.rp.ID,
+		RelyingPartyID:   ad.rp.ID,
 		UserID:           u.id,
 		UserVerification: protocol.VerificationRequired,
 		CredParams:       webauthn.CredentialParametersDefault(),
 	}
 	cred, err := ad.wa.CreateCredential(u, session, parsed)
 	if err != nil {
-		return nil, fmt.Errorf("enroll: %w: %s", ErrBadAssertion, describe(err))
+		return nil, fmt.Errorf("enroll: %w: %s", stepup.ErrBadAssertion, describe(err))
 	}
-	now := ad.g.now()
-	inv, err := ad.g.st.RedeemInvite(ctx, sha256.Sum256([]byte(token)), now)
+	now := ad.now()
+	inv, err := ad.st.RedeemInvite(ctx, sha256.Sum256([]byte(token)), now)
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConsumed), errors.Is(err, store.ErrExpired):
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	case err != nil:
-		return nil, storeErr("enroll", err)
+		return nil, ticketstore.Err("enroll", err)
 	case inv.User != user:
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	}
-	err = ad.g.st.PutCredential(ctx, store.Credential{
+	err = ad.st.PutCredential(ctx, store.Credential{
 		ID: cred.ID, User: user, PublicKey: cred.PublicKey, SignCount: cred.Authenticator.SignCount,
 		BackupEligible: cred.Flags.BackupEligible, BackupState: cred.Flags.BackupState,
 		AAGUID: cred.Authenticator.AAGUID, CreatedAt: now,
 	})
 	if err != nil {
-		return nil, storeErr("enroll", err)
+		return nil, ticketstore.Err("enroll", err)
 	}
 	return cred.ID, nil
 }

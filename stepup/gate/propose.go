@@ -1,4 +1,4 @@
-package stepup
+package gate
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -24,21 +25,21 @@ import (
 // to the model as an observation. An error is returned only when the
 // decision could not be recorded (context ended, audit log unwritable);
 // the call must then be treated as denied.
-func (g *Gate) Propose(ctx context.Context, c Call) (Ticket, error) {
+func (g *Gate) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, error) {
 	return g.propose(ctx, c, "")
 }
 
 // propose is Propose with a fixed ticket id (empty for a fresh one).
-func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
+func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ticket, error) {
 	if err := ctx.Err(); err != nil {
-		return Ticket{}, err
+		return stepup.Ticket{}, err
 	}
 	now := g.now()
 	pending := store.Approval{
 		ID: id, Tool: c.Tool, CreatedAt: now, Requester: c.Principal, User: c.Principal.User,
 		Session: c.Session, Task: c.Task, Step: c.Step, Taint: c.Taint, Rationale: c.Rationale,
 	}
-	deny := func(d Decision, reason string) (Ticket, error) {
+	deny := func(d Decision, reason string) (stepup.Ticket, error) {
 		pending.PolicyVersion, pending.EffectClass = d.PolicyVersion, d.Class
 		r := g.record(pending, receipt.DecisionDeny, reason, now)
 		if pending.ID == "" {
@@ -46,9 +47,9 @@ func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
 		}
 		r.TicketID = pending.ID
 		if err := g.audit(ctx, r); err != nil {
-			return Ticket{}, err
+			return stepup.Ticket{}, err
 		}
-		return Ticket{ID: TicketID(pending.ID), Status: StatusDenied, Tool: c.Tool,
+		return stepup.Ticket{ID: stepup.TicketID(pending.ID), Status: stepup.StatusDenied, Tool: c.Tool,
 			Digest: pending.Digest, Reason: reason}, nil
 	}
 
@@ -66,7 +67,7 @@ func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
 	if c.Session == "" || c.Principal.User == "" {
 		return deny(Decision{}, "call names no session or no user")
 	}
-	if reserved(c.Tool) {
+	if ReservedTool(c.Tool) {
 		return deny(Decision{}, "unknown tool")
 	}
 	d, err := g.policy.Decide(ctx, Proposal{Tool: c.Tool, Args: args, Task: c.Task, Step: c.Step,
@@ -111,7 +112,7 @@ func (g *Gate) propose(ctx context.Context, c Call, id string) (Ticket, error) {
 
 // textValid reports whether every text field of c is UTF-8: the store and
 // the audit chain refuse anything else, and the card could not show it.
-func textValid(c Call) bool {
+func textValid(c stepup.Call) bool {
 	fields := []string{c.Tool, c.Task, c.Step, c.Session, c.Rationale, c.Grant,
 		c.Principal.User, c.Principal.Agent}
 	fields = append(append(fields, c.Taint...), c.Principal.Delegations...)
@@ -125,7 +126,7 @@ func textValid(c Call) bool {
 
 // allow stores an allowed call as approved by the policy.
 func (g *Gate) allow(ctx context.Context, a store.Approval, d Decision,
-	deny func(Decision, string) (Ticket, error)) (Ticket, error) {
+	deny func(Decision, string) (stepup.Ticket, error)) (stepup.Ticket, error) {
 	a.ExpiresAt = a.CreatedAt.Add(g.ttl)
 	parked, merged, err := g.st.Park(ctx, a, store.Caps{})
 	if err != nil {
@@ -142,15 +143,15 @@ func (g *Gate) allow(ctx context.Context, a store.Approval, d Decision,
 		return deny(d, "gate could not store the call")
 	}
 	if err := g.audit(ctx, g.record(approved, receipt.DecisionAllow, d.Reason, a.CreatedAt)); err != nil {
-		return Ticket{}, err
+		return stepup.Ticket{}, err
 	}
 	return view(approved, a.CreatedAt), nil
 }
 
 // park stores a call that needs approval, with its card and nonce. note,
 // when set, joins the audit row's reason (why a named grant was not used).
-func (g *Gate) park(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c Call,
-	deny func(Decision, string) (Ticket, error), note string) (Ticket, error) {
+func (g *Gate) park(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c stepup.Call,
+	deny func(Decision, string) (stepup.Ticket, error), note string) (stepup.Ticket, error) {
 	cd, err := g.render(eff, d, c.Taint, c.Rationale)
 	if err != nil {
 		return deny(d, "the approval card could not be rendered faithfully")
@@ -182,7 +183,7 @@ func (g *Gate) park(ctx context.Context, a store.Approval, eff canon.Effect, d D
 		reason += "; " + note
 	}
 	if err := g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval, reason, a.CreatedAt)); err != nil {
-		return Ticket{}, err
+		return stepup.Ticket{}, err
 	}
 	g.changed()
 	return view(parked, a.CreatedAt), nil
@@ -225,15 +226,15 @@ func (g *Gate) window(t Timeout) time.Duration {
 func (g *Gate) redecide(ctx context.Context, a store.Approval) (Decision, canon.Effect, error) {
 	eff, err := canon.ParseEffect(a.Effect)
 	if err != nil {
-		return Decision{}, canon.Effect{}, fmt.Errorf("%w: stored effect does not parse", ErrEffectChanged)
+		return Decision{}, canon.Effect{}, fmt.Errorf("%w: stored effect does not parse", stepup.ErrEffectChanged)
 	}
 	d, err := g.decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Task: eff.Task, Step: eff.Step,
 		Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
 	switch {
 	case err != nil:
-		return Decision{}, eff, fmt.Errorf("%w: policy could not decide", ErrNotApproved)
+		return Decision{}, eff, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
 	case d.PolicyVersion != eff.PolicyVersion:
-		return Decision{}, eff, fmt.Errorf("%w: policy changed since the ticket was parked", ErrNotApproved)
+		return Decision{}, eff, fmt.Errorf("%w: policy changed since the ticket was parked", stepup.ErrNotApproved)
 	}
 	return d, eff, nil
 }

@@ -1,4 +1,4 @@
-package stepup
+package gate
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -49,7 +50,7 @@ func (g *Gate) record(a store.Approval, decision, reason string, at time.Time) r
 // caller fails closed on the error.
 func (g *Gate) audit(ctx context.Context, r receipt.AuditRecord) error {
 	if _, err := g.st.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
-		return fmt.Errorf("audit: %w: %v", ErrStore, err)
+		return fmt.Errorf("audit: %w: %v", stepup.ErrStore, err)
 	}
 	return nil
 }

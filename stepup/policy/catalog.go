@@ -1,4 +1,4 @@
-package stepup
+package policy
 
 import (
 	"bytes"
@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 )
 
 // Tool is one catalog entry: what the tool is, how dangerous it is, and the
@@ -42,7 +43,7 @@ type Tool struct {
 	// Approvers names the approver group; empty means any enrolled approver.
 	Approvers string
 	// Timeout bounds the approval; see [Timeout].
-	Timeout Timeout
+	Timeout gate.Timeout
 	// Hints lay out the card.
 	Hints card.Hints
 	// Trusted lists domains the integrator trusts for this tool (the
@@ -162,39 +163,39 @@ type catalogTool struct {
 // version is recorded with every decision; change it with every edit.
 func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 	if version == "" {
-		return nil, fmt.Errorf("%w: catalog needs a policy version", ErrConfig)
+		return nil, fmt.Errorf("%w: catalog needs a policy version", stepup.ErrConfig)
 	}
 	c := &Catalog{version: version, tools: make(map[string]*catalogTool, len(tools))}
 	for _, t := range tools {
 		if t.Name == "" {
-			return nil, fmt.Errorf("%w: tool without a name", ErrConfig)
+			return nil, fmt.Errorf("%w: tool without a name", stepup.ErrConfig)
 		}
-		if reserved(t.Name) || reserved(t.Timeout.Alternative) {
-			return nil, fmt.Errorf("%w: tool names starting with %q are the gate's own", ErrConfig, reservedPrefix)
+		if gate.ReservedTool(t.Name) || gate.ReservedTool(t.Timeout.Alternative) {
+			return nil, fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, gate.ReservedToolPrefix)
 		}
 		if _, dup := c.tools[t.Name]; dup {
-			return nil, fmt.Errorf("%w: tool %q listed twice", ErrConfig, t.Name)
+			return nil, fmt.Errorf("%w: tool %q listed twice", stepup.ErrConfig, t.Name)
 		}
 		switch t.Class {
 		case card.ClassRead, card.ClassReversible, card.ClassExternal, card.ClassIrreversible:
 		default:
-			return nil, fmt.Errorf("%w: tool %q has unknown effect class %q", ErrConfig, t.Name, t.Class)
+			return nil, fmt.Errorf("%w: tool %q has unknown effect class %q", stepup.ErrConfig, t.Name, t.Class)
 		}
 		switch t.Timeout.Outcome {
-		case "", OutcomeCancel:
-		case OutcomeEscalate:
+		case "", gate.OutcomeCancel:
+		case gate.OutcomeEscalate:
 			if t.Timeout.EscalateTo == "" {
-				return nil, fmt.Errorf("%w: tool %q escalates to no group", ErrConfig, t.Name)
+				return nil, fmt.Errorf("%w: tool %q escalates to no group", stepup.ErrConfig, t.Name)
 			}
-		case OutcomeAlternative:
+		case gate.OutcomeAlternative:
 			if t.Timeout.Alternative == "" || t.Timeout.Alternative == t.Name {
-				return nil, fmt.Errorf("%w: tool %q names no safe alternative", ErrConfig, t.Name)
+				return nil, fmt.Errorf("%w: tool %q names no safe alternative", stepup.ErrConfig, t.Name)
 			}
 		default:
-			return nil, fmt.Errorf("%w: tool %q has unknown timeout outcome", ErrConfig, t.Name)
+			return nil, fmt.Errorf("%w: tool %q has unknown timeout outcome", stepup.ErrConfig, t.Name)
 		}
 		if t.Timeout.After < 0 {
-			return nil, fmt.Errorf("%w: tool %q has a negative timeout", ErrConfig, t.Name)
+			return nil, fmt.Errorf("%w: tool %q has a negative timeout", stepup.ErrConfig, t.Name)
 		}
 		ct := &catalogTool{Tool: t}
 		if t.Schema != nil {
@@ -210,10 +211,10 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 		if alt := t.Timeout.Alternative; alt != "" {
 			at, ok := c.tools[alt]
 			if !ok {
-				return nil, fmt.Errorf("%w: tool %q names unknown alternative %q", ErrConfig, t.Name, alt)
+				return nil, fmt.Errorf("%w: tool %q names unknown alternative %q", stepup.ErrConfig, t.Name, alt)
 			}
 			if at.Class != card.ClassRead && at.Class != card.ClassReversible {
-				return nil, fmt.Errorf("%w: alternative %q of %q is not read or reversible", ErrConfig, alt, t.Name)
+				return nil, fmt.Errorf("%w: alternative %q of %q is not read or reversible", stepup.ErrConfig, alt, t.Name)
 			}
 		}
 	}
@@ -223,17 +224,17 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 func compileSchema(tool string, schema json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return nil, fmt.Errorf("%w: schema of %q is not JSON", ErrConfig, tool)
+		return nil, fmt.Errorf("%w: schema of %q is not JSON", stepup.ErrConfig, tool)
 	}
 	url := "asu:catalog/" + tool + ".json"
 	comp := jsonschema.NewCompiler()
 	comp.UseLoader(noLoader{})
 	if err := comp.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("%w: schema of %q: %v", ErrConfig, tool, err)
+		return nil, fmt.Errorf("%w: schema of %q: %v", stepup.ErrConfig, tool, err)
 	}
 	s, err := comp.Compile(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: schema of %q does not compile: %v", ErrConfig, tool, err)
+		return nil, fmt.Errorf("%w: schema of %q does not compile: %v", stepup.ErrConfig, tool, err)
 	}
 	return s, nil
 }
@@ -250,17 +251,17 @@ func (noLoader) Load(url string) (any, error) {
 func (c *Catalog) Version() string { return c.version }
 
 // Route implements [Router].
-func (c *Catalog) Route(tool, policyVersion string) (Route, bool) {
+func (c *Catalog) Route(tool, policyVersion string) (gate.Route, bool) {
 	t, ok := c.tools[tool]
 	if !ok || policyVersion != c.version {
-		return Route{}, false
+		return gate.Route{}, false
 	}
-	return Route{Approvers: t.Approvers, Timeout: t.Timeout}, true
+	return gate.Route{Approvers: t.Approvers, Timeout: t.Timeout}, true
 }
 
 // Decide implements [Policy].
-func (c *Catalog) Decide(ctx context.Context, p Proposal) (Decision, error) {
-	d := Decision{Verdict: Deny, PolicyVersion: c.version}
+func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, error) {
+	d := gate.Decision{Verdict: gate.Deny, PolicyVersion: c.version}
 	t, ok := c.tools[p.Tool]
 	if !ok {
 		d.Reason = "unknown tool"
@@ -305,13 +306,13 @@ func (c *Catalog) Decide(ctx context.Context, p Proposal) (Decision, error) {
 	d.Refs = refs
 	switch {
 	case t.Class == card.ClassRead || t.Class == card.ClassReversible:
-		d.Verdict, d.Reason = Allow, t.Class+" effect"
+		d.Verdict, d.Reason = gate.Allow, t.Class+" effect"
 	case len(p.Taint) > 0:
-		d.Verdict, d.Reason = NeedsApproval, t.Class+" effect after untrusted content"
+		d.Verdict, d.Reason = gate.NeedsApproval, t.Class+" effect after untrusted content"
 	case t.Unattended:
-		d.Verdict, d.Reason = Allow, t.Class+" effect allowed unattended"
+		d.Verdict, d.Reason = gate.Allow, t.Class+" effect allowed unattended"
 	default:
-		d.Verdict, d.Reason = NeedsApproval, t.Class+" effect"
+		d.Verdict, d.Reason = gate.NeedsApproval, t.Class+" effect"
 	}
 	return d, nil
 }
@@ -337,7 +338,3 @@ func (t *catalogTool) refs(args map[string]any) ([]canon.Ref, string) {
 	}
 	return refs, ""
 }
-
-// defaultTimeout is how long approvers have when neither the policy nor
-// the gate says otherwise.
-const defaultTimeout = 15 * time.Minute

@@ -1,4 +1,4 @@
-package stepup
+package gate
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package stepup
+package exectoken
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 )
 
 // TokenType is the "typ" header of an execution token (RFC 8725 §3.11
@@ -44,7 +45,7 @@ const DefaultTokenTTL = 60 * time.Second
 // Issuing consumes nothing: the ticket is spent by the executor's
 // [Verifier.Verify], or by [Gate.Execute], whichever comes first.
 type TokenIssuer struct {
-	g      *Gate
+	g      *gate.Gate
 	key    crypto.Signer
 	issuer string
 	ttl    time.Duration
@@ -58,7 +59,7 @@ type TokenOption func(*TokenIssuer) error
 func WithTokenTTL(d time.Duration) TokenOption {
 	return func(ti *TokenIssuer) error {
 		if d <= 0 {
-			return fmt.Errorf("%w: token TTL must be positive", ErrConfig)
+			return fmt.Errorf("%w: token TTL must be positive", stepup.ErrConfig)
 		}
 		ti.ttl = d
 		return nil
@@ -69,23 +70,23 @@ func WithTokenTTL(d time.Duration) TokenOption {
 // key (an ed25519.PrivateKey, or any crypto.Signer whose public key is
 // Ed25519, such as a key in a hardware module) under the name issuer.
 // Executors verify with the public key and the same issuer name.
-func NewTokenIssuer(g *Gate, key crypto.Signer, issuer string, opts ...TokenOption) (*TokenIssuer, error) {
+func NewTokenIssuer(g *gate.Gate, key crypto.Signer, issuer string, opts ...TokenOption) (*TokenIssuer, error) {
 	if g == nil || key == nil || issuer == "" {
-		return nil, fmt.Errorf("%w: token issuer needs a gate, a key and an issuer name", ErrConfig)
+		return nil, fmt.Errorf("%w: token issuer needs a gate, a key and an issuer name", stepup.ErrConfig)
 	}
 	if k, ok := key.(ed25519.PrivateKey); ok && len(k) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%w: token key is not Ed25519", ErrConfig)
+		return nil, fmt.Errorf("%w: token key is not Ed25519", stepup.ErrConfig)
 	}
 	pub, ok := key.Public().(ed25519.PublicKey)
 	if !ok || len(pub) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("%w: token key is not Ed25519", ErrConfig)
+		return nil, fmt.Errorf("%w: token key is not Ed25519", stepup.ErrConfig)
 	}
 	// A signer that does not sign for its public key (a misconfigured
 	// hardware module, say) would issue tokens no executor accepts.
 	probe := []byte("asu/v1/token-key-probe")
 	sig, err := key.Sign(rand.Reader, probe, crypto.Hash(0))
 	if err != nil || !ed25519.Verify(pub, probe, sig) {
-		return nil, fmt.Errorf("%w: token key does not sign for its public key", ErrConfig)
+		return nil, fmt.Errorf("%w: token key does not sign for its public key", stepup.ErrConfig)
 	}
 	ti := &TokenIssuer{g: g, key: key, issuer: issuer, ttl: DefaultTokenTTL}
 	for _, o := range opts {
@@ -107,53 +108,36 @@ func (ti *TokenIssuer) PublicKey() ed25519.PublicKey {
 // re-resolved, exactly as [Gate.Execute] would require. Refusals wrap
 // [ErrNotFound], [ErrNotApproved], [ErrConsumed], [ErrExpired],
 // [ErrEffectChanged] or [ErrNoExecutor] (the effect names no audience).
-func (ti *TokenIssuer) Issue(ctx context.Context, id TicketID) (string, error) {
-	g := ti.g
-	a, err := g.st.Get(ctx, string(id))
-	if err != nil {
-		return "", storeErr("token", err)
-	}
-	now := g.now()
-	switch a.State {
-	case store.Approved:
-	case store.Executing, store.Done:
-		return "", fmt.Errorf("token: %w", ErrConsumed)
-	case store.Expired:
-		return "", fmt.Errorf("token: %w", ErrExpired)
-	default:
-		return "", fmt.Errorf("token: %w: ticket is %s", ErrNotApproved, a.State)
-	}
-	if !now.Before(a.ExpiresAt) {
-		return "", fmt.Errorf("token: %w", ErrExpired)
-	}
-	eff, err := g.recheck(ctx, a)
+func (ti *TokenIssuer) Issue(ctx context.Context, id stepup.TicketID) (string, error) {
+	r, err := ti.g.Runnable(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("token: %w", err)
 	}
+	eff, now := r.Effect, r.Now
 	if eff.Audience == "" {
-		return "", fmt.Errorf("token: %w: the effect names no executor", ErrNoExecutor)
+		return "", fmt.Errorf("token: %w: the effect names no executor", stepup.ErrNoExecutor)
 	}
 	exp := now.Add(ti.ttl)
-	if a.ExpiresAt.Before(exp) {
-		exp = a.ExpiresAt
+	if r.ExpiresAt.Before(exp) {
+		exp = r.ExpiresAt
 	}
 	claims := tokenClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
-			ID:        a.ID,
+			ID:        string(r.ID),
 			Issuer:    ti.issuer,
 			Audience:  jwt.ClaimStrings{eff.Audience},
-			Subject:   a.Approver,
+			Subject:   r.Approver,
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(exp), // truncated to the second: never later than exp
 		},
-		Digest: a.Digest.String(),
-		Nonce:  hex.EncodeToString(a.Nonce[:]),
+		Digest: r.Digest.String(),
+		Nonce:  hex.EncodeToString(r.Nonce[:]),
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
 	t.Header["typ"] = TokenType
 	s, err := t.SignedString(ti.key)
 	if err != nil {
-		return "", fmt.Errorf("token: %w: signing failed", ErrConfig)
+		return "", fmt.Errorf("token: %w: signing failed", stepup.ErrConfig)
 	}
 	return s, nil
 }
@@ -169,7 +153,7 @@ type tokenClaims struct {
 // its executor must pass to the tool.
 type Claims struct {
 	// Ticket is the ticket the token spends (jti).
-	Ticket TicketID
+	Ticket stepup.TicketID
 	// Issuer names the gate that issued the token (iss).
 	Issuer string
 	// Audience names the executor it is addressed to (aud).

@@ -1,9 +1,13 @@
-package stepup
+package gate
 
 import (
 	"context"
 	"time"
 
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -12,8 +16,8 @@ import (
 // expiry is timed out on the spot with the policy's outcome, so Wait needs
 // no sweeper to return. Decisions made through this gate wake it at once;
 // decisions of other gates sharing the store are seen at the next poll.
-func (g *Gate) Wait(ctx context.Context, id TicketID) (Ticket, error) {
-	var last Ticket // as last read, returned with ctx's error
+func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
+	var last stepup.Ticket // as last read, returned with ctx's error
 	for {
 		ch := g.changes()
 		a, err := g.st.Get(ctx, string(id))
@@ -21,7 +25,7 @@ func (g *Gate) Wait(ctx context.Context, id TicketID) (Ticket, error) {
 			if cerr := ctx.Err(); cerr != nil && last.ID != "" {
 				return last, cerr
 			}
-			return Ticket{}, storeErr("wait", err)
+			return stepup.Ticket{}, ticketstore.Err("wait", err)
 		}
 		now := g.now()
 		last = view(a, now)
@@ -48,10 +52,20 @@ func (g *Gate) Wait(ctx context.Context, id TicketID) (Ticket, error) {
 
 // Ticket returns ticket id as it stands now, without waiting. Denied calls
 // are not stored, so their ids are not found.
-func (g *Gate) Ticket(ctx context.Context, id TicketID) (Ticket, error) {
+func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return Ticket{}, storeErr("ticket", err)
+		return stepup.Ticket{}, ticketstore.Err("ticket", err)
 	}
 	return g.withNext(ctx, view(a, g.now())), nil
+}
+
+// Requester returns the principal ticket id was proposed for: the user,
+// the agent and its delegations.
+func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error) {
+	a, err := g.st.Get(ctx, string(id))
+	if err != nil {
+		return canon.Principal{}, ticketstore.Err("ticket", err)
+	}
+	return a.Requester, nil
 }

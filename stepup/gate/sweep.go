@@ -1,10 +1,13 @@
-package stepup
+package gate
 
 import (
 	"context"
 	"errors"
 
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -14,7 +17,7 @@ import (
 func (g *Gate) Sweep(ctx context.Context) (int, error) {
 	pending, err := g.st.Pending(ctx, store.Filter{})
 	if err != nil {
-		return 0, storeErr("sweep", err)
+		return 0, ticketstore.Err("sweep", err)
 	}
 	now := g.now()
 	n := 0
@@ -49,7 +52,7 @@ func (g *Gate) timeout(ctx context.Context, a store.Approval) error {
 		return nil
 	}
 	if err != nil {
-		return storeErr("timeout", err)
+		return ticketstore.Err("timeout", err)
 	}
 	g.changed()
 	if err := g.audit(ctx, g.record(done, receipt.DecisionCancelled, reason, now)); err != nil {
@@ -60,7 +63,7 @@ func (g *Gate) timeout(ctx context.Context, a store.Approval) error {
 	}
 	// The cancellation is stored and audited as replaced by the
 	// alternative: a caller's context ending now must not leave it unmade.
-	_, err = g.propose(context.WithoutCancel(ctx), Call{Tool: d.Timeout.Alternative, Args: eff.Args, Task: eff.Task, Step: eff.Step,
+	_, err = g.propose(context.WithoutCancel(ctx), stepup.Call{Tool: d.Timeout.Alternative, Args: eff.Args, Task: eff.Task, Step: eff.Step,
 		Session: a.Session, Principal: eff.Principal, Taint: a.Taint, Rationale: a.Rationale},
 		alternativeID(a.ID))
 	return err

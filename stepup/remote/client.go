@@ -1,4 +1,4 @@
-package gateway
+package remote
 
 import (
 	"bytes"
@@ -12,10 +12,15 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/internal/wire"
 )
 
 // maxResponseBytes bounds what the client reads of one answer.
 const maxResponseBytes = 32 << 20
+
+// DefaultMaxWait is the longest one long poll of Wait asks the server for:
+// the gateway's default bound.
+const DefaultMaxWait = 30 * time.Second
 
 // A pending answer to a long poll within earlyAnswer means the server did
 // not wait; the client pauses retryPause before asking again.
@@ -45,10 +50,10 @@ var _ stepup.Runtime = (*Client)(nil)
 func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: base URL must be an http or https URL", ErrConfig)
+		return nil, fmt.Errorf("%w: base URL must be an http or https URL", stepup.ErrConfig)
 	}
 	if token == "" {
-		return nil, fmt.Errorf("%w: empty runtime token", ErrConfig)
+		return nil, fmt.Errorf("%w: empty runtime token", stepup.ErrConfig)
 	}
 	if hc == nil {
 		hc = &http.Client{}
@@ -60,15 +65,15 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 // Propose sends c to the gate and returns its ticket. As with the gate, a
 // denial is a ticket with status denied and a reason, not an error.
 func (c *Client) Propose(ctx context.Context, call stepup.Call) (stepup.Ticket, error) {
-	body, err := json.Marshal(callToWire(call))
+	body, err := json.Marshal(wire.FromCall(call))
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: %v", ErrInvalid, err)
 	}
-	var t ticketJSON
+	var t wire.Ticket
 	if err := c.do(ctx, http.MethodPost, "/v1/propose", nil, body, &t); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w", err)
 	}
-	return t.ticket()
+	return ticket(t)
 }
 
 // Wait blocks until ticket id leaves pending or ctx ends, in long polls of
@@ -87,7 +92,7 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 		}
 		q := url.Values{"timeout": {d.Round(time.Millisecond).String()}}
 		start := time.Now()
-		var t ticketJSON
+		var t wire.Ticket
 		err := c.do(ctx, http.MethodGet, "/v1/tickets/"+url.PathEscape(string(id))+"/wait", q, nil, &t)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -95,7 +100,7 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 			}
 			return last, fmt.Errorf("wait: %w", err)
 		}
-		tk, err := t.ticket()
+		tk, err := ticket(t)
 		if err != nil {
 			return last, fmt.Errorf("wait: %w", err)
 		}
@@ -119,7 +124,7 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 // Execute asks the gate to run ticket id, with no arguments: what runs is
 // the call stored at Propose.
 func (c *Client) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
-	var r resultJSON
+	var r wire.Result
 	if err := c.do(ctx, http.MethodPost, "/v1/tickets/"+url.PathEscape(string(id))+"/execute", nil, nil, &r); err != nil {
 		return stepup.Result{}, fmt.Errorf("execute: %w", err)
 	}
@@ -166,15 +171,24 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 	return nil
 }
 
+// ticket reads a ticket from the wire.
+func ticket(w wire.Ticket) (stepup.Ticket, error) {
+	t, err := w.Ticket()
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("%w: %v", ErrInternal, err)
+	}
+	return t, nil
+}
+
 // decodeError turns a refusal's body into an *Error; a body that is not
 // the API's (a proxy's error page, say) keeps only its status.
 func decodeError(status int, raw []byte) error {
-	var e errorJSON
+	var e wire.Error
 	if err := json.Unmarshal(raw, &e); err != nil || e.Error.Code == "" {
 		code := CodeInternal
 		for _, c := range codes {
-			if c.status == status && (status == http.StatusUnauthorized || status == http.StatusRequestEntityTooLarge) {
-				code = c.code
+			if c.Status == status && (status == http.StatusUnauthorized || status == http.StatusRequestEntityTooLarge) {
+				code = c.Code
 			}
 		}
 		return &Error{Status: status, Code: code}

@@ -1,15 +1,15 @@
-package stepup
+package gate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/flood"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -23,26 +23,6 @@ type Store interface {
 	store.Counters
 	store.Grants
 	store.AuditLog
-}
-
-// RelyingParty is the approval site's WebAuthn identity: approvers' passkeys
-// are scoped to ID and answer only on Origin, a listener the agent API
-// never serves.
-type RelyingParty struct {
-	ID     string // e.g. "approve.example.com"
-	Origin string // e.g. "https://approve.example.com"
-	Name   string // shown by the authenticator at enrollment
-}
-
-func (rp RelyingParty) check() error {
-	u, err := url.Parse(rp.Origin)
-	switch {
-	case rp.ID == "" || rp.Origin == "":
-		return fmt.Errorf("%w: relying party needs an ID and an origin", ErrConfig)
-	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Hostname() != "localhost"):
-		return fmt.Errorf("%w: relying party origin must be an https origin", ErrConfig)
-	}
-	return nil
 }
 
 // Executor runs one tool's effect. It receives the stored effect, never
@@ -61,6 +41,10 @@ func (f ExecutorFunc) Execute(ctx context.Context, e canon.Effect, key string) (
 	return f(ctx, e, key)
 }
 
+// DefaultTTL is how long approvers have, and how long an approval stays
+// executable, when neither the policy nor [WithTTL] says.
+const DefaultTTL = 15 * time.Minute
+
 // Gate is the trusted side of asu: it decides, parks, verifies approvals
 // and runs each approved call at most once. It implements [Runtime] for the
 // agent; approvers reach it through [Gate.Approvals], administrators
@@ -69,17 +53,15 @@ func (f ExecutorFunc) Execute(ctx context.Context, e canon.Effect, key string) (
 type Gate struct {
 	st        Store
 	policy    Policy
-	rp        RelyingParty
 	now       func() time.Time
 	resolver  canon.Resolver
 	executors map[string]Executor
 	approver  Approver
-	groups    map[string]map[string]bool
+	groups    map[string][]string
 	caps      store.Caps
 	flood     *flood.Limiter // nil only with WithoutFloodControlUnsafe
 	floodSet  bool           // WithFlood or WithoutFloodControlUnsafe was given
 	ttl       time.Duration
-	inviteTTL time.Duration
 	auditArgs bool
 	poll      time.Duration
 
@@ -94,7 +76,7 @@ type Option func(*Gate) error
 func WithClock(now func() time.Time) Option {
 	return func(g *Gate) error {
 		if now == nil {
-			return fmt.Errorf("%w: nil clock", ErrConfig)
+			return fmt.Errorf("%w: nil clock", stepup.ErrConfig)
 		}
 		g.now = now
 		return nil
@@ -112,27 +94,15 @@ func WithResolver(r canon.Resolver) Option {
 func WithExecutor(tool string, e Executor) Option {
 	return func(g *Gate) error {
 		if tool == "" || e == nil {
-			return fmt.Errorf("%w: executor needs a tool and an implementation", ErrConfig)
+			return fmt.Errorf("%w: executor needs a tool and an implementation", stepup.ErrConfig)
 		}
-		if reserved(tool) {
-			return fmt.Errorf("%w: tool names starting with %q are the gate's own", ErrConfig, reservedPrefix)
+		if ReservedTool(tool) {
+			return fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, ReservedToolPrefix)
 		}
 		if _, dup := g.executors[tool]; dup {
-			return fmt.Errorf("%w: two executors for %q", ErrConfig, tool)
+			return fmt.Errorf("%w: two executors for %q", stepup.ErrConfig, tool)
 		}
 		g.executors[tool] = e
-		return nil
-	}
-}
-
-// WithApprover replaces the WebAuthn approver with another way of
-// producing and verifying answers (a model-based approver, say).
-func WithApprover(a Approver) Option {
-	return func(g *Gate) error {
-		if a == nil {
-			return fmt.Errorf("%w: nil approver", ErrConfig)
-		}
-		g.approver = a
 		return nil
 	}
 }
@@ -142,16 +112,17 @@ func WithApprover(a Approver) Option {
 func WithApproverGroup(name string, users ...string) Option {
 	return func(g *Gate) error {
 		if name == "" || len(users) == 0 {
-			return fmt.Errorf("%w: approver group needs a name and users", ErrConfig)
+			return fmt.Errorf("%w: approver group needs a name and users", stepup.ErrConfig)
 		}
-		m := make(map[string]bool, len(users))
 		for _, u := range users {
-			if isAgent(u) {
-				return fmt.Errorf("%w: agent %q in approver group", ErrConfig, u)
+			if u == "" || isAgent(u) || reservedApprover(u) {
+				return fmt.Errorf("%w: approver group %q names an agent or a reserved name", stepup.ErrConfig, name)
 			}
-			m[u] = true
 		}
-		g.groups[name] = m
+		if _, dup := g.groups[name]; dup {
+			return fmt.Errorf("%w: approver group %q given twice", stepup.ErrConfig, name)
+		}
+		g.groups[name] = slices.Clone(users)
 		return nil
 	}
 }
@@ -163,7 +134,7 @@ func WithApproverGroup(name string, users ...string) Option {
 func WithPendingCaps(c store.Caps) Option {
 	return func(g *Gate) error {
 		if c.PerSession < 0 || c.PerUser < 0 {
-			return fmt.Errorf("%w: negative cap", ErrConfig)
+			return fmt.Errorf("%w: negative cap", stepup.ErrConfig)
 		}
 		g.caps = c
 		return nil
@@ -175,21 +146,9 @@ func WithPendingCaps(c store.Caps) Option {
 func WithTTL(d time.Duration) Option {
 	return func(g *Gate) error {
 		if d <= 0 {
-			return fmt.Errorf("%w: TTL must be positive", ErrConfig)
+			return fmt.Errorf("%w: TTL must be positive", stepup.ErrConfig)
 		}
 		g.ttl = d
-		return nil
-	}
-}
-
-// WithInviteTTL sets how long an enrollment invite stays redeemable
-// (default 24 hours).
-func WithInviteTTL(d time.Duration) Option {
-	return func(g *Gate) error {
-		if d <= 0 {
-			return fmt.Errorf("%w: invite TTL must be positive", ErrConfig)
-		}
-		g.inviteTTL = d
 		return nil
 	}
 }
@@ -207,7 +166,7 @@ func WithAuditArgsUnsafe() Option {
 func WithPollInterval(d time.Duration) Option {
 	return func(g *Gate) error {
 		if d <= 0 {
-			return fmt.Errorf("%w: poll interval must be positive", ErrConfig)
+			return fmt.Errorf("%w: poll interval must be positive", stepup.ErrConfig)
 		}
 		g.poll = d
 		return nil
@@ -215,22 +174,17 @@ func WithPollInterval(d time.Duration) Option {
 }
 
 // New returns a gate on st deciding with policy, whose approvers answer
-// with passkeys scoped to rp. Options are checked here, not on first use.
-func New(st Store, policy Policy, rp RelyingParty, opts ...Option) (*Gate, error) {
-	if st == nil || policy == nil {
-		return nil, fmt.Errorf("%w: gate needs a store and a policy", ErrConfig)
-	}
-	if err := rp.check(); err != nil {
-		return nil, err
-	}
-	if rp.Name == "" {
-		rp.Name = rp.ID
+// through approver (passkey.New for passkeys). Options are checked here,
+// not on first use.
+func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, error) {
+	if st == nil || policy == nil || approver == nil {
+		return nil, fmt.Errorf("%w: gate needs a store, a policy and an approver", stepup.ErrConfig)
 	}
 	g := &Gate{
-		st: st, policy: policy, rp: rp, now: time.Now,
+		st: st, policy: policy, approver: approver, now: time.Now,
 		executors: map[string]Executor{},
-		groups:    map[string]map[string]bool{},
-		ttl:       defaultTimeout, inviteTTL: 24 * time.Hour, poll: 50 * time.Millisecond,
+		groups:    map[string][]string{},
+		ttl:       DefaultTTL, poll: 50 * time.Millisecond,
 		notify: make(chan struct{}),
 	}
 	for _, o := range opts {
@@ -241,19 +195,12 @@ func New(st Store, policy Policy, rp RelyingParty, opts ...Option) (*Gate, error
 	if !g.floodSet {
 		lim, err := flood.New(st, flood.Limits{}, g.now)
 		if err != nil {
-			return nil, fmt.Errorf("%w: default flood limits: %v", ErrConfig, err)
+			return nil, fmt.Errorf("%w: default flood limits: %v", stepup.ErrConfig, err)
 		}
 		g.flood = lim
 	}
 	g.caps = g.parkCaps()
 	g.executors[GrantTool] = grantExecutor{g: g}
-	if g.approver == nil {
-		wa, err := NewWebAuthnApprover(st, rp)
-		if err != nil {
-			return nil, err
-		}
-		g.approver = wa
-	}
 	return g, nil
 }
 
@@ -269,34 +216,4 @@ func (g *Gate) changes() <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.notify
-}
-
-// storeErr maps a store refusal to the gate's sentinels, keeping the
-// store's message for the detail.
-func storeErr(op string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s: %w", op, err)
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%s: %w", op, ErrNotFound)
-	case errors.Is(err, store.ErrConsumed):
-		return fmt.Errorf("%s: %w", op, ErrConsumed)
-	case errors.Is(err, store.ErrExpired):
-		return fmt.Errorf("%s: %w", op, ErrExpired)
-	case errors.Is(err, store.ErrResolved):
-		return fmt.Errorf("%s: %w", op, ErrResolved)
-	case errors.Is(err, store.ErrNotApproved):
-		return fmt.Errorf("%s: %w", op, ErrNotApproved)
-	case errors.Is(err, store.ErrCounter):
-		return fmt.Errorf("%s: %w", op, ErrCounter)
-	default:
-		return fmt.Errorf("%s: %w: %v", op, ErrStore, err)
-	}
-}
-
-// isAgent reports whether a principal name is an agent's.
-func isAgent(name string) bool {
-	return len(name) >= 6 && name[:6] == "agent:"
 }

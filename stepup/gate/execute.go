@@ -1,16 +1,18 @@
-package stepup
+package gate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -25,29 +27,29 @@ import (
 //
 // A panic or crash inside the executor leaves the ticket executing;
 // [Gate.Recover] finishes it with the same key.
-func (g *Gate) Execute(ctx context.Context, id TicketID) (Result, error) {
+func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return Result{}, storeErr("execute", err)
+		return stepup.Result{}, ticketstore.Err("execute", err)
 	}
 	now := g.now()
-	refuse := func(err error, reason string) (Result, error) {
+	refuse := func(err error, reason string) (stepup.Result, error) {
 		if aerr := g.audit(ctx, g.record(a, receipt.DecisionFailed, reason, now)); aerr != nil {
-			return Result{}, errors.Join(err, aerr)
+			return stepup.Result{}, errors.Join(err, aerr)
 		}
-		return Result{}, err
+		return stepup.Result{}, err
 	}
 	switch a.State {
 	case store.Approved:
 	case store.Executing, store.Done:
-		return refuse(fmt.Errorf("execute: %w", ErrConsumed), "approval already used")
+		return refuse(fmt.Errorf("execute: %w", stepup.ErrConsumed), "approval already used")
 	case store.Expired:
-		return refuse(fmt.Errorf("execute: %w", ErrExpired), "approval expired")
+		return refuse(fmt.Errorf("execute: %w", stepup.ErrExpired), "approval expired")
 	default:
-		return refuse(fmt.Errorf("execute: %w: ticket is %s", ErrNotApproved, a.State), "ticket not approved")
+		return refuse(fmt.Errorf("execute: %w: ticket is %s", stepup.ErrNotApproved, a.State), "ticket not approved")
 	}
 	if !now.Before(a.ExpiresAt) {
-		return refuse(fmt.Errorf("execute: %w", ErrExpired), "approval expired")
+		return refuse(fmt.Errorf("execute: %w", stepup.ErrExpired), "approval expired")
 	}
 	eff, err := g.recheck(ctx, a)
 	if err != nil {
@@ -55,14 +57,14 @@ func (g *Gate) Execute(ctx context.Context, id TicketID) (Result, error) {
 	}
 	exec, ok := g.executors[a.Tool]
 	if !ok {
-		return refuse(fmt.Errorf("execute: %w", ErrNoExecutor), "no executor for the tool")
+		return refuse(fmt.Errorf("execute: %w", stepup.ErrNoExecutor), "no executor for the tool")
 	}
-	key, err := newKey()
+	key, err := ticketstore.NewKey()
 	if err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), "no randomness for the idempotency key")
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, err // nothing spent
+		return stepup.Result{}, err // nothing spent
 	}
 	// Re-resolving may have taken a while: spend the approval only if it is
 	// still unexpired now, not when Execute began. Once asked, the consume
@@ -70,12 +72,12 @@ func (g *Gate) Execute(ctx context.Context, id TicketID) (Result, error) {
 	// approval spent while the audit row says it was not.
 	consumed, err := g.st.Consume(context.WithoutCancel(ctx), a.ID, key, g.now())
 	if err != nil {
-		err = storeErr("execute", err)
+		err = ticketstore.Err("execute", err)
 		reason := "approval could not be consumed"
 		switch {
-		case errors.Is(err, ErrConsumed):
+		case errors.Is(err, stepup.ErrConsumed):
 			reason = "approval already used"
-		case errors.Is(err, ErrExpired):
+		case errors.Is(err, stepup.ErrExpired):
 			reason = "approval expired"
 		}
 		return refuse(err, reason)
@@ -86,15 +88,15 @@ func (g *Gate) Execute(ctx context.Context, id TicketID) (Result, error) {
 
 // run executes a consumed ticket with its idempotency key and records the
 // outcome. The outcome is recorded even if ctx ended meanwhile.
-func (g *Gate) run(ctx context.Context, a store.Approval, eff canon.Effect, exec Executor) (Result, error) {
+func (g *Gate) run(ctx context.Context, a store.Approval, eff canon.Effect, exec Executor) (stepup.Result, error) {
 	out, execErr := exec.Execute(ctx, eff, a.IdempotencyKey)
 	wctx := context.WithoutCancel(ctx)
 	now := g.now()
 	decision, summary := receipt.DecisionExecuted, "ok"
-	stored := storedResult{OK: true}
+	stored := ticketstore.Result{OK: true}
 	if execErr != nil {
 		decision, summary = receipt.DecisionFailed, "executor failed"
-		stored = storedResult{Error: summary}
+		stored = ticketstore.Result{Error: summary}
 	} else if json.Valid(out) {
 		stored.Output = out
 	} else if out != nil {
@@ -102,30 +104,23 @@ func (g *Gate) run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 	}
 	raw, err := json.Marshal(stored)
 	if err != nil {
-		return Result{}, fmt.Errorf("execute: %w: %v", ErrStore, err)
+		return stepup.Result{}, fmt.Errorf("execute: %w: %v", stepup.ErrStore, err)
 	}
 	done, err := g.st.Finish(wctx, a.ID, raw, now)
 	if err != nil {
-		return Result{}, storeErr("execute: finish", err)
+		return stepup.Result{}, ticketstore.Err("execute: finish", err)
 	}
 	g.changed()
 	r := g.record(done, decision, summary, now)
 	r.Result = summary
-	res := Result{Ticket: TicketID(a.ID), Output: stored.Output, IdempotencyKey: a.IdempotencyKey}
+	res := stepup.Result{Ticket: stepup.TicketID(a.ID), Output: stored.Output, IdempotencyKey: a.IdempotencyKey}
 	if err := g.audit(wctx, r); err != nil {
 		return res, err
 	}
 	if execErr != nil {
-		return res, fmt.Errorf("execute: %w: %w", ErrExecutorFailed, execErr)
+		return res, fmt.Errorf("execute: %w: %w", stepup.ErrExecutorFailed, execErr)
 	}
 	return res, nil
-}
-
-// storedResult is what Finish records.
-type storedResult struct {
-	OK     bool            `json:"ok"`
-	Output json.RawMessage `json:"output,omitempty"`
-	Error  string          `json:"error,omitempty"`
 }
 
 // recheck re-parses the stored effect, re-resolves its references and
@@ -133,20 +128,20 @@ type storedResult struct {
 // content for content.
 func (g *Gate) recheck(ctx context.Context, a store.Approval) (canon.Effect, error) {
 	if !canon.Sum(a.Effect).Equal(a.Digest) {
-		return canon.Effect{}, ErrEffectChanged
+		return canon.Effect{}, stepup.ErrEffectChanged
 	}
 	eff, err := canon.ParseEffect(a.Effect)
 	if err != nil {
-		return canon.Effect{}, fmt.Errorf("%w: stored effect does not parse", ErrEffectChanged)
+		return canon.Effect{}, fmt.Errorf("%w: stored effect does not parse", stepup.ErrEffectChanged)
 	}
 	refs, err := canon.ResolveAll(ctx, g.resolver, eff.Refs)
 	if err != nil {
-		return canon.Effect{}, fmt.Errorf("%w: a reference no longer resolves", ErrEffectChanged)
+		return canon.Effect{}, fmt.Errorf("%w: a reference no longer resolves", stepup.ErrEffectChanged)
 	}
 	eff.Refs = refs
 	d, err := eff.Digest()
 	if err != nil || !d.Equal(a.Digest) {
-		return canon.Effect{}, ErrEffectChanged
+		return canon.Effect{}, stepup.ErrEffectChanged
 	}
 	return eff, nil
 }
@@ -158,20 +153,20 @@ func (g *Gate) recheck(ctx context.Context, a store.Approval) (canon.Effect, err
 // store. Tickets a separate executor consumed through a [Verifier] are left
 // to that executor's [Verifier.Recover]. It returns the results of the
 // executions it finished.
-func (g *Gate) Recover(ctx context.Context) ([]Result, error) {
+func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	list, err := g.st.Recover(ctx)
 	if err != nil {
-		return nil, storeErr("recover", err)
+		return nil, ticketstore.Err("recover", err)
 	}
-	var results []Result
+	var results []stepup.Result
 	var errs []error
 	for _, a := range list {
-		if strings.HasPrefix(a.IdempotencyKey, executorKeyPrefix) {
+		if strings.HasPrefix(a.IdempotencyKey, ExternalKeyPrefix) {
 			continue // consumed by a separate executor's Verifier: its to finish
 		}
 		exec, ok := g.executors[a.Tool]
 		if !ok {
-			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, ErrNoExecutor))
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, stepup.ErrNoExecutor))
 			continue
 		}
 		eff, err := g.recheck(ctx, a)
@@ -193,20 +188,61 @@ func (g *Gate) Recover(ctx context.Context) ([]Result, error) {
 // gate was down: it does not run.
 func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error) error {
 	now := g.now()
-	raw, _ := json.Marshal(storedResult{Error: "action differs from what was approved"})
+	raw, _ := json.Marshal(ticketstore.Result{Error: "action differs from what was approved"})
 	done, err := g.st.Finish(ctx, a.ID, raw, now)
 	if err != nil {
-		return errors.Join(cause, storeErr("recover: finish", err))
+		return errors.Join(cause, ticketstore.Err("recover: finish", err))
 	}
 	r := g.record(done, receipt.DecisionFailed, "action differs from what was approved", now)
 	r.Result = "not run"
 	return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), g.audit(ctx, r))
 }
 
-func newKey() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("idempotency key: %w", err)
+// ExternalKeyPrefix marks the idempotency keys of tickets consumed by an
+// executor in another service (package exectoken): the gate's recovery
+// leaves them to that executor.
+const ExternalKeyPrefix = "exec-"
+
+// Runnable is a ticket [Gate.Execute] would run now: approved, unexpired,
+// unused, its stored effect still hashing to the approved digest with its
+// references re-resolved.
+type Runnable struct {
+	ID        stepup.TicketID
+	Digest    canon.Digest
+	Effect    canon.Effect
+	Approver  string
+	Nonce     [32]byte
+	ExpiresAt time.Time
+	// Now is the gate's time of the check.
+	Now time.Time
+}
+
+// Runnable checks ticket id as Execute would before spending it, and spends
+// nothing. Refusals wrap [stepup.ErrNotFound], [stepup.ErrNotApproved],
+// [stepup.ErrConsumed], [stepup.ErrExpired] or [stepup.ErrEffectChanged].
+// Package exectoken issues execution tokens with it.
+func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, error) {
+	a, err := g.st.Get(ctx, string(id))
+	if err != nil {
+		return Runnable{}, ticketstore.Err("runnable", err)
 	}
-	return hex.EncodeToString(b[:]), nil
+	now := g.now()
+	switch a.State {
+	case store.Approved:
+	case store.Executing, store.Done:
+		return Runnable{}, fmt.Errorf("runnable: %w", stepup.ErrConsumed)
+	case store.Expired:
+		return Runnable{}, fmt.Errorf("runnable: %w", stepup.ErrExpired)
+	default:
+		return Runnable{}, fmt.Errorf("runnable: %w: ticket is %s", stepup.ErrNotApproved, a.State)
+	}
+	if !now.Before(a.ExpiresAt) {
+		return Runnable{}, fmt.Errorf("runnable: %w", stepup.ErrExpired)
+	}
+	eff, err := g.recheck(ctx, a)
+	if err != nil {
+		return Runnable{}, fmt.Errorf("runnable: %w", err)
+	}
+	return Runnable{ID: id, Digest: a.Digest, Effect: eff, Approver: a.Approver, Nonce: a.Nonce,
+		ExpiresAt: a.ExpiresAt, Now: now}, nil
 }

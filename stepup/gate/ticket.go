@@ -1,4 +1,4 @@
-package stepup
+package gate
 
 import (
 	"context"
@@ -7,38 +7,36 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
-// policyApprover prefixes the approver of tickets the policy allowed.
-const policyApprover = "policy:"
-
 // view turns a stored ticket into what the runtime sees at now.
-func view(a store.Approval, now time.Time) Ticket {
-	t := Ticket{ID: TicketID(a.ID), Tool: a.Tool, Digest: a.Digest, Reason: a.Reason, ExpiresAt: a.ExpiresAt}
+func view(a store.Approval, now time.Time) stepup.Ticket {
+	t := stepup.Ticket{ID: stepup.TicketID(a.ID), Tool: a.Tool, Digest: a.Digest, Reason: a.Reason, ExpiresAt: a.ExpiresAt}
 	switch a.State {
 	case store.Pending:
-		t.Status = StatusPending
+		t.Status = stepup.StatusPending
 	case store.Approved:
-		t.Status = StatusApproved
+		t.Status = stepup.StatusApproved
 		if strings.HasPrefix(a.Approver, policyApprover) {
-			t.Status = StatusAllowed
+			t.Status = stepup.StatusAllowed
 		}
 		if !now.Before(a.ExpiresAt) {
-			t.Status, t.Reason = StatusExpired, "approval expired before it was used"
+			t.Status, t.Reason = stepup.StatusExpired, "approval expired before it was used"
 		}
 	case store.Denied:
-		t.Status = StatusDenied
+		t.Status = stepup.StatusDenied
 	case store.Expired:
-		t.Status = StatusExpired
+		t.Status = stepup.StatusExpired
 	case store.Cancelled:
-		t.Status = StatusCancelled
+		t.Status = stepup.StatusCancelled
 	case store.Executing:
-		t.Status = StatusExecuting
+		t.Status = stepup.StatusExecuting
 	case store.Done:
-		t.Status = StatusExecuted
+		t.Status = stepup.StatusExecuted
 	default:
-		t.Status, t.Reason = StatusDenied, "ticket in an unknown state"
+		t.Status, t.Reason = stepup.StatusDenied, "ticket in an unknown state"
 	}
 	return t
 }
@@ -53,13 +51,13 @@ func alternativeID(id string) string {
 
 // withNext fills t.Next when a cancelled ticket was replaced by a safe
 // alternative.
-func (g *Gate) withNext(ctx context.Context, t Ticket) Ticket {
-	if t.Status != StatusCancelled {
+func (g *Gate) withNext(ctx context.Context, t stepup.Ticket) stepup.Ticket {
+	if t.Status != stepup.StatusCancelled {
 		return t
 	}
 	alt := alternativeID(string(t.ID))
 	if _, err := g.st.Get(ctx, alt); err == nil {
-		t.Next = TicketID(alt)
+		t.Next = stepup.TicketID(alt)
 	}
 	return t
 }

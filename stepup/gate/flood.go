@@ -1,4 +1,4 @@
-package stepup
+package gate
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/flood"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -22,10 +23,10 @@ import (
 func WithFlood(lim *flood.Limiter) Option {
 	return func(g *Gate) error {
 		if lim == nil {
-			return fmt.Errorf("%w: nil flood limiter; use WithoutFloodControlUnsafe to turn flood control off", ErrConfig)
+			return fmt.Errorf("%w: nil flood limiter; use WithoutFloodControlUnsafe to turn flood control off", stepup.ErrConfig)
 		}
 		if g.floodSet {
-			return fmt.Errorf("%w: flood control configured twice", ErrConfig)
+			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
 		}
 		g.flood, g.floodSet = lim, true
 		return nil
@@ -39,7 +40,7 @@ func WithFlood(lim *flood.Limiter) Option {
 func WithoutFloodControlUnsafe() Option {
 	return func(g *Gate) error {
 		if g.floodSet {
-			return fmt.Errorf("%w: flood control configured twice", ErrConfig)
+			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
 		}
 		g.flood, g.floodSet = nil, true
 		return nil
@@ -110,7 +111,7 @@ func (g *Gate) decided(ctx context.Context, a store.Approval, approved bool) err
 		return nil
 	}
 	if err := g.flood.Denied(context.WithoutCancel(ctx), a.Session, a.User); err != nil {
-		return fmt.Errorf("deny: %w: the denial could not be counted for lockouts", ErrStore)
+		return fmt.Errorf("deny: %w: the denial could not be counted for lockouts", stepup.ErrStore)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package stepup
+package gate
 
 import (
 	"context"
@@ -6,33 +6,40 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
 // GrantTool is the tool of the tickets that ask an approver to issue a
-// grant ([ApprovalDesk.Grant]). Tool names starting with "asu." are the
+// grant ([Desk.Grant]). Tool names starting with "asu." are the
 // gate's own: a runtime proposing one is denied, and no executor may be
 // registered for one.
-const GrantTool = reservedPrefix + "grant"
+const GrantTool = ReservedToolPrefix + "grant"
+
+// ReservedToolPrefix starts the names of the gate's own tools.
+const ReservedToolPrefix = "asu."
 
 const (
-	reservedPrefix     = "asu."
 	grantPolicyVersion = "asu.grant/v1"
-	grantApprover      = "grant:"     // prefixes the approver of tickets a grant covered
 	grantKeyPrefix     = "asu.grant-" // idempotency key of a grant ticket: prefix + ticket id
 	grantTitle         = "Delegate approval (grant)"
 	grantReason        = "a grant lets the agent run every call it covers without asking you again"
 )
 
-// reserved reports whether tool is one of the gate's own.
-func reserved(tool string) bool { return strings.HasPrefix(tool, reservedPrefix) }
+// ReservedTool reports whether tool names one of the gate's own tools
+// (prefix [ReservedToolPrefix]): a runtime proposing one is denied, and no
+// executor or catalog entry may use one.
+func ReservedTool(tool string) bool { return strings.HasPrefix(tool, ReservedToolPrefix) }
 
 // GrantSpec is a delegated approval an approver asks to issue: what it
 // covers, how often and until when.
@@ -58,8 +65,8 @@ type grantArgs struct {
 
 // Grant asks user to issue a delegated approval of their own agents'
 // calls. It returns a pending ticket of tool [GrantTool] whose effect is
-// the grant; user approves it like any other ticket, with [ApprovalDesk.Prompt]
-// and [ApprovalDesk.Approve] and their passkey, so a grant exists only if
+// the grant; user approves it like any other ticket, with [Desk.Prompt]
+// and [Desk.Approve] and their passkey, so a grant exists only if
 // the user's passkey signed exactly it, and its receipt is evidence like any
 // approval's. When Approve verifies the assertion, it issues the grant, under
 // the ticket's id, and returns the ticket executed; only user may approve it.
@@ -69,57 +76,57 @@ type grantArgs struct {
 // (grant.Use: the user's own call, every argument covered, a use left,
 // unexpired) and, when the tool routes to an approver group, the user is in
 // that group. A grant never turns a denial into an allowance.
-func (d *ApprovalDesk) Grant(ctx context.Context, user string, spec GrantSpec) (Ticket, error) {
+func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.Ticket, error) {
 	g := d.g
 	now := g.now()
 	if user == "" || isAgent(user) {
-		return Ticket{}, fmt.Errorf("grant: %w", ErrNotPermitted)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", stepup.ErrNotPermitted)
 	}
 	raw, err := spec.Grant.Marshal()
 	if err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w: %v", ErrConfig, err)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: %v", stepup.ErrConfig, err)
 	}
 	switch {
 	case spec.Grant.Template != nil && spec.Grant.Template.User != user:
-		return Ticket{}, fmt.Errorf("grant: %w: a template must name the approver as its user", ErrConfig)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: a template must name the approver as its user", stepup.ErrConfig)
 	case spec.Grant.Kind == grant.KindPlan && spec.Uses != 0:
-		return Ticket{}, fmt.Errorf("grant: %w: a plan's steps have one use each; uses must be zero", ErrConfig)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: a plan's steps have one use each; uses must be zero", stepup.ErrConfig)
 	case spec.Grant.Kind != grant.KindPlan && spec.Uses < 1:
-		return Ticket{}, fmt.Errorf("grant: %w: uses must be at least one", ErrConfig)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: uses must be at least one", stepup.ErrConfig)
 	case !spec.ExpiresAt.Truncate(time.Second).After(now):
-		return Ticket{}, fmt.Errorf("grant: %w: expiry must be in the future", ErrConfig)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: expiry must be in the future", stepup.ErrConfig)
 	}
 	args, err := json.Marshal(grantArgs{Grant: raw, Uses: spec.Uses,
 		ExpiresAt: spec.ExpiresAt.UTC().Truncate(time.Second).Format(time.RFC3339)})
 	if err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w: %v", ErrConfig, err)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: %v", stepup.ErrConfig, err)
 	}
 	dec := grantDecision()
 	eff := canon.Effect{Tool: GrantTool, Args: args, Task: "grant", Principal: canon.Principal{User: user},
 		PolicyVersion: dec.PolicyVersion, Audience: dec.Audience}
 	canonical, err := eff.Canonical()
 	if err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w: %v", ErrConfig, err)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: %v", stepup.ErrConfig, err)
 	}
 	cd, err := g.render(eff, dec, nil, "")
 	if err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", ErrConfig)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
 	}
 	a := store.Approval{Tool: GrantTool, EffectClass: dec.Class, Effect: canonical, Digest: canon.Sum(canonical),
 		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.ttl), Requester: eff.Principal,
 		User: user, Session: "grant:" + user, Task: eff.Task, PolicyVersion: dec.PolicyVersion, Reason: dec.Reason}
 	if a.Card, err = cd.JSON(); err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", ErrConfig)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
 	}
 	if _, err := rand.Read(a.Nonce[:]); err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w", err)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
 	parked, _, err := g.st.Park(ctx, a, store.Caps{})
 	if err != nil {
-		return Ticket{}, storeErr("grant", err)
+		return stepup.Ticket{}, ticketstore.Err("grant", err)
 	}
 	if err := g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval, dec.Reason, now)); err != nil {
-		return Ticket{}, err
+		return stepup.Ticket{}, err
 	}
 	g.changed()
 	return view(parked, now), nil
@@ -147,22 +154,22 @@ func (g *Gate) decide(ctx context.Context, p Proposal) (Decision, error) {
 // naming the ticket, and [grantExecutor] stores the grant under the
 // ticket's id. A crash in between leaves the ticket executing;
 // [Gate.Recover] stores it with the same key.
-func (g *Gate) issueGrant(ctx context.Context, a store.Approval) (Ticket, error) {
+func (g *Gate) issueGrant(ctx context.Context, a store.Approval) (stepup.Ticket, error) {
 	eff, err := g.recheckStored(a)
 	if err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w", err)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
 	consumed, err := g.st.Consume(ctx, a.ID, grantKeyPrefix+a.ID, g.now())
 	if err != nil {
-		return Ticket{}, storeErr("grant", err)
+		return stepup.Ticket{}, ticketstore.Err("grant", err)
 	}
 	g.changed()
 	if _, err := g.run(ctx, consumed, eff, grantExecutor{g: g}); err != nil {
-		return Ticket{}, fmt.Errorf("grant: %w", err)
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
 	done, err := g.st.Get(ctx, a.ID)
 	if err != nil {
-		return Ticket{}, storeErr("grant", err)
+		return stepup.Ticket{}, ticketstore.Err("grant", err)
 	}
 	return view(done, g.now()), nil
 }
@@ -207,17 +214,17 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 // byGrant approves a call that needs approval with the grant it names,
 // when that grant covers it. It reports whether it did; when it did not,
 // note says why for the audit row, and the call goes on to a person.
-func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c Call) (t Ticket, used bool, note string, err error) {
+func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c stepup.Call) (t stepup.Ticket, used bool, note string, err error) {
 	if c.Grant == "" {
-		return Ticket{}, false, "", nil
+		return stepup.Ticket{}, false, "", nil
 	}
-	if d.Approvers != "" && !g.groups[d.Approvers][c.Principal.User] {
-		return Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
+	if d.Approvers != "" && !slices.Contains(g.groups[d.Approvers], c.Principal.User) {
+		return stepup.Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
 	// The policy and the references may have taken a while since the call
 	// came in: the grant is judged, expiry included, at the time of use.
 	if _, err := grant.Use(ctx, g.st, c.Grant, eff, g.now()); err != nil {
-		return Ticket{}, false, "grant not used: " + grantRefusal(err), nil
+		return stepup.Ticket{}, false, "grant not used: " + grantRefusal(err), nil
 	}
 	// The use is taken: from here on the call is approved by the grant.
 	a.ExpiresAt = a.CreatedAt.Add(g.ttl)
@@ -225,7 +232,7 @@ func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, 
 	reason := "covered by grant " + c.Grant
 	parked, _, err := g.st.Park(ctx, a, store.Caps{})
 	if err != nil {
-		return Ticket{}, false, "grant not used: the gate could not store the call", nil
+		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
 	done, err := g.st.Resolve(ctx, parked.ID, store.Resolution{To: store.Approved, Approver: by, Reason: reason,
 		At: a.CreatedAt})
@@ -237,11 +244,11 @@ func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, 
 		}
 	}
 	if err != nil {
-		return Ticket{}, true, "", storeErr("propose", err)
+		return stepup.Ticket{}, true, "", ticketstore.Err("propose", err)
 	}
 	g.changed()
 	if err := g.audit(ctx, g.record(done, receipt.DecisionAllow, reason, a.CreatedAt)); err != nil {
-		return Ticket{}, true, "", err
+		return stepup.Ticket{}, true, "", err
 	}
 	return view(done, a.CreatedAt), true, "", nil
 }

@@ -1,4 +1,4 @@
-package stepup
+package passkey
 
 import (
 	"bytes"
@@ -11,58 +11,44 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/store"
 )
 
-// WebAuthnApprover verifies passkey assertions with go-webauthn: the
-// challenge recomputed from the stored ticket, origin and RP ID pinned,
-// user presence and user verification required, the signature counter
-// advanced in the store (a counter that did not advance is refused as a
-// clone).
-type WebAuthnApprover struct {
+// Approver is the passkey [gate.Approver]: it verifies WebAuthn assertions
+// with go-webauthn, the challenge recomputed from the stored ticket, origin
+// and RP ID pinned, user presence and user verification required, the
+// signature counter advanced in the store (a counter that did not advance
+// is refused as a clone). It also re-verifies stored assertions offline
+// (receipt.Verify) and makes receipts of them.
+type Approver struct {
 	creds store.Credentials
 	rp    RelyingParty
 	wa    *webauthn.WebAuthn
 }
 
-// NewWebAuthnApprover returns the default [Approver] for credentials kept
-// in creds and scoped to rp.
-func NewWebAuthnApprover(creds store.Credentials, rp RelyingParty) (*WebAuthnApprover, error) {
-	if creds == nil {
-		return nil, fmt.Errorf("%w: approver needs a credential store", ErrConfig)
-	}
-	if err := rp.check(); err != nil {
-		return nil, err
-	}
-	wa, err := newRelyingParty(rp)
-	if err != nil {
-		return nil, err
-	}
-	return &WebAuthnApprover{creds: creds, rp: rp, wa: wa}, nil
-}
+var (
+	_ gate.Approver  = (*Approver)(nil)
+	_ gate.Receipter = (*Approver)(nil)
+)
 
-func newRelyingParty(rp RelyingParty) (*webauthn.WebAuthn, error) {
-	name := rp.Name
-	if name == "" {
-		name = rp.ID
+// New returns the passkey approver for credentials kept in creds and
+// scoped to rp.
+func New(creds store.Credentials, rp RelyingParty) (*Approver, error) {
+	if creds == nil {
+		return nil, fmt.Errorf("%w: approver needs a credential store", stepup.ErrConfig)
 	}
-	wa, err := webauthn.New(&webauthn.Config{
-		RPID:          rp.ID,
-		RPDisplayName: name,
-		RPOrigins:     []string{rp.Origin},
-		AuthenticatorSelection: protocol.AuthenticatorSelection{
-			UserVerification: protocol.VerificationRequired,
-			ResidentKey:      protocol.ResidentKeyRequirementPreferred,
-		},
-		AttestationPreference: protocol.PreferNoAttestation,
-	})
+	wa, err := rp.webAuthn()
 	if err != nil {
-		return nil, fmt.Errorf("%w: relying party: %v", ErrConfig, err)
+		return nil, err
 	}
-	return wa, nil
+	return &Approver{creds: creds, rp: rp, wa: wa}, nil
 }
 
 // userHandle is the WebAuthn user handle of an approver: a hash, so the
@@ -72,10 +58,10 @@ func userHandle(user string) []byte {
 	return h[:]
 }
 
-// Options implements [Approver]: request options with the ticket's
+// Options implements [gate.Approver]: request options with the ticket's
 // challenge, the allowed approvers' credentials, user verification
 // required.
-func (w *WebAuthnApprover) Options(ctx context.Context, req Request) (json.RawMessage, error) {
+func (w *Approver) Options(ctx context.Context, req gate.Request) (json.RawMessage, error) {
 	opts := protocol.PublicKeyCredentialRequestOptions{
 		Challenge:        protocol.URLEncodedBase64(req.Challenge[:]),
 		Timeout:          300000, // milliseconds the browser waits for the passkey
@@ -85,7 +71,7 @@ func (w *WebAuthnApprover) Options(ctx context.Context, req Request) (json.RawMe
 	for _, u := range req.Approvers {
 		creds, err := w.creds.CredentialsByUser(ctx, u)
 		if err != nil {
-			return nil, storeErr("options", err)
+			return nil, ticketstore.Err("options", err)
 		}
 		for _, c := range creds {
 			opts.AllowedCredentials = append(opts.AllowedCredentials, protocol.CredentialDescriptor{
@@ -93,8 +79,8 @@ func (w *WebAuthnApprover) Options(ctx context.Context, req Request) (json.RawMe
 			})
 		}
 	}
-	if req.Approvers != nil && len(opts.AllowedCredentials) == 0 {
-		return nil, fmt.Errorf("%w: no approver of this ticket has a credential", ErrNotPermitted)
+	if len(opts.AllowedCredentials) == 0 {
+		return nil, fmt.Errorf("%w: no approver of this ticket has a credential", stepup.ErrNotPermitted)
 	}
 	raw, err := json.Marshal(opts)
 	if err != nil {
@@ -103,21 +89,21 @@ func (w *WebAuthnApprover) Options(ctx context.Context, req Request) (json.RawMe
 	return raw, nil
 }
 
-// Verify implements [Approver].
-func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byte) (Verified, error) {
+// Verify implements [gate.Approver].
+func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) (gate.Verified, error) {
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
 	if err != nil {
-		return Verified{}, &AssertionError{Check: "malformed"}
+		return gate.Verified{}, &AssertionError{Check: "malformed"}
 	}
 	cred, err := w.creds.GetCredential(ctx, parsed.RawID)
 	if errors.Is(err, store.ErrNotFound) {
-		return Verified{}, ErrUnknownCredential
+		return gate.Verified{}, ErrUnknownCredential
 	}
 	if err != nil {
-		return Verified{}, storeErr("verify", err)
+		return gate.Verified{}, ticketstore.Err("verify", err)
 	}
-	if req.Approvers != nil && !slices.Contains(req.Approvers, cred.User) {
-		return Verified{}, fmt.Errorf("%w: not an approver of this ticket", ErrNotPermitted)
+	if !slices.Contains(req.Approvers, cred.User) {
+		return gate.Verified{}, fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
 	}
 	u := &waUser{id: userHandle(cred.User), name: cred.User, creds: []webauthn.Credential{{
 		ID:        cred.ID,
@@ -134,7 +120,7 @@ func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byt
 		UserVerification:     protocol.VerificationRequired,
 	}
 	if check := w.precheck(parsed, req.Challenge[:]); check != "" {
-		return Verified{}, &AssertionError{Check: check}
+		return gate.Verified{}, &AssertionError{Check: check}
 	}
 	got, err := w.wa.ValidateLogin(u, session, parsed)
 	if err != nil {
@@ -142,13 +128,13 @@ func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byt
 		if strings.Contains(strings.ToLower(check), "signature") {
 			check = "signature"
 		}
-		return Verified{}, &AssertionError{Check: check}
+		return gate.Verified{}, &AssertionError{Check: check}
 	}
 	if got.Authenticator.CloneWarning {
-		return Verified{}, ErrCounter
+		return gate.Verified{}, ErrCounter
 	}
 	if err := w.creds.AdvanceSignCount(ctx, cred.ID, parsed.Response.AuthenticatorData.Counter); err != nil {
-		return Verified{}, storeErr("verify", err)
+		return gate.Verified{}, ticketstore.Err("verify", err)
 	}
 	raw := parsed.Raw.AssertionResponse
 	ev, err := json.Marshal(Evidence{
@@ -158,15 +144,15 @@ func (w *WebAuthnApprover) Verify(ctx context.Context, req Request, answer []byt
 		RPID: w.rp.ID, Origin: w.rp.Origin,
 	})
 	if err != nil {
-		return Verified{}, fmt.Errorf("verify: %w", err)
+		return gate.Verified{}, fmt.Errorf("verify: %w", err)
 	}
-	return Verified{User: cred.User, Evidence: ev}, nil
+	return gate.Verified{User: cred.User, Evidence: ev}, nil
 }
 
 // precheck names the first of the plain checks an assertion fails, so a
 // refusal says which one; go-webauthn then repeats them all with the
 // signature.
-func (w *WebAuthnApprover) precheck(p *protocol.ParsedCredentialAssertionData, challenge []byte) string {
+func (w *Approver) precheck(p *protocol.ParsedCredentialAssertionData, challenge []byte) string {
 	cd := p.Response.CollectedClientData
 	rpHash := sha256.Sum256([]byte(w.rp.ID))
 	flags := p.Response.AuthenticatorData.Flags

@@ -1,8 +1,10 @@
-package stepup
+package passkey
 
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/agentstepup/asu/stepup"
 )
 
 // Evidence is what the gate keeps of an approval: the raw WebAuthn
@@ -31,7 +33,13 @@ type Evidence struct {
 func ParseEvidence(raw []byte) (Evidence, error) {
 	var e Evidence
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return Evidence{}, fmt.Errorf("%w: evidence does not parse", ErrBadAssertion)
+		return Evidence{}, fmt.Errorf("%w: evidence does not parse", stepup.ErrBadAssertion)
 	}
 	return e, nil
+}
+
+// complete reports whether e holds a whole WebAuthn assertion.
+func (e Evidence) complete() bool {
+	return e.User != "" && len(e.CredentialID) > 0 && len(e.AuthenticatorData) > 0 &&
+		len(e.ClientDataJSON) > 0 && len(e.Signature) > 0 && e.RPID != "" && e.Origin != ""
 }

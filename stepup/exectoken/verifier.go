@@ -1,4 +1,4 @@
-package stepup
+package exectoken
 
 import (
 	"context"
@@ -11,10 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -58,7 +62,7 @@ type VerifierOption func(*Verifier) error
 func WithVerifierClock(now func() time.Time) VerifierOption {
 	return func(v *Verifier) error {
 		if now == nil {
-			return fmt.Errorf("%w: nil clock", ErrConfig)
+			return fmt.Errorf("%w: nil clock", stepup.ErrConfig)
 		}
 		v.now = now
 		return nil
@@ -72,7 +76,7 @@ func WithVerifierClock(now func() time.Time) VerifierOption {
 func WithVerifierResolver(r canon.Resolver) VerifierOption {
 	return func(v *Verifier) error {
 		if r == nil {
-			return fmt.Errorf("%w: nil resolver", ErrConfig)
+			return fmt.Errorf("%w: nil resolver", stepup.ErrConfig)
 		}
 		v.resolver = r
 		return nil
@@ -89,7 +93,7 @@ func WithVerifierResolver(r canon.Resolver) VerifierOption {
 func WithVerifierAudit(log store.AuditLog) VerifierOption {
 	return func(v *Verifier) error {
 		if log == nil {
-			return fmt.Errorf("%w: nil audit log", ErrConfig)
+			return fmt.Errorf("%w: nil audit log", stepup.ErrConfig)
 		}
 		v.audit = log
 		return nil
@@ -103,11 +107,11 @@ func WithVerifierAudit(log store.AuditLog) VerifierOption {
 func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Approvals, opts ...VerifierOption) (*Verifier, error) {
 	switch {
 	case len(pub) != ed25519.PublicKeySize:
-		return nil, fmt.Errorf("%w: verifier needs an Ed25519 public key", ErrConfig)
+		return nil, fmt.Errorf("%w: verifier needs an Ed25519 public key", stepup.ErrConfig)
 	case issuer == "" || audience == "":
-		return nil, fmt.Errorf("%w: verifier needs an issuer and an audience", ErrConfig)
+		return nil, fmt.Errorf("%w: verifier needs an issuer and an audience", stepup.ErrConfig)
 	case st == nil:
-		return nil, fmt.Errorf("%w: verifier needs the gate's store", ErrConfig)
+		return nil, fmt.Errorf("%w: verifier needs the gate's store", stepup.ErrConfig)
 	}
 	v := &Verifier{
 		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, now: time.Now,
@@ -156,29 +160,29 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 		refs, err := canon.ResolveAll(ctx, v.resolver, e.Refs)
 		if err != nil {
 			return Claims{}, v.refused(ctx, c, e.Tool,
-				fmt.Errorf("verify token: %w: a reference no longer resolves", ErrEffectChanged))
+				fmt.Errorf("verify token: %w: a reference no longer resolves", stepup.ErrEffectChanged))
 		}
 		e.Refs = refs
 	}
 	d, err := e.Digest()
 	if err != nil || !d.Equal(c.Digest) {
-		return Claims{}, v.refused(ctx, c, e.Tool, fmt.Errorf("verify token: %w", ErrEffectChanged))
+		return Claims{}, v.refused(ctx, c, e.Tool, fmt.Errorf("verify token: %w", stepup.ErrEffectChanged))
 	}
-	key, err := newKey()
+	key, err := ticketstore.NewKey()
 	if err != nil {
 		return Claims{}, fmt.Errorf("verify token: %w", err)
 	}
 	key = executorKeyPrefix + key
 	a, err := v.st.Consume(ctx, string(c.Ticket), key, v.now())
 	if err != nil {
-		return Claims{}, v.refused(ctx, c, e.Tool, storeErr("verify token", err))
+		return Claims{}, v.refused(ctx, c, e.Tool, ticketstore.Err("verify token", err))
 	}
 	// The gate signed digest and nonce from this ticket; a token whose
 	// claims differ from the stored ticket was not made by it, so the
 	// ticket it just spent stays spent and nothing runs.
 	if !a.Digest.Equal(c.Digest) || subtle.ConstantTimeCompare(a.Nonce[:], c.Nonce[:]) != 1 {
 		return Claims{}, v.refused(ctx, c, e.Tool,
-			fmt.Errorf("verify token: %w: token does not match the stored ticket", ErrEffectChanged))
+			fmt.Errorf("verify token: %w: token does not match the stored ticket", stepup.ErrEffectChanged))
 	}
 	c.IdempotencyKey = a.IdempotencyKey
 	return c, nil
@@ -201,7 +205,7 @@ func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal e
 	r.Decision = receipt.DecisionFailed
 	r.Reason = "executor " + v.audience + " refused: " + tokenReason(refusal)
 	if _, err := v.audit.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
-		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", ErrStore, err))
+		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
 	}
 	return refusal
 }
@@ -209,19 +213,19 @@ func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal e
 // tokenReason words a refusal for the audit record, from its sentinel.
 func tokenReason(err error) string {
 	switch {
-	case errors.Is(err, ErrEffectChanged):
+	case errors.Is(err, stepup.ErrEffectChanged):
 		return "action differs from what was approved"
-	case errors.Is(err, ErrConsumed):
+	case errors.Is(err, stepup.ErrConsumed):
 		return "approval already used"
-	case errors.Is(err, ErrExpired):
+	case errors.Is(err, stepup.ErrExpired):
 		return "approval expired"
 	case errors.Is(err, ErrTokenAudience):
 		return "token addressed to another executor"
 	case errors.Is(err, ErrTokenIssuer):
 		return "token from another issuer"
-	case errors.Is(err, ErrNotApproved):
+	case errors.Is(err, stepup.ErrNotApproved):
 		return "ticket not approved"
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, stepup.ErrNotFound):
 		return "unknown ticket"
 	case errors.Is(err, ErrTokenMalformed):
 		return "token malformed"
@@ -249,7 +253,7 @@ func (v *Verifier) check(token string) (c Claims, signed bool, err error) {
 		// Signed by the gate's key, but for some other purpose.
 		return Claims{}, false, fmt.Errorf("verify token: %w: not an execution token", ErrTokenMalformed)
 	}
-	c = Claims{Ticket: TicketID(tc.ID), Issuer: tc.Issuer, Approver: tc.Subject}
+	c = Claims{Ticket: stepup.TicketID(tc.ID), Issuer: tc.Issuer, Approver: tc.Subject}
 	c.Digest, _ = canon.ParseDigest(tc.Digest)
 	if n, err := hex.DecodeString(tc.Nonce); err == nil && len(n) == len(c.Nonce) {
 		copy(c.Nonce[:], n)
@@ -271,7 +275,7 @@ func (v *Verifier) check(token string) (c Claims, signed bool, err error) {
 	case tc.ExpiresAt == nil || tc.IssuedAt == nil:
 		return c, true, fmt.Errorf("verify token: %w: no expiry or issue time", ErrTokenMalformed)
 	case !v.now().Before(tc.ExpiresAt.Time):
-		return c, true, fmt.Errorf("verify token: %w", ErrExpired)
+		return c, true, fmt.Errorf("verify token: %w", stepup.ErrExpired)
 	case tc.ID == "" || tc.Subject == "":
 		return c, true, fmt.Errorf("verify token: %w: no ticket or approver", ErrTokenMalformed)
 	case c.Digest.IsZero() || c.Digest.String() != tc.Digest:
@@ -288,7 +292,7 @@ func (v *Verifier) check(token string) (c Claims, signed bool, err error) {
 // [WithVerifierAudit] an executed or failed row joins the audit chain.
 // Finishing a ticket twice fails with [ErrStore].
 func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr error) error {
-	stored := storedResult{OK: runErr == nil}
+	stored := ticketstore.Result{OK: runErr == nil}
 	switch {
 	case runErr != nil:
 		stored.Error = "executor failed"
@@ -299,12 +303,12 @@ func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr e
 	}
 	raw, err := json.Marshal(stored)
 	if err != nil {
-		return fmt.Errorf("finish: %w: %v", ErrStore, err)
+		return fmt.Errorf("finish: %w: %v", stepup.ErrStore, err)
 	}
 	now := v.now()
 	done, err := v.st.Finish(context.WithoutCancel(ctx), string(c.Ticket), raw, now)
 	if err != nil {
-		return storeErr("finish", err)
+		return ticketstore.Err("finish", err)
 	}
 	if v.audit == nil {
 		return nil
@@ -315,7 +319,7 @@ func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr e
 		r.Decision, r.Result = receipt.DecisionFailed, "executor failed"
 	}
 	if _, err := v.audit.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
-		return fmt.Errorf("finish: audit: %w: %v", ErrStore, err)
+		return fmt.Errorf("finish: audit: %w: %v", stepup.ErrStore, err)
 	}
 	return nil
 }
@@ -341,7 +345,7 @@ func executorRecord(a store.Approval, at time.Time) receipt.AuditRecord {
 // executorKeyPrefix marks the idempotency keys of tickets a [Verifier]
 // consumed, so that executions interrupted on an executor are told apart
 // from those the gate runs itself, which share the store's Recover list.
-const executorKeyPrefix = "exec-"
+const executorKeyPrefix = gate.ExternalKeyPrefix
 
 // Interrupted is an execution a crash cut short: a ticket
 // [Verifier.Verify] spent whose outcome [Verifier.Finish] never recorded.
@@ -363,21 +367,21 @@ type Interrupted struct {
 func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 	list, err := v.st.Recover(ctx)
 	if err != nil {
-		return nil, storeErr("recover", err)
+		return nil, ticketstore.Err("recover", err)
 	}
 	var out []Interrupted
 	var errs []error
 	for _, a := range list {
 		e, err := canon.ParseEffect(a.Effect)
 		if err != nil || !canon.Sum(a.Effect).Equal(a.Digest) {
-			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, ErrEffectChanged))
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, stepup.ErrEffectChanged))
 			continue
 		}
 		if e.Audience != v.audience || !strings.HasPrefix(a.IdempotencyKey, executorKeyPrefix) {
 			continue // another executor's, or the gate's own
 		}
 		out = append(out, Interrupted{Effect: e, Claims: Claims{
-			Ticket: TicketID(a.ID), Issuer: v.issuer, Audience: v.audience, Approver: a.Approver,
+			Ticket: stepup.TicketID(a.ID), Issuer: v.issuer, Audience: v.audience, Approver: a.Approver,
 			Digest: a.Digest, Nonce: a.Nonce, ExpiresAt: a.ExpiresAt, IdempotencyKey: a.IdempotencyKey,
 		}})
 	}

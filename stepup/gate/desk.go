@@ -1,0 +1,313 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/store"
+)
+
+// Desk is the approver's side of a gate: show a pending ticket, approve or
+// deny it with an answer the [Approver] verifies, ask for a grant, get a
+// receipt. It is never handed to the agent runtime; serve it on a listener
+// and origin the agent API does not share.
+type Desk struct{ g *Gate }
+
+// Desk returns the gate's approver side.
+func (g *Gate) Desk() *Desk { return &Desk{g: g} }
+
+// Prompt is what an approver is shown and asked to sign.
+type Prompt struct {
+	Ticket stepup.Ticket
+	// Card is the approval card, rendered by code from the stored effect;
+	// CardJSON is the stored card model whose hash the challenge commits to.
+	Card     *card.Card
+	CardJSON []byte
+	// Options is the approver's request (for passkeys,
+	// PublicKeyCredentialRequestOptions JSON) whose challenge is Challenge.
+	Options   json.RawMessage
+	Challenge [32]byte
+	// DenyOptions and DenyChallenge are the same for denying the ticket.
+	DenyOptions   json.RawMessage
+	DenyChallenge [32]byte
+	// Approvers lists who may decide now: the ticket's user, or the
+	// members of the approver group the policy names. Never empty.
+	Approvers []string
+}
+
+// Prompt returns what the approver of pending ticket id is shown: the card
+// re-rendered from the stored effect (it must hash as stored, or the
+// ticket is refused with [stepup.ErrEffectChanged]) and the requests to
+// approve or deny it.
+func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
+	a, req, err := d.pending(ctx, id, ActionApprove)
+	if err != nil {
+		return Prompt{}, err
+	}
+	eff, err := d.g.recheckStored(a)
+	if err != nil {
+		return Prompt{}, err
+	}
+	dec, _, err := d.g.redecide(ctx, a)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	cd, err := d.g.render(eff, dec, a.Taint, a.Rationale)
+	if err != nil || !cd.Hash().Equal(a.CardHash) {
+		return Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
+	}
+	opts, err := d.g.approver.Options(ctx, req)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	denyReq := newRequest(ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
+	denyOpts, err := d.g.approver.Options(ctx, denyReq)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	return Prompt{Ticket: view(a, d.g.now()), Card: cd, CardJSON: a.Card, Options: opts,
+		Challenge: req.Challenge, DenyOptions: denyOpts, DenyChallenge: denyReq.Challenge,
+		Approvers: req.Approvers}, nil
+}
+
+// pending reads a pending, unexpired ticket and builds the request of
+// action about it, timing it out if it expired.
+func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (store.Approval, Request, error) {
+	g := d.g
+	a, err := g.st.Get(ctx, string(id))
+	if err != nil {
+		return a, Request{}, ticketstore.Err("approval", err)
+	}
+	now := g.now()
+	if a.State != store.Pending {
+		if a.State == store.Expired || (a.State == store.Cancelled && !now.Before(a.ExpiresAt)) {
+			return a, Request{}, fmt.Errorf("approval: %w", stepup.ErrExpired)
+		}
+		return a, Request{}, fmt.Errorf("approval: %w", stepup.ErrResolved)
+	}
+	if !now.Before(a.ExpiresAt) {
+		if err := g.timeout(ctx, a); err != nil {
+			return a, Request{}, err
+		}
+		return a, Request{}, fmt.Errorf("approval: %w", stepup.ErrExpired)
+	}
+	approvers, err := g.approversOf(ctx, a)
+	if err != nil {
+		return a, Request{}, fmt.Errorf("approval: %w", err)
+	}
+	return a, newRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), nil
+}
+
+// route returns the route of a stored ticket under the policy it was
+// parked under.
+func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
+	if a.Tool == GrantTool {
+		return Route{}, nil // its own user approves it
+	}
+	if r, ok := g.policy.(Router); ok {
+		if route, ok := r.Route(a.Tool, a.PolicyVersion); ok {
+			return route, nil
+		}
+		return Route{}, fmt.Errorf("%w: policy changed since the ticket was parked", stepup.ErrPolicyChanged)
+	}
+	d, _, err := g.redecide(ctx, a)
+	if err != nil {
+		return Route{}, err
+	}
+	return Route{Approvers: d.Approvers, Timeout: d.Timeout}, nil
+}
+
+// approversOf returns who may decide ticket a now: its user when the
+// policy names no approver group, otherwise the group's members (and,
+// once an escalating ticket's first stage has passed, the group it
+// escalates to). The requester's agent and delegations are never among
+// them.
+func (g *Gate) approversOf(ctx context.Context, a store.Approval) ([]string, error) {
+	route, err := g.route(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	groups := []string{route.Approvers}
+	if route.Timeout.Outcome == OutcomeEscalate && !g.now().Before(a.CreatedAt.Add(g.stage(route.Timeout))) {
+		groups = append(groups, route.Timeout.EscalateTo)
+	}
+	var users []string
+	for _, name := range groups {
+		if name == "" {
+			users = append(users, a.User)
+			continue
+		}
+		members, ok := g.groups[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: unknown approver group %q", stepup.ErrConfig, name)
+		}
+		users = append(users, members...)
+	}
+	users = slices.DeleteFunc(users, func(u string) bool { return mayDecide(u, a) != nil })
+	slices.Sort(users)
+	users = slices.Compact(users)
+	if len(users) == 0 {
+		return nil, fmt.Errorf("%w: nobody may decide this ticket", stepup.ErrNotPermitted)
+	}
+	return users, nil
+}
+
+// Approve verifies answer (for passkeys, the JSON of the browser's
+// navigator.credentials.get) against pending ticket id and, when it
+// verifies and its approver may decide the ticket, stores the ticket
+// approved with the evidence. Approving a [GrantTool] ticket issues the
+// grant.
+func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (stepup.Ticket, error) {
+	g := d.g
+	a, req, err := d.pending(ctx, id, ActionApprove)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	v, err := g.verify(ctx, req, a, answer)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	now := g.now()
+	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
+		Reason: "approved by " + v.User, Evidence: v.Evidence, At: now})
+	if err != nil {
+		return stepup.Ticket{}, ticketstore.Err("approve", err)
+	}
+	g.changed()
+	if err := g.audit(ctx, g.record(done, receipt.DecisionApproved, done.Reason, now)); err != nil {
+		return stepup.Ticket{}, err
+	}
+	if a.Tool == GrantTool {
+		return g.issueGrant(context.WithoutCancel(ctx), done)
+	}
+	_ = g.decided(ctx, done, true)
+	return view(done, now), nil
+}
+
+// Deny verifies answer, signed over the ticket's deny challenge
+// ([Prompt].DenyChallenge), and stores pending ticket id denied with
+// reason (the approver's own words, kept in the audit row). A denial
+// counts towards the session's lockout.
+func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
+	g := d.g
+	a, req, err := d.pending(ctx, id, ActionDeny)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	v, err := g.verify(ctx, req, a, answer)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("deny: %w", err)
+	}
+	now := g.now()
+	why := "denied by " + v.User
+	if reason = strings.TrimSpace(reason); reason != "" {
+		why += ": " + reason
+	}
+	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
+		Evidence: v.Evidence, At: now})
+	if err != nil {
+		return stepup.Ticket{}, ticketstore.Err("deny", err)
+	}
+	g.changed()
+	if err := g.audit(ctx, g.record(done, receipt.DecisionDenied, why, now)); err != nil {
+		return stepup.Ticket{}, err
+	}
+	if a.Tool != GrantTool {
+		if err := g.decided(ctx, done, false); err != nil {
+			return view(done, now), err
+		}
+	}
+	return view(done, now), nil
+}
+
+// verify checks an answer through the approver and that its approver may
+// decide the ticket.
+func (g *Gate) verify(ctx context.Context, req Request, a store.Approval, answer []byte) (Verified, error) {
+	v, err := g.approver.Verify(ctx, req, answer)
+	if err != nil {
+		return Verified{}, err
+	}
+	if err := mayDecide(v.User, a); err != nil {
+		return Verified{}, err
+	}
+	if !slices.Contains(req.Approvers, v.User) {
+		return Verified{}, fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
+	}
+	return v, nil
+}
+
+// mayDecide refuses the requester's own principals, agents and the gate's
+// reserved names as deciders of a.
+func mayDecide(user string, a store.Approval) error {
+	switch {
+	case user == "", isAgent(user), reservedApprover(user):
+		return stepup.ErrNotPermitted
+	case user == a.Requester.Agent, slices.Contains(a.Requester.Delegations, user):
+		return stepup.ErrNotPermitted
+	}
+	return nil
+}
+
+// Receipt returns the receipt of ticket id's approval, made by the
+// approver (it must implement [Receipter]): for passkeys, the
+// receipt.FormatV1 layout that anyone holding only the approver's public
+// key verifies offline with receipt.Verify. The ticket must have been
+// approved by a person; it may since have run or expired.
+func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receipt, error) {
+	a, err := d.g.st.Get(ctx, string(id))
+	if err != nil {
+		return nil, ticketstore.Err("receipt", err)
+	}
+	switch a.State {
+	case store.Approved, store.Executing, store.Done:
+	default:
+		return nil, fmt.Errorf("receipt: %w: ticket is %s", ErrNoReceipt, a.State)
+	}
+	if reservedApprover(a.Approver) || len(a.Evidence) == 0 {
+		return nil, fmt.Errorf("receipt: %w: no person approved this ticket", ErrNoReceipt)
+	}
+	r, ok := d.g.approver.(Receipter)
+	if !ok {
+		return nil, fmt.Errorf("receipt: %w: the approver makes no receipts", ErrNoReceipt)
+	}
+	return r.Receipt(ctx, answerOf(a))
+}
+
+// answerOf is the stored approval of ticket a.
+func answerOf(a store.Approval) Answer {
+	return Answer{
+		Request:  newRequest(ActionApprove, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, []string{a.Approver}),
+		Verified: Verified{User: a.Approver, Evidence: bytes.Clone(a.Evidence)},
+		Effect:   bytes.Clone(a.Effect), Card: bytes.Clone(a.Card), At: a.ResolvedAt,
+	}
+}
+
+// ErrNoReceipt means a ticket has no approval by a person to make a
+// receipt of: it is pending, was denied, cancelled or timed out, was
+// allowed by the policy or covered by a grant, or its approver makes no
+// receipts.
+var ErrNoReceipt = errors.New("gate: no approval by a person to make a receipt of")
+
+// recheckStored re-hashes and re-parses a stored effect, without
+// re-resolving its references: what an approver is shown must be what
+// was stored.
+func (g *Gate) recheckStored(a store.Approval) (canon.Effect, error) {
+	if !canon.Sum(a.Effect).Equal(a.Digest) {
+		return canon.Effect{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
+	}
+	eff, err := canon.ParseEffect(a.Effect)
+	if err != nil {
+		return canon.Effect{}, fmt.Errorf("prompt: %w: stored effect does not parse", stepup.ErrEffectChanged)
+	}
+	return eff, nil
+}

@@ -1,0 +1,132 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/agentstepup/asu/stepup/internal/wire"
+	"github.com/agentstepup/asu/stepup/remote"
+)
+
+// callKeys and principalKeys are the only member names a call may use,
+// spelled exactly: encoding/json would also take "Tool" or "TOOL" for
+// "tool", which another parser in front of the gate would not.
+var (
+	callKeys      = []string{"tool", "args", "task", "step", "session", "principal", "taint", "rationale", "grant"}
+	principalKeys = []string{"user", "agent", "delegations"}
+)
+
+// decodeCall decodes a propose body strictly.
+func decodeCall(body []byte) (wire.Call, error) {
+	var w wire.Call
+	if err := decodeStrict(body, &w, callKeys); err != nil {
+		return wire.Call{}, err
+	}
+	var top struct {
+		Principal json.RawMessage `json:"principal"`
+	}
+	_ = json.Unmarshal(body, &top)
+	if len(top.Principal) > 0 && string(top.Principal) != "null" {
+		if err := exactKeys(top.Principal, principalKeys); err != nil {
+			return wire.Call{}, fmt.Errorf("%w: principal: %v", remote.ErrInvalid, err)
+		}
+	}
+	return w, nil
+}
+
+// exactKeys fails unless raw is an object whose member names are all in
+// allowed, byte for byte.
+func exactKeys(raw []byte, allowed []string) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return errors.New("not a JSON object")
+	}
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	return nil
+}
+
+// maxDepth bounds the nesting of a request body; the gate's canonical form
+// refuses deeper arguments anyway.
+const maxDepth = 128
+
+var errDuplicate = errors.New("duplicate object key")
+
+// decodeStrict decodes one JSON object from body into v, refusing member
+// names not in keys (spelled exactly), trailing data, and duplicate keys
+// anywhere: a body two parsers could read differently is not a body to
+// act on.
+func decodeStrict(body []byte, v any, keys []string) error {
+	if err := noDuplicates(body); err != nil {
+		return fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+	}
+	if err := exactKeys(body, keys); err != nil {
+		return fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%w: data after the JSON value", remote.ErrInvalid)
+	}
+	return nil
+}
+
+// noDuplicates walks body's tokens and fails on a repeated key in any
+// object, or nesting deeper than maxDepth.
+func noDuplicates(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		keys   map[string]bool
+		object bool
+		key    bool // the next token in an object is a key
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			top := &stack[n-1]
+			if top.key {
+				if d, ok := tok.(json.Delim); ok && d == '}' {
+					stack = stack[:n-1]
+					continue
+				}
+				k, _ := tok.(string)
+				if top.keys[k] {
+					return fmt.Errorf("%w %q", errDuplicate, k)
+				}
+				top.keys[k] = true
+				top.key = false
+				continue
+			}
+			top.key = true
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{keys: map[string]bool{}, object: true, key: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > maxDepth {
+			return fmt.Errorf("nesting deeper than %d", maxDepth)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/agentstepup/asu/stepup"
+)
+
+// Sentinel errors of the HTTP layer itself, on both sides of the wire. Refusals of the gate come back
+// as the stepup sentinels they were on the server.
+var (
+	// ErrUnauthorized means the request carried no valid runtime token.
+	ErrUnauthorized = errors.New("remote: unauthorized")
+	// ErrForbidden means the token may not do this: a call that names
+	// another agent, or a cross-origin request to the approval site.
+	ErrForbidden = errors.New("remote: forbidden")
+	// ErrInvalid means the request was malformed: bad JSON, an unknown
+	// field, a bad timeout, a body where none belongs.
+	ErrInvalid = errors.New("remote: invalid request")
+	// ErrTooLarge means the request body exceeded its bound.
+	ErrTooLarge = errors.New("remote: request too large")
+	// ErrBusy means the runtime already has as many long polls open as
+	// it may; it should wait on fewer tickets at once.
+	ErrBusy = errors.New("remote: too many concurrent waits")
+	// ErrInternal means the service failed; it says no more, by design.
+	ErrInternal = errors.New("remote: internal error")
+	// ErrUnavailable means the request ended (it was cancelled, or the
+	// server is shutting down) before the gate answered; nothing is known
+	// to have changed, and the runtime may ask again.
+	ErrUnavailable = errors.New("remote: unavailable")
+	// ErrConfig means a handler, server or client option is unusable.
+	ErrConfig = errors.New("remote: invalid configuration")
+)
+
+// Error is a refusal as it crossed HTTP: the status, the stable machine
+// readable code, and the server's message (which never quotes arguments
+// or secrets). It unwraps to the sentinel its code names, so errors.Is
+// works the same on both sides of the wire.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("remote: %s (HTTP %d)", e.Code, e.Status)
+	}
+	return fmt.Sprintf("remote: %s (HTTP %d): %s", e.Code, e.Status, e.Message)
+}
+
+// Unwrap returns the sentinel of e's code ([ErrInternal] for a code this
+// version does not know).
+func (e *Error) Unwrap() error {
+	for _, c := range codes {
+		if c.Code == e.Code {
+			return c.Err
+		}
+	}
+	return ErrInternal
+}
+
+// Stable error codes of the JSON API.
+const (
+	CodeNotFound       = "not_found"
+	CodeNotApproved    = "not_approved"
+	CodeRevoked        = "revoked"
+	CodePolicyChanged  = "policy_changed"
+	CodeOutcomeUnknown = "outcome_unknown"
+	CodeConsumed       = "consumed"
+	CodeExpired        = "expired"
+	CodeResolved       = "resolved"
+	CodeEffectChanged  = "effect_changed"
+	CodeBadAssertion   = "bad_assertion"
+	CodeNotPermitted   = "not_permitted"
+	CodeNoExecutor     = "no_executor"
+	CodeExecutor       = "executor_failed"
+	CodeUnauthorized   = "unauthorized"
+	CodeForbidden      = "forbidden"
+	CodeInvalid        = "invalid"
+	CodeTooLarge       = "too_large"
+	CodeBusy           = "busy"
+	CodeUnavailable    = "unavailable"
+	CodeInternal       = "internal"
+)
+
+// Code is one row of the error table: a sentinel, its stable code and
+// HTTP status, and whether the server's message may be shown (the
+// messages of store and configuration failures may name paths and hosts,
+// so those stay on the server).
+type Code struct {
+	Err    error
+	Code   string
+	Status int
+	Detail bool
+}
+
+// codes maps the runtime's and the HTTP layer's sentinels to codes and
+// statuses, most specific first.
+var codes = []Code{
+	{stepup.ErrNotFound, CodeNotFound, http.StatusNotFound, true},
+	{stepup.ErrConsumed, CodeConsumed, http.StatusConflict, true},
+	{stepup.ErrExpired, CodeExpired, http.StatusGone, true},
+	{stepup.ErrResolved, CodeResolved, http.StatusConflict, true},
+	{stepup.ErrEffectChanged, CodeEffectChanged, http.StatusConflict, true},
+	{stepup.ErrNotApproved, CodeNotApproved, http.StatusConflict, true},
+	{stepup.ErrRevoked, CodeRevoked, http.StatusGone, true},
+	{stepup.ErrPolicyChanged, CodePolicyChanged, http.StatusConflict, true},
+	{stepup.ErrOutcomeUnknown, CodeOutcomeUnknown, http.StatusServiceUnavailable, true},
+	{stepup.ErrBadAssertion, CodeBadAssertion, http.StatusBadRequest, true},
+	{stepup.ErrNotPermitted, CodeNotPermitted, http.StatusForbidden, true},
+	{stepup.ErrNoExecutor, CodeNoExecutor, http.StatusNotImplemented, true},
+	{stepup.ErrExecutorFailed, CodeExecutor, http.StatusBadGateway, false},
+	{ErrUnauthorized, CodeUnauthorized, http.StatusUnauthorized, true},
+	{ErrForbidden, CodeForbidden, http.StatusForbidden, true},
+	{ErrInvalid, CodeInvalid, http.StatusBadRequest, true},
+	{ErrTooLarge, CodeTooLarge, http.StatusRequestEntityTooLarge, true},
+	{ErrBusy, CodeBusy, http.StatusTooManyRequests, true},
+	{ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, true},
+	{ErrInternal, CodeInternal, http.StatusInternalServerError, false},
+}
+
+// Classify returns the stable code, HTTP status and client-safe message of
+// a refusal err, as the gateway answers it. extra rows (the approval
+// site's own sentinels) are tried first. An error of no known sentinel is
+// internal, and its message stays on the server.
+func Classify(err error, extra ...Code) (code string, status int, msg string) {
+	for _, c := range append(extra, codes...) {
+		if errors.Is(err, c.Err) {
+			if c.Detail {
+				return c.Code, c.Status, err.Error()
+			}
+			return c.Code, c.Status, ""
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return CodeUnavailable, http.StatusServiceUnavailable, "the request ended before the gate answered"
+	}
+	return CodeInternal, http.StatusInternalServerError, ""
+}
