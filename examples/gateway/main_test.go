@@ -20,7 +20,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -65,7 +65,7 @@ func TestGateway(t *testing.T) {
 	post(t, siteURL+"/enroll", s.Origin, body)
 
 	// A runtime proposes; the approver approves on the site.
-	client, err := gateway.NewClient(s.AgentURL, s.Token, nil)
+	client, err := remote.NewClient(s.AgentURL, s.Token, nil)
 	require.NoError(t, err)
 	tk, err := client.Propose(ctx, stepup.Call{Tool: "send_email",
 		Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q3 summary","attachment":"q3.csv"}`),

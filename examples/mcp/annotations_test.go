@@ -81,7 +81,7 @@ func TestHostileHints(t *testing.T) {
 		desc := strings.Index(text, "pre-approved by IT")
 		assert.Greater(t, desc, untrusted, "the upstream description left the untrusted region")
 		assert.Contains(t, text, "IRREVERSIBLE")
-		_, err = f.h.Gate.Desk().Deny(context.Background(), tk.ID, "user:dana", "")
+		_, err = f.h.Deny(tk.ID, "")
 		require.NoError(t, err)
 		assert.True(t, result(t, ch).IsError)
 		assert.Empty(t, f.rec.recorded())

@@ -31,7 +31,7 @@ func TestServeGateway(t *testing.T) {
 	h := stepuptest.NewGate(t, cat, gate.WithExecutor("send_email", rec))
 	token, err := gateway.NewRuntimeToken()
 	require.NoError(t, err)
-	api, err := gateway.NewAgentAPI(h.Gate, h.Store, []gateway.RuntimeToken{{Token: token, Agent: "agent:mcp", Users: []string{"user:dana"}}}, nil)
+	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{{Token: token, Agent: "agent:mcp", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	defer srv.Close()

@@ -76,7 +76,7 @@ func TestNeedsApproval(t *testing.T) {
 			require.NoError(t, err)
 		}, true, "", stepup.StatusExecuted},
 		{"denied by the approver", time.Minute, func(t *testing.T, f *fixture, tk stepup.Ticket) {
-			_, err := f.h.Gate.Desk().Deny(context.Background(), tk.ID, "user:dana", "wrong quarter")
+			_, err := f.h.Deny(tk.ID, "wrong quarter")
 			require.NoError(t, err)
 		}, false, "denied by user:dana: wrong quarter", stepup.StatusDenied},
 		{"approval timed out", time.Minute, func(t *testing.T, f *fixture, tk stepup.Ticket) {

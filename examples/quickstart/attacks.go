@@ -51,6 +51,11 @@ func (d *demo) attempt(ctx context.Context, a *stepuptest.Authenticator, tweaks 
 	if err != nil {
 		return err
 	}
+	// The attacker's authenticator signs with its own credential, whatever
+	// the request allows.
+	if ids := a.CredentialIDs(); len(ids) > 0 {
+		tweaks = append([]stepuptest.Tweak{stepuptest.WithCredential(ids[0])}, tweaks...)
+	}
 	_, err = stepuptest.Approve(ctx, d.gate.Desk(), a, tk.ID, tweaks...)
 	return err
 }

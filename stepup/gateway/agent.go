@@ -78,7 +78,7 @@ type AgentAPI struct {
 // runtime tokens given.
 func NewAgentAPI(rt Gate, tokens []RuntimeToken, opts *AgentOptions) (*AgentAPI, error) {
 	if rt == nil {
-		return nil, fmt.Errorf("%w: agent API needs a gate", remote.ErrConfig)
+		return nil, fmt.Errorf("%w: agent API needs a gate", stepup.ErrConfig)
 	}
 	set, err := newTokenSet(tokens)
 	if err != nil {
@@ -89,7 +89,7 @@ func NewAgentAPI(rt Gate, tokens []RuntimeToken, opts *AgentOptions) (*AgentAPI,
 		o = *opts
 	}
 	if o.MaxWait < 0 || o.MaxWaiters < 0 {
-		return nil, fmt.Errorf("%w: negative MaxWait or MaxWaiters", remote.ErrConfig)
+		return nil, fmt.Errorf("%w: negative MaxWait or MaxWaiters", stepup.ErrConfig)
 	}
 	if o.MaxWait == 0 {
 		o.MaxWait = DefaultMaxWait

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 const goodCall = `{"tool":"send_email","args":{"to":"finance@example.com"},"session":"s","principal":{"user":"user:dana","agent":"agent:reports"}}`
@@ -29,37 +30,37 @@ func TestAgentAPIRefusals(t *testing.T) {
 		status                          int
 		code                            string
 	}{
-		{"no token", "POST", "/v1/propose", "", goodCall, 401, gateway.CodeUnauthorized},
-		{"unknown token", "POST", "/v1/propose", strings.Repeat("x", 48), goodCall, 401, gateway.CodeUnauthorized},
-		{"token as a prefix", "POST", "/v1/propose", agentToken[:40], goodCall, 401, gateway.CodeUnauthorized},
-		{"wait without token", "GET", "/v1/tickets/" + string(pending.ID) + "/wait", "", "", 401, gateway.CodeUnauthorized},
-		{"execute without token", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", "", "", 401, gateway.CodeUnauthorized},
-		{"another agent's call", "POST", "/v1/propose", otherToken, goodCall, 403, gateway.CodeForbidden},
+		{"no token", "POST", "/v1/propose", "", goodCall, 401, remote.CodeUnauthorized},
+		{"unknown token", "POST", "/v1/propose", strings.Repeat("x", 48), goodCall, 401, remote.CodeUnauthorized},
+		{"token as a prefix", "POST", "/v1/propose", agentToken[:40], goodCall, 401, remote.CodeUnauthorized},
+		{"wait without token", "GET", "/v1/tickets/" + string(pending.ID) + "/wait", "", "", 401, remote.CodeUnauthorized},
+		{"execute without token", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", "", "", 401, remote.CodeUnauthorized},
+		{"another agent's call", "POST", "/v1/propose", otherToken, goodCall, 403, remote.CodeForbidden},
 		{"a user the token does not act for", "POST", "/v1/propose", agentToken,
-			strings.Replace(goodCall, `"user:dana"`, `"user:erin"`, 1), 403, gateway.CodeForbidden},
+			strings.Replace(goodCall, `"user:dana"`, `"user:fay"`, 1), 403, remote.CodeForbidden},
 		{"no agent named", "POST", "/v1/propose", agentToken,
-			`{"tool":"send_email","args":{},"session":"s","principal":{"user":"user:dana"}}`, 403, gateway.CodeForbidden},
+			`{"tool":"send_email","args":{},"session":"s","principal":{"user":"user:dana"}}`, 403, remote.CodeForbidden},
 		{"unknown field", "POST", "/v1/propose", agentToken,
-			strings.Replace(goodCall, `"session"`, `"approved":true,"session"`, 1), 400, gateway.CodeInvalid},
+			strings.Replace(goodCall, `"session"`, `"approved":true,"session"`, 1), 400, remote.CodeInvalid},
 		{"Go field names are not the wire format", "POST", "/v1/propose", agentToken,
-			`{"Tool":"send_email","Args":{},"Session":"s","Principal":{"User":"user:dana","Agent":"agent:reports"}}`, 400, gateway.CodeInvalid},
+			`{"Tool":"send_email","Args":{},"Session":"s","Principal":{"User":"user:dana","Agent":"agent:reports"}}`, 400, remote.CodeInvalid},
 		{"duplicate key", "POST", "/v1/propose", agentToken,
-			strings.Replace(goodCall, `"principal"`, `"principal":{"agent":"agent:billing"},"principal"`, 1), 400, gateway.CodeInvalid},
+			strings.Replace(goodCall, `"principal"`, `"principal":{"agent":"agent:billing"},"principal"`, 1), 400, remote.CodeInvalid},
 		{"duplicate key in arguments", "POST", "/v1/propose", agentToken,
-			strings.Replace(goodCall, `"to":`, `"to":"a@example.com","to":`, 1), 400, gateway.CodeInvalid},
-		{"trailing data", "POST", "/v1/propose", agentToken, goodCall + `{}`, 400, gateway.CodeInvalid},
-		{"not JSON", "POST", "/v1/propose", agentToken, `tool=send_email`, 400, gateway.CodeInvalid},
+			strings.Replace(goodCall, `"to":`, `"to":"a@example.com","to":`, 1), 400, remote.CodeInvalid},
+		{"trailing data", "POST", "/v1/propose", agentToken, goodCall + `{}`, 400, remote.CodeInvalid},
+		{"not JSON", "POST", "/v1/propose", agentToken, `tool=send_email`, 400, remote.CodeInvalid},
 		{"oversized body", "POST", "/v1/propose", agentToken,
-			`{"tool":"send_email","args":{"body":"` + strings.Repeat("a", gateway.MaxCallBytes) + `"}}`, 413, gateway.CodeTooLarge},
+			`{"tool":"send_email","args":{"body":"` + strings.Repeat("a", gateway.MaxCallBytes) + `"}}`, 413, remote.CodeTooLarge},
 		{"execute with arguments", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", agentToken,
-			`{"to":"attacker@example.net"}`, 400, gateway.CodeInvalid},
-		{"another agent's ticket: wait", "GET", "/v1/tickets/" + string(pending.ID) + "/wait", otherToken, "", 404, gateway.CodeNotFound},
-		{"another agent's ticket: execute", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", otherToken, "", 404, gateway.CodeNotFound},
-		{"unknown ticket", "GET", "/v1/tickets/nope/wait", agentToken, "", 404, gateway.CodeNotFound},
-		{"bad timeout", "GET", "/v1/tickets/" + string(pending.ID) + "/wait?timeout=-1s", agentToken, "", 400, gateway.CodeInvalid},
-		{"approval route", "GET", "/approve/" + string(pending.ID), agentToken, "", 404, gateway.CodeNotFound},
-		{"approval post", "POST", "/approve/" + string(pending.ID), agentToken, "{}", 404, gateway.CodeNotFound},
-		{"enrollment", "GET", "/enroll?invite=x", agentToken, "", 404, gateway.CodeNotFound},
+			`{"to":"attacker@example.net"}`, 400, remote.CodeInvalid},
+		{"another agent's ticket: wait", "GET", "/v1/tickets/" + string(pending.ID) + "/wait", otherToken, "", 404, remote.CodeNotFound},
+		{"another agent's ticket: execute", "POST", "/v1/tickets/" + string(pending.ID) + "/execute", otherToken, "", 404, remote.CodeNotFound},
+		{"unknown ticket", "GET", "/v1/tickets/nope/wait", agentToken, "", 404, remote.CodeNotFound},
+		{"bad timeout", "GET", "/v1/tickets/" + string(pending.ID) + "/wait?timeout=-1s", agentToken, "", 400, remote.CodeInvalid},
+		{"approval route", "GET", "/approve/" + string(pending.ID), agentToken, "", 404, remote.CodeNotFound},
+		{"approval post", "POST", "/approve/" + string(pending.ID), agentToken, "{}", 404, remote.CodeNotFound},
+		{"enrollment", "GET", "/enroll?invite=x", agentToken, "", 404, remote.CodeNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,15 +96,15 @@ func TestAgentAPIRefusals(t *testing.T) {
 func TestClientMapsRefusalsToSentinels(t *testing.T) {
 	r := newRig(t, nil)
 	ctx := context.Background()
-	bad, err := gateway.NewClient(r.api.URL, strings.Repeat("x", 48), nil)
+	bad, err := remote.NewClient(r.api.URL, strings.Repeat("x", 48), nil)
 	require.NoError(t, err)
 	_, err = bad.Propose(ctx, sendEmail("finance@example.com"))
-	assert.ErrorIs(t, err, gateway.ErrUnauthorized)
+	assert.ErrorIs(t, err, remote.ErrUnauthorized)
 
-	other, err := gateway.NewClient(r.api.URL, otherToken, nil)
+	other, err := remote.NewClient(r.api.URL, otherToken, nil)
 	require.NoError(t, err)
 	_, err = other.Propose(ctx, sendEmail("finance@example.com"))
-	assert.ErrorIs(t, err, gateway.ErrForbidden)
+	assert.ErrorIs(t, err, remote.ErrForbidden)
 
 	tk, err := r.client.Propose(ctx, sendEmail("finance@example.com"))
 	require.NoError(t, err)
@@ -117,7 +118,7 @@ func TestClientMapsRefusalsToSentinels(t *testing.T) {
 	big := sendEmail("finance@example.com")
 	big.Args = json.RawMessage(`{"to":"finance@example.com","body":"` + strings.Repeat("a", gateway.MaxCallBytes) + `"}`)
 	_, err = r.client.Propose(ctx, big)
-	assert.ErrorIs(t, err, gateway.ErrTooLarge)
+	assert.ErrorIs(t, err, remote.ErrTooLarge)
 }
 
 // TestWaitIsBounded: a long poll ends at the server's bound with the
@@ -175,10 +176,10 @@ func TestNewAgentAPIConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := gateway.NewAgentAPI(r.Gate, r.Store, tt.tokens, nil)
-			assert.ErrorIs(t, err, gateway.ErrConfig)
+			_, err := gateway.NewAgentAPI(r.Gate, tt.tokens, nil)
+			assert.ErrorIs(t, err, stepup.ErrConfig)
 		})
 	}
-	_, err := gateway.NewClient("ftp://example.com", agentToken, nil)
-	assert.ErrorIs(t, err, gateway.ErrConfig)
+	_, err := remote.NewClient("ftp://example.com", agentToken, nil)
+	assert.ErrorIs(t, err, stepup.ErrConfig)
 }

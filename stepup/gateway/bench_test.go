@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/sqlite"
@@ -39,13 +40,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	for _, s := range stores {
 		st := s.open(b)
-		gate, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithExecutor("read_file", &recorder{}))
+		gate, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("read_file", &recorder{}))
 		require.NoError(b, err)
-		api, err := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
+		api, err := gateway.NewAgentAPI(gate, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 		require.NoError(b, err)
 		srv := httptest.NewServer(api)
 		b.Cleanup(srv.Close)
-		client, err := gateway.NewClient(srv.URL, agentToken, srv.Client())
+		client, err := remote.NewClient(srv.URL, agentToken, srv.Client())
 		require.NoError(b, err)
 
 		for _, rt := range []struct {

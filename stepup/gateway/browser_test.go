@@ -23,6 +23,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -51,12 +52,16 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(files, "q3.csv"), []byte("region,revenue\nwest,410\neast,385\n"), 0o600))
 	st := memory.New()
 	exec := &recorder{}
-	gate, err := gate.New(st, stepuptest.SeedCatalog(), rp,
+	approver, err := passkey.New(st, rp)
+	require.NoError(t, err)
+	enroll, err := passkey.NewEnrollment(st, rp)
+	require.NoError(t, err)
+	gate, err := gate.New(st, stepuptest.SeedCatalog(), approver,
 		gate.WithResolver(canon.FileResolver{Root: files}), gate.WithExecutor("send_email", exec))
 	require.NoError(t, err)
-	api, err := gateway.NewAgentAPI(gate, st, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
+	api, err := gateway.NewAgentAPI(gate, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
-	site, err := gateway.NewSite(gate, st, rp, nil)
+	site, err := gateway.NewSite(gate.Desk(), enroll, rp, nil)
 	require.NoError(t, err)
 	sctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 2)
@@ -88,7 +93,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	})))
 
 	// Enroll with the invite link and the browser's own credentials.create.
-	link, err := gateway.InviteLink(ctx, gate.Admin(), rp.Origin, "user:dana")
+	link, err := gateway.InviteLink(ctx, enroll, rp.Origin, "user:dana")
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(link), chromedp.Click(chromedp.ID("asu-create"))))
 	waitFor(t, ctx, `document.body.dataset.enrolled === "yes"`)
@@ -97,7 +102,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	require.Len(t, creds, 1, "the browser's passkey is enrolled")
 
 	// A runtime proposes through the agent API.
-	client, err := gateway.NewClient("http://"+agentLn.Addr().String(), agentToken, nil)
+	client, err := remote.NewClient("http://"+agentLn.Addr().String(), agentToken, nil)
 	require.NoError(t, err)
 	tk, err := client.Propose(ctx, stepup.Call{Tool: "send_email",
 		Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q3 summary","attachment":"q3.csv"}`),

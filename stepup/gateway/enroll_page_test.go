@@ -42,11 +42,11 @@ func TestEnrollPageRefusesBadInvites(t *testing.T) {
 		}, http.StatusForbidden},
 		{"used invite", func(t *testing.T, r *rig) string {
 			token := mintInvite(t, r, "user:erin")
-			opts, err := r.Gate.Admin().BeginEnroll(ctx, token)
+			opts, err := r.Enrollment.BeginEnroll(ctx, token)
 			require.NoError(t, err)
 			reg, err := stepuptest.NewAuthenticator(stepuptest.RP().ID, stepuptest.RP().Origin).Register(opts)
 			require.NoError(t, err)
-			_, err = r.Gate.Admin().FinishEnroll(ctx, token, reg)
+			_, err = r.Enrollment.FinishEnroll(ctx, token, reg)
 			require.NoError(t, err)
 			return token
 		}, http.StatusForbidden},
@@ -64,7 +64,7 @@ func TestEnrollPageRefusesBadInvites(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, nil)
 			var log bytes.Buffer
-			site, err := gateway.NewSite(r.Gate, r.Store, stepuptest.RP(),
+			site, err := gateway.NewSite(r.Gate.Desk(), r.Enrollment, stepuptest.RP(),
 				&gateway.SiteOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			require.NoError(t, err)
 			token := tt.token(t, r)
@@ -98,7 +98,7 @@ func TestEnrollPageRefusesBadInvites(t *testing.T) {
 
 func mintInvite(t *testing.T, r *rig, user string) string {
 	t.Helper()
-	link, err := gateway.InviteLink(context.Background(), r.Gate.Admin(), r.site.URL, user)
+	link, err := gateway.InviteLink(context.Background(), r.Enrollment, r.site.URL, user)
 	require.NoError(t, err)
 	u, err := url.Parse(link)
 	require.NoError(t, err)

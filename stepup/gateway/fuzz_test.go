@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentstepup/asu/stepup/internal/wire"
 	"github.com/agentstepup/asu/stepup/remote"
 )
 
@@ -31,7 +32,7 @@ func FuzzDecodeCall(f *testing.F) {
 		if noDuplicates(body) != nil {
 			t.Fatal("accepted a body with a duplicate key")
 		}
-		var plain callJSON
+		var plain wire.Call
 		if err := json.Unmarshal(body, &plain); err != nil {
 			t.Fatalf("accepted what encoding/json refuses: %v", err)
 		}

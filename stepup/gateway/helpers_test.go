@@ -20,6 +20,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -56,7 +57,7 @@ type rig struct {
 	exec   *recorder
 	api    *httptest.Server
 	site   *httptest.Server
-	client *gateway.Client
+	client *remote.Client
 }
 
 func newRig(t *testing.T, opts *gateway.AgentOptions) *rig {
@@ -69,18 +70,18 @@ func newRig(t *testing.T, opts *gateway.AgentOptions) *rig {
 		gopts = append(gopts, gate.WithExecutor(tool, r.exec))
 	}
 	r.Harness = stepuptest.NewGate(t, nil, gopts...)
-	api, err := gateway.NewAgentAPI(r.Gate, r.Store, []gateway.RuntimeToken{
-		{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}},
+	api, err := gateway.NewAgentAPI(r.Gate, []gateway.RuntimeToken{
+		{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana", "user:erin"}},
 		{Token: otherToken, Agent: "agent:billing", Users: []string{"user:dana"}},
 	}, opts)
 	require.NoError(t, err)
-	site, err := gateway.NewSite(r.Gate, r.Store, stepuptest.RP(), nil)
+	site, err := gateway.NewSite(r.Gate.Desk(), r.Enrollment, stepuptest.RP(), nil)
 	require.NoError(t, err)
 	r.api = httptest.NewServer(api)
 	r.site = httptest.NewServer(site)
 	t.Cleanup(r.api.Close)
 	t.Cleanup(r.site.Close)
-	r.client, err = gateway.NewClient(r.api.URL, agentToken, r.api.Client())
+	r.client, err = remote.NewClient(r.api.URL, agentToken, r.api.Client())
 	require.NoError(t, err)
 	return r
 }
@@ -148,7 +149,7 @@ func (r *rig) approveOverHTTP(t *testing.T, id stepup.TicketID) {
 // errCode returns the code of a gateway refusal.
 func errCode(t *testing.T, err error) string {
 	t.Helper()
-	var e *gateway.Error
+	var e *remote.Error
 	require.ErrorAs(t, err, &e)
 	return e.Code
 }

@@ -12,9 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
-	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // failing is a runtime whose store fails with a message naming a path.
@@ -32,39 +33,39 @@ func (failing) Execute(context.Context, stepup.TicketID) (stepup.Result, error) 
 	return stepup.Result{}, errStoreDetail
 }
 
-type ownTickets struct{}
+func (failing) Ticket(_ context.Context, id stepup.TicketID) (stepup.Ticket, error) {
+	return stepup.Ticket{ID: id, Status: stepup.StatusApproved}, nil
+}
 
-func (ownTickets) Get(_ context.Context, id string) (store.Approval, error) {
-	a := store.Approval{ID: id, State: store.Approved}
-	a.Requester.Agent = "agent:reports"
-	return a, nil
+func (failing) Requester(context.Context, stepup.TicketID) (canon.Principal, error) {
+	return canon.Principal{User: "user:dana", Agent: "agent:reports"}, nil
 }
 
 // TestInternalErrorsSayNothing: a store failure reaches the runtime as
 // "internal" with no detail; the detail is in the server's log only.
 func TestInternalErrorsSayNothing(t *testing.T) {
 	var logs bytes.Buffer
-	api, err := gateway.NewAgentAPI(failing{}, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}},
+	api, err := gateway.NewAgentAPI(failing{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}},
 		&gateway.AgentOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	client, err := gateway.NewClient(srv.URL, agentToken, nil)
+	client, err := remote.NewClient(srv.URL, agentToken, nil)
 	require.NoError(t, err)
 
 	_, err = client.Execute(context.Background(), "t1")
 	require.Error(t, err)
-	assert.ErrorIs(t, err, gateway.ErrInternal)
+	assert.ErrorIs(t, err, remote.ErrInternal)
 	assert.False(t, errors.Is(err, stepup.ErrStore), "the store's sentinel is the server's business")
 	assert.NotContains(t, err.Error(), "/var/lib/asu")
-	var e *gateway.Error
+	var e *remote.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 500, e.Status)
 	assert.Empty(t, e.Message)
 	assert.Contains(t, logs.String(), "disk full", "the operator sees the detail")
 
 	_, err = client.Propose(context.Background(), sendEmail("finance@example.com"))
-	assert.ErrorIs(t, err, gateway.ErrInternal)
+	assert.ErrorIs(t, err, remote.ErrInternal)
 	assert.NotContains(t, logs.String(), "finance@example.com", "arguments never reach the log")
 }
 
@@ -81,19 +82,19 @@ func (failingTool) Execute(context.Context, stepup.TicketID) (stepup.Result, err
 // call) is neither answered nor logged.
 func TestExecutorErrorsSayNothing(t *testing.T) {
 	var logs bytes.Buffer
-	api, err := gateway.NewAgentAPI(failingTool{}, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}},
+	api, err := gateway.NewAgentAPI(failingTool{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}},
 		&gateway.AgentOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	client, err := gateway.NewClient(srv.URL, agentToken, nil)
+	client, err := remote.NewClient(srv.URL, agentToken, nil)
 	require.NoError(t, err)
 
 	_, err = client.Execute(context.Background(), "t1")
 	require.ErrorIs(t, err, stepup.ErrExecutorFailed)
-	var e *gateway.Error
+	var e *remote.Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, gateway.CodeExecutor, e.Code)
+	assert.Equal(t, remote.CodeExecutor, e.Code)
 	assert.Equal(t, 502, e.Status)
 	assert.NotContains(t, err.Error(), "finance@example.com")
 	assert.Contains(t, logs.String(), "executor_failed")

@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // TestSeedPolicyDecisionsOverHTTP: the reference program's policy table through the
@@ -83,7 +84,7 @@ func TestSeedSevenCasesOverHTTP(t *testing.T) {
 		require.NoError(t, err)
 		_, err = r.client.Execute(ctx, tk.ID)
 		assert.ErrorIs(t, err, stepup.ErrConsumed)
-		assert.Equal(t, gateway.CodeConsumed, errCode(t, err))
+		assert.Equal(t, remote.CodeConsumed, errCode(t, err))
 		assert.Equal(t, 1, r.exec.count())
 	})
 
@@ -115,7 +116,7 @@ func TestSeedSevenCasesOverHTTP(t *testing.T) {
 		r.Clock.Advance(20 * time.Minute)
 		_, err := r.client.Execute(ctx, tk.ID)
 		assert.ErrorIs(t, err, stepup.ErrExpired)
-		assert.Equal(t, gateway.CodeExpired, errCode(t, err))
+		assert.Equal(t, remote.CodeExpired, errCode(t, err))
 		got, err := r.client.Wait(ctx, tk.ID)
 		require.NoError(t, err)
 		assert.Equal(t, stepup.StatusExpired, got.Status)
@@ -158,7 +159,7 @@ func TestSeedSevenCasesOverHTTP(t *testing.T) {
 			assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
 		}
 		// And agents are never invited to enroll a passkey.
-		_, err = gateway.InviteLink(ctx, r.Gate.Admin(), r.site.URL, "agent:reports")
+		_, err = gateway.InviteLink(ctx, r.Enrollment, r.site.URL, "agent:reports")
 		assert.ErrorIs(t, err, stepup.ErrNotPermitted)
 		got, err := r.Gate.Ticket(ctx, tk.ID)
 		require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentstepup/asu/stepup/remote"
+	"github.com/agentstepup/asu/stepup"
 )
 
 // Server timeouts. WriteTimeout is added to the longest a handler
@@ -53,7 +53,7 @@ type Drainer interface {
 // returns nil after a shutdown that ctx asked for.
 func Serve(ctx context.Context, srv *http.Server, ln net.Listener) error {
 	if srv == nil || ln == nil {
-		return fmt.Errorf("%w: serve needs a server and a listener", remote.ErrConfig)
+		return fmt.Errorf("%w: serve needs a server and a listener", stepup.ErrConfig)
 	}
 	if d, ok := srv.Handler.(Drainer); ok {
 		srv.RegisterOnShutdown(d.Drain)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -26,10 +27,10 @@ func TestServeShutsDownWithoutLeaks(t *testing.T) {
 	h := stepuptest.NewGate(t, nil)
 	before := runtime.NumGoroutine()
 
-	inner, err := gateway.NewAgentAPI(h.Gate, h.Store, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
+	inner, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	api := &signalling{AgentAPI: inner, waiting: make(chan struct{})}
-	site, err := gateway.NewSite(h.Gate, h.Store, stepuptest.RP(), nil)
+	site, err := gateway.NewSite(h.Gate.Desk(), h.Enrollment, stepuptest.RP(), nil)
 	require.NoError(t, err)
 	agentLn, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func TestServeShutsDownWithoutLeaks(t *testing.T) {
 	go func() { served <- gateway.Serve(ctx, gateway.NewServer(site, 0), siteLn) }()
 
 	tr := &http.Transport{}
-	client, err := gateway.NewClient("http://"+agentLn.Addr().String(), agentToken, &http.Client{Transport: tr})
+	client, err := remote.NewClient("http://"+agentLn.Addr().String(), agentToken, &http.Client{Transport: tr})
 	require.NoError(t, err)
 	tk, err := client.Propose(context.Background(), sendEmail("finance@example.com"))
 	require.NoError(t, err)

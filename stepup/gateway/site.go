@@ -73,7 +73,7 @@ type asset struct {
 // rp.Origin).
 func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.RelyingParty, opts *SiteOptions) (*Site, error) {
 	if desk == nil || enrollment == nil || rp.Origin == "" {
-		return nil, fmt.Errorf("%w: site needs a desk, an enrollment and a relying party", remote.ErrConfig)
+		return nil, fmt.Errorf("%w: site needs a desk, an enrollment and a relying party", stepup.ErrConfig)
 	}
 	o := SiteOptions{}
 	if opts != nil {

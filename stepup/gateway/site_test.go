@@ -25,7 +25,7 @@ func TestSiteHeaders(t *testing.T) {
 	r := newRig(t, nil)
 	tk, err := r.client.Propose(context.Background(), sendEmail("finance@example.com"))
 	require.NoError(t, err)
-	link, err := gateway.InviteLink(context.Background(), r.Gate.Admin(), r.site.URL, "user:erin")
+	link, err := gateway.InviteLink(context.Background(), r.Enrollment, r.site.URL, "user:erin")
 	require.NoError(t, err)
 	tests := []struct {
 		name, method, path string
@@ -194,7 +194,7 @@ var optionsAttr = regexp.MustCompile(`data-options="([^"]*)"`)
 func TestEnrollOverHTTP(t *testing.T) {
 	r := newRig(t, nil)
 	ctx := context.Background()
-	link, err := gateway.InviteLink(ctx, r.Gate.Admin(), r.site.URL, "user:erin")
+	link, err := gateway.InviteLink(ctx, r.Enrollment, r.site.URL, "user:erin")
 	require.NoError(t, err)
 	u, err := url.Parse(link)
 	require.NoError(t, err)
@@ -221,7 +221,9 @@ func TestEnrollOverHTTP(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, again.StatusCode, "an invite works once: %s", out)
 	assert.Contains(t, string(out), gateway.CodeInvite)
 
-	tk, err := r.client.Propose(ctx, sendEmail("finance@example.com"))
+	call := sendEmail("finance@example.com")
+	call.Principal.User = "user:erin" // her own call: only she may approve it
+	tk, err := r.client.Propose(ctx, call)
 	require.NoError(t, err)
 	opts, _ := r.pageOptions(t, tk.ID)
 	assertion, err := erin.Assert(opts)

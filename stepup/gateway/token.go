@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentstepup/asu/stepup/remote"
+	"github.com/agentstepup/asu/stepup"
 )
 
 // RuntimeToken is the bearer token one runtime authenticates with, the
@@ -57,29 +57,29 @@ type tokenSet struct {
 
 func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
 	if len(tokens) == 0 {
-		return nil, fmt.Errorf("%w: no runtime tokens", remote.ErrConfig)
+		return nil, fmt.Errorf("%w: no runtime tokens", stepup.ErrConfig)
 	}
 	s := &tokenSet{}
 	seen := map[[32]byte]bool{}
 	for _, t := range tokens {
 		switch {
 		case len(t.Token) < minTokenLen:
-			return nil, fmt.Errorf("%w: a runtime token is shorter than %d characters", remote.ErrConfig, minTokenLen)
+			return nil, fmt.Errorf("%w: a runtime token is shorter than %d characters", stepup.ErrConfig, minTokenLen)
 		case !strings.HasPrefix(t.Agent, "agent:") || len(t.Agent) == len("agent:"):
-			return nil, fmt.Errorf("%w: runtime token for %q: agents are named \"agent:...\"", remote.ErrConfig, t.Agent)
+			return nil, fmt.Errorf("%w: runtime token for %q: agents are named \"agent:...\"", stepup.ErrConfig, t.Agent)
 		case len(t.Users) == 0:
-			return nil, fmt.Errorf("%w: runtime token for %q names no users it acts for", remote.ErrConfig, t.Agent)
+			return nil, fmt.Errorf("%w: runtime token for %q names no users it acts for", stepup.ErrConfig, t.Agent)
 		}
 		users := make(map[string]bool, len(t.Users))
 		for _, u := range t.Users {
 			if u == "" || strings.HasPrefix(u, "agent:") {
-				return nil, fmt.Errorf("%w: runtime token for %q: %q is not a user", remote.ErrConfig, t.Agent, u)
+				return nil, fmt.Errorf("%w: runtime token for %q: %q is not a user", stepup.ErrConfig, t.Agent, u)
 			}
 			users[u] = true
 		}
 		h := sha256.Sum256([]byte(t.Token))
 		if seen[h] {
-			return nil, fmt.Errorf("%w: the same runtime token twice", remote.ErrConfig)
+			return nil, fmt.Errorf("%w: the same runtime token twice", stepup.ErrConfig)
 		}
 		seen[h] = true
 		s.hashes = append(s.hashes, h)

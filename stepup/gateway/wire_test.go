@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // echo is a runtime that records the call it got and answers with a fixed
@@ -30,6 +31,10 @@ func (e *echo) Wait(context.Context, stepup.TicketID) (stepup.Ticket, error) { r
 func (e *echo) Execute(context.Context, stepup.TicketID) (stepup.Result, error) {
 	return stepup.Result{}, nil
 }
+func (e *echo) Ticket(context.Context, stepup.TicketID) (stepup.Ticket, error) { return e.answer, nil }
+func (e *echo) Requester(context.Context, stepup.TicketID) (canon.Principal, error) {
+	return canon.Principal{User: "user:dana", Agent: "agent:reports"}, nil
+}
 
 // TestWireRoundTrip: every field of a call reaches the gate as the
 // runtime sent it, and every field of the ticket reaches the runtime.
@@ -42,11 +47,11 @@ func TestWireRoundTrip(t *testing.T) {
 		Digest: canon.Sum([]byte("x")), Reason: "rate limited", ExpiresAt: time.Date(2026, 10, 30, 9, 15, 0, 0, time.UTC),
 		Next: "t2", RetryAfter: 1500 * time.Millisecond}
 	rt := &echo{answer: answer}
-	api, err := gateway.NewAgentAPI(rt, ownTickets{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
+	api, err := gateway.NewAgentAPI(rt, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
 	defer srv.Close()
-	client, err := gateway.NewClient(srv.URL, agentToken, nil)
+	client, err := remote.NewClient(srv.URL, agentToken, nil)
 	require.NoError(t, err)
 
 	got, err := client.Propose(context.Background(), call)

@@ -31,8 +31,6 @@ var (
 	// server is shutting down) before the gate answered; nothing is known
 	// to have changed, and the runtime may ask again.
 	ErrUnavailable = errors.New("remote: unavailable")
-	// ErrConfig means a handler, server or client option is unusable.
-	ErrConfig = errors.New("remote: invalid configuration")
 )
 
 // Error is a refusal as it crossed HTTP: the status, the stable machine

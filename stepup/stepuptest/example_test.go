@@ -44,12 +44,13 @@ func ExampleSeedCatalog() {
 }
 
 func ExampleEnroll() {
-	g, err := gate.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP())
+	mem := memory.New()
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
 	if err != nil {
 		panic(err)
 	}
 	ctx := context.Background()
-	dana, err := stepuptest.Enroll(ctx, g.Admin(), "user:dana")
+	dana, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(mem), "user:dana")
 	if err != nil {
 		panic(err)
 	}
@@ -62,12 +63,13 @@ func ExampleEnroll() {
 
 func ExampleHarness_Grant() {
 	clock := stepuptest.NewClock(stepuptest.Start())
-	g, err := gate.New(memory.New(), stepuptest.SeedCatalog(), stepuptest.RP(), gate.WithClock(clock.Now))
+	mem := memory.New()
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithClock(clock.Now))
 	if err != nil {
 		panic(err)
 	}
 	ctx := context.Background()
-	dana, err := stepuptest.Enroll(ctx, g.Admin(), stepuptest.Approver)
+	dana, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(mem), stepuptest.Approver)
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 )
 
@@ -45,13 +46,24 @@ type Harness struct {
 //	res, err := h.Gate.Execute(ctx, tk.ID)
 func NewGate(t testing.TB, policy gate.Policy, opts ...gate.Option) *Harness {
 	t.Helper()
+	return NewGateWith(t, policy, nil, opts...)
+}
+
+// NewGateWith is [NewGate] with another approver than the passkey one
+// (nil means passkeys): a model-based approver, a double that answers in
+// a fixed name. [Approver] is still enrolled with a passkey.
+func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts ...gate.Option) *Harness {
+	t.Helper()
 	if policy == nil {
 		policy = SeedCatalog()
 	}
 	h := &Harness{Store: memory.New(), Clock: NewClock(Start())}
-	approver, err := passkey.New(h.Store, RP())
-	if err != nil {
-		t.Fatalf("stepuptest: passkey approver: %v", err)
+	if approver == nil {
+		pk, err := passkey.New(h.Store, RP())
+		if err != nil {
+			t.Fatalf("stepuptest: passkey approver: %v", err)
+		}
+		approver = pk
 	}
 	g, err := gate.New(h.Store, policy, approver, append([]gate.Option{gate.WithClock(h.Clock.Now)}, opts...)...)
 	if err != nil {
@@ -157,4 +169,24 @@ func Deny(ctx context.Context, desk *gate.Desk, a *Authenticator, id stepup.Tick
 // Deny denies ticket id as [Approver], with reason.
 func (h *Harness) Deny(id stepup.TicketID, reason string, tweaks ...Tweak) (stepup.Ticket, error) {
 	return Deny(context.Background(), h.Gate.Desk(), h.Authenticator, id, reason, tweaks...)
+}
+
+// Passkeys returns the passkey approver of credentials kept in creds for
+// [RP]: the approver [NewGate] gives its gate.
+func Passkeys(creds store.Credentials) *passkey.Approver {
+	a, err := passkey.New(creds, RP())
+	if err != nil {
+		panic("stepuptest: passkey approver: " + err.Error()) // RP is valid: a bug in this file
+	}
+	return a
+}
+
+// Enrollment returns the passkey enrollment of st for [RP], on the wall
+// clock.
+func Enrollment(st passkey.InviteStore) *passkey.Enrollment {
+	e, err := passkey.NewEnrollment(st, RP())
+	if err != nil {
+		panic("stepuptest: enrollment: " + err.Error()) // RP is valid: a bug in this file
+	}
+	return e
 }

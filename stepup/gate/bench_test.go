@@ -1,0 +1,245 @@
+package gate_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
+	"github.com/agentstepup/asu/store/sqlite"
+)
+
+// benchStores are the backends the gate benchmarks run on.
+func benchStores(b *testing.B) map[string]func() gate.Store {
+	return map[string]func() gate.Store{
+		"memory": func() gate.Store { return memory.New() },
+		"sqlite": func() gate.Store {
+			st, err := sqlite.Open(filepath.Join(b.TempDir(), "asu.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = st.Close() })
+			return st
+		},
+	}
+}
+
+func benchGate(b *testing.B, st gate.Store, opts ...gate.Option) (*gate.Gate, *stepuptest.Authenticator) {
+	b.Helper()
+	clock := stepuptest.NewClock(stepuptest.Start())
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithClock(clock.Now),
+		gate.WithExecutor("write_draft", &recorder{}), gate.WithExecutor("send_email", gate.ExecutorFunc(
+			func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}, opts...)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := stepuptest.Enroll(context.Background(), stepuptest.Enrollment(st), "user:dana")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g, a
+}
+
+// oneKB is a write_draft call of about 1 KB.
+func oneKB(i int) stepup.Call {
+	body := strings.Repeat("Quarterly numbers attached. ", 34)
+	args := fmt.Sprintf(`{"to":"finance@example.com","subject":"Q3 summary %d","body":%q}`, i, body)
+	return stepup.Call{Tool: "write_draft", Args: json.RawMessage(args), Task: "t-42", Step: fmt.Sprint(i),
+		Session: "s", Principal: agentFor("user:dana")}
+}
+
+// BenchmarkPropose measures the allowed path: canon, policy, park as
+// approved by the policy, audit row.
+func BenchmarkPropose(b *testing.B) {
+	for name, open := range benchStores(b) {
+		b.Run(name, func(b *testing.B) {
+			g, _ := benchGate(b, open())
+			ctx := context.Background()
+			b.SetBytes(int64(len(oneKB(0).Args)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tk, err := g.Propose(ctx, oneKB(i))
+				if err != nil || tk.Status != stepup.StatusAllowed {
+					b.Fatal(err, tk.Status)
+				}
+			}
+		})
+	}
+}
+
+// pendingCall is the i-th send_email that needs approval, each of its own
+// user and session, so that the default flood limits (which the benchmarks
+// keep on) admit every one.
+func pendingCall(i int) stepup.Call {
+	c := sendEmail("finance@example.com")
+	c.Step, c.Session, c.Principal.User = fmt.Sprint(i), fmt.Sprint("s-", i), fmt.Sprint("user:u", i)
+	return c
+}
+
+// BenchmarkProposePending measures the needs-approval path (canon,
+// policy, card, park, audit) with flood's default admission and, as the
+// baseline in the same run, without flood control.
+func BenchmarkProposePending(b *testing.B) {
+	for name, open := range benchStores(b) {
+		for _, mode := range []struct {
+			name string
+			opts []gate.Option
+		}{{"flood", nil}, {"noflood", []gate.Option{gate.WithoutFloodControlUnsafe()}}} {
+			b.Run(name+"/"+mode.name, func(b *testing.B) {
+				g, _ := benchGate(b, open(), mode.opts...)
+				ctx := context.Background()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					tk, err := g.Propose(ctx, pendingCall(i))
+					if err != nil || tk.Status != stepup.StatusPending {
+						b.Fatal(err, tk.Status, tk.Reason)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkApprove measures Approve on a prepared assertion: load the
+// ticket, re-decide, recompute the challenge, verify with go-webauthn
+// (one P-256 verify), advance the counter, resolve, audit, end the flood
+// limiter's runs of denials. Compare with
+// BenchmarkVerifyP256 and BenchmarkApproveStoreWrites in the same run.
+func BenchmarkApprove(b *testing.B) {
+	for name, open := range benchStores(b) {
+		b.Run(name, func(b *testing.B) {
+			benchApprove(b, open())
+		})
+		b.Run(name+"/noflood", func(b *testing.B) {
+			benchApprove(b, open(), gate.WithoutFloodControlUnsafe())
+		})
+	}
+}
+
+func benchApprove(b *testing.B, st gate.Store, opts ...gate.Option) {
+	g, a := benchGate(b, st, opts...)
+	ctx := context.Background()
+	ids := make([]stepup.TicketID, b.N)
+	answers := make([][]byte, b.N)
+	for i := range b.N {
+		tk, err := g.Propose(ctx, pendingCall(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := g.Desk().Prompt(ctx, tk.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = tk.ID
+		if answers[i], err = a.Assert(p.Options); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := g.Desk().Approve(ctx, ids[i], answers[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerifyP256 is Approve's baseline: one ECDSA P-256 signature
+// verification over a SHA-256 digest.
+func BenchmarkVerifyP256(b *testing.B) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	digest := sha256.Sum256([]byte("authenticator data and client data hash"))
+	sig, err := ecdsa.SignASN1(rand.Reader, key, digest[:])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if !ecdsa.VerifyASN1(&key.PublicKey, digest[:], sig) {
+			b.Fatal("verify failed")
+		}
+	}
+}
+
+// BenchmarkApproveStoreWrites is the store part of Approve: advance the
+// sign counter, resolve the ticket, append the audit row.
+func BenchmarkApproveStoreWrites(b *testing.B) {
+	for name, open := range benchStores(b) {
+		b.Run(name, func(b *testing.B) {
+			st := open()
+			ctx := context.Background()
+			now := stepuptest.Start()
+			cred := store.Credential{ID: []byte("cred"), User: "user:dana", PublicKey: []byte{1}, CreatedAt: now}
+			if err := st.PutCredential(ctx, cred); err != nil {
+				b.Fatal(err)
+			}
+			ids := make([]string, b.N)
+			for i := range b.N {
+				eff := []byte(fmt.Sprintf(`{"n":%d}`, i))
+				a, _, err := st.Park(ctx, store.Approval{Effect: eff, Digest: canon.Sum(eff), Tool: "send_email",
+					CreatedAt: now, ExpiresAt: now.Add(time.Hour), Session: "s", User: "user:dana"}, store.Caps{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = a.ID
+			}
+			evidence := make([]byte, 700)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := st.AdvanceSignCount(ctx, cred.ID, uint32(i+1)); err != nil {
+					b.Fatal(err)
+				}
+				a, err := st.Resolve(ctx, ids[i], store.Resolution{To: store.Approved, Approver: "user:dana",
+					Evidence: evidence, At: now})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := st.AppendAudit(ctx, receipt.AuditRecord{Time: now.UnixMilli(), TicketID: a.ID,
+					Decision: receipt.DecisionApproved, ArgsDigest: a.Digest, Approver: "user:dana"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExecute measures Execute of an allowed 1 KB call: re-hash,
+// consume with the intent record, run a no-op executor, finish, audit.
+func BenchmarkExecute(b *testing.B) {
+	for name, open := range benchStores(b) {
+		b.Run(name, func(b *testing.B) {
+			g, _ := benchGate(b, open())
+			ctx := context.Background()
+			ids := make([]stepup.TicketID, b.N)
+			for i := range b.N {
+				tk, err := g.Propose(ctx, oneKB(i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = tk.ID
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := g.Execute(ctx, ids[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

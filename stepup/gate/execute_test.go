@@ -1,0 +1,210 @@
+package gate_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
+)
+
+func TestExecuteOnceUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	tk := approved(t, w, sendEmail("finance@example.com"))
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, errs[i] = w.Gate.Execute(ctx, tk.ID)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	ok, used := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, stepup.ErrConsumed):
+			used++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	assert.Equal(t, 1, ok)
+	assert.Equal(t, n-1, used)
+	assert.Equal(t, 1, w.Exec.Count())
+}
+
+func TestAllowedCallsRunOnceToo(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	tk, err := w.Gate.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusAllowed, tk.Status)
+	_, err = w.Gate.Execute(ctx, tk.ID)
+	require.NoError(t, err)
+	_, err = w.Gate.Execute(ctx, tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrConsumed)
+	got, err := w.Gate.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusExecuted, got.Status)
+}
+
+func TestExecuteRefusals(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	_, err := w.Gate.Execute(ctx, "no-such-ticket")
+	assert.ErrorIs(t, err, stepup.ErrNotFound)
+	pending := pending(t, w, "finance@example.com")
+	_, err = w.Gate.Execute(ctx, pending)
+	assert.ErrorIs(t, err, stepup.ErrNotApproved)
+	_, err = w.Deny(pending, "not today")
+	require.NoError(t, err)
+	_, err = w.Gate.Execute(ctx, pending)
+	assert.ErrorIs(t, err, stepup.ErrNotApproved)
+	got, err := w.Gate.Wait(ctx, pending)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusDenied, got.Status)
+	assert.Contains(t, got.Reason, "not today")
+	assert.Equal(t, 0, w.Exec.Count())
+}
+
+func TestExecuteWithoutExecutorKeepsTheApproval(t *testing.T) {
+	ctx := context.Background()
+	h := stepuptest.NewGate(t, nil)
+	tk, err := h.Gate.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	_, err = h.Approve(tk.ID)
+	require.NoError(t, err)
+	_, err = h.Gate.Execute(ctx, tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrNoExecutor)
+	got, err := h.Gate.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusApproved, got.Status, "not consumed")
+}
+
+// crashOnce panics inside the first execution, after the gate consumed the
+// approval: the process died between consume and the tool's return.
+type crashOnce struct {
+	recorder
+	mu      sync.Mutex
+	crashed bool
+	keySeen string
+}
+
+func (c *crashOnce) Execute(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+	c.mu.Lock()
+	if !c.crashed {
+		c.crashed, c.keySeen = true, key
+		c.mu.Unlock()
+		panic("process killed")
+	}
+	c.mu.Unlock()
+	return c.recorder.Execute(ctx, e, key)
+}
+
+// recoverScenario runs the crash-and-recover sequence on st: a first gate
+// crashes inside the executor, a second gate on the same store recovers.
+func recoverScenario(t *testing.T, st gate.Store, reopen func() gate.Store) {
+	t.Helper()
+	ctx := context.Background()
+	exec := &crashOnce{}
+	clock := stepuptest.NewClock(stepuptest.Start())
+	g1, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithClock(clock.Now),
+		gate.WithExecutor("write_draft", exec))
+	require.NoError(t, err)
+	tk, err := g1.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusAllowed, tk.Status)
+	func() {
+		defer func() { assert.NotNil(t, recover(), "the executor crashed") }()
+		_, _ = g1.Execute(ctx, tk.ID)
+	}()
+	require.NotEmpty(t, exec.keySeen)
+
+	st = reopen()
+	g2, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithClock(clock.Now),
+		gate.WithExecutor("write_draft", exec))
+	require.NoError(t, err)
+	got, err := g2.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusExecuting, got.Status)
+	_, err = g2.Execute(ctx, tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrConsumed, "an interrupted execution is never consumed again")
+
+	results, err := g2.Recover(ctx)
+	require.NoError(t, err)
+	require.Len(t, results, 1)
+	assert.Equal(t, exec.keySeen, results[0].IdempotencyKey)
+	assert.Equal(t, []string{exec.keySeen}, exec.Keys(), "re-run once, with the same key")
+
+	results, err = g2.Recover(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, results, "nothing left to recover")
+	got, err = g2.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusExecuted, got.Status)
+	assert.Equal(t, 1, exec.Count())
+}
+
+func TestCrashBetweenConsumeAndReturnRecoversOnce(t *testing.T) {
+	h := stepuptest.NewGate(t, nil)
+	recoverScenario(t, h.Store, func() gate.Store { return h.Store })
+}
+
+func TestRecoverDoesNotRunAChangedEffect(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	tk := approved(t, w, sendEmail("finance@example.com"))
+	_, err := w.Store.Consume(ctx, string(tk.ID), "key-1", w.Clock.Now())
+	require.NoError(t, err)
+	require.NoError(t, writeFile(w.Dir, "q3.csv", "changed while the gate was down\n"))
+	results, err := w.Gate.Recover(ctx)
+	assert.ErrorIs(t, err, stepup.ErrEffectChanged)
+	assert.Empty(t, results)
+	assert.Equal(t, 0, w.Exec.Count())
+	a, err := w.Store.Get(ctx, string(tk.ID))
+	require.NoError(t, err)
+	assert.Equal(t, store.Done, a.State)
+}
+
+func TestWaitWakesOnDecision(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	id := pending(t, w, "finance@example.com")
+	done := make(chan stepup.Ticket)
+	go func() {
+		got, err := w.Gate.Wait(ctx, id)
+		assert.NoError(t, err)
+		done <- got
+	}()
+	_, err := w.Approve(id)
+	require.NoError(t, err)
+	got := <-done
+	assert.Equal(t, stepup.StatusApproved, got.Status)
+
+	other := pending(t, w, "finance@example.org")
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	got, err = w.Gate.Wait(wctx, other)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, stepup.StatusPending, got.Status)
+}

@@ -1,0 +1,109 @@
+package gate_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+func TestTimeoutCancelsByDefault(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	tk, err := w.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: []byte(`{"order":"A-17","amount":120}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	assert.Equal(t, stepuptest.Start().Add(15*time.Minute), tk.ExpiresAt)
+	w.Clock.Advance(15 * time.Minute)
+	got, err := w.Gate.Wait(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status)
+	assert.Equal(t, "no decision in time; cancelled", got.Reason)
+	_, err = w.Approve(tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrExpired, "too late to approve: it says it expired")
+}
+
+func TestTimeoutProposesTheSafeAlternative(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	id := pending(t, w, "finance@example.com")
+	w.Clock.Advance(14 * time.Minute)
+	n, err := w.Gate.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n)
+	w.Clock.Advance(time.Minute)
+	n, err = w.Gate.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	got, err := w.Gate.Wait(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status)
+	require.NotEmpty(t, got.Next)
+	alt, err := w.Gate.Wait(ctx, got.Next)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusAllowed, alt.Status)
+	assert.Equal(t, "write_draft", alt.Tool)
+	_, err = w.Gate.Execute(ctx, alt.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, w.Exec.Count())
+	assert.Equal(t, "write_draft", w.Exec.Runs()[0].Tool)
+	assert.JSONEq(t, string(sendEmail("finance@example.com").Args), string(w.Exec.Runs()[0].Args))
+
+	n, err = w.Gate.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "a swept ticket is not swept twice")
+}
+
+func TestTimeoutEscalates(t *testing.T) {
+	ctx := context.Background()
+	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "issue_refund", Class: "irreversible",
+		Approvers: "support",
+		Timeout:   gate.Timeout{After: 10 * time.Minute, Outcome: gate.OutcomeEscalate, EscalateTo: "leads"}})
+	require.NoError(t, err)
+	h := stepuptest.NewGate(t, cat,
+		gate.WithApproverGroup("support", stepuptest.Approver),
+		gate.WithApproverGroup("leads", "user:erin"))
+	erin := h.Enroll(t, "user:erin")
+	propose := func() stepup.TicketID {
+		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: []byte(`{"order":"A-17","amount":120}`),
+			Session: "s", Principal: agentFor("user:carol")})
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status)
+		return tk.ID
+	}
+	id := propose()
+	_, err = stepuptest.Approve(ctx, h.Gate.Desk(), erin, id, stepuptest.WithCredential(erin.CredentialIDs()[0]))
+	assert.ErrorIs(t, err, stepup.ErrNotPermitted, "the lead is not asked during the first stage")
+
+	h.Clock.Advance(10 * time.Minute)
+	p, err := h.Gate.Desk().Prompt(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, []string{stepuptest.Approver, "user:erin"}, p.Approvers)
+	got, err := stepuptest.Approve(ctx, h.Gate.Desk(), erin, id)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusApproved, got.Status)
+
+	late := propose()
+	h.Clock.Advance(20 * time.Minute)
+	got, err = h.Gate.Wait(ctx, late)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status, "nobody decided in either stage")
+}
+
+func TestPendingCapDenies(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, gate.WithPendingCaps(stepupCaps(1)))
+	pending(t, w, "finance@example.com")
+	tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.org"))
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusDenied, tk.Status)
+	assert.Contains(t, tk.Reason, "too many requests")
+}
