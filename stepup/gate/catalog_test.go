@@ -23,7 +23,7 @@ func TestCatalogDecide(t *testing.T) {
 			Limits: []policy.Limit{policy.AllowDomains("to", "example.com")}},
 		policy.Tool{Name: "refund", Class: card.ClassIrreversible,
 			Schema: json.RawMessage(`{"type":"object","required":["amount"],"properties":{"amount":{"type":"number"}}}`),
-			Limits: []policy.Limit{policy.MaxAmount("amount", 500)}},
+			Limits: []policy.Limit{policy.MaxAmount("amount", "500")}},
 	)
 	require.NoError(t, err)
 	tests := []struct {

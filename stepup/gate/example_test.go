@@ -142,7 +142,7 @@ func ExampleNewCatalog() {
 	cat, err := policy.NewCatalog("2026-11-01.1",
 		policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema: json.RawMessage(`{"type":"object","required":["amount"]}`),
-			Limits: []policy.Limit{policy.MaxAmount("amount", 500)}})
+			Limits: []policy.Limit{policy.MaxAmount("amount", "500")}})
 	if err != nil {
 		panic(err)
 	}

@@ -27,7 +27,7 @@ func refundCatalog(t *testing.T, approvers string) *policy.Catalog {
 	c, err := policy.NewCatalog("refunds-1",
 		policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema:    json.RawMessage(`{"type":"object","required":["order","amount"]}`),
-			Limits:    []policy.Limit{policy.MaxAmount("amount", 5000)},
+			Limits:    []policy.Limit{policy.MaxAmount("amount", "5000")},
 			Approvers: approvers, Audience: "payments"})
 	require.NoError(t, err)
 	return c

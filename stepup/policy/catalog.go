@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math/big"
 	"slices"
 	"strings"
 
@@ -63,33 +65,70 @@ type Tool struct {
 // Reasons go to the model and the audit log: name the rule, not the value.
 type Limit func(args map[string]any) (reason string)
 
-// MaxAmount denies calls whose numeric argument arg exceeds max.
-func MaxAmount(arg string, max float64) Limit {
+// MaxAmount denies calls whose numeric argument arg exceeds max, a
+// decimal such as "500" or "19.99". The comparison is exact: the argument's
+// decimal text against max, never through float64, so 500.0000000000001
+// is over a limit of 500. A max that is not a decimal denies every call
+// (fail closed), as does an argument that is not a number.
+func MaxAmount(arg, max string) Limit {
+	limit, ok := decimal(max)
 	return func(args map[string]any) string {
-		v, ok := args[arg]
-		if !ok {
+		v, present := args[arg]
+		if !present {
 			return ""
 		}
-		n, ok := v.(json.Number)
 		if !ok {
+			return "the per-call limit is misconfigured"
+		}
+		n, isNum := v.(json.Number)
+		if !isNum {
 			return "argument " + arg + " is not a number"
 		}
-		f, err := n.Float64()
-		if err != nil || f > max {
+		x, valid := decimal(string(n))
+		if !valid || x.Cmp(limit) > 0 {
 			return "over the per-call limit"
 		}
 		return ""
 	}
 }
 
+// maxDecimalText bounds the length of a number MaxAmount compares, so the
+// exact comparison stays cheap on hostile input.
+const maxDecimalText = 64
+
+// decimal parses s, a JSON number, as an exact rational.
+func decimal(s string) (*big.Rat, bool) {
+	if len(s) == 0 || len(s) > maxDecimalText || !json.Valid([]byte(s)) || s[0] == '"' {
+		return nil, false
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		// An exponent is at most 3 digits: beyond float64's range canon
+		// refuses the number anyway, and 10^huge would be slow to build.
+		exp := strings.TrimLeft(s[i+1:], "+-")
+		if len(strings.TrimLeft(exp, "0")) > 3 {
+			return nil, false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	return r, ok
+}
+
 // AllowDomains denies calls whose string argument arg is an address (or
 // list of addresses) outside the given domains. Subdomains do not match.
-// Each string must be one plain ASCII address or host name: a list in one
-// string, a display name or a second "@" is denied, not guessed at.
+// Each string must be one plain ASCII address ("local@domain") or host
+// name: a list in one string, a display name, a second "@", a quoted or
+// routed local part ("a%evil.com@example.com", "evil!a@example.com") is
+// denied, not guessed at. An entry of domains that is not a host name
+// makes the limit deny every call (fail closed).
 func AllowDomains(arg string, domains ...string) Limit {
 	allowed := make(map[string]bool, len(domains))
+	valid := len(domains) > 0
 	for _, d := range domains {
-		allowed[strings.ToLower(d)] = true
+		d = strings.ToLower(d)
+		if !hostName(d) {
+			valid = false
+		}
+		allowed[d] = true
 	}
 	return func(args map[string]any) string {
 		var values []any
@@ -100,6 +139,9 @@ func AllowDomains(arg string, domains ...string) Limit {
 			values = v
 		default:
 			values = []any{v}
+		}
+		if !valid {
+			return "the recipient allowlist is misconfigured"
 		}
 		for _, v := range values {
 			s, ok := v.(string)
@@ -116,31 +158,49 @@ func AllowDomains(arg string, domains ...string) Limit {
 }
 
 // addressDomain returns the lower-cased domain of s, one plain address
-// ("local@domain", a dot-atom local part) or a bare host name, or false.
-// Anything else (a list, a display name, a second "@", spaces) is not read:
-// its last "@" may follow a recipient outside the allowlist.
+// ("local@domain": an RFC 5321 dot-atom local part without the routing
+// characters % and !) or a bare host name, or false. Anything else (a
+// list, a display name, a quoted local part, a second "@", spaces) is not
+// read: its last "@" may follow a recipient outside the allowlist.
 func addressDomain(s string) (string, bool) {
 	local, host, found := strings.Cut(s, "@")
 	if !found {
 		local, host = "x", s
 	}
-	if local == "" || host == "" || local[0] == '.' || local[len(local)-1] == '.' ||
-		strings.Contains(local, "..") || strings.Contains(host, "..") ||
-		host[0] == '.' || host[len(host)-1] == '.' || host[0] == '-' {
+	if len(local) == 0 || len(local) > 64 || local[0] == '.' || local[len(local)-1] == '.' ||
+		strings.Contains(local, "..") {
 		return "", false
 	}
 	for i := 0; i < len(local); i++ {
-		c := local[i]
-		if !(alnum(c) || strings.IndexByte(".!#$%&'*+/=?^_`{|}~-", c) >= 0) {
+		if c := local[i]; !(alnum(c) || strings.IndexByte(".#$&'*+/=?^_`{|}~-", c) >= 0) {
 			return "", false
 		}
 	}
-	for i := 0; i < len(host); i++ {
-		if c := host[i]; !(alnum(c) || c == '.' || c == '-') {
-			return "", false
+	host = strings.ToLower(host)
+	if !hostName(host) {
+		return "", false
+	}
+	return host, true
+}
+
+// hostName reports whether h is a lower-case ASCII host name: dot-separated
+// labels of letters, digits and inner hyphens, 1 to 63 bytes each, 253 in
+// all, with at least one dot.
+func hostName(h string) bool {
+	if len(h) == 0 || len(h) > 253 || !strings.Contains(h, ".") {
+		return false
+	}
+	for label := range strings.SplitSeq(h, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
 		}
 	}
-	return strings.ToLower(host), true
+	return true
 }
 
 func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
@@ -160,7 +220,9 @@ type catalogTool struct {
 }
 
 // NewCatalog compiles the tools' schemas and checks every entry up front.
-// version is recorded with every decision; change it with every edit.
+// version is recorded with every decision; change it with every edit. The
+// catalog is immutable: it copies every map and slice of tools, and each
+// Decision it returns holds copies too.
 func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 	if version == "" {
 		return nil, fmt.Errorf("%w: catalog needs a policy version", stepup.ErrConfig)
@@ -197,7 +259,7 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 		if t.Timeout.After < 0 {
 			return nil, fmt.Errorf("%w: tool %q has a negative timeout", stepup.ErrConfig, t.Name)
 		}
-		ct := &catalogTool{Tool: t}
+		ct := &catalogTool{Tool: cloneTool(t)}
 		if t.Schema != nil {
 			s, err := compileSchema(t.Name, t.Schema)
 			if err != nil {
@@ -219,6 +281,25 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 		}
 	}
 	return c, nil
+}
+
+// cloneTool copies every map and slice of t, so a catalog shares nothing
+// with its caller: editing a Tool after NewCatalog changes no decision.
+func cloneTool(t Tool) Tool {
+	t.Schema = bytes.Clone(t.Schema)
+	t.Limits = slices.Clone(t.Limits)
+	t.Refs = maps.Clone(t.Refs)
+	t.Trusted = slices.Clone(t.Trusted)
+	t.Hints = cloneHints(t.Hints)
+	return t
+}
+
+func cloneHints(h card.Hints) card.Hints {
+	h.Labels = maps.Clone(h.Labels)
+	h.Order = slices.Clone(h.Order)
+	h.Units = maps.Clone(h.Units)
+	h.Domains = slices.Clone(h.Domains)
+	return h
 }
 
 func compileSchema(tool string, schema json.RawMessage) (*jsonschema.Schema, error) {
@@ -267,8 +348,8 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 		d.Reason = "unknown tool"
 		return d, nil
 	}
-	d.Class, d.Title, d.Hints, d.Approvers = t.Class, t.Title, t.Hints, t.Approvers
-	d.Trusted, d.Description = t.Trusted, t.Description
+	d.Class, d.Title, d.Hints, d.Approvers = t.Class, t.Title, cloneHints(t.Hints), t.Approvers
+	d.Trusted, d.Description = slices.Clone(t.Trusted), t.Description
 	d.Timeout = t.Timeout
 	d.Audience = t.Audience
 	if d.Audience == "" {

@@ -36,7 +36,7 @@ func SeedTools() []policy.Tool {
 		{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema: obj(`{"type":"object","required":["order","amount"],"properties":{` +
 				`"order":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0}}}`),
-			Limits: []policy.Limit{policy.MaxAmount("amount", 500)},
+			Limits: []policy.Limit{policy.MaxAmount("amount", "500")},
 			Hints:  card.Hints{Amount: "amount", FixedCurrency: "EUR"}},
 	}
 }
