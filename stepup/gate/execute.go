@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,13 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	}
 	if !now.Before(a.ExpiresAt) {
 		return refuse(fmt.Errorf("execute: %w", stepup.ErrExpired), "approval expired")
+	}
+	if err := g.authorized(ctx, a); err != nil {
+		reason := "approval evidence does not verify"
+		if errors.Is(err, stepup.ErrPolicyChanged) {
+			reason = "policy changed since the ticket was decided"
+		}
+		return refuse(fmt.Errorf("execute: %w", err), reason)
 	}
 	eff, err := g.recheck(ctx, a)
 	if err != nil {
@@ -121,6 +129,38 @@ func (g *Gate) run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrExecutorFailed, execErr)
 	}
 	return res, nil
+}
+
+// authorized checks an approved ticket before it runs, trusting neither
+// the database nor the policy it was decided under: the approval's
+// evidence must verify (the gate's MAC on its own approvals, the
+// approver's Recheck on a person's), and the current policy must be the
+// one the ticket was decided under and must not deny it now.
+func (g *Gate) authorized(ctx context.Context, a store.Approval) error {
+	if a.Tool != GrantTool { // a grant ticket is decided by the gate itself, under its own fixed version
+		if _, _, err := g.redecide(ctx, a); err != nil {
+			return err
+		}
+	}
+	if reservedApprover(a.Approver) {
+		if err := g.checkSeal(a); err != nil {
+			return err
+		}
+	} else {
+		if err := mayDecide(a.Approver, a); err != nil {
+			return fmt.Errorf("%w: the approval names no one who may approve", stepup.ErrBadAssertion)
+		}
+		if users, err := g.approversOf(ctx, a); err != nil || !slices.Contains(users, a.Approver) {
+			return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
+		}
+		if err := g.approver.Recheck(ctx, answerOf(a)); err != nil {
+			if !errors.Is(err, stepup.ErrBadAssertion) {
+				err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // recheck re-parses the stored effect, re-resolves its references and
@@ -238,6 +278,9 @@ func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, erro
 	}
 	if !now.Before(a.ExpiresAt) {
 		return Runnable{}, fmt.Errorf("runnable: %w", stepup.ErrExpired)
+	}
+	if err := g.authorized(ctx, a); err != nil {
+		return Runnable{}, fmt.Errorf("runnable: %w", err)
 	}
 	eff, err := g.recheck(ctx, a)
 	if err != nil {

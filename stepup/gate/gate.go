@@ -1,7 +1,9 @@
 package gate
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"slices"
 	"sync"
@@ -65,6 +67,8 @@ type Gate struct {
 	auditArgs bool
 	poll      time.Duration
 
+	key []byte // MACs the gate's own approvals; see WithKey
+
 	mu     sync.Mutex
 	notify chan struct{} // closed and replaced whenever a ticket changes here
 }
@@ -103,6 +107,23 @@ func WithExecutor(tool string, e Executor) Option {
 			return fmt.Errorf("%w: two executors for %q", stepup.ErrConfig, tool)
 		}
 		g.executors[tool] = e
+		return nil
+	}
+}
+
+// WithKey sets the key (at least 32 bytes, from a secret store) with which
+// the gate MACs the approvals it makes itself: a call the policy allowed,
+// or one a grant covered. Execute runs such a ticket only if its MAC
+// verifies, so a database writer without the key cannot make a call run.
+// Gates sharing a store must share the key; without WithKey each gate
+// draws a random one, and an allowed or granted ticket then runs only on
+// the gate that allowed it.
+func WithKey(key []byte) Option {
+	return func(g *Gate) error {
+		if len(key) < minKeySize {
+			return fmt.Errorf("%w: gate key must be at least %d bytes", stepup.ErrConfig, minKeySize)
+		}
+		g.key = bytes.Clone(key)
 		return nil
 	}
 }
@@ -198,6 +219,12 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 			return nil, fmt.Errorf("%w: default flood limits: %v", stepup.ErrConfig, err)
 		}
 		g.flood = lim
+	}
+	if g.key == nil {
+		g.key = make([]byte, minKeySize)
+		if _, err := rand.Read(g.key); err != nil {
+			return nil, fmt.Errorf("%w: no randomness for the gate key: %v", stepup.ErrConfig, err)
+		}
 	}
 	g.caps = g.parkCaps()
 	g.executors[GrantTool] = grantExecutor{g: g}

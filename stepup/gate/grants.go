@@ -235,7 +235,7 @@ func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, 
 		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
 	done, err := g.st.Resolve(ctx, parked.ID, store.Resolution{To: store.Approved, Approver: by, Reason: reason,
-		At: a.CreatedAt})
+		Evidence: g.seal(parked, by), At: a.CreatedAt})
 	if errors.Is(err, store.ErrResolved) {
 		// Merged into a pending ticket for the same action that a person
 		// decided meanwhile: theirs is the decision.

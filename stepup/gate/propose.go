@@ -137,8 +137,9 @@ func (g *Gate) allow(ctx context.Context, a store.Approval, d Decision,
 		return view(parked, a.CreatedAt), g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval,
 			"merged with a pending request for the same action", a.CreatedAt))
 	}
+	by := policyApprover + d.PolicyVersion
 	approved, err := g.st.Resolve(ctx, parked.ID, store.Resolution{To: store.Approved,
-		Approver: policyApprover + d.PolicyVersion, Reason: d.Reason, At: a.CreatedAt})
+		Approver: by, Reason: d.Reason, Evidence: g.seal(parked, by), At: a.CreatedAt})
 	if err != nil {
 		return deny(d, "gate could not store the call")
 	}
@@ -234,7 +235,10 @@ func (g *Gate) redecide(ctx context.Context, a store.Approval) (Decision, canon.
 	case err != nil:
 		return Decision{}, eff, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
 	case d.PolicyVersion != eff.PolicyVersion:
-		return Decision{}, eff, fmt.Errorf("%w: policy changed since the ticket was parked", stepup.ErrNotApproved)
+		return Decision{}, eff, fmt.Errorf("%w: decided under %q, the policy is now %q", stepup.ErrPolicyChanged,
+			eff.PolicyVersion, d.PolicyVersion)
+	case d.Verdict == Deny:
+		return Decision{}, eff, fmt.Errorf("%w: the policy now denies the call", stepup.ErrPolicyChanged)
 	}
 	return d, eff, nil
 }

@@ -44,10 +44,11 @@ func TestExecuteOnceAcrossGatesOnSQLite(t *testing.T) {
 	exec := &recorder{}
 	clock := stepuptest.NewClock(stepuptest.Start())
 	var gates []*gate.Gate
+	key := []byte("the key both gates of one store share!")
 	for range 2 {
 		db := openSQLite(t, path)
 		g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db),
-			gate.WithClock(clock.Now), gate.WithExecutor("write_draft", exec))
+			gate.WithClock(clock.Now), gate.WithExecutor("write_draft", exec), gate.WithKey(key))
 		require.NoError(t, err)
 		gates = append(gates, g)
 	}
