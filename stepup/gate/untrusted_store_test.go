@@ -35,9 +35,11 @@ func forgeries() []forgery {
 		"an empty name": func(*world) string { return "" },
 	}
 	evidence := map[string]func(t *testing.T, w *world, donor store.Approval) []byte{
-		"no evidence":       func(*testing.T, *world, store.Approval) []byte { return nil },
-		"garbage":           func(*testing.T, *world, store.Approval) []byte { return []byte(`{"verdict":"yes"}`) },
-		"a forged MAC":      func(*testing.T, *world, store.Approval) []byte { return []byte(`{"gate_mac":"` + fmt.Sprintf("%064x", 7) + `"}`) },
+		"no evidence": func(*testing.T, *world, store.Approval) []byte { return nil },
+		"garbage":     func(*testing.T, *world, store.Approval) []byte { return []byte(`{"verdict":"yes"}`) },
+		"a forged MAC": func(*testing.T, *world, store.Approval) []byte {
+			return []byte(`{"gate_mac":"` + fmt.Sprintf("%064x", 7) + `"}`)
+		},
 		"a lifted evidence": func(_ *testing.T, _ *world, donor store.Approval) []byte { return donor.Evidence },
 	}
 	var out []forgery
