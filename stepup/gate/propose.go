@@ -3,8 +3,11 @@ package gate
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -35,6 +38,7 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 		return stepup.Ticket{}, err
 	}
 	now := g.now()
+	c, oversized := bounded(c)
 	pending := store.Approval{
 		ID: id, Tool: c.Tool, CreatedAt: now, Requester: c.Principal, User: c.Principal.User,
 		Session: c.Session, Task: c.Task, Step: c.Step, Taint: c.Taint, Rationale: c.Rationale,
@@ -59,6 +63,12 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 		pending.Requester, pending.User, pending.Taint, pending.Rationale = canon.Principal{}, "", nil, ""
 		c.Tool = ""
 		return deny(Decision{}, "call text is not valid UTF-8")
+	}
+	if oversized {
+		return deny(Decision{}, "a field of the call is over its size bound; it is recorded by hash and size")
+	}
+	if c.Principal.Agent == "" || !isAgent(c.Principal.Agent) {
+		return deny(Decision{}, "call names no agent")
 	}
 	args, err := canon.Canonicalize(c.Args)
 	if err != nil || len(args) == 0 || args[0] != '{' {
@@ -108,6 +118,42 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 		return t, err
 	}
 	return g.park(ctx, pending, eff, d, c, deny, note)
+}
+
+// bounded returns c with every field over the store's bounds replaced by
+// a digest of it and its size, and whether any was: a refusal is then
+// recorded, like every refusal, with an audit row that fits the chain.
+// Args are bounded by canon.
+func bounded(c stepup.Call) (stepup.Call, bool) {
+	over := false
+	key := func(s *string) {
+		if len(*s) > store.MaxKeySize {
+			*s, over = oversize(*s), true
+		}
+	}
+	for _, f := range []*string{&c.Tool, &c.Task, &c.Step, &c.Session, &c.Grant, &c.Principal.User, &c.Principal.Agent} {
+		key(f)
+	}
+	if len(c.Rationale) > store.MaxFieldSize {
+		c.Rationale, over = oversize(c.Rationale), true
+	}
+	for _, list := range []*[]string{&c.Taint, &c.Principal.Delegations} {
+		if len(*list) > store.MaxTaint {
+			*list, over = []string{oversize(strings.Join(*list, "\x00"))}, true
+			continue
+		}
+		*list = slices.Clone(*list)
+		for i := range *list {
+			key(&(*list)[i])
+		}
+	}
+	return c, over
+}
+
+// oversize stands in for a field over its bound: its SHA-256 and size.
+func oversize(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("(over the size bound: %d bytes, SHA-256 %x)", len(s), sum)
 }
 
 // textValid reports whether every text field of c is UTF-8: the store and
