@@ -86,6 +86,17 @@ type parser struct {
 	members  []member // stack shared by all open objects
 	scratch  []byte   // reorder buffer
 	keys     []byte   // decoded keys that contained escapes
+
+	// With build set, the parser also records every value as a node of a
+	// [Value] tree whose offsets point into out. It then refuses to
+	// reorder members (errReorder): reordering would move the bytes the
+	// nodes point at.
+	build   bool
+	nodes   []node
+	arena   []byte // decoded strings whose canonical text has escapes
+	key     span   // key of the member whose value comes next
+	keyEsc  bool
+	haveKey bool
 }
 
 // member is one written object member: its decoded key and where its
@@ -109,6 +120,26 @@ func (p *parser) skipSpace() {
 }
 
 func (p *parser) value(depth int) error {
+	if !p.build {
+		return p.valueBody(depth)
+	}
+	idx := len(p.nodes)
+	nd := node{start: int32(len(p.out))}
+	if p.haveKey {
+		nd.key, nd.flags, p.haveKey = p.key, flagMember, false
+		if p.keyEsc {
+			nd.flags |= flagKeyEsc
+		}
+	}
+	p.nodes = append(p.nodes, nd)
+	if err := p.valueBody(depth); err != nil {
+		return err
+	}
+	p.closeNode(idx)
+	return nil
+}
+
+func (p *parser) valueBody(depth int) error {
 	if p.pos >= len(p.in) {
 		return p.fail(ErrSyntax)
 	}
@@ -119,8 +150,15 @@ func (p *parser) value(depth int) error {
 		return p.array(depth + 1)
 	case c == '"':
 		// A string value's decoded bytes are not needed past this point.
-		mark := len(p.keys)
-		_, err := p.str()
+		mark, at := len(p.keys), len(p.out)
+		dec, err := p.str()
+		if err == nil && p.build {
+			nd := &p.nodes[len(p.nodes)-1]
+			var esc bool
+			if nd.text, esc = p.decoded(dec, at); esc {
+				nd.flags |= flagTextEsc
+			}
+		}
 		p.keys = p.keys[:mark]
 		return err
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -198,6 +236,10 @@ func (p *parser) object(depth int) error {
 		if err != nil {
 			return err
 		}
+		if p.build {
+			p.key, p.keyEsc = p.decoded(key, start)
+			p.haveKey = true
+		}
 		p.skipSpace()
 		if p.pos >= len(p.in) || p.in[p.pos] != ':' {
 			return p.fail(ErrSyntax)
@@ -240,6 +282,9 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 		if c > 0 {
 			sorted = false
 		}
+	}
+	if !sorted && p.build {
+		return errReorder
 	}
 	if !sorted {
 		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
