@@ -467,33 +467,36 @@ func (p *parser) hex4() (rune, bool) {
 	return r, true
 }
 
-// writeString writes decoded string bytes with RFC 8785's escaping: the two
+// writeString writes decoded string bytes with RFC 8785's escaping.
+func (p *parser) writeString(s []byte) { p.out = appendString(p.out, s) }
+
+// appendString appends s as a JSON string with RFC 8785's escaping: the two
 // mandatory escapes, the five short control escapes, \u00xx for the other
 // control characters, everything else as UTF-8.
-func (p *parser) writeString(s []byte) {
-	p.out = append(p.out, '"')
-	for _, c := range s {
-		switch c {
+func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
 		case '"', '\\':
-			p.out = append(p.out, '\\', c)
+			out = append(out, '\\', c)
 		case '\b':
-			p.out = append(p.out, '\\', 'b')
+			out = append(out, '\\', 'b')
 		case '\f':
-			p.out = append(p.out, '\\', 'f')
+			out = append(out, '\\', 'f')
 		case '\n':
-			p.out = append(p.out, '\\', 'n')
+			out = append(out, '\\', 'n')
 		case '\r':
-			p.out = append(p.out, '\\', 'r')
+			out = append(out, '\\', 'r')
 		case '\t':
-			p.out = append(p.out, '\\', 't')
+			out = append(out, '\\', 't')
 		default:
 			if c < 0x20 {
 				const hexDigits = "0123456789abcdef"
-				p.out = append(p.out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			} else {
-				p.out = append(p.out, c)
+				out = append(out, c)
 			}
 		}
 	}
-	p.out = append(p.out, '"')
+	return append(out, '"')
 }

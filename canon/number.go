@@ -16,26 +16,35 @@ func (p *parser) number() error {
 		return p.fail(ErrSyntax)
 	}
 	p.pos += len(text)
+	out, ok := appendNumber(p.out, text)
+	if !ok {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	p.out = out
+	return nil
+}
+
+// appendNumber appends the canonical form of the JSON number text, or
+// returns false when that form denotes another decimal value.
+func appendNumber(out, text []byte) ([]byte, bool) {
 	// Fast path: an integer of at most 15 digits is exact in a float64 and
 	// its ES6 form is its own text (only "-0" changes spelling).
 	if len(text) <= 15 && isPlainInt(text) && string(text) != "-0" {
-		p.out = append(p.out, text...)
-		return nil
+		return append(out, text...), true
 	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil {
-		return &Error{Offset: start, Err: ErrNumber}
+		return out, false
 	}
 	canonical, err := jcs.NumberToJSON(f)
 	if err != nil {
-		return &Error{Offset: start, Err: ErrNumber}
+		return out, false
 	}
 	var cbuf [32]byte // ES6 number forms are at most 25 bytes
 	if !sameDecimal(text, append(cbuf[:0], canonical...)) {
-		return &Error{Offset: start, Err: ErrNumber}
+		return out, false
 	}
-	p.out = append(p.out, canonical...)
-	return nil
+	return append(out, canonical...), true
 }
 
 func isPlainInt(b []byte) bool {
