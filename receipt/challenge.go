@@ -30,3 +30,21 @@ func Challenge(digest canon.Digest, nonce [32]byte, expiresAt int64, cardHash ca
 	copy(buf[n:], cardHash[:])
 	return sha256.Sum256(buf[:])
 }
+
+// DenyTag separates deny challenges from every other hash asu signs.
+const DenyTag = "asu/v1/deny"
+
+// DenyChallenge returns what an approver's passkey signs to deny a ticket:
+//
+//	SHA-256("asu/v1/deny" ‖ 0x00 ‖ approve[32])
+//
+// where approve is the ticket's [Challenge]. It commits to the same digest,
+// nonce, expiry and card hash, and never equals an approve challenge, so a
+// denial cannot be replayed as an approval, nor an approval as a denial.
+func DenyChallenge(approve [32]byte) [32]byte {
+	var buf [len(DenyTag) + 1 + 32]byte
+	n := copy(buf[:], DenyTag)
+	buf[n] = 0
+	copy(buf[n+1:], approve[:])
+	return sha256.Sum256(buf[:])
+}
