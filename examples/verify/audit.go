@@ -17,19 +17,19 @@ import (
 
 // auditReport is the --json output of `verify audit`.
 type auditReport struct {
-	File     string                   `json:"file"`
-	Valid    bool                     `json:"valid"`
-	Reason   string                   `json:"reason,omitempty"`
-	Break    *receipt.ChainBreak      `json:"break,omitempty"`
-	Records  int                      `json:"records"`
-	FirstSeq int64                    `json:"first_seq,omitempty"`
-	LastSeq  int64                    `json:"last_seq,omitempty"`
-	Genesis  bool                     `json:"from_genesis"`
+	File     string              `json:"file"`
+	Valid    bool                `json:"valid"`
+	Reason   string              `json:"reason,omitempty"`
+	Break    *receipt.ChainBreak `json:"break,omitempty"`
+	Records  int                 `json:"records"`
+	FirstSeq int64               `json:"first_seq,omitempty"`
+	LastSeq  int64               `json:"last_seq,omitempty"`
+	Genesis  bool                `json:"from_genesis"`
 	// Checkpoint is the seq of the signed checkpoint the chain was
 	// verified against, when one was given.
-	Checkpoint *uint64 `json:"checkpoint,omitempty"`
-	Head     string                   `json:"head,omitempty"`
-	Metrics  *receipt.ApprovalMetrics `json:"metrics,omitempty"`
+	Checkpoint *uint64                  `json:"checkpoint,omitempty"`
+	Head       string                   `json:"head,omitempty"`
+	Metrics    *receipt.ApprovalMetrics `json:"metrics,omitempty"`
 }
 
 func runAudit(args []string, stdout io.Writer) (int, error) {
