@@ -200,3 +200,13 @@ func ExampleCheckPrincipalID() {
 	// false
 	// true
 }
+
+func ExamplePrincipal_Check() {
+	p := canon.Principal{User: "user:dana", Agent: "agent:reports", Delegations: []string{"group:finance"}}
+	fmt.Println(p.Check())
+	p.Delegations = append(p.Delegations, "policy:v1")
+	fmt.Println(p.Check())
+	// Output:
+	// <nil>
+	// delegation 1: canon: invalid principal id: reserved kind
+}

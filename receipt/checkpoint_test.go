@@ -161,3 +161,20 @@ func ExampleVerifyChainFrom() {
 	// <nil>
 	// true
 }
+
+func ExampleSignCheckpoint() {
+	gate := receipttest.GateKey(1) // the gate's ed25519 key
+	chain := receipttest.AuditChain(3, chainStart)
+	cp := receipt.CheckpointOf(chain[2])
+	sig, err := receipt.SignCheckpoint(gate, cp)
+	if err != nil {
+		panic(err)
+	}
+	pub := gate.Public().(ed25519.PublicKey)
+	fmt.Println(cp.Seq, receipt.VerifyCheckpoint(pub, cp, sig))
+	cp.Seq++
+	fmt.Println(receipt.VerifyCheckpoint(pub, cp, sig))
+	// Output:
+	// 3 <nil>
+	// receipt: checkpoint does not verify: signature does not verify with the gate's key
+}
