@@ -49,44 +49,31 @@ func Seal(e Effect) (Sealed, error) {
 	if !e.validUTF8() {
 		return Sealed{}, fmt.Errorf("effect field: %w", ErrInvalidUTF8)
 	}
-	v, canonArgs, err := Limits{}.parseAny(e.Args)
+	// The args are parsed into a buffer that starts with the effect's
+	// first bytes, so their nodes point at where they sit in the effect
+	// and the rest of the effect is appended in place.
+	t, out, err := Limits{}.parseAny(e.Args, `{"args":`)
 	if err != nil {
 		return Sealed{}, fmt.Errorf("args: %w", err)
 	}
-	if len(canonArgs) > DefaultMaxBytes {
+	argsLen := len(out) - int(argsAt)
+	if argsLen > DefaultMaxBytes {
 		return Sealed{}, fmt.Errorf("args: %w", &Error{Offset: DefaultMaxBytes, Err: ErrTooLarge})
 	}
-	out, err := appendEffect(make([]byte, 0, len(canonArgs)+256), e, canonArgs)
-	if err != nil {
+	if out, err = appendEffectRest(out, e); err != nil {
 		return Sealed{}, err
 	}
 	if len(out) > effectLimits().MaxBytes {
 		return Sealed{}, &Error{Offset: effectLimits().MaxBytes, Err: ErrTooLarge}
 	}
-	s := &sealed{src: string(out), digest: Sum(out)}
-	v.t.src = s.src
-	for i := range v.t.nodes {
-		n := &v.t.nodes[i]
-		n.start += argsAt
-		n.stop += argsAt
-		if n.flags&flagKeyEsc == 0 {
-			n.key.off += argsAt
-		}
-		if n.flags&flagTextEsc == 0 {
-			n.text.off += argsAt
-		}
-	}
-	s.args, s.argsLen = v, len(canonArgs)
+	t.src = string(out)
 	e.Args = nil
-	s.effect = e.clone()
-	return Sealed{s}, nil
+	return Sealed{&sealed{effect: e.clone(), argsLen: argsLen, src: t.src, digest: Sum(out), args: Value{t: t}}}, nil
 }
 
-// appendEffect writes the canonical effect: the members in RFC 8785 order,
-// every field present, empty lists as [].
-func appendEffect(out []byte, e Effect, canonArgs []byte) ([]byte, error) {
-	out = append(out, `{"args":`...)
-	out = append(out, canonArgs...)
+// appendEffectRest writes the canonical effect after its args: the members
+// in RFC 8785 order, every field present, empty lists as [].
+func appendEffectRest(out []byte, e Effect) ([]byte, error) {
 	out = appendString(append(out, `,"audience":`...), e.Audience)
 	out = appendString(append(out, `,"policy_version":`...), e.PolicyVersion)
 	out = appendString(append(out, `,"principal":{"agent":`...), e.Principal.Agent)
