@@ -1,7 +1,9 @@
 package canon_test
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -81,6 +83,84 @@ func BenchmarkJCSTransform(b *testing.B) {
 					b.Fatal(err)
 				}
 				_ = sha256.Sum256(out)
+			}
+		})
+	}
+}
+
+// benchArgs returns the args object of effectLike, as a runtime sends it
+// (members out of order) and as a store holds it (canonical).
+func benchArgs(b *testing.B, size int) (raw, canonical []byte) {
+	var doc struct{ Args json.RawMessage }
+	require.NoError(b, json.Unmarshal(effectLike(size), &doc))
+	c, err := canon.Canonicalize(doc.Args)
+	require.NoError(b, err)
+	return doc.Args, c
+}
+
+// BenchmarkSeal seals an effect (canonical bytes, digest and args Value)
+// next to its baseline in the same run, BenchmarkSeal/baseline-*: the
+// Canonicalize and SHA-256 of the same args that a caller paid before,
+// once per use. "canonical" args come from a store, "raw" ones from a
+// runtime.
+func BenchmarkSeal(b *testing.B) {
+	for _, s := range benchSizes {
+		raw, canonical := benchArgs(b, s.size)
+		for _, in := range []struct {
+			name string
+			args []byte
+		}{{"raw", raw}, {"canonical", canonical}} {
+			e := sampleEffect()
+			e.Args = in.args
+			b.Run("baseline-"+in.name+"-"+s.name, func(b *testing.B) {
+				b.SetBytes(int64(len(in.args)))
+				b.ReportAllocs()
+				for b.Loop() {
+					out, err := canon.Canonicalize(in.args)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = sha256.Sum256(out)
+				}
+			})
+			b.Run(in.name+"-"+s.name, func(b *testing.B) {
+				b.SetBytes(int64(len(in.args)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := canon.Seal(e); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkParseValue parses canonical args into a Value, against
+// encoding/json decoding the same bytes into any with UseNumber, the
+// private models it replaced.
+func BenchmarkParseValue(b *testing.B) {
+	for _, s := range benchSizes {
+		_, canonical := benchArgs(b, s.size)
+		b.Run("canon-"+s.name, func(b *testing.B) {
+			b.SetBytes(int64(len(canonical)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := canon.ParseValue(canonical); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("encoding-json-"+s.name, func(b *testing.B) {
+			b.SetBytes(int64(len(canonical)))
+			b.ReportAllocs()
+			for b.Loop() {
+				dec := json.NewDecoder(bytes.NewReader(canonical))
+				dec.UseNumber()
+				var v any
+				if err := dec.Decode(&v); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -86,6 +86,17 @@ type parser struct {
 	members  []member // stack shared by all open objects
 	scratch  []byte   // reorder buffer
 	keys     []byte   // decoded keys that contained escapes
+
+	// With build set, the parser also records every value as a node of a
+	// [Value] tree whose offsets point into out. It then refuses to
+	// reorder members (errReorder): reordering would move the bytes the
+	// nodes point at.
+	build   bool
+	nodes   []node
+	arena   []byte // decoded strings whose canonical text has escapes
+	key     span   // key of the member whose value comes next
+	keyEsc  bool
+	haveKey bool
 }
 
 // member is one written object member: its decoded key and where its
@@ -109,6 +120,26 @@ func (p *parser) skipSpace() {
 }
 
 func (p *parser) value(depth int) error {
+	if !p.build {
+		return p.valueBody(depth)
+	}
+	idx := len(p.nodes)
+	nd := node{start: int32(len(p.out))}
+	if p.haveKey {
+		nd.key, nd.flags, p.haveKey = p.key, flagMember, false
+		if p.keyEsc {
+			nd.flags |= flagKeyEsc
+		}
+	}
+	p.nodes = append(p.nodes, nd)
+	if err := p.valueBody(depth); err != nil {
+		return err
+	}
+	p.closeNode(idx)
+	return nil
+}
+
+func (p *parser) valueBody(depth int) error {
 	if p.pos >= len(p.in) {
 		return p.fail(ErrSyntax)
 	}
@@ -119,8 +150,15 @@ func (p *parser) value(depth int) error {
 		return p.array(depth + 1)
 	case c == '"':
 		// A string value's decoded bytes are not needed past this point.
-		mark := len(p.keys)
-		_, err := p.str()
+		mark, at := len(p.keys), len(p.out)
+		dec, err := p.str()
+		if err == nil && p.build {
+			nd := &p.nodes[len(p.nodes)-1]
+			var esc bool
+			if nd.text, esc = p.decoded(dec, at); esc {
+				nd.flags |= flagTextEsc
+			}
+		}
 		p.keys = p.keys[:mark]
 		return err
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -198,6 +236,10 @@ func (p *parser) object(depth int) error {
 		if err != nil {
 			return err
 		}
+		if p.build {
+			p.key, p.keyEsc = p.decoded(key, start)
+			p.haveKey = true
+		}
 		p.skipSpace()
 		if p.pos >= len(p.in) || p.in[p.pos] != ':' {
 			return p.fail(ErrSyntax)
@@ -240,6 +282,9 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 		if c > 0 {
 			sorted = false
 		}
+	}
+	if !sorted && p.build {
+		return errReorder
 	}
 	if !sorted {
 		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
@@ -422,33 +467,36 @@ func (p *parser) hex4() (rune, bool) {
 	return r, true
 }
 
-// writeString writes decoded string bytes with RFC 8785's escaping: the two
+// writeString writes decoded string bytes with RFC 8785's escaping.
+func (p *parser) writeString(s []byte) { p.out = appendString(p.out, s) }
+
+// appendString appends s as a JSON string with RFC 8785's escaping: the two
 // mandatory escapes, the five short control escapes, \u00xx for the other
 // control characters, everything else as UTF-8.
-func (p *parser) writeString(s []byte) {
-	p.out = append(p.out, '"')
-	for _, c := range s {
-		switch c {
+func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
 		case '"', '\\':
-			p.out = append(p.out, '\\', c)
+			out = append(out, '\\', c)
 		case '\b':
-			p.out = append(p.out, '\\', 'b')
+			out = append(out, '\\', 'b')
 		case '\f':
-			p.out = append(p.out, '\\', 'f')
+			out = append(out, '\\', 'f')
 		case '\n':
-			p.out = append(p.out, '\\', 'n')
+			out = append(out, '\\', 'n')
 		case '\r':
-			p.out = append(p.out, '\\', 'r')
+			out = append(out, '\\', 'r')
 		case '\t':
-			p.out = append(p.out, '\\', 't')
+			out = append(out, '\\', 't')
 		default:
 			if c < 0x20 {
 				const hexDigits = "0123456789abcdef"
-				p.out = append(p.out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			} else {
-				p.out = append(p.out, c)
+				out = append(out, c)
 			}
 		}
 	}
-	p.out = append(p.out, '"')
+	return append(out, '"')
 }

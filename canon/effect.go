@@ -1,9 +1,7 @@
 package canon
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"unicode/utf8"
 )
 
@@ -43,37 +41,14 @@ type Principal struct {
 
 // Canonical returns the RFC 8785 form of e. It fails with [ErrNotObject] when
 // Args is not a JSON object, and with the other sentinels when Args cannot be
-// hashed faithfully.
+// hashed faithfully. It seals e and copies the bytes out: a caller that
+// needs the digest or the arguments too should call [Seal] once instead.
 func (e Effect) Canonical() ([]byte, error) {
-	args := bytes.TrimLeft(e.Args, " \t\r\n")
-	if len(args) == 0 || args[0] != '{' {
-		return nil, ErrNotObject
-	}
-	if !e.validUTF8() {
-		return nil, fmt.Errorf("effect field: %w", ErrInvalidUTF8)
-	}
-	if e.Refs == nil {
-		e.Refs = []Ref{}
-	}
-	if e.Principal.Delegations == nil {
-		e.Principal.Delegations = []string{}
-	}
-	// Validate Args on their own first so a refusal names the argument's
-	// offset, not the offset inside the marshalled effect.
-	canonArgs, err := Canonicalize(e.Args)
+	s, err := Seal(e)
 	if err != nil {
-		return nil, fmt.Errorf("args: %w", err)
+		return nil, err
 	}
-	e.Args = canonArgs
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // "<" as \u003c would count six bytes against the size limit
-	if err := enc.Encode(e); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSyntax, err)
-	}
-	// The effect wraps args in one more object, and its other fields add
-	// to the size: limits of the effect are those of args plus that frame.
-	return effectLimits().Canonicalize(buf.Bytes())
+	return s.Bytes(), nil
 }
 
 // effectLimits leave room around args that passed the default limits.
@@ -81,9 +56,9 @@ func effectLimits() Limits {
 	return Limits{MaxBytes: DefaultMaxBytes + 64<<10, MaxDepth: DefaultMaxDepth + 1}
 }
 
-// validUTF8 reports whether every string field of e is UTF-8. json.Marshal
-// would write invalid bytes as U+FFFD, giving two different effects one
-// digest.
+// validUTF8 reports whether every string field of e is UTF-8. Written as
+// JSON, invalid bytes would become U+FFFD, giving two different effects
+// one digest.
 func (e Effect) validUTF8() bool {
 	strs := []string{e.Tool, e.Task, e.Step, e.Principal.User, e.Principal.Agent, e.PolicyVersion, e.Audience}
 	strs = append(strs, e.Principal.Delegations...)
@@ -98,13 +73,13 @@ func (e Effect) validUTF8() bool {
 	return true
 }
 
-// Digest returns the SHA-256 of e's canonical form.
+// Digest returns the SHA-256 of e's canonical form. See [Seal].
 func (e Effect) Digest() (Digest, error) {
-	c, err := e.Canonical()
+	s, err := Seal(e)
 	if err != nil {
 		return Digest{}, err
 	}
-	return Sum(c), nil
+	return s.Digest(), nil
 }
 
 // ParseEffect decodes an effect from JSON, such as the effect object of a
@@ -119,18 +94,9 @@ func ParseEffect(raw []byte) (Effect, error) {
 	if err != nil {
 		return Effect{}, err
 	}
-	var e Effect
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&e); err != nil {
-		return Effect{}, fmt.Errorf("%w: effect: not an effect object", ErrSyntax)
-	}
-	again, err := e.Canonical()
+	s, err := ParseSealed(given)
 	if err != nil {
 		return Effect{}, err
 	}
-	if !bytes.Equal(again, given) {
-		return Effect{}, fmt.Errorf("%w: effect: not exactly the fields of an effect", ErrSyntax)
-	}
-	return e, nil
+	return s.Effect(), nil
 }

@@ -18,10 +18,27 @@ var (
 	ErrNumber        = errors.New("canon: number cannot be represented exactly")
 	ErrNotObject     = errors.New("canon: arguments must be a JSON object")
 
+	// ErrNotCanonical: valid JSON that is not in canonical form, where
+	// canonical form is required ([ParseValue], [ParseSealed]).
+	ErrNotCanonical = errors.New("canon: not in canonical form")
+	// ErrNotNumber: a decimal comparison of something that is not a JSON
+	// number.
+	ErrNotNumber = errors.New("canon: not a number")
+	// ErrPrincipal: a principal id outside the syntax of [CheckPrincipalID],
+	// or a [Principal] whose parts are of the wrong kind.
+	ErrPrincipal = errors.New("canon: invalid principal id")
+	// ErrNotRegular: a referenced file is not a regular file (a directory,
+	// a named pipe, a device or a socket).
+	ErrNotRegular = errors.New("canon: reference is not a regular file")
+
 	ErrBadDigest     = errors.New("canon: malformed digest")
 	ErrNotResolvable = errors.New("canon: reference kind not resolvable by this resolver")
 	ErrRefEscapes    = errors.New("canon: reference leaves the resolver's root")
 )
+
+// errReorder stops a tree-building parse that met members out of order:
+// the caller canonicalizes first and parses again.
+var errReorder = errors.New("canon: members out of order")
 
 // Error is a refusal with the byte offset where it was found. It never
 // quotes the input: arguments may hold secrets, and errors reach logs.

@@ -1,6 +1,7 @@
 package canon_test
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -98,4 +99,111 @@ func FuzzParseDigest(f *testing.F) {
 		require.NoError(t, err)
 		assert.True(t, back.Equal(d))
 	})
+}
+
+// FuzzParseValue checks, for any input: ParseValue accepts exactly the
+// inputs Canonicalize leaves unchanged, refuses the others with the same
+// sentinel as Canonicalize or with ErrNotCanonical, and what it accepts is
+// jcs.Transform's output too and decodes, value by value, as encoding/json
+// decodes it.
+func FuzzParseValue(f *testing.F) {
+	for seed := range uint64(8) {
+		g := newGen(seed)
+		doc := g.value(3, 4)
+		f.Add(doc.noisy(g.r))
+		c, err := canon.Canonicalize(doc.plain())
+		require.NoError(f, err)
+		f.Add(c)
+	}
+	for _, s := range []string{`{"a":1,"\u0061":2}`, `{"b":1,"a":2}`, `[1.0]`, `"\u00e9"`, `{"":{"":[]}}`, `[1e+21,-0.5]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		v, err := canon.ParseValue(in)
+		c, cerr := canon.Canonicalize(in)
+		switch {
+		case cerr != nil:
+			require.Error(t, err, "accepted what Canonicalize refuses")
+			for _, s := range refusalSentinels {
+				if errors.Is(cerr, s) {
+					require.ErrorIs(t, err, s)
+				}
+			}
+			return
+		case string(c) != string(in):
+			require.ErrorIs(t, err, canon.ErrNotCanonical)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, string(in), v.Canonical())
+		viaJCS, err := jcs.Transform(in)
+		require.NoError(t, err)
+		require.Equal(t, string(in), string(viaJCS))
+		sameAsJSON(t, v, decodeJSON(t, in), "")
+		n := 0
+		v.Walk(func(canon.Value) bool { n++; return true })
+		require.Positive(t, n)
+	})
+}
+
+// FuzzParseSealed checks, for any input, that ParseSealed accepts exactly
+// the canonical effects: the bytes that encoding/json decodes into an
+// Effect and that jcs.Transform of that Effect marshalled gives back. What
+// it accepts reads back to the same bytes, digest and effect, and Seal of
+// that effect writes the same bytes.
+func FuzzParseSealed(f *testing.F) {
+	for seed := range uint64(8) {
+		s, err := canon.Seal(newGen(seed).effect())
+		require.NoError(f, err)
+		f.Add(s.Bytes())
+	}
+	s, err := canon.Seal(sampleEffect())
+	require.NoError(f, err)
+	good := string(s.Bytes())
+	f.Add([]byte(good))
+	f.Add([]byte(strings.Replace(good, `"size":15`, `"size":1.5`, 1)))
+	f.Add([]byte(strings.Replace(good, `"delegations":["ops-team"]`, `"delegations":null`, 1)))
+	f.Add([]byte(strings.Replace(good, `"tool"`, `"Tool"`, 1)))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := canon.ParseSealed(in)
+		want, ok := effectOracle(in)
+		if !ok {
+			require.Error(t, err, "accepted what is not a canonical effect: %q", in)
+			return
+		}
+		require.NoError(t, err, "refused a canonical effect: %q", in)
+		require.Equal(t, string(in), string(got.Bytes()))
+		require.Equal(t, canon.Sum(in), got.Digest())
+		require.Equal(t, want, got.Effect())
+		again, err := canon.Seal(got.Effect())
+		require.NoError(t, err)
+		require.Equal(t, string(in), string(again.Bytes()))
+	})
+}
+
+// effectOracle decodes in with encoding/json and accepts it when it is
+// canonical and jcs.Transform of the decoded effect, marshalled, is in.
+func effectOracle(in []byte) (canon.Effect, bool) {
+	c, err := canon.Limits{MaxBytes: canon.DefaultMaxBytes + 64<<10, MaxDepth: canon.DefaultMaxDepth + 1}.Canonicalize(in)
+	if err != nil || string(c) != string(in) {
+		return canon.Effect{}, false
+	}
+	var e canon.Effect
+	dec := json.NewDecoder(bytes.NewReader(in))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&e) != nil || len(e.Args) == 0 || e.Args[0] != '{' || len(e.Args) > canon.DefaultMaxBytes {
+		return canon.Effect{}, false
+	}
+	if e.Refs == nil || e.Principal.Delegations == nil {
+		return canon.Effect{}, false
+	}
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return canon.Effect{}, false
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil || string(out) != string(in) {
+		return canon.Effect{}, false
+	}
+	return e, true
 }

@@ -16,26 +16,35 @@ func (p *parser) number() error {
 		return p.fail(ErrSyntax)
 	}
 	p.pos += len(text)
+	out, ok := appendNumber(p.out, text)
+	if !ok {
+		return &Error{Offset: start, Err: ErrNumber}
+	}
+	p.out = out
+	return nil
+}
+
+// appendNumber appends the canonical form of the JSON number text, or
+// returns false when that form denotes another decimal value.
+func appendNumber(out, text []byte) ([]byte, bool) {
 	// Fast path: an integer of at most 15 digits is exact in a float64 and
 	// its ES6 form is its own text (only "-0" changes spelling).
 	if len(text) <= 15 && isPlainInt(text) && string(text) != "-0" {
-		p.out = append(p.out, text...)
-		return nil
+		return append(out, text...), true
 	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil {
-		return &Error{Offset: start, Err: ErrNumber}
+		return out, false
 	}
 	canonical, err := jcs.NumberToJSON(f)
 	if err != nil {
-		return &Error{Offset: start, Err: ErrNumber}
+		return out, false
 	}
 	var cbuf [32]byte // ES6 number forms are at most 25 bytes
 	if !sameDecimal(text, append(cbuf[:0], canonical...)) {
-		return &Error{Offset: start, Err: ErrNumber}
+		return out, false
 	}
-	p.out = append(p.out, canonical...)
-	return nil
+	return append(out, canonical...), true
 }
 
 func isPlainInt(b []byte) bool {
@@ -146,4 +155,67 @@ func parseDecimal(b, buf []byte) (decimal, bool) {
 	}
 	d.digits, d.exp = digits, exp
 	return d, true
+}
+
+// CompareDecimal compares two JSON number texts as exact decimal values:
+// -1 when a < b, 0 when they denote the same value (so "1.0", "1" and
+// "1e0" are equal, and so are "0" and "-0"), +1 when a > b. Neither is
+// rounded through float64. It fails with [ErrNotNumber] when either text
+// is not a JSON number or has an exponent beyond ±1,000,000.
+//
+// A policy limit compares with it: CompareDecimal(amount, "500") > 0
+// means the amount is over 500, however either is spelt.
+func CompareDecimal(a, b string) (int, error) {
+	var bufA, bufB [64]byte // digits; longer numbers spill to the heap
+	da, okA := parseNumberText(a, bufA[:0])
+	db, okB := parseNumberText(b, bufB[:0])
+	if !okA || !okB {
+		return 0, ErrNotNumber
+	}
+	return compareDecimal(da, db), nil
+}
+
+func parseNumberText(s string, buf []byte) (decimal, bool) {
+	b := []byte(s)
+	if text, ok := scanNumber(b); !ok || len(text) != len(b) {
+		return decimal{}, false
+	}
+	d, ok := parseDecimal(b, buf)
+	if len(d.digits) == 0 {
+		d.neg = false // -0 is zero
+	}
+	return d, ok
+}
+
+// compareDecimal orders two decimals by sign, then by the power of ten of
+// their leading digit, then digit by digit.
+func compareDecimal(a, b decimal) int {
+	sign := func(d decimal) int {
+		switch {
+		case len(d.digits) == 0:
+			return 0
+		case d.neg:
+			return -1
+		}
+		return 1
+	}
+	sa, sb := sign(a), sign(b)
+	if sa != sb || sa == 0 {
+		return cmpInt(sa, sb)
+	}
+	mag := cmpInt(a.exp+len(a.digits), b.exp+len(b.digits))
+	if mag == 0 {
+		mag = bytes.Compare(a.digits, b.digits) // no trailing zeros: shorter is smaller
+	}
+	return sa * mag
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

@@ -45,10 +45,15 @@ type Resolver interface {
 
 // ResolveAll resolves every reference. A reference whose kind the resolver
 // does not handle is kept, marked unbound with a reason; any other error is
-// returned. A nil resolver marks every reference unbound.
+// returned. A nil resolver marks every reference unbound. It stops with
+// ctx's error as soon as ctx is done, between references and, for
+// resolvers that honour it, inside one.
 func ResolveAll(ctx context.Context, res Resolver, refs []Ref) ([]Ref, error) {
 	out := make([]Ref, len(refs))
 	for i, r := range refs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if res == nil {
 			out[i] = unbound(r, "no resolver configured")
 			continue
@@ -74,11 +79,20 @@ func unbound(r Ref, why string) Ref {
 // refuses absolute names, names with "..", and symlinks that lead outside
 // Root: the confinement is done by [os.Root], so it holds against symlinks
 // swapped in between checks.
+//
+// Only regular files resolve. The file is opened without blocking (on Unix,
+// O_NONBLOCK) and the opened descriptor is checked, so a named pipe,
+// device, socket or directory is refused with [ErrNotRegular] even when it
+// replaced a regular file after any earlier look: nothing waits for a
+// writer. Reading checks ctx between chunks.
 type FileResolver struct {
 	Root string
 	// MaxSize bounds the bytes hashed per file; 0 means 1 GiB.
 	MaxSize int64
 }
+
+// readChunk is how much is hashed between two looks at the context.
+const readChunk = 256 << 10
 
 // Resolve hashes the named file under Root.
 func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
@@ -98,20 +112,13 @@ func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
 		return Ref{}, fmt.Errorf("open resolver root: %w", err)
 	}
 	defer root.Close()
-	// Stat before opening: opening a named pipe would block until a
-	// writer appears.
-	if st, err := root.Stat(name); err != nil {
-		if strings.Contains(err.Error(), "escapes") {
-			return Ref{}, ErrRefEscapes
-		}
-		return Ref{}, fmt.Errorf("stat reference: %w", withoutPath(err))
-	} else if !st.Mode().IsRegular() {
-		return Ref{}, fmt.Errorf("reference is not a regular file")
-	}
-	file, err := root.Open(name)
+	file, err := root.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		if strings.Contains(err.Error(), "escapes") {
 			return Ref{}, ErrRefEscapes
+		}
+		if isNotRegularOpen(err) {
+			return Ref{}, ErrNotRegular
 		}
 		return Ref{}, fmt.Errorf("open reference: %w", withoutPath(err))
 	}
@@ -121,16 +128,29 @@ func (f FileResolver) Resolve(ctx context.Context, r Ref) (Ref, error) {
 		return Ref{}, fmt.Errorf("stat reference: %w", withoutPath(err))
 	}
 	if !st.Mode().IsRegular() {
-		return Ref{}, fmt.Errorf("reference is not a regular file")
+		return Ref{}, ErrNotRegular
 	}
 	limit := f.MaxSize
 	if limit <= 0 {
 		limit = 1 << 30
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(file, limit+1))
-	if err != nil {
-		return Ref{}, fmt.Errorf("read reference: %w", withoutPath(err))
+	var n int64
+	lr := io.LimitReader(file, limit+1)
+	buf := make([]byte, min(readChunk, limit+1))
+	for {
+		if err := ctx.Err(); err != nil {
+			return Ref{}, err
+		}
+		k, err := io.ReadFull(lr, buf)
+		h.Write(buf[:k])
+		n += int64(k)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return Ref{}, fmt.Errorf("read reference: %w", withoutPath(err))
+		}
 	}
 	if n > limit {
 		return Ref{}, fmt.Errorf("reference larger than %d bytes", limit)

@@ -1,8 +1,6 @@
 package grant
 
 import (
-	"math/big"
-
 	"github.com/agentstepup/asu/canon"
 )
 
@@ -17,8 +15,8 @@ type compiled struct {
 
 // rule is a validated [Rule].
 type rule struct {
-	values   []*node // Equals (one) or OneOf
-	min, max *big.Rat
+	values   []canon.Value // Equals (one) or OneOf
+	min, max string        // canonical number texts, "" for no bound
 	domains  map[string]bool
 	maxBytes int
 }
@@ -123,7 +121,7 @@ func compileRule(r Rule) (*rule, error) {
 		if err != nil {
 			return nil, err
 		}
-		cr.values = []*node{v}
+		cr.values = []canon.Value{v}
 	case r.OneOf != nil:
 		if len(r.OneOf) == 0 || len(r.OneOf) > MaxChoices {
 			return nil, ruleError("one_of has 1 to 1024 values")
@@ -159,8 +157,10 @@ func compileRule(r Rule) (*rule, error) {
 		if cr.max, err = bound(string(r.Max)); err != nil {
 			return nil, err
 		}
-		if cr.min != nil && cr.max != nil && cr.min.Cmp(cr.max) > 0 {
-			return nil, ruleError("min is above max")
+		if cr.min != "" && cr.max != "" {
+			if c, err := canon.CompareDecimal(cr.min, cr.max); err != nil || c > 0 {
+				return nil, ruleError("min is above max")
+			}
 		}
 	}
 	return cr, nil
@@ -168,37 +168,27 @@ func compileRule(r Rule) (*rule, error) {
 
 // value parses a pinned value after canon has checked it can be hashed
 // faithfully, so its numbers are canonical like the effect's.
-func value(raw []byte) (*node, error) {
+func value(raw []byte) (canon.Value, error) {
 	c, err := canon.Canonicalize(raw)
 	if err != nil {
-		return nil, ruleError("a pinned value is not canonical JSON")
+		return canon.Value{}, ruleError("a pinned value is not canonical JSON")
 	}
-	n, err := parseTree(c)
+	v, err := canon.ParseValue(c)
 	if err != nil {
-		return nil, ruleError("a pinned value is not canonical JSON")
+		return canon.Value{}, ruleError("a pinned value is not canonical JSON")
 	}
-	return n, nil
+	return v, nil
 }
 
 // bound parses a min or max: empty for none, else a JSON number that canon
-// accepts, as an exact rational.
-func bound(text string) (*big.Rat, error) {
+// accepts, as its canonical text.
+func bound(text string) (string, error) {
 	if text == "" {
-		return nil, nil
+		return "", nil
 	}
-	n, err := value([]byte(text))
-	if err != nil || n.kind != 'n' {
-		return nil, ruleError("min and max are JSON numbers")
+	v, err := value([]byte(text))
+	if err != nil || v.Kind() != canon.KindNumber {
+		return "", ruleError("min and max are JSON numbers")
 	}
-	return decimal(n.text), nil
-}
-
-// decimal returns the exact value of a canonical number text. Canonical
-// numbers have exponents within float64 range, so the rational stays small.
-func decimal(text string) *big.Rat {
-	r, ok := new(big.Rat).SetString(text)
-	if !ok {
-		return nil
-	}
-	return r
+	return v.Number(), nil
 }

@@ -2,6 +2,7 @@ package grant
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/agentstepup/asu/canon"
 )
@@ -19,63 +20,62 @@ import (
 // the order above, then the arguments in canonical order, then the first
 // rule whose argument is missing.
 func Covers(g Grant, e canon.Effect) (Coverage, error) {
+	s, err := canon.Seal(e)
+	if err != nil {
+		return Coverage{}, fmt.Errorf("grant: covers: effect: %w", err)
+	}
+	return CoversSealed(g, s)
+}
+
+// CoversSealed is [Covers] for an effect already sealed, which it reads
+// without canonicalizing anything again.
+func CoversSealed(g Grant, s canon.Sealed) (Coverage, error) {
+	if s.IsZero() {
+		return Coverage{}, fmt.Errorf("grant: covers: effect: %w", canon.ErrNotObject)
+	}
 	c, err := compile(g)
 	if err != nil {
 		return Coverage{}, fmt.Errorf("grant: covers: %w", err)
 	}
-	return c.covers(e)
+	return c.covers(s), nil
 }
 
-func (c *compiled) covers(e canon.Effect) (Coverage, error) {
+func (c *compiled) covers(s canon.Sealed) Coverage {
 	if c.kind != KindTemplate {
-		d, err := e.Digest()
-		if err != nil {
-			return Coverage{}, fmt.Errorf("grant: covers: effect: %w", err)
-		}
+		d := s.Digest()
 		for _, granted := range c.digests {
 			if granted.Equal(d) {
-				return covered(), nil
+				return covered()
 			}
 		}
-		return notCovered(ReasonDigest, ""), nil
+		return notCovered(ReasonDigest, "")
 	}
-	// Canonical checks every field and gives canonical arguments.
-	if _, err := e.Canonical(); err != nil {
-		return Coverage{}, fmt.Errorf("grant: covers: effect: %w", err)
-	}
-	args, err := canon.Canonicalize(e.Args)
-	if err != nil {
-		return Coverage{}, fmt.Errorf("grant: covers: effect: %w", err)
-	}
+	e := s.Effect()
 	t := c.tmpl
 	switch {
 	case e.Tool != t.Tool:
-		return notCovered(ReasonTool, ""), nil
+		return notCovered(ReasonTool, "")
 	case e.Audience != t.Audience:
-		return notCovered(ReasonAudience, ""), nil
+		return notCovered(ReasonAudience, "")
 	case e.Principal.User != t.User:
-		return notCovered(ReasonUser, ""), nil
+		return notCovered(ReasonUser, "")
 	case t.Agent != "" && e.Principal.Agent != t.Agent:
-		return notCovered(ReasonAgent, ""), nil
+		return notCovered(ReasonAgent, "")
 	case len(e.Principal.Delegations) != 0:
-		return notCovered(ReasonDelegated, ""), nil
+		return notCovered(ReasonDelegated, "")
 	case len(e.Refs) != 0:
-		return notCovered(ReasonReferences, ""), nil
-	}
-	root, err := parseTree(args)
-	if err != nil {
-		return Coverage{}, fmt.Errorf("grant: covers: effect: %w", canon.ErrSyntax)
+		return notCovered(ReasonReferences, "")
 	}
 	w := walker{c: c, used: make(map[string]bool, len(c.rules))}
-	if cov := w.walk(root, ""); !cov.Covered {
-		return cov, nil
+	if cov := w.walk(s.Args(), ""); !cov.Covered {
+		return cov
 	}
 	for _, p := range c.order {
 		if !w.used[p] {
-			return notCovered(ReasonMissing, p), nil
+			return notCovered(ReasonMissing, p)
 		}
 	}
-	return covered(), nil
+	return covered()
 }
 
 // walker visits the arguments, checking each against the rule at its path
@@ -85,17 +85,24 @@ type walker struct {
 	used map[string]bool
 }
 
-func (w *walker) walk(n *node, path string) Coverage {
+func (w *walker) walk(n canon.Value, path string) Coverage {
 	if r := w.c.rules[path]; r != nil {
 		w.used[path] = true
 		return r.check(n, path)
 	}
-	switch {
-	case n.kind == 'o' && path == "" && len(n.elems) == 0:
+	switch k := n.Kind(); {
+	case k == canon.KindObject && path == "" && n.Len() == 0:
 		return covered() // no arguments at all
-	case (n.kind == 'o' || n.kind == 'a') && len(n.elems) > 0:
-		for i, sub := range n.elems {
-			if cov := w.walk(sub, child(path, n, i)); !cov.Covered {
+	case k == canon.KindObject && n.Len() > 0:
+		for key, sub := range n.Members() {
+			if cov := w.walk(sub, path+"/"+escapeToken(key)); !cov.Covered {
+				return cov
+			}
+		}
+		return covered()
+	case k == canon.KindArray && n.Len() > 0:
+		for i, sub := range n.Elems() {
+			if cov := w.walk(sub, path+"/"+strconv.Itoa(i)); !cov.Covered {
 				return cov
 			}
 		}
@@ -106,38 +113,44 @@ func (w *walker) walk(n *node, path string) Coverage {
 }
 
 // check reports whether the rule covers the value n at path.
-func (r *rule) check(n *node, path string) Coverage {
+func (r *rule) check(n canon.Value, path string) Coverage {
 	switch {
 	case r.values != nil:
 		for _, v := range r.values {
-			if equal(n, v) {
+			if n.Equal(v) {
 				return covered()
 			}
 		}
 		return notCovered(ReasonValue, path)
 	case r.domains != nil:
-		if n.kind != 's' {
+		if n.Kind() != canon.KindString {
 			return notCovered(ReasonType, path)
 		}
-		if d, ok := domainOf(n.text); !ok || !r.domains[d] {
+		if d, ok := domainOf(n.String()); !ok || !r.domains[d] {
 			return notCovered(ReasonBounds, path)
 		}
 		return covered()
 	case r.maxBytes != 0:
-		if n.kind != 's' {
+		if n.Kind() != canon.KindString {
 			return notCovered(ReasonType, path)
 		}
-		if len(n.text) > r.maxBytes {
+		if len(n.String()) > r.maxBytes {
 			return notCovered(ReasonBounds, path)
 		}
 		return covered()
 	}
-	if n.kind != 'n' {
+	if n.Kind() != canon.KindNumber {
 		return notCovered(ReasonType, path)
 	}
-	v := decimal(n.text)
-	if v == nil || (r.min != nil && v.Cmp(r.min) < 0) || (r.max != nil && v.Cmp(r.max) > 0) {
-		return notCovered(ReasonBounds, path)
+	if r.min != "" {
+		if c, err := canon.CompareDecimal(n.Number(), r.min); err != nil || c < 0 {
+			return notCovered(ReasonBounds, path)
+		}
+	}
+	if r.max != "" {
+		if c, err := canon.CompareDecimal(n.Number(), r.max); err != nil || c > 0 {
+			return notCovered(ReasonBounds, path)
+		}
 	}
 	return covered()
 }

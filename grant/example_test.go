@@ -168,3 +168,18 @@ func ExampleUse() {
 	// 0 <nil>
 	// true
 }
+
+func ExampleCoversSealed() {
+	g := grant.Grant{Kind: grant.KindTemplate, Template: &grant.Template{
+		Tool: "issue_refund", Audience: "payments", User: "user:dana",
+		Args: []grant.Rule{grant.Pin("/order", "A-17"), grant.Range("/amount", "0", "120.00")},
+	}}
+	// The gate seals a call once and hands the same Sealed to every check.
+	s, err := canon.Seal(refundCall(`{"order":"A-17","amount":119.99}`))
+	if err != nil {
+		panic(err)
+	}
+	cov, err := grant.CoversSealed(g, s)
+	fmt.Println(cov.Covered, err)
+	// Output: true <nil>
+}

@@ -58,6 +58,13 @@ func FuzzCovers(f *testing.F) {
 			}
 			return
 		}
+		sealed, err := canon.Seal(e)
+		if err != nil {
+			t.Fatal("Covers accepted an effect Seal refuses")
+		}
+		if again, err := grant.CoversSealed(g, sealed); err != nil || again != cov {
+			t.Fatalf("CoversSealed differs from Covers: %+v %v", again, err)
+		}
 		if !cov.Covered {
 			if cov.Reason == "" {
 				t.Fatal("not covered without a reason")

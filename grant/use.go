@@ -122,7 +122,11 @@ func Use(ctx context.Context, grants store.Grants, id string, e canon.Effect, no
 	if rec.User != e.Principal.User {
 		return store.Grant{}, &CoverageError{Coverage: notCovered(ReasonUser, "")}
 	}
-	cov, err := Covers(g, e)
+	s, err := canon.Seal(e)
+	if err != nil {
+		return store.Grant{}, fmt.Errorf("grant: use: effect: %w", err)
+	}
+	cov, err := CoversSealed(g, s)
 	if err != nil {
 		return store.Grant{}, fmt.Errorf("grant: use: %w", err)
 	}
@@ -131,11 +135,7 @@ func Use(ctx context.Context, grants store.Grants, id string, e canon.Effect, no
 	}
 	target := id
 	if g.Kind == KindPlan {
-		d, err := e.Digest()
-		if err != nil {
-			return store.Grant{}, fmt.Errorf("grant: use: effect: %w", err)
-		}
-		target = stepID(id, d)
+		target = stepID(id, s.Digest())
 	}
 	after, err := grants.UseGrant(ctx, target, now)
 	if err != nil {

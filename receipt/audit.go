@@ -126,21 +126,30 @@ func (b *ChainBreak) Error() string {
 // Unwrap returns [ErrChainBroken].
 func (b *ChainBreak) Unwrap() error { return ErrChainBroken }
 
-// VerifyChain checks that records form one unbroken chain from the first
-// record: sequence numbers increase by one, each PrevHash is the previous
-// record's hash, and each Hash is what [AuditRecord.ComputeHash] gives. It
-// returns nil or a [*ChainBreak] naming the first failure. A chain that does
-// not start at Seq 1 is checked from its first record, whose PrevHash is
-// trusted as given: pass the hash of the last record you verified before as
-// anchor to check the link, or the zero digest for a chain from the start.
+// VerifyChain checks that records form one unbroken chain: sequence
+// numbers increase by one, each PrevHash is the previous record's hash, and
+// each Hash is what [AuditRecord.ComputeHash] gives. It returns nil or a
+// [*ChainBreak] naming the first failure.
+//
+// With a zero anchor the chain must start at the first record (Seq 1, zero
+// PrevHash): a chain whose first records were deleted is refused, not
+// checked from wherever it starts. A window of a longer chain verifies
+// against an anchor, the hash of the record before it that the caller
+// verified or kept itself, or with a checkpoint the gate signed
+// ([VerifyChainFrom]).
 func VerifyChain(records []AuditRecord, anchor canon.Digest) error {
-	prev := anchor
+	if anchor.IsZero() && len(records) > 0 && records[0].Seq != 1 {
+		return &ChainBreak{Index: 0, Seq: records[0].Seq,
+			Why: "the chain does not start at the first record (verify it from an anchor or a signed checkpoint)"}
+	}
+	return verifyChain(records, anchor)
+}
+
+// verifyChain checks records link to prev and to each other.
+func verifyChain(records []AuditRecord, prev canon.Digest) error {
 	for i, r := range records {
 		if i > 0 && r.Seq != records[i-1].Seq+1 {
 			return &ChainBreak{Index: i, Seq: r.Seq, Why: fmt.Sprintf("sequence jumps from %d", records[i-1].Seq)}
-		}
-		if i == 0 && anchor.IsZero() && r.Seq != 1 && !r.PrevHash.IsZero() {
-			prev = r.PrevHash // a window of a longer chain, no anchor given
 		}
 		if !r.PrevHash.Equal(prev) {
 			return &ChainBreak{Index: i, Seq: r.Seq, Why: "prev_hash does not match the previous record"}

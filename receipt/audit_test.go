@@ -118,10 +118,12 @@ func TestVerifyChainRewrittenTail(t *testing.T) {
 func TestVerifyChainWindowAndAnchor(t *testing.T) {
 	c := receipttest.AuditChain(12, chainStart)
 	window := c[5:]
-	assert.NoError(t, receipt.VerifyChain(window, canon.Digest{}), "a window is checked from its first record")
-	assert.NoError(t, receipt.VerifyChain(window, c[4].Hash), "and links to the anchor")
-	err := receipt.VerifyChain(window, c[3].Hash)
 	var b *receipt.ChainBreak
+	require.ErrorAs(t, receipt.VerifyChain(window, canon.Digest{}), &b, "a window without an anchor is refused")
+	assert.Equal(t, 0, b.Index)
+	assert.Contains(t, b.Why, "does not start at the first record")
+	assert.NoError(t, receipt.VerifyChain(window, c[4].Hash), "a window links to its anchor")
+	err := receipt.VerifyChain(window, c[3].Hash)
 	require.ErrorAs(t, err, &b)
 	assert.Equal(t, 0, b.Index)
 }

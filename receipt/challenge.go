@@ -34,13 +34,13 @@ func Challenge(digest canon.Digest, nonce [32]byte, expiresAt int64, cardHash ca
 // DenyTag separates deny challenges from every other hash asu signs.
 const DenyTag = "asu/v1/deny"
 
-// DenyChallenge is what an approver's passkey signs to deny a ticket:
+// DenyChallenge returns what an approver's passkey signs to deny a ticket:
 //
-//	SHA-256("asu/v1/deny" ‖ 0x00 ‖ approve challenge[32])
+//	SHA-256("asu/v1/deny" ‖ 0x00 ‖ approve[32])
 //
-// It commits to the ticket's approve challenge (so to its digest, nonce,
-// expiry and card hash) and can never equal it, so a denial cannot be
-// replayed as an approval, nor an approval as a denial.
+// where approve is the ticket's [Challenge]. It commits to the same digest,
+// nonce, expiry and card hash, and never equals an approve challenge, so a
+// denial cannot be replayed as an approval, nor an approval as a denial.
 func DenyChallenge(approve [32]byte) [32]byte {
 	var buf [len(DenyTag) + 1 + 32]byte
 	n := copy(buf[:], DenyTag)

@@ -4,12 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agentstepup/asu/canon"
 )
 
 // Sentinel errors of [Parse], [NewTrustedKey], [ParseCOSEKey] and the
 // arguments of [Verify].
 var (
-	ErrTooLarge       = errors.New("receipt: too large")
+	// ErrTooLarge is [canon.ErrTooLarge], the one sentinel for input over a
+	// size limit: a receipt over [MaxSize].
+	//
+	// Deprecated: test for canon.ErrTooLarge.
+	ErrTooLarge       = canon.ErrTooLarge
 	ErrMalformed      = errors.New("receipt: malformed")
 	ErrUnsupportedKey = errors.New("receipt: unsupported public key")
 	ErrPolicy         = errors.New("receipt: invalid verification policy")

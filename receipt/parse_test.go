@@ -77,7 +77,7 @@ func TestParseIsStrict(t *testing.T) {
 		{"trailing data", doc + "{}", receipt.ErrMalformed},
 		{"not an object", `[]`, receipt.ErrMalformed},
 		{"invalid UTF-8", strings.Replace(doc, `"user":"user:dana"`, "\"user\":\"\xff\"", 1), receipt.ErrMalformed},
-		{"too large", `{"x":"` + strings.Repeat("a", receipt.MaxSize) + `"}`, receipt.ErrTooLarge},
+		{"too large", `{"x":"` + strings.Repeat("a", receipt.MaxSize) + `"}`, canon.ErrTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -208,11 +208,11 @@ var (
 // Parse decodes a receipt strictly: at most [MaxSize] bytes, JSON that canon
 // accepts (no duplicate keys, valid UTF-8, exact numbers), exactly the
 // fields of [FormatV1] and no others, strict base64url, format FormatV1 and
-// a 32-byte nonce. Failures wrap [ErrTooLarge], [ErrMalformed] or
+// a 32-byte nonce. Failures wrap [canon.ErrTooLarge], [ErrMalformed] or
 // [ErrFormat]. Parse checks form only; [Verify] checks the evidence.
 func Parse(data []byte) (*Receipt, error) {
 	if len(data) > MaxSize {
-		return nil, ErrTooLarge
+		return nil, fmt.Errorf("receipt: over %d bytes: %w", MaxSize, canon.ErrTooLarge)
 	}
 	if _, err := (canon.Limits{MaxBytes: MaxSize, MaxDepth: maxCardDepth + 1}).Canonicalize(data); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)

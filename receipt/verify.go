@@ -177,11 +177,11 @@ func canonicalEffect(raw []byte) (canon.Effect, []byte, error) {
 	if err != nil {
 		return canon.Effect{}, nil, err
 	}
-	e, ok := scanEffect(given)
-	if !ok {
+	s, err := canon.ParseSealed(given)
+	if err != nil {
 		return canon.Effect{}, nil, ErrEffect
 	}
-	return e, given, nil
+	return s.Effect(), given, nil
 }
 
 func (v *verifier) checkCard() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,16 +17,19 @@ import (
 
 // auditReport is the --json output of `verify audit`.
 type auditReport struct {
-	File     string                   `json:"file"`
-	Valid    bool                     `json:"valid"`
-	Reason   string                   `json:"reason,omitempty"`
-	Break    *receipt.ChainBreak      `json:"break,omitempty"`
-	Records  int                      `json:"records"`
-	FirstSeq int64                    `json:"first_seq,omitempty"`
-	LastSeq  int64                    `json:"last_seq,omitempty"`
-	Genesis  bool                     `json:"from_genesis"`
-	Head     string                   `json:"head,omitempty"`
-	Metrics  *receipt.ApprovalMetrics `json:"metrics,omitempty"`
+	File     string              `json:"file"`
+	Valid    bool                `json:"valid"`
+	Reason   string              `json:"reason,omitempty"`
+	Break    *receipt.ChainBreak `json:"break,omitempty"`
+	Records  int                 `json:"records"`
+	FirstSeq int64               `json:"first_seq,omitempty"`
+	LastSeq  int64               `json:"last_seq,omitempty"`
+	Genesis  bool                `json:"from_genesis"`
+	// Checkpoint is the seq of the signed checkpoint the chain was
+	// verified against, when one was given.
+	Checkpoint *uint64                  `json:"checkpoint,omitempty"`
+	Head       string                   `json:"head,omitempty"`
+	Metrics    *receipt.ApprovalMetrics `json:"metrics,omitempty"`
 }
 
 func runAudit(args []string, stdout io.Writer) (int, error) {
@@ -34,9 +38,24 @@ func runAudit(args []string, stdout io.Writer) (int, error) {
 	headHex := fs.String("head", "", "expected hash of the last record (the store's audit head)")
 	withMetrics := fs.Bool("metrics", false, "print approval metrics of the records")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	cpFile := fs.String("checkpoint", "", "a checkpoint the gate signed, to verify a chain that starts after it (or passes through it)")
+	gateKeyFile := fs.String("gate-key", "", "the gate's ed25519 public key (PEM) that signs checkpoints")
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
+	}
+	if (*cpFile == "") != (*gateKeyFile == "") {
+		return 0, fmt.Errorf("%w: --checkpoint and --gate-key go together", errUsage)
+	}
+	if *cpFile != "" && *anchorHex != "" {
+		return 0, fmt.Errorf("%w: give --anchor or --checkpoint, not both", errUsage)
+	}
+	var sc receipt.SignedCheckpoint
+	var gateKey ed25519.PublicKey
+	if *cpFile != "" {
+		if sc, gateKey, err = readCheckpoint(*cpFile, *gateKeyFile); err != nil {
+			return 0, err
+		}
 	}
 	var anchor, head canon.Digest
 	if *anchorHex != "" {
@@ -59,7 +78,12 @@ func runAudit(args []string, stdout io.Writer) (int, error) {
 	records, err := receipt.ReadChain(f)
 	if err == nil {
 		rep.Records = len(records)
-		err = receipt.VerifyChain(records, anchor)
+		if *cpFile != "" {
+			err = receipt.VerifyChainFrom(records, gateKey, sc.Checkpoint, sc.Sig)
+			rep.Checkpoint = &sc.Seq
+		} else {
+			err = receipt.VerifyChain(records, anchor)
+		}
 	}
 	if err == nil && len(records) > 0 {
 		first, last := records[0], records[len(records)-1]
@@ -110,14 +134,42 @@ func auditLine(rep auditReport, anchored bool) string {
 		return "invalid: " + rep.Reason
 	case rep.Records == 0:
 		return "valid: no records"
+	case rep.Genesis && rep.Checkpoint != nil:
+		return fmt.Sprintf("valid: %d records, seq %d-%d from the start of the chain, through the signed checkpoint at seq %d; head %s",
+			rep.Records, rep.FirstSeq, rep.LastSeq, *rep.Checkpoint, rep.Head)
 	case rep.Genesis:
 		return fmt.Sprintf("valid: %d records, seq %d-%d from the start of the chain; head %s", rep.Records, rep.FirstSeq, rep.LastSeq, rep.Head)
+	case rep.Checkpoint != nil:
+		return fmt.Sprintf("valid: %d records, seq %d-%d continuing the signed checkpoint at seq %d; head %s",
+			rep.Records, rep.FirstSeq, rep.LastSeq, *rep.Checkpoint, rep.Head)
 	case anchored:
 		return fmt.Sprintf("valid: %d records, seq %d-%d linked to the anchor; head %s", rep.Records, rep.FirstSeq, rep.LastSeq, rep.Head)
-	default:
-		return fmt.Sprintf("valid: %d records, seq %d-%d; the first record's prev_hash is taken as given (pass --anchor to check it); head %s",
-			rep.Records, rep.FirstSeq, rep.LastSeq, rep.Head)
 	}
+	// VerifyChain refuses a chain that does not start at the first record
+	// without an anchor or a checkpoint.
+	return "invalid: not verified from the start of the chain"
+}
+
+// readCheckpoint reads a signed checkpoint file and the gate's key file.
+// The signature is checked with the chain, by receipt.VerifyChainFrom.
+func readCheckpoint(cpFile, keyFile string) (receipt.SignedCheckpoint, ed25519.PublicKey, error) {
+	b, err := os.ReadFile(cpFile)
+	if err != nil {
+		return receipt.SignedCheckpoint{}, nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	sc, err := receipt.ParseSignedCheckpoint(b)
+	if err != nil {
+		return receipt.SignedCheckpoint{}, nil, err
+	}
+	kb, err := os.ReadFile(keyFile)
+	if err != nil {
+		return receipt.SignedCheckpoint{}, nil, fmt.Errorf("read gate key: %w", err)
+	}
+	pub, err := parseGateKey(kb)
+	if err != nil {
+		return receipt.SignedCheckpoint{}, nil, err
+	}
+	return sc, pub, nil
 }
 
 func printMetrics(w io.Writer, m *receipt.ApprovalMetrics) {

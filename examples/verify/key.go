@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
@@ -34,4 +35,22 @@ func parseKey(text []byte) (*receipt.TrustedKey, error) {
 		return nil, errors.New("key file: neither PEM nor base64url COSE_Key")
 	}
 	return receipt.ParseCOSEKey(cose)
+}
+
+// parseGateKey reads the gate's checkpoint key: a PEM "PUBLIC KEY" block
+// holding an ed25519 key.
+func parseGateKey(text []byte) (ed25519.PublicKey, error) {
+	block, rest := pem.Decode(bytes.TrimSpace(text))
+	if block == nil || len(bytes.TrimSpace(rest)) > 0 || block.Type != "PUBLIC KEY" {
+		return nil, errors.New("gate key file: not one PEM PUBLIC KEY block")
+	}
+	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		return nil, errors.New("gate key file: not a PKIX public key")
+	}
+	ed, ok := pub.(ed25519.PublicKey)
+	if !ok {
+		return nil, errors.New("gate key file: not an ed25519 key")
+	}
+	return ed, nil
 }

@@ -3,7 +3,8 @@
 //
 //	verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
 //	               [--user NAME] [--credential-id B64URL] [--json]
-//	verify audit FILE [--anchor HEX] [--head HEX] [--metrics] [--json]
+//	verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
+//	             [--head HEX] [--metrics] [--json]
 //
 // KEYFILE holds the approver's COSE_Key in base64url (the encoding of a
 // receipt's approver.public_key, as the gate enrolled it) or a PEM public
@@ -11,10 +12,15 @@
 // signs the approver's user name or credential ID; --user and
 // --credential-id pin them when the enrollment record names them.
 //
-// An audit chain is checked from its first record; --anchor checks that
-// record's link to the hash of the record before it, and --head checks that
-// the last record is the head the store reports, which is what exposes
-// records removed from the end.
+// An audit chain verifies from the first record of the chain (seq 1). A
+// chain that starts later (an export whose first records were archived, or
+// deleted) is invalid unless --checkpoint gives a checkpoint the gate
+// signed (seq, hash, time) and --gate-key the gate's ed25519 public key
+// (PEM): then it verifies when it starts right after the checkpoint, and a
+// chain from the start must pass through it. --anchor instead checks the
+// first record's link to a hash the auditor kept from an earlier
+// verification. --head checks that the last record is the head the store
+// reports, which is what exposes records removed from the end.
 //
 // The exit status is 0 only when the evidence is valid, 1 when it is not
 // (with a one-line reason), and 2 for a usage or file error. --json prints
@@ -41,7 +47,8 @@ const (
 const usage = `usage:
   verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
                  [--user NAME] [--credential-id B64URL] [--json]
-  verify audit FILE [--anchor HEX] [--head HEX] [--metrics] [--json]`
+  verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
+               [--head HEX] [--metrics] [--json]`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, time.Now))

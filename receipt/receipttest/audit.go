@@ -1,6 +1,7 @@
 package receipttest
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"time"
 
@@ -48,4 +49,24 @@ func AuditChain(n int, start time.Time) []receipt.AuditRecord {
 		out = append(out, r)
 	}
 	return out
+}
+
+// GateKey returns a fixed ed25519 key for tests, the same for the same
+// seed: the key a gate signs audit checkpoints with.
+func GateKey(seed byte) ed25519.PrivateKey {
+	var s [ed25519.SeedSize]byte
+	for i := range s {
+		s[i] = seed + byte(i)
+	}
+	return ed25519.NewKeyFromSeed(s[:])
+}
+
+// SignedCheckpoint returns the checkpoint of r signed with key.
+func SignedCheckpoint(key ed25519.PrivateKey, r receipt.AuditRecord) receipt.SignedCheckpoint {
+	cp := receipt.CheckpointOf(r)
+	sig, err := receipt.SignCheckpoint(key, cp)
+	if err != nil {
+		panic("receipttest: sign checkpoint: " + err.Error())
+	}
+	return receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig}
 }

@@ -26,11 +26,11 @@ func (s planRecordFails) PutGrant(ctx context.Context, g store.Grant) error {
 	return s.Store.PutGrant(ctx, g)
 }
 
-// TestReviewPlanStepsOnlyThroughPlan: a plan's steps are used through the
-// plan's id only. Naming a step's record directly used to work, so the
-// steps of a plan whose own record was never written (Put failed after
-// them: "covers nothing") still approved their calls.
-func TestReviewPlanStepsOnlyThroughPlan(t *testing.T) {
+// TestPlanStepsOnlyThroughPlan: a plan's steps are used through the
+// plan's id only. Were a step's record usable by its own id, the steps of a
+// plan whose own record was never written (Put failed after them: "covers
+// nothing") would still approve their calls.
+func TestPlanStepsOnlyThroughPlan(t *testing.T) {
 	ctx := context.Background()
 	steps := []canon.Effect{
 		refund(`{"order":"A-17","amount":120}`),
@@ -68,11 +68,11 @@ func TestReviewPlanStepsOnlyThroughPlan(t *testing.T) {
 	})
 }
 
-// TestReviewPlanPutRetried: Put of a plan cut short after its steps (a
+// TestPlanPutRetried: Put of a plan cut short after its steps (a
 // crash before the plan's record) is completed by the same Put again, as
-// the gate's recovery runs it. The retry used to fail on the steps already
-// written, so an approved plan was never issued.
-func TestReviewPlanPutRetried(t *testing.T) {
+// the gate's recovery runs it. A retry that failed on the steps already
+// written would leave an approved plan never issued.
+func TestPlanPutRetried(t *testing.T) {
 	ctx := context.Background()
 	steps := []canon.Effect{
 		refund(`{"order":"A-17","amount":120}`),

@@ -1,0 +1,180 @@
+package receipt_test
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/receipt/receipttest"
+)
+
+func TestCheckpointSignature(t *testing.T) {
+	key := receipttest.GateKey(1)
+	pub := key.Public().(ed25519.PublicKey)
+	c := receipttest.AuditChain(5, chainStart)
+	cp := receipt.CheckpointOf(c[4])
+	sig, err := receipt.SignCheckpoint(key, cp)
+	require.NoError(t, err)
+	require.NoError(t, receipt.VerifyCheckpoint(pub, cp, sig))
+
+	for name, bad := range map[string]receipt.Checkpoint{
+		"seq":  {Seq: cp.Seq + 1, Hash: cp.Hash, Time: cp.Time},
+		"hash": {Seq: cp.Seq, Hash: c[3].Hash, Time: cp.Time},
+		"time": {Seq: cp.Seq, Hash: cp.Hash, Time: cp.Time - 1},
+	} {
+		assert.ErrorIs(t, receipt.VerifyCheckpoint(pub, bad, sig), receipt.ErrCheckpoint, name)
+	}
+	other := receipttest.GateKey(2).Public().(ed25519.PublicKey)
+	assert.ErrorIs(t, receipt.VerifyCheckpoint(other, cp, sig), receipt.ErrCheckpoint, "another gate's key")
+	assert.ErrorIs(t, receipt.VerifyCheckpoint(pub, cp, sig[:63]), receipt.ErrCheckpoint, "short signature")
+	assert.ErrorIs(t, receipt.VerifyCheckpoint(pub[:31], cp, sig), receipt.ErrCheckpoint, "short key")
+	_, err = receipt.SignCheckpoint(key[:10], cp)
+	assert.ErrorIs(t, err, receipt.ErrUnsupportedKey)
+
+	// A checkpoint signature is not a signature of anything else the gate's
+	// key could sign over the same bytes: the tag is in the message.
+	raw := append(append([]byte{}, cp.Hash[:]...), byte(cp.Seq))
+	assert.ErrorIs(t, receipt.VerifyCheckpoint(pub, cp, ed25519.Sign(key, raw)), receipt.ErrCheckpoint)
+}
+
+// naiveVerifyChain is the rule VerifyChain had before checkpoints: a chain
+// not starting at Seq 1 is checked from its first record, whose PrevHash is
+// taken as given.
+func naiveVerifyChain(records []receipt.AuditRecord) error {
+	if len(records) > 0 && records[0].Seq != 1 {
+		return receipt.VerifyChain(records, records[0].PrevHash)
+	}
+	return receipt.VerifyChain(records, canon.Digest{})
+}
+
+// TestVerifyChainFromEveryCut tries every way to cut a chain's head off
+// against every checkpoint: a window verifies exactly when it starts right
+// after the signed checkpoint, a whole chain exactly when it passes through
+// it; without a checkpoint no window verifies. The naive rule accepts every
+// window, so deleting the first records of a log went unnoticed.
+func TestVerifyChainFromEveryCut(t *testing.T) {
+	key := receipttest.GateKey(1)
+	pub := key.Public().(ed25519.PublicKey)
+	const n = 16
+	c := receipttest.AuditChain(n, chainStart)
+	naiveAccepts := 0
+	for start := range n {
+		window := c[start:]
+		if naiveVerifyChain(window) == nil && start > 0 {
+			naiveAccepts++
+		}
+		if start > 0 {
+			assert.Error(t, receipt.VerifyChain(window, canon.Digest{}), "start %d without an anchor", start)
+		}
+		for at := range n + 1 { // at 0: the start of the chain
+			var sc receipt.SignedCheckpoint
+			if at == 0 {
+				sig, err := receipt.SignCheckpoint(key, receipt.Checkpoint{})
+				require.NoError(t, err)
+				sc = receipt.SignedCheckpoint{Sig: sig}
+			} else {
+				sc = receipttest.SignedCheckpoint(key, c[at-1])
+			}
+			err := receipt.VerifyChainFrom(window, pub, sc.Checkpoint, sc.Sig)
+			if start == at || start == 0 && at <= n {
+				assert.NoError(t, err, "window from %d, checkpoint at seq %d", start, at)
+			} else {
+				assert.Error(t, err, "window from %d, checkpoint at seq %d", start, at)
+			}
+		}
+	}
+	assert.Equal(t, n-1, naiveAccepts, "the naive rule accepts every truncated chain")
+}
+
+// TestVerifyChainFromRewrittenChain: an attacker who deletes the first
+// records and renumbers and rehashes the rest produces a chain that
+// verifies from the start, but not through the gate's signed checkpoint.
+func TestVerifyChainFromRewrittenChain(t *testing.T) {
+	key := receipttest.GateKey(1)
+	pub := key.Public().(ed25519.PublicKey)
+	c := receipttest.AuditChain(20, chainStart)
+	sc := receipttest.SignedCheckpoint(key, c[14])
+
+	forged := append([]receipt.AuditRecord(nil), c[5:]...)
+	for i := range forged {
+		forged[i].Seq = int64(i + 1)
+	}
+	forged[0].PrevHash = canon.Digest{}
+	relink(t, forged, 0)
+	require.NoError(t, receipt.VerifyChain(forged, canon.Digest{}), "the forgery is a well-formed chain")
+	assert.Error(t, receipt.VerifyChainFrom(forged, pub, sc.Checkpoint, sc.Sig))
+	assert.NoError(t, receipt.VerifyChainFrom(c, pub, sc.Checkpoint, sc.Sig))
+
+	// A checkpoint the attacker signed with their own key does not help.
+	mine := receipttest.SignedCheckpoint(receipttest.GateKey(9), forged[3])
+	assert.ErrorIs(t, receipt.VerifyChainFrom(forged[4:], pub, mine.Checkpoint, mine.Sig), receipt.ErrCheckpoint)
+}
+
+func TestSignedCheckpointFile(t *testing.T) {
+	key := receipttest.GateKey(1)
+	c := receipttest.AuditChain(3, chainStart)
+	sc := receipttest.SignedCheckpoint(key, c[2])
+	b, err := json.Marshal(sc)
+	require.NoError(t, err)
+	got, err := receipt.ParseSignedCheckpoint(b)
+	require.NoError(t, err)
+	assert.Equal(t, sc, got)
+
+	for name, in := range map[string]string{
+		"unknown field": `{"seq":1,"hash":"` + c[0].Hash.String() + `","time":1,"sig":"` + b64(sc.Sig) + `","x":1}`,
+		"duplicate":     `{"seq":1,"seq":2,"hash":"` + c[0].Hash.String() + `","time":1,"sig":"` + b64(sc.Sig) + `"}`,
+		"short sig":     `{"seq":1,"hash":"` + c[0].Hash.String() + `","time":1,"sig":"AAAA"}`,
+		"bad hash":      `{"seq":1,"hash":"xyz","time":1,"sig":"` + b64(sc.Sig) + `"}`,
+		"negative seq":  `{"seq":-1,"hash":"` + c[0].Hash.String() + `","time":1,"sig":"` + b64(sc.Sig) + `"}`,
+		"not json":      `seq=1`,
+		"too large":     `{"seq":1,"pad":"` + string(make([]byte, receipt.MaxCheckpointSize)) + `"}`,
+	} {
+		_, err := receipt.ParseSignedCheckpoint([]byte(in))
+		assert.ErrorIs(t, err, receipt.ErrCheckpoint, name)
+	}
+}
+
+func b64(b []byte) string {
+	out, _ := json.Marshal(b)
+	return string(out[1 : len(out)-1])
+}
+
+func ExampleVerifyChainFrom() {
+	gate := receipttest.GateKey(1)
+	chain := receipttest.AuditChain(30, chainStart)
+	// The gate signed a checkpoint at seq 10; later, records 1-10 were
+	// archived and only 11-30 are exported.
+	sc := receipttest.SignedCheckpoint(gate, chain[9])
+	export := chain[10:]
+
+	fmt.Println(receipt.VerifyChain(export, canon.Digest{}) != nil)
+	fmt.Println(receipt.VerifyChainFrom(export, gate.Public().(ed25519.PublicKey), sc.Checkpoint, sc.Sig))
+	fmt.Println(receipt.VerifyChainFrom(export[1:], gate.Public().(ed25519.PublicKey), sc.Checkpoint, sc.Sig) != nil)
+	// Output:
+	// true
+	// <nil>
+	// true
+}
+
+func ExampleSignCheckpoint() {
+	gate := receipttest.GateKey(1) // the gate's ed25519 key
+	chain := receipttest.AuditChain(3, chainStart)
+	cp := receipt.CheckpointOf(chain[2])
+	sig, err := receipt.SignCheckpoint(gate, cp)
+	if err != nil {
+		panic(err)
+	}
+	pub := gate.Public().(ed25519.PublicKey)
+	fmt.Println(cp.Seq, receipt.VerifyCheckpoint(pub, cp, sig))
+	cp.Seq++
+	fmt.Println(receipt.VerifyCheckpoint(pub, cp, sig))
+	// Output:
+	// 3 <nil>
+	// receipt: checkpoint does not verify: signature does not verify with the gate's key
+}

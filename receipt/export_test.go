@@ -1,4 +1,0 @@
-package receipt
-
-// ScanEffect exposes scanEffect to the differential tests.
-var ScanEffect = scanEffect
