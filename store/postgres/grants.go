@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,17 +11,17 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-const grantColumns = `id, user_name, spec, remaining, created_at, expires_at`
+const grantColumns = `id, user_name, spec, remaining, created_at, expires_at, revoked_at`
 
 func scanGrant(row pgx.Row) (store.Grant, error) {
 	var (
-		g                store.Grant
-		created, expires pgtype.Timestamptz
+		g                         store.Grant
+		created, expires, revoked pgtype.Timestamptz
 	)
-	if err := row.Scan(&g.ID, &g.User, &g.Spec, &g.Remaining, &created, &expires); err != nil {
+	if err := row.Scan(&g.ID, &g.User, &g.Spec, &g.Remaining, &created, &expires, &revoked); err != nil {
 		return store.Grant{}, err
 	}
-	g.CreatedAt, g.ExpiresAt = fromTS(created), fromTS(expires)
+	g.CreatedAt, g.ExpiresAt, g.RevokedAt = fromTS(created), fromTS(expires), fromTS(revoked)
 	return g, nil
 }
 
@@ -35,7 +34,8 @@ func (s *Store) PutGrant(ctx context.Context, g store.Grant) error {
 	if err := s.enter(ctx); err != nil {
 		return s.fail(ctx, op, err)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO grants (`+grantColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+	_, err := s.pool.Exec(ctx, `INSERT INTO grants (id, user_name, spec, remaining, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
 		g.ID, g.User, g.Spec, g.Remaining, ts(g.CreatedAt), g.ExpiresAt)
 	return s.fail(ctx, op, err)
 }
@@ -47,7 +47,7 @@ func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
 		return store.Grant{}, s.fail(ctx, op, err)
 	}
 	g, err := scanGrant(s.pool.QueryRow(ctx, `SELECT `+grantColumns+` FROM grants WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errNoRow(err) {
 		err = store.ErrNotFound
 	}
 	if err != nil {
@@ -57,30 +57,141 @@ func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
 }
 
 // UseGrant implements [store.Grants] with one conditional UPDATE: the
-// decrement and the check that a use remains are the same statement, so
-// concurrent replicas together take exactly the remaining uses.
+// decrement, the check that a use remains, the revocation and expiry
+// checks and the comparison of at with the database's clock are one
+// statement, so concurrent replicas together take exactly the remaining
+// uses and none after a revocation.
 func (s *Store) UseGrant(ctx context.Context, id string, at time.Time) (store.Grant, error) {
 	const op = "use grant"
+	if err := store.CheckTime(at); err != nil {
+		return store.Grant{}, fmt.Errorf("%s: %w", op, err)
+	}
 	if err := s.enter(ctx); err != nil {
 		return store.Grant{}, s.fail(ctx, op, err)
 	}
-	g, err := scanGrant(s.pool.QueryRow(ctx, `UPDATE grants SET remaining = remaining - 1
-		WHERE id = $1 AND expires_at > $2 AND remaining > 0
-		RETURNING `+grantColumns, id, at))
-	if errors.Is(err, pgx.ErrNoRows) {
-		var expired bool
-		err = s.pool.QueryRow(ctx, `SELECT expires_at <= $2 FROM grants WHERE id = $1`, id, at).Scan(&expired)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			err = store.ErrNotFound
-		case err == nil && expired:
-			err = store.ErrExpired
-		case err == nil:
-			err = store.ErrGrantUsedUp
-		}
-	}
+	var out store.Grant
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		g, err := useGrant(ctx, tx, id, at)
+		out = g
+		return err
+	})
 	if err != nil {
 		return store.Grant{}, s.fail(ctx, op, err)
 	}
-	return g, nil
+	return out, nil
+}
+
+var queryUseGrant = `UPDATE grants SET remaining = remaining - 1
+	WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2 AND remaining > 0 AND ` + skewOK(2) + `
+	RETURNING ` + grantColumns
+
+// useGrant takes one use of grant id at at inside tx, or says why not.
+func useGrant(ctx context.Context, tx pgx.Tx, id string, at time.Time) (store.Grant, error) {
+	g, err := scanGrant(tx.QueryRow(ctx, queryUseGrant, id, at))
+	if !errNoRow(err) {
+		return g, err
+	}
+	var (
+		now              time.Time
+		found            bool
+		revoked, expired bool
+	)
+	err = tx.QueryRow(ctx, `SELECT clock_timestamp(), g.id IS NOT NULL,
+			coalesce(g.revoked_at IS NOT NULL, false), coalesce(g.expires_at <= $2, false)
+		FROM (SELECT 1) AS one LEFT JOIN grants g ON g.id = $1`, id, at).Scan(&now, &found, &revoked, &expired)
+	if err != nil {
+		return store.Grant{}, err
+	}
+	if !found {
+		return store.Grant{}, store.ErrNotFound
+	}
+	if err := store.CheckSkew(at, now); err != nil {
+		return store.Grant{}, err
+	}
+	switch {
+	case revoked:
+		return store.Grant{}, store.ErrRevoked
+	case expired:
+		return store.Grant{}, store.ErrExpired
+	}
+	return store.Grant{}, store.ErrGrantUsedUp
+}
+
+// RevokeGrant implements [store.Grants].
+func (s *Store) RevokeGrant(ctx context.Context, id string, at time.Time, note store.Note) error {
+	const op = "revoke grant"
+	if err := store.CheckTime(at); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return s.revoke(ctx, op, note,
+		`UPDATE grants SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`,
+		`SELECT false, revoked_at IS NOT NULL FROM grants WHERE id = $1`, id, at)
+}
+
+// ParkGranted implements [store.Grants]: the use of the grant, the
+// approved ticket and its audit row commit together or not at all.
+func (s *Store) ParkGranted(ctx context.Context, a store.Approval, grantID string, note store.Note) (store.Approval, store.Grant, error) {
+	const op = "park granted"
+	if err := a.Check(); err != nil {
+		return store.Approval{}, store.Grant{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if a.State != store.Approved {
+		return store.Approval{}, store.Grant{}, fmt.Errorf("%s: %w: a granted ticket is approved", op, store.ErrInvalid)
+	}
+	if err := s.enter(ctx); err != nil {
+		return store.Approval{}, store.Grant{}, s.fail(ctx, op, err)
+	}
+	a = newTicket(a)
+	var (
+		out store.Approval
+		g   store.Grant
+	)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if g, err = useGrant(ctx, tx, grantID, a.CreatedAt); err != nil {
+			return err
+		}
+		if out, err = insertTicket(ctx, tx, a); err != nil {
+			return err
+		}
+		return noteTx(ctx, tx, note, false, out)
+	})
+	if err != nil {
+		return store.Approval{}, store.Grant{}, s.fail(ctx, op, err)
+	}
+	return out, g, nil
+}
+
+// revoke runs a revocation: update (which must change one row, keyed by
+// $1, at $2) and note's record for the zero ticket, in one transaction.
+// When update changes nothing, explain (keyed by $1) reads whether the
+// record was used up (redeemed) and whether it was already revoked; no
+// row means it does not exist.
+func (s *Store) revoke(ctx context.Context, op string, note store.Note, update, explain string, key any, at time.Time) error {
+	if err := s.enter(ctx); err != nil {
+		return s.fail(ctx, op, err)
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, update, key, at)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			var used, revoked bool
+			err := tx.QueryRow(ctx, explain, key).Scan(&used, &revoked)
+			switch {
+			case errNoRow(err):
+				return store.ErrNotFound
+			case err != nil:
+				return err
+			case revoked:
+				return store.ErrRevoked
+			case used:
+				return store.ErrConsumed
+			}
+			return fmt.Errorf("%w: nothing revoked", ErrDatabase)
+		}
+		return noteTx(ctx, tx, note, false, store.Approval{})
+	})
+	return s.fail(ctx, op, err)
 }
