@@ -84,13 +84,13 @@ func BenchmarkCapCheck(b *testing.B) {
 			}
 			caps := store.Caps{PerSession: 5, PerUser: 10}
 			for i := range caps.PerSession {
-				if _, _, err := s.Park(ctx, storetest.Ticket("full", "u-full", -1-i), caps); err != nil {
+				if _, _, err := s.Park(ctx, storetest.Ticket("full", "u-full", -1-i), caps, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				_, _, err := s.Park(ctx, storetest.Ticket("full", "u-full", 1_000_000+i), caps)
+				_, _, err := s.Park(ctx, storetest.Ticket("full", "u-full", 1_000_000+i), caps, nil)
 				if !errors.Is(err, store.ErrPendingCap) {
 					b.Fatalf("want the cap, got %v", err)
 				}

@@ -253,14 +253,20 @@ func whyNotResolved(ctx context.Context, tx pgx.Tx, id string, r store.Resolutio
 		return err
 	case !st.found:
 		return store.ErrNotFound
+	}
+	if r.To == store.Approved {
+		if err := store.CheckSkew(r.At, st.now); err != nil {
+			return err
+		}
+	}
+	switch {
 	case r.To == store.Revoked || st.state != store.Pending:
 		return store.ErrResolved
+	case r.To == store.Approved:
+		return store.ErrExpired
 	}
-	// Pending, and r approves it.
-	if err := store.CheckSkew(r.At, st.now); err != nil {
-		return err
-	}
-	return store.ErrExpired
+	// Pending, yet not decided: only a concurrent change explains it.
+	return store.ErrResolved
 }
 
 // ExpirePending implements [store.Sweeper]: one UPDATE and the audit rows,
