@@ -10,7 +10,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s := memory.New()
+		s := memory.New(nil)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	})
