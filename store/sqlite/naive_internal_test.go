@@ -43,7 +43,7 @@ func TestNaiveConsumeDoubleSpends(t *testing.T) {
 		{"Consume", func(s *Store, id, key string, read *sync.WaitGroup) error {
 			read.Done()
 			read.Wait()
-			_, err := s.Consume(ctx, id, key, t0)
+			_, err := s.Consume(ctx, id, claim(key), nil)
 			return err
 		}, 1},
 	}
