@@ -2,8 +2,8 @@ package store_test
 
 import (
 	"encoding/hex"
-	"errors"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
