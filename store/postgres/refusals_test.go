@@ -128,8 +128,8 @@ func TestCancelMidTransaction(t *testing.T) {
 	require.NoError(t, err)
 
 	// The session advisory lock Park takes: class 0x61737501, as in package postgres.
-	lockTx(t, schema, `SELECT pg_advisory_xact_lock(x'61737501'::int, hashtext(current_schema() || '/s1'))`)
-	lockTx(t, schema, `SELECT 1 FROM audit_head FOR UPDATE`)
+	releaseSession := lockTx(t, schema, `SELECT pg_advisory_xact_lock(x'61737501'::int, hashtext(current_schema() || '/s1'))`)
+	releaseHead := lockTx(t, schema, `SELECT 1 FROM audit_head FOR UPDATE`)
 
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
@@ -149,6 +149,8 @@ func TestCancelMidTransaction(t *testing.T) {
 	head, err := s.AuditHead(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, before, head, "the cancelled append left the chain as it was")
+	releaseSession()
+	releaseHead()
 	_, _, err = s.Park(ctx, storetest.Ticket("s2", "u2", 2), store.Caps{}, note("park"))
 	assert.NoError(t, err, "the store still works")
 }
