@@ -38,88 +38,8 @@ func scanAudit(row pgx.Row) (receipt.AuditRecord, error) {
 	return r, nil
 }
 
-// The statements of an append. queryHead locks the chain head row, so
-// appends from every replica queue there until the appending transaction
-// ends; the database's clock is read by the next statement, once the lock
-// is held.
-const (
-	queryHead   = `SELECT seq, hash, time FROM audit_head FOR UPDATE`
-	queryClock  = `SELECT clock_timestamp()`
-	queryInsert = `INSERT INTO audit (` + auditColumns + `) VALUES
-		($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		 $21, $22, $23, $24, $25)`
-	queryMoveHead = `UPDATE audit_head SET seq = $1, hash = $2, time = $3`
-)
-
-// appendTx appends recs, in order, to the chain inside tx and returns them
-// as stored: it locks the head, reads the database's clock, completes each
-// record with [store.ChainNext] and writes the records and the new head in
-// one round trip. A record the chain refuses fails the whole transaction.
-func appendTx(ctx context.Context, tx pgx.Tx, recs ...receipt.AuditRecord) ([]receipt.AuditRecord, error) {
-	if len(recs) == 0 {
-		return nil, nil
-	}
-	var (
-		head receipt.AuditRecord
-		hash []byte
-		now  time.Time
-	)
-	// One round trip; pgx writes to a Batch it sends, so each is new.
-	batch := &pgx.Batch{}
-	batch.Queue(queryHead)
-	batch.Queue(queryClock)
-	br := tx.SendBatch(ctx, batch)
-	err := br.QueryRow().Scan(&head.Seq, &hash, &head.Time)
-	if err == nil {
-		err = br.QueryRow().Scan(&now)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	copy(head.Hash[:], hash)
-	out := make([]receipt.AuditRecord, len(recs))
-	batch = &pgx.Batch{}
-	for i, r := range recs {
-		next, err := store.ChainNext(head, r, now)
-		if err != nil {
-			return nil, err
-		}
-		var args []byte
-		if next.Args != nil {
-			args = next.Args
-		}
-		batch.Queue(queryInsert,
-			next.Seq, next.Time, next.TicketID, next.Task, next.Step, next.Session, next.Tool, next.EffectClass,
-			next.ArgsDigest[:], args, next.Principal.User, next.Principal.Agent, next.Principal.Delegations,
-			next.PolicyVersion, next.Decision, next.Reason, next.Taint, next.Approver, next.Nonce, next.CardHash,
-			next.DecisionMillis, next.Result, next.IdempotencyKey, next.PrevHash[:], next.Hash[:])
-		out[i], head = next, next
-	}
-	batch.Queue(queryMoveHead, head.Seq, head.Hash[:], head.Time)
-	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// noteTx appends, inside tx, note's record for each ticket in order; a nil
-// note appends nothing.
-func noteTx(ctx context.Context, tx pgx.Tx, note store.Note, merged bool, tickets ...store.Approval) error {
-	if note == nil || len(tickets) == 0 {
-		return nil
-	}
-	recs := make([]receipt.AuditRecord, len(tickets))
-	for i, a := range tickets {
-		recs[i] = note(a.Clone(), merged)
-	}
-	_, err := appendTx(ctx, tx, recs...)
-	return err
-}
-
-// AppendAudit implements [store.AuditLog].
+// AppendAudit implements [store.AuditLog] in two round trips: the head's
+// lock and the clock, then the record, the head's move and COMMIT.
 func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error) {
 	const op = "append audit"
 	if err := store.CheckAudit(r); err != nil {
@@ -129,8 +49,12 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 		return receipt.AuditRecord{}, s.fail(ctx, op, err)
 	}
 	var out receipt.AuditRecord
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		recs, err := appendTx(ctx, tx, r)
+	err := s.inTxn(ctx, func(t *txn) error {
+		h, err := t.lockHead(ctx)
+		if err != nil {
+			return err
+		}
+		recs, err := t.commit(ctx, h, r)
 		if err == nil {
 			out = recs[0]
 		}

@@ -54,14 +54,14 @@ type ticketState struct {
 // update matched no row. It runs in the same transaction, so it sees the
 // row the update saw or a newer one: the reason it gives is that of a
 // refusal that really happened.
-func explainTicket(ctx context.Context, tx pgx.Tx, id string) (ticketState, error) {
+func explainTicket(ctx context.Context, q querier, id string) (ticketState, error) {
 	var (
 		st             ticketState
 		state, key     pgtype.Text
 		expires, lease pgtype.Timestamptz
 		fence          pgtype.Int8
 	)
-	err := tx.QueryRow(ctx, `SELECT clock_timestamp(), t.state, t.expires_at, t.lease_until, t.fence, t.idempotency_key
+	err := q.QueryRow(ctx, `SELECT clock_timestamp(), t.state, t.expires_at, t.lease_until, t.fence, t.idempotency_key
 		FROM (SELECT 1) AS one LEFT JOIN tickets t ON t.id = $1`, id).
 		Scan(&st.now, &state, &expires, &lease, &fence, &key)
 	if err != nil {

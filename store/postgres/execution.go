@@ -44,30 +44,26 @@ func (s *Store) Consume(ctx context.Context, id string, c store.Claim, note stor
 	if err := store.CheckConsume(c); err != nil {
 		return store.Approval{}, fmt.Errorf("%s: %w", op, err)
 	}
-	return s.decide(ctx, op, note, func(tx pgx.Tx) (store.Approval, error) {
-		a, err := scanTicket(tx.QueryRow(ctx, queryConsume, id, c.Key, c.Owner, c.LeaseUntil, c.At))
-		if !errNoRow(err) {
-			return a, err
-		}
-		st, err := explainTicket(ctx, tx, id)
+	return s.decide(ctx, op, note, queryConsume, []any{id, c.Key, c.Owner, c.LeaseUntil, c.At}, func(q querier) error {
+		st, err := explainTicket(ctx, q, id)
 		switch {
 		case err != nil:
-			return store.Approval{}, err
+			return err
 		case !st.found:
-			return store.Approval{}, store.ErrNotFound
+			return store.ErrNotFound
 		}
 		if err := store.CheckSkew(c.At, st.now); err != nil {
-			return store.Approval{}, err
+			return err
 		}
 		switch {
 		case st.state == store.Executing || st.state.Ran():
-			return store.Approval{}, store.ErrConsumed
+			return store.ErrConsumed
 		case st.state == store.Revoked:
-			return store.Approval{}, store.ErrRevoked
+			return store.ErrRevoked
 		case st.state == store.Approved:
-			return store.Approval{}, store.ErrExpired
+			return store.ErrExpired
 		}
-		return store.Approval{}, store.ErrNotApproved
+		return store.ErrNotApproved
 	})
 }
 
@@ -103,19 +99,15 @@ func (s *Store) Finish(ctx context.Context, id string, fence int64, o store.Outc
 	if err := o.Check(); err != nil {
 		return store.Approval{}, fmt.Errorf("%s: %w", op, err)
 	}
-	return s.decide(ctx, op, note, func(tx pgx.Tx) (store.Approval, error) {
-		a, err := scanTicket(tx.QueryRow(ctx, queryFinish, id, fence, string(o.State), o.Result, o.At))
-		if !errNoRow(err) {
-			return a, err
-		}
-		st, err := explainTicket(ctx, tx, id)
+	return s.decide(ctx, op, note, queryFinish, []any{id, fence, string(o.State), o.Result, o.At}, func(q querier) error {
+		st, err := explainTicket(ctx, q, id)
 		switch {
 		case err != nil:
-			return store.Approval{}, err
+			return err
 		case !st.found:
-			return store.Approval{}, store.ErrNotFound
+			return store.ErrNotFound
 		}
-		return store.Approval{}, store.ErrFenced
+		return store.ErrFenced
 	})
 }
 
@@ -148,45 +140,54 @@ func (s *Store) Reclaim(ctx context.Context, id string, fence int64, c store.Cla
 	if err := c.Check(); err != nil {
 		return store.Approval{}, fmt.Errorf("%s: %w", op, err)
 	}
-	return s.decide(ctx, op, note, func(tx pgx.Tx) (store.Approval, error) {
-		a, err := scanTicket(tx.QueryRow(ctx, queryReclaim, id, fence, c.Owner, c.LeaseUntil, c.At, c.Key))
-		if !errNoRow(err) {
-			return a, err
-		}
-		st, err := explainTicket(ctx, tx, id)
+	args := []any{id, fence, c.Owner, c.LeaseUntil, c.At, c.Key}
+	return s.decide(ctx, op, note, queryReclaim, args, func(q querier) error {
+		st, err := explainTicket(ctx, q, id)
 		switch {
 		case err != nil:
-			return store.Approval{}, err
+			return err
 		case !st.found:
-			return store.Approval{}, store.ErrNotFound
+			return store.ErrNotFound
 		}
 		if err := store.CheckSkew(c.At, st.now); err != nil {
-			return store.Approval{}, err
+			return err
 		}
 		switch {
 		case st.state != store.Executing || st.fence != fence:
-			return store.Approval{}, store.ErrFenced
+			return store.ErrFenced
 		case c.Key != "" && c.Key != st.key:
-			return store.Approval{}, fmt.Errorf("%w: a reclaim keeps the idempotency key", store.ErrInvalid)
+			return fmt.Errorf("%w: a reclaim keeps the idempotency key", store.ErrInvalid)
 		}
-		return store.Approval{}, store.ErrLeaseLive
+		return store.ErrLeaseLive
 	})
 }
 
-// decide runs change, which updates one ticket or says why it cannot, and
-// appends note's record for the updated ticket, in one transaction.
-func (s *Store) decide(ctx context.Context, op string, note store.Note, change func(pgx.Tx) (store.Approval, error)) (store.Approval, error) {
+// decide runs a decision on one ticket in two round trips: BEGIN, query
+// (a conditional UPDATE ... RETURNING ticketColumns) and, when note will
+// make a record, the chain head's lock and the clock; then the record, the
+// head's move and COMMIT. When query matches no row, why says why, in the
+// same transaction, and the transaction rolls back.
+func (s *Store) decide(ctx context.Context, op string, note store.Note, query string, args []any, why func(querier) error) (store.Approval, error) {
 	if err := s.enter(ctx); err != nil {
 		return store.Approval{}, s.fail(ctx, op, err)
 	}
 	var out store.Approval
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		a, err := change(tx)
-		if err != nil {
+	err := s.inTxn(ctx, func(t *txn) error {
+		b := &pgx.Batch{}
+		b.Queue(query, args...)
+		queueHead(b, note)
+		a, h, err := readTicket(t.send(ctx, b), note)
+		switch {
+		case errNoRow(err):
+			return why(t.conn)
+		case err != nil:
+			return err
+		}
+		if err := t.commitNoted(ctx, h, note, false, a); err != nil {
 			return err
 		}
 		out = a
-		return noteTx(ctx, tx, note, false, a)
+		return nil
 	})
 	if err != nil {
 		return store.Approval{}, s.fail(ctx, op, err)

@@ -69,52 +69,46 @@ func (s *Store) UseGrant(ctx context.Context, id string, at time.Time) (store.Gr
 	if err := s.enter(ctx); err != nil {
 		return store.Grant{}, s.fail(ctx, op, err)
 	}
-	var out store.Grant
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		g, err := useGrant(ctx, tx, id, at)
-		out = g
-		return err
-	})
+	g, err := scanGrant(s.pool.QueryRow(ctx, queryUseGrant, id, at))
+	if errNoRow(err) {
+		err = whyNoUse(ctx, s.pool, id, at)
+	}
 	if err != nil {
 		return store.Grant{}, s.fail(ctx, op, err)
 	}
-	return out, nil
+	return g, nil
 }
 
 var queryUseGrant = `UPDATE grants SET remaining = remaining - 1
 	WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2 AND remaining > 0 AND ` + skewOK(2) + `
 	RETURNING ` + grantColumns
 
-// useGrant takes one use of grant id at at inside tx, or says why not.
-func useGrant(ctx context.Context, tx pgx.Tx, id string, at time.Time) (store.Grant, error) {
-	g, err := scanGrant(tx.QueryRow(ctx, queryUseGrant, id, at))
-	if !errNoRow(err) {
-		return g, err
-	}
+// whyNoUse says why queryUseGrant took no use of grant id at at.
+func whyNoUse(ctx context.Context, q querier, id string, at time.Time) error {
 	var (
 		now              time.Time
 		found            bool
 		revoked, expired bool
 	)
-	err = tx.QueryRow(ctx, `SELECT clock_timestamp(), g.id IS NOT NULL,
+	err := q.QueryRow(ctx, `SELECT clock_timestamp(), g.id IS NOT NULL,
 			coalesce(g.revoked_at IS NOT NULL, false), coalesce(g.expires_at <= $2, false)
 		FROM (SELECT 1) AS one LEFT JOIN grants g ON g.id = $1`, id, at).Scan(&now, &found, &revoked, &expired)
 	if err != nil {
-		return store.Grant{}, err
+		return err
 	}
 	if !found {
-		return store.Grant{}, store.ErrNotFound
+		return store.ErrNotFound
 	}
 	if err := store.CheckSkew(at, now); err != nil {
-		return store.Grant{}, err
+		return err
 	}
 	switch {
 	case revoked:
-		return store.Grant{}, store.ErrRevoked
+		return store.ErrRevoked
 	case expired:
-		return store.Grant{}, store.ErrExpired
+		return store.ErrExpired
 	}
-	return store.Grant{}, store.ErrGrantUsedUp
+	return store.ErrGrantUsedUp
 }
 
 // RevokeGrant implements [store.Grants].
@@ -146,15 +140,37 @@ func (s *Store) ParkGranted(ctx context.Context, a store.Approval, grantID strin
 		out store.Approval
 		g   store.Grant
 	)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTxn(ctx, func(t *txn) error {
+		// One round trip: the use, the ticket (rolled back with the whole
+		// transaction if the use was refused) and the head.
+		b := &pgx.Batch{}
+		b.Queue(queryUseGrant, grantID, a.CreatedAt)
+		b.Queue(queryInsertTicket, insertArgs(a)...)
+		queueHead(b, note)
+		br := t.send(ctx, b)
 		var err error
-		if g, err = useGrant(ctx, tx, grantID, a.CreatedAt); err != nil {
+		g, err = scanGrant(br.QueryRow())
+		if errNoRow(err) {
+			// Read the ticket's result: a refused insert aborts the
+			// transaction, and its error then wins.
+			_, err = scanTicket(br.QueryRow())
+			if cerr := br.Close(); cerr != nil {
+				return cerr
+			}
+			if err != nil && !errNoRow(err) {
+				return err
+			}
+			return whyNoUse(ctx, t.conn, grantID, a.CreatedAt)
+		}
+		if err != nil {
+			_ = br.Close()
 			return err
 		}
-		if out, err = insertTicket(ctx, tx, a); err != nil {
+		var h head
+		if out, h, err = readTicket(br, note); err != nil {
 			return err
 		}
-		return noteTx(ctx, tx, note, false, out)
+		return t.commitNoted(ctx, h, note, false, out)
 	})
 	if err != nil {
 		return store.Approval{}, store.Grant{}, s.fail(ctx, op, err)
@@ -162,23 +178,34 @@ func (s *Store) ParkGranted(ctx context.Context, a store.Approval, grantID strin
 	return out, g, nil
 }
 
-// revoke runs a revocation: update (which must change one row, keyed by
-// $1, at $2) and note's record for the zero ticket, in one transaction.
-// When update changes nothing, explain (keyed by $1) reads whether the
-// record was used up (redeemed) and whether it was already revoked; no
-// row means it does not exist.
+// revoke runs a revocation in two round trips: BEGIN, update (which must
+// change one row, keyed by $1, at $2) and the head's lock; then note's
+// record for the zero ticket and COMMIT. When update changes nothing,
+// explain (keyed by $1) reads whether the record was used up (redeemed)
+// and whether it was already revoked; no row means it does not exist.
 func (s *Store) revoke(ctx context.Context, op string, note store.Note, update, explain string, key any, at time.Time) error {
 	if err := s.enter(ctx); err != nil {
 		return s.fail(ctx, op, err)
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, update, key, at)
+	err := s.inTxn(ctx, func(t *txn) error {
+		b := &pgx.Batch{}
+		b.Queue(update, key, at)
+		queueHead(b, note)
+		br := t.send(ctx, b)
+		tag, err := br.Exec()
+		var h head
+		if err == nil {
+			h, err = readHead(br, note)
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			var used, revoked bool
-			err := tx.QueryRow(ctx, explain, key).Scan(&used, &revoked)
+			err := t.conn.QueryRow(ctx, explain, key).Scan(&used, &revoked)
 			switch {
 			case errNoRow(err):
 				return store.ErrNotFound
@@ -191,7 +218,7 @@ func (s *Store) revoke(ctx context.Context, op string, note store.Note, update, 
 			}
 			return fmt.Errorf("%w: nothing revoked", ErrDatabase)
 		}
-		return noteTx(ctx, tx, note, false, store.Approval{})
+		return t.commitNoted(ctx, h, note, false, store.Approval{})
 	})
 	return s.fail(ctx, op, err)
 }

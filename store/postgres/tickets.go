@@ -32,17 +32,23 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 		out    store.Approval
 		merged bool
 	)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
+	err := s.inTxn(ctx, func(t *txn) error {
+		var (
+			h   head
+			err error
+		)
 		if a.State == store.Pending {
-			out, merged, err = parkPending(ctx, tx, a, caps)
+			out, merged, h, err = parkPending(ctx, t, a, caps, note)
 		} else {
-			out, err = insertTicket(ctx, tx, a)
+			b := &pgx.Batch{}
+			b.Queue(queryInsertTicket, insertArgs(a)...)
+			queueHead(b, note)
+			out, h, err = readTicket(t.send(ctx, b), note)
 		}
 		if err != nil {
 			return err
 		}
-		return noteTx(ctx, tx, note, merged, out)
+		return t.commitNoted(ctx, h, note, merged, out)
 	})
 	if err != nil {
 		return store.Approval{}, false, s.fail(ctx, op, err)
@@ -66,51 +72,87 @@ func newTicket(a store.Approval) store.Approval {
 }
 
 // parkPending merges a into an identical live pending ticket or stores it
-// as a new one within caps, under the session and user locks.
-func parkPending(ctx context.Context, tx pgx.Tx, a store.Approval, caps store.Caps) (store.Approval, bool, error) {
-	// One round trip; a batch runs its statements in order, so every
-	// Park takes the session lock before the user lock.
-	batch := &pgx.Batch{}
-	batch.Queue(queryLock, lockSession, a.Session)
-	batch.Queue(queryLock, lockUser, a.User)
+// as a new one within caps, under the session and user locks, and locks
+// the chain head when note will make a record. The first round trip
+// begins the transaction, takes the locks and tries the merge; the second
+// takes the head (merged) or counts against the caps, inserts and takes
+// the head, so the head is held only from the last statement before the
+// commit's round trip.
+func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps, note store.Note) (store.Approval, bool, head, error) {
+	b := &pgx.Batch{}
+	// A batch runs its statements in order, so every Park takes the
+	// session lock before the user lock.
+	b.Queue(queryLock, lockSession, a.Session)
+	b.Queue(queryLock, lockUser, a.User)
 	// A live pending duplicate takes the merge, even at the cap.
-	batch.Queue(queryMerge, mergeArgs(a)...)
-	t, err := parkLocked(tx.SendBatch(ctx, batch))
+	b.Queue(queryMerge, mergeArgs(a)...)
+	dup, _, err := readTicket(t.send(ctx, b), nil, 2)
 	switch {
 	case err == nil:
-		return t, true, nil
+		h, err := t.lockHeadFor(ctx, note)
+		return dup, true, h, err
 	case !errNoRow(err):
-		return store.Approval{}, false, err
+		return store.Approval{}, false, head{}, err
 	}
-	if err := checkCap(ctx, tx, "session", a.Session, a.CreatedAt, caps.PerSession); err != nil {
-		return store.Approval{}, false, err
-	}
-	if err := checkCap(ctx, tx, "user", a.User, a.CreatedAt, caps.PerUser); err != nil {
-		return store.Approval{}, false, err
-	}
-	t, err = insertTicket(ctx, tx, a)
-	return t, false, err
-}
 
-// parkLocked reads the results of Park's batch: the two locks, then the
-// merged ticket or pgx.ErrNoRows.
-func parkLocked(br pgx.BatchResults) (store.Approval, error) {
-	for range 2 {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return store.Approval{}, err
+	b = &pgx.Batch{}
+	limits := []struct {
+		what, key string
+		limit     int
+	}{{"session", a.Session, caps.PerSession}, {"user", a.User, caps.PerUser}}
+	for _, c := range limits {
+		if c.limit > 0 {
+			b.Queue(queryCap(c.what), c.key, a.CreatedAt, c.limit)
 		}
 	}
-	t, err := scanTicket(br.QueryRow())
+	// Inserted before the counts are read, and rolled back if one is full.
+	b.Queue(queryInsertTicket, insertArgs(a)...)
+	queueHead(b, note)
+	br := t.send(ctx, b)
+	for _, c := range limits {
+		if c.limit <= 0 {
+			continue
+		}
+		var n int
+		if err := br.QueryRow().Scan(&n); err != nil {
+			_ = br.Close()
+			return store.Approval{}, false, head{}, err
+		}
+		if n >= c.limit {
+			_ = br.Close()
+			return store.Approval{}, false, head{}, fmt.Errorf("%s: %w", c.what, store.ErrPendingCap)
+		}
+	}
+	out, h, err := readTicket(br, note, 0)
+	return out, false, h, err
+}
+
+// readTicket reads a batch's results: skip statements whose results do
+// not matter (locks), a ticket row or pgx.ErrNoRows, then what queueHead
+// queued for note. A failure of the batch itself wins over no row.
+func readTicket(br pgx.BatchResults, note store.Note, skip ...int) (store.Approval, head, error) {
+	var err error
+	for _, n := range skip {
+		for range n {
+			if _, err = br.Exec(); err != nil {
+				break
+			}
+		}
+	}
+	var (
+		a store.Approval
+		h head
+	)
+	if err == nil {
+		a, err = scanTicket(br.QueryRow())
+	}
+	if err == nil {
+		h, err = readHead(br, note)
+	}
 	if cerr := br.Close(); cerr != nil && (err == nil || errNoRow(err)) {
 		err = cerr
 	}
-	return t, err
-}
-
-// insertTicket stores the new ticket a, pending or approved.
-func insertTicket(ctx context.Context, tx pgx.Tx, a store.Approval) (store.Approval, error) {
-	return scanTicket(tx.QueryRow(ctx, queryInsertTicket, insertArgs(a)...))
+	return a, h, err
 }
 
 // The statements of Park. Each reads only pending tickets of one session
@@ -171,23 +213,6 @@ func queryCap(what string) string {
 		WHERE ` + column + ` = $1 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
 }
 
-// checkCap fails with [store.ErrPendingCap] when the pending tickets of
-// the session or user ("session" or "user") key, live at now, number limit
-// or more. The count stops at limit.
-func checkCap(ctx context.Context, tx pgx.Tx, what, key string, now time.Time, limit int) error {
-	if limit <= 0 {
-		return nil
-	}
-	var n int
-	if err := tx.QueryRow(ctx, queryCap(what), key, now, limit).Scan(&n); err != nil {
-		return err
-	}
-	if n >= limit {
-		return fmt.Errorf("%s: %w", what, store.ErrPendingCap)
-	}
-	return nil
-}
-
 // Get implements [store.Tickets].
 func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 	const op = "get ticket"
@@ -236,18 +261,12 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note
 	case store.Revoked:
 		query, args = queryRevoke, []any{id, r.Reason, r.At}
 	}
-	return s.decide(ctx, op, note, func(tx pgx.Tx) (store.Approval, error) {
-		a, err := scanTicket(tx.QueryRow(ctx, query, args...))
-		if errNoRow(err) {
-			return store.Approval{}, whyNotResolved(ctx, tx, id, r)
-		}
-		return a, err
-	})
+	return s.decide(ctx, op, note, query, args, func(q querier) error { return whyNotResolved(ctx, q, id, r) })
 }
 
 // whyNotResolved says why Resolve changed nothing.
-func whyNotResolved(ctx context.Context, tx pgx.Tx, id string, r store.Resolution) error {
-	st, err := explainTicket(ctx, tx, id)
+func whyNotResolved(ctx context.Context, q querier, id string, r store.Resolution) error {
+	st, err := explainTicket(ctx, q, id)
 	switch {
 	case err != nil:
 		return err
@@ -280,19 +299,32 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 		return nil, s.fail(ctx, op, err)
 	}
 	var out []store.Approval
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `WITH expired AS (
+	err := s.inTxn(ctx, func(t *txn) error {
+		b := &pgx.Batch{}
+		b.Queue(`WITH expired AS (
 				UPDATE tickets SET state = 'expired', resolved_at = $1
 				WHERE state = 'pending' AND expires_at <= $1
 				RETURNING `+ticketColumns+`)
 			SELECT `+ticketColumns+` FROM expired ORDER BY expires_at, id`, now)
+		br := t.send(ctx, b)
+		rows, err := br.Query()
+		if err == nil {
+			out, err = collectTickets(rows)
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return err
 		}
-		if out, err = collectTickets(rows); err != nil {
-			return err
+		// The head is locked only when there is something to record.
+		var h head
+		if note != nil && len(out) > 0 {
+			if h, err = t.lockHead(ctx); err != nil {
+				return err
+			}
 		}
-		return noteTx(ctx, tx, note, false, out...)
+		return t.commitNoted(ctx, h, note, false, out...)
 	})
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
