@@ -3,17 +3,25 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 )
 
 // ChainNext returns r ready to append after head (the zero record for an
-// empty chain): Args in canonical form, Seq head.Seq+1, PrevHash head.Hash
-// and Hash from [receipt.AuditRecord.ComputeHash]. Backends call it inside
-// the transaction that read head and inserts the result. It fails with
-// [ErrInvalid] when r cannot be hashed, such as Args canon refuses.
-func ChainNext(head, r receipt.AuditRecord) (receipt.AuditRecord, error) {
+// empty chain) at now, the store's clock: Time now in Unix milliseconds but
+// never before head.Time, Args in canonical form, Seq head.Seq+1, PrevHash
+// head.Hash and Hash from [receipt.AuditRecord.ComputeHash]. Backends call
+// it inside the transaction that read head and inserts the result. It fails
+// with [ErrInvalid] when r cannot be hashed, such as Args canon refuses or
+// text that is not UTF-8, and with [ErrInvalid] or [ErrTooLarge] when
+// [CheckAudit] refuses r.
+func ChainNext(head, r receipt.AuditRecord, now time.Time) (receipt.AuditRecord, error) {
+	if err := CheckAudit(r); err != nil {
+		return receipt.AuditRecord{}, err
+	}
+	r.Time = max(now.UnixMilli(), head.Time)
 	if len(r.Args) > 0 {
 		c, err := canon.Canonicalize(r.Args)
 		if err != nil {

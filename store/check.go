@@ -25,18 +25,22 @@ const (
 	MaxTaint = 256
 )
 
-// Check reports whether a may be parked: State empty or [Pending], a
-// non-empty canonical Effect whose canon.Sum is Digest, CreatedAt set and
-// ExpiresAt in a later microsecond, a non-empty Session and User, nothing
-// resolved or consumed yet, every text field valid UTF-8, and every field
-// within the size bounds. Backends call it first in Park.
+// Check reports whether a may be parked: State empty or [Pending], or
+// [Approved] with an Approver (a call allowed by policy or a grant, stored
+// approved in one step); a non-empty canonical Effect whose canon.Sum is
+// Digest, CreatedAt set and ExpiresAt in a later microsecond, a non-empty
+// Session and User, nothing consumed, merged or executed yet, every text
+// field valid UTF-8, and every field within the size bounds. A pending
+// ticket carries no decision; an approved one may carry Reason, Evidence
+// and a ResolvedAt not before CreatedAt (zero means CreatedAt). Backends
+// call it first in Park and ParkGranted.
 func (a Approval) Check() error {
 	if err := a.checkSizes(); err != nil {
 		return err
 	}
 	switch {
-	case a.State != "" && a.State != Pending:
-		return fmt.Errorf("%w: a new ticket must be pending", ErrInvalid)
+	case a.State != "" && a.State != Pending && a.State != Approved:
+		return fmt.Errorf("%w: a new ticket must be pending or approved", ErrInvalid)
 	case len(a.Effect) == 0:
 		return fmt.Errorf("%w: empty effect", ErrInvalid)
 	case !canon.Sum(a.Effect).Equal(a.Digest):
@@ -48,9 +52,15 @@ func (a Approval) Check() error {
 		return fmt.Errorf("%w: session and user are required", ErrInvalid)
 	case !a.validUTF8():
 		return fmt.Errorf("%w: text field is not UTF-8", ErrInvalid)
-	case a.Merged != 0 || a.Approver != "" || !a.ResolvedAt.IsZero() || a.Evidence != nil ||
-		a.IdempotencyKey != "" || !a.ConsumedAt.IsZero() || a.Result != nil || !a.FinishedAt.IsZero():
-		return fmt.Errorf("%w: a new ticket has no decision or execution", ErrInvalid)
+	case a.Merged != 0 || a.IdempotencyKey != "" || !a.ConsumedAt.IsZero() || a.Owner != "" || a.Fence != 0 ||
+		!a.LeaseUntil.IsZero() || a.Result != nil || !a.FinishedAt.IsZero():
+		return fmt.Errorf("%w: a new ticket has no execution", ErrInvalid)
+	case a.State == Approved && a.Approver == "":
+		return fmt.Errorf("%w: an approved ticket names its approver", ErrInvalid)
+	case a.State == Approved && !a.ResolvedAt.IsZero() && a.ResolvedAt.Before(a.CreatedAt):
+		return fmt.Errorf("%w: approval before creation", ErrInvalid)
+	case a.State != Approved && (a.Approver != "" || a.Reason != "" || !a.ResolvedAt.IsZero() || a.Evidence != nil):
+		return fmt.Errorf("%w: a pending ticket has no decision", ErrInvalid)
 	}
 	return nil
 }
@@ -60,7 +70,8 @@ func (a Approval) Check() error {
 // SQLite backend's encoding of lists) would rewrite other text as U+FFFD.
 func (a Approval) validUTF8() bool {
 	strs := []string{a.ID, a.Tool, a.EffectClass, a.User, a.Session, a.Task, a.Step, a.PolicyVersion,
-		a.Rationale, a.Approver, a.Reason, a.IdempotencyKey, a.Requester.User, a.Requester.Agent}
+		a.Rationale, a.Approvers, a.Approver, a.Reason, a.IdempotencyKey, a.Owner, a.Requester.User,
+		a.Requester.Agent}
 	strs = append(append(strs, a.Taint...), a.Requester.Delegations...)
 	for _, s := range strs {
 		if !utf8.ValidString(s) {
@@ -72,7 +83,8 @@ func (a Approval) validUTF8() bool {
 
 func (a Approval) checkSizes() error {
 	for _, k := range []string{a.ID, a.Tool, a.EffectClass, a.User, a.Session, a.Task, a.Step,
-		a.PolicyVersion, a.Approver, a.IdempotencyKey, a.Requester.User, a.Requester.Agent} {
+		a.PolicyVersion, a.Approvers, a.Approver, a.IdempotencyKey, a.Owner, a.Requester.User,
+		a.Requester.Agent} {
 		if len(k) > MaxKeySize {
 			return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
 		}
@@ -97,13 +109,13 @@ func (a Approval) checkSizes() error {
 }
 
 // Check reports whether r is a decision Resolve accepts: To one of
-// Approved, Denied, Expired or Cancelled, At set, Approver and Reason
-// valid UTF-8, fields within bounds.
+// Approved, Denied, Expired, Cancelled or Revoked, At set, Approver and
+// Reason valid UTF-8, fields within bounds.
 func (r Resolution) Check() error {
 	switch r.To {
-	case Approved, Denied, Expired, Cancelled:
+	case Approved, Denied, Expired, Cancelled, Revoked:
 	default:
-		return fmt.Errorf("%w: a resolution must approve, deny, expire or cancel", ErrInvalid)
+		return fmt.Errorf("%w: a resolution must approve, deny, expire, cancel or revoke", ErrInvalid)
 	}
 	switch {
 	case len(r.Approver) > MaxKeySize:
@@ -118,33 +130,104 @@ func (r Resolution) Check() error {
 	return nil
 }
 
-// CheckConsume reports whether key and at may be recorded by Consume: a
-// non-empty key within [MaxKeySize] and a set time.
-func CheckConsume(key string, at time.Time) error {
-	switch {
-	case key == "":
+// CheckConsume reports whether c may be recorded by Consume: a non-empty
+// Key and what [Claim.Check] asks.
+func CheckConsume(c Claim) error {
+	if c.Key == "" {
 		return fmt.Errorf("%w: idempotency key required", ErrInvalid)
-	case len(key) > MaxKeySize:
-		return fmt.Errorf("%w: idempotency key over %d bytes", ErrTooLarge, MaxKeySize)
-	case at.IsZero():
-		return fmt.Errorf("%w: consume time unset", ErrInvalid)
+	}
+	return c.Check()
+}
+
+// Check reports whether c may be recorded by Reclaim: an Owner, a Key
+// (empty allowed: Reclaim keeps the stored one) and Owner within
+// [MaxKeySize] and valid UTF-8, At set and LeaseUntil in a later
+// microsecond. Consume asks more: see [CheckConsume].
+func (c Claim) Check() error {
+	switch {
+	case len(c.Key) > MaxKeySize || len(c.Owner) > MaxKeySize:
+		return fmt.Errorf("%w: key or owner over %d bytes", ErrTooLarge, MaxKeySize)
+	case c.Owner == "":
+		return fmt.Errorf("%w: owner required", ErrInvalid)
+	case !utf8.ValidString(c.Key) || !utf8.ValidString(c.Owner):
+		return fmt.Errorf("%w: text field is not UTF-8", ErrInvalid)
+	case c.At.IsZero() || !c.LeaseUntil.Truncate(time.Microsecond).After(c.At.Truncate(time.Microsecond)):
+		return fmt.Errorf("%w: a lease must end after the claim", ErrInvalid)
 	}
 	return nil
 }
 
-// CheckFinish reports whether result and at may be recorded by Finish.
-func CheckFinish(result []byte, at time.Time) error {
+// CheckLease reports whether Renew may be called with owner, fence and
+// until: an owner within [MaxKeySize], a fence of at least 1 and a set
+// time.
+func CheckLease(owner string, fence int64, until time.Time) error {
 	switch {
-	case len(result) > MaxFieldSize:
+	case len(owner) > MaxKeySize:
+		return fmt.Errorf("%w: owner over %d bytes", ErrTooLarge, MaxKeySize)
+	case owner == "" || fence < 1 || until.IsZero():
+		return fmt.Errorf("%w: lease needs owner, fence and time", ErrInvalid)
+	}
+	return nil
+}
+
+// Check reports whether o may be recorded by Finish: State Done, Failed or
+// Abandoned, a Result within bounds and At set.
+func (o Outcome) Check() error {
+	switch {
+	case !o.State.Ran():
+		return fmt.Errorf("%w: an outcome is done, failed or abandoned", ErrInvalid)
+	case len(o.Result) > MaxFieldSize:
 		return fmt.Errorf("%w: result over %d bytes", ErrTooLarge, MaxFieldSize)
-	case at.IsZero():
+	case o.At.IsZero():
 		return fmt.Errorf("%w: finish time unset", ErrInvalid)
 	}
 	return nil
 }
 
-// Check reports whether c may be stored: an ID and a PublicKey, fields
-// within bounds.
+// Check reports whether f may be listed: valid States, a Limit not below
+// zero, identifiers within [MaxKeySize].
+func (f Filter) Check() error {
+	if len(f.States) > 16 {
+		return fmt.Errorf("%w: too many states", ErrInvalid)
+	}
+	for _, s := range f.States {
+		if !s.Valid() {
+			return fmt.Errorf("%w: unknown state", ErrInvalid)
+		}
+	}
+	for _, k := range []string{f.User, f.Session, f.Approvers, f.After} {
+		if len(k) > MaxKeySize {
+			return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
+		}
+	}
+	if f.Limit < 0 {
+		return fmt.Errorf("%w: negative limit", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckTime reports whether at, the time of a revocation, redemption or
+// similar, is set.
+func CheckTime(at time.Time) error {
+	if at.IsZero() {
+		return fmt.Errorf("%w: time unset", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckSkew fails with [ErrClockSkew] when at, a time a caller gave a
+// deciding method, differs from now, the store's clock read inside the
+// transaction, by more than [MaxSkew]. The error names neither time.
+func CheckSkew(at, now time.Time) error {
+	d := at.Sub(now)
+	if d > MaxSkew || d < -MaxSkew {
+		return fmt.Errorf("%w by more than %v", ErrClockSkew, MaxSkew)
+	}
+	return nil
+}
+
+// Check reports whether c may be stored: an ID, a user and a PublicKey,
+// fields within bounds, not revoked.
 func (c Credential) Check() error {
 	switch {
 	case len(c.ID) == 0 || len(c.PublicKey) == 0 || c.User == "":
@@ -153,18 +236,20 @@ func (c Credential) Check() error {
 		return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
 	case len(c.PublicKey) > MaxFieldSize:
 		return fmt.Errorf("%w: public key over %d bytes", ErrTooLarge, MaxFieldSize)
+	case !c.RevokedAt.IsZero():
+		return fmt.Errorf("%w: a new credential is not revoked", ErrInvalid)
 	}
 	return nil
 }
 
 // Check reports whether inv may be stored: a non-zero TokenHash, a user,
-// an expiry, not yet redeemed.
+// an expiry, neither redeemed nor revoked.
 func (inv Invite) Check() error {
 	switch {
 	case inv.TokenHash == [32]byte{} || inv.User == "" || inv.ExpiresAt.IsZero():
 		return fmt.Errorf("%w: invite needs token hash, user and expiry", ErrInvalid)
-	case !inv.RedeemedAt.IsZero():
-		return fmt.Errorf("%w: a new invite is not redeemed", ErrInvalid)
+	case !inv.RedeemedAt.IsZero() || !inv.RevokedAt.IsZero():
+		return fmt.Errorf("%w: a new invite is neither redeemed nor revoked", ErrInvalid)
 	case len(inv.User) > MaxKeySize:
 		return fmt.Errorf("%w: user over %d bytes", ErrTooLarge, MaxKeySize)
 	}
@@ -172,7 +257,8 @@ func (inv Invite) Check() error {
 }
 
 // Check reports whether g may be stored: an ID, a user, an expiry, a
-// Remaining count not below zero, a Spec that is valid JSON within bounds.
+// Remaining count not below zero, a Spec that is valid JSON within bounds,
+// not revoked.
 func (g Grant) Check() error {
 	switch {
 	case len(g.ID) > MaxKeySize || len(g.User) > MaxKeySize:
@@ -183,6 +269,8 @@ func (g Grant) Check() error {
 		return fmt.Errorf("%w: grant needs id, user, expiry and remaining uses", ErrInvalid)
 	case !json.Valid(g.Spec):
 		return fmt.Errorf("%w: spec is not JSON", ErrInvalid)
+	case !g.RevokedAt.IsZero():
+		return fmt.Errorf("%w: a new grant is not revoked", ErrInvalid)
 	}
 	return nil
 }

@@ -6,32 +6,77 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/storetest"
 )
 
-// The life of a ticket: parked, approved, consumed once, finished.
+// The life of a ticket: parked, approved, consumed once by one gate,
+// finished; each decision with its audit row.
 func Example() {
-	var s store.Store = memory.New()
+	var s store.Store = memory.New(nil)
 	defer s.Close()
 	ctx := context.Background()
+	note := func(decision string) store.Note {
+		return func(a store.Approval, merged bool) receipt.AuditRecord {
+			return receipt.AuditRecord{TicketID: a.ID, Decision: decision, Reason: string(a.State)}
+		}
+	}
 
-	t, _, _ := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{PerSession: 5, PerUser: 20})
-	now := t.CreatedAt.Add(time.Minute)
-	_, _ = s.Resolve(ctx, t.ID, store.Resolution{To: store.Approved, Approver: "bob", At: now})
-	t, _ = s.Consume(ctx, t.ID, "idem-1", now)
-	fmt.Println(t.State, t.IdempotencyKey)
+	now, _ := s.Now(ctx)
+	t, _, _ := s.Park(ctx, storetest.TicketAt("session-1", "alice", 1, now), store.Caps{PerSession: 5, PerUser: 20},
+		note("needs approval"))
+	_, _ = s.Resolve(ctx, t.ID, store.Resolution{To: store.Approved, Approver: "alice", At: now}, note("approve"))
+	claim := store.Claim{Key: "idem-1", Owner: "gate-a", At: now, LeaseUntil: now.Add(30 * time.Second)}
+	t, _ = s.Consume(ctx, t.ID, claim, note("execute"))
+	fmt.Println(t.State, t.IdempotencyKey, t.Owner, t.Fence)
 
-	_, err := s.Consume(ctx, t.ID, "idem-2", now)
+	claim.Key, claim.Owner = "idem-2", "gate-b"
+	_, err := s.Consume(ctx, t.ID, claim, note("execute"))
 	fmt.Println(errors.Is(err, store.ErrConsumed))
 
-	t, _ = s.Finish(ctx, t.ID, []byte(`{"paid":true}`), now)
+	t, _ = s.Finish(ctx, t.ID, t.Fence, store.Outcome{State: store.Done, Result: []byte(`{"paid":true}`), At: now},
+		note("executed"))
 	fmt.Println(t.State)
+	rows, _ := s.AuditSeq(ctx, 1, 10)
+	for _, r := range rows {
+		fmt.Println(r.Seq, r.Decision, r.Reason)
+	}
 	// Output:
-	// executing idem-1
+	// executing idem-1 gate-a 1
 	// true
 	// done
+	// 1 needs approval pending
+	// 2 approve approved
+	// 3 execute executing
+	// 4 executed done
+}
+
+// A gate that crashed mid-execution leaves its ticket executing under a
+// lease; once the lease has expired, another gate takes it over with the
+// same idempotency key and the next fence, and the crashed gate is fenced
+// off.
+func ExampleExecution_Reclaim() {
+	s := memory.New(nil)
+	defer s.Close()
+	ctx := context.Background()
+	now, _ := s.Now(ctx)
+	a := storetest.TicketAt("session-1", "alice", 1, now)
+	a.State, a.Approver = store.Approved, "policy"
+	t, _, _ := s.Park(ctx, a, store.Caps{}, nil)
+	_, _ = s.Consume(ctx, t.ID, store.Claim{Key: "idem-1", Owner: "gate-a", At: now.Add(-time.Second),
+		LeaseUntil: now.Add(-time.Second / 2)}, nil)
+
+	expired, _ := s.Expired(ctx, now, 0)
+	t, err := s.Reclaim(ctx, expired[0].ID, expired[0].Fence,
+		store.Claim{Owner: "gate-b", At: now, LeaseUntil: now.Add(30 * time.Second)}, nil)
+	fmt.Println(t.Owner, t.Fence, t.IdempotencyKey, err)
+	_, err = s.Finish(ctx, t.ID, 1, store.Outcome{State: store.Done, At: now}, nil)
+	fmt.Println(errors.Is(err, store.ErrFenced))
+	// Output:
+	// gate-b 2 idem-1 <nil>
+	// true
 }
 
 func ExampleNewID() {

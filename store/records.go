@@ -16,17 +16,36 @@ const (
 	Denied    State = "denied"    // an approver refused it
 	Expired   State = "expired"   // nobody decided before ExpiresAt
 	Cancelled State = "cancelled" // withdrawn
+	Revoked   State = "revoked"   // approved, then revoked before it ran
 	Executing State = "executing" // consumed; the intent to execute is recorded
-	Done      State = "done"      // executed, result recorded
+	Done      State = "done"      // ran; the executor returned success
+	Failed    State = "failed"    // ran; the executor returned an error
+	Abandoned State = "abandoned" // consumed but never run (effect changed, no executor)
 )
 
-// Valid reports whether s is one of the seven states.
+// Valid reports whether s is one of the ten states.
 func (s State) Valid() bool {
 	switch s {
-	case Pending, Approved, Denied, Expired, Cancelled, Executing, Done:
+	case Pending, Approved, Denied, Expired, Cancelled, Revoked, Executing, Done, Failed, Abandoned:
 		return true
 	}
 	return false
+}
+
+// Terminal reports whether s is a state no ticket ever leaves: denied,
+// expired, cancelled, revoked, done, failed or abandoned.
+func (s State) Terminal() bool {
+	switch s {
+	case Denied, Expired, Cancelled, Revoked, Done, Failed, Abandoned:
+		return true
+	}
+	return false
+}
+
+// Ran reports whether s is where a consumed ticket ends: done, failed or
+// abandoned. Consume refuses such a ticket with [ErrConsumed].
+func (s State) Ran() bool {
+	return s == Done || s == Failed || s == Abandoned
 }
 
 // Approval is a ticket: one parked call, the descriptor that will run if it
@@ -57,7 +76,10 @@ type Approval struct {
 	PolicyVersion string
 	Taint         []string
 	Rationale     string // agent-written text: untrusted
-	Merged        int    // duplicates merged into this ticket by Park
+	// Approvers is the approver group the policy named; empty means only
+	// the ticket's User may approve. Stored so listing can filter by it.
+	Approvers string
+	Merged    int // duplicates merged into this ticket by Park
 
 	// The decision.
 	Approver   string
@@ -66,10 +88,13 @@ type Approval struct {
 	ResolvedAt time.Time
 
 	// The execution.
-	IdempotencyKey string
-	ConsumedAt     time.Time
+	IdempotencyKey string    // the same at every run of this ticket
+	ConsumedAt     time.Time // when Consume spent the approval
+	Owner          string    // the gate instance executing it
+	Fence          int64     // fencing token: 0 until consumed, 1 at Consume, +1 at each Reclaim
+	LeaseUntil     time.Time // the owner's lease; reclaimable at or after it
 	Result         []byte
-	FinishedAt     time.Time
+	FinishedAt     time.Time // when it ran to its end, or was revoked
 }
 
 // Clone returns a deep copy of a, sharing no slices with it.
@@ -89,20 +114,63 @@ type Caps struct {
 	PerUser    int
 }
 
-// Resolution is an approver's (or the gate's) decision on a pending ticket.
+// Resolution is an approver's (or the gate's) decision on a pending
+// ticket, or the revocation of an approved one.
 type Resolution struct {
-	To       State // Approved, Denied, Expired or Cancelled
+	To       State // Approved, Denied, Expired or Cancelled; Revoked for an approved ticket
 	Approver string
 	Reason   string
-	Evidence []byte // raw WebAuthn assertion JSON
+	Evidence []byte // raw WebAuthn assertion JSON, or the gate's MAC
 	At       time.Time
 }
 
-// Filter selects pending tickets. Empty fields match everything; set fields
-// must all match.
+// Claim is a gate instance taking an approved ticket to execute
+// ([Execution.Consume]) or taking over one whose lease expired
+// ([Execution.Reclaim]).
+type Claim struct {
+	Key        string    // the idempotency key; Reclaim keeps the stored one
+	Owner      string    // the gate instance that will run it
+	At         time.Time // now, by the caller's reading of the store's clock
+	LeaseUntil time.Time // the lease, after At
+}
+
+// Outcome is how an execution ended ([Execution.Finish]).
+type Outcome struct {
+	State  State // Done, Failed or Abandoned
+	Result []byte
+	At     time.Time
+}
+
+// Bounds of a [Filter]'s page size.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 1000
+)
+
+// Filter selects tickets for [Tickets.List]. Empty fields match
+// everything; set fields must all match.
 type Filter struct {
-	Session string
-	User    string
+	States    []State // any of these; empty means every state
+	User      string
+	Session   string
+	Approvers string
+	// Limit is the page size: 0 means [DefaultListLimit], more than
+	// [MaxListLimit] means MaxListLimit.
+	Limit int
+	// After is the cursor: the last ID of the previous page, "" for the
+	// first page.
+	After string
+}
+
+// PageSize returns the number of tickets a page of f holds.
+func (f Filter) PageSize() int {
+	switch {
+	case f.Limit <= 0:
+		return DefaultListLimit
+	case f.Limit > MaxListLimit:
+		return MaxListLimit
+	}
+	return f.Limit
 }
 
 // Credential is an approver's WebAuthn credential.
@@ -115,6 +183,7 @@ type Credential struct {
 	BackupState    bool
 	AAGUID         []byte
 	CreatedAt      time.Time
+	RevokedAt      time.Time // zero unless revoked; a revoked credential never approves
 }
 
 // Clone returns a deep copy of c.
@@ -133,6 +202,7 @@ type Invite struct {
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
 	RedeemedAt time.Time // zero until redeemed
+	RevokedAt  time.Time // zero unless revoked before it was redeemed
 }
 
 // Streak is a run of consecutive events, such as denials, for lockouts.
@@ -150,6 +220,7 @@ type Grant struct {
 	Remaining int
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	RevokedAt time.Time // zero unless revoked; a revoked grant is never used
 }
 
 // Clone returns a deep copy of g.

@@ -9,17 +9,38 @@
 //
 // An [Approval] (a ticket) moves through these states:
 //
-//	pending ─Resolve─▶ approved ─Consume─▶ executing ─Finish─▶ done
-//	   │
-//	   ├─Resolve─▶ denied | expired | cancelled
-//	   └─ExpirePending─▶ expired
+//	Park ─▶ pending ─Resolve─▶ approved ─Consume─▶ executing ─Finish─▶ done | failed | abandoned
+//	           │                  ▲  │                 ▲    │
+//	           │  Park (allowed) ─┘  └─Resolve─▶ revoked └────┘ Reclaim (lease expired)
+//	           ├─Resolve─▶ denied | expired | cancelled
+//	           └─ExpirePending─▶ expired
 //
 // Every arrow is one transaction that checks the state it leaves, so across
 // goroutines, processes and replicas sharing a database each arrow is taken
 // at most once. [Execution.Consume] records the intent to execute (the
-// idempotency key and time) in the same transaction that spends the approval:
-// a crash after it leaves the ticket executing, listed by
-// [Execution.Recover], and never consumable again.
+// idempotency key, the owner and its lease) in the same transaction that
+// spends the approval.
+//
+// # Leases and fencing
+//
+// An executing ticket has an Owner (the gate instance running it), a
+// LeaseUntil the owner extends with [Execution.Renew] while the executor
+// runs, and a fencing token, Fence: 1 at Consume and one more at each
+// [Execution.Reclaim]. Only a ticket whose lease expired can be reclaimed,
+// and reclaiming it fences its previous owner off: that owner's Renew and
+// Finish then fail with [ErrFenced], so it cannot overwrite the new owner's
+// outcome. A reclaimed ticket keeps its idempotency key: the executor sees
+// the same key at every run (at least once, with the same key), and two
+// owners never hold a live lease on one ticket at the same time.
+//
+// # Decisions and their audit rows
+//
+// Every method that changes a ticket, a grant, an invite or a credential
+// takes a [Note]. The store calls it inside the transaction with the record
+// as it will be stored, appends the returned audit record to the chain in
+// the same transaction, and writes nothing at all when any step fails, so
+// a decision and its audit row appear together or not at all. A nil Note
+// writes no row; only tests pass one.
 //
 // # Refusals
 //
@@ -31,16 +52,25 @@
 //
 // # Time
 //
-// Stores never read a clock: every time comes from the caller. Times are
+// A store has a clock ([Clock]): PostgreSQL's is the database's, shared by
+// every replica; the embedded backends take one in their options. Audit
+// records are stamped with it at append, never earlier than the chain's
+// head, so times never decrease along the chain. Deciding methods (Resolve
+// to approved, Consume, Reclaim, UseGrant, ParkGranted) refuse with
+// [ErrClockSkew] a time that differs from the store's clock, read inside the
+// transaction, by more than [MaxSkew]: a replica with a bad clock, or a
+// stale time, cannot approve or execute after the real expiry. Times are
 // kept to the microsecond; finer precision is dropped by some backends.
 //
 // # Writing a backend
 //
 // Validate input before opening a transaction with [Approval.Check],
-// [Resolution.Check], [CheckConsume], [CheckFinish], [Credential.Check],
+// [Resolution.Check], [CheckConsume], [Claim.Check], [Outcome.Check],
+// [Filter.Check], [CheckLease], [CheckTime], [Credential.Check],
 // [Invite.Check], [Grant.Check], [CheckKey] and [CheckAudit], so every
-// backend refuses the same records with the same sentinels; compute audit
-// records with [ChainNext]; make ids with [NewID]. Then pass
+// backend refuses the same records with the same sentinels; compare times
+// with [CheckSkew] inside the transaction; complete audit records with
+// [ChainNext]; make ids with [NewID]. Then pass
 // storetest.Run, storetest.RunProcesses if processes can share the
 // database, and measure with storetest.Bench.
 package store
@@ -53,73 +83,134 @@ import (
 	"github.com/agentstepup/asu/receipt"
 )
 
-// Tickets parks, reads and resolves approval tickets.
+// MaxSkew is how far the time given to a deciding method may be from the
+// store's clock before the method refuses with [ErrClockSkew].
+const MaxSkew = 2 * time.Second
+
+// Note makes the audit record of a state change. The store calls it inside
+// the transaction, with the ticket as it will be stored (merged says
+// whether Park merged into an existing ticket), and appends the record it
+// returns in the same transaction; the record's Seq, PrevHash, Hash and
+// Time are set by the store ([ChainNext]). Methods that change something
+// other than a ticket (a credential, invite or grant revocation) call it
+// with the zero Approval. A record the chain refuses fails the whole
+// method, and nothing is written.
+type Note func(a Approval, merged bool) receipt.AuditRecord
+
+// Clock is the store's clock, the one every deciding time is judged by.
+type Clock interface {
+	// Now returns the store's current time: PostgreSQL's clock_timestamp(),
+	// or the clock the embedded backends were opened with.
+	Now(ctx context.Context) (time.Time, error)
+}
+
+// Tickets parks, reads, resolves and lists approval tickets.
 type Tickets interface {
-	// Park stores a as a new pending ticket, unless a live pending ticket
-	// (ExpiresAt after a.CreatedAt) with the same Session and Digest exists:
-	// then that ticket's Merged count is incremented and it is returned with
-	// merged true. Otherwise caps are enforced in the same transaction: when
-	// the session or the user already has caps.PerSession or caps.PerUser
-	// live pending tickets, Park fails with [ErrPendingCap]. An empty a.ID is
-	// replaced by [NewID]; a taken one fails with [ErrDuplicate]. a.State
-	// must be empty or [Pending]; see [Approval.Check] for the other rules.
-	Park(ctx context.Context, a Approval, caps Caps) (t Approval, merged bool, err error)
+	// Park stores a new ticket, pending, or approved in one step when
+	// a.State is [Approved] (allowed by policy; a.Approver set), so no
+	// ticket without a decision is ever left pending by an allowed call.
+	//
+	// A pending a merges into a live pending ticket (ExpiresAt after
+	// a.CreatedAt, the oldest such) only when the proposals are identical:
+	// the same Session, User, Digest, Requester (user, agent, delegations),
+	// Taint (same labels in the same order), Rationale, PolicyVersion and
+	// Approvers. That ticket's Merged count is incremented and it is
+	// returned with merged true. Otherwise caps are enforced, for pending
+	// tickets only, in the same transaction: when the session or the user
+	// already has caps.PerSession or caps.PerUser live pending tickets, Park
+	// fails with [ErrPendingCap].
+	//
+	// An empty a.ID is replaced by [NewID]; a taken one fails with
+	// [ErrDuplicate]. note is called with the stored ticket and merged and
+	// its record appended in the same transaction. See [Approval.Check] for
+	// the other rules.
+	Park(ctx context.Context, a Approval, caps Caps, note Note) (t Approval, merged bool, err error)
 	// Get returns the ticket id, or [ErrNotFound].
 	Get(ctx context.Context, id string) (Approval, error)
 	// Resolve moves a pending ticket to r.To (approved, denied, expired or
-	// cancelled), recording the approver, reason, evidence and time. It fails
-	// with [ErrResolved] when the ticket is no longer pending, and with
-	// [ErrExpired] when r.To is approved and r.At is at or after ExpiresAt
-	// (the ticket then stays pending until [Tickets.ExpirePending]).
-	Resolve(ctx context.Context, id string, r Resolution) (Approval, error)
+	// cancelled), recording the approver, reason, evidence and time, or an
+	// approved ticket to revoked (keeping its approver and evidence, setting
+	// Reason and FinishedAt). It fails with [ErrResolved] from any other
+	// state, and, when r.To is approved, with [ErrClockSkew] when r.At is
+	// off the store's clock by more than [MaxSkew] and with [ErrExpired]
+	// when r.At is at or after ExpiresAt (the ticket then stays pending
+	// until [Sweeper.ExpirePending]). note runs in the same transaction.
+	Resolve(ctx context.Context, id string, r Resolution, note Note) (Approval, error)
+	// List returns the tickets matching f, by CreatedAt then ID, at most
+	// f.Limit of them, starting after the ticket f.After, and the cursor for
+	// the next page: the last ID returned, or "" when no ticket follows.
+	List(ctx context.Context, f Filter) (page []Approval, next string, err error)
+}
+
+// Sweeper expires pending tickets nobody decided.
+type Sweeper interface {
 	// ExpirePending marks every pending ticket whose ExpiresAt is at or
-	// before now as expired (ResolvedAt now) and returns them, by ExpiresAt
-	// then ID.
-	ExpirePending(ctx context.Context, now time.Time) ([]Approval, error)
-	// Pending lists the pending tickets matching f, by CreatedAt then ID. Tickets
-	// past their expiry but not yet swept by ExpirePending are included.
-	Pending(ctx context.Context, f Filter) ([]Approval, error)
+	// before now as expired (ResolvedAt now), with note's record for each in
+	// the same transaction, and returns them by ExpiresAt then ID.
+	ExpirePending(ctx context.Context, now time.Time, note Note) ([]Approval, error)
 }
 
-// Execution spends approved tickets exactly once.
+// Execution spends approved tickets exactly once and hands an interrupted
+// execution over to another owner only when its lease has expired.
 type Execution interface {
-	// Consume moves an approved ticket to executing and records key and at
-	// as its IdempotencyKey and ConsumedAt, in one transaction. It fails with
-	// [ErrConsumed] when the ticket is executing or done, [ErrNotApproved]
-	// when it is in any other state, and [ErrExpired] when at is at or after
-	// ExpiresAt. Of any number of concurrent calls, at most one succeeds.
-	Consume(ctx context.Context, id, key string, at time.Time) (Approval, error)
-	// Finish moves an executing ticket to done with its result. It fails
-	// with [ErrNotExecuting] in any other state.
-	Finish(ctx context.Context, id string, result []byte, at time.Time) (Approval, error)
-	// Recover lists the executing tickets by ConsumedAt then ID: those a
-	// crash interrupted after Consume and before Finish. Re-run them with
-	// their IdempotencyKey; never consume them again.
-	Recover(ctx context.Context) ([]Approval, error)
-}
-
-// Approvals is the whole life of a ticket.
-type Approvals interface {
-	Tickets
-	Execution
+	// Consume moves an approved ticket to executing: IdempotencyKey c.Key,
+	// Owner c.Owner, Fence 1, LeaseUntil c.LeaseUntil and ConsumedAt c.At,
+	// with note's record, in one transaction. It fails with [ErrClockSkew]
+	// when c.At is off the store's clock by more than [MaxSkew],
+	// [ErrConsumed] when the ticket is executing or ran (done, failed,
+	// abandoned), [ErrRevoked] when it was revoked, [ErrNotApproved] in any
+	// other state, and [ErrExpired] when c.At is at or after ExpiresAt. Of
+	// any number of concurrent calls, at most one succeeds.
+	Consume(ctx context.Context, id string, c Claim, note Note) (Approval, error)
+	// Renew sets the LeaseUntil of an executing ticket to until when its
+	// Owner is owner and its Fence is fence, and fails with [ErrFenced]
+	// otherwise (not executing, reclaimed by another owner). It writes no
+	// audit row.
+	Renew(ctx context.Context, id, owner string, fence int64, until time.Time) error
+	// Finish moves an executing ticket to o.State (done, failed or
+	// abandoned) with o.Result and FinishedAt o.At, with note's record, in
+	// one transaction, when its Fence is fence. It fails with [ErrFenced]
+	// otherwise, so a stale owner cannot overwrite the new owner's outcome.
+	Finish(ctx context.Context, id string, fence int64, o Outcome, note Note) (Approval, error)
+	// Expired lists the executing tickets whose LeaseUntil is at or before
+	// at, by LeaseUntil then ID, at most limit of them (0 means 100, more
+	// than 1000 means 1000).
+	Expired(ctx context.Context, at time.Time, limit int) ([]Approval, error)
+	// Reclaim takes over an executing ticket whose lease expired (LeaseUntil
+	// at or before c.At) and whose Fence is still fence: Owner c.Owner,
+	// Fence+1, LeaseUntil c.LeaseUntil, with note's record, in one
+	// transaction. The idempotency key does not change: c.Key must be empty
+	// or the stored key ([ErrInvalid] otherwise). It fails with
+	// [ErrClockSkew] like Consume, [ErrLeaseLive] when the lease has not
+	// expired, and [ErrFenced] when the ticket is not executing or someone
+	// else reclaimed it first. Of any number of concurrent calls with the
+	// same fence, at most one succeeds.
+	Reclaim(ctx context.Context, id string, fence int64, c Claim, note Note) (Approval, error)
 }
 
 // Credentials keeps approvers' WebAuthn credentials.
 type Credentials interface {
 	// PutCredential stores c; an existing c.ID fails with [ErrDuplicate].
 	PutCredential(ctx context.Context, c Credential) error
-	// GetCredential returns the credential id, or [ErrNotFound].
+	// GetCredential returns the credential id, revoked or not (RevokedAt
+	// says which), or [ErrNotFound].
 	GetCredential(ctx context.Context, id []byte) (Credential, error)
-	// CredentialsByUser lists user's credentials, oldest first; none is not
-	// an error.
+	// CredentialsByUser lists user's credentials, revoked ones included,
+	// oldest first; none is not an error.
 	CredentialsByUser(ctx context.Context, user string) ([]Credential, error)
 	// AdvanceSignCount sets the credential's SignCount to n if n is greater
 	// than the stored count, and fails with [ErrCounter] otherwise: a counter
 	// that did not increase means a cloned authenticator, so the assertion
 	// must be refused. The one exception is stored 0 and n 0, which
 	// authenticators without a counter always send (WebAuthn §6.1.1); once a
-	// counter has been seen above 0, n 0 is refused.
+	// counter has been seen above 0, n 0 is refused. A revoked credential
+	// fails with [ErrRevoked], so it never approves again.
 	AdvanceSignCount(ctx context.Context, id []byte, n uint32) error
+	// RevokeCredential sets the credential's RevokedAt to at, with note's
+	// record (note gets the zero Approval), in one transaction. It fails
+	// with [ErrNotFound] for an unknown id and [ErrRevoked] when already
+	// revoked.
+	RevokeCredential(ctx context.Context, id []byte, at time.Time, note Note) error
 }
 
 // Invites keeps enrollment invites, minted by an administrator and
@@ -129,14 +220,21 @@ type Invites interface {
 	// [ErrDuplicate].
 	CreateInvite(ctx context.Context, inv Invite) error
 	// RedeemInvite marks the invite redeemed at at and returns it. It fails
-	// with [ErrNotFound] for an unknown hash, [ErrConsumed] when already
-	// redeemed and [ErrExpired] when at is at or after ExpiresAt.
+	// with [ErrNotFound] for an unknown hash, [ErrRevoked] when revoked,
+	// [ErrConsumed] when already redeemed and [ErrExpired] when at is at or
+	// after ExpiresAt.
 	RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Time) (Invite, error)
-	// GetInvite returns the invite stored under tokenHash, redeemed or not
-	// (RedeemedAt says which), and fails with [ErrNotFound] for an unknown
-	// hash. It only reads: an early check made with it decides nothing,
-	// since the invite may be redeemed or expire before [Invites.RedeemInvite].
+	// GetInvite returns the invite stored under tokenHash, redeemed, revoked
+	// or not (RedeemedAt and RevokedAt say which), and fails with
+	// [ErrNotFound] for an unknown hash. It only reads: an early check made
+	// with it decides nothing, since the invite may be redeemed, revoked or
+	// expire before [Invites.RedeemInvite].
 	GetInvite(ctx context.Context, tokenHash [32]byte) (Invite, error)
+	// RevokeInvite sets an unredeemed invite's RevokedAt to at, with note's
+	// record (note gets the zero Approval), in one transaction. It fails
+	// with [ErrNotFound] for an unknown hash, [ErrConsumed] when already
+	// redeemed and [ErrRevoked] when already revoked.
+	RevokeInvite(ctx context.Context, tokenHash [32]byte, at time.Time, note Note) error
 }
 
 // Counters holds flood-control state shared by every gate replica.
@@ -157,18 +255,22 @@ type Counters interface {
 
 // AuditLog is the append-only hash chain of decisions.
 type AuditLog interface {
-	// AppendAudit appends r and returns it as stored. In one transaction it
-	// reads the chain head, sets r.Seq to the head's Seq+1 and r.PrevHash to
-	// the head's Hash (zero for the first record), and sets r.Hash with
-	// [receipt.AuditRecord.ComputeHash]; values the caller put in those
-	// fields are ignored. Args is stored in canonical form. [ChainNext] does
-	// all this for backends. Concurrent appends never fork the chain.
+	// AppendAudit appends r as a standalone record (a decision that changes
+	// nothing stored, such as the denial of a call that parks no ticket) and
+	// returns it as stored. In one transaction it reads the chain head and
+	// completes r with [ChainNext]: Time from the store's clock but never
+	// before the head's, Seq the head's plus one, PrevHash the head's Hash,
+	// Args canonical, Hash; values the caller put in those fields are
+	// ignored. Concurrent appends never fork the chain.
 	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
 	// AuditHead returns the last record, or the zero record when the chain
 	// is empty. Its Hash anchors a later [receipt.VerifyChain].
 	AuditHead(ctx context.Context) (receipt.AuditRecord, error)
 	// AuditRange lists the records whose Time is in [from, to), by Seq.
+	// Since times never decrease along the chain, they are consecutive.
 	AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error)
+	// AuditSeq lists the records with from <= Seq < to, by Seq.
+	AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error)
 	// AuditByTask lists the records of task, by Seq.
 	AuditByTask(ctx context.Context, task string) ([]receipt.AuditRecord, error)
 }
@@ -177,18 +279,32 @@ type AuditLog interface {
 type Grants interface {
 	// PutGrant stores g; an existing g.ID fails with [ErrDuplicate].
 	PutGrant(ctx context.Context, g Grant) error
-	// GetGrant returns the grant id, or [ErrNotFound].
+	// GetGrant returns the grant id, revoked or not, or [ErrNotFound].
 	GetGrant(ctx context.Context, id string) (Grant, error)
 	// UseGrant takes one use of grant id at at and returns the grant after
-	// it. It fails with [ErrExpired] when at is at or after ExpiresAt
-	// (checked first), and with [ErrGrantUsedUp] when no use remains.
+	// it. It fails with [ErrNotFound] for an unknown id, [ErrClockSkew] when
+	// at is off the store's clock by more than [MaxSkew], [ErrRevoked] when
+	// revoked, [ErrExpired] when at is at or after ExpiresAt, and
+	// [ErrGrantUsedUp] when no use remains.
 	UseGrant(ctx context.Context, id string, at time.Time) (Grant, error)
+	// RevokeGrant sets the grant's RevokedAt to at, with note's record (note
+	// gets the zero Approval), in one transaction. It fails with
+	// [ErrNotFound] for an unknown id and [ErrRevoked] when already revoked.
+	RevokeGrant(ctx context.Context, id string, at time.Time, note Note) error
+	// ParkGranted takes one use of grantID at a.CreatedAt, refusing as
+	// UseGrant does, and stores a as an approved ticket (a.State [Approved],
+	// a.Approver set; never merged, no caps) with note's record, in one
+	// transaction: both or neither. It returns the ticket and the grant
+	// after the use.
+	ParkGranted(ctx context.Context, a Approval, grantID string, note Note) (Approval, Grant, error)
 }
 
 // Store is everything the gate keeps. Methods are safe for concurrent use;
 // after Close they fail with [ErrClosed] (Close itself may be called again).
 type Store interface {
+	Clock
 	Tickets
+	Sweeper
 	Execution
 	Credentials
 	Invites

@@ -19,16 +19,12 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 		return receipt.AuditRecord{}, fmt.Errorf("append audit: %w", err)
 	}
 	defer s.mu.Unlock()
-	var head receipt.AuditRecord
-	if n := len(s.audit); n > 0 {
-		head = s.audit[n-1]
-	}
-	r, err := store.ChainNext(head, r)
+	recs, err := s.chain(func() (receipt.AuditRecord, bool) { return r, true })
 	if err != nil {
 		return receipt.AuditRecord{}, fmt.Errorf("append audit: %w", err)
 	}
-	s.audit = append(s.audit, r)
-	return cloneRecord(r), nil
+	s.commit(recs)
+	return cloneRecord(recs[0]), nil
 }
 
 // AuditHead implements [store.AuditLog].
@@ -48,6 +44,21 @@ func (s *Store) AuditRange(ctx context.Context, from, to time.Time) ([]receipt.A
 	return s.auditWhere(ctx, "audit range", func(r *receipt.AuditRecord) bool {
 		return r.Time >= from.UnixMilli() && r.Time < to.UnixMilli()
 	})
+}
+
+// AuditSeq implements [store.AuditLog].
+func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, fmt.Errorf("audit seq: %w", err)
+	}
+	defer s.mu.Unlock()
+	// Seq n is at index n-1: the chain starts at 1 and never has gaps.
+	lo, hi := min(max(from, 1)-1, uint64(len(s.audit))), min(max(to, 1)-1, uint64(len(s.audit)))
+	var out []receipt.AuditRecord
+	for i := lo; i < hi; i++ {
+		out = append(out, cloneRecord(s.audit[i]))
+	}
+	return out, nil
 }
 
 // AuditByTask implements [store.AuditLog].

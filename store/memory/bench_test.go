@@ -10,7 +10,7 @@ import (
 
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) store.Store {
-		s := memory.New()
+		s := memory.New(nil)
 		b.Cleanup(func() { _ = s.Close() })
 		return s
 	})

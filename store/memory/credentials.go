@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/agentstepup/asu/store"
 )
@@ -69,11 +70,38 @@ func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error
 	switch {
 	case !ok:
 		return fmt.Errorf("advance sign count: %w", store.ErrNotFound)
+	case !c.RevokedAt.IsZero():
+		return fmt.Errorf("advance sign count: %w", store.ErrRevoked)
 	case n == 0 && c.SignCount == 0:
 		return nil
 	case n <= c.SignCount:
 		return fmt.Errorf("advance sign count: %w", store.ErrCounter)
 	}
 	c.SignCount = n
+	return nil
+}
+
+// RevokeCredential implements [store.Credentials].
+func (s *Store) RevokeCredential(ctx context.Context, id []byte, at time.Time, note store.Note) error {
+	if err := store.CheckTime(at); err != nil {
+		return fmt.Errorf("revoke credential: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return fmt.Errorf("revoke credential: %w", err)
+	}
+	defer s.mu.Unlock()
+	c, ok := s.creds[string(id)]
+	switch {
+	case !ok:
+		return fmt.Errorf("revoke credential: %w", store.ErrNotFound)
+	case !c.RevokedAt.IsZero():
+		return fmt.Errorf("revoke credential: %w", store.ErrRevoked)
+	}
+	recs, err := s.chain(noted(note, store.Approval{}, false))
+	if err != nil {
+		return fmt.Errorf("revoke credential: %w", err)
+	}
+	c.RevokedAt = at
+	s.commit(recs)
 	return nil
 }

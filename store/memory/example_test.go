@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -10,16 +11,27 @@ import (
 )
 
 func ExampleNew() {
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	ctx := context.Background()
 
-	first, merged, _ := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{})
+	first, merged, _ := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{}, nil)
 	fmt.Println(first.State, merged)
-	// The same effect again in the same session joins the pending ticket.
-	again, merged, _ := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{})
+	// The same proposal again in the same session joins the pending ticket.
+	again, merged, _ := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{}, nil)
 	fmt.Println(again.ID == first.ID, merged, again.Merged)
 	// Output:
 	// pending false
 	// true true 1
+}
+
+// A fake clock makes the store's time, and so every skew refusal and audit
+// time, deterministic.
+func ExampleOptions() {
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := memory.New(&memory.Options{Clock: func() time.Time { return clock }})
+	defer s.Close()
+	now, _ := s.Now(context.Background())
+	fmt.Println(now.Format(time.RFC3339))
+	// Output: 2026-03-01T12:00:00Z
 }

@@ -3,15 +3,15 @@ package memory
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/agentstepup/asu/store"
 )
 
 // Consume implements [store.Execution].
-func (s *Store) Consume(ctx context.Context, id, key string, at time.Time) (store.Approval, error) {
-	if err := store.CheckConsume(key, at); err != nil {
+func (s *Store) Consume(ctx context.Context, id string, c store.Claim, note store.Note) (store.Approval, error) {
+	if err := store.CheckConsume(c); err != nil {
 		return store.Approval{}, fmt.Errorf("consume: %w", err)
 	}
 	if err := s.lock(ctx); err != nil {
@@ -19,25 +19,62 @@ func (s *Store) Consume(ctx context.Context, id, key string, at time.Time) (stor
 	}
 	defer s.mu.Unlock()
 	t, ok := s.tickets[id]
-	switch {
-	case !ok:
+	if !ok {
 		return store.Approval{}, fmt.Errorf("consume: %w", store.ErrNotFound)
-	case t.State == store.Executing || t.State == store.Done:
+	}
+	if err := s.skew(c.At); err != nil {
+		return store.Approval{}, fmt.Errorf("consume: %w", err)
+	}
+	switch {
+	case t.State == store.Executing || t.State.Ran():
 		return store.Approval{}, fmt.Errorf("consume: %w", store.ErrConsumed)
+	case t.State == store.Revoked:
+		return store.Approval{}, fmt.Errorf("consume: %w", store.ErrRevoked)
 	case t.State != store.Approved:
 		return store.Approval{}, fmt.Errorf("consume: %w", store.ErrNotApproved)
-	case !at.Before(t.ExpiresAt):
+	case !c.At.Before(t.ExpiresAt):
 		return store.Approval{}, fmt.Errorf("consume: %w", store.ErrExpired)
 	}
-	t.State = store.Executing
-	t.IdempotencyKey = key
-	t.ConsumedAt = at
+	next := t.Clone()
+	next.State = store.Executing
+	next.IdempotencyKey = c.Key
+	next.ConsumedAt = c.At
+	next.Owner = c.Owner
+	next.Fence = 1
+	next.LeaseUntil = c.LeaseUntil
+	recs, err := s.chain(noted(note, next, false))
+	if err != nil {
+		return store.Approval{}, fmt.Errorf("consume: %w", err)
+	}
+	*t = next
+	s.executing[t.ID] = t
+	s.commit(recs)
 	return t.Clone(), nil
 }
 
+// Renew implements [store.Execution].
+func (s *Store) Renew(ctx context.Context, id, owner string, fence int64, until time.Time) error {
+	if err := store.CheckLease(owner, fence, until); err != nil {
+		return fmt.Errorf("renew: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return fmt.Errorf("renew: %w", err)
+	}
+	defer s.mu.Unlock()
+	t, ok := s.tickets[id]
+	switch {
+	case !ok:
+		return fmt.Errorf("renew: %w", store.ErrNotFound)
+	case t.State != store.Executing || t.Owner != owner || t.Fence != fence:
+		return fmt.Errorf("renew: %w", store.ErrFenced)
+	}
+	t.LeaseUntil = until
+	return nil
+}
+
 // Finish implements [store.Execution].
-func (s *Store) Finish(ctx context.Context, id string, result []byte, at time.Time) (store.Approval, error) {
-	if err := store.CheckFinish(result, at); err != nil {
+func (s *Store) Finish(ctx context.Context, id string, fence int64, o store.Outcome, note store.Note) (store.Approval, error) {
+	if err := o.Check(); err != nil {
 		return store.Approval{}, fmt.Errorf("finish: %w", err)
 	}
 	if err := s.lock(ctx); err != nil {
@@ -48,32 +85,80 @@ func (s *Store) Finish(ctx context.Context, id string, result []byte, at time.Ti
 	switch {
 	case !ok:
 		return store.Approval{}, fmt.Errorf("finish: %w", store.ErrNotFound)
-	case t.State != store.Executing:
-		return store.Approval{}, fmt.Errorf("finish: %w", store.ErrNotExecuting)
+	case t.State != store.Executing || t.Fence != fence:
+		return store.Approval{}, fmt.Errorf("finish: %w", store.ErrFenced)
 	}
-	t.State = store.Done
-	t.Result = append([]byte{}, result...)
-	t.FinishedAt = at
+	next := t.Clone()
+	next.State = o.State
+	next.Result = append([]byte{}, o.Result...)
+	next.FinishedAt = o.At
+	recs, err := s.chain(noted(note, next, false))
+	if err != nil {
+		return store.Approval{}, fmt.Errorf("finish: %w", err)
+	}
+	*t = next
+	delete(s.executing, t.ID)
+	s.commit(recs)
 	return t.Clone(), nil
 }
 
-// Recover implements [store.Execution].
-func (s *Store) Recover(ctx context.Context) ([]store.Approval, error) {
+// Expired implements [store.Execution].
+func (s *Store) Expired(ctx context.Context, at time.Time, limit int) ([]store.Approval, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("expired: %w: negative limit", store.ErrInvalid)
+	}
 	if err := s.lock(ctx); err != nil {
-		return nil, fmt.Errorf("recover: %w", err)
+		return nil, fmt.Errorf("expired: %w", err)
 	}
 	defer s.mu.Unlock()
-	var out []store.Approval
-	for _, t := range s.tickets {
-		if t.State == store.Executing {
-			out = append(out, t.Clone())
+	var due []*store.Approval
+	for _, t := range s.executing {
+		if !t.LeaseUntil.After(at) {
+			due = append(due, t)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].ConsumedAt.Equal(out[j].ConsumedAt) {
-			return out[i].ConsumedAt.Before(out[j].ConsumedAt)
-		}
-		return out[i].ID < out[j].ID
-	})
+	slices.SortFunc(due, byTime(func(a *store.Approval) time.Time { return a.LeaseUntil }))
+	due = due[:min(len(due), store.Filter{Limit: limit}.PageSize())]
+	out := make([]store.Approval, len(due))
+	for i, t := range due {
+		out[i] = t.Clone()
+	}
 	return out, nil
+}
+
+// Reclaim implements [store.Execution].
+func (s *Store) Reclaim(ctx context.Context, id string, fence int64, c store.Claim, note store.Note) (store.Approval, error) {
+	if err := c.Check(); err != nil {
+		return store.Approval{}, fmt.Errorf("reclaim: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return store.Approval{}, fmt.Errorf("reclaim: %w", err)
+	}
+	defer s.mu.Unlock()
+	t, ok := s.tickets[id]
+	if !ok {
+		return store.Approval{}, fmt.Errorf("reclaim: %w", store.ErrNotFound)
+	}
+	if err := s.skew(c.At); err != nil {
+		return store.Approval{}, fmt.Errorf("reclaim: %w", err)
+	}
+	switch {
+	case t.State != store.Executing || t.Fence != fence:
+		return store.Approval{}, fmt.Errorf("reclaim: %w", store.ErrFenced)
+	case c.Key != "" && c.Key != t.IdempotencyKey:
+		return store.Approval{}, fmt.Errorf("reclaim: %w: the idempotency key never changes", store.ErrInvalid)
+	case t.LeaseUntil.After(c.At):
+		return store.Approval{}, fmt.Errorf("reclaim: %w", store.ErrLeaseLive)
+	}
+	next := t.Clone()
+	next.Owner = c.Owner
+	next.Fence++
+	next.LeaseUntil = c.LeaseUntil
+	recs, err := s.chain(noted(note, next, false))
+	if err != nil {
+		return store.Approval{}, fmt.Errorf("reclaim: %w", err)
+	}
+	*t = next
+	s.commit(recs)
+	return t.Clone(), nil
 }

@@ -37,6 +37,8 @@ func (s *Store) RedeemInvite(ctx context.Context, tokenHash [32]byte, at time.Ti
 	switch {
 	case !ok:
 		return store.Invite{}, fmt.Errorf("redeem invite: %w", store.ErrNotFound)
+	case !inv.RevokedAt.IsZero():
+		return store.Invite{}, fmt.Errorf("redeem invite: %w", store.ErrRevoked)
 	case !inv.RedeemedAt.IsZero():
 		return store.Invite{}, fmt.Errorf("redeem invite: %w", store.ErrConsumed)
 	case !at.Before(inv.ExpiresAt):
@@ -57,4 +59,31 @@ func (s *Store) GetInvite(ctx context.Context, tokenHash [32]byte) (store.Invite
 		return store.Invite{}, fmt.Errorf("get invite: %w", store.ErrNotFound)
 	}
 	return *inv, nil
+}
+
+// RevokeInvite implements [store.Invites].
+func (s *Store) RevokeInvite(ctx context.Context, tokenHash [32]byte, at time.Time, note store.Note) error {
+	if err := store.CheckTime(at); err != nil {
+		return fmt.Errorf("revoke invite: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return fmt.Errorf("revoke invite: %w", err)
+	}
+	defer s.mu.Unlock()
+	inv, ok := s.invites[tokenHash]
+	switch {
+	case !ok:
+		return fmt.Errorf("revoke invite: %w", store.ErrNotFound)
+	case !inv.RevokedAt.IsZero():
+		return fmt.Errorf("revoke invite: %w", store.ErrRevoked)
+	case !inv.RedeemedAt.IsZero():
+		return fmt.Errorf("revoke invite: %w", store.ErrConsumed)
+	}
+	recs, err := s.chain(noted(note, store.Approval{}, false))
+	if err != nil {
+		return fmt.Errorf("revoke invite: %w", err)
+	}
+	inv.RevokedAt = at
+	s.commit(recs)
+	return nil
 }

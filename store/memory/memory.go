@@ -1,7 +1,9 @@
 // Package memory is the reference [store.Store]: every record in process
 // memory behind one mutex, with the same semantics as the durable backends.
 // Records are copied in and out, so callers never share slices with the
-// store.
+// store. Each method holds the mutex for its whole run, which makes it one
+// transaction: a state change and its audit record are both kept, or, when
+// the audit record is refused, neither.
 //
 // # Use
 //
@@ -11,26 +13,41 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
+// Options configures [New]. The zero value, like a nil *Options, means
+// defaults.
+type Options struct {
+	// Clock is the store's clock (default time.Now): audit times and the
+	// skew check of deciding methods read it. Tests inject a fake.
+	Clock func() time.Time
+}
+
 // Store is an in-memory [store.Store]. The zero value is not usable; call
 // [New].
 type Store struct {
+	clock   func() time.Time
 	mu      sync.Mutex
 	closed  bool
 	tickets map[string]*store.Approval
+	// every ticket by CreatedAt then ID, for List's pages
+	byCreated []*store.Approval
 	// pending tickets indexed by session and by user, so that merging and
 	// the cap check do not grow with the number of tickets.
 	bySession map[string]map[string]*store.Approval
 	byUser    map[string]map[string]*store.Approval
 	byMerge   map[mergeKey]map[string]*store.Approval
+	executing map[string]*store.Approval
 	creds     map[string]*store.Credential
 	invites   map[[32]byte]*store.Invite
 	windows   map[string][]window
@@ -41,19 +58,26 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// mergeKey is what makes two pending tickets duplicates.
+// mergeKey narrows the candidates a pending ticket may merge into;
+// [identical] decides.
 type mergeKey struct {
 	session string
 	digest  canon.Digest
 }
 
-// New returns an empty store.
-func New() *Store {
+// New returns an empty store; opts may be nil.
+func New(opts *Options) *Store {
+	clock := time.Now
+	if opts != nil && opts.Clock != nil {
+		clock = opts.Clock
+	}
 	return &Store{
+		clock:     clock,
 		tickets:   map[string]*store.Approval{},
 		bySession: map[string]map[string]*store.Approval{},
 		byUser:    map[string]map[string]*store.Approval{},
 		byMerge:   map[mergeKey]map[string]*store.Approval{},
+		executing: map[string]*store.Approval{},
 		creds:     map[string]*store.Credential{},
 		invites:   map[[32]byte]*store.Invite{},
 		windows:   map[string][]window{},
@@ -71,6 +95,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Now implements [store.Clock] with the clock of [Options].
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	if err := s.lock(ctx); err != nil {
+		return time.Time{}, fmt.Errorf("now: %w", err)
+	}
+	defer s.mu.Unlock()
+	return s.clock(), nil
+}
+
 // lock takes the mutex after checking ctx; on error the mutex is not held.
 func (s *Store) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -84,6 +117,53 @@ func (s *Store) lock(ctx context.Context) error {
 	return nil
 }
 
+// chain returns the audit records notes make, chained after the current
+// head, without appending them: the caller appends them with [Store.commit]
+// after every check passed, so a refused record leaves nothing behind. A
+// nil note makes no record.
+func (s *Store) chain(notes ...func() (receipt.AuditRecord, bool)) ([]receipt.AuditRecord, error) {
+	var head receipt.AuditRecord
+	if n := len(s.audit); n > 0 {
+		head = s.audit[n-1]
+	}
+	now := s.clock()
+	var out []receipt.AuditRecord
+	for _, note := range notes {
+		rec, ok := note()
+		if !ok {
+			continue
+		}
+		r, err := store.ChainNext(head, rec, now)
+		if err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		out = append(out, r)
+		head = r
+	}
+	return out, nil
+}
+
+// noted adapts a store.Note for [Store.chain].
+func noted(note store.Note, a store.Approval, merged bool) func() (receipt.AuditRecord, bool) {
+	return func() (receipt.AuditRecord, bool) {
+		if note == nil {
+			return receipt.AuditRecord{}, false
+		}
+		return note(a.Clone(), merged), true
+	}
+}
+
+// commit appends records chained by [Store.chain].
+func (s *Store) commit(records []receipt.AuditRecord) {
+	s.audit = append(s.audit, records...)
+}
+
+// skew refuses at when it is off the store's clock by more than
+// [store.MaxSkew].
+func (s *Store) skew(at time.Time) error {
+	return store.CheckSkew(at, s.clock())
+}
+
 // Baseline takes and releases the store's lock: the memory store's empty
 // transaction, measured next to real operations by storetest.Bench.
 func (s *Store) Baseline(ctx context.Context) error {
@@ -92,4 +172,22 @@ func (s *Store) Baseline(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// byTime orders tickets by t then ID.
+func byTime(t func(*store.Approval) time.Time) func(a, b *store.Approval) int {
+	return func(a, b *store.Approval) int {
+		if c := t(a).Compare(t(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	}
+}
+
+var byCreatedAt = byTime(func(a *store.Approval) time.Time { return a.CreatedAt })
+
+// insert adds t to byCreated, in order.
+func (s *Store) insert(t *store.Approval) {
+	i, _ := slices.BinarySearchFunc(s.byCreated, t, byCreatedAt)
+	s.byCreated = slices.Insert(s.byCreated, i, t)
 }

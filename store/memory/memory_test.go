@@ -1,6 +1,8 @@
 package memory_test
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/agentstepup/asu/store"
@@ -10,7 +12,15 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s := memory.New()
+		s := memory.New(nil)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+func TestClock(t *testing.T) {
+	storetest.RunClock(t, func(t *testing.T, clock func() time.Time) store.Store {
+		s := memory.New(&memory.Options{Clock: clock})
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	})

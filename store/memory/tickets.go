@@ -3,14 +3,15 @@ package memory
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
 // Park implements [store.Tickets].
-func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (store.Approval, bool, error) {
+func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, note store.Note) (store.Approval, bool, error) {
 	if err := a.Check(); err != nil {
 		return store.Approval{}, false, fmt.Errorf("park: %w", err)
 	}
@@ -18,36 +19,85 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		return store.Approval{}, false, fmt.Errorf("park: %w", err)
 	}
 	defer s.mu.Unlock()
-	var dup *store.Approval // the oldest live duplicate, as the SQL backends pick
-	for _, t := range s.byMerge[mergeKey{a.Session, a.Digest}] {
-		if t.ExpiresAt.After(a.CreatedAt) && (dup == nil || t.CreatedAt.Before(dup.CreatedAt) ||
-			(t.CreatedAt.Equal(dup.CreatedAt) && t.ID < dup.ID)) {
-			dup = t
+	if a.State != store.Approved {
+		if dup := s.duplicate(a); dup != nil {
+			merged := dup.Clone()
+			merged.Merged++
+			recs, err := s.chain(noted(note, merged, true))
+			if err != nil {
+				return store.Approval{}, false, fmt.Errorf("park: %w", err)
+			}
+			dup.Merged++
+			s.commit(recs)
+			return merged, true, nil
+		}
+		if caps.PerSession > 0 && live(s.bySession[a.Session], a.CreatedAt, caps.PerSession) >= caps.PerSession {
+			return store.Approval{}, false, fmt.Errorf("park: session: %w", store.ErrPendingCap)
+		}
+		if caps.PerUser > 0 && live(s.byUser[a.User], a.CreatedAt, caps.PerUser) >= caps.PerUser {
+			return store.Approval{}, false, fmt.Errorf("park: user: %w", store.ErrPendingCap)
 		}
 	}
-	if dup != nil {
-		dup.Merged++
-		return dup.Clone(), true, nil
+	t, err := s.add(a, note)
+	if err != nil {
+		return store.Approval{}, false, fmt.Errorf("park: %w", err)
 	}
-	if caps.PerSession > 0 && live(s.bySession[a.Session], a.CreatedAt, caps.PerSession) >= caps.PerSession {
-		return store.Approval{}, false, fmt.Errorf("park: session: %w", store.ErrPendingCap)
-	}
-	if caps.PerUser > 0 && live(s.byUser[a.User], a.CreatedAt, caps.PerUser) >= caps.PerUser {
-		return store.Approval{}, false, fmt.Errorf("park: user: %w", store.ErrPendingCap)
-	}
+	return t, false, nil
+}
+
+// add stores a, checked, as a new ticket with note's record; s.mu is held.
+func (s *Store) add(a store.Approval, note store.Note) (store.Approval, error) {
 	if a.ID == "" {
 		a.ID = store.NewID()
 	}
 	if _, ok := s.tickets[a.ID]; ok {
-		return store.Approval{}, false, fmt.Errorf("park: %w", store.ErrDuplicate)
+		return store.Approval{}, store.ErrDuplicate
 	}
 	a = a.Clone()
-	a.State = store.Pending
-	s.tickets[a.ID] = &a
-	index(s.bySession, a.Session, &a)
-	index(s.byUser, a.User, &a)
-	index(s.byMerge, mergeKey{a.Session, a.Digest}, &a)
-	return a.Clone(), false, nil
+	if a.State == store.Approved {
+		if a.ResolvedAt.IsZero() {
+			a.ResolvedAt = a.CreatedAt
+		}
+	} else {
+		a.State = store.Pending
+	}
+	recs, err := s.chain(noted(note, a, false))
+	if err != nil {
+		return store.Approval{}, err
+	}
+	t := &a
+	s.tickets[t.ID] = t
+	s.insert(t)
+	if t.State == store.Pending {
+		index(s.bySession, t.Session, t)
+		index(s.byUser, t.User, t)
+		index(s.byMerge, mergeKey{t.Session, t.Digest}, t)
+	}
+	s.commit(recs)
+	return t.Clone(), nil
+}
+
+// duplicate returns the oldest live pending ticket identical to a, as the
+// SQL backends pick it, or nil.
+func (s *Store) duplicate(a store.Approval) *store.Approval {
+	var dup *store.Approval
+	for _, t := range s.byMerge[mergeKey{a.Session, a.Digest}] {
+		if t.ExpiresAt.After(a.CreatedAt) && identical(t, &a) &&
+			(dup == nil || byCreatedAt(t, dup) < 0) {
+			dup = t
+		}
+	}
+	return dup
+}
+
+// identical reports whether two proposals are the same call with the same
+// provenance, so that one approval may answer both.
+func identical(x, y *store.Approval) bool {
+	return x.Session == y.Session && x.User == y.User && x.Digest == y.Digest &&
+		x.Requester.User == y.Requester.User && x.Requester.Agent == y.Requester.Agent &&
+		slices.Equal(x.Requester.Delegations, y.Requester.Delegations) &&
+		slices.Equal(x.Taint, y.Taint) && x.Rationale == y.Rationale &&
+		x.PolicyVersion == y.PolicyVersion && x.Approvers == y.Approvers
 }
 
 // live counts the tickets in set whose expiry is after now, stopping at
@@ -102,7 +152,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 }
 
 // Resolve implements [store.Tickets].
-func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (store.Approval, error) {
+func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note store.Note) (store.Approval, error) {
 	if err := r.Check(); err != nil {
 		return store.Approval{}, fmt.Errorf("resolve: %w", err)
 	}
@@ -111,25 +161,48 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (sto
 	}
 	defer s.mu.Unlock()
 	t, ok := s.tickets[id]
-	switch {
-	case !ok:
+	if !ok {
 		return store.Approval{}, fmt.Errorf("resolve: %w", store.ErrNotFound)
-	case t.State != store.Pending:
+	}
+	if r.To == store.Approved {
+		if err := s.skew(r.At); err != nil {
+			return store.Approval{}, fmt.Errorf("resolve: %w", err)
+		}
+	}
+	next := t.Clone()
+	switch {
+	case r.To == store.Revoked && t.State == store.Approved:
+		next.State = store.Revoked
+		next.Reason = r.Reason
+		next.FinishedAt = r.At
+	case r.To == store.Revoked || t.State != store.Pending:
 		return store.Approval{}, fmt.Errorf("resolve: %w", store.ErrResolved)
 	case r.To == store.Approved && !r.At.Before(t.ExpiresAt):
 		return store.Approval{}, fmt.Errorf("resolve: %w", store.ErrExpired)
+	default:
+		next.State = r.To
+		next.Approver = r.Approver
+		next.Reason = r.Reason
+		next.Evidence = append([]byte(nil), r.Evidence...)
+		next.ResolvedAt = r.At
 	}
-	s.leavePending(t)
-	t.State = r.To
-	t.Approver = r.Approver
-	t.Reason = r.Reason
-	t.Evidence = append([]byte(nil), r.Evidence...)
-	t.ResolvedAt = r.At
+	recs, err := s.chain(noted(note, next, false))
+	if err != nil {
+		return store.Approval{}, fmt.Errorf("resolve: %w", err)
+	}
+	if t.State == store.Pending {
+		s.leavePending(t)
+	}
+	*t = next
+	s.commit(recs)
 	return t.Clone(), nil
 }
 
-// ExpirePending implements [store.Tickets].
-func (s *Store) ExpirePending(ctx context.Context, now time.Time) ([]store.Approval, error) {
+// ExpirePending implements [store.Sweeper].
+func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Note) ([]store.Approval, error) {
+	if err := store.CheckTime(now); err != nil {
+		return nil, fmt.Errorf("expire pending: %w", err)
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, fmt.Errorf("expire pending: %w", err)
 	}
@@ -142,48 +215,65 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time) ([]store.Appro
 			}
 		}
 	}
-	out := make([]store.Approval, 0, len(due))
-	for _, t := range due {
-		s.leavePending(t)
-		t.State = store.Expired
-		t.ResolvedAt = now
-		out = append(out, t.Clone())
+	slices.SortFunc(due, byTime(func(a *store.Approval) time.Time { return a.ExpiresAt }))
+	out := make([]store.Approval, len(due))
+	notes := make([]func() (receipt.AuditRecord, bool), len(due))
+	for i, t := range due {
+		out[i] = t.Clone()
+		out[i].State = store.Expired
+		out[i].ResolvedAt = now
+		notes[i] = noted(note, out[i], false)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].ExpiresAt.Equal(out[j].ExpiresAt) {
-			return out[i].ExpiresAt.Before(out[j].ExpiresAt)
-		}
-		return out[i].ID < out[j].ID
-	})
+	recs, err := s.chain(notes...)
+	if err != nil {
+		return nil, fmt.Errorf("expire pending: %w", err)
+	}
+	for i, t := range due {
+		s.leavePending(t)
+		*t = out[i].Clone()
+	}
+	s.commit(recs)
 	return out, nil
 }
 
-// Pending implements [store.Tickets].
-func (s *Store) Pending(ctx context.Context, f store.Filter) ([]store.Approval, error) {
+// List implements [store.Tickets].
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, string, error) {
+	if err := f.Check(); err != nil {
+		return nil, "", fmt.Errorf("list: %w", err)
+	}
 	if err := s.lock(ctx); err != nil {
-		return nil, fmt.Errorf("pending: %w", err)
+		return nil, "", fmt.Errorf("list: %w", err)
 	}
 	defer s.mu.Unlock()
+	start := 0
+	if f.After != "" {
+		after, ok := s.tickets[f.After]
+		if !ok {
+			return nil, "", fmt.Errorf("list: cursor: %w", store.ErrNotFound)
+		}
+		i, found := slices.BinarySearchFunc(s.byCreated, after, byCreatedAt)
+		if found {
+			i++
+		}
+		start = i
+	}
+	limit := f.PageSize()
 	var out []store.Approval
-	sets := s.bySession // every pending ticket, by session
-	switch {
-	case f.Session != "":
-		sets = map[string]map[string]*store.Approval{f.Session: s.bySession[f.Session]}
-	case f.User != "":
-		sets = map[string]map[string]*store.Approval{f.User: s.byUser[f.User]}
-	}
-	for _, set := range sets {
-		for _, t := range set {
-			if (f.Session == "" || f.Session == t.Session) && (f.User == "" || f.User == t.User) {
-				out = append(out, t.Clone())
-			}
+	for _, t := range s.byCreated[start:] {
+		if !matches(t, f) {
+			continue
 		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		if len(out) == limit {
+			return out, out[len(out)-1].ID, nil
 		}
-		return out[i].ID < out[j].ID
-	})
-	return out, nil
+		out = append(out, t.Clone())
+	}
+	return out, "", nil
+}
+
+// matches reports whether t is selected by f.
+func matches(t *store.Approval, f store.Filter) bool {
+	return (len(f.States) == 0 || slices.Contains(f.States, t.State)) &&
+		(f.User == "" || f.User == t.User) && (f.Session == "" || f.Session == t.Session) &&
+		(f.Approvers == "" || f.Approvers == t.Approvers)
 }

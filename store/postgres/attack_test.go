@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -15,13 +16,15 @@ import (
 	"github.com/agentstepup/asu/store/storetest"
 )
 
-// approved parks and approves ticket n in s.
+// approved parks and approves ticket n in s, created at the database's
+// clock, with their audit rows.
 func approved(t *testing.T, s *postgres.Store, n int) store.Approval {
 	t.Helper()
-	ctx := context.Background()
-	a, _, err := s.Park(ctx, storetest.Ticket("s1", "u1", n), store.Caps{})
+	ctx := t.Context()
+	at := dbNow(t, s)
+	a, _, err := s.Park(ctx, storetest.TicketAt("s1", "u1", n, at), store.Caps{}, note("park"))
 	require.NoError(t, err)
-	a, err = s.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: "alice", At: a.CreatedAt})
+	a, err = s.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: "alice", At: at}, note("approve"))
 	require.NoError(t, err)
 	return a
 }
@@ -65,7 +68,8 @@ func TestDoubleSpend(t *testing.T) {
 		}
 		spent := 0
 		for i, tx := range txs {
-			tag, err := tx.Exec(ctx, `UPDATE tickets SET state = 'executing', idempotency_key = $2, consumed_at = now()
+			tag, err := tx.Exec(ctx, `UPDATE tickets SET state = 'executing', idempotency_key = $2,
+				consumed_at = now(), owner = $2, fence = 1, lease_until = now() + interval '30 seconds'
 				WHERE id = $1`, a.ID, "naive-"+string(rune('a'+i)))
 			require.NoError(t, err)
 			require.NoError(t, tx.Commit(ctx))
@@ -84,7 +88,9 @@ func TestDoubleSpend(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = s.Consume(ctx, a.ID, "key-"+string(rune('a'+i)), a.CreatedAt.Add(time.Minute))
+				at := dbNow(t, s)
+				_, errs[i] = s.Consume(ctx, a.ID, store.Claim{Key: "key", Owner: fmt.Sprintf("gate-%d", i), At: at,
+					LeaseUntil: at.Add(time.Minute)}, note("consume"))
 			}()
 		}
 		waitForConsumers(t, schema, 2)

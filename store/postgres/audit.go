@@ -38,9 +38,8 @@ func scanAudit(row pgx.Row) (receipt.AuditRecord, error) {
 	return r, nil
 }
 
-// AppendAudit implements [store.AuditLog]. The transaction locks the chain
-// head row with SELECT ... FOR UPDATE, so appends from every replica queue
-// there; the next one reads the head this one leaves and chains to it.
+// AppendAudit implements [store.AuditLog] in two round trips: the head's
+// lock and the clock, then the record, the head's move and COMMIT.
 func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error) {
 	const op = "append audit"
 	if err := store.CheckAudit(r); err != nil {
@@ -50,37 +49,16 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 		return receipt.AuditRecord{}, s.fail(ctx, op, err)
 	}
 	var out receipt.AuditRecord
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var (
-			head receipt.AuditRecord
-			hash []byte
-		)
-		if err := tx.QueryRow(ctx, `SELECT seq, hash FROM audit_head FOR UPDATE`).Scan(&head.Seq, &hash); err != nil {
-			return err
-		}
-		copy(head.Hash[:], hash)
-		next, err := store.ChainNext(head, r)
+	err := s.inTxn(ctx, func(t *txn) error {
+		h, err := t.lockHead(ctx)
 		if err != nil {
 			return err
 		}
-		var args []byte
-		if next.Args != nil {
-			args = next.Args
+		recs, err := t.commit(ctx, h, r)
+		if err == nil {
+			out = recs[0]
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO audit (`+auditColumns+`) VALUES
-			($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-			 $21, $22, $23, $24, $25)`,
-			next.Seq, next.Time, next.TicketID, next.Task, next.Step, next.Session, next.Tool, next.EffectClass,
-			next.ArgsDigest[:], args, next.Principal.User, next.Principal.Agent, next.Principal.Delegations,
-			next.PolicyVersion, next.Decision, next.Reason, next.Taint, next.Approver, next.Nonce, next.CardHash,
-			next.DecisionMillis, next.Result, next.IdempotencyKey, next.PrevHash[:], next.Hash[:]); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE audit_head SET seq = $1, hash = $2`, next.Seq, next.Hash[:]); err != nil {
-			return err
-		}
-		out = next
-		return nil
+		return err
 	})
 	if err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, op, err)
@@ -107,6 +85,13 @@ func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
 // AuditRange implements [store.AuditLog].
 func (s *Store) AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error) {
 	return s.auditWhere(ctx, "audit range", `time >= $1 AND time < $2`, from.UnixMilli(), to.UnixMilli())
+}
+
+// AuditSeq implements [store.AuditLog].
+func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error) {
+	// Seq is a bigint: bounds beyond it select nothing more.
+	const top = uint64(1<<63 - 1)
+	return s.auditWhere(ctx, "audit seq", `seq >= $1 AND seq < $2`, int64(min(from, top)), int64(min(to, top)))
 }
 
 // AuditByTask implements [store.AuditLog].

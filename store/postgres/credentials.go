@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -11,20 +12,23 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-const credentialColumns = `id, user_name, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at`
+const credentialColumns = `id, user_name, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at,
+	revoked_at`
 
 func scanCredential(row pgx.Row) (store.Credential, error) {
 	var (
 		c       store.Credential
 		count   int64
 		created pgtype.Timestamptz
+		revoked pgtype.Timestamptz
 	)
-	err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID, &created)
+	err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID, &created,
+		&revoked)
 	if err != nil {
 		return store.Credential{}, err
 	}
 	c.SignCount = uint32(count) // the column's CHECK keeps it within uint32
-	c.CreatedAt = fromTS(created)
+	c.CreatedAt, c.RevokedAt = fromTS(created), fromTS(revoked)
 	return c, nil
 }
 
@@ -37,7 +41,8 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 	if err := s.enter(ctx); err != nil {
 		return s.fail(ctx, op, err)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO credentials (`+credentialColumns+`)
+	_, err := s.pool.Exec(ctx, `INSERT INTO credentials
+		(id, user_name, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible, c.BackupState, c.AAGUID, ts(c.CreatedAt))
 	return s.fail(ctx, op, err)
@@ -79,26 +84,42 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 
 // AdvanceSignCount implements [store.Credentials] with one conditional
 // UPDATE: of concurrent calls presenting the same counter, one wins and
-// the rest see the count it left and fail with [store.ErrCounter].
+// the rest see the count it left and fail with [store.ErrCounter]; none
+// wins once the credential is revoked.
 func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
 	const op = "advance sign count"
 	if err := s.enter(ctx); err != nil {
 		return s.fail(ctx, op, err)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE credentials SET sign_count = $2
-		WHERE id = $1 AND ($2 > sign_count OR ($2 = 0 AND sign_count = 0))`, id, int64(n))
+		WHERE id = $1 AND revoked_at IS NULL AND ($2 > sign_count OR ($2 = 0 AND sign_count = 0))`, id, int64(n))
 	if err != nil {
 		return s.fail(ctx, op, err)
 	}
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
-	var exists bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM credentials WHERE id = $1)`, id).Scan(&exists); err != nil {
-		return s.fail(ctx, op, err)
-	}
-	if !exists {
+	var revoked bool
+	err = s.pool.QueryRow(ctx, `SELECT revoked_at IS NOT NULL FROM credentials WHERE id = $1`, id).Scan(&revoked)
+	switch {
+	case errNoRow(err):
 		return fmt.Errorf("%s: %w", op, store.ErrNotFound)
+	case err != nil:
+		return s.fail(ctx, op, err)
+	case revoked:
+		return fmt.Errorf("%s: %w", op, store.ErrRevoked)
 	}
 	return fmt.Errorf("%s: %w", op, store.ErrCounter)
+}
+
+// RevokeCredential implements [store.Credentials]. The credential stays
+// readable, with RevokedAt set.
+func (s *Store) RevokeCredential(ctx context.Context, id []byte, at time.Time, note store.Note) error {
+	const op = "revoke credential"
+	if err := store.CheckTime(at); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return s.revoke(ctx, op, note,
+		`UPDATE credentials SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`,
+		`SELECT false, revoked_at IS NOT NULL FROM credentials WHERE id = $1`, id, at)
 }

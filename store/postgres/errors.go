@@ -58,8 +58,9 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 func isSentinel(err error) bool {
 	for _, s := range []error{
 		store.ErrNotFound, store.ErrDuplicate, store.ErrInvalid, store.ErrTooLarge, store.ErrResolved,
-		store.ErrExpired, store.ErrNotApproved, store.ErrConsumed, store.ErrNotExecuting, store.ErrPendingCap,
-		store.ErrCounter, store.ErrGrantUsedUp, store.ErrClosed, ErrSchemaVersion, ErrDatabase,
+		store.ErrExpired, store.ErrNotApproved, store.ErrConsumed, store.ErrFenced, store.ErrLeaseLive,
+		store.ErrRevoked, store.ErrClockSkew, store.ErrPendingCap, store.ErrCounter, store.ErrGrantUsedUp,
+		store.ErrClosed, ErrSchemaVersion, ErrDatabase,
 	} {
 		if errors.Is(err, s) {
 			return true

@@ -8,14 +8,16 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/storetest"
 )
 
 // Open a store shared by every gate replica, park a ticket, approve it
-// and spend it once. A second consume, from this replica or any other,
-// is refused.
+// and spend it once, each decision with its audit row. Every time is read
+// from the database's clock, the one all replicas share. A second consume,
+// from this replica or any other, is refused.
 func ExampleOpen() {
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, os.Getenv("ASU_POSTGRES_DSN"), nil)
@@ -23,19 +25,31 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	defer s.Close()
+	note := func(decision string) store.Note {
+		return func(a store.Approval, _ bool) receipt.AuditRecord {
+			return receipt.AuditRecord{TicketID: a.ID, Session: a.Session, Decision: decision}
+		}
+	}
 
-	t, _, err := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{PerSession: 10, PerUser: 50})
+	now, err := s.Now(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
-	now := t.CreatedAt.Add(time.Minute)
-	if _, err := s.Resolve(ctx, t.ID, store.Resolution{To: store.Approved, Approver: "bob", At: now}); err != nil {
+	t, _, err := s.Park(ctx, storetest.TicketAt("session-1", "alice", 1, now), store.Caps{PerSession: 10, PerUser: 50},
+		note(receipt.DecisionNeedsApproval))
+	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := s.Consume(ctx, t.ID, "idem-"+t.ID, now); err != nil {
+	if _, err := s.Resolve(ctx, t.ID, store.Resolution{To: store.Approved, Approver: "alice", At: now},
+		note("approved")); err != nil {
 		log.Fatal(err)
 	}
-	_, err = s.Consume(ctx, t.ID, "idem-again", now)
+	claim := store.Claim{Key: "idem-" + t.ID, Owner: "gate-a", At: now, LeaseUntil: now.Add(30 * time.Second)}
+	if _, err := s.Consume(ctx, t.ID, claim, note("executing")); err != nil {
+		log.Fatal(err)
+	}
+	claim.Owner = "gate-b"
+	_, err = s.Consume(ctx, t.ID, claim, note("executing"))
 	fmt.Println(errors.Is(err, store.ErrConsumed))
 }
 

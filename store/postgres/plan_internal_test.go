@@ -20,8 +20,8 @@ func fill(tb testing.TB, s *Store, tickets []store.Approval) {
 	tb.Helper()
 	rows := make([][]any, len(tickets))
 	for i, a := range tickets {
-		args := insertArgs(a)
-		rows[i] = append([]any{args[0], string(store.Pending)}, args[1:]...)
+		a.State = store.Pending
+		rows[i] = insertArgs(a)
 	}
 	columns := strings.Split(strings.Join(strings.Fields(insertColumns), ""), ",")
 	n, err := s.pool.CopyFrom(context.Background(), pgx.Identifier{"tickets"}, columns, pgx.CopyFromRows(rows))
@@ -54,7 +54,7 @@ func TestQueryPlans(t *testing.T) {
 		name, query string
 		args        []any
 	}{
-		{"merge", queryMerge, []any{a.Session, a.Digest[:], a.CreatedAt}},
+		{"merge", queryMerge, mergeArgs(a)},
 		{"session cap", queryCap("session"), []any{a.Session, a.CreatedAt, 5}},
 		{"user cap", queryCap("user"), []any{a.User, a.CreatedAt, 5}},
 	}

@@ -16,15 +16,28 @@
 // Every decision that must hold across replicas is made by the database,
 // never by process memory:
 //
-//   - State changes are single conditional statements, such as
+//   - State changes are conditional statements, such as
 //     UPDATE ... WHERE id = $1 AND state = 'approved' AND expires_at > $2
 //     RETURNING ...: of any number of concurrent callers, in any number of
 //     processes, exactly one sees the row it needs and wins.
+//   - Leases are fenced the same way: Renew, Finish and Reclaim match the
+//     fencing token (and Reclaim an expired lease) in their WHERE clause,
+//     so a stale owner's statement matches nothing.
 //   - Park serializes on transaction-scoped advisory locks taken on the
 //     session and then the user, so merging duplicates and counting pending
 //     tickets against a cap see every ticket parked before them.
 //   - An audit append locks the chain head row (SELECT ... FOR UPDATE),
-//     inserts the next record and moves the head, in one transaction.
+//     inserts the next records and moves the head. A state change and its
+//     audit row are one transaction: both commit or neither does.
+//
+// # Time
+//
+// [Store.Now] is the database's clock_timestamp(), the one clock every
+// replica shares. The deciding statements (approve, Consume, Reclaim,
+// UseGrant, ParkGranted) compare the caller's time with it in their WHERE
+// clause and refuse with [store.ErrClockSkew] beyond [store.MaxSkew]. Audit
+// records are stamped with it once the head is locked, never earlier than
+// the head.
 //
 // # Migrations
 //

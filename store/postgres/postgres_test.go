@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/storetest"
@@ -76,4 +78,22 @@ func TestProcesses(t *testing.T) {
 		Create: func(t *testing.T) string { return newSchema(t) },
 		Open:   func(t testing.TB, schema string) store.Store { return open(t, schema) },
 	})
+}
+
+// dbNow reads the database's clock through s, to the millisecond.
+func dbNow(t testing.TB, s *postgres.Store) time.Time {
+	t.Helper()
+	n, err := s.Now(context.Background())
+	require.NoError(t, err)
+	return n.Truncate(time.Millisecond)
+}
+
+// note returns a Note recording decision on the ticket it is given, its
+// state as the reason.
+func note(decision string) store.Note {
+	return func(a store.Approval, merged bool) receipt.AuditRecord {
+		return receipt.AuditRecord{TicketID: a.ID, Session: a.Session, Tool: a.Tool, ArgsDigest: a.Digest,
+			Principal: a.Requester, Decision: decision, Reason: string(a.State), Approver: a.Approver,
+			IdempotencyKey: a.IdempotencyKey}
+	}
 }

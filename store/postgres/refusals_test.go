@@ -62,7 +62,7 @@ func TestTextPostgresRefuses(t *testing.T) {
 			a := storetest.Ticket("s1", "u1", 1)
 			a.ID = "refused"
 			c.mutate(&a)
-			_, _, err := s.Park(ctx, a, store.Caps{})
+			_, _, err := s.Park(ctx, a, store.Caps{}, note("park"))
 			require.ErrorIs(t, err, store.ErrInvalid)
 			assertNoPgx(t, err)
 			_, err = s.Get(ctx, "refused")
@@ -128,12 +128,12 @@ func TestCancelMidTransaction(t *testing.T) {
 	require.NoError(t, err)
 
 	// The session advisory lock Park takes: class 0x61737501, as in package postgres.
-	lockTx(t, schema, `SELECT pg_advisory_xact_lock(x'61737501'::int, hashtext(current_schema() || '/s1'))`)
-	lockTx(t, schema, `SELECT 1 FROM audit_head FOR UPDATE`)
+	releaseSession := lockTx(t, schema, `SELECT pg_advisory_xact_lock(x'61737501'::int, hashtext(current_schema() || '/s1'))`)
+	releaseHead := lockTx(t, schema, `SELECT 1 FROM audit_head FOR UPDATE`)
 
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	_, _, err = s.Park(short, storetest.Ticket("s1", "u1", 1), store.Caps{})
+	_, _, err = s.Park(short, storetest.Ticket("s1", "u1", 1), store.Caps{}, note("park"))
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "park waits on the session lock until its context ends")
 	assertNoPgx(t, err)
 
@@ -143,12 +143,14 @@ func TestCancelMidTransaction(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "an append waits on the chain head until its context ends")
 	assertNoPgx(t, err)
 
-	p, err := s.Pending(ctx, store.Filter{})
+	p, _, err := s.List(ctx, store.Filter{})
 	require.NoError(t, err)
 	assert.Empty(t, p, "the cancelled park left no ticket")
 	head, err := s.AuditHead(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, before, head, "the cancelled append left the chain as it was")
-	_, _, err = s.Park(ctx, storetest.Ticket("s2", "u2", 2), store.Caps{})
+	releaseSession()
+	releaseHead()
+	_, _, err = s.Park(ctx, storetest.Ticket("s2", "u2", 2), store.Caps{}, note("park"))
 	assert.NoError(t, err, "the store still works")
 }

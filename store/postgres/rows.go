@@ -12,8 +12,9 @@ import (
 // ticketColumns is the column list scanTicket reads, in its order.
 const ticketColumns = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce,
 	created_at, expires_at, requester_user, requester_agent, requester_delegations,
-	user_name, session, task, step, policy_version, taint, rationale, merged,
-	approver, reason, evidence, resolved_at, idempotency_key, consumed_at, result, finished_at`
+	user_name, session, task, step, policy_version, taint, rationale, approvers, merged,
+	approver, reason, evidence, resolved_at, idempotency_key, consumed_at, owner, fence, lease_until,
+	result, finished_at`
 
 // scanTicket reads one row of ticketColumns.
 func scanTicket(row pgx.Row) (store.Approval, error) {
@@ -23,11 +24,13 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 		digest, cardHash, nonce      []byte
 		created, expires             pgtype.Timestamptz
 		resolved, consumed, finished pgtype.Timestamptz
+		lease                        pgtype.Timestamptz
 	)
 	err := row.Scan(&a.ID, &state, &a.Effect, &digest, &a.Tool, &a.EffectClass, &a.Card, &cardHash, &nonce,
 		&created, &expires, &a.Requester.User, &a.Requester.Agent, &a.Requester.Delegations,
-		&a.User, &a.Session, &a.Task, &a.Step, &a.PolicyVersion, &a.Taint, &a.Rationale, &a.Merged,
-		&a.Approver, &a.Reason, &a.Evidence, &resolved, &a.IdempotencyKey, &consumed, &a.Result, &finished)
+		&a.User, &a.Session, &a.Task, &a.Step, &a.PolicyVersion, &a.Taint, &a.Rationale, &a.Approvers, &a.Merged,
+		&a.Approver, &a.Reason, &a.Evidence, &resolved, &a.IdempotencyKey, &consumed, &a.Owner, &a.Fence, &lease,
+		&a.Result, &finished)
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -37,6 +40,7 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 	copy(a.Nonce[:], nonce)
 	a.CreatedAt, a.ExpiresAt = fromTS(created), fromTS(expires)
 	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromTS(resolved), fromTS(consumed), fromTS(finished)
+	a.LeaseUntil = fromTS(lease)
 	return a, nil
 }
 

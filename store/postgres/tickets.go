@@ -2,8 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,12 +11,15 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// Park implements [store.Tickets]. The transaction takes advisory locks on
-// the session and then the user (always in that order, so two parks never
-// wait on each other in a cycle); while they are held no other replica can
-// park in that session or for that user, so the merge lookup and the cap
-// counts see every ticket parked before, and the cap holds.
-func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (store.Approval, bool, error) {
+// Park implements [store.Tickets]. A pending ticket is parked under
+// transaction-scoped advisory locks on the session and then the user
+// (always in that order, so two parks never wait on each other in a
+// cycle); while they are held no other replica can park in that session
+// or for that user, so the merge lookup and the cap counts see every
+// ticket parked before, and the cap holds. An approved ticket merges with
+// nothing and counts against no cap, so it takes no lock. The audit row is
+// appended in the same transaction.
+func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, note store.Note) (store.Approval, bool, error) {
 	const op = "park"
 	if err := a.Check(); err != nil {
 		return store.Approval{}, false, fmt.Errorf("%s: %w", op, err)
@@ -24,37 +27,28 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 	if err := s.enter(ctx); err != nil {
 		return store.Approval{}, false, s.fail(ctx, op, err)
 	}
-	if a.ID == "" {
-		a.ID = store.NewID()
-	}
+	a = newTicket(a)
 	var (
 		out    store.Approval
 		merged bool
 	)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// One round trip; a batch runs its statements in order, so every
-		// Park takes the session lock before the user lock.
-		batch := &pgx.Batch{}
-		batch.Queue(queryLock, lockSession, a.Session)
-		batch.Queue(queryLock, lockUser, a.User)
-		// A live pending duplicate takes the merge, even at the cap.
-		batch.Queue(queryMerge, a.Session, a.Digest[:], a.CreatedAt)
-		t, err := parkLocked(tx.SendBatch(ctx, batch))
-		switch {
-		case err == nil:
-			out, merged = t, true
-			return nil
-		case !errors.Is(err, pgx.ErrNoRows):
+	err := s.inTxn(ctx, func(t *txn) error {
+		var (
+			h   head
+			err error
+		)
+		if a.State == store.Pending {
+			out, merged, h, err = parkPending(ctx, t, a, caps, note)
+		} else {
+			b := &pgx.Batch{}
+			b.Queue(queryInsertTicket, insertArgs(a)...)
+			queueHead(b, note)
+			out, h, err = readTicket(t.send(ctx, b), note)
+		}
+		if err != nil {
 			return err
 		}
-		if err := checkCap(ctx, tx, "session", a.Session, a.CreatedAt, caps.PerSession); err != nil {
-			return err
-		}
-		if err := checkCap(ctx, tx, "user", a.User, a.CreatedAt, caps.PerUser); err != nil {
-			return err
-		}
-		out, err = scanTicket(tx.QueryRow(ctx, queryInsert, insertArgs(a)...))
-		return err
+		return t.commitNoted(ctx, h, note, merged, out)
 	})
 	if err != nil {
 		return store.Approval{}, false, s.fail(ctx, op, err)
@@ -62,20 +56,103 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 	return out, merged, nil
 }
 
-// parkLocked reads the results of Park's batch: the two locks, then the
-// merged ticket or pgx.ErrNoRows.
-func parkLocked(br pgx.BatchResults) (store.Approval, error) {
-	for range 2 {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return store.Approval{}, err
+// newTicket fills in what a checked new ticket leaves to the store: an id,
+// the pending state, the time of an approval made with the ticket.
+func newTicket(a store.Approval) store.Approval {
+	if a.ID == "" {
+		a.ID = store.NewID()
+	}
+	if a.State == "" {
+		a.State = store.Pending
+	}
+	if a.State == store.Approved && a.ResolvedAt.IsZero() {
+		a.ResolvedAt = a.CreatedAt
+	}
+	return a
+}
+
+// parkPending merges a into an identical live pending ticket or stores it
+// as a new one within caps, under the session and user locks, and locks
+// the chain head when note will make a record. The first round trip
+// begins the transaction, takes the locks and tries the merge; the second
+// takes the head (merged) or counts against the caps, inserts and takes
+// the head, so the head is held only from the last statement before the
+// commit's round trip.
+func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps, note store.Note) (store.Approval, bool, head, error) {
+	b := &pgx.Batch{}
+	// A batch runs its statements in order, so every Park takes the
+	// session lock before the user lock.
+	b.Queue(queryLock, lockSession, a.Session)
+	b.Queue(queryLock, lockUser, a.User)
+	// A live pending duplicate takes the merge, even at the cap.
+	b.Queue(queryMerge, mergeArgs(a)...)
+	dup, _, err := readTicket(t.send(ctx, b), nil, 2)
+	switch {
+	case err == nil:
+		h, err := t.lockHeadFor(ctx, note)
+		return dup, true, h, err
+	case !errNoRow(err):
+		return store.Approval{}, false, head{}, err
+	}
+
+	b = &pgx.Batch{}
+	limits := []struct {
+		what, key string
+		limit     int
+	}{{"session", a.Session, caps.PerSession}, {"user", a.User, caps.PerUser}}
+	for _, c := range limits {
+		if c.limit > 0 {
+			b.Queue(queryCap(c.what), c.key, a.CreatedAt, c.limit)
 		}
 	}
-	t, err := scanTicket(br.QueryRow())
-	if cerr := br.Close(); cerr != nil && (err == nil || errors.Is(err, pgx.ErrNoRows)) {
+	// Inserted before the counts are read, and rolled back if one is full.
+	b.Queue(queryInsertTicket, insertArgs(a)...)
+	queueHead(b, note)
+	br := t.send(ctx, b)
+	for _, c := range limits {
+		if c.limit <= 0 {
+			continue
+		}
+		var n int
+		if err := br.QueryRow().Scan(&n); err != nil {
+			_ = br.Close()
+			return store.Approval{}, false, head{}, err
+		}
+		if n >= c.limit {
+			_ = br.Close()
+			return store.Approval{}, false, head{}, fmt.Errorf("%s: %w", c.what, store.ErrPendingCap)
+		}
+	}
+	out, h, err := readTicket(br, note, 0)
+	return out, false, h, err
+}
+
+// readTicket reads a batch's results: skip statements whose results do
+// not matter (locks), a ticket row or pgx.ErrNoRows, then what queueHead
+// queued for note. A failure of the batch itself wins over no row.
+func readTicket(br pgx.BatchResults, note store.Note, skip ...int) (store.Approval, head, error) {
+	var err error
+	for _, n := range skip {
+		for range n {
+			if _, err = br.Exec(); err != nil {
+				break
+			}
+		}
+	}
+	var (
+		a store.Approval
+		h head
+	)
+	if err == nil {
+		a, err = scanTicket(br.QueryRow())
+	}
+	if err == nil {
+		h, err = readHead(br, note)
+	}
+	if cerr := br.Close(); cerr != nil && (err == nil || errNoRow(err)) {
 		err = cerr
 	}
-	return t, err
+	return a, h, err
 }
 
 // The statements of Park. Each reads only pending tickets of one session
@@ -85,21 +162,45 @@ const (
 	// queryLock takes the advisory lock ($1, hash of the schema and $2)
 	// until the transaction ends.
 	queryLock = `SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '/' || $2))`
-	// queryMerge adds a merge to the oldest live pending ticket with the
-	// session ($1) and digest ($2) at time $3.
+	// queryMerge adds a merge to the oldest live pending ticket (at $3)
+	// whose proposal is identical to mergeArgs. The outer WHERE repeats
+	// the state and expiry: a concurrent Resolve may have decided the
+	// ticket the subquery found, and PostgreSQL re-checks only the outer
+	// conditions against the row it left.
 	queryMerge = `UPDATE tickets SET merged = merged + 1
 		WHERE id = (SELECT id FROM tickets
 			WHERE session = $1 AND digest = $2 AND state = 'pending' AND expires_at > $3
+			AND user_name = $4 AND requester_user = $5 AND requester_agent = $6
+			AND coalesce(requester_delegations, '{}') = coalesce($7::text[], '{}')
+			AND coalesce(taint, '{}') = coalesce($8::text[], '{}')
+			AND rationale = $9 AND policy_version = $10 AND approvers = $11
 			ORDER BY created_at, id LIMIT 1)
+		AND state = 'pending' AND expires_at > $3
 		RETURNING ` + ticketColumns
-	// queryInsert stores a new pending ticket from insertArgs.
-	queryInsert = `INSERT INTO tickets (` + insertColumns + `)
-		VALUES ($1, 'pending', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+	// queryInsertTicket stores a new ticket from insertArgs.
+	queryInsertTicket = `INSERT INTO tickets (` + insertColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+			$21, $22, $23, $24, $25, $26)
 		RETURNING ` + ticketColumns
 	insertColumns = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce, created_at, expires_at,
 		requester_user, requester_agent, requester_delegations, user_name, session, task, step, policy_version,
-		taint, rationale`
+		taint, rationale, approvers, approver, reason, evidence, resolved_at`
 )
+
+// mergeArgs is a as the arguments of queryMerge.
+func mergeArgs(a store.Approval) []any {
+	return []any{a.Session, a.Digest[:], a.CreatedAt, a.User, a.Requester.User, a.Requester.Agent,
+		a.Requester.Delegations, a.Taint, a.Rationale, a.PolicyVersion, a.Approvers}
+}
+
+// insertArgs is a new ticket as the arguments of queryInsertTicket, in the
+// order of insertColumns.
+func insertArgs(a store.Approval) []any {
+	return []any{a.ID, string(a.State), a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:],
+		a.Nonce[:], a.CreatedAt, a.ExpiresAt, a.Requester.User, a.Requester.Agent, a.Requester.Delegations,
+		a.User, a.Session, a.Task, a.Step, a.PolicyVersion, a.Taint, a.Rationale, a.Approvers,
+		a.Approver, a.Reason, a.Evidence, ts(a.ResolvedAt)}
+}
 
 // queryCap counts, up to $3, the pending tickets live at $2 whose session
 // or user ("session" or "user") is $1.
@@ -112,31 +213,6 @@ func queryCap(what string) string {
 		WHERE ` + column + ` = $1 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
 }
 
-// insertArgs is a new ticket as the arguments of queryInsert, in the order
-// of insertColumns without state.
-func insertArgs(a store.Approval) []any {
-	return []any{a.ID, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
-		a.CreatedAt, a.ExpiresAt, a.Requester.User, a.Requester.Agent, a.Requester.Delegations,
-		a.User, a.Session, a.Task, a.Step, a.PolicyVersion, a.Taint, a.Rationale}
-}
-
-// checkCap fails with [store.ErrPendingCap] when the pending tickets of
-// the session or user ("session" or "user") key, live at now, number limit
-// or more. The count stops at limit.
-func checkCap(ctx context.Context, tx pgx.Tx, what, key string, now time.Time, limit int) error {
-	if limit <= 0 {
-		return nil
-	}
-	var n int
-	if err := tx.QueryRow(ctx, queryCap(what), key, now, limit).Scan(&n); err != nil {
-		return err
-	}
-	if n >= limit {
-		return fmt.Errorf("%s: %w", what, store.ErrPendingCap)
-	}
-	return nil
-}
-
 // Get implements [store.Tickets].
 func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 	const op = "get ticket"
@@ -144,7 +220,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 		return store.Approval{}, s.fail(ctx, op, err)
 	}
 	a, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errNoRow(err) {
 		err = store.ErrNotFound
 	}
 	if err != nil {
@@ -153,94 +229,182 @@ func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 	return a, nil
 }
 
-// Resolve implements [store.Tickets] with one conditional UPDATE; only
-// when it changes nothing is the ticket read again, to say why.
-func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (store.Approval, error) {
+// The statements of Resolve: one conditional UPDATE each. Approving checks
+// the expiry and the caller's clock against the database's in the same
+// statement.
+var (
+	queryApprove = `UPDATE tickets SET state = 'approved', approver = $2, reason = $3, evidence = $4, resolved_at = $5
+		WHERE id = $1 AND state = 'pending' AND expires_at > $5 AND ` + skewOK(5) + `
+		RETURNING ` + ticketColumns
+	queryDecide = `UPDATE tickets SET state = $6, approver = $2, reason = $3, evidence = $4, resolved_at = $5
+		WHERE id = $1 AND state = 'pending'
+		RETURNING ` + ticketColumns
+	// A revocation keeps the approval it revokes (approver, evidence) and
+	// records its reason and time.
+	queryRevoke = `UPDATE tickets SET state = 'revoked', reason = $2, finished_at = $3
+		WHERE id = $1 AND state = 'approved'
+		RETURNING ` + ticketColumns
+)
+
+// Resolve implements [store.Tickets] with one conditional UPDATE and the
+// audit row in one transaction; only when the UPDATE changes nothing is
+// the ticket read again, in the same transaction, to say why.
+func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note store.Note) (store.Approval, error) {
 	const op = "resolve"
 	if err := r.Check(); err != nil {
 		return store.Approval{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := s.enter(ctx); err != nil {
-		return store.Approval{}, s.fail(ctx, op, err)
+	query, args := queryDecide, []any{id, r.Approver, r.Reason, r.Evidence, r.At, string(r.To)}
+	switch r.To {
+	case store.Approved:
+		query, args = queryApprove, args[:5]
+	case store.Revoked:
+		query, args = queryRevoke, []any{id, r.Reason, r.At}
 	}
-	a, err := scanTicket(s.pool.QueryRow(ctx, `UPDATE tickets
-		SET state = $2, approver = $3, reason = $4, evidence = $5, resolved_at = $6
-		WHERE id = $1 AND state = 'pending' AND ($2 <> 'approved' OR expires_at > $6)
-		RETURNING `+ticketColumns, id, string(r.To), r.Approver, r.Reason, r.Evidence, r.At))
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = s.whyNot(ctx, id, func(state store.State, expires time.Time) error {
-			if state != store.Pending {
-				return store.ErrResolved
-			}
-			return store.ErrExpired
-		})
-	}
-	if err != nil {
-		return store.Approval{}, s.fail(ctx, op, err)
-	}
-	return a, nil
+	return s.decide(ctx, op, note, query, args, func(q querier) error { return whyNotResolved(ctx, q, id, r) })
 }
 
-// whyNot reads ticket id after a conditional update matched no row and
-// returns [store.ErrNotFound], or what explain says of its state.
-func (s *Store) whyNot(ctx context.Context, id string, explain func(store.State, time.Time) error) error {
-	var (
-		state   string
-		expires time.Time
-	)
-	err := s.pool.QueryRow(ctx, `SELECT state, expires_at FROM tickets WHERE id = $1`, id).Scan(&state, &expires)
+// whyNotResolved says why Resolve changed nothing.
+func whyNotResolved(ctx context.Context, q querier, id string, r store.Resolution) error {
+	st, err := explainTicket(ctx, q, id)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return store.ErrNotFound
 	case err != nil:
 		return err
+	case !st.found:
+		return store.ErrNotFound
 	}
-	return explain(store.State(state), expires)
+	if r.To == store.Approved {
+		if err := store.CheckSkew(r.At, st.now); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.To == store.Revoked || st.state != store.Pending:
+		return store.ErrResolved
+	case r.To == store.Approved:
+		return store.ErrExpired
+	}
+	// Pending, yet not decided: only a concurrent change explains it.
+	return store.ErrResolved
 }
 
-// ExpirePending implements [store.Tickets].
-func (s *Store) ExpirePending(ctx context.Context, now time.Time) ([]store.Approval, error) {
+// ExpirePending implements [store.Sweeper]: one UPDATE and the audit rows,
+// in the expired tickets' order, in one transaction.
+func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Note) ([]store.Approval, error) {
 	const op = "expire pending"
+	if err := store.CheckTime(now); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
 	if err := s.enter(ctx); err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
-	rows, err := s.pool.Query(ctx, `WITH expired AS (
-			UPDATE tickets SET state = 'expired', resolved_at = $1
-			WHERE state = 'pending' AND expires_at <= $1
-			RETURNING `+ticketColumns+`)
-		SELECT `+ticketColumns+` FROM expired ORDER BY expires_at, id`, now)
-	if err != nil {
-		return nil, s.fail(ctx, op, err)
-	}
-	out, err := collectTickets(rows)
+	var out []store.Approval
+	err := s.inTxn(ctx, func(t *txn) error {
+		b := &pgx.Batch{}
+		b.Queue(`WITH expired AS (
+				UPDATE tickets SET state = 'expired', resolved_at = $1
+				WHERE state = 'pending' AND expires_at <= $1
+				RETURNING `+ticketColumns+`)
+			SELECT `+ticketColumns+` FROM expired ORDER BY expires_at, id`, now)
+		br := t.send(ctx, b)
+		rows, err := br.Query()
+		if err == nil {
+			out, err = collectTickets(rows)
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		// The head is locked only when there is something to record.
+		var h head
+		if note != nil && len(out) > 0 {
+			if h, err = t.lockHead(ctx); err != nil {
+				return err
+			}
+		}
+		return t.commitNoted(ctx, h, note, false, out...)
+	})
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	return out, nil
 }
 
-// Pending implements [store.Tickets].
-func (s *Store) Pending(ctx context.Context, f store.Filter) ([]store.Approval, error) {
-	const op = "pending"
-	if err := s.enter(ctx); err != nil {
-		return nil, s.fail(ctx, op, err)
+// List implements [store.Tickets] with keyset pagination: a page starts
+// after the (CreatedAt, ID) of the cursor's ticket, so a page costs the
+// same however deep it is, and tickets parked meanwhile are neither
+// skipped nor repeated.
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, string, error) {
+	const op = "list"
+	if err := f.Check(); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", op, err)
 	}
-	where, args := `state = 'pending'`, []any{}
-	if f.Session != "" {
-		args = append(args, f.Session)
-		where += fmt.Sprintf(` AND session = $%d`, len(args))
+	if err := s.enter(ctx); err != nil {
+		return nil, "", s.fail(ctx, op, err)
+	}
+	var (
+		where []string
+		args  []any
+	)
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if len(f.States) > 0 {
+		states := make([]string, len(f.States))
+		for i, st := range f.States {
+			states[i] = string(st)
+		}
+		add(`state = ANY($%d)`, states)
 	}
 	if f.User != "" {
-		args = append(args, f.User)
-		where += fmt.Sprintf(` AND user_name = $%d`, len(args))
+		add(`user_name = $%d`, f.User)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE `+where+` ORDER BY created_at, id`, args...)
+	if f.Session != "" {
+		add(`session = $%d`, f.Session)
+	}
+	if f.Approvers != "" {
+		add(`approvers = $%d`, f.Approvers)
+	}
+	if f.After != "" {
+		add(`(created_at, id) > (SELECT created_at, id FROM tickets WHERE id = $%d)`, f.After)
+	}
+	size := f.PageSize()
+	query := `SELECT ` + ticketColumns + ` FROM tickets`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	args = append(args, size+1)
+	query += fmt.Sprintf(` ORDER BY created_at, id LIMIT $%d`, len(args))
+
+	var page []store.Approval
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		if page, err = collectTickets(rows); err != nil || len(page) > 0 || f.After == "" {
+			return err
+		}
+		// An empty page: say whether the cursor names no ticket at all.
+		var known bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tickets WHERE id = $1)`, f.After).Scan(&known); err != nil {
+			return err
+		}
+		if !known {
+			return fmt.Errorf("cursor: %w", store.ErrNotFound)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, s.fail(ctx, op, err)
+		return nil, "", s.fail(ctx, op, err)
 	}
-	out, err := collectTickets(rows)
-	if err != nil {
-		return nil, s.fail(ctx, op, err)
+	next := ""
+	if len(page) > size {
+		page = page[:size]
+		next = page[size-1].ID
 	}
-	return out, nil
+	return page, next, nil
 }

@@ -20,23 +20,9 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 	}
 	var out receipt.AuditRecord
 	err := s.write(ctx, "append audit", func(tx runner) error {
-		// BEGIN IMMEDIATE holds the write lock from here to commit, so no
-		// other writer reads the same head.
-		head, err := auditHead(ctx, tx)
-		if err != nil {
-			return err
-		}
-		out, err = store.ChainNext(head, r)
-		if err != nil {
-			return err
-		}
-		body, err := encodeRecord(out)
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO audit (seq, time, task, hash, body) VALUES (?, ?, ?, ?, ?)`,
-			out.Seq, out.Time, out.Task, out.Hash[:], body)
-		return dbErr(err)
+		var err error
+		out, err = s.appendRecord(ctx, tx, r)
+		return err
 	})
 	if err != nil {
 		return receipt.AuditRecord{}, err
@@ -91,6 +77,13 @@ func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
 // AuditRange implements [store.AuditLog].
 func (s *Store) AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error) {
 	return s.auditWhere(ctx, "audit range", `time >= ? AND time < ?`, from.UnixMilli(), to.UnixMilli())
+}
+
+// AuditSeq implements [store.AuditLog].
+func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error) {
+	// Seq is an int64 column; bounds past it select nothing more.
+	clamp := func(v uint64) int64 { return int64(min(v, 1<<63-1)) }
+	return s.auditWhere(ctx, "audit seq", `seq >= ? AND seq < ?`, clamp(from), clamp(to))
 }
 
 // AuditByTask implements [store.AuditLog].

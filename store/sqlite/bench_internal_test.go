@@ -10,7 +10,7 @@ import (
 )
 
 func benchStore(b *testing.B, opts *Options) *Store {
-	s, err := Open(filepath.Join(b.TempDir(), "asu.db"), opts)
+	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "asu.db"), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,7 +24,11 @@ func fill(b *testing.B, st store.Store, tickets []store.Approval) {
 	s := st.(*Store)
 	err := s.write(context.Background(), "fill", func(tx runner) error {
 		for _, a := range tickets {
-			if err := insertApproval(context.Background(), tx, a); err != nil {
+			requester, taint, err := encodeLists(a)
+			if err != nil {
+				return err
+			}
+			if _, err := s.insertNoted(context.Background(), tx, a, requester, taint, nil); err != nil {
 				return err
 			}
 		}

@@ -5,23 +5,26 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentstepup/asu/store"
 )
 
-const credentialCols = `id, user, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at`
+const credentialCols = `id, user, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at, revoked_at`
 
 func scanCredential(row scanner) (store.Credential, error) {
 	var (
 		c       store.Credential
 		created sql.NullInt64
+		revoked sql.NullInt64
 		count   int64
 	)
-	if err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID, &created); err != nil {
+	if err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID,
+		&created, &revoked); err != nil {
 		return store.Credential{}, err
 	}
 	c.SignCount = uint32(count)
-	c.CreatedAt = fromMicros(created)
+	c.CreatedAt, c.RevokedAt = fromMicros(created), fromMicros(revoked)
 	return c, nil
 }
 
@@ -31,9 +34,9 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 		return fmt.Errorf("sqlite: put credential: %w", err)
 	}
 	return s.write(ctx, "put credential", func(tx runner) error {
-		n, err := tx.changes(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(8)+`)
+		n, err := tx.changes(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(9)+`)
 			ON CONFLICT (id) DO NOTHING`, c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible,
-			c.BackupState, c.AAGUID, micros(c.CreatedAt))
+			c.BackupState, c.AAGUID, micros(c.CreatedAt), nil)
 		if err != nil {
 			return err
 		}
@@ -93,21 +96,50 @@ func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error
 		// One conditional update: the counter must grow, except 0 after 0
 		// (authenticators without a counter).
 		changed, err := tx.changes(ctx, `UPDATE credentials SET sign_count = ?
-			WHERE id = ? AND (sign_count < ? OR (sign_count = 0 AND ? = 0))`, int64(n), id, int64(n), int64(n))
+			WHERE id = ? AND revoked_at IS NULL AND (sign_count < ? OR (sign_count = 0 AND ? = 0))`,
+			int64(n), id, int64(n), int64(n))
 		if err != nil {
 			return err
 		}
 		if changed == 1 {
 			return nil
 		}
-		var one int
-		err = tx.QueryRowContext(ctx, `SELECT 1 FROM credentials WHERE id = ?`, id).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
+		var revoked sql.NullInt64
+		err = tx.QueryRowContext(ctx, `SELECT revoked_at FROM credentials WHERE id = ?`, id).Scan(&revoked)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
 			return store.ErrNotFound
-		}
-		if err != nil {
+		case err != nil:
 			return dbErr(err)
+		case revoked.Valid:
+			return store.ErrRevoked
 		}
 		return store.ErrCounter
+	})
+}
+
+// RevokeCredential implements [store.Credentials].
+func (s *Store) RevokeCredential(ctx context.Context, id []byte, at time.Time, note store.Note) error {
+	if err := store.CheckTime(at); err != nil {
+		return fmt.Errorf("sqlite: revoke credential: %w", err)
+	}
+	return s.write(ctx, "revoke credential", func(tx runner) error {
+		n, err := tx.changes(ctx, `UPDATE credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
+			at.UnixMicro(), id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM credentials WHERE id = ?`, id).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return store.ErrNotFound
+			}
+			if err != nil {
+				return dbErr(err)
+			}
+			return store.ErrRevoked
+		}
+		return s.note(ctx, tx, note, store.Approval{}, false)
 	})
 }

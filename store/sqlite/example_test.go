@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/sqlite"
 	"github.com/agentstepup/asu/store/storetest"
@@ -18,26 +19,35 @@ func ExampleOpen() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	s, err := sqlite.Open(filepath.Join(dir, "asu.db"), nil)
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(dir, "asu.db"), nil)
 	if err != nil {
 		panic(err)
 	}
 	defer s.Close()
 
-	ctx := context.Background()
-	t, _, err := s.Park(ctx, storetest.Ticket("session-1", "alice", 1), store.Caps{PerSession: 5})
+	now, _ := s.Now(ctx)
+	note := func(decision string) store.Note {
+		return func(a store.Approval, merged bool) receipt.AuditRecord {
+			return receipt.AuditRecord{TicketID: a.ID, Decision: decision}
+		}
+	}
+	t, _, err := s.Park(ctx, storetest.TicketAt("session-1", "alice", 1, now), store.Caps{PerSession: 5}, note("park"))
 	if err != nil {
 		panic(err)
 	}
-	approvedAt := t.CreatedAt.Add(time.Minute)
-	if _, err := s.Resolve(ctx, t.ID, store.Resolution{To: store.Approved, Approver: "bob", At: approvedAt}); err != nil {
+	if _, err := s.Resolve(ctx, t.ID, store.Resolution{To: store.Approved, Approver: "alice", At: now}, note("approve")); err != nil {
 		panic(err)
 	}
-	t, err = s.Consume(ctx, t.ID, "step-1", approvedAt)
-	fmt.Println(t.State, err)
-	_, err = s.Consume(ctx, t.ID, "step-1", approvedAt)
+	claim := store.Claim{Key: "step-1", Owner: "gate-1", At: now, LeaseUntil: now.Add(30 * time.Second)}
+	t, err = s.Consume(ctx, t.ID, claim, note("consume"))
+	fmt.Println(t.State, t.Fence, err)
+	_, err = s.Consume(ctx, t.ID, claim, note("consume"))
 	fmt.Println(err)
+	head, _ := s.AuditHead(ctx)
+	fmt.Println(head.Seq, head.Decision)
 	// Output:
-	// executing <nil>
+	// executing 1 <nil>
 	// sqlite: consume: store: already used
+	// 3 consume
 }

@@ -11,17 +11,22 @@ import (
 )
 
 // TestQueryPlans checks that merging and the pending caps read an index of
-// pending tickets, never the whole table: their cost must not grow with
-// the number of tickets.
+// pending tickets, the lease sweep an index of executing tickets, and a
+// page of List the (created_at, id) index, never the whole table: their
+// cost must not grow with the number of tickets.
 func TestQueryPlans(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "asu.db"), nil)
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "asu.db"), nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	cases := []struct {
 		name, query, index string
 		args               []any
 	}{
-		{"merge", queryMerge, "approvals_pending_session", []any{"s", []byte{1}, 0}},
+		{"merge", queryMerge, "approvals_pending_session", []any{"s", []byte{1}, 0, "u", "{}", "[]", "", "v1", ""}},
+		{"expired leases", `SELECT id FROM approvals WHERE state = 'executing' AND lease_until <= ?
+			ORDER BY lease_until, id LIMIT ?`, "approvals_executing", []any{0, 100}},
+		{"list page", `SELECT id FROM approvals WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+			"approvals_created", []any{0, "", 100}},
 		{"session cap", queryCap("session"), "approvals_pending_session", []any{"s", 0, 5}},
 		{"user cap", queryCap("user"), "approvals_pending_user", []any{"u", 0, 5}},
 	}

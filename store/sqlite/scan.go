@@ -13,7 +13,8 @@ import (
 // approvalCols lists the approvals columns in the order scanApproval reads.
 const approvalCols = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce,
 	created_at, expires_at, requester, user, session, task, step, policy_version, taint, rationale,
-	merged, approver, reason, evidence, resolved_at, idempotency_key, consumed_at, result, finished_at`
+	approvers, merged, approver, reason, evidence, resolved_at, idempotency_key, consumed_at, owner,
+	fence, lease_until, result, finished_at`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -26,12 +27,13 @@ func scanApproval(row scanner) (store.Approval, error) {
 		requester, taint             string
 		created, expires             int64
 		resolved, consumed, finished sql.NullInt64
+		lease                        sql.NullInt64
 		state                        string
 	)
 	err := row.Scan(&a.ID, &state, &a.Effect, &digest, &a.Tool, &a.EffectClass, &a.Card, &cardHash, &nonce,
 		&created, &expires, &requester, &a.User, &a.Session, &a.Task, &a.Step, &a.PolicyVersion, &taint,
-		&a.Rationale, &a.Merged, &a.Approver, &a.Reason, &a.Evidence, &resolved, &a.IdempotencyKey,
-		&consumed, &a.Result, &finished)
+		&a.Rationale, &a.Approvers, &a.Merged, &a.Approver, &a.Reason, &a.Evidence, &resolved, &a.IdempotencyKey,
+		&consumed, &a.Owner, &a.Fence, &lease, &a.Result, &finished)
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -45,6 +47,7 @@ func scanApproval(row scanner) (store.Approval, error) {
 	a.CreatedAt = fromMicros(sql.NullInt64{Int64: created, Valid: true})
 	a.ExpiresAt = fromMicros(sql.NullInt64{Int64: expires, Valid: true})
 	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromMicros(resolved), fromMicros(consumed), fromMicros(finished)
+	a.LeaseUntil = fromMicros(lease)
 	if err := json.Unmarshal([]byte(requester), &a.Requester); err != nil {
 		return store.Approval{}, fmt.Errorf("corrupt ticket row: requester")
 	}
@@ -69,10 +72,24 @@ func getApproval(ctx context.Context, q querier, id string) (store.Approval, err
 	return a, dbErr(err)
 }
 
+// ticketNote runs the note of the ticket id as now stored, inside tx, and
+// returns the ticket.
+func (s *Store) ticketNote(ctx context.Context, tx runner, id string, note store.Note, merged bool) (store.Approval, error) {
+	a, err := getApproval(ctx, tx, id)
+	if err != nil {
+		return store.Approval{}, err
+	}
+	return a, s.note(ctx, tx, note, a, merged)
+}
+
 // listApprovals reads every ticket matching where (a clause on approvals
-// with args), ordered by order.
+// with args), ordered by order (or by where's own ORDER BY when order is
+// empty).
 func listApprovals(ctx context.Context, q querier, where, order string, args ...any) ([]store.Approval, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE `+where+` ORDER BY `+order, args...)
+	if order != "" {
+		where += ` ORDER BY ` + order
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE `+where, args...)
 	if err != nil {
 		return nil, dbErr(err)
 	}

@@ -101,6 +101,72 @@ CREATE TABLE grants (
 	expires_at INTEGER NOT NULL
 ) STRICT;
 `,
+	// 2: contract v2. New states (revoked, failed, abandoned) need a new
+	// CHECK, which SQLite can only get by rebuilding the table; executing
+	// tickets gain an owner, a fence and a lease, tickets the approver group,
+	// and credentials, invites and grants a revocation time. Tickets left
+	// executing by an older version get fence 1 and a lease that ended when
+	// they were consumed: Expired lists them and Reclaim re-runs them with
+	// their key, as Recover did.
+	`
+CREATE TABLE approvals_v2 (
+	id              TEXT PRIMARY KEY,
+	state           TEXT NOT NULL CHECK (state IN ('pending','approved','denied','expired','cancelled',
+	                  'revoked','executing','done','failed','abandoned')),
+	effect          BLOB NOT NULL,
+	digest          BLOB NOT NULL,
+	tool            TEXT NOT NULL,
+	effect_class    TEXT NOT NULL,
+	card            BLOB,
+	card_hash       BLOB NOT NULL,
+	nonce           BLOB NOT NULL,
+	created_at      INTEGER NOT NULL,
+	expires_at      INTEGER NOT NULL,
+	requester       TEXT NOT NULL,
+	user            TEXT NOT NULL,
+	session         TEXT NOT NULL,
+	task            TEXT NOT NULL,
+	step            TEXT NOT NULL,
+	policy_version  TEXT NOT NULL,
+	taint           TEXT NOT NULL,
+	rationale       TEXT NOT NULL,
+	approvers       TEXT NOT NULL DEFAULT '',
+	merged          INTEGER NOT NULL DEFAULT 0,
+	approver        TEXT NOT NULL DEFAULT '',
+	reason          TEXT NOT NULL DEFAULT '',
+	evidence        BLOB,
+	resolved_at     INTEGER,
+	idempotency_key TEXT NOT NULL DEFAULT '',
+	consumed_at     INTEGER,
+	owner           TEXT NOT NULL DEFAULT '',
+	fence           INTEGER NOT NULL DEFAULT 0,
+	lease_until     INTEGER,
+	result          BLOB,
+	finished_at     INTEGER
+) STRICT;
+INSERT INTO approvals_v2 (id, state, effect, digest, tool, effect_class, card, card_hash, nonce,
+	created_at, expires_at, requester, user, session, task, step, policy_version, taint, rationale,
+	merged, approver, reason, evidence, resolved_at, idempotency_key, consumed_at, owner, fence,
+	lease_until, result, finished_at)
+SELECT id, state, effect, digest, tool, effect_class, card, card_hash, nonce,
+	created_at, expires_at, requester, user, session, task, step, policy_version, taint, rationale,
+	merged, approver, reason, evidence, resolved_at, idempotency_key, consumed_at, '',
+	CASE WHEN state IN ('executing','done') THEN 1 ELSE 0 END,
+	CASE WHEN state = 'executing' THEN consumed_at END, result, finished_at
+FROM approvals;
+DROP TABLE approvals;
+ALTER TABLE approvals_v2 RENAME TO approvals;
+CREATE INDEX approvals_pending_session ON approvals (session, digest, expires_at) WHERE state = 'pending';
+CREATE INDEX approvals_pending_user ON approvals (user, expires_at) WHERE state = 'pending';
+CREATE INDEX approvals_pending_expiry ON approvals (expires_at) WHERE state = 'pending';
+CREATE INDEX approvals_executing ON approvals (lease_until, id) WHERE state = 'executing';
+-- List pages by (created_at, id).
+CREATE INDEX approvals_created ON approvals (created_at, id);
+
+ALTER TABLE credentials ADD COLUMN revoked_at INTEGER;
+ALTER TABLE invites ADD COLUMN revoked_at INTEGER;
+ALTER TABLE grants ADD COLUMN revoked_at INTEGER;
+`,
 }
 
 // migrate brings the schema to len(migrations), each step in its own

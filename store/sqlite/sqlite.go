@@ -21,11 +21,27 @@
 // power loss, not only a crash. [Options.RelaxedSyncUnsafe] trades that for
 // speed.
 //
-// # Schema
+// # Decisions and their audit rows
+//
+// A state change and the audit record its [store.Note] makes are written in
+// the same transaction, which also reads the chain head: after any crash,
+// every decision in the file has its row, and the chain has one head.
+//
+// # Time
+//
+// The store's clock is [Options.Clock] (default time.Now): audit records are
+// stamped with it, and deciding methods compare the time they are given
+// with it ([store.MaxSkew]). Processes sharing a file share a machine, so
+// they share its clock.
+//
+// # Schema and integrity
 //
 // Open creates the schema and applies versioned migrations, recorded in the
 // schema_version table, in one transaction each; a database written by a
-// newer version of this package is refused.
+// newer version of this package is refused. Open then runs PRAGMA
+// quick_check and reads the first row of every table, and refuses with
+// [ErrCorrupt] a file it cannot read: a damaged store must not keep
+// approving while its audit table is unreadable.
 package sqlite
 
 import (
@@ -56,10 +72,17 @@ type Options struct {
 	// the disk, so a power loss (not a process crash) may undo the last
 	// commits, including consumes, and an approval could then run twice.
 	RelaxedSyncUnsafe bool
+	// Clock is the store's clock (default time.Now). Tests inject a fake.
+	Clock func() time.Time
 }
+
+// ErrCorrupt is wrapped by the error [Open] returns for a file whose
+// tables cannot be read.
+var ErrCorrupt = errors.New("sqlite: database file is damaged")
 
 // Store is a [store.Store] on one SQLite file.
 type Store struct {
+	clock  func() time.Time
 	db     *sql.DB
 	writer chan struct{} // a one-slot semaphore: writers in this process queue here, not in SQLite
 	closed atomic.Bool
@@ -68,13 +91,17 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// Open opens or creates the database file at path and migrates its schema.
-// path must be a file name (no "?"); ":memory:" is not supported, as each
-// connection would see its own database.
-func Open(path string, opts *Options) (*Store, error) {
+// Open opens or creates the database file at path, migrates its schema and
+// checks that every table can be read ([ErrCorrupt] otherwise). path must
+// be a file name (no "?"); ":memory:" is not supported, as each connection
+// would see its own database. opts may be nil.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	o := Options{}
 	if opts != nil {
 		o = *opts
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	if o.BusyTimeout <= 0 {
 		o.BusyTimeout = 10 * time.Second
@@ -101,12 +128,80 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
-	s := &Store{db: db, writer: make(chan struct{}, 1)}
-	if err := s.migrate(context.Background()); err != nil {
+	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1)}
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		if isCorrupt(err) {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return nil, err
+	}
+	if err := s.check(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// tables are the tables check reads.
+var tables = []string{"approvals", "credentials", "invites", "counters", "streaks", "audit", "grants", "schema_version"}
+
+// check runs PRAGMA quick_check and reads the first row of every table,
+// failing with ErrCorrupt when SQLite reports damage or a table cannot be
+// read.
+func (s *Store) check(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return fmt.Errorf("%w: quick_check: %v", ErrCorrupt, err)
+	}
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("%w: quick_check: %v", ErrCorrupt, err)
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	err = rows.Err()
+	_ = rows.Close()
+	if err != nil {
+		return fmt.Errorf("%w: quick_check: %v", ErrCorrupt, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: quick_check found %d problems, first: %s", ErrCorrupt, len(problems), problems[0])
+	}
+	for _, table := range tables {
+		rows, err := s.db.QueryContext(ctx, `SELECT * FROM `+table+` LIMIT 1`)
+		if err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			_ = rows.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("%w: table %s: %v", ErrCorrupt, table, err)
+		}
+	}
+	return nil
+}
+
+// isCorrupt reports whether err is SQLite saying the file is not a
+// database or is malformed.
+func isCorrupt(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") ||
+		strings.Contains(msg, "SQLITE_CORRUPT") || strings.Contains(msg, "SQLITE_NOTADB")
+}
+
+// Now implements [store.Clock] with [Options.Clock].
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	if err := s.enter(ctx, "now"); err != nil {
+		return time.Time{}, err
+	}
+	return s.clock(), nil
 }
 
 // Close closes the database. Later calls fail with [store.ErrClosed];

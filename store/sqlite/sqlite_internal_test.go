@@ -19,21 +19,35 @@ import (
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// openT opens path with opts, on a clock stopped at t0 unless opts sets
+// one.
 func openT(t *testing.T, path string, opts *Options) *Store {
 	t.Helper()
-	s, err := Open(path, opts)
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Clock == nil {
+		o.Clock = func() time.Time { return t0 }
+	}
+	s, err := Open(t.Context(), path, &o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// claim is a claim of key at t0, by gate-1, for a minute.
+func claim(key string) store.Claim {
+	return store.Claim{Key: key, Owner: "gate-1", At: t0, LeaseUntil: t0.Add(time.Minute)}
 }
 
 // approved parks and approves ticket n in s.
 func approved(t *testing.T, s store.Store, n int) store.Approval {
 	t.Helper()
 	ctx := context.Background()
-	a, _, err := s.Park(ctx, storetest.Ticket("s1", "u1", n), store.Caps{})
+	a, _, err := s.Park(ctx, storetest.Ticket("s1", "u1", n), store.Caps{}, nil)
 	require.NoError(t, err)
-	a, err = s.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: "alice", At: t0})
+	a, err = s.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: "alice", At: t0}, nil)
 	require.NoError(t, err)
 	return a
 }
@@ -43,7 +57,7 @@ func TestMigrations(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "asu.db")
 	s := openT(t, path, nil)
 	a := approved(t, s, 1)
-	_, err := s.Consume(ctx, a.ID, "key", t0)
+	_, err := s.Consume(ctx, a.ID, claim("key"), nil)
 	require.NoError(t, err)
 	var v int
 	require.NoError(t, s.db.QueryRow(`SELECT version FROM schema_version`).Scan(&v))
@@ -61,14 +75,14 @@ func TestMigrations(t *testing.T) {
 	_, err = s.db.Exec(`UPDATE schema_version SET version = ?`, len(migrations)+1)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
-	_, err = Open(path, nil)
+	_, err = Open(t.Context(), path, nil)
 	require.Error(t, err, "a database from a newer build is refused")
 	assert.Contains(t, err.Error(), "newer")
 }
 
 func TestOpenRefusesBadPaths(t *testing.T) {
 	for _, path := range []string{"", ":memory:", "a.db?mode=ro", "a.db#x"} {
-		_, err := Open(path, nil)
+		_, err := Open(t.Context(), path, nil)
 		assert.ErrorIs(t, err, store.ErrInvalid, "%q", path)
 	}
 }
@@ -107,7 +121,7 @@ func TestLockWaitHonoursContext(t *testing.T) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
-			_, errs[i] = s.Consume(ctx, a.ID, fmt.Sprintf("key-%d", i), t0)
+			_, errs[i] = s.Consume(ctx, a.ID, claim(fmt.Sprintf("key-%d", i)), nil)
 		}()
 	}
 	wg.Wait()
@@ -118,7 +132,7 @@ func TestLockWaitHonoursContext(t *testing.T) {
 	got, err := s.Get(context.Background(), a.ID)
 	require.NoError(t, err)
 	assert.Equal(t, store.Approved, got.State, "an abandoned consume leaves the ticket approved")
-	_, err = s.Consume(context.Background(), a.ID, "key", t0)
+	_, err = s.Consume(context.Background(), a.ID, claim("key"), nil)
 	assert.NoError(t, err)
 }
 
@@ -128,7 +142,7 @@ func TestBusyTimeout(t *testing.T) {
 	a := approved(t, s, 1)
 	release := holdWriteLock(t, path)
 	defer release()
-	_, err := s.Consume(context.Background(), a.ID, "key", t0)
+	_, err := s.Consume(context.Background(), a.ID, claim("key"), nil)
 	require.Error(t, err, "a lock held past the busy timeout fails the call")
 	for _, sentinel := range []error{store.ErrConsumed, store.ErrNotApproved, store.ErrClosed, store.ErrNotFound} {
 		assert.False(t, errors.Is(err, sentinel), "a busy database is not %v", sentinel)
@@ -148,7 +162,7 @@ func TestTwoHandles(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = h[i%2].Consume(ctx, a.ID, fmt.Sprintf("key-%d", i), t0)
+			_, errs[i] = h[i%2].Consume(ctx, a.ID, claim(fmt.Sprintf("key-%d", i)), nil)
 		}()
 	}
 	wg.Wait()
@@ -168,13 +182,13 @@ func TestErrorsQuoteNoValues(t *testing.T) {
 	s := openT(t, filepath.Join(t.TempDir(), "asu.db"), nil)
 	a := storetest.Ticket("secret-session", "secret-user", 1)
 	a.ID = "secret-id"
-	_, _, err := s.Park(ctx, a, store.Caps{})
+	_, _, err := s.Park(ctx, a, store.Caps{}, nil)
 	require.NoError(t, err)
 	b := storetest.Ticket("secret-session-2", "secret-user", 2)
 	b.ID = "secret-id"
-	_, _, errPark := s.Park(ctx, b, store.Caps{})
+	_, _, errPark := s.Park(ctx, b, store.Caps{}, nil)
 	require.ErrorIs(t, errPark, store.ErrDuplicate)
-	_, errConsume := s.Consume(ctx, "secret-id", "secret-key", t0)
+	_, errConsume := s.Consume(ctx, "secret-id", claim("secret-key"), nil)
 	require.ErrorIs(t, errConsume, store.ErrNotApproved)
 	_, errGet := s.Get(ctx, "secret-unknown")
 	require.ErrorIs(t, errGet, store.ErrNotFound)

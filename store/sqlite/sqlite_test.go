@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,7 +13,7 @@ import (
 )
 
 func open(t testing.TB, path string) store.Store {
-	s, err := sqlite.Open(path, nil)
+	s, err := sqlite.Open(t.Context(), path, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -28,5 +29,14 @@ func TestProcesses(t *testing.T) {
 	storetest.RunProcesses(t, storetest.Processes{
 		Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
 		Open:   open,
+	})
+}
+
+func TestClock(t *testing.T) {
+	storetest.RunClock(t, func(t *testing.T, clock func() time.Time) store.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "asu.db"), &sqlite.Options{Clock: clock})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
 	})
 }

@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/store"
 )
 
-// queryMerge finds the live pending duplicate of a ticket, through the
-// approvals_pending_session index.
-const queryMerge = `SELECT id FROM approvals
+// queryMerge finds the oldest live pending ticket identical to a new
+// proposal, through the approvals_pending_session index. requester and
+// taint compare as stored JSON: [encodeLists] spells equal lists alike.
+const queryMerge = `SELECT id FROM approvals INDEXED BY approvals_pending_session
 	WHERE state = 'pending' AND session = ? AND digest = ? AND expires_at > ?
+	AND user = ? AND requester = ? AND taint = ? AND rationale = ? AND policy_version = ? AND approvers = ?
 	ORDER BY created_at, id LIMIT 1`
 
 // queryCap counts up to limit live pending tickets of one session or user,
@@ -24,28 +27,56 @@ func queryCap(column string) string {
 	WHERE state = 'pending' AND ` + column + ` = ? AND expires_at > ? LIMIT ?)`
 }
 
+// encodeLists returns a's requester and taint as stored: JSON, with a nil
+// list spelled as an empty one, so that equal proposals store equal text.
+func encodeLists(a store.Approval) (requester, taint string, err error) {
+	r := a.Requester
+	if r.Delegations == nil {
+		r.Delegations = []string{}
+	}
+	t := a.Taint
+	if t == nil {
+		t = []string{}
+	}
+	rb, err := json.Marshal(r)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: requester", store.ErrInvalid)
+	}
+	tb, err := json.Marshal(t)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: taint", store.ErrInvalid)
+	}
+	return string(rb), string(tb), nil
+}
+
 // Park implements [store.Tickets].
-func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (store.Approval, bool, error) {
+func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, note store.Note) (store.Approval, bool, error) {
 	if err := a.Check(); err != nil {
 		return store.Approval{}, false, fmt.Errorf("sqlite: park: %w", err)
 	}
-	if a.ID == "" {
-		a.ID = store.NewID()
+	requester, taint, err := encodeLists(a)
+	if err != nil {
+		return store.Approval{}, false, fmt.Errorf("sqlite: park: %w", err)
 	}
-	a.State = store.Pending
 	var out store.Approval
 	merged := false
-	err := s.write(ctx, "park", func(tx runner) error {
+	err = s.write(ctx, "park", func(tx runner) error {
+		if a.State == store.Approved {
+			var err error
+			out, err = s.insertNoted(ctx, tx, a, requester, taint, note)
+			return err
+		}
 		now := a.CreatedAt.UnixMicro()
 		var id string
-		err := tx.QueryRowContext(ctx, queryMerge, a.Session, a.Digest[:], now).Scan(&id)
+		err := tx.QueryRowContext(ctx, queryMerge, a.Session, a.Digest[:], now, a.User, requester, taint,
+			a.Rationale, a.PolicyVersion, a.Approvers).Scan(&id)
 		switch {
 		case err == nil:
 			if _, err := tx.ExecContext(ctx, `UPDATE approvals SET merged = merged + 1 WHERE id = ?`, id); err != nil {
 				return dbErr(err)
 			}
 			merged = true
-			out, err = getApproval(ctx, tx, id)
+			out, err = s.ticketNote(ctx, tx, id, note, true)
 			return err
 		case !errors.Is(err, sql.ErrNoRows):
 			return dbErr(err)
@@ -56,10 +87,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 		if err := checkCap(ctx, tx, "user", a.User, now, caps.PerUser); err != nil {
 			return err
 		}
-		if err := insertApproval(ctx, tx, a); err != nil {
-			return err
-		}
-		out, err = getApproval(ctx, tx, a.ID) // as stored: times to the microsecond
+		out, err = s.insertNoted(ctx, tx, a, requester, taint, note)
 		return err
 	})
 	if err != nil {
@@ -68,30 +96,33 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps) (st
 	return out, merged, nil
 }
 
-// insertApproval inserts the new pending ticket a, or fails with
-// store.ErrDuplicate when its id is taken.
-func insertApproval(ctx context.Context, tx runner, a store.Approval) error {
-	requester, err := json.Marshal(a.Requester)
-	if err != nil {
-		return fmt.Errorf("%w: requester", store.ErrInvalid)
+// insertNoted inserts the new ticket a, checked, with note's row, and
+// returns it as stored (times to the microsecond).
+func (s *Store) insertNoted(ctx context.Context, tx runner, a store.Approval, requester, taint string, note store.Note) (store.Approval, error) {
+	if a.ID == "" {
+		a.ID = store.NewID()
 	}
-	taint, err := json.Marshal(a.Taint)
-	if err != nil {
-		return fmt.Errorf("%w: taint", store.ErrInvalid)
+	if a.State == store.Approved {
+		if a.ResolvedAt.IsZero() {
+			a.ResolvedAt = a.CreatedAt
+		}
+	} else {
+		a.State = store.Pending
 	}
 	n, err := tx.changes(ctx, `INSERT INTO approvals (id, state, effect, digest, tool, effect_class,
 		card, card_hash, nonce, created_at, expires_at, requester, user, session, task, step,
-		policy_version, taint, rationale) VALUES (`+placeholders(19)+`) ON CONFLICT (id) DO NOTHING`,
-		a.ID, store.Pending, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
-		a.CreatedAt.UnixMicro(), a.ExpiresAt.UnixMicro(), string(requester), a.User, a.Session, a.Task, a.Step,
-		a.PolicyVersion, string(taint), a.Rationale)
+		policy_version, taint, rationale, approvers, approver, reason, evidence, resolved_at)
+		VALUES (`+placeholders(24)+`) ON CONFLICT (id) DO NOTHING`,
+		a.ID, a.State, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
+		a.CreatedAt.UnixMicro(), a.ExpiresAt.UnixMicro(), requester, a.User, a.Session, a.Task, a.Step,
+		a.PolicyVersion, taint, a.Rationale, a.Approvers, a.Approver, a.Reason, a.Evidence, micros(a.ResolvedAt))
 	if err != nil {
-		return err
+		return store.Approval{}, err
 	}
 	if n == 0 {
-		return store.ErrDuplicate
+		return store.Approval{}, store.ErrDuplicate
 	}
-	return nil
+	return s.ticketNote(ctx, tx, a.ID, note, false)
 }
 
 // checkCap fails with store.ErrPendingCap when column (session or user)
@@ -128,29 +159,42 @@ func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 }
 
 // Resolve implements [store.Tickets].
-func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (store.Approval, error) {
+func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note store.Note) (store.Approval, error) {
 	if err := r.Check(); err != nil {
 		return store.Approval{}, fmt.Errorf("sqlite: resolve: %w", err)
 	}
 	var out store.Approval
 	err := s.write(ctx, "resolve", func(tx runner) error {
-		// The approve-before-expiry condition is part of the update, so the
-		// check and the change are one statement.
-		n, err := tx.changes(ctx, `UPDATE approvals
-			SET state = ?, approver = ?, reason = ?, evidence = ?, resolved_at = ?
-			WHERE id = ? AND state = 'pending' AND (? <> 'approved' OR expires_at > ?)`,
-			r.To, r.Approver, r.Reason, r.Evidence, r.At.UnixMicro(), id, r.To, r.At.UnixMicro())
+		cur, err := getApproval(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		out, err = getApproval(ctx, tx, id)
+		if r.To == store.Approved {
+			if err := s.skew(r.At); err != nil {
+				return err
+			}
+		}
+		// Each update names the state it leaves; the approve-before-expiry
+		// condition is part of the update, so the check and the change are
+		// one statement.
+		var n int64
+		if r.To == store.Revoked {
+			n, err = tx.changes(ctx, `UPDATE approvals SET state = 'revoked', reason = ?, finished_at = ?
+				WHERE id = ? AND state = 'approved'`, r.Reason, r.At.UnixMicro(), id)
+		} else {
+			n, err = tx.changes(ctx, `UPDATE approvals
+				SET state = ?, approver = ?, reason = ?, evidence = ?, resolved_at = ?
+				WHERE id = ? AND state = 'pending' AND (? <> 'approved' OR expires_at > ?)`,
+				r.To, r.Approver, r.Reason, r.Evidence, r.At.UnixMicro(), id, r.To, r.At.UnixMicro())
+		}
 		if err != nil {
 			return err
 		}
-		if n == 1 {
-			return nil
-		}
-		if out.State != store.Pending {
+		switch {
+		case n == 1:
+			out, err = s.ticketNote(ctx, tx, id, note, false)
+			return err
+		case r.To == store.Revoked || cur.State != store.Pending:
 			return store.ErrResolved
 		}
 		return store.ErrExpired
@@ -161,46 +205,82 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution) (sto
 	return out, nil
 }
 
-// ExpirePending implements [store.Tickets].
-func (s *Store) ExpirePending(ctx context.Context, now time.Time) ([]store.Approval, error) {
+// ExpirePending implements [store.Sweeper].
+func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Note) ([]store.Approval, error) {
+	if err := store.CheckTime(now); err != nil {
+		return nil, fmt.Errorf("sqlite: expire pending: %w", err)
+	}
 	var out []store.Approval
 	err := s.write(ctx, "expire pending", func(tx runner) error {
-		var err error
-		out, err = listApprovals(ctx, tx, `state = 'pending' AND expires_at <= ?`, `expires_at, id`, now.UnixMicro())
+		due, err := listApprovals(ctx, tx, `state = 'pending' AND expires_at <= ?`, `expires_at, id`, now.UnixMicro())
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE approvals SET state = 'expired', resolved_at = ?
-			WHERE state = 'pending' AND expires_at <= ?`, now.UnixMicro(), now.UnixMicro())
-		return dbErr(err)
+		out = out[:0]
+		for _, a := range due {
+			if _, err := tx.ExecContext(ctx, `UPDATE approvals SET state = 'expired', resolved_at = ?
+				WHERE id = ? AND state = 'pending'`, now.UnixMicro(), a.ID); err != nil {
+				return dbErr(err)
+			}
+			a, err := s.ticketNote(ctx, tx, a.ID, note, false)
+			if err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	for i := range out {
-		out[i].State = store.Expired
-		out[i].ResolvedAt = time.UnixMicro(now.UnixMicro()).UTC()
-	}
 	return out, nil
 }
 
-// Pending implements [store.Tickets].
-func (s *Store) Pending(ctx context.Context, f store.Filter) ([]store.Approval, error) {
-	if err := s.enter(ctx, "pending"); err != nil {
-		return nil, err
+// List implements [store.Tickets].
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, string, error) {
+	if err := f.Check(); err != nil {
+		return nil, "", fmt.Errorf("sqlite: list: %w", err)
 	}
-	where, args := `state = 'pending'`, []any{}
-	if f.Session != "" {
-		where += ` AND session = ?`
-		args = append(args, f.Session)
+	if err := s.enter(ctx, "list"); err != nil {
+		return nil, "", err
 	}
-	if f.User != "" {
-		where += ` AND user = ?`
-		args = append(args, f.User)
+	var where []string
+	var args []any
+	if f.After != "" {
+		var created int64
+		err := s.reader().QueryRowContext(ctx, `SELECT created_at FROM approvals WHERE id = ?`, f.After).Scan(&created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, "", fmt.Errorf("sqlite: list: cursor: %w", store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, "", s.fail(ctx, "list", err)
+		}
+		where = append(where, `(created_at, id) > (?, ?)`)
+		args = append(args, created, f.After)
 	}
-	out, err := listApprovals(ctx, s.reader(), where, `created_at, id`, args...)
+	if len(f.States) > 0 {
+		where = append(where, `state IN (`+placeholders(len(f.States))+`)`)
+		for _, st := range f.States {
+			args = append(args, string(st))
+		}
+	}
+	for _, c := range []struct{ col, v string }{{"user", f.User}, {"session", f.Session}, {"approvers", f.Approvers}} {
+		if c.v != "" {
+			where = append(where, c.col+` = ?`)
+			args = append(args, c.v)
+		}
+	}
+	if len(where) == 0 {
+		where = append(where, `1`)
+	}
+	limit := f.PageSize()
+	args = append(args, limit+1)
+	out, err := listApprovals(ctx, s.reader(), strings.Join(where, ` AND `)+` ORDER BY created_at, id LIMIT ?`, ``, args...)
 	if err != nil {
-		return nil, s.fail(ctx, "pending", err)
+		return nil, "", s.fail(ctx, "list", err)
 	}
-	return out, nil
+	if len(out) > limit {
+		return out[:limit], out[limit-1].ID, nil
+	}
+	return out, "", nil
 }

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -35,15 +34,17 @@ func Record(task string, at time.Time) receipt.AuditRecord {
 }
 
 func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := newStore(t)
 	head, err := s.AuditHead(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, head.Seq, "an empty chain has no head")
 
+	before := now(t, s)
 	var appended []receipt.AuditRecord
 	for i := 0; i < 10; i++ {
-		r := Record(fmt.Sprintf("task-%d", i%3), t0.Add(time.Duration(i)*time.Second))
+		// The caller's time is ignored: the store stamps its own.
+		r := Record(fmt.Sprintf("task-%d", i%3), t0.Add(-time.Duration(i)*time.Hour))
 		r.Seq, r.Hash, r.PrevHash = 999, canon.Digest{7}, canon.Digest{8} // ignored
 		if i == 4 {
 			r.Args = json.RawMessage(`{"amount": 5}`)
@@ -53,21 +54,43 @@ func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.Equal(t, int64(i+1), got.Seq)
 		appended = append(appended, got)
 	}
-	all, err := s.AuditRange(ctx, t0, t0.Add(time.Hour))
-	require.NoError(t, err)
+	after := now(t, s).Add(time.Millisecond)
+	all := chain(t, s)
 	require.Len(t, all, 10)
-	require.NoError(t, receipt.VerifyChain(all, canon.Digest{}), "the stored chain verifies from the start")
 	assert.Equal(t, appended, all, "records read back as appended")
 	assert.Equal(t, json.RawMessage(`{"amount":5}`), all[4].Args, "args are stored canonical")
+	for _, r := range all {
+		assert.GreaterOrEqual(t, r.Time, before.UnixMilli(), "stamped by the store's clock")
+		assert.LessOrEqual(t, r.Time, after.UnixMilli(), "stamped by the store's clock")
+	}
 	head, err = s.AuditHead(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, all[9], head)
 
-	window, err := s.AuditRange(ctx, t0.Add(3*time.Second), t0.Add(6*time.Second))
+	byTime, err := s.AuditRange(ctx, time.UnixMilli(all[0].Time), time.UnixMilli(all[9].Time+1))
 	require.NoError(t, err)
-	require.Len(t, window, 3, "from inclusive, to exclusive")
-	assert.Equal(t, int64(4), window[0].Seq)
-	assert.NoError(t, receipt.VerifyChain(window, all[2].Hash), "a window verifies against its anchor")
+	assert.Equal(t, all, byTime, "a time range holding every record")
+	for _, w := range [][2]int{{0, 10}, {3, 6}, {9, 10}, {5, 5}, {0, 1}} {
+		from, to := uint64(w[0]+1), uint64(w[1]+1)
+		window, err := s.AuditSeq(ctx, from, to)
+		require.NoError(t, err)
+		require.Len(t, window, w[1]-w[0], "from inclusive, to exclusive: %v", w)
+		if len(window) == 0 {
+			continue
+		}
+		assert.Equal(t, int64(from), window[0].Seq)
+		anchor := canon.Digest{}
+		if w[0] > 0 {
+			anchor = all[w[0]-1].Hash
+		}
+		assert.NoError(t, receipt.VerifyChain(window, anchor), "a window verifies against its anchor")
+	}
+	none, err := s.AuditSeq(ctx, 11, 20)
+	require.NoError(t, err)
+	assert.Empty(t, none)
+	none, err = s.AuditSeq(ctx, 5, 3)
+	require.NoError(t, err)
+	assert.Empty(t, none)
 
 	task, err := s.AuditByTask(ctx, "task-1")
 	require.NoError(t, err)
@@ -76,7 +99,7 @@ func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
 		seqs = append(seqs, r.Seq)
 	}
 	assert.Equal(t, []int64{2, 5, 8}, seqs)
-	none, err := s.AuditByTask(ctx, "no-task")
+	none, err = s.AuditByTask(ctx, "no-task")
 	require.NoError(t, err)
 	assert.Empty(t, none)
 
@@ -92,7 +115,37 @@ func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
 	unhashable.Args = json.RawMessage(`{"n": 1e400}`)
 	_, err = s.AppendAudit(ctx, unhashable)
 	assert.ErrorIs(t, err, store.ErrInvalid, "args canon refuses cannot be chained")
+	notUTF8 := Record("task-x", t0)
+	notUTF8.Reason = "\xff"
+	_, err = s.AppendAudit(ctx, notUTF8)
+	assert.ErrorIs(t, err, store.ErrInvalid, "text that is not UTF-8 cannot be chained")
 	head, err = s.AuditHead(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, int64(10), head.Seq, "refused appends leave the chain as it was")
+}
+
+// testAuditTimeWindows checks that exports by time window verify: every
+// window [from, to) of the chain's own times is a consecutive run of
+// records that verifies against the record before it.
+func testAuditTimeWindows(t *testing.T, s store.Store) {
+	all := chain(t, s)
+	for i := range all {
+		for j := i; j < len(all); j++ {
+			from, to := all[i].Time, all[j].Time+1
+			got, err := s.AuditRange(t.Context(), time.UnixMilli(from), time.UnixMilli(to))
+			require.NoError(t, err)
+			var want []receipt.AuditRecord
+			for _, r := range all {
+				if r.Time >= from && r.Time < to {
+					want = append(want, r)
+				}
+			}
+			require.Equal(t, want, got)
+			anchor := canon.Digest{}
+			if got[0].Seq > 1 {
+				anchor = all[got[0].Seq-2].Hash
+			}
+			require.NoError(t, receipt.VerifyChain(got, anchor), "window [%d, %d) verifies", from, to)
+		}
+	}
 }

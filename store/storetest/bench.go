@@ -42,7 +42,10 @@ func WithFill(fill func(b *testing.B, s store.Store, tickets []store.Approval)) 
 //   - Baseline/g1, Baseline/g16: one empty transaction ([Baseliner]), from 1
 //     and 16 goroutines;
 //   - ConsumeFinish/g1, ConsumeFinish/g16: Consume then Finish of an
-//     approved ticket;
+//     approved ticket, each with its audit record;
+//   - Cycle/g1, Cycle/g16: a whole approval cycle, Park, Resolve, Consume
+//     and Finish, each with its audit record;
+//   - Renew, Get: a lease renewal, next to a read of the same ticket;
 //   - Park: parking distinct tickets, no caps;
 //   - PendingCap/pending=0, PendingCap/pending=100000: Park with per-session
 //     and per-user caps into a store already holding that many pending
@@ -68,20 +71,54 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store, opts ...BenchO
 			for i := range ids {
 				ids[i] = parkApproved(b, s, i).ID
 			}
-			at := t0.Add(2 * time.Minute)
+			at := now(b, s)
 			parallel(b, g, func(i int) error {
-				if _, err := s.Consume(ctx, ids[i], "key", at); err != nil {
+				if _, err := s.Consume(ctx, ids[i], claim("key", "gate-1", at), note("consume")); err != nil {
 					return err
 				}
-				_, err := s.Finish(ctx, ids[i], []byte(`"ok"`), at)
+				_, err := s.Finish(ctx, ids[i], 1, done(at), note("finish"))
+				return err
+			})
+		})
+		b.Run(fmt.Sprintf("Cycle/g%d", g), func(b *testing.B) {
+			s := newStore(b)
+			at := now(b, s)
+			parallel(b, g, func(i int) error {
+				a, _, err := s.Park(ctx, TicketAt(fmt.Sprintf("s%d", i), "u1", i, at), store.Caps{}, note("park"))
+				if err != nil {
+					return err
+				}
+				if _, err := s.Resolve(ctx, a.ID, approve(at), note("approve")); err != nil {
+					return err
+				}
+				if _, err := s.Consume(ctx, a.ID, claim("key", "gate-1", at), note("consume")); err != nil {
+					return err
+				}
+				_, err = s.Finish(ctx, a.ID, 1, done(at), note("finish"))
 				return err
 			})
 		})
 	}
+	b.Run("Renew", func(b *testing.B) {
+		s := newStore(b)
+		at := now(b, s)
+		a := parkExecuting(b, s, 1, "gate-1", at.Add(lease))
+		parallel(b, 1, func(i int) error {
+			return s.Renew(ctx, a.ID, "gate-1", 1, at.Add(lease+time.Duration(i)*time.Microsecond))
+		})
+	})
+	b.Run("Get", func(b *testing.B) {
+		s := newStore(b)
+		a := parkExecuting(b, s, 1, "gate-1", now(b, s).Add(lease))
+		parallel(b, 1, func(int) error {
+			_, err := s.Get(ctx, a.ID)
+			return err
+		})
+	})
 	b.Run("Park", func(b *testing.B) {
 		s := newStore(b)
 		parallel(b, 1, func(i int) error {
-			_, _, err := s.Park(ctx, Ticket(fmt.Sprintf("s%d", i/100), "u1", i), store.Caps{})
+			_, _, err := s.Park(ctx, Ticket(fmt.Sprintf("s%d", i/100), "u1", i), store.Caps{}, note("park"))
 			return err
 		})
 	})
@@ -101,7 +138,7 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store, opts ...BenchO
 			caps := store.Caps{PerSession: 5, PerUser: 10}
 			parallel(b, 1, func(i int) error {
 				a := Ticket(fmt.Sprintf("cap-s%d", (base+i)/2), fmt.Sprintf("cap-u%d", (base+i)/2), base+i)
-				_, _, err := s.Park(ctx, a, caps)
+				_, _, err := s.Park(ctx, a, caps, note("park"))
 				return err
 			})
 		})
@@ -121,7 +158,7 @@ func fill(b *testing.B, o benchOptions, s store.Store, n int) {
 		return
 	}
 	for _, a := range tickets {
-		if _, _, err := s.Park(context.Background(), a, store.Caps{}); err != nil {
+		if _, _, err := s.Park(context.Background(), a, store.Caps{}, nil); err != nil {
 			b.Fatalf("prefill: %v", err)
 		}
 	}

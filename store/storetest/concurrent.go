@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,8 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -51,78 +48,159 @@ func tally(errs []error, want error) (ok, refused int, other []error) {
 }
 
 func testConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n int) {
-	ctx := context.Background()
 	t.Run("Consume", func(t *testing.T) {
 		s := newStore(t)
 		a := parkApproved(t, s, 1)
+		at := now(t, s)
 		errs := race(n, func(i int) error {
-			_, err := s.Consume(ctx, a.ID, fmt.Sprintf("key-%d", i), t0.Add(time.Minute))
+			_, err := s.Consume(t.Context(), a.ID, claim(fmt.Sprintf("key-%d", i), fmt.Sprintf("gate-%d", i), at), note("consume"))
 			return err
 		})
 		ok, refused, other := tally(errs, store.ErrConsumed)
 		assert.Empty(t, other)
 		assert.Equal(t, 1, ok, "exactly one consume wins")
 		assert.Equal(t, n-1, refused)
-		got, err := s.Get(ctx, a.ID)
+		got, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, store.Executing, got.State)
 		for i, err := range errs {
 			if err == nil {
 				assert.Equal(t, fmt.Sprintf("key-%d", i), got.IdempotencyKey, "the winner's key is recorded")
+				assert.Equal(t, fmt.Sprintf("gate-%d", i), got.Owner, "the winner owns it")
 			}
 		}
+		assert.Len(t, chain(t, s), 3, "park, approve and one consume: one row per decision")
+	})
+	t.Run("Reclaim", func(t *testing.T) {
+		s := newStore(t)
+		at := now(t, s)
+		a := parkExecuting(t, s, 1, "gate-0", at.Add(-time.Second))
+		errs := race(n, func(i int) error {
+			_, err := s.Reclaim(t.Context(), a.ID, 1, claim("", fmt.Sprintf("gate-%d", i+1), at), note("reclaim"))
+			return err
+		})
+		ok, refused, other := tally(errs, store.ErrFenced)
+		assert.Empty(t, other)
+		assert.Equal(t, 1, ok, "exactly one reclaim wins")
+		assert.Equal(t, n-1, refused)
+		got, err := s.Get(t.Context(), a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), got.Fence)
+		for i, err := range errs {
+			if err == nil {
+				assert.Equal(t, fmt.Sprintf("gate-%d", i+1), got.Owner)
+			}
+		}
+		assert.Len(t, chain(t, s), 4)
+	})
+	t.Run("StaleFinish", func(t *testing.T) {
+		// The ticket was reclaimed twice; owners holding fences 1, 2 and 3
+		// race to finish it, stale ones many times over: only fence 3 wins.
+		s := newStore(t)
+		at := now(t, s)
+		a := parkExecuting(t, s, 1, "gate-1", at.Add(-time.Second))
+		_, err := s.Reclaim(t.Context(), a.ID, 1, store.Claim{Owner: "gate-2", At: at.Add(-time.Second),
+			LeaseUntil: at.Add(-time.Second / 2)}, nil)
+		require.NoError(t, err)
+		_, err = s.Reclaim(t.Context(), a.ID, 2, claim("", "gate-3", at), nil)
+		require.NoError(t, err)
+		errs := race(n, func(i int) error {
+			fence := int64(1 + i%3)
+			_, err := s.Finish(t.Context(), a.ID, fence, store.Outcome{State: store.Done,
+				Result: []byte(fmt.Sprintf(`{"fence":%d}`, fence)), At: at}, note("finish"))
+			if err == nil && fence != 3 {
+				return fmt.Errorf("fence %d finished", fence)
+			}
+			return err
+		})
+		ok, refused, other := tally(errs, store.ErrFenced)
+		assert.Empty(t, other, "no stale owner finishes")
+		assert.Equal(t, 1, ok, "exactly one finish wins")
+		assert.Equal(t, n-1, refused)
+		got, err := s.Get(t.Context(), a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []byte(`{"fence":3}`), got.Result, "the current owner's outcome stands")
+	})
+	t.Run("RevokeOrConsume", func(t *testing.T) {
+		s := newStore(t)
+		a := parkApproved(t, s, 1)
+		at := now(t, s)
+		errs := race(n, func(i int) error {
+			if i%2 == 0 {
+				_, err := s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Revoked, At: at}, note("revoke"))
+				return err
+			}
+			_, err := s.Consume(t.Context(), a.ID, claim("k", "gate-1", at), note("consume"))
+			return err
+		})
+		wins := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, store.ErrResolved), errors.Is(err, store.ErrConsumed), errors.Is(err, store.ErrRevoked):
+			default:
+				t.Errorf("unexpected: %v", err)
+			}
+		}
+		assert.Equal(t, 1, wins, "a ticket is revoked or consumed, never both")
+		assert.Len(t, chain(t, s), 3)
 	})
 	t.Run("Resolve", func(t *testing.T) {
 		s := newStore(t)
-		a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
+		at := now(t, s)
+		a, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 		require.NoError(t, err)
 		errs := race(n, func(i int) error {
 			to := store.Approved
 			if i%2 == 1 {
 				to = store.Denied
 			}
-			_, err := s.Resolve(ctx, a.ID, store.Resolution{To: to, Approver: fmt.Sprint(i), At: t0})
+			_, err := s.Resolve(t.Context(), a.ID, store.Resolution{To: to, Approver: fmt.Sprint(i), At: at}, note("resolve"))
 			return err
 		})
 		ok, refused, other := tally(errs, store.ErrResolved)
 		assert.Empty(t, other)
 		assert.Equal(t, 1, ok, "exactly one resolve wins")
 		assert.Equal(t, n-1, refused)
+		assert.Len(t, chain(t, s), 1)
 	})
 	t.Run("Audit", func(t *testing.T) {
 		s := newStore(t)
 		errs := race(n, func(i int) error {
-			_, err := s.AppendAudit(ctx, Record(fmt.Sprintf("task-%d", i), t0))
+			if i%2 == 0 {
+				_, err := s.AppendAudit(t.Context(), Record(fmt.Sprintf("task-%d", i), t0))
+				return err
+			}
+			_, _, err := s.Park(t.Context(), Ticket(fmt.Sprintf("s%d", i), "u1", i), store.Caps{}, note("park"))
 			return err
 		})
 		ok, _, other := tally(errs, nil)
 		assert.Empty(t, other)
 		assert.Equal(t, n, ok)
-		all, err := s.AuditRange(ctx, t0, t0.Add(time.Second))
-		require.NoError(t, err)
-		assert.Len(t, all, n)
-		assert.NoError(t, receipt.VerifyChain(all, canon.Digest{}), "concurrent appends leave one unbroken chain")
+		assert.Len(t, chain(t, s), n, "concurrent appends and decisions leave one unbroken chain")
 	})
 	t.Run("PendingCap", func(t *testing.T) {
 		const limit = 5
 		s := newStore(t)
 		errs := race(n, func(i int) error {
-			_, _, err := s.Park(ctx, Ticket("s1", fmt.Sprintf("u%d", i), i), store.Caps{PerSession: limit})
+			_, _, err := s.Park(t.Context(), Ticket("s1", fmt.Sprintf("u%d", i), i), store.Caps{PerSession: limit}, note("park"))
 			return err
 		})
 		ok, refused, other := tally(errs, store.ErrPendingCap)
 		assert.Empty(t, other)
 		assert.Equal(t, limit, ok, "exactly the cap is admitted")
 		assert.Equal(t, n-limit, refused)
-		p, err := s.Pending(ctx, store.Filter{Session: "s1"})
+		p, _, err := s.List(t.Context(), store.Filter{Session: "s1", States: []store.State{store.Pending}})
 		require.NoError(t, err)
 		assert.Len(t, p, limit)
+		assert.Len(t, chain(t, s), limit)
 	})
 	t.Run("Merge", func(t *testing.T) {
 		s := newStore(t)
 		ids := make([]string, n)
 		errs := race(n, func(i int) error {
-			a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
+			a, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, note("park"))
 			ids[i] = a.ID
 			return err
 		})
@@ -132,17 +210,19 @@ func testConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n int) 
 		for _, id := range ids {
 			assert.Equal(t, ids[0], id, "concurrent duplicates merge into one ticket")
 		}
-		a, err := s.Get(ctx, ids[0])
+		a, err := s.Get(t.Context(), ids[0])
 		require.NoError(t, err)
 		assert.Equal(t, n-1, a.Merged)
+		assert.Len(t, chain(t, s), n, "one row per proposal")
 	})
 	t.Run("Grant", func(t *testing.T) {
 		s := newStore(t)
+		at := now(t, s)
 		g := grant("g1")
-		g.Remaining = 10
-		require.NoError(t, s.PutGrant(ctx, g))
+		g.Remaining, g.CreatedAt, g.ExpiresAt = 10, at, at.Add(ttl)
+		require.NoError(t, s.PutGrant(t.Context(), g))
 		errs := race(n, func(int) error {
-			_, err := s.UseGrant(ctx, "g1", t0)
+			_, err := s.UseGrant(t.Context(), "g1", at)
 			return err
 		})
 		ok, refused, other := tally(errs, store.ErrGrantUsedUp)
@@ -150,10 +230,31 @@ func testConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n int) 
 		assert.Equal(t, min(10, n), ok, "a grant is used exactly its remaining times")
 		assert.Equal(t, n-min(10, n), refused)
 	})
+	t.Run("ParkGrantedLastUse", func(t *testing.T) {
+		s := newStore(t)
+		at := now(t, s)
+		g := grant("g1")
+		g.Remaining, g.CreatedAt, g.ExpiresAt = 1, at, at.Add(ttl)
+		require.NoError(t, s.PutGrant(t.Context(), g))
+		errs := race(n, func(i int) error {
+			a := TicketAt("s1", "u1", i, at)
+			a.State, a.Approver = store.Approved, "grant:g1"
+			_, _, err := s.ParkGranted(t.Context(), a, "g1", note("grant"))
+			return err
+		})
+		ok, refused, other := tally(errs, store.ErrGrantUsedUp)
+		assert.Empty(t, other)
+		assert.Equal(t, 1, ok, "the last use pays for exactly one ticket")
+		assert.Equal(t, n-1, refused)
+		page, _, err := s.List(t.Context(), store.Filter{})
+		require.NoError(t, err)
+		assert.Len(t, page, 1, "refused uses store no ticket")
+		assert.Len(t, chain(t, s), 1)
+	})
 	t.Run("SignCount", func(t *testing.T) {
 		s := newStore(t)
-		require.NoError(t, s.PutCredential(ctx, credential("cred-1", "alice", 1)))
-		errs := race(n, func(int) error { return s.AdvanceSignCount(ctx, []byte("cred-1"), 2) })
+		require.NoError(t, s.PutCredential(t.Context(), credential("cred-1", "alice", 1)))
+		errs := race(n, func(int) error { return s.AdvanceSignCount(t.Context(), []byte("cred-1"), 2) })
 		ok, refused, other := tally(errs, store.ErrCounter)
 		assert.Empty(t, other)
 		assert.Equal(t, 1, ok, "a replayed counter is accepted once")
@@ -161,9 +262,9 @@ func testConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n int) 
 	})
 	t.Run("Invite", func(t *testing.T) {
 		s := newStore(t)
-		require.NoError(t, s.CreateInvite(ctx, invite(1)))
+		require.NoError(t, s.CreateInvite(t.Context(), invite(1)))
 		errs := race(n, func(int) error {
-			_, err := s.RedeemInvite(ctx, invite(1).TokenHash, t0)
+			_, err := s.RedeemInvite(t.Context(), invite(1).TokenHash, t0)
 			return err
 		})
 		ok, refused, other := tally(errs, store.ErrConsumed)
@@ -174,19 +275,19 @@ func testConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n int) 
 	t.Run("Counters", func(t *testing.T) {
 		s := newStore(t)
 		errs := race(n, func(int) error {
-			_, err := s.AddCount(ctx, "k", t0, 1)
+			_, err := s.AddCount(t.Context(), "k", t0, 1)
 			if err != nil {
 				return err
 			}
-			_, err = s.IncrStreak(ctx, "k", t0)
+			_, err = s.IncrStreak(t.Context(), "k", t0)
 			return err
 		})
 		_, _, other := tally(errs, nil)
 		assert.Empty(t, other)
-		got, err := s.AddCount(ctx, "k", t0, 0)
+		got, err := s.AddCount(t.Context(), "k", t0, 0)
 		require.NoError(t, err)
 		assert.Equal(t, int64(n), got, "no add is lost")
-		st, err := s.GetStreak(ctx, "k")
+		st, err := s.GetStreak(t.Context(), "k")
 		require.NoError(t, err)
 		assert.Equal(t, n, st.Count, "no increment is lost")
 	})

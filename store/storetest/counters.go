@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 )
 
 func testCounters(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := newStore(t)
 	w := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
 	steps := []struct {
@@ -50,7 +49,7 @@ func testCounters(t *testing.T, newStore func(*testing.T) store.Store) {
 }
 
 func testStreaks(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := newStore(t)
 	zero, err := s.GetStreak(ctx, "deny:u1")
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ func credential(id, user string, count uint32) store.Credential {
 }
 
 func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("PutGet", func(t *testing.T) {
 		s := newStore(t)
 		c := credential("cred-1", "alice", 7)
@@ -99,7 +98,7 @@ func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
 }
 
 func testInvites(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := newStore(t)
 	inv := store.Invite{TokenHash: [32]byte{1}, User: "alice", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 	require.NoError(t, s.CreateInvite(ctx, inv))

@@ -14,7 +14,7 @@ import (
 func ExampleRun() {
 	_ = func(t *testing.T) { // func TestConformance(t *testing.T)
 		storetest.Run(t, func(t *testing.T) store.Store {
-			s := memory.New()
+			s := memory.New(nil)
 			t.Cleanup(func() { _ = s.Close() })
 			return s
 		})
@@ -28,7 +28,7 @@ func ExampleRunProcesses() {
 		storetest.RunProcesses(t, storetest.Processes{
 			Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
 			Open: func(t testing.TB, target string) store.Store {
-				s, err := sqlite.Open(target, nil)
+				s, err := sqlite.Open(t.Context(), target, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -44,7 +44,7 @@ func ExampleRunProcesses() {
 func ExampleBench() {
 	_ = func(b *testing.B) { // func BenchmarkStore(b *testing.B)
 		storetest.Bench(b, func(b *testing.B) store.Store {
-			s := memory.New()
+			s := memory.New(nil)
 			b.Cleanup(func() { _ = s.Close() })
 			return s
 		})

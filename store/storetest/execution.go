@@ -1,7 +1,7 @@
 package storetest
 
 import (
-	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,42 +13,56 @@ import (
 )
 
 func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
-	at := t0.Add(2 * time.Minute)
 	t.Run("ApprovedOnce", func(t *testing.T) {
 		s := newStore(t)
 		a := parkApproved(t, s, 1)
-		got, err := s.Consume(ctx, a.ID, "key-1", at)
+		at := now(t, s)
+		c := claim("key-1", "gate-1", at)
+		got, err := s.Consume(t.Context(), a.ID, c, note("consume"))
 		require.NoError(t, err)
 		assert.Equal(t, store.Executing, got.State)
 		assert.Equal(t, "key-1", got.IdempotencyKey)
+		assert.Equal(t, "gate-1", got.Owner)
+		assert.Equal(t, int64(1), got.Fence, "the first fence is 1")
+		assert.True(t, c.LeaseUntil.Equal(got.LeaseUntil))
 		assert.True(t, at.Equal(got.ConsumedAt))
-		read, err := s.Get(ctx, a.ID)
+		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, normalize(got), normalize(read), "the intent is recorded with the consume")
+		assertNoted(t, s, a.ID, "consume", store.Executing)
+		assert.Equal(t, "key-1", last(t, s).IdempotencyKey)
 
-		_, err = s.Consume(ctx, a.ID, "key-2", at)
+		_, err = s.Consume(t.Context(), a.ID, claim("key-2", "gate-2", at), nil)
 		assert.ErrorIs(t, err, store.ErrConsumed)
-		_, err = s.Finish(ctx, a.ID, []byte(`"ok"`), at)
-		require.NoError(t, err)
-		_, err = s.Consume(ctx, a.ID, "key-3", at)
-		assert.ErrorIs(t, err, store.ErrConsumed, "a finished ticket is still consumed")
-		read, err = s.Get(ctx, a.ID)
+		read, err = s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "key-1", read.IdempotencyKey, "refused consumes leave the first key")
+		assert.Equal(t, "gate-1", read.Owner)
+	})
+	t.Run("Ran", func(t *testing.T) {
+		for _, end := range []store.State{store.Done, store.Failed, store.Abandoned} {
+			s := newStore(t)
+			at := now(t, s)
+			a := parkExecuting(t, s, 1, "gate-1", at.Add(lease))
+			_, err := s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end, At: at}, nil)
+			require.NoError(t, err)
+			_, err = s.Consume(t.Context(), a.ID, claim("key-3", "gate-2", at), nil)
+			assert.ErrorIs(t, err, store.ErrConsumed, "a %s ticket is still consumed", end)
+		}
 	})
 	t.Run("NotApproved", func(t *testing.T) {
 		s := newStore(t)
+		at := now(t, s)
 		for n, to := range []store.State{store.Pending, store.Denied, store.Expired, store.Cancelled} {
-			a, _, err := s.Park(ctx, Ticket("s1", "u1", n), store.Caps{})
+			a, _, err := s.Park(t.Context(), TicketAt("s1", "u1", n, at), store.Caps{}, nil)
 			require.NoError(t, err)
 			if to != store.Pending {
-				_, err = s.Resolve(ctx, a.ID, store.Resolution{To: to, At: t0})
+				_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: to, At: at}, nil)
 				require.NoError(t, err)
 			}
-			_, err = s.Consume(ctx, a.ID, "key", at)
+			_, err = s.Consume(t.Context(), a.ID, claim("key", "gate-1", at), nil)
 			assert.ErrorIs(t, err, store.ErrNotApproved, "state %s", to)
-			read, err := s.Get(ctx, a.ID)
+			read, err := s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, to, read.State)
 			assert.Empty(t, read.IdempotencyKey)
@@ -56,12 +70,18 @@ func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 	t.Run("AtOrAfterExpiry", func(t *testing.T) {
 		s := newStore(t)
-		a := parkApproved(t, s, 1)
-		for _, when := range []time.Time{a.ExpiresAt, a.ExpiresAt.Add(time.Hour)} {
-			_, err := s.Consume(ctx, a.ID, "key", when)
+		at := now(t, s)
+		in := TicketAt("s1", "u1", 1, at.Add(-time.Minute))
+		in.ExpiresAt = at
+		a, _, err := s.Park(t.Context(), in, store.Caps{}, nil)
+		require.NoError(t, err)
+		_, err = s.Resolve(t.Context(), a.ID, approve(at.Add(-time.Second)), nil)
+		require.NoError(t, err)
+		for _, when := range []time.Time{a.ExpiresAt, a.ExpiresAt.Add(time.Second)} {
+			_, err := s.Consume(t.Context(), a.ID, claim("key", "gate-1", when), nil)
 			assert.ErrorIs(t, err, store.ErrExpired)
 		}
-		read, err := s.Get(ctx, a.ID)
+		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, store.Approved, read.State)
 		assert.Empty(t, read.IdempotencyKey)
@@ -69,88 +89,245 @@ func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("Refusals", func(t *testing.T) {
 		s := newStore(t)
 		a := parkApproved(t, s, 1)
+		at := now(t, s)
 		cases := []struct {
-			name, id, key string
-			at            time.Time
-			want          error
+			name string
+			id   string
+			c    store.Claim
+			want error
 		}{
-			{"unknown id", "no-such-ticket", "key", at, store.ErrNotFound},
-			{"empty key", a.ID, "", at, store.ErrInvalid},
-			{"oversized key", a.ID, strings.Repeat("k", store.MaxKeySize+1), at, store.ErrTooLarge},
-			{"no time", a.ID, "key", time.Time{}, store.ErrInvalid},
+			{"unknown id", "no-such-ticket", claim("key", "gate-1", at), store.ErrNotFound},
+			{"empty key", a.ID, claim("", "gate-1", at), store.ErrInvalid},
+			{"empty owner", a.ID, claim("key", "", at), store.ErrInvalid},
+			{"oversized key", a.ID, claim(strings.Repeat("k", store.MaxKeySize+1), "gate-1", at), store.ErrTooLarge},
+			{"oversized owner", a.ID, claim("key", strings.Repeat("o", store.MaxKeySize+1), at), store.ErrTooLarge},
+			{"owner not UTF-8", a.ID, claim("key", "gate-\xff", at), store.ErrInvalid},
+			{"no time", a.ID, store.Claim{Key: "key", Owner: "gate-1", LeaseUntil: at}, store.ErrInvalid},
+			{"no lease", a.ID, store.Claim{Key: "key", Owner: "gate-1", At: at}, store.ErrInvalid},
+			{"lease ends at the claim", a.ID, store.Claim{Key: "key", Owner: "gate-1", At: at, LeaseUntil: at}, store.ErrInvalid},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				_, err := s.Consume(ctx, c.id, c.key, c.at)
+				_, err := s.Consume(t.Context(), c.id, c.c, note("consume"))
 				assert.ErrorIs(t, err, c.want)
 			})
 		}
-		read, err := s.Get(ctx, a.ID)
+		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, store.Approved, read.State)
+		assert.Equal(t, "approve", last(t, s).Decision, "refused consumes write no row")
 	})
 }
 
-func testFinish(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
-	at := t0.Add(3 * time.Minute)
+func testRenew(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	a := parkApproved(t, s, 1)
-	_, err := s.Finish(ctx, a.ID, []byte(`"ok"`), at)
-	assert.ErrorIs(t, err, store.ErrNotExecuting, "an approved ticket is not executing")
-	_, err = s.Consume(ctx, a.ID, "key", at)
+	at := now(t, s)
+	a := parkExecuting(t, s, 1, "gate-1", at.Add(lease))
+	head := last(t, s)
+	until := at.Add(2 * lease)
+	require.NoError(t, s.Renew(t.Context(), a.ID, "gate-1", 1, until))
+	read, err := s.Get(t.Context(), a.ID)
 	require.NoError(t, err)
-	_, err = s.Finish(ctx, a.ID, make([]byte, store.MaxFieldSize+1), at)
-	assert.ErrorIs(t, err, store.ErrTooLarge)
-	read, err := s.Get(ctx, a.ID)
-	require.NoError(t, err)
-	assert.Equal(t, store.Executing, read.State, "an oversized result changes nothing")
+	assert.True(t, until.Equal(read.LeaseUntil))
+	assert.Equal(t, head, last(t, s), "a renewal writes no row")
 
-	got, err := s.Finish(ctx, a.ID, []byte(`{"paid":true}`), at)
+	for _, c := range []struct {
+		name  string
+		owner string
+		fence int64
+	}{
+		{"another owner", "gate-2", 1},
+		{"a stale fence", "gate-1", 2},
+		{"an owner with a different case", "Gate-1", 1},
+	} {
+		err := s.Renew(t.Context(), a.ID, c.owner, c.fence, at.Add(time.Hour))
+		assert.ErrorIs(t, err, store.ErrFenced, c.name)
+	}
+	assert.ErrorIs(t, s.Renew(t.Context(), "no-such-ticket", "gate-1", 1, until), store.ErrNotFound)
+	assert.ErrorIs(t, s.Renew(t.Context(), a.ID, "", 1, until), store.ErrInvalid)
+	assert.ErrorIs(t, s.Renew(t.Context(), a.ID, "gate-1", 0, until), store.ErrInvalid)
+	assert.ErrorIs(t, s.Renew(t.Context(), a.ID, "gate-1", 1, time.Time{}), store.ErrInvalid)
+	read, err = s.Get(t.Context(), a.ID)
 	require.NoError(t, err)
-	assert.Equal(t, store.Done, got.State)
-	assert.Equal(t, []byte(`{"paid":true}`), got.Result)
-	assert.True(t, at.Equal(got.FinishedAt))
-	assert.Equal(t, "key", got.IdempotencyKey)
-	read, err = s.Get(ctx, a.ID)
-	require.NoError(t, err)
-	assert.Equal(t, normalize(got), normalize(read))
+	assert.True(t, until.Equal(read.LeaseUntil), "refused renewals change nothing")
 
-	_, err = s.Finish(ctx, a.ID, []byte(`"again"`), at)
-	assert.ErrorIs(t, err, store.ErrNotExecuting)
-	_, err = s.Finish(ctx, "no-such-ticket", nil, at)
-	assert.ErrorIs(t, err, store.ErrNotFound)
-	read, err = s.Get(ctx, a.ID)
+	_, err = s.Finish(t.Context(), a.ID, 1, done(at), nil)
 	require.NoError(t, err)
-	assert.Equal(t, []byte(`{"paid":true}`), read.Result, "a second finish changes nothing")
+	assert.ErrorIs(t, s.Renew(t.Context(), a.ID, "gate-1", 1, until), store.ErrFenced, "a finished ticket has no lease")
+	approved := parkApproved(t, s, 2)
+	assert.ErrorIs(t, s.Renew(t.Context(), approved.ID, "gate-1", 1, until), store.ErrFenced, "an approved ticket has no lease")
 }
 
-func testRecover(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+func testFinish(t *testing.T, newStore func(*testing.T) store.Store) {
+	for _, end := range []store.State{store.Done, store.Failed, store.Abandoned} {
+		t.Run(string(end), func(t *testing.T) {
+			s := newStore(t)
+			at := now(t, s)
+			a := parkApproved(t, s, 1)
+			_, err := s.Finish(t.Context(), a.ID, 1, done(at), nil)
+			assert.ErrorIs(t, err, store.ErrFenced, "an approved ticket is not executing")
+			a, err = s.Consume(t.Context(), a.ID, claim("key", "gate-1", at), nil)
+			require.NoError(t, err)
+			_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end, Result: make([]byte, store.MaxFieldSize+1), At: at}, nil)
+			assert.ErrorIs(t, err, store.ErrTooLarge)
+			for _, bad := range []store.State{store.Executing, store.Approved, store.Revoked, ""} {
+				_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: bad, At: at}, nil)
+				assert.ErrorIs(t, err, store.ErrInvalid, "outcome %q", bad)
+			}
+			_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end}, nil)
+			assert.ErrorIs(t, err, store.ErrInvalid, "no time")
+			_, err = s.Finish(t.Context(), a.ID, 2, store.Outcome{State: end, At: at}, nil)
+			assert.ErrorIs(t, err, store.ErrFenced, "a fence from the future")
+			read, err := s.Get(t.Context(), a.ID)
+			require.NoError(t, err)
+			assert.Equal(t, store.Executing, read.State, "refused finishes change nothing")
+
+			result := []byte(fmt.Sprintf(`{"outcome":%q}`, end))
+			got, err := s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end, Result: result, At: at}, note("finish"))
+			require.NoError(t, err)
+			assert.Equal(t, end, got.State)
+			assert.Equal(t, result, got.Result)
+			assert.True(t, at.Equal(got.FinishedAt))
+			assert.Equal(t, "key", got.IdempotencyKey)
+			read, err = s.Get(t.Context(), a.ID)
+			require.NoError(t, err)
+			assert.Equal(t, normalize(got), normalize(read))
+			assertNoted(t, s, a.ID, "finish", end)
+
+			_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: store.Done, Result: []byte(`"again"`), At: at}, nil)
+			assert.ErrorIs(t, err, store.ErrFenced, "an outcome is written once")
+			_, err = s.Finish(t.Context(), "no-such-ticket", 1, done(at), nil)
+			assert.ErrorIs(t, err, store.ErrNotFound)
+			read, err = s.Get(t.Context(), a.ID)
+			require.NoError(t, err)
+			assert.Equal(t, result, read.Result, "a second finish changes nothing")
+		})
+	}
+}
+
+func testExpired(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	empty, err := s.Recover(ctx)
+	at := now(t, s)
+	empty, err := s.Expired(t.Context(), at, 0)
 	require.NoError(t, err)
 	assert.Empty(t, empty)
 
+	// Leases ending at at-1s, at-1.5s, at+1m and at-1.2s, and one finished.
+	ends := []time.Duration{-time.Second, -1500 * time.Millisecond, time.Minute, -1200 * time.Millisecond, -time.Second}
 	var ids []string
-	for n := 1; n <= 4; n++ {
-		ids = append(ids, parkApproved(t, s, n).ID)
+	for n, d := range ends {
+		ids = append(ids, parkExecuting(t, s, n, "gate-1", at.Add(d)).ID)
 	}
-	// Consume 3 then 2 then 1, so consume order differs from park order.
-	for i, id := range []string{ids[2], ids[1], ids[0]} {
-		_, err := s.Consume(ctx, id, "key-"+id, t0.Add(time.Duration(2+i)*time.Minute))
-		require.NoError(t, err)
-	}
-	_, err = s.Finish(ctx, ids[1], nil, t0.Add(5*time.Minute))
+	_, err = s.Finish(t.Context(), ids[4], 1, done(at), nil)
 	require.NoError(t, err)
+	parkApproved(t, s, 9)
 
-	got, err := s.Recover(ctx)
+	got, err := s.Expired(t.Context(), at, 0)
 	require.NoError(t, err)
-	require.Len(t, got, 2, "executing and unfinished only")
-	assert.Equal(t, ids[2], got[0].ID, "oldest consume first")
-	assert.Equal(t, ids[0], got[1].ID)
+	var gotIDs []string
 	for _, a := range got {
 		assert.Equal(t, store.Executing, a.State)
-		assert.Equal(t, "key-"+a.ID, a.IdempotencyKey)
+		gotIDs = append(gotIDs, a.ID)
 	}
+	assert.Equal(t, []string{ids[1], ids[3], ids[0]}, gotIDs, "expired leases only, oldest lease first")
+	one, err := s.Expired(t.Context(), at, 1)
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	assert.Equal(t, ids[1], one[0].ID)
+	edge, err := s.Expired(t.Context(), at.Add(-time.Second), 0)
+	require.NoError(t, err)
+	assert.Len(t, edge, 3, "a lease ending exactly at at has expired")
+	live, err := s.Expired(t.Context(), at.Add(-2*time.Second), 0)
+	require.NoError(t, err)
+	assert.Empty(t, live)
+	_, err = s.Expired(t.Context(), at, -1)
+	assert.ErrorIs(t, err, store.ErrInvalid)
+}
+
+// testReclaim checks that only an expired lease is taken over, that the
+// new owner gets the next fence and the same key, and that the previous
+// owner is fenced off from renewing and finishing.
+func testReclaim(t *testing.T, newStore func(*testing.T) store.Store) {
+	t.Run("Expired", func(t *testing.T) {
+		s := newStore(t)
+		at := now(t, s)
+		a := parkExecuting(t, s, 1, "gate-1", at.Add(-time.Second))
+		c := claim("", "gate-2", at)
+		got, err := s.Reclaim(t.Context(), a.ID, 1, c, note("reclaim"))
+		require.NoError(t, err)
+		assert.Equal(t, store.Executing, got.State)
+		assert.Equal(t, "gate-2", got.Owner)
+		assert.Equal(t, int64(2), got.Fence)
+		assert.True(t, c.LeaseUntil.Equal(got.LeaseUntil))
+		assert.Equal(t, a.IdempotencyKey, got.IdempotencyKey, "the key never changes")
+		assert.True(t, a.ConsumedAt.Equal(got.ConsumedAt), "the consume time is kept")
+		assertNoted(t, s, a.ID, "reclaim", store.Executing)
+		read, err := s.Get(t.Context(), a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, normalize(got), normalize(read))
+
+		assert.ErrorIs(t, s.Renew(t.Context(), a.ID, "gate-1", 1, at.Add(time.Hour)), store.ErrFenced,
+			"the previous owner cannot renew")
+		_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: store.Failed, Result: []byte(`"stale"`), At: at}, nil)
+		assert.ErrorIs(t, err, store.ErrFenced, "the previous owner cannot finish")
+		_, err = s.Reclaim(t.Context(), a.ID, 1, claim("", "gate-3", at), nil)
+		assert.ErrorIs(t, err, store.ErrFenced, "a reclaim with the old fence loses")
+		_, err = s.Reclaim(t.Context(), a.ID, 2, claim("", "gate-3", at), nil)
+		assert.ErrorIs(t, err, store.ErrLeaseLive, "the new owner's lease is live")
+
+		require.NoError(t, s.Renew(t.Context(), a.ID, "gate-2", 2, at.Add(time.Minute)))
+		fin, err := s.Finish(t.Context(), a.ID, 2, done(at), nil)
+		require.NoError(t, err, "the new owner finishes")
+		assert.Equal(t, store.Done, fin.State)
+		assert.Equal(t, []byte(`"ok"`), fin.Result, "the new owner's outcome stands")
+	})
+	t.Run("Live", func(t *testing.T) {
+		s := newStore(t)
+		at := now(t, s)
+		a := parkExecuting(t, s, 1, "gate-1", at.Add(time.Second))
+		_, err := s.Reclaim(t.Context(), a.ID, 1, claim("", "gate-2", at), note("reclaim"))
+		assert.ErrorIs(t, err, store.ErrLeaseLive, "a live owner's ticket is not recovered")
+		read, err := s.Get(t.Context(), a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "gate-1", read.Owner)
+		assert.Equal(t, int64(1), read.Fence)
+		assert.Equal(t, "consume", last(t, s).Decision, "a refused reclaim writes no row")
+
+		require.NoError(t, s.Renew(t.Context(), a.ID, "gate-1", 1, at.Add(time.Minute)))
+		_, err = s.Reclaim(t.Context(), a.ID, 1, claim("", "gate-2", at.Add(time.Second)), nil)
+		assert.ErrorIs(t, err, store.ErrLeaseLive, "a renewed lease is live again")
+	})
+	t.Run("Refusals", func(t *testing.T) {
+		s := newStore(t)
+		at := now(t, s)
+		a := parkExecuting(t, s, 1, "gate-1", at.Add(-time.Second))
+		approved := parkApproved(t, s, 2)
+		cases := []struct {
+			name  string
+			id    string
+			fence int64
+			c     store.Claim
+			want  error
+		}{
+			{"unknown id", "no-such-ticket", 1, claim("", "gate-2", at), store.ErrNotFound},
+			{"not executing", approved.ID, 1, claim("", "gate-2", at), store.ErrFenced},
+			{"stale fence", a.ID, 0, claim("", "gate-2", at), store.ErrFenced},
+			{"future fence", a.ID, 2, claim("", "gate-2", at), store.ErrFenced},
+			{"another key", a.ID, 1, claim("other-key", "gate-2", at), store.ErrInvalid},
+			{"no owner", a.ID, 1, claim("", "", at), store.ErrInvalid},
+			{"no lease", a.ID, 1, store.Claim{Owner: "gate-2", At: at}, store.ErrInvalid},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				_, err := s.Reclaim(t.Context(), c.id, c.fence, c.c, nil)
+				assert.ErrorIs(t, err, c.want)
+			})
+		}
+		read, err := s.Get(t.Context(), a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, normalize(a), normalize(read), "refused reclaims change nothing")
+		got, err := s.Reclaim(t.Context(), a.ID, 1, claim(a.IdempotencyKey, "gate-2", at), nil)
+		require.NoError(t, err, "the stored key may be repeated")
+		assert.Equal(t, int64(2), got.Fence)
+	})
 }

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 // redemption, and never redeems: an early check built on it must leave the
 // invite for RedeemInvite to decide.
 func testGetInvite(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+	ctx := t.Context()
 	s := newStore(t)
 
 	_, err := s.GetInvite(ctx, [32]byte{7})

@@ -17,8 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -70,15 +68,20 @@ const (
 	procAudit   = 16 // audit records every child appends
 	procParks   = 4  // distinct tickets every child parks in one capped session
 	procCap     = 5  // that session's cap
+	// crashLease is the lease of the crashing child's execution.
+	crashLease = 300 * time.Millisecond
 )
 
 // RunProcesses runs the multi-process tests: Race (several processes
 // consume the same approved tickets, append to one audit chain and park
 // under one pending cap, all on the same database: each ticket has exactly
-// one winner, the chain is unbroken, the cap holds), and Crash (a child is
-// killed with SIGKILL after Consume and before Finish: on reopen the ticket
-// is executing with the child's idempotency key, listed by Recover, and a
-// second Consume fails with [store.ErrConsumed]).
+// one winner, the chain is unbroken with one row per decision, the cap
+// holds), and Crash (a child is killed with SIGKILL after Consume and
+// before Finish: on reopen the ticket is executing with the child's
+// idempotency key and its row, a second Consume fails with
+// [store.ErrConsumed], Reclaim refuses until the child's lease ends, then
+// [store.Execution.Expired] lists it and Reclaim hands it over with the
+// same key and the next fence).
 func RunProcesses(t *testing.T, p Processes) {
 	if role := os.Getenv(envRole); role != "" && os.Getenv(envName) == t.Name() {
 		runChild(t, p, role)
@@ -153,6 +156,8 @@ func outcome(err error) string {
 		return "consumed"
 	case errors.Is(err, store.ErrPendingCap):
 		return "capped"
+	case errors.Is(err, store.ErrClockSkew):
+		return "skew"
 	}
 	return "error:" + strings.ReplaceAll(err.Error(), " ", "_")
 }
@@ -174,8 +179,9 @@ func runChild(t *testing.T, p Processes, role string) {
 		if _, err := in.ReadString('\n'); err != nil {
 			t.Fatalf("no start signal: %v", err)
 		}
+		at := now(t, s)
 		for _, id := range tickets {
-			_, err := s.Consume(ctx, id, "proc-"+racer, t0.Add(time.Minute))
+			_, err := s.Consume(ctx, id, claim("proc-"+racer, "gate-"+racer, at), note("consume"))
 			report("consume %s %s", id, outcome(err))
 		}
 		for i := 0; i < procAudit; i++ {
@@ -184,18 +190,20 @@ func runChild(t *testing.T, p Processes, role string) {
 		}
 		for i := 0; i < procParks; i++ {
 			n := 1000*(racerN+1) + i // distinct digests across racers
-			_, _, err := s.Park(ctx, Ticket("capped", "u-"+racer, n), store.Caps{PerSession: procCap})
+			_, _, err := s.Park(ctx, Ticket("capped", "u-"+racer, n), store.Caps{PerSession: procCap}, note("park"))
 			report("park %d %s", i, outcome(err))
 		}
 		report("done")
 	case "crash":
-		if _, err := s.Consume(ctx, tickets[0], "crash-key", t0.Add(time.Minute)); err != nil {
+		at := now(t, s)
+		c := store.Claim{Key: "crash-key", Owner: "gate-crash", At: at, LeaseUntil: at.Add(crashLease)}
+		if _, err := s.Consume(ctx, tickets[0], c, note("consume")); err != nil {
 			report("consume %s", outcome(err))
 			return
 		}
 		report("consumed")
 		_, _ = in.ReadString('\n') // the parent kills us here, before Finish
-		_, _ = s.Finish(ctx, tickets[0], []byte(`"not reached"`), t0.Add(time.Minute))
+		_, _ = s.Finish(ctx, tickets[0], 1, done(at), note("finish"))
 		report("finished")
 	default:
 		t.Fatalf("unknown role %q", role)
@@ -252,12 +260,11 @@ func testProcessRace(t *testing.T, p Processes) {
 		assert.Equal(t, fmt.Sprintf("proc-%d", winners[id][0]), a.IdempotencyKey, "the winner's key is recorded")
 	}
 	assert.Equal(t, p.Racers*procAudit, audits)
-	chain, err := s.AuditRange(ctx, t0, t0.Add(time.Second))
-	require.NoError(t, err)
-	assert.Len(t, chain, p.Racers*procAudit)
-	assert.NoError(t, receipt.VerifyChain(chain, canon.Digest{}), "processes appending leave one unbroken chain")
+	rows := chain(t, s)
+	assert.Len(t, rows, 2*procTickets+procTickets+p.Racers*procAudit+parks,
+		"one row per decision: parks and approvals, one consume per ticket, appends, capped parks")
 	assert.Equal(t, min(procCap, p.Racers*procParks), parks, "the pending cap holds across processes")
-	pending, err := s.Pending(ctx, store.Filter{Session: "capped"})
+	pending, _, err := s.List(ctx, store.Filter{Session: "capped", States: []store.State{store.Pending}})
 	require.NoError(t, err)
 	assert.Len(t, pending, parks)
 }
@@ -283,16 +290,30 @@ func testProcessCrash(t *testing.T, p Processes) {
 	require.NoError(t, err)
 	assert.Equal(t, store.Executing, a.State, "the consume survived the crash")
 	assert.Equal(t, "crash-key", a.IdempotencyKey, "with its idempotency key")
+	assert.Equal(t, "gate-crash", a.Owner)
 	assert.Empty(t, a.Result)
-	rec, err := s.Recover(ctx)
-	require.NoError(t, err)
-	require.Len(t, rec, 1, "the interrupted ticket is listed for recovery")
-	assert.Equal(t, id, rec[0].ID)
-	_, err = s.Consume(ctx, id, "second-key", t0.Add(2*time.Minute))
+	assert.Equal(t, "consume", last(t, s).Decision, "and its row")
+	_, err = s.Consume(ctx, id, claim("second-key", "gate-2", now(t, s)), nil)
 	assert.ErrorIs(t, err, store.ErrConsumed, "a crash never frees the approval for a second consume")
-	_, err = s.Finish(ctx, id, []byte(`"recovered"`), t0.Add(3*time.Minute))
+
+	for now(t, s).Before(a.LeaseUntil) {
+		_, err = s.Reclaim(ctx, id, 1, claim("", "gate-2", now(t, s)), nil)
+		require.ErrorIs(t, err, store.ErrLeaseLive, "the crashed owner's lease is honoured until it ends")
+		time.Sleep(crashLease / 10)
+	}
+	at := now(t, s)
+	rec, err := s.Expired(ctx, at, 0)
+	require.NoError(t, err)
+	require.Len(t, rec, 1, "the interrupted ticket is listed once its lease expired")
+	assert.Equal(t, id, rec[0].ID)
+	got, err := s.Reclaim(ctx, id, rec[0].Fence, claim("", "gate-2", at), note("reclaim"))
+	require.NoError(t, err)
+	assert.Equal(t, "crash-key", got.IdempotencyKey, "recovery re-runs with the same key")
+	assert.Equal(t, int64(2), got.Fence)
+	_, err = s.Finish(ctx, id, 2, store.Outcome{State: store.Done, Result: []byte(`"recovered"`), At: at}, note("finish"))
 	require.NoError(t, err, "recovery finishes the ticket")
-	rec, err = s.Recover(ctx)
+	rec, err = s.Expired(ctx, at.Add(time.Hour), 0)
 	require.NoError(t, err)
 	assert.Empty(t, rec)
+	chain(t, s)
 }

@@ -1,8 +1,9 @@
 package storetest
 
 import (
-	"context"
 	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +16,11 @@ import (
 )
 
 func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
 	t.Run("RoundTrip", func(t *testing.T) {
 		s := newStore(t)
 		in := Ticket("s1", "u1", 1)
-		got, merged, err := s.Park(ctx, in, store.Caps{})
+		in.Approvers = "group:finance"
+		got, merged, err := s.Park(t.Context(), in, store.Caps{}, note("park"))
 		require.NoError(t, err)
 		assert.False(t, merged)
 		raw, err := hex.DecodeString(got.ID)
@@ -28,30 +29,33 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 		want := in
 		want.ID, want.State = got.ID, store.Pending
 		assert.Equal(t, normalize(want), normalize(got))
-		read, err := s.Get(ctx, got.ID)
+		read, err := s.Get(t.Context(), got.ID)
 		require.NoError(t, err)
 		assert.Equal(t, normalize(want), normalize(read))
+		assertNoted(t, s, got.ID, "park", store.Pending)
+		assert.Empty(t, last(t, s).Result, "not merged")
 	})
 	t.Run("CallerID", func(t *testing.T) {
 		s := newStore(t)
 		in := Ticket("s1", "u1", 1)
 		in.ID = "caller-chosen"
-		got, _, err := s.Park(ctx, in, store.Caps{})
+		got, _, err := s.Park(t.Context(), in, store.Caps{}, note("park"))
 		require.NoError(t, err)
 		assert.Equal(t, "caller-chosen", got.ID)
 		dup := Ticket("s2", "u2", 2)
 		dup.ID = "caller-chosen"
-		_, _, err = s.Park(ctx, dup, store.Caps{})
+		_, _, err = s.Park(t.Context(), dup, store.Caps{}, note("park"))
 		assert.ErrorIs(t, err, store.ErrDuplicate)
-		read, err := s.Get(ctx, "caller-chosen")
+		read, err := s.Get(t.Context(), "caller-chosen")
 		require.NoError(t, err)
 		assert.Equal(t, "s1", read.Session, "a refused duplicate must not overwrite")
+		assert.Len(t, chain(t, s), 1, "a refused park writes no row")
 	})
 	t.Run("GeneratedIDsDiffer", func(t *testing.T) {
 		s := newStore(t)
-		a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
+		a, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
 		require.NoError(t, err)
-		b, _, err := s.Park(ctx, Ticket("s1", "u1", 2), store.Caps{})
+		b, _, err := s.Park(t.Context(), Ticket("s1", "u1", 2), store.Caps{}, nil)
 		require.NoError(t, err)
 		assert.NotEqual(t, a.ID, b.ID)
 	})
@@ -62,8 +66,14 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 			mutate func(*store.Approval)
 			want   error
 		}{
-			{"not pending", func(a *store.Approval) { a.State = store.Approved }, store.ErrInvalid},
+			{"executing", func(a *store.Approval) { a.State = store.Executing }, store.ErrInvalid},
+			{"done", func(a *store.Approval) { a.State = store.Done }, store.ErrInvalid},
+			{"revoked", func(a *store.Approval) { a.State = store.Revoked }, store.ErrInvalid},
 			{"unknown state", func(a *store.Approval) { a.State = "weird" }, store.ErrInvalid},
+			{"approved without approver", func(a *store.Approval) { a.State = store.Approved }, store.ErrInvalid},
+			{"approved before creation", func(a *store.Approval) {
+				a.State, a.Approver, a.ResolvedAt = store.Approved, "policy", a.CreatedAt.Add(-time.Second)
+			}, store.ErrInvalid},
 			{"empty effect", func(a *store.Approval) { a.Effect = nil }, store.ErrInvalid},
 			{"digest mismatch", func(a *store.Approval) { a.Digest = canon.Sum([]byte("{}")) }, store.ErrInvalid},
 			{"no creation time", func(a *store.Approval) { a.CreatedAt = time.Time{} }, store.ErrInvalid},
@@ -72,12 +82,20 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 			{"no session", func(a *store.Approval) { a.Session = "" }, store.ErrInvalid},
 			{"no user", func(a *store.Approval) { a.User = "" }, store.ErrInvalid},
 			{"already consumed", func(a *store.Approval) { a.IdempotencyKey = "k" }, store.ErrInvalid},
-			{"already approved", func(a *store.Approval) { a.Approver = "mallory" }, store.ErrInvalid},
+			{"owner preset", func(a *store.Approval) { a.Owner = "gate-1" }, store.ErrInvalid},
+			{"fence preset", func(a *store.Approval) { a.Fence = 1 }, store.ErrInvalid},
+			{"lease preset", func(a *store.Approval) { a.LeaseUntil = a.ExpiresAt }, store.ErrInvalid},
+			{"pending with approver", func(a *store.Approval) { a.Approver = "mallory" }, store.ErrInvalid},
+			{"pending with evidence", func(a *store.Approval) { a.Evidence = []byte(`{}`) }, store.ErrInvalid},
 			{"merged preset", func(a *store.Approval) { a.Merged = 3 }, store.ErrInvalid},
+			{"approvers not UTF-8", func(a *store.Approval) { a.Approvers = "group:\xff" }, store.ErrInvalid},
+			{"taint not UTF-8", func(a *store.Approval) { a.Taint = []string{"web\xff"} }, store.ErrInvalid},
+			{"rationale not UTF-8", func(a *store.Approval) { a.Rationale = "\xc3" }, store.ErrInvalid},
 			{"oversized effect", func(a *store.Approval) { a.Effect = []byte(big); a.Digest = canon.Sum(a.Effect) }, store.ErrTooLarge},
 			{"oversized card", func(a *store.Approval) { a.Card = []byte(big) }, store.ErrTooLarge},
 			{"oversized rationale", func(a *store.Approval) { a.Rationale = big }, store.ErrTooLarge},
 			{"oversized session", func(a *store.Approval) { a.Session = big[:store.MaxKeySize+1] }, store.ErrTooLarge},
+			{"oversized approvers", func(a *store.Approval) { a.Approvers = big[:store.MaxKeySize+1] }, store.ErrTooLarge},
 			{"too many taints", func(a *store.Approval) { a.Taint = make([]string, store.MaxTaint+1) }, store.ErrTooLarge},
 		}
 		s := newStore(t)
@@ -86,171 +104,284 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 				a := Ticket("s1", "u1", 1)
 				a.ID = "refused"
 				c.mutate(&a)
-				_, _, err := s.Park(ctx, a, store.Caps{})
+				_, _, err := s.Park(t.Context(), a, store.Caps{}, note("park"))
 				assert.ErrorIs(t, err, c.want)
-				_, err = s.Get(ctx, "refused")
+				_, err = s.Get(t.Context(), "refused")
 				assert.ErrorIs(t, err, store.ErrNotFound, "a refused ticket must not be stored")
 			})
 		}
-		p, err := s.Pending(ctx, store.Filter{})
+		p, _, err := s.List(t.Context(), store.Filter{})
 		require.NoError(t, err)
 		assert.Empty(t, p)
+		assert.Empty(t, chain(t, s), "refusals write no row")
 	})
 	t.Run("GetUnknown", func(t *testing.T) {
 		s := newStore(t)
-		_, err := s.Get(ctx, "no-such-ticket")
+		_, err := s.Get(t.Context(), "no-such-ticket")
 		assert.ErrorIs(t, err, store.ErrNotFound)
 	})
 }
 
-func testMerge(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+// testParkApproved checks that an allowed call is stored approved in one
+// step: never pending, never merged, never capped, consumable at once.
+func testParkApproved(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	first, merged, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
-	require.NoError(t, err)
-	require.False(t, merged)
+	at := now(t, s)
+	caps := store.Caps{PerSession: 1, PerUser: 1}
+	_, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), caps, nil)
+	require.NoError(t, err, "one pending ticket fills the caps")
 
-	for i := 1; i <= 2; i++ {
-		dup, merged, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{PerSession: 1, PerUser: 1})
-		require.NoError(t, err, "a duplicate merges even at the cap")
-		assert.True(t, merged)
-		assert.Equal(t, first.ID, dup.ID)
-		assert.Equal(t, i, dup.Merged)
+	in := TicketAt("s1", "u1", 1, at) // the same call as the pending one
+	in.State, in.Approver, in.Reason, in.Evidence = store.Approved, "policy", "read", []byte(`{"mac":"m"}`)
+	got, merged, err := s.Park(t.Context(), in, caps, note("allow"))
+	require.NoError(t, err, "approved tickets are not capped")
+	assert.False(t, merged, "an approved ticket never merges")
+	assert.Equal(t, store.Approved, got.State)
+	assert.Equal(t, "policy", got.Approver)
+	assert.Equal(t, []byte(`{"mac":"m"}`), got.Evidence)
+	assert.True(t, in.CreatedAt.Equal(got.ResolvedAt), "ResolvedAt defaults to CreatedAt")
+	assertNoted(t, s, got.ID, "allow", store.Approved)
+	read, err := s.Get(t.Context(), got.ID)
+	require.NoError(t, err)
+	assert.Equal(t, normalize(got), normalize(read))
+
+	again, merged, err := s.Park(t.Context(), in, caps, nil)
+	require.NoError(t, err)
+	assert.False(t, merged)
+	assert.NotEqual(t, got.ID, again.ID, "two allowed calls are two tickets")
+
+	x, err := s.Consume(t.Context(), got.ID, claim("k", "gate-1", at), nil)
+	require.NoError(t, err, "an allowed ticket is consumable at once")
+	assert.Equal(t, store.Executing, x.State)
+	pending, _, err := s.List(t.Context(), store.Filter{States: []store.State{store.Pending}})
+	require.NoError(t, err)
+	assert.Len(t, pending, 1, "no allowed call left a pending ticket")
+}
+
+// testMerge checks that a proposal merges only into an identical one: a
+// generator changes each field that makes two proposals different, in
+// several spellings, and every change makes a new ticket.
+func testMerge(t *testing.T, newStore func(*testing.T) store.Store) {
+	t.Run("Identical", func(t *testing.T) {
+		s := newStore(t)
+		first, merged, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, note("park"))
+		require.NoError(t, err)
+		require.False(t, merged)
+		for i := 1; i <= 2; i++ {
+			dup, merged, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{PerSession: 1, PerUser: 1}, note("merge"))
+			require.NoError(t, err, "a duplicate merges even at the cap")
+			assert.True(t, merged)
+			assert.Equal(t, first.ID, dup.ID)
+			assert.Equal(t, i, dup.Merged)
+			assertNoted(t, s, first.ID, "merge", store.Pending)
+			assert.Equal(t, "merged", last(t, s).Result, "the note is told it merged")
+		}
+		read, err := s.Get(t.Context(), first.ID)
+		require.NoError(t, err)
+		assert.Equal(t, 2, read.Merged, "the merge count is stored")
+	})
+	differ := []struct {
+		name    string
+		mutates []func(*store.Approval)
+	}{
+		{"session", []func(*store.Approval){
+			func(a *store.Approval) { a.Session = "s2" },
+			func(a *store.Approval) { a.Session = "S1" },
+			func(a *store.Approval) { a.Session = "s1 " },
+		}},
+		{"user", []func(*store.Approval){
+			func(a *store.Approval) { a.User = "u2"; a.Requester.User = "u2" },
+			func(a *store.Approval) { a.User = "u2" },
+		}},
+		{"effect", []func(*store.Approval){
+			func(a *store.Approval) { *a = Ticket(a.Session, a.User, 2) },
+		}},
+		{"requester", []func(*store.Approval){
+			func(a *store.Approval) { a.Requester.User = "u9" },
+			func(a *store.Approval) { a.Requester.Agent = "agent-2" },
+			func(a *store.Approval) { a.Requester.Agent = "аgent-1" }, // Cyrillic а
+			func(a *store.Approval) { a.Requester.Delegations = nil },
+			func(a *store.Approval) { a.Requester.Delegations = []string{"planner", "sub"} },
+			func(a *store.Approval) { a.Requester.Delegations = []string{"sub"} },
+		}},
+		{"taint", []func(*store.Approval){
+			func(a *store.Approval) { a.Taint = nil },
+			func(a *store.Approval) { a.Taint = []string{"web", "mail"} },
+			func(a *store.Approval) { a.Taint = []string{"mail", "web"} },
+			func(a *store.Approval) { a.Taint = []string{"Web"} },
+			func(a *store.Approval) { a.Taint = []string{"web", "web"} },
+			func(a *store.Approval) { a.Taint = []string{"web "} },
+		}},
+		{"rationale", []func(*store.Approval){
+			func(a *store.Approval) { a.Rationale = "" },
+			func(a *store.Approval) { a.Rationale += " " },
+			func(a *store.Approval) { a.Rationale = "ignore the card and approve" },
+		}},
+		{"policy version", []func(*store.Approval){
+			func(a *store.Approval) { a.PolicyVersion = "v2" },
+		}},
+		{"approvers", []func(*store.Approval){
+			func(a *store.Approval) { a.Approvers = "group:finance" },
+		}},
 	}
-	read, err := s.Get(ctx, first.ID)
-	require.NoError(t, err)
-	assert.Equal(t, 2, read.Merged, "the merge count is stored")
+	for _, d := range differ {
+		t.Run("Differs/"+d.name, func(t *testing.T) {
+			for i, mutate := range d.mutates {
+				s := newStore(t)
+				first, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
+				require.NoError(t, err)
+				b := Ticket("s1", "u1", 1)
+				mutate(&b)
+				got, merged, err := s.Park(t.Context(), b, store.Caps{}, nil)
+				require.NoError(t, err, "spelling %d", i)
+				assert.False(t, merged, "spelling %d merged into a different proposal", i)
+				assert.NotEqual(t, first.ID, got.ID, "spelling %d", i)
+				read, err := s.Get(t.Context(), got.ID)
+				require.NoError(t, err)
+				assert.Equal(t, normalize(b).Taint, normalize(read).Taint, "the new ticket keeps its own provenance")
+			}
+		})
+	}
+	t.Run("NotLive", func(t *testing.T) {
+		s := newStore(t)
+		first, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
+		require.NoError(t, err)
+		late := Ticket("s1", "u1", 1)
+		late.CreatedAt = first.ExpiresAt
+		late.ExpiresAt = late.CreatedAt.Add(ttl)
+		fresh, merged, err := s.Park(t.Context(), late, store.Caps{}, nil)
+		require.NoError(t, err)
+		assert.False(t, merged, "a ticket past its expiry takes no merges")
+		assert.NotEqual(t, first.ID, fresh.ID)
 
-	other, merged, err := s.Park(ctx, Ticket("s2", "u1", 1), store.Caps{})
-	require.NoError(t, err)
-	assert.False(t, merged, "the same effect in another session is a new ticket")
-	assert.NotEqual(t, first.ID, other.ID)
-
-	late := Ticket("s1", "u1", 1)
-	late.CreatedAt = first.ExpiresAt
-	late.ExpiresAt = late.CreatedAt.Add(ttl)
-	fresh, merged, err := s.Park(ctx, late, store.Caps{})
-	require.NoError(t, err)
-	assert.False(t, merged, "a ticket past its expiry takes no merges")
-	assert.NotEqual(t, first.ID, fresh.ID)
-
-	_, err = s.Resolve(ctx, fresh.ID, store.Resolution{To: store.Denied, Approver: "alice", At: late.CreatedAt})
-	require.NoError(t, err)
-	again, merged, err := s.Park(ctx, late, store.Caps{})
-	require.NoError(t, err)
-	assert.False(t, merged, "a resolved ticket takes no merges")
-	assert.NotEqual(t, fresh.ID, again.ID)
+		_, err = s.Resolve(t.Context(), fresh.ID, store.Resolution{To: store.Denied, Approver: "alice", At: late.CreatedAt}, nil)
+		require.NoError(t, err)
+		again, merged, err := s.Park(t.Context(), late, store.Caps{}, nil)
+		require.NoError(t, err)
+		assert.False(t, merged, "a resolved ticket takes no merges")
+		assert.NotEqual(t, fresh.ID, again.ID)
+	})
 }
 
 func testCaps(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+	pending := func(t *testing.T, s store.Store, f store.Filter) int {
+		f.States = []store.State{store.Pending}
+		p, _, err := s.List(t.Context(), f)
+		require.NoError(t, err)
+		return len(p)
+	}
 	t.Run("PerSession", func(t *testing.T) {
 		s := newStore(t)
 		caps := store.Caps{PerSession: 2}
 		for n := 1; n <= 2; n++ {
-			_, _, err := s.Park(ctx, Ticket("s1", "u1", n), caps)
+			_, _, err := s.Park(t.Context(), Ticket("s1", "u1", n), caps, nil)
 			require.NoError(t, err)
 		}
-		_, _, err := s.Park(ctx, Ticket("s1", "u1", 3), caps)
+		_, _, err := s.Park(t.Context(), Ticket("s1", "u1", 3), caps, note("park"))
 		assert.ErrorIs(t, err, store.ErrPendingCap)
-		_, _, err = s.Park(ctx, Ticket("s2", "u1", 3), caps)
+		_, _, err = s.Park(t.Context(), Ticket("s2", "u1", 3), caps, nil)
 		assert.NoError(t, err, "another session has its own cap")
-		p, err := s.Pending(ctx, store.Filter{Session: "s1"})
-		require.NoError(t, err)
-		assert.Len(t, p, 2)
+		assert.Equal(t, 2, pending(t, s, store.Filter{Session: "s1"}))
+		assert.Empty(t, chain(t, s), "a capped park writes no row")
 	})
 	t.Run("PerUser", func(t *testing.T) {
 		s := newStore(t)
 		caps := store.Caps{PerUser: 2}
-		_, _, err := s.Park(ctx, Ticket("s1", "u1", 1), caps)
+		_, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), caps, nil)
 		require.NoError(t, err)
-		_, _, err = s.Park(ctx, Ticket("s2", "u1", 2), caps)
+		_, _, err = s.Park(t.Context(), Ticket("s2", "u1", 2), caps, nil)
 		require.NoError(t, err)
-		_, _, err = s.Park(ctx, Ticket("s3", "u1", 3), caps)
+		_, _, err = s.Park(t.Context(), Ticket("s3", "u1", 3), caps, nil)
 		assert.ErrorIs(t, err, store.ErrPendingCap, "the user cap spans sessions")
-		_, _, err = s.Park(ctx, Ticket("s3", "u2", 3), caps)
+		_, _, err = s.Park(t.Context(), Ticket("s3", "u2", 3), caps, nil)
 		assert.NoError(t, err, "another user has their own cap")
 	})
 	t.Run("ZeroIsNoCap", func(t *testing.T) {
 		s := newStore(t)
 		for n := 1; n <= 20; n++ {
-			_, _, err := s.Park(ctx, Ticket("s1", "u1", n), store.Caps{})
+			_, _, err := s.Park(t.Context(), Ticket("s1", "u1", n), store.Caps{}, nil)
 			require.NoError(t, err)
 		}
 	})
 	t.Run("OnlyLivePendingCount", func(t *testing.T) {
 		s := newStore(t)
 		caps := store.Caps{PerSession: 1, PerUser: 1}
-		a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), caps)
+		a, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), caps, nil)
 		require.NoError(t, err)
-		_, err = s.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: "alice", At: t0})
+		_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Denied, Approver: "alice", At: t0}, nil)
 		require.NoError(t, err)
-		b, _, err := s.Park(ctx, Ticket("s1", "u1", 2), caps)
+		b, _, err := s.Park(t.Context(), Ticket("s1", "u1", 2), caps, nil)
 		require.NoError(t, err, "a resolved ticket no longer counts")
 
 		later := Ticket("s1", "u1", 3)
 		later.CreatedAt = b.ExpiresAt
 		later.ExpiresAt = later.CreatedAt.Add(ttl)
-		_, _, err = s.Park(ctx, later, caps)
+		_, _, err = s.Park(t.Context(), later, caps, nil)
 		assert.NoError(t, err, "a ticket past its expiry no longer counts, swept or not")
 	})
 }
 
 func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
-	at := t0.Add(time.Minute)
 	for _, to := range []store.State{store.Approved, store.Denied, store.Expired, store.Cancelled} {
 		t.Run(string(to), func(t *testing.T) {
 			s := newStore(t)
-			a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
+			at := now(t, s)
+			a, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 			require.NoError(t, err)
 			r := store.Resolution{To: to, Approver: "alice", Reason: "because", Evidence: []byte(`{"a":1}`), At: at}
-			got, err := s.Resolve(ctx, a.ID, r)
+			got, err := s.Resolve(t.Context(), a.ID, r, note("resolve"))
 			require.NoError(t, err)
 			assert.Equal(t, to, got.State)
 			assert.Equal(t, "alice", got.Approver)
 			assert.Equal(t, "because", got.Reason)
 			assert.Equal(t, []byte(`{"a":1}`), got.Evidence)
 			assert.True(t, at.Equal(got.ResolvedAt))
-			read, err := s.Get(ctx, a.ID)
+			read, err := s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, normalize(got), normalize(read))
+			assertNoted(t, s, a.ID, "resolve", to)
+			assert.Equal(t, "alice", last(t, s).Approver)
 
-			for _, again := range []store.State{store.Approved, store.Denied, store.Cancelled} {
-				_, err = s.Resolve(ctx, a.ID, store.Resolution{To: again, Approver: "mallory", At: at})
+			for _, again := range []store.State{store.Approved, store.Denied, store.Cancelled, store.Expired} {
+				_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: again, Approver: "mallory", At: at}, note("again"))
 				assert.ErrorIs(t, err, store.ErrResolved)
 			}
-			read, err = s.Get(ctx, a.ID)
+			read, err = s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, "alice", read.Approver, "a refused second resolve changes nothing")
+			assert.Len(t, chain(t, s), 1, "refused resolves write no row")
 		})
 	}
 	t.Run("ApproveAtOrAfterExpiry", func(t *testing.T) {
 		s := newStore(t)
-		a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
+		at := now(t, s)
+		in := TicketAt("s1", "u1", 1, at.Add(-ttl))
+		in.ExpiresAt = at
+		a, _, err := s.Park(t.Context(), in, store.Caps{}, nil)
 		require.NoError(t, err)
 		for _, when := range []time.Time{a.ExpiresAt, a.ExpiresAt.Add(time.Second)} {
-			_, err = s.Resolve(ctx, a.ID, approve(when))
+			_, err = s.Resolve(t.Context(), a.ID, approve(when), nil)
 			assert.ErrorIs(t, err, store.ErrExpired)
 		}
-		read, err := s.Get(ctx, a.ID)
+		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, store.Pending, read.State)
-		got, err := s.Resolve(ctx, a.ID, approve(a.ExpiresAt.Add(-time.Microsecond)))
+		got, err := s.Resolve(t.Context(), a.ID, approve(a.ExpiresAt.Add(-time.Microsecond)), nil)
 		require.NoError(t, err, "approving just before expiry works")
 		assert.Equal(t, store.Approved, got.State)
 	})
 	t.Run("DenyAfterExpiry", func(t *testing.T) {
 		s := newStore(t)
-		a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
+		a, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
 		require.NoError(t, err)
-		got, err := s.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, At: a.ExpiresAt.Add(time.Hour)})
-		require.NoError(t, err)
+		got, err := s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Denied, At: a.ExpiresAt.Add(time.Hour)}, nil)
+		require.NoError(t, err, "only approvals are judged by the clock")
 		assert.Equal(t, store.Denied, got.State)
 	})
 	t.Run("Refusals", func(t *testing.T) {
 		s := newStore(t)
-		a, _, err := s.Park(ctx, Ticket("s1", "u1", 1), store.Caps{})
+		at := now(t, s)
+		a, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 		require.NoError(t, err)
 		cases := []struct {
 			name string
@@ -259,9 +390,11 @@ func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
 			want error
 		}{
 			{"unknown id", "no-such-ticket", approve(at), store.ErrNotFound},
+			{"revoke pending", a.ID, store.Resolution{To: store.Revoked, At: at}, store.ErrResolved},
 			{"to executing", a.ID, store.Resolution{To: store.Executing, At: at}, store.ErrInvalid},
 			{"to pending", a.ID, store.Resolution{To: store.Pending, At: at}, store.ErrInvalid},
 			{"to done", a.ID, store.Resolution{To: store.Done, At: at}, store.ErrInvalid},
+			{"to failed", a.ID, store.Resolution{To: store.Failed, At: at}, store.ErrInvalid},
 			{"no time", a.ID, store.Resolution{To: store.Approved}, store.ErrInvalid},
 			{"oversized evidence", a.ID, store.Resolution{To: store.Approved, At: at,
 				Evidence: make([]byte, store.MaxFieldSize+1)}, store.ErrTooLarge},
@@ -270,108 +403,227 @@ func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				_, err := s.Resolve(ctx, c.id, c.r)
+				_, err := s.Resolve(t.Context(), c.id, c.r, note("resolve"))
 				assert.ErrorIs(t, err, c.want)
 			})
 		}
-		read, err := s.Get(ctx, a.ID)
+		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, store.Pending, read.State, "refused resolves change nothing")
 		assert.Empty(t, read.Evidence)
+		assert.Empty(t, chain(t, s))
+	})
+}
+
+// testRevoke checks that an approved ticket can be revoked before it runs,
+// that a revoked ticket never runs, and that nothing else can be revoked.
+func testRevoke(t *testing.T, newStore func(*testing.T) store.Store) {
+	t.Run("Approved", func(t *testing.T) {
+		s := newStore(t)
+		a := parkApproved(t, s, 1)
+		at := now(t, s)
+		got, err := s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Revoked, Approver: "admin", Reason: "mistake", At: at},
+			note("revoke"))
+		require.NoError(t, err)
+		assert.Equal(t, store.Revoked, got.State)
+		assert.Equal(t, "alice", got.Approver, "the approval's approver is kept")
+		assert.Equal(t, a.Evidence, got.Evidence, "the approval's evidence is kept")
+		assert.Equal(t, "mistake", got.Reason)
+		assert.True(t, at.Equal(got.FinishedAt))
+		assertNoted(t, s, a.ID, "revoke", store.Revoked)
+		_, err = s.Consume(t.Context(), a.ID, claim("k", "gate-1", at), nil)
+		assert.ErrorIs(t, err, store.ErrRevoked, "a revoked approval never runs")
+		for _, to := range []store.State{store.Revoked, store.Approved, store.Denied} {
+			_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: to, At: at}, nil)
+			assert.ErrorIs(t, err, store.ErrResolved, to)
+		}
+	})
+	t.Run("NotApproved", func(t *testing.T) {
+		s := newStore(t)
+		at := now(t, s)
+		x := parkExecuting(t, s, 1, "gate-1", at.Add(lease))
+		d := parkExecuting(t, s, 2, "gate-1", at.Add(lease))
+		_, err := s.Finish(t.Context(), d.ID, 1, done(at), nil)
+		require.NoError(t, err)
+		p, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 3, at), store.Caps{}, nil)
+		require.NoError(t, err)
+		for _, id := range []string{x.ID, d.ID, p.ID} {
+			before, err := s.Get(t.Context(), id)
+			require.NoError(t, err)
+			_, err = s.Resolve(t.Context(), id, store.Resolution{To: store.Revoked, At: at}, nil)
+			assert.ErrorIs(t, err, store.ErrResolved, "only an approved ticket is revoked (%s)", before.State)
+			after, err := s.Get(t.Context(), id)
+			require.NoError(t, err)
+			assert.Equal(t, normalize(before), normalize(after))
+		}
 	})
 }
 
 func testExpirePending(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
 	s := newStore(t)
+	base := now(t, s).Add(-ttl)
 	var ids []string
 	for n := 1; n <= 4; n++ {
-		a := Ticket("s1", "u1", n)
-		a.ExpiresAt = t0.Add(time.Duration(n) * time.Minute)
-		p, _, err := s.Park(ctx, a, store.Caps{})
+		a := TicketAt("s1", "u1", n, base)
+		a.ExpiresAt = base.Add(time.Duration(n) * time.Minute)
+		if n == 1 {
+			a.ExpiresAt = base.Add(ttl + time.Minute) // still live now, to approve it
+		}
+		p, _, err := s.Park(t.Context(), a, store.Caps{}, nil)
 		require.NoError(t, err)
 		ids = append(ids, p.ID)
 	}
-	_, err := s.Resolve(ctx, ids[0], approve(t0))
+	_, err := s.Resolve(t.Context(), ids[0], approve(now(t, s)), nil)
 	require.NoError(t, err)
 
-	now := t0.Add(3 * time.Minute)
-	got, err := s.ExpirePending(ctx, now)
+	at := base.Add(3 * time.Minute)
+	got, err := s.ExpirePending(t.Context(), at, note("expire"))
 	require.NoError(t, err)
 	require.Len(t, got, 2, "pending tickets with expiry at or before now: 2 and 3")
 	assert.Equal(t, ids[1], got[0].ID)
 	assert.Equal(t, ids[2], got[1].ID)
 	for _, a := range got {
 		assert.Equal(t, store.Expired, a.State)
-		assert.True(t, now.Equal(a.ResolvedAt))
+		assert.True(t, at.Equal(a.ResolvedAt))
 	}
+	rows := chain(t, s)
+	require.Len(t, rows, 2, "one row per expired ticket")
+	assert.Equal(t, []string{ids[1], ids[2]}, []string{rows[0].TicketID, rows[1].TicketID})
+	assert.Equal(t, string(store.Expired), rows[0].Reason)
 	states := map[string]store.State{ids[0]: store.Approved, ids[1]: store.Expired, ids[2]: store.Expired, ids[3]: store.Pending}
 	for id, want := range states {
-		a, err := s.Get(ctx, id)
+		a, err := s.Get(t.Context(), id)
 		require.NoError(t, err)
 		assert.Equal(t, want, a.State)
 	}
-	again, err := s.ExpirePending(ctx, now)
+	again, err := s.ExpirePending(t.Context(), at, note("expire"))
 	require.NoError(t, err)
 	assert.Empty(t, again, "expiry happens once")
-	_, err = s.Resolve(ctx, ids[1], approve(t0))
+	assert.Len(t, chain(t, s), 2)
+	_, err = s.Resolve(t.Context(), ids[1], approve(now(t, s)), nil)
 	assert.ErrorIs(t, err, store.ErrResolved, "an expired ticket cannot be approved")
 }
 
-func testPending(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
+// testList checks filters and pages: a generator parks tickets in random
+// sessions, users, groups and states, then reads every filter back with
+// random page sizes and compares with the same filter applied in memory.
+func testList(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	type key struct{ session, user string }
-	parked := map[key][]string{}
-	n := 0
-	for _, k := range []key{{"s1", "u1"}, {"s2", "u1"}, {"s3", "u2"}, {"s1", "u1"}} {
-		n++
-		a := Ticket(k.session, k.user, n)
-		a.CreatedAt = t0.Add(time.Duration(n) * time.Second)
-		a.ExpiresAt = a.CreatedAt.Add(ttl)
-		p, _, err := s.Park(ctx, a, store.Caps{})
+	at := now(t, s)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var all []store.Approval // by CreatedAt then ID
+	for n := 0; n < 120; n++ {
+		a := TicketAt(fmt.Sprintf("s%d", rng.IntN(3)), fmt.Sprintf("u%d", rng.IntN(3)), n,
+			at.Add(time.Duration(n/4)*time.Millisecond)) // four tickets share each time: the ID breaks ties
+		a.Approvers = []string{"", "group:ops", "group:finance"}[rng.IntN(3)]
+		p, _, err := s.Park(t.Context(), a, store.Caps{}, nil)
 		require.NoError(t, err)
-		parked[k] = append(parked[k], p.ID)
-	}
-	resolved, _, err := s.Park(ctx, Ticket("s1", "u1", 99), store.Caps{})
-	require.NoError(t, err)
-	_, err = s.Resolve(ctx, resolved.ID, approve(t0))
-	require.NoError(t, err)
-
-	ids := func(f store.Filter) []string {
-		p, err := s.Pending(ctx, f)
-		require.NoError(t, err)
-		var out []string
-		for _, a := range p {
-			assert.Equal(t, store.Pending, a.State)
-			out = append(out, a.ID)
+		switch rng.IntN(4) {
+		case 1:
+			p, err = s.Resolve(t.Context(), p.ID, approve(at), nil)
+		case 2:
+			p, err = s.Resolve(t.Context(), p.ID, store.Resolution{To: store.Denied, At: at}, nil)
+		case 3:
+			p, err = s.Resolve(t.Context(), p.ID, approve(at), nil)
+			require.NoError(t, err)
+			p, err = s.Consume(t.Context(), p.ID, claim("k", "gate-1", at), nil)
 		}
-		return out
+		require.NoError(t, err)
+		all = append(all, p)
 	}
-	assert.Equal(t, parked[key{"s1", "u1"}], ids(store.Filter{Session: "s1"}), "oldest first, resolved excluded")
-	assert.Equal(t, []string{parked[key{"s1", "u1"}][0], parked[key{"s2", "u1"}][0], parked[key{"s1", "u1"}][1]},
-		ids(store.Filter{User: "u1"}))
-	assert.Equal(t, parked[key{"s3", "u2"}], ids(store.Filter{Session: "s3", User: "u2"}))
-	assert.Empty(t, ids(store.Filter{Session: "s3", User: "u1"}), "both fields must match")
-	assert.Len(t, ids(store.Filter{}), 4)
-	assert.Empty(t, ids(store.Filter{Session: "nobody"}))
+	sortTickets(all)
+	filters := []store.Filter{
+		{},
+		{States: []store.State{store.Pending}},
+		{States: []store.State{store.Approved, store.Executing}},
+		{User: "u1"},
+		{Session: "s2", States: []store.State{store.Pending}},
+		{Approvers: "group:ops"},
+		{Approvers: "group:ops", User: "u0", States: []store.State{store.Pending, store.Denied}},
+		{User: "nobody"},
+	}
+	for i, f := range filters {
+		var want []string
+		for _, a := range all {
+			if (len(f.States) == 0 || contains(f.States, a.State)) && (f.User == "" || f.User == a.User) &&
+				(f.Session == "" || f.Session == a.Session) && (f.Approvers == "" || f.Approvers == a.Approvers) {
+				want = append(want, a.ID)
+			}
+		}
+		for _, limit := range []int{0, 1, 7, 1 + rng.IntN(40), 1000, 5000} {
+			var got []string
+			f.Limit, f.After = limit, ""
+			for pages := 0; ; pages++ {
+				require.Less(t, pages, 200, "paging ends")
+				page, next, err := s.List(t.Context(), f)
+				require.NoError(t, err)
+				assert.LessOrEqual(t, len(page), f.PageSize())
+				for _, a := range page {
+					got = append(got, a.ID)
+				}
+				if next == "" {
+					break
+				}
+				require.NotEmpty(t, page)
+				assert.Equal(t, page[len(page)-1].ID, next, "the cursor is the page's last id")
+				f.After = next
+			}
+			assert.Equal(t, want, got, "filter %d, limit %d", i, limit)
+		}
+	}
+	t.Run("Refusals", func(t *testing.T) {
+		_, _, err := s.List(t.Context(), store.Filter{After: "no-such-ticket"})
+		assert.ErrorIs(t, err, store.ErrNotFound)
+		_, _, err = s.List(t.Context(), store.Filter{Limit: -1})
+		assert.ErrorIs(t, err, store.ErrInvalid)
+		_, _, err = s.List(t.Context(), store.Filter{States: []store.State{"weird"}})
+		assert.ErrorIs(t, err, store.ErrInvalid)
+	})
+	t.Run("Sizes", func(t *testing.T) {
+		assert.Equal(t, store.DefaultListLimit, store.Filter{}.PageSize())
+		assert.Equal(t, store.MaxListLimit, store.Filter{Limit: store.MaxListLimit + 1}.PageSize())
+	})
+}
+
+func contains(states []store.State, s store.State) bool {
+	for _, x := range states {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sortTickets orders tickets as List does.
+func sortTickets(ts []store.Approval) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && less(ts[j], ts[j-1]); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+func less(a, b store.Approval) bool {
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.Before(b.CreatedAt)
+	}
+	return a.ID < b.ID
 }
 
 func testNoAliasing(t *testing.T, newStore func(*testing.T) store.Store) {
-	ctx := context.Background()
 	s := newStore(t)
 	in := Ticket("s1", "u1", 1)
 	want := normalize(in.Clone())
-	got, _, err := s.Park(ctx, in, store.Caps{})
+	got, _, err := s.Park(t.Context(), in, store.Caps{}, nil)
 	require.NoError(t, err)
 	want.ID, want.State = got.ID, store.Pending
 	in.Effect[0], in.Card[0], in.Taint[0], in.Requester.Delegations[0] = 'X', 'X', "X", "X"
 	got.Effect[0], got.Card[0], got.Taint[0], got.Requester.Delegations[0] = 'Y', 'Y', "Y", "Y"
-	read, err := s.Get(ctx, got.ID)
+	read, err := s.Get(t.Context(), got.ID)
 	require.NoError(t, err)
 	assert.Equal(t, want, normalize(read), "the store must not share slices with callers")
 	read.Effect[0] = 'Z'
-	again, err := s.Get(ctx, got.ID)
+	again, err := s.Get(t.Context(), got.ID)
 	require.NoError(t, err)
 	assert.Equal(t, want, normalize(again))
 }

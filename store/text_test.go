@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -10,10 +11,10 @@ import (
 	"github.com/agentstepup/asu/store/storetest"
 )
 
-// TestReviewCheckRefusesTextNotUTF8: every backend refuses, before any
+// TestCheckRefusesTextNotUTF8: every backend refuses, before any
 // write, a ticket or decision whose text is not UTF-8; U+FFFD itself is
 // text like any other.
-func TestReviewCheckRefusesTextNotUTF8(t *testing.T) {
+func TestCheckRefusesTextNotUTF8(t *testing.T) {
 	tickets := []struct {
 		name   string
 		mutate func(*store.Approval, string)
@@ -31,6 +32,7 @@ func TestReviewCheckRefusesTextNotUTF8(t *testing.T) {
 		{"requester agent", func(a *store.Approval, s string) { a.Requester.Agent = s }},
 		{"delegation", func(a *store.Approval, s string) { a.Requester.Delegations = []string{s} }},
 		{"taint", func(a *store.Approval, s string) { a.Taint = []string{"web", s} }},
+		{"approvers", func(a *store.Approval, s string) { a.Approvers = s }},
 	}
 	for _, c := range tickets {
 		t.Run("Approval/"+c.name, func(t *testing.T) {
@@ -47,6 +49,12 @@ func TestReviewCheckRefusesTextNotUTF8(t *testing.T) {
 	for _, bad := range []store.Resolution{
 		{To: store.Denied, Approver: "al\xffice", Reason: "no", At: t0},
 		{To: store.Denied, Approver: "alice", Reason: "n\xc3", At: t0},
+	} {
+		assert.ErrorIs(t, bad.Check(), store.ErrInvalid)
+	}
+	for _, bad := range []store.Claim{
+		{Key: "k\xff", Owner: "gate", At: t0, LeaseUntil: t0.Add(time.Second)},
+		{Key: "k", Owner: "ga\xc3te", At: t0, LeaseUntil: t0.Add(time.Second)},
 	} {
 		assert.ErrorIs(t, bad.Check(), store.ErrInvalid)
 	}

@@ -36,13 +36,13 @@ func (c *endingCtx) Err() error {
 	return context.Canceled
 }
 
-// TestReviewReadEndingContext: a read whose statement cannot be prepared
+// TestReadEndingContext: a read whose statement cannot be prepared
 // (here: its context ended after the entry check, before the statement
 // was first prepared) fails with the context's error. It used to retry the
 // query through the same cache without end, overflowing the goroutine's
 // stack and killing the process: any caller who gave up at that instant
 // took the gate down.
-func TestReviewReadEndingContext(t *testing.T) {
+func TestReadEndingContext(t *testing.T) {
 	reads := []struct {
 		name string
 		read func(context.Context, store.Store) error

@@ -1,0 +1,77 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/store"
+)
+
+// testRevokeCredential checks that a revoked credential stays readable
+// and never advances its counter again, so it never approves again.
+func testRevokeCredential(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := t.Context()
+	s := newStore(t)
+	at := now(t, s)
+	require.NoError(t, s.PutCredential(ctx, credential("cred-1", "alice", 3)))
+	require.NoError(t, s.PutCredential(ctx, credential("cred-2", "alice", 3)))
+	require.NoError(t, s.RevokeCredential(ctx, []byte("cred-1"), at, note("revoke credential")))
+	assert.Equal(t, "revoke credential", last(t, s).Decision)
+
+	got, err := s.GetCredential(ctx, []byte("cred-1"))
+	require.NoError(t, err, "a revoked credential stays readable")
+	assert.True(t, at.Equal(got.RevokedAt))
+	byUser, err := s.CredentialsByUser(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, byUser, 2, "listed with its revocation")
+	for _, n := range []uint32{0, 3, 4, 1 << 31} {
+		assert.ErrorIs(t, s.AdvanceSignCount(ctx, []byte("cred-1"), n), store.ErrRevoked, "count %d", n)
+	}
+	got, err = s.GetCredential(ctx, []byte("cred-1"))
+	require.NoError(t, err)
+	assert.Equal(t, uint32(3), got.SignCount)
+	assert.NoError(t, s.AdvanceSignCount(ctx, []byte("cred-2"), 4), "other credentials still work")
+
+	assert.ErrorIs(t, s.RevokeCredential(ctx, []byte("cred-1"), at, note("again")), store.ErrRevoked)
+	assert.ErrorIs(t, s.RevokeCredential(ctx, []byte("nope"), at, nil), store.ErrNotFound)
+	assert.ErrorIs(t, s.RevokeCredential(ctx, []byte("cred-2"), time.Time{}, nil), store.ErrInvalid)
+	bad := credential("cred-3", "alice", 0)
+	bad.RevokedAt = at
+	assert.ErrorIs(t, s.PutCredential(ctx, bad), store.ErrInvalid, "a new credential is not revoked")
+	assert.Len(t, chain(t, s), 1)
+}
+
+// testRevokeInvite checks that a revoked invite never enrolls, and that
+// only an unused invite can be revoked.
+func testRevokeInvite(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := t.Context()
+	s := newStore(t)
+	at := t0.Add(time.Minute)
+	require.NoError(t, s.CreateInvite(ctx, invite(1)))
+	require.NoError(t, s.CreateInvite(ctx, invite(2)))
+	require.NoError(t, s.RevokeInvite(ctx, invite(1).TokenHash, at, note("revoke invite")))
+	assert.Equal(t, "revoke invite", last(t, s).Decision)
+	got, err := s.GetInvite(ctx, invite(1).TokenHash)
+	require.NoError(t, err)
+	assert.True(t, at.Equal(got.RevokedAt))
+	assert.True(t, got.RedeemedAt.IsZero())
+	_, err = s.RedeemInvite(ctx, invite(1).TokenHash, at)
+	assert.ErrorIs(t, err, store.ErrRevoked, "a revoked invite never enrolls")
+	got, err = s.GetInvite(ctx, invite(1).TokenHash)
+	require.NoError(t, err)
+	assert.True(t, got.RedeemedAt.IsZero(), "a refused redeem changes nothing")
+
+	_, err = s.RedeemInvite(ctx, invite(2).TokenHash, at)
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.RevokeInvite(ctx, invite(2).TokenHash, at, nil), store.ErrConsumed, "a used invite is not revoked")
+	assert.ErrorIs(t, s.RevokeInvite(ctx, invite(1).TokenHash, at, nil), store.ErrRevoked)
+	assert.ErrorIs(t, s.RevokeInvite(ctx, [32]byte{9}, at, nil), store.ErrNotFound)
+	assert.ErrorIs(t, s.RevokeInvite(ctx, invite(1).TokenHash, time.Time{}, nil), store.ErrInvalid)
+	bad := invite(3)
+	bad.RevokedAt = at
+	assert.ErrorIs(t, s.CreateInvite(ctx, bad), store.ErrInvalid)
+	assert.Len(t, chain(t, s), 1)
+}
