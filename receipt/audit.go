@@ -24,6 +24,10 @@ const (
 	DecisionCancelled     = "cancelled"      // the ticket was withdrawn or timed out to cancel
 	DecisionExecuted      = "executed"       // the stored call ran
 	DecisionFailed        = "failed"         // the stored call ran and failed, or was refused at execute
+	DecisionExecuting     = "executing"      // the approval was spent: the stored call is about to run
+	DecisionReclaimed     = "reclaimed"      // another gate took over an execution whose lease expired
+	DecisionAbandoned     = "abandoned"      // a spent approval's call was never run (it changed, or has no executor)
+	DecisionRevoked       = "revoked"        // an approval, credential, grant or invite was revoked
 )
 
 // AuditRecord is one decision, as the reference program's audit record lists it. Records

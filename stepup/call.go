@@ -58,9 +58,21 @@ const (
 	StatusApproved  Status = "approved"  // an approver approved it; Execute runs it
 	StatusExpired   Status = "expired"   // nobody decided, or it was not run, in time
 	StatusCancelled Status = "cancelled" // withdrawn, or timed out to cancel
-	StatusExecuting Status = "executing" // consumed; running or interrupted
-	StatusExecuted  Status = "executed"  // ran once; never again
+	StatusRevoked   Status = "revoked"   // approved, then revoked before it ran; never runs
+	StatusExecuting Status = "executing" // consumed; running, or interrupted and due to be re-run with its key
+	StatusExecuted  Status = "executed"  // ran once and the tool reported success; never again
+	StatusFailed    Status = "failed"    // ran once and the tool reported a failure; never again
+	StatusAbandoned Status = "abandoned" // consumed but never run: the action changed, or no executor; never runs
 )
+
+// Final reports whether a ticket in status s will never change again.
+func (s Status) Final() bool {
+	switch s {
+	case StatusDenied, StatusExpired, StatusCancelled, StatusRevoked, StatusExecuted, StatusFailed, StatusAbandoned:
+		return true
+	}
+	return false
+}
 
 // Runnable reports whether Execute may run a ticket in status s.
 func (s Status) Runnable() bool { return s == StatusAllowed || s == StatusApproved }
