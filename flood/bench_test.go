@@ -29,7 +29,7 @@ func BenchmarkAdmit(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := lim.Admit(ctx, "session-7", "alice"); err != nil {
+			if err := lim.Admit(ctx, req("session-7", "alice")); err != nil {
 				b.Fatal(err)
 			}
 		}

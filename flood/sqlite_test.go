@@ -36,7 +36,7 @@ func TestSQLiteReplicas(t *testing.T) {
 
 	admitted := 0
 	for i := range 40 {
-		if err := []*flood.Limiter{a, b}[i%2].Admit(ctx, "s1", "alice"); err == nil {
+		if err := []*flood.Limiter{a, b}[i%2].Admit(ctx, req("s1", "alice")); err == nil {
 			admitted++
 		} else {
 			require.ErrorIs(t, err, flood.ErrRateLimited)
@@ -46,13 +46,13 @@ func TestSQLiteReplicas(t *testing.T) {
 
 	// The previous window carries over in SQLite too.
 	c.Set(t0.Add(time.Minute))
-	assert.ErrorIs(t, a.Admit(ctx, "s1", "alice"), flood.ErrRateLimited)
+	assert.ErrorIs(t, a.Admit(ctx, req("s1", "alice")), flood.ErrRateLimited)
 
 	// Denials recorded by one replica lock the session on the other.
-	require.NoError(t, a.Denied(ctx, "s2", "alice"))
-	require.NoError(t, b.Denied(ctx, "s2", "alice"))
-	assert.ErrorIs(t, b.Admit(ctx, "s2", "alice"), flood.ErrLockedOut)
-	assert.ErrorIs(t, a.Admit(ctx, "s2", "alice"), flood.ErrLockedOut)
-	require.NoError(t, b.Approved(ctx, "s2", "alice"))
-	assert.NoError(t, a.Admit(ctx, "s2", "alice"))
+	require.NoError(t, a.Decided(ctx, req("s2", "alice"), false))
+	require.NoError(t, b.Decided(ctx, req("s2", "alice"), false))
+	assert.ErrorIs(t, b.Admit(ctx, req("s2", "alice")), flood.ErrLockedOut)
+	assert.ErrorIs(t, a.Admit(ctx, req("s2", "alice")), flood.ErrLockedOut)
+	require.NoError(t, b.Decided(ctx, req("s2", "alice"), true))
+	assert.NoError(t, a.Admit(ctx, req("s2", "alice")))
 }
