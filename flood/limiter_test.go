@@ -208,6 +208,35 @@ func TestUserRefusalRefundsSession(t *testing.T) {
 	assert.ErrorIs(t, sessionOnly.Admit(ctx, req("s1", "alice")), flood.ErrRateLimited)
 }
 
+// TestRefusalRefundsEveryScope: a request refused by the last limit it
+// meets (an approver's inflow) gives back what it took from the session,
+// the agent and the user, so a refused request spends nobody's rate.
+func TestRefusalRefundsEveryScope(t *testing.T) {
+	ctx := context.Background()
+	three := flood.Rate{N: 3, Per: time.Minute}
+	lim := newLimiter(t, memory.New(), flood.Limits{Session: three, Agent: three, User: three,
+		ApproverInflow: flood.Rate{N: 2, Per: time.Minute}}, newClock())
+	r := flood.Request{User: "alice", Agent: "agent:a", Session: "s1", Approvers: []string{"x"}}
+	require.NoError(t, lim.Admit(ctx, r))
+	require.NoError(t, lim.Admit(ctx, r))
+	var le *flood.LimitError
+	for range 5 {
+		require.ErrorAs(t, lim.Admit(ctx, r), &le)
+		require.Equal(t, flood.ScopeApprover, le.Scope)
+	}
+	r.Approvers = []string{"y", "y"}
+	require.NoError(t, lim.Admit(ctx, r), "the refusals spent no session, agent or user rate")
+	r.Approvers = []string{"z"}
+	require.ErrorAs(t, lim.Admit(ctx, r), &le)
+	assert.Equal(t, flood.ScopeSession, le.Scope)
+
+	// Named twice, y was counted once: one more prompt may reach it.
+	bob := flood.Request{User: "bob", Agent: "agent:a", Session: "s1", Approvers: []string{"y"}}
+	require.NoError(t, lim.Admit(ctx, bob))
+	require.ErrorAs(t, lim.Admit(ctx, bob), &le)
+	assert.Equal(t, flood.ScopeApprover, le.Scope)
+}
+
 func TestFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
