@@ -20,11 +20,11 @@ import (
 // encodeSubject returns the injective encoding of a scope's subject: the
 // scope's name, then each id, each preceded by its length.
 func encodeSubject(scope Scope, ids ...string) []byte {
-	n := len(scope) + binary.MaxVarintLen64
-	for _, id := range ids {
-		n += len(id) + binary.MaxVarintLen64
-	}
-	b := make([]byte, 0, n)
+	return appendSubject(nil, scope, ids...)
+}
+
+// appendSubject appends the encoding of a subject to b.
+func appendSubject(b []byte, scope Scope, ids ...string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(scope)))
 	b = append(b, scope...)
 	for _, id := range ids {
@@ -37,7 +37,8 @@ func encodeSubject(scope Scope, ids ...string) []byte {
 // subject names one scope's subject in counter keys: the hex SHA-256 of
 // its encoding.
 func subject(scope Scope, ids ...string) string {
-	h := sha256.Sum256(encodeSubject(scope, ids...))
+	var buf [256]byte // most subjects fit: no allocation
+	h := sha256.Sum256(appendSubject(buf[:0], scope, ids...))
 	return hex.EncodeToString(h[:])
 }
 

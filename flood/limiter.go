@@ -136,7 +136,7 @@ func (l *Limiter) Admit(ctx context.Context, r Request) error {
 		}
 	}
 
-	var taken []counted
+	taken := make([]counted, 0, 8)
 	refund := func() {
 		// A refund that fails leaves the count too high: stricter, never
 		// looser, so its error is dropped.
