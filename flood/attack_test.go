@@ -46,7 +46,7 @@ func TestFloodFromOneSession(t *testing.T) {
 		// The flood takes two seconds of the clock.
 		c.Set(t0.Add(time.Duration(i) * 2 * time.Millisecond))
 		r := i % 2 // round robin
-		err := replicas[r].Admit(ctx, "hijacked", "alice")
+		err := replicas[r].Admit(ctx, req("hijacked", "alice"))
 		if err == nil {
 			admitted++
 		} else {
@@ -74,7 +74,7 @@ func TestFloodConcurrent(t *testing.T) {
 	for g := range 50 {
 		wg.Go(func() {
 			for range floodSize / 50 {
-				switch err := replicas[g%2].Admit(context.Background(), "hijacked", "alice"); {
+				switch err := replicas[g%2].Admit(context.Background(), req("hijacked", "alice")); {
 				case err == nil:
 					admitted.Add(1)
 				case !errors.Is(err, flood.ErrRateLimited):
@@ -101,7 +101,7 @@ func TestBoundaryBurst(t *testing.T) {
 	for _, at := range []time.Duration{59 * time.Second, 60 * time.Second} {
 		c.Set(t0.Add(at))
 		for range perMinute {
-			if lim.Admit(ctx, "s", "u") == nil {
+			if lim.Admit(ctx, req("s", "u")) == nil {
 				admitted++
 			}
 			ok, err := fixed.admit(ctx, "s", c.Now())

@@ -4,23 +4,67 @@
 // Approvals are work for people. A person shown a prompt every few seconds
 // stops reading and approves whatever comes, and flooding still succeeds
 // against effect-bound approval when nothing limits it. A [Limiter] bounds
-// how often a session and a user may ask, and locks a session or a user out
-// after its approvers said no several times in a row.
+// how often a session, an agent and a user may ask, how many prompts reach
+// one approver, and locks a session, an agent or a user out after its
+// approvers said no several times in a row.
 //
 // # Use in a gate
 //
 // The gate calls [Limiter.Admit] for each call that needs approval, before
-// it parks the ticket, and treats any error as a denial with a reason (a
-// [*LimitError] carries a RetryAfter for the runtime). It passes
-// [Limiter.Caps] to store.Tickets.Park, which enforces the pending caps and
-// merges a duplicate of a live pending ticket in the same transaction that
-// parks it; a refused Park wraps [ErrPendingCap]. When an approver decides,
-// the gate calls [Limiter.Denied] or [Limiter.Approved]. Tickets that
-// expire or are cancelled are neither.
+// it parks the ticket, with a [Request] naming the call's user, agent and
+// session and the approvers its prompt will reach. It treats any error as
+// a denial with a reason (a [*LimitError] carries the [Scope] that refused
+// and a RetryAfter for the runtime). It passes [Limiter.Caps] to
+// store.Tickets.Park, which enforces the pending caps and merges a
+// duplicate of a live pending ticket in the same transaction that parks
+// it; a refused Park wraps [ErrPendingCap]. When an approver decides, the
+// gate calls [Limiter.Decided]. Tickets that expire or are cancelled are
+// not decisions.
 //
 // Admit runs before Park, so a runtime that re-proposes the same call in a
-// loop spends its rate even though Park merges the copies: such a loop is
-// itself a flood.
+// loop spends its rates, and its approvers' inflow, even though Park
+// merges the copies: such a loop is itself a flood.
+//
+// # Scopes
+//
+// Every limit is keyed by the principal, never by a bare session id, so
+// that tenants whose agents happen to use the same session id share
+// nothing:
+//
+//   - session ([ScopeSession]): one session of one agent of one user, the
+//     triple (user, agent, session);
+//   - agent ([ScopeAgent]): one agent of one user, the pair (user, agent),
+//     over all of its sessions, so an agent that opens a fresh session for
+//     every request gains nothing by it;
+//   - user ([ScopeUser]): one user, over all of their agents and sessions;
+//   - approver ([ScopeApprover]): one person receiving prompts, whichever
+//     users' agents asked, so that many users' agents, each within its own
+//     limits, cannot bury one approver together.
+//
+// A subject's ids are encoded injectively (each preceded by its length) and
+// hashed under the scope's name, so no two distinct subjects share a
+// counter, whatever characters the ids hold, and the store never holds the
+// ids themselves.
+//
+// # Defaults
+//
+// The zero [Limits] is these defaults; each zero field takes its own:
+//
+//   - session rate [DefaultSessionRate]: 10 per 10 minutes;
+//   - agent rate [DefaultAgentRate]: 20 per hour;
+//   - user rate [DefaultUserRate]: 30 per hour;
+//   - approver inflow [DefaultApproverInflow]: 30 prompts per hour;
+//   - session lockout [DefaultSessionLockout]: 15 minutes after 3 denials
+//     in a row;
+//   - agent lockout [DefaultAgentLockout]: 30 minutes after 4 denials in a
+//     row across the agent's sessions;
+//   - user lockout [DefaultUserLockout]: an hour after 5 denials in a row
+//     across the user's agents;
+//   - pending tickets [DefaultPendingPerSession] 5 per session and
+//     [DefaultPendingPerUser] 20 per user, enforced by the store.
+//
+// A negative count turns a limit off. A [Request] may name at most
+// [MaxApprovers] approvers.
 //
 // # Rates
 //
@@ -36,8 +80,10 @@
 // burst is admitted only as the first one ages out. At most N requests are
 // admitted in any one aligned window either way.
 //
-// A refused request is not counted, so a session that keeps flooding is
-// admitted again, at its rate, as soon as its count allows.
+// A refused request is not counted in any scope, so a session that keeps
+// flooding is admitted again, at its rate, as soon as its count allows,
+// and a request refused by one approver's inflow spends nothing of the
+// other approvers' or of its own session's.
 //
 // # Across replicas
 //
@@ -54,15 +100,16 @@
 // # Lockouts
 //
 // A [Lockout] refuses admission for a while after a run of denials: the
-// session's own run ([Limits.SessionLockout]), and the user's over all of
-// their sessions ([Limits.UserLockout]). An approval ends the run. When a
+// session's own run ([Limits.SessionLockout]), the agent's over all of its
+// sessions ([Limits.AgentLockout]), and the user's over all of their
+// agents ([Limits.UserLockout]). An approval ends all three runs. When a
 // lockout ends the run is not forgotten: the next denial locks again at
 // once, until an approval comes.
 //
 // # Failing closed
 //
-// A store error, a cancelled context, or a request without a session or a
-// user refuses admission ([ErrUnavailable]). Counts never go down except by
+// A store error, a cancelled context, or a request without a user, an
+// agent, a session or an approver refuses admission ([ErrUnavailable]). Counts never go down except by
 // refunding a refused request, so a failed refund leaves a limit stricter,
 // never looser.
 //

@@ -12,14 +12,16 @@ import (
 // wraps exactly one of the first three, and the gate must treat any error
 // from Admit as "not admitted".
 var (
-	// ErrRateLimited: the session or user asked for more approvals than
-	// its [Rate] allows. The error is a [*LimitError].
+	// ErrRateLimited: the session, agent or user asked for more approvals
+	// than its [Rate] allows, or an approver would receive more prompts
+	// than [Limits.ApproverInflow] allows. The error is a [*LimitError].
 	ErrRateLimited = errors.New("flood: rate limited")
-	// ErrLockedOut: approvers denied too many of the session's or user's
-	// requests in a row. The error is a [*LimitError].
+	// ErrLockedOut: approvers denied too many of the session's, agent's or
+	// user's requests in a row. The error is a [*LimitError].
 	ErrLockedOut = errors.New("flood: locked out after repeated denials")
 	// ErrUnavailable: the counters could not be read or written, or the
-	// request named no session or user. Admission fails closed.
+	// [Request] named no user, agent, session or approver, or more than
+	// [MaxApprovers]. Admission fails closed.
 	ErrUnavailable = errors.New("flood: cannot decide admission")
 
 	// ErrInvalidLimits: [New] was given limits that [Limits.Validate]
@@ -37,12 +39,15 @@ type Scope string
 
 // The scopes of a limit.
 const (
-	ScopeSession Scope = "session"
-	ScopeUser    Scope = "user"
+	ScopeSession  Scope = "session"  // one session of one agent of one user
+	ScopeAgent    Scope = "agent"    // one agent of one user, over its sessions
+	ScopeUser     Scope = "user"     // one user, over all agents and sessions
+	ScopeApprover Scope = "approver" // one person receiving prompts
 )
 
 // LimitError is a refusal by a rate limit or a lockout. It never names the
-// session or user: the caller knows them, and logs should not.
+// session, agent, user or approver: the caller knows them, and logs
+// should not.
 type LimitError struct {
 	Err        error         // ErrRateLimited or ErrLockedOut
 	Scope      Scope         // whose limit was reached

@@ -21,12 +21,13 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(lim.Limits().Session.N, lim.Limits().User == flood.DefaultUserRate)
+	fmt.Println(lim.Limits().Session.N, lim.Limits().User == flood.DefaultUserRate,
+		lim.Limits().ApproverInflow == flood.DefaultApproverInflow)
 
 	_, err = flood.New(st, flood.Limits{Session: flood.Rate{N: 5}}, now)
 	fmt.Println(errors.Is(err, flood.ErrInvalidLimits))
 	// Output:
-	// 5 true
+	// 5 true true
 	// true
 }
 
@@ -38,8 +39,12 @@ func ExampleLimiter_Admit() {
 	if err != nil {
 		panic(err)
 	}
+	// The gate names the call's principal, its session and the people its
+	// prompt would reach.
+	erin := flood.Request{User: "user:erin", Agent: "agent:reports", Session: "run-9",
+		Approvers: []string{"user:erin"}}
 	for range 3 {
-		err := lim.Admit(ctx, "session-7", "alice")
+		err := lim.Admit(ctx, erin)
 		var le *flood.LimitError
 		switch {
 		case err == nil:
@@ -50,44 +55,68 @@ func ExampleLimiter_Admit() {
 			fmt.Println("not admitted:", err) // fail closed
 		}
 	}
+	// Another tenant's session with the same id has its own count.
+	dana := flood.Request{User: "user:dana", Agent: "agent:reports", Session: "run-9",
+		Approvers: []string{"user:dana"}}
+	fmt.Println(lim.Admit(ctx, dana))
 	// Output:
 	// admitted
 	// admitted
 	// true session 1m30s
+	// <nil>
 }
 
-func ExampleLimiter_Denied() {
+func ExampleLimiter_Admit_approverInflow() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	lim, err := flood.New(memory.New(), flood.Limits{ApproverInflow: flood.Rate{N: 2, Per: time.Hour}},
+		func() time.Time { return now })
+	if err != nil {
+		panic(err)
+	}
+	// Three users' agents, each well within its own limits, all prompt
+	// the same on-call approver.
+	for _, user := range []string{"user:ann", "user:bob", "user:cy"} {
+		err := lim.Admit(ctx, flood.Request{User: user, Agent: "agent:ops", Session: "s1",
+			Approvers: []string{"user:oncall"}})
+		var le *flood.LimitError
+		if errors.As(err, &le) {
+			fmt.Println(user, le.Scope, le.RetryAfter)
+			continue
+		}
+		fmt.Println(user, err)
+	}
+	// Output:
+	// user:ann <nil>
+	// user:bob <nil>
+	// user:cy approver 1h30m0s
+}
+
+func ExampleLimiter_Decided() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	lim, err := flood.New(memory.New(), flood.Limits{
-		SessionLockout: flood.Lockout{After: 2, For: 10 * time.Minute},
+		AgentLockout: flood.Lockout{After: 2, For: 10 * time.Minute},
 	}, func() time.Time { return now })
 	if err != nil {
 		panic(err)
 	}
-	// An approver denied two requests of the session in a row.
-	_ = lim.Denied(ctx, "session-7", "alice")
-	_ = lim.Denied(ctx, "session-7", "alice")
-	err = lim.Admit(ctx, "session-7", "alice")
+	r := flood.Request{User: "user:erin", Agent: "agent:reports", Approvers: []string{"user:erin"}}
+	// An approver denied two requests of the agent, in two sessions: the
+	// agent is locked out in every session, a fresh one included.
+	r.Session = "run-1"
+	_ = lim.Decided(ctx, r, false)
+	r.Session = "run-2"
+	_ = lim.Decided(ctx, r, false)
+	r.Session = "run-3"
+	err = lim.Admit(ctx, r)
 	fmt.Println(errors.Is(err, flood.ErrLockedOut), err)
-	// Output:
-	// true flood: locked out after repeated denials (session); retry after 10m0s
-}
 
-func ExampleLimiter_Approved() {
-	ctx := context.Background()
-	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	lim, err := flood.New(memory.New(), flood.Limits{
-		SessionLockout: flood.Lockout{After: 2, For: 10 * time.Minute},
-	}, func() time.Time { return now })
-	if err != nil {
-		panic(err)
-	}
-	_ = lim.Denied(ctx, "session-7", "alice")
-	_ = lim.Approved(ctx, "session-7", "alice") // ends the run of denials
-	_ = lim.Denied(ctx, "session-7", "alice")
-	fmt.Println(lim.Admit(ctx, "session-7", "alice"))
+	// An approval ends the run of denials.
+	_ = lim.Decided(ctx, r, true)
+	fmt.Println(lim.Admit(ctx, r))
 	// Output:
+	// true flood: locked out after repeated denials (agent); retry after 10m0s
 	// <nil>
 }
 
@@ -105,8 +134,8 @@ func ExampleLimiter_Caps() {
 }
 
 func ExampleLimits_Validate() {
-	err := flood.Limits{User: flood.Rate{N: 100, Per: time.Nanosecond}}.Validate()
+	err := flood.Limits{ApproverInflow: flood.Rate{N: 100, Per: time.Nanosecond}}.Validate()
 	fmt.Println(err)
 	// Output:
-	// flood: invalid limits: user rate: window must be whole microseconds, at least 1ms
+	// flood: invalid limits: approver inflow: window must be whole microseconds, at least 1ms
 }

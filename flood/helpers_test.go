@@ -47,14 +47,25 @@ func newLimiter(t testing.TB, counters store.Counters, l flood.Limits, c *clock)
 	return lim
 }
 
+// req is a request of user's agent "agent:a" in session, prompting user.
+func req(session, user string) flood.Request {
+	return flood.Request{User: user, Agent: "agent:a", Session: session, Approvers: []string{user}}
+}
+
+// off is limits with every rate and lockout off; tests turn on the ones
+// they are about.
+var off = flood.Limits{
+	Session: flood.Rate{N: -1}, Agent: flood.Rate{N: -1}, User: flood.Rate{N: -1},
+	ApproverInflow: flood.Rate{N: -1},
+	SessionLockout: flood.Lockout{After: -1}, AgentLockout: flood.Lockout{After: -1},
+	UserLockout: flood.Lockout{After: -1},
+}
+
 // onlySession is a limit of n per minute on sessions and nothing else.
 func onlySession(n int64) flood.Limits {
-	return flood.Limits{
-		Session:        flood.Rate{N: n, Per: time.Minute},
-		User:           flood.Rate{N: -1},
-		SessionLockout: flood.Lockout{After: -1},
-		UserLockout:    flood.Lockout{After: -1},
-	}
+	l := off
+	l.Session = flood.Rate{N: n, Per: time.Minute}
+	return l
 }
 
 // admitN asks n times and returns how many were admitted; any refusal
@@ -63,7 +74,7 @@ func admitN(t testing.TB, lim *flood.Limiter, n int, session, user string) int {
 	t.Helper()
 	admitted := 0
 	for range n {
-		err := lim.Admit(context.Background(), session, user)
+		err := lim.Admit(context.Background(), req(session, user))
 		if err == nil {
 			admitted++
 			continue

@@ -4,10 +4,77 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentstepup/asu/store"
 )
+
+// MaxApprovers bounds [Request.Approvers]: each distinct approver costs
+// two counter operations per admission. A longer list is refused with
+// [ErrUnavailable].
+const MaxApprovers = 256
+
+// Request names who asks for an approval and who will be asked: the
+// principal and session of the call, and the people its prompt reaches.
+type Request struct {
+	User    string // the user the call runs on behalf of
+	Agent   string // the agent that proposed it
+	Session string // the agent's session, in the agent's own namespace
+
+	// Approvers lists the people the prompt will reach, never empty when
+	// a person is asked. Duplicates count once. [Limiter.Decided] ignores
+	// it.
+	Approvers []string
+}
+
+// check refuses a request that cannot be keyed: the gate must name the
+// whole principal, and for an admission the people it will prompt.
+func (r Request) check(admit bool) error {
+	switch {
+	case r.User == "" || r.Agent == "" || r.Session == "":
+		return fmt.Errorf("%w: request names no user, agent or session", ErrUnavailable)
+	case !admit:
+		return nil
+	case len(r.Approvers) == 0:
+		return fmt.Errorf("%w: request names no approver", ErrUnavailable)
+	case len(r.Approvers) > MaxApprovers:
+		return fmt.Errorf("%w: request names more than %d approvers", ErrUnavailable, MaxApprovers)
+	case slices.Contains(r.Approvers, ""):
+		return fmt.Errorf("%w: request names an empty approver", ErrUnavailable)
+	}
+	return nil
+}
+
+// principal is the hashed subject of each principal scope, narrowest
+// first.
+type principal struct {
+	session, agent, user string
+}
+
+func (r Request) principal() principal {
+	return principal{
+		session: subject(ScopeSession, r.User, r.Agent, r.Session),
+		agent:   subject(ScopeAgent, r.User, r.Agent),
+		user:    subject(ScopeUser, r.User),
+	}
+}
+
+// scoped is one principal scope's subject with its limits.
+type scoped struct {
+	scope   Scope
+	subject string
+	rate    Rate
+	lockout Lockout
+}
+
+func (l *Limiter) scopes(p principal) [3]scoped {
+	return [3]scoped{
+		{ScopeSession, p.session, l.limits.Session, l.limits.SessionLockout},
+		{ScopeAgent, p.agent, l.limits.Agent, l.limits.AgentLockout},
+		{ScopeUser, p.user, l.limits.User, l.limits.UserLockout},
+	}
+}
 
 // Limiter admits approval requests under [Limits]. Its state lives in the
 // store's counters, never in the Limiter, so every gate replica that shares
@@ -37,97 +104,115 @@ func (l *Limiter) Limits() Limits { return l.limits }
 // Caps returns the pending caps for store.Tickets.Park. The gate passes
 // them on every Park; the store enforces them in the same transaction that
 // parks the ticket, and merges a duplicate of a live pending ticket instead
-// of parking it (a merged duplicate never counts against a cap).
+// of parking it (a merged duplicate never counts against a cap). Park must
+// count a session's pending tickets per (user, session), never by the bare
+// session id, so that tenants sharing a session id never share a cap.
 func (l *Limiter) Caps() store.Caps { return l.limits.caps() }
 
-// Admit decides whether the session and user may ask an approver now. It
-// returns nil, or a [*LimitError] wrapping [ErrLockedOut] or
-// [ErrRateLimited], or an error wrapping [ErrUnavailable] when the
-// counters cannot be read or written: any error means "not admitted".
+// Admit decides whether r may prompt its approvers now. It returns nil, or
+// a [*LimitError] wrapping [ErrLockedOut] or [ErrRateLimited], or an error
+// wrapping [ErrUnavailable] when r is incomplete or the counters cannot be
+// read or written: any error means "not admitted".
 //
-// Lockouts are checked first and cost nothing to the rate. An admitted
-// request counts against the session's and the user's rates; a refused one
-// counts against neither. Call Admit once per request that would reach an
-// approver, before store.Tickets.Park.
-func (l *Limiter) Admit(ctx context.Context, session, user string) error {
-	if session == "" || user == "" {
-		return fmt.Errorf("%w: request names no session or no user", ErrUnavailable)
+// Lockouts (session, agent, user) are checked first and cost nothing to
+// the rates. Then the request counts against the session's, the agent's
+// and the user's rates and, once for each distinct approver, against that
+// approver's inflow; when any of them refuses, every count it took is
+// given back, so a refused request spends nobody's rate. Call Admit once
+// per request that would reach an approver, before store.Tickets.Park.
+//
+// With every limit on, an admission costs 3 + 2×(3 + a) counter
+// operations for a distinct approvers: a streak read per lockout, and a
+// count and a read of the previous window per rate.
+func (l *Limiter) Admit(ctx context.Context, r Request) error {
+	if err := r.check(true); err != nil {
+		return err
 	}
 	now := l.now()
-	checks := []struct {
-		scope   Scope
-		id      string // hashed
-		lockout Lockout
-		rate    Rate
-	}{
-		{ScopeSession, hashID(session), l.limits.SessionLockout, l.limits.Session},
-		{ScopeUser, hashID(user), l.limits.UserLockout, l.limits.User},
-	}
-	for _, c := range checks {
-		if err := l.checkLockout(ctx, c.scope, denialKey(c.scope, c.id), c.lockout, now); err != nil {
+	scopes := l.scopes(r.principal())
+	for _, s := range scopes {
+		if err := l.checkLockout(ctx, s.scope, denialKey(s.scope, s.subject), s.lockout, now); err != nil {
 			return err
 		}
 	}
-	var taken []counted
+
+	taken := make([]counted, 0, 8)
 	refund := func() {
 		// A refund that fails leaves the count too high: stricter, never
 		// looser, so its error is dropped.
 		for _, t := range taken {
-			_, _ = l.counters.AddCount(ctx, t.key, t.window, -1)
+			_, _ = l.counters.AddCount(context.WithoutCancel(ctx), t.key, t.window, -1)
 		}
 	}
-	for _, c := range checks {
-		if c.rate.N < 0 {
-			continue
+	take := func(scope Scope, subject string, rate Rate) error {
+		if rate.N < 0 {
+			return nil
 		}
-		t, retry, err := l.take(ctx, rateKey(c.scope, c.rate, c.id), c.rate, now)
+		t, retry, err := l.take(ctx, rateKey(scope, rate, subject), rate, now)
 		if t.key != "" {
 			taken = append(taken, t)
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			refund()
 			return err
-		}
-		if retry > 0 {
+		case retry > 0:
 			refund()
-			return &LimitError{Err: ErrRateLimited, Scope: c.scope, RetryAfter: retry}
+			return &LimitError{Err: ErrRateLimited, Scope: scope, RetryAfter: retry}
+		}
+		return nil
+	}
+	for _, s := range scopes {
+		if err := take(s.scope, s.subject, s.rate); err != nil {
+			return err
+		}
+	}
+	if l.limits.ApproverInflow.N < 0 {
+		return nil
+	}
+	approvers := slices.Clone(r.Approvers)
+	slices.Sort(approvers)
+	for _, a := range slices.Compact(approvers) {
+		if err := take(ScopeApprover, subject(ScopeApprover, a), l.limits.ApproverInflow); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// Denied records that an approver denied a request of session and user.
-// Expired and cancelled tickets are not denials: nobody said no.
-func (l *Limiter) Denied(ctx context.Context, session, user string) error {
-	if session == "" || user == "" {
-		return fmt.Errorf("%w: denial names no session or no user", ErrUnavailable)
+// Decided records an approver's decision on a request of r's principal
+// and session (r.Approvers is ignored). A denial extends the runs of
+// denials of the session, the agent and the user, towards their
+// lockouts; an approval ends all three runs. Expired and cancelled tickets
+// are not decisions and are never reported: nobody said no.
+//
+// An error wraps [ErrUnavailable]. A denial that could not be recorded
+// should fail the deny, so that lockouts are not silently lost; an
+// approval whose runs could not be ended leaves them longer, which errs on
+// the strict side.
+func (l *Limiter) Decided(ctx context.Context, r Request, approved bool) error {
+	if err := r.check(false); err != nil {
+		return err
 	}
-	now := l.now()
-	for _, c := range []struct {
-		scope   Scope
-		id      string
-		lockout Lockout
-	}{{ScopeSession, hashID(session), l.limits.SessionLockout}, {ScopeUser, hashID(user), l.limits.UserLockout}} {
-		if c.lockout.After < 0 {
-			continue
+	scopes := l.scopes(r.principal())
+	if !approved {
+		now := l.now()
+		for _, s := range scopes {
+			if s.lockout.After < 0 {
+				continue
+			}
+			if _, err := l.counters.IncrStreak(ctx, denialKey(s.scope, s.subject), now); err != nil {
+				return fmt.Errorf("%w: record denial: %w", ErrUnavailable, err)
+			}
 		}
-		if _, err := l.counters.IncrStreak(ctx, denialKey(c.scope, c.id), now); err != nil {
-			return fmt.Errorf("%w: record denial: %w", ErrUnavailable, err)
-		}
+		return nil
 	}
-	return nil
-}
-
-// Approved records that an approver approved a request of session and
-// user, which ends both runs of denials.
-func (l *Limiter) Approved(ctx context.Context, session, user string) error {
-	if session == "" || user == "" {
-		return fmt.Errorf("%w: approval names no session or no user", ErrUnavailable)
-	}
-	for _, key := range []string{denialKey(ScopeSession, hashID(session)), denialKey(ScopeUser, hashID(user))} {
+	for _, s := range scopes {
 		// Most approvals end no run of denials: a read spares the store a
 		// write. A denial racing in after the read stays counted, which
-		// errs on the strict side.
+		// errs on the strict side. Runs are ended even under a lockout
+		// that is off, so that none recorded under other limits lingers.
+		key := denialKey(s.scope, s.subject)
 		st, err := l.counters.GetStreak(ctx, key)
 		if err != nil {
 			return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)

@@ -3,6 +3,7 @@ package flood_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -146,13 +147,13 @@ func TestLimiterScenarios(t *testing.T) {
 				c.Set(t0.Add(s.at))
 				switch s.do {
 				case "deny":
-					require.NoError(t, lim.Denied(ctx, s.session, s.user), "step %d", i)
+					require.NoError(t, lim.Decided(ctx, req(s.session, s.user), false), "step %d", i)
 					continue
 				case "approve":
-					require.NoError(t, lim.Approved(ctx, s.session, s.user), "step %d", i)
+					require.NoError(t, lim.Decided(ctx, req(s.session, s.user), true), "step %d", i)
 					continue
 				}
-				err := lim.Admit(ctx, s.session, s.user)
+				err := lim.Admit(ctx, req(s.session, s.user))
 				if s.want == nil {
 					assert.NoError(t, err, "step %d", i)
 					continue
@@ -181,14 +182,14 @@ func TestRetryAfterIsEnough(t *testing.T) {
 			c.Set(t0.Add(offset))
 			lim := newLimiter(t, memory.New(), onlySession(n), c)
 			require.Equal(t, int(n), admitN(t, lim, int(n), "s", "u"))
-			err := lim.Admit(ctx, "s", "u")
+			err := lim.Admit(ctx, req("s", "u"))
 			var le *flood.LimitError
 			require.ErrorAs(t, err, &le)
 			start := c.Now()
 			c.Set(start.Add(le.RetryAfter - time.Second))
-			assert.ErrorIs(t, lim.Admit(ctx, "s", "u"), flood.ErrRateLimited, "n=%d offset=%v", n, offset)
+			assert.ErrorIs(t, lim.Admit(ctx, req("s", "u")), flood.ErrRateLimited, "n=%d offset=%v", n, offset)
 			c.Set(start.Add(le.RetryAfter))
-			assert.NoError(t, lim.Admit(ctx, "s", "u"), "n=%d offset=%v retry=%v", n, offset, le.RetryAfter)
+			assert.NoError(t, lim.Admit(ctx, req("s", "u")), "n=%d offset=%v retry=%v", n, offset, le.RetryAfter)
 		}
 	}
 }
@@ -198,57 +199,107 @@ func TestUserRefusalRefundsSession(t *testing.T) {
 	st := memory.New()
 	c := newClock()
 	both := newLimiter(t, st, flood.Limits{Session: flood.Rate{N: 2, Per: time.Minute}, User: flood.Rate{N: 1, Per: time.Minute}}, c)
-	require.NoError(t, both.Admit(ctx, "s1", "alice"))
-	require.ErrorIs(t, both.Admit(ctx, "s1", "alice"), flood.ErrRateLimited)
+	require.NoError(t, both.Admit(ctx, req("s1", "alice")))
+	require.ErrorIs(t, both.Admit(ctx, req("s1", "alice")), flood.ErrRateLimited)
 
 	// Had the refused request kept its session count, s1 would be at 2.
 	sessionOnly := newLimiter(t, st, onlySession(2), c)
-	assert.NoError(t, sessionOnly.Admit(ctx, "s1", "alice"))
-	assert.ErrorIs(t, sessionOnly.Admit(ctx, "s1", "alice"), flood.ErrRateLimited)
+	assert.NoError(t, sessionOnly.Admit(ctx, req("s1", "alice")))
+	assert.ErrorIs(t, sessionOnly.Admit(ctx, req("s1", "alice")), flood.ErrRateLimited)
+}
+
+// TestRefusalRefundsEveryScope: a request refused by the last limit it
+// meets (an approver's inflow) gives back what it took from the session,
+// the agent and the user, so a refused request spends nobody's rate.
+func TestRefusalRefundsEveryScope(t *testing.T) {
+	ctx := context.Background()
+	three := flood.Rate{N: 3, Per: time.Minute}
+	lim := newLimiter(t, memory.New(), flood.Limits{Session: three, Agent: three, User: three,
+		ApproverInflow: flood.Rate{N: 2, Per: time.Minute}}, newClock())
+	r := flood.Request{User: "alice", Agent: "agent:a", Session: "s1", Approvers: []string{"x"}}
+	require.NoError(t, lim.Admit(ctx, r))
+	require.NoError(t, lim.Admit(ctx, r))
+	var le *flood.LimitError
+	for range 5 {
+		require.ErrorAs(t, lim.Admit(ctx, r), &le)
+		require.Equal(t, flood.ScopeApprover, le.Scope)
+	}
+	r.Approvers = []string{"y", "y"}
+	require.NoError(t, lim.Admit(ctx, r), "the refusals spent no session, agent or user rate")
+	r.Approvers = []string{"z"}
+	require.ErrorAs(t, lim.Admit(ctx, r), &le)
+	assert.Equal(t, flood.ScopeSession, le.Scope)
+
+	// Named twice, y was counted once: one more prompt may reach it.
+	bob := flood.Request{User: "bob", Agent: "agent:a", Session: "s1", Approvers: []string{"y"}}
+	require.NoError(t, lim.Admit(ctx, bob))
+	require.ErrorAs(t, lim.Admit(ctx, bob), &le)
+	assert.Equal(t, flood.ScopeApprover, le.Scope)
 }
 
 func TestFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
-	// An admission makes 6 store calls: two streak reads, then a count and
-	// a read of the previous window for the session and for the user.
-	for left := range 6 {
+	// An admission with the default limits and one approver makes 11 store
+	// calls: three streak reads, then a count and a read of the previous
+	// window for the session, agent, user and approver.
+	const calls = 3 + 2*4
+	for left := range calls {
 		f := &failing{Store: memory.New(), left: left}
 		lim := newLimiter(t, f, flood.Limits{}, c)
-		err := lim.Admit(ctx, "s1", "alice")
+		err := lim.Admit(ctx, req("s1", "alice"))
 		assert.ErrorIs(t, err, flood.ErrUnavailable, "failure after %d calls", left)
 		assert.ErrorIs(t, err, errBroken, "failure after %d calls", left)
 	}
-	f := &failing{Store: memory.New(), left: 6}
-	assert.NoError(t, newLimiter(t, f, flood.Limits{}, c).Admit(ctx, "s1", "alice"), "control: enough calls")
+	f := &failing{Store: memory.New(), left: calls}
+	assert.NoError(t, newLimiter(t, f, flood.Limits{}, c).Admit(ctx, req("s1", "alice")), "control: enough calls")
 
-	for left := range 2 {
+	for left := range 3 { // a decision makes three streak calls
 		f := &failing{Store: memory.New(), left: left}
 		lim := newLimiter(t, f, flood.Limits{}, c)
-		assert.ErrorIs(t, lim.Denied(ctx, "s1", "alice"), flood.ErrUnavailable)
+		assert.ErrorIs(t, lim.Decided(ctx, req("s1", "alice"), false), flood.ErrUnavailable)
 		f = &failing{Store: memory.New(), left: left}
 		lim = newLimiter(t, f, flood.Limits{}, c)
-		assert.ErrorIs(t, lim.Approved(ctx, "s1", "alice"), flood.ErrUnavailable)
+		assert.ErrorIs(t, lim.Decided(ctx, req("s1", "alice"), true), flood.ErrUnavailable)
 	}
 
 	closed := memory.New()
 	require.NoError(t, closed.Close())
-	err := newLimiter(t, closed, flood.Limits{}, c).Admit(ctx, "s1", "alice")
+	err := newLimiter(t, closed, flood.Limits{}, c).Admit(ctx, req("s1", "alice"))
 	assert.ErrorIs(t, err, flood.ErrUnavailable)
 	assert.ErrorIs(t, err, store.ErrClosed)
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	err = newLimiter(t, memory.New(), flood.Limits{}, c).Admit(cancelled, "s1", "alice")
+	err = newLimiter(t, memory.New(), flood.Limits{}, c).Admit(cancelled, req("s1", "alice"))
 	assert.ErrorIs(t, err, flood.ErrUnavailable)
 	assert.ErrorIs(t, err, context.Canceled)
 
 	lim := newLimiter(t, memory.New(), flood.Limits{}, c)
-	for _, who := range [][2]string{{"", "alice"}, {"s1", ""}} {
-		assert.ErrorIs(t, lim.Admit(ctx, who[0], who[1]), flood.ErrUnavailable)
-		assert.ErrorIs(t, lim.Denied(ctx, who[0], who[1]), flood.ErrUnavailable)
-		assert.ErrorIs(t, lim.Approved(ctx, who[0], who[1]), flood.ErrUnavailable)
+	tooMany := make([]string, flood.MaxApprovers+1)
+	for i := range tooMany {
+		tooMany[i] = fmt.Sprintf("user:%d", i)
 	}
+	full := flood.Request{User: "alice", Agent: "agent:a", Session: "s1", Approvers: []string{"alice"}}
+	for _, r := range []flood.Request{
+		{Agent: "agent:a", Session: "s1", Approvers: []string{"alice"}},
+		{User: "alice", Session: "s1", Approvers: []string{"alice"}},
+		{User: "alice", Agent: "agent:a", Approvers: []string{"alice"}},
+	} {
+		assert.ErrorIs(t, lim.Admit(ctx, r), flood.ErrUnavailable)
+		assert.ErrorIs(t, lim.Decided(ctx, r, false), flood.ErrUnavailable)
+		assert.ErrorIs(t, lim.Decided(ctx, r, true), flood.ErrUnavailable)
+	}
+	for _, approvers := range [][]string{nil, {}, {""}, {"alice", ""}, tooMany} {
+		r := full
+		r.Approvers = approvers
+		assert.ErrorIs(t, lim.Admit(ctx, r), flood.ErrUnavailable, "%d approvers", len(approvers))
+		// A decision needs no approvers.
+		assert.NoError(t, lim.Decided(ctx, r, true))
+	}
+	r := full
+	r.Approvers = tooMany[:flood.MaxApprovers]
+	assert.NoError(t, lim.Admit(ctx, r), "control: as many approvers as allowed")
 }
 
 func TestLongIDsFit(t *testing.T) {
@@ -256,8 +307,8 @@ func TestLongIDsFit(t *testing.T) {
 	// fields; their counter keys must fit too.
 	long := string(make([]byte, store.MaxKeySize))
 	lim := newLimiter(t, memory.New(), flood.Limits{}, newClock())
-	require.NoError(t, lim.Admit(context.Background(), long, long))
-	require.NoError(t, lim.Denied(context.Background(), long, long))
+	require.NoError(t, lim.Admit(context.Background(), req(long, long)))
+	require.NoError(t, lim.Decided(context.Background(), req(long, long), false))
 }
 
 func TestLimitErrorText(t *testing.T) {

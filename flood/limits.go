@@ -9,19 +9,30 @@ import (
 
 // Default limits, taken by the zero fields of [Limits]. They are sized for
 // people: seed figures put real review at about a minute per approval, so
-// a user asked more than about thirty times an hour is no longer reading.
+// a person asked more than about thirty times an hour is no longer reading.
 var (
 	// DefaultSessionRate admits 10 approval requests per session per 10
 	// minutes: a task rarely needs more, a looping or hijacked agent does.
 	DefaultSessionRate = Rate{N: 10, Per: 10 * time.Minute}
+	// DefaultAgentRate admits 20 approval requests per agent of a user per
+	// hour, over all of that agent's sessions, so an agent that opens fresh
+	// sessions gains nothing, and one agent cannot spend all of its
+	// user's allowance.
+	DefaultAgentRate = Rate{N: 20, Per: time.Hour}
 	// DefaultUserRate admits 30 approval requests per user per hour, over
-	// all of the user's sessions.
+	// all of the user's agents and sessions.
 	DefaultUserRate = Rate{N: 30, Per: time.Hour}
+	// DefaultApproverInflow lets 30 prompts per hour reach one approver,
+	// whichever users' agents asked: about what a person can read.
+	DefaultApproverInflow = Rate{N: 30, Per: time.Hour}
 	// DefaultSessionLockout locks a session for 15 minutes after its
 	// approvers denied 3 of its requests in a row.
 	DefaultSessionLockout = Lockout{After: 3, For: 15 * time.Minute}
-	// DefaultUserLockout locks every session of a user for an hour after 5
-	// denials in a row across them.
+	// DefaultAgentLockout locks every session of one agent of a user for
+	// 30 minutes after 4 denials in a row across them.
+	DefaultAgentLockout = Lockout{After: 4, For: 30 * time.Minute}
+	// DefaultUserLockout locks every agent and session of a user for an
+	// hour after 5 denials in a row across them.
 	DefaultUserLockout = Lockout{After: 5, For: time.Hour}
 )
 
@@ -44,7 +55,8 @@ type Rate struct {
 }
 
 // Lockout refuses admission for For after After consecutive denials by
-// approvers. [Limiter.Approved] ends a run of denials.
+// approvers. An approval reported to [Limiter.Decided] ends a run of
+// denials.
 //
 // The zero Lockout takes the default. After below zero means no lockout.
 type Lockout struct {
@@ -55,15 +67,22 @@ type Lockout struct {
 // Limits are the flood limits of a [Limiter]. The zero value is the
 // defaults above; a negative count turns that limit off.
 //
+// Every limit is keyed by the principal: a session is the triple (user,
+// agent, session), so two tenants that happen to use the same session id
+// never share a count, and an agent is the pair (user, agent).
+//
 // Pending caps and the merging of duplicate requests are decided by the
 // store, in the same transaction that parks a ticket (store.Tickets.Park):
 // the Limiter only carries the caps, and [Limiter.Caps] hands them to the
 // gate for Park.
 type Limits struct {
-	Session        Rate    // admissions per session
-	User           Rate    // admissions per user, over all sessions
+	Session        Rate    // admissions per (user, agent, session)
+	Agent          Rate    // admissions per (user, agent), over the agent's sessions
+	User           Rate    // admissions per user, over all agents and sessions
+	ApproverInflow Rate    // prompts that reach one approver, from anyone
 	SessionLockout Lockout // denials in a row that lock a session
-	UserLockout    Lockout // denials in a row that lock all of a user's sessions
+	AgentLockout   Lockout // denials in a row that lock all of an agent's sessions
+	UserLockout    Lockout // denials in a row that lock all of a user's agents
 
 	// PendingPerSession and PendingPerUser cap the live pending tickets.
 	// Zero takes the default; below zero means no cap.
@@ -84,7 +103,7 @@ func (l Limits) Validate() error {
 	for _, r := range []struct {
 		name string
 		r    Rate
-	}{{"session rate", l.Session}, {"user rate", l.User}} {
+	}{{"session rate", l.Session}, {"agent rate", l.Agent}, {"user rate", l.User}, {"approver inflow", l.ApproverInflow}} {
 		switch {
 		case r.r.N < 0 || r.r == Rate{}:
 		case r.r.N == 0:
@@ -96,7 +115,7 @@ func (l Limits) Validate() error {
 	for _, lo := range []struct {
 		name string
 		l    Lockout
-	}{{"session lockout", l.SessionLockout}, {"user lockout", l.UserLockout}} {
+	}{{"session lockout", l.SessionLockout}, {"agent lockout", l.AgentLockout}, {"user lockout", l.UserLockout}} {
 		switch {
 		case lo.l.After < 0 || lo.l == Lockout{}:
 		case lo.l.After == 0:
@@ -110,13 +129,12 @@ func (l Limits) Validate() error {
 
 // withDefaults returns l with every zero field replaced by its default.
 func (l Limits) withDefaults() Limits {
-	if l.Session == (Rate{}) {
-		l.Session = DefaultSessionRate
-	}
-	if l.User == (Rate{}) {
-		l.User = DefaultUserRate
-	}
+	l.Session = l.Session.withDefault(DefaultSessionRate)
+	l.Agent = l.Agent.withDefault(DefaultAgentRate)
+	l.User = l.User.withDefault(DefaultUserRate)
+	l.ApproverInflow = l.ApproverInflow.withDefault(DefaultApproverInflow)
 	l.SessionLockout = l.SessionLockout.withDefault(DefaultSessionLockout)
+	l.AgentLockout = l.AgentLockout.withDefault(DefaultAgentLockout)
 	l.UserLockout = l.UserLockout.withDefault(DefaultUserLockout)
 	if l.PendingPerSession == 0 {
 		l.PendingPerSession = DefaultPendingPerSession
@@ -125,6 +143,13 @@ func (l Limits) withDefaults() Limits {
 		l.PendingPerUser = DefaultPendingPerUser
 	}
 	return l
+}
+
+func (r Rate) withDefault(d Rate) Rate {
+	if r == (Rate{}) {
+		return d
+	}
+	return r
 }
 
 func (lo Lockout) withDefault(d Lockout) Lockout {

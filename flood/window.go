@@ -2,11 +2,8 @@ package flood
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/bits"
-	"strconv"
 	"time"
 )
 
@@ -102,24 +99,4 @@ func ceilMulDiv(a, b, c uint64) uint64 {
 		q++
 	}
 	return q
-}
-
-// rateKey names the counter of one scope's rate, for the hashed id h. The
-// window length is part of the name, so counts kept under other limits are
-// never mixed in.
-func rateKey(scope Scope, r Rate, h string) string {
-	return "flood/v1/rate/" + string(scope) + "/" + strconv.FormatInt(r.Per.Microseconds(), 10) + "us/" + h
-}
-
-// denialKey names the streak of denials of one scope, for the hashed id h.
-func denialKey(scope Scope, h string) string {
-	return "flood/v1/denials/" + string(scope) + "/" + h
-}
-
-// hashID hashes a session or user id for a key: any id then fits the
-// store's key size, no id can forge another's key, and the counters do
-// not hold the ids themselves.
-func hashID(id string) string {
-	h := sha256.Sum256([]byte(id))
-	return hex.EncodeToString(h[:])
 }
