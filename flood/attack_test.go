@@ -30,7 +30,7 @@ func TestFloodFromOneSession(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
 
-	shared := memory.New()
+	shared := memory.New(nil)
 	replicas := []*flood.Limiter{
 		newLimiter(t, shared, onlySession(perMinute), c),
 		newLimiter(t, shared, onlySession(perMinute), c),
@@ -64,7 +64,7 @@ func TestFloodFromOneSession(t *testing.T) {
 // replicas at one instant: exactly the rate is admitted.
 func TestFloodConcurrent(t *testing.T) {
 	c := newClock()
-	shared := memory.New()
+	shared := memory.New(nil)
 	replicas := []*flood.Limiter{
 		newLimiter(t, shared, onlySession(perMinute), c),
 		newLimiter(t, shared, onlySession(perMinute), c),
@@ -94,8 +94,8 @@ func TestFloodConcurrent(t *testing.T) {
 func TestBoundaryBurst(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
-	lim := newLimiter(t, memory.New(), onlySession(perMinute), c)
-	fixed := &fixedWindow{counters: memory.New(), n: perMinute, per: time.Minute}
+	lim := newLimiter(t, memory.New(nil), onlySession(perMinute), c)
+	fixed := &fixedWindow{counters: memory.New(nil), n: perMinute, per: time.Minute}
 
 	admitted, fixedAdmitted := 0, 0
 	for _, at := range []time.Duration{59 * time.Second, 60 * time.Second} {

@@ -83,9 +83,9 @@ func BenchmarkAdmit(b *testing.B) {
 		name string
 		open func(b *testing.B) store.Counters
 	}{
-		{"memory", func(*testing.B) store.Counters { return memory.New() }},
+		{"memory", func(*testing.B) store.Counters { return memory.New(nil) }},
 		{"sqlite", func(b *testing.B) store.Counters {
-			st, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), nil)
+			st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = st.Close() })
 			return st

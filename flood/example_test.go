@@ -11,7 +11,7 @@ import (
 )
 
 func ExampleNew() {
-	st := memory.New() // store/sqlite or store/postgres in a real gate
+	st := memory.New(nil) // store/sqlite or store/postgres in a real gate
 	now := func() time.Time { return time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC) }
 	lim, err := flood.New(st, flood.Limits{
 		Session: flood.Rate{N: 5, Per: time.Minute},
@@ -34,7 +34,7 @@ func ExampleNew() {
 func ExampleLimiter_Admit() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	lim, err := flood.New(memory.New(), flood.Limits{Session: flood.Rate{N: 2, Per: time.Minute}},
+	lim, err := flood.New(memory.New(nil), flood.Limits{Session: flood.Rate{N: 2, Per: time.Minute}},
 		func() time.Time { return now })
 	if err != nil {
 		panic(err)
@@ -69,7 +69,7 @@ func ExampleLimiter_Admit() {
 func ExampleLimiter_Admit_approverInflow() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	lim, err := flood.New(memory.New(), flood.Limits{ApproverInflow: flood.Rate{N: 2, Per: time.Hour}},
+	lim, err := flood.New(memory.New(nil), flood.Limits{ApproverInflow: flood.Rate{N: 2, Per: time.Hour}},
 		func() time.Time { return now })
 	if err != nil {
 		panic(err)
@@ -95,7 +95,7 @@ func ExampleLimiter_Admit_approverInflow() {
 func ExampleLimiter_Decided() {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	lim, err := flood.New(memory.New(), flood.Limits{
+	lim, err := flood.New(memory.New(nil), flood.Limits{
 		AgentLockout: flood.Lockout{After: 2, For: 10 * time.Minute},
 	}, func() time.Time { return now })
 	if err != nil {
@@ -121,7 +121,7 @@ func ExampleLimiter_Decided() {
 }
 
 func ExampleLimiter_Caps() {
-	lim, err := flood.New(memory.New(), flood.Limits{PendingPerSession: 3}, time.Now)
+	lim, err := flood.New(memory.New(nil), flood.Limits{PendingPerSession: 3}, time.Now)
 	if err != nil {
 		panic(err)
 	}

@@ -129,6 +129,9 @@ func (l *Limiter) Admit(ctx context.Context, r Request) error {
 		return err
 	}
 	now := l.now()
+	if now.IsZero() {
+		return fmt.Errorf("%w: no time to count in", ErrUnavailable)
+	}
 	scopes := l.scopes(r.principal())
 	for _, s := range scopes {
 		if err := l.checkLockout(ctx, s.scope, denialKey(s.scope, s.subject), s.lockout, now); err != nil {

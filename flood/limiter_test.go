@@ -136,7 +136,7 @@ func TestLimiterScenarios(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			c := newClock()
-			lim := newLimiter(t, memory.New(), tt.limits, c)
+			lim := newLimiter(t, memory.New(nil), tt.limits, c)
 			for i, s := range tt.steps {
 				if s.session == "" {
 					s.session = "s1"
@@ -180,7 +180,7 @@ func TestRetryAfterIsEnough(t *testing.T) {
 			ctx := context.Background()
 			c := newClock()
 			c.Set(t0.Add(offset))
-			lim := newLimiter(t, memory.New(), onlySession(n), c)
+			lim := newLimiter(t, memory.New(nil), onlySession(n), c)
 			require.Equal(t, int(n), admitN(t, lim, int(n), "s", "u"))
 			err := lim.Admit(ctx, req("s", "u"))
 			var le *flood.LimitError
@@ -196,7 +196,7 @@ func TestRetryAfterIsEnough(t *testing.T) {
 
 func TestUserRefusalRefundsSession(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New()
+	st := memory.New(nil)
 	c := newClock()
 	both := newLimiter(t, st, flood.Limits{Session: flood.Rate{N: 2, Per: time.Minute}, User: flood.Rate{N: 1, Per: time.Minute}}, c)
 	require.NoError(t, both.Admit(ctx, req("s1", "alice")))
@@ -214,7 +214,7 @@ func TestUserRefusalRefundsSession(t *testing.T) {
 func TestRefusalRefundsEveryScope(t *testing.T) {
 	ctx := context.Background()
 	three := flood.Rate{N: 3, Per: time.Minute}
-	lim := newLimiter(t, memory.New(), flood.Limits{Session: three, Agent: three, User: three,
+	lim := newLimiter(t, memory.New(nil), flood.Limits{Session: three, Agent: three, User: three,
 		ApproverInflow: flood.Rate{N: 2, Per: time.Minute}}, newClock())
 	r := flood.Request{User: "alice", Agent: "agent:a", Session: "s1", Approvers: []string{"x"}}
 	require.NoError(t, lim.Admit(ctx, r))
@@ -245,25 +245,25 @@ func TestFailsClosed(t *testing.T) {
 	// window for the session, agent, user and approver.
 	const calls = 3 + 2*4
 	for left := range calls {
-		f := &failing{Store: memory.New(), left: left}
+		f := &failing{Store: memory.New(nil), left: left}
 		lim := newLimiter(t, f, flood.Limits{}, c)
 		err := lim.Admit(ctx, req("s1", "alice"))
 		assert.ErrorIs(t, err, flood.ErrUnavailable, "failure after %d calls", left)
 		assert.ErrorIs(t, err, errBroken, "failure after %d calls", left)
 	}
-	f := &failing{Store: memory.New(), left: calls}
+	f := &failing{Store: memory.New(nil), left: calls}
 	assert.NoError(t, newLimiter(t, f, flood.Limits{}, c).Admit(ctx, req("s1", "alice")), "control: enough calls")
 
 	for left := range 3 { // a decision makes three streak calls
-		f := &failing{Store: memory.New(), left: left}
+		f := &failing{Store: memory.New(nil), left: left}
 		lim := newLimiter(t, f, flood.Limits{}, c)
 		assert.ErrorIs(t, lim.Decided(ctx, req("s1", "alice"), false), flood.ErrUnavailable)
-		f = &failing{Store: memory.New(), left: left}
+		f = &failing{Store: memory.New(nil), left: left}
 		lim = newLimiter(t, f, flood.Limits{}, c)
 		assert.ErrorIs(t, lim.Decided(ctx, req("s1", "alice"), true), flood.ErrUnavailable)
 	}
 
-	closed := memory.New()
+	closed := memory.New(nil)
 	require.NoError(t, closed.Close())
 	err := newLimiter(t, closed, flood.Limits{}, c).Admit(ctx, req("s1", "alice"))
 	assert.ErrorIs(t, err, flood.ErrUnavailable)
@@ -271,11 +271,11 @@ func TestFailsClosed(t *testing.T) {
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	err = newLimiter(t, memory.New(), flood.Limits{}, c).Admit(cancelled, req("s1", "alice"))
+	err = newLimiter(t, memory.New(nil), flood.Limits{}, c).Admit(cancelled, req("s1", "alice"))
 	assert.ErrorIs(t, err, flood.ErrUnavailable)
 	assert.ErrorIs(t, err, context.Canceled)
 
-	lim := newLimiter(t, memory.New(), flood.Limits{}, c)
+	lim := newLimiter(t, memory.New(nil), flood.Limits{}, c)
 	tooMany := make([]string, flood.MaxApprovers+1)
 	for i := range tooMany {
 		tooMany[i] = fmt.Sprintf("user:%d", i)
@@ -306,7 +306,7 @@ func TestLongIDsFit(t *testing.T) {
 	// Sessions and users up to the store's key size are valid ticket
 	// fields; their counter keys must fit too.
 	long := string(make([]byte, store.MaxKeySize))
-	lim := newLimiter(t, memory.New(), flood.Limits{}, newClock())
+	lim := newLimiter(t, memory.New(nil), flood.Limits{}, newClock())
 	require.NoError(t, lim.Admit(context.Background(), req(long, long)))
 	require.NoError(t, lim.Decided(context.Background(), req(long, long), false))
 }

@@ -40,7 +40,7 @@ func TestLimitsValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.l.Validate()
-			_, newErr := flood.New(memory.New(), tt.l, time.Now)
+			_, newErr := flood.New(memory.New(nil), tt.l, time.Now)
 			if tt.ok {
 				assert.NoError(t, err)
 				assert.NoError(t, newErr)
@@ -55,7 +55,7 @@ func TestLimitsValidate(t *testing.T) {
 func TestNewRefusesMissingParts(t *testing.T) {
 	_, err := flood.New(nil, flood.Limits{}, time.Now)
 	assert.Error(t, err)
-	_, err = flood.New(memory.New(), flood.Limits{}, nil)
+	_, err = flood.New(memory.New(nil), flood.Limits{}, nil)
 	assert.Error(t, err)
 }
 
@@ -98,7 +98,7 @@ func TestDefaultsAndCaps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lim, err := flood.New(memory.New(), tt.in, time.Now)
+			lim, err := flood.New(memory.New(nil), tt.in, time.Now)
 			require.NoError(t, err)
 			if tt.want != (flood.Limits{}) {
 				assert.Equal(t, tt.want, lim.Limits())

@@ -138,7 +138,7 @@ func TestReplicasHoldEveryLimit(t *testing.T) {
 			var a, b store.Counters
 			goroutines := 8
 			if name == "memory" {
-				st := memory.New()
+				st := memory.New(nil)
 				a, b = st, st
 			} else {
 				a, b = openSQLiteReplicas(t)
@@ -151,7 +151,7 @@ func TestReplicasHoldEveryLimit(t *testing.T) {
 	// The naive variant: each replica counts in its own store, so each
 	// limit is admitted once per replica.
 	c := newClock()
-	per := raceAdmit(t, [2]*flood.Limiter{newLimiter(t, memory.New(), replicaLimits, c),
-		newLimiter(t, memory.New(), replicaLimits, c)}, 8, 40)
+	per := raceAdmit(t, [2]*flood.Limiter{newLimiter(t, memory.New(nil), replicaLimits, c),
+		newLimiter(t, memory.New(nil), replicaLimits, c)}, 8, 40)
 	assert.NotEmpty(t, overLimits(per), "counters per replica must let limits be exceeded")
 }

@@ -94,7 +94,7 @@ func TestTenantsSharingSessionIDs(t *testing.T) {
 	naiveHurt := map[string]int{}
 	for _, p := range pairs {
 		a, b := p[0], p[1]
-		lim := newLimiter(t, memory.New(), limits, newClock())
+		lim := newLimiter(t, memory.New(nil), limits, newClock())
 		naives := map[string]*naiveLimiter{"bare session": newNaive(bareSession, n, after), "joined": newNaive(joined, n, after)}
 
 		for range n {
@@ -136,7 +136,7 @@ func TestTenantsSharingSessionIDs(t *testing.T) {
 // session for Erin's agent and for nobody else.
 func TestTenantsWithDefaults(t *testing.T) {
 	ctx := context.Background()
-	lim := newLimiter(t, memory.New(), flood.Limits{}, newClock())
+	lim := newLimiter(t, memory.New(nil), flood.Limits{}, newClock())
 	erin := principal{"user:erin", "agent:reports", "run-9"}
 	dana := principal{"user:dana", "agent:reports", "run-9"}
 	for range flood.DefaultSessionLockout.After {
@@ -179,7 +179,7 @@ func TestAgentRotatingSessions(t *testing.T) {
 					limits.Agent = flood.Rate{N: -1}
 				}
 				c := newClock()
-				lim := newLimiter(t, memory.New(), limits, c)
+				lim := newLimiter(t, memory.New(nil), limits, c)
 				admitted := 0
 				for i := range 500 {
 					c.Set(t0.Add(time.Duration(i) * 100 * time.Millisecond))
@@ -217,7 +217,7 @@ func TestAgentLockoutAcrossSessions(t *testing.T) {
 				if !agentScope {
 					limits.AgentLockout = flood.Lockout{After: -1}
 				}
-				lim := newLimiter(t, memory.New(), limits, newClock())
+				lim := newLimiter(t, memory.New(nil), limits, newClock())
 				for i := range flood.DefaultAgentLockout.After {
 					require.NoError(t, lim.Decided(ctx, principal{"user:erin", "agent:loop", session(i)}.request(), false))
 				}
@@ -254,7 +254,7 @@ func TestApproverFlood(t *testing.T) {
 					limits.ApproverInflow = flood.Rate{N: -1}
 				}
 				c := newClock()
-				lim := newLimiter(t, memory.New(), limits, c)
+				lim := newLimiter(t, memory.New(nil), limits, c)
 				users := 20 + rng.IntN(80)
 				reached, backupReached := 0, 0
 				for i := range 3 * users {
@@ -317,7 +317,7 @@ func FuzzTenantsApart(f *testing.F) {
 			return
 		}
 		ctx := context.Background()
-		lim := newLimiter(t, memory.New(), limits, newClock())
+		lim := newLimiter(t, memory.New(nil), limits, newClock())
 		require.NoError(t, lim.Admit(ctx, a.request()))
 		require.ErrorIs(t, lim.Admit(ctx, a.request()), flood.ErrRateLimited)
 		require.NoError(t, lim.Decided(ctx, a.request(), false))

@@ -56,7 +56,7 @@ func TestSQLiteReplicas(t *testing.T) {
 func openSQLiteReplicas(t *testing.T) (*sqlite.Store, *sqlite.Store) {
 	path := filepath.Join(t.TempDir(), "gate.db")
 	open := func() *sqlite.Store {
-		s, err := sqlite.Open(path, nil)
+		s, err := sqlite.Open(t.Context(), path, nil)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		return s

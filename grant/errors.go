@@ -19,6 +19,8 @@ var (
 	ErrExpired = errors.New("grant: expired")
 	// ErrUsedUp: the grant has no uses left (a plan's step was used).
 	ErrUsedUp = errors.New("grant: no uses left")
+	// ErrRevoked means the grant was revoked; it covers nothing.
+	ErrRevoked = errors.New("grant: revoked")
 	// ErrNotFound: no grant has the id.
 	ErrNotFound = errors.New("grant: not found")
 	// ErrUnavailable: the store failed; the use is refused.

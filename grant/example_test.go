@@ -134,8 +134,8 @@ func ExampleParse() {
 
 func ExamplePut() {
 	ctx := context.Background()
-	st := memory.New() // store/sqlite or store/postgres in a real gate
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	st := memory.New(&memory.Options{Clock: func() time.Time { return now }}) // store/sqlite or store/postgres in a real gate
 	d, _ := refundCall(`{"order":"A-17","amount":120}`).Digest()
 	id, err := grant.Put(ctx, st, grant.Plan(d), grant.Record{
 		ID: "plan-7", User: "user:dana", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
@@ -147,8 +147,8 @@ func ExamplePut() {
 
 func ExampleUse() {
 	ctx := context.Background()
-	st := memory.New()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	st := memory.New(&memory.Options{Clock: func() time.Time { return now }})
 	g := grant.Grant{Kind: grant.KindTemplate, Template: &grant.Template{
 		Tool: "issue_refund", Audience: "payments", User: "user:dana",
 		Args: []grant.Rule{grant.Pin("/order", "A-17"), grant.Range("/amount", "0", "120")},

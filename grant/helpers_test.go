@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
+	"github.com/agentstepup/asu/store/memory"
 )
 
 var t0 = time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
@@ -56,4 +57,10 @@ func digest(t testing.TB, e canon.Effect) canon.Digest {
 func with(e canon.Effect, f func(*canon.Effect)) canon.Effect {
 	f(&e)
 	return e
+}
+
+// storeAt returns a memory store whose clock reads *now: the store judges
+// deciding times against its own clock.
+func storeAt(now *time.Time) *memory.Store {
+	return memory.New(&memory.Options{Clock: func() time.Time { return *now }})
 }

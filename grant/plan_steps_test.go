@@ -40,7 +40,8 @@ func TestPlanStepsOnlyThroughPlan(t *testing.T) {
 	stepRecord := func(id string, e canon.Effect) string { return id + "/" + digest(t, e).String() }
 
 	t.Run("HalfWrittenPlan", func(t *testing.T) {
-		st := memory.New()
+		clk := t0
+		st := storeAt(&clk)
 		t.Cleanup(func() { _ = st.Close() })
 		r := record(0)
 		r.ID = "plan-1"
@@ -56,7 +57,8 @@ func TestPlanStepsOnlyThroughPlan(t *testing.T) {
 	})
 
 	t.Run("WholePlan", func(t *testing.T) {
-		st := memory.New()
+		clk := t0
+		st := storeAt(&clk)
 		t.Cleanup(func() { _ = st.Close() })
 		id, err := grant.Put(ctx, st, plan, record(0))
 		require.NoError(t, err)
@@ -79,7 +81,8 @@ func TestPlanPutRetried(t *testing.T) {
 		refund(`{"order":"B-02","amount":35.5}`),
 	}
 	plan := grant.Plan(digest(t, steps[0]), digest(t, steps[1]))
-	st := memory.New()
+	clk := t0
+	st := storeAt(&clk)
 	t.Cleanup(func() { _ = st.Close() })
 	r := record(0)
 	r.ID = "plan-1"

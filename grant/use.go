@@ -24,6 +24,17 @@ type Record struct {
 	ExpiresAt time.Time
 }
 
+// Keeper is what [Put] writes grants to: every store.Grants implements it.
+type Keeper interface {
+	PutGrant(ctx context.Context, g store.Grant) error
+	GetGrant(ctx context.Context, id string) (store.Grant, error)
+}
+
+// Reader is what [Target] reads grants from.
+type Reader interface {
+	GetGrant(ctx context.Context, id string) (store.Grant, error)
+}
+
 // Put stores g as r and returns its id. An exact or template grant is one
 // store record with r.Uses uses. A plan is one record per digest, each with
 // one use (so no step of the plan runs twice), written first, then the
@@ -35,7 +46,7 @@ type Record struct {
 // It fails with [ErrInvalidGrant] when g or r is malformed or a template
 // names a user other than r.User, and with the store's error otherwise
 // (store.ErrDuplicate for a taken id).
-func Put(ctx context.Context, grants store.Grants, g Grant, r Record) (string, error) {
+func Put(ctx context.Context, grants Keeper, g Grant, r Record) (string, error) {
 	spec, err := g.Marshal()
 	if err != nil {
 		return "", fmt.Errorf("grant: put: %w", err)
@@ -81,7 +92,7 @@ func Put(ctx context.Context, grants store.Grants, g Grant, r Record) (string, e
 // sameStep reports whether the stored record of step s is s, unused: a Put
 // of the same plan, cut short before the plan's own record was written
 // (only that record makes the steps usable), which a retry completes.
-func sameStep(ctx context.Context, grants store.Grants, s store.Grant) bool {
+func sameStep(ctx context.Context, grants Keeper, s store.Grant) bool {
 	got, err := grants.GetGrant(ctx, s.ID)
 	return err == nil && got.User == s.User && bytes.Equal(got.Spec, s.Spec) && got.Remaining == s.Remaining &&
 		got.ExpiresAt.Truncate(time.Microsecond).Equal(s.ExpiresAt.Truncate(time.Microsecond))
@@ -106,42 +117,57 @@ func Use(ctx context.Context, grants store.Grants, id string, e canon.Effect, no
 	if now.IsZero() {
 		return store.Grant{}, errors.New("grant: use: no time given")
 	}
-	if strings.Contains(id, "/") {
-		// A plan's step, named directly: steps are used through their
-		// plan's record, so a plan that has none covers nothing.
-		return store.Grant{}, fmt.Errorf("grant: use: %w", ErrNotFound)
-	}
-	rec, err := grants.GetGrant(ctx, id)
-	if err != nil {
-		return store.Grant{}, storeErr(err)
-	}
-	g, err := Parse(rec.Spec)
-	if err != nil {
-		return store.Grant{}, fmt.Errorf("grant: use: stored spec: %w", err)
-	}
-	if rec.User != e.Principal.User {
-		return store.Grant{}, &CoverageError{Coverage: notCovered(ReasonUser, "")}
-	}
 	s, err := canon.Seal(e)
 	if err != nil {
 		return store.Grant{}, fmt.Errorf("grant: use: effect: %w", err)
 	}
-	cov, err := CoversSealed(g, s)
+	target, err := Target(ctx, grants, id, s)
 	if err != nil {
-		return store.Grant{}, fmt.Errorf("grant: use: %w", err)
-	}
-	if !cov.Covered {
-		return store.Grant{}, &CoverageError{Coverage: cov}
-	}
-	target := id
-	if g.Kind == KindPlan {
-		target = stepID(id, s.Digest())
+		return store.Grant{}, err
 	}
 	after, err := grants.UseGrant(ctx, target, now)
 	if err != nil {
 		return store.Grant{}, storeErr(err)
 	}
 	return after, nil
+}
+
+// Target reads grant id and checks that it is s's user's and covers s
+// exactly ([CoversSealed]), without taking a use. It returns the record a
+// call of s uses: the grant itself, or for a plan the record of s's step.
+// A store that approves the call and takes that use in one transaction
+// (store.Grants.ParkGranted) then judges the expiry and the uses left, so
+// that a use is never spent for a call the store did not keep.
+//
+// Refusals are as [Use]'s, but for expiry and uses left.
+func Target(ctx context.Context, grants Reader, id string, s canon.Sealed) (string, error) {
+	if strings.Contains(id, "/") {
+		// A plan's step, named directly: steps are used through their
+		// plan's record, so a plan that has none covers nothing.
+		return "", fmt.Errorf("grant: use: %w", ErrNotFound)
+	}
+	rec, err := grants.GetGrant(ctx, id)
+	if err != nil {
+		return "", storeErr(err)
+	}
+	g, err := Parse(rec.Spec)
+	if err != nil {
+		return "", fmt.Errorf("grant: use: stored spec: %w", err)
+	}
+	if rec.User != s.Principal().User {
+		return "", &CoverageError{Coverage: notCovered(ReasonUser, "")}
+	}
+	cov, err := CoversSealed(g, s)
+	if err != nil {
+		return "", fmt.Errorf("grant: use: %w", err)
+	}
+	if !cov.Covered {
+		return "", &CoverageError{Coverage: cov}
+	}
+	if g.Kind == KindPlan {
+		return stepID(id, s.Digest()), nil
+	}
+	return id, nil
 }
 
 // storeErr maps a store error to this package's sentinels, keeping it
@@ -155,6 +181,8 @@ func storeErr(err error) error {
 		sentinel = ErrExpired
 	case errors.Is(err, store.ErrGrantUsedUp):
 		sentinel = ErrUsedUp
+	case errors.Is(err, store.ErrRevoked):
+		sentinel = ErrRevoked
 	}
 	return fmt.Errorf("grant: use: %w: %w", sentinel, err)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/store"
-	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
@@ -82,10 +81,12 @@ func TestUse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := memory.New()
+			clk := t0
+			st := storeAt(&clk)
 			id, err := grant.Put(ctx, st, tt.g, tt.rec)
 			require.NoError(t, err)
 			for i, u := range tt.uses {
+				clk = t0.Add(u.at)
 				after, err := grant.Use(ctx, st, id, u.e, t0.Add(u.at))
 				if u.want != nil {
 					assert.ErrorIs(t, err, u.want, "use %d", i)
@@ -100,7 +101,8 @@ func TestUse(t *testing.T) {
 
 func TestUseCoverageError(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New()
+	clk := t0
+	st := storeAt(&clk)
 	id, err := grant.Put(ctx, st, refundTemplate(), record(1))
 	require.NoError(t, err)
 	_, err = grant.Use(ctx, st, id, refund(`{"order":"A-17","currency":"EUR","amount":120,"iban":"DE00 SECRET"}`), t0)
@@ -118,7 +120,8 @@ func TestUseFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	ok := refund(`{"order":"A-17","currency":"EUR","amount":120}`)
 
-	st := memory.New()
+	clk := t0
+	st := storeAt(&clk)
 	_, err := grant.Use(ctx, st, "nope", ok, t0)
 	assert.ErrorIs(t, err, grant.ErrNotFound)
 
@@ -180,12 +183,14 @@ func TestPutRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := memory.New()
+			clk := t0
+			st := storeAt(&clk)
 			_, err := grant.Put(ctx, st, tt.g, tt.rec)
 			assert.ErrorIs(t, err, grant.ErrInvalidGrant)
 		})
 	}
-	st := memory.New()
+	clk := t0
+	st := storeAt(&clk)
 	r := record(1)
 	r.ID = "g1"
 	id, err := grant.Put(ctx, st, grant.Exact(d), r)
@@ -208,7 +213,8 @@ func TestPlanReplayAttack(t *testing.T) {
 	plan := grant.Plan(digest(t, steps[0]), digest(t, steps[1]), digest(t, steps[2]))
 
 	// Naive: one record, a shared count of three uses.
-	st := memory.New()
+	clk := t0
+	st := storeAt(&clk)
 	spec, err := plan.Marshal()
 	require.NoError(t, err)
 	require.NoError(t, st.PutGrant(ctx, store.Grant{ID: "naive", User: "user:dana", Spec: spec, Remaining: 3,
@@ -243,7 +249,7 @@ func TestUseConcurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gate.db")
 	var replicas []*sqlite.Store
 	for range 2 {
-		s, err := sqlite.Open(path, nil)
+		s, err := sqlite.Open(t.Context(), path, &sqlite.Options{Clock: func() time.Time { return t0 }})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = s.Close() })
 		replicas = append(replicas, s)

@@ -31,7 +31,7 @@ func Example_mount() {
 	}
 	defer os.RemoveAll(dir)
 
-	st, err := sqlite.Open(filepath.Join(dir, "asu.db"), nil)
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "asu.db"), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

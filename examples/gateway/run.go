@@ -58,7 +58,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		if _, err := os.Stat(o.db); err != nil {
 			return err // never create an empty database to export
 		}
-		st, err := sqlite.Open(o.db, nil)
+		st, err := sqlite.Open(ctx, o.db, nil)
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(o.db, nil)
+	st, err := sqlite.Open(ctx, o.db, nil)
 	if err != nil {
 		return err
 	}

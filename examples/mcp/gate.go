@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ func openGate(dir string, rp passkey.RelyingParty, opts ...gate.Option) (*localG
 	if err != nil {
 		return nil, err
 	}
-	st, err := sqlite.Open(filepath.Join(dir, "asu.db"), nil)
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "asu.db"), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ func TestServeGateway(t *testing.T) {
 	ch := callAsync(cs, "send_email", email("finance@example.com"))
 	var waiting []store.Approval
 	require.Eventually(t, func() bool {
-		waiting, err = h.Store.Pending(ctx, store.Filter{})
+		waiting, _, err = h.Store.List(ctx, store.Filter{States: []store.State{store.Pending}})
 		return err == nil && len(waiting) == 1
 	}, 10*time.Second, 2*time.Millisecond)
 	_, err = h.Approve(stepup.TicketID(waiting[0].ID))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -50,6 +51,9 @@ func (d *demo) attempt(ctx context.Context, a *stepuptest.Authenticator, tweaks 
 	tk, err := d.gate.Propose(ctx, c)
 	if err != nil {
 		return err
+	}
+	if tk.Status != stepup.StatusPending {
+		return fmt.Errorf("attempt: %s: %s", tk.Status, tk.Reason)
 	}
 	// The attacker's authenticator signs with its own credential, whatever
 	// the request allows.
@@ -235,6 +239,10 @@ func (d *demo) crash(ctx context.Context) (string, string, error) {
 		return "", "", err
 	}
 	before := d.mail.count()
+	if results, err := d.gate.Recover(ctx); err != nil || len(results) != 0 {
+		return "", "", fmt.Errorf("recovery took a live lease: %v", err)
+	}
+	d.clock.Advance(gate.DefaultLease) // the crashed owner's lease runs out
 	results, err := d.gate.Recover(ctx)
 	if err != nil {
 		return "", "", err

@@ -92,7 +92,7 @@ func newDemo(ctx context.Context, out io.Writer, tmp string) (*demo, error) {
 // open (re)opens the database and builds a gate on it whose tools run
 // through exec.
 func (d *demo) open(exec gate.Executor) error {
-	st, err := sqlite.Open(d.db, nil)
+	st, err := sqlite.Open(context.Background(), d.db, &sqlite.Options{Clock: d.clock.Now})
 	if err != nil {
 		return err
 	}
@@ -100,13 +100,14 @@ func (d *demo) open(exec gate.Executor) error {
 	// session would, so this gate's flood limits are off; the P7 section
 	// runs a gate with flood's default limits on the same database.
 	lim, err := flood.New(st, flood.Limits{Session: flood.Rate{N: -1}, User: flood.Rate{N: -1},
+		Agent: flood.Rate{N: -1}, ApproverInflow: flood.Rate{N: -1}, AgentLockout: flood.Lockout{After: -1},
 		SessionLockout: flood.Lockout{After: -1}, UserLockout: flood.Lockout{After: -1},
 		PendingPerSession: -1, PendingPerUser: -1}, d.clock.Now)
 	if err != nil {
 		_ = st.Close()
 		return err
 	}
-	opts := []gate.Option{gate.WithClock(d.clock.Now), gate.WithResolver(canon.FileResolver{Root: d.dir}),
+	opts := []gate.Option{gate.WithResolver(canon.FileResolver{Root: d.dir}),
 		gate.WithFlood(lim)}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, gate.WithExecutor(tool, exec))

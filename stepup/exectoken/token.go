@@ -171,4 +171,7 @@ type Claims struct {
 	// IdempotencyKey is the key the ticket was consumed with. Pass it to
 	// the tool: a retried execution must reuse it, never a new one.
 	IdempotencyKey string
+	// Fence is the fencing token of this executor's hold on the ticket:
+	// [Verifier.Finish] records an outcome only while it is current.
+	Fence int64
 }

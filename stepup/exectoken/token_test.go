@@ -46,8 +46,7 @@ func newTokenWorld(t *testing.T) *tokenWorld {
 	ti, err := exectoken.NewTokenIssuer(w.Gate, key, tokenIssuerName)
 	require.NoError(t, err)
 	require.Equal(t, pub, ti.PublicKey())
-	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "send_email", w.Store,
-		exectoken.WithVerifierClock(w.Clock.Now), exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}))
+	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "send_email", w.Store, exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}))
 	require.NoError(t, err)
 	return &tokenWorld{world: w, key: key, issuer: ti, mailer: v}
 }
@@ -55,8 +54,7 @@ func newTokenWorld(t *testing.T) *tokenWorld {
 // verifier returns another executor's verifier on the same store.
 func (w *tokenWorld) verifier(t *testing.T, pub ed25519.PublicKey, issuer, audience string) *exectoken.Verifier {
 	t.Helper()
-	v, err := exectoken.NewVerifier(pub, issuer, audience, w.Store,
-		exectoken.WithVerifierClock(w.Clock.Now), exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}))
+	v, err := exectoken.NewVerifier(pub, issuer, audience, w.Store, exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}))
 	require.NoError(t, err)
 	return v
 }
@@ -258,8 +256,9 @@ func TestTokenIssuerConfig(t *testing.T) {
 // approved send_email ticket.
 func tokenExample() (*gate.Gate, *memory.Store, *stepuptest.Clock, stepup.TicketID, canon.Effect) {
 	ctx := context.Background()
-	st, clock := memory.New(), stepuptest.NewClock(stepuptest.Start())
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithClock(clock.Now))
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
 	if err != nil {
 		panic(err)
 	}

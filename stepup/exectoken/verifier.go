@@ -48,23 +48,41 @@ type Verifier struct {
 	pub      ed25519.PublicKey
 	issuer   string
 	audience string
-	st       store.Approvals
-	now      func() time.Time
+	st       Store
+	lease    time.Duration
 	resolver canon.Resolver
-	audit    store.AuditLog
 	parser   *jwt.Parser
 }
+
+// Store is what a [Verifier] uses of the store it shares with the gate:
+// its clock, the tickets it spends under a lease, and the audit chain its
+// decisions join. Every backend in store/ implements it.
+type Store interface {
+	store.Clock
+	Get(ctx context.Context, id string) (store.Approval, error)
+	Consume(ctx context.Context, id string, c store.Claim, note store.Note) (store.Approval, error)
+	Finish(ctx context.Context, id string, fence int64, o store.Outcome, note store.Note) (store.Approval, error)
+	Expired(ctx context.Context, at time.Time, limit int) ([]store.Approval, error)
+	Reclaim(ctx context.Context, id string, fence int64, c store.Claim, note store.Note) (store.Approval, error)
+	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
+}
+
+// DefaultExecutorLease is how long an executor holds a ticket it spent
+// before [Verifier.Recover] may take it over, when [WithVerifierLease]
+// does not say: Finish within it.
+const DefaultExecutorLease = 5 * time.Minute
 
 // VerifierOption configures a [Verifier].
 type VerifierOption func(*Verifier) error
 
-// WithVerifierClock sets the verifier's clock (default time.Now).
-func WithVerifierClock(now func() time.Time) VerifierOption {
+// WithVerifierLease sets how long the executor holds a ticket it spent
+// (default [DefaultExecutorLease]); run and [Verifier.Finish] within it.
+func WithVerifierLease(d time.Duration) VerifierOption {
 	return func(v *Verifier) error {
-		if now == nil {
-			return fmt.Errorf("%w: nil clock", stepup.ErrConfig)
+		if d <= 0 {
+			return fmt.Errorf("%w: lease must be positive", stepup.ErrConfig)
 		}
-		v.now = now
+		v.lease = d
 		return nil
 	}
 }
@@ -83,28 +101,11 @@ func WithVerifierResolver(r canon.Resolver) VerifierOption {
 	}
 }
 
-// WithVerifierAudit appends the executor's decisions to log, the gate's
-// audit chain: every refusal of a token the gate signed (a wrong call, a
-// used or expired approval, another executor's token) and, at
-// [Verifier.Finish], the outcome of the run. Tokens that are not the gate's
-// are refused without a row, so forgeries cannot flood the chain. A
-// decision that cannot be audited fails: the refusal still stands, and
-// Finish reports the error after recording the outcome in the store.
-func WithVerifierAudit(log store.AuditLog) VerifierOption {
-	return func(v *Verifier) error {
-		if log == nil {
-			return fmt.Errorf("%w: nil audit log", stepup.ErrConfig)
-		}
-		v.audit = log
-		return nil
-	}
-}
-
 // NewVerifier returns the verifier of tokens that issuer signed with the
 // private half of pub and addressed to audience (this executor's name, the
 // Audience of the effects it runs), spending tickets in st, the store the
 // gate uses.
-func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Approvals, opts ...VerifierOption) (*Verifier, error) {
+func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, opts ...VerifierOption) (*Verifier, error) {
 	switch {
 	case len(pub) != ed25519.PublicKeySize:
 		return nil, fmt.Errorf("%w: verifier needs an Ed25519 public key", stepup.ErrConfig)
@@ -114,7 +115,7 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Approv
 		return nil, fmt.Errorf("%w: verifier needs the gate's store", stepup.ErrConfig)
 	}
 	v := &Verifier{
-		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, now: time.Now,
+		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, lease: DefaultExecutorLease,
 		// Only EdDSA: the algorithm in the header is the attacker's choice,
 		// and "none" or HS256 keyed with the public key must not verify.
 		// Claims are checked below, with the injected clock and the
@@ -149,7 +150,11 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st store.Approv
 // nothing runs. A crash after Verify leaves the ticket executing:
 // [Verifier.Recover] lists it with its idempotency key.
 func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Claims, error) {
-	c, signed, err := v.check(token)
+	now, err := v.st.Now(ctx)
+	if err != nil {
+		return Claims{}, fmt.Errorf("verify token: %w: the store's clock: %v", stepup.ErrStore, err)
+	}
+	c, signed, err := v.check(token, now)
 	if err != nil {
 		if signed {
 			return Claims{}, v.refused(ctx, c, e.Tool, err)
@@ -173,7 +178,16 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 		return Claims{}, fmt.Errorf("verify token: %w", err)
 	}
 	key = executorKeyPrefix + key
-	a, err := v.st.Consume(ctx, string(c.Ticket), key, v.now())
+	at, err := v.st.Now(ctx)
+	if err != nil {
+		return Claims{}, fmt.Errorf("verify token: %w: the store's clock: %v", stepup.ErrStore, err)
+	}
+	a, err := v.st.Consume(context.WithoutCancel(ctx), string(c.Ticket), store.Claim{Key: key, Owner: v.owner(), At: at,
+		LeaseUntil: at.Add(v.lease)}, func(t store.Approval, _ bool) receipt.AuditRecord {
+		r := executorRecord(t, at)
+		r.Decision, r.Reason = receipt.DecisionExecuting, "approval spent by executor "+v.audience
+		return r
+	})
 	if err != nil {
 		return Claims{}, v.refused(ctx, c, e.Tool, ticketstore.Err("verify token", err))
 	}
@@ -184,17 +198,20 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 		return Claims{}, v.refused(ctx, c, e.Tool,
 			fmt.Errorf("verify token: %w: token does not match the stored ticket", stepup.ErrEffectChanged))
 	}
-	c.IdempotencyKey = a.IdempotencyKey
+	c.IdempotencyKey, c.Fence = a.IdempotencyKey, a.Fence
 	return c, nil
 }
+
+// owner is the owner recorded on the tickets this executor spends.
+func (v *Verifier) owner() string { return "executor:" + v.audience }
 
 // refused records the refusal of a token the gate signed, and returns
 // refusal (joined with the audit failure, if any).
 func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal error) error {
-	if v.audit == nil {
-		return refusal
+	now, err := v.st.Now(ctx)
+	if err != nil {
+		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
 	}
-	now := v.now()
 	var r receipt.AuditRecord
 	if a, err := v.st.Get(ctx, string(c.Ticket)); err == nil {
 		r = executorRecord(a, now)
@@ -204,7 +221,7 @@ func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal e
 	}
 	r.Decision = receipt.DecisionFailed
 	r.Reason = "executor " + v.audience + " refused: " + tokenReason(refusal)
-	if _, err := v.audit.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
+	if _, err := v.st.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
 		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
 	}
 	return refusal
@@ -236,7 +253,7 @@ func tokenReason(err error) string {
 // check verifies the token's signature and claims, not the effect.
 // signed reports whether the signature verified, so that c (as far as it
 // was read) comes from the gate.
-func (v *Verifier) check(token string) (c Claims, signed bool, err error) {
+func (v *Verifier) check(token string, now time.Time) (c Claims, signed bool, err error) {
 	var tc tokenClaims
 	t, err := v.parser.ParseWithClaims(token, &tc, func(t *jwt.Token) (any, error) {
 		if _, ok := t.Method.(*jwt.SigningMethodEd25519); !ok {
@@ -274,7 +291,7 @@ func (v *Verifier) check(token string) (c Claims, signed bool, err error) {
 		return c, true, fmt.Errorf("verify token: %w", ErrTokenAudience)
 	case tc.ExpiresAt == nil || tc.IssuedAt == nil:
 		return c, true, fmt.Errorf("verify token: %w: no expiry or issue time", ErrTokenMalformed)
-	case !v.now().Before(tc.ExpiresAt.Time):
+	case !now.Before(tc.ExpiresAt.Time):
 		return c, true, fmt.Errorf("verify token: %w", stepup.ErrExpired)
 	case tc.ID == "" || tc.Subject == "":
 		return c, true, fmt.Errorf("verify token: %w: no ticket or approver", ErrTokenMalformed)
@@ -305,21 +322,26 @@ func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr e
 	if err != nil {
 		return fmt.Errorf("finish: %w: %v", stepup.ErrStore, err)
 	}
-	now := v.now()
-	done, err := v.st.Finish(context.WithoutCancel(ctx), string(c.Ticket), raw, now)
+	wctx := context.WithoutCancel(ctx)
+	now, err := v.st.Now(wctx)
 	if err != nil {
-		return ticketstore.Err("finish", err)
+		return fmt.Errorf("finish: %w: the store's clock: %v", stepup.ErrStore, err)
 	}
-	if v.audit == nil {
-		return nil
-	}
-	r := executorRecord(done, now)
-	r.Decision, r.Reason, r.Result = receipt.DecisionExecuted, "ran on executor "+v.audience, "ok"
+	o := store.Outcome{State: store.Done, Result: raw, At: now}
+	decision, result := receipt.DecisionExecuted, "ok"
 	if runErr != nil {
-		r.Decision, r.Result = receipt.DecisionFailed, "executor failed"
+		o.State, decision, result = store.Failed, receipt.DecisionFailed, "executor failed"
 	}
-	if _, err := v.audit.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
-		return fmt.Errorf("finish: audit: %w: %v", stepup.ErrStore, err)
+	_, err = v.st.Finish(wctx, string(c.Ticket), c.Fence, o, func(t store.Approval, _ bool) receipt.AuditRecord {
+		r := executorRecord(t, now)
+		r.Decision, r.Reason, r.Result = decision, "ran on executor "+v.audience, result
+		return r
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return fmt.Errorf("finish: %w: the lease expired and the ticket was taken over", stepup.ErrOutcomeUnknown)
+		}
+		return ticketstore.Err("finish", err)
 	}
 	return nil
 }
@@ -365,24 +387,43 @@ type Interrupted struct {
 // no longer hashes to its digest is left out and reported in the error,
 // wrapping [ErrEffectChanged].
 func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
-	list, err := v.st.Recover(ctx)
+	now, err := v.st.Now(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recover: %w: the store's clock: %v", stepup.ErrStore, err)
+	}
+	list, err := v.st.Expired(ctx, now, 0)
 	if err != nil {
 		return nil, ticketstore.Err("recover", err)
 	}
 	var out []Interrupted
 	var errs []error
 	for _, a := range list {
-		e, err := canon.ParseEffect(a.Effect)
-		if err != nil || !canon.Sum(a.Effect).Equal(a.Digest) {
+		s, err := canon.ParseSealed(a.Effect)
+		if err != nil || !s.Digest().Equal(a.Digest) {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, stepup.ErrEffectChanged))
 			continue
 		}
+		e := s.Effect()
 		if e.Audience != v.audience || !strings.HasPrefix(a.IdempotencyKey, executorKeyPrefix) {
 			continue // another executor's, or the gate's own
 		}
+		claimed, err := v.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: v.owner(), At: now,
+			LeaseUntil: now.Add(v.lease)}, func(t store.Approval, _ bool) receipt.AuditRecord {
+			r := executorRecord(t, now)
+			r.Decision, r.Reason = receipt.DecisionReclaimed, "lease expired; executor "+v.audience+" runs it again with the same key"
+			return r
+		})
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, ticketstore.Err("reclaim", err)))
+			continue
+		}
 		out = append(out, Interrupted{Effect: e, Claims: Claims{
 			Ticket: stepup.TicketID(a.ID), Issuer: v.issuer, Audience: v.audience, Approver: a.Approver,
-			Digest: a.Digest, Nonce: a.Nonce, ExpiresAt: a.ExpiresAt, IdempotencyKey: a.IdempotencyKey,
+			Digest: a.Digest, Nonce: a.Nonce, ExpiresAt: a.ExpiresAt, IdempotencyKey: claimed.IdempotencyKey,
+			Fence: claimed.Fence,
 		}})
 	}
 	return out, errors.Join(errs...)

@@ -1,18 +1,23 @@
 package gate
 
 import (
-	"context"
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
 
-// record starts an audit row for a stored ticket.
+// note returns the audit row of a decision as a store.Note: the store
+// appends it in the transaction that makes the decision, so the two are
+// stored together or not at all, and stamps its time.
+func (g *Gate) note(decision, reason string, at time.Time) store.Note {
+	return func(a store.Approval, _ bool) receipt.AuditRecord { return g.record(a, decision, reason, at) }
+}
+
+// record is the audit row of a decision about ticket a at at. Arguments
+// appear by digest only, unless WithAuditArgsUnsafe.
 func (g *Gate) record(a store.Approval, decision, reason string, at time.Time) receipt.AuditRecord {
 	r := receipt.AuditRecord{
 		Time:           at.UnixMilli(),
@@ -35,22 +40,13 @@ func (g *Gate) record(a store.Approval, decision, reason string, at time.Time) r
 		r.Nonce = hex.EncodeToString(a.Nonce[:])
 		r.CardHash = a.CardHash.String()
 	}
-	if !a.CreatedAt.IsZero() {
+	if !a.CreatedAt.IsZero() && !at.Before(a.CreatedAt) {
 		r.DecisionMillis = at.Sub(a.CreatedAt).Milliseconds()
 	}
 	if g.auditArgs && len(a.Effect) > 0 {
-		if e, err := canon.ParseEffect(a.Effect); err == nil {
-			r.Args = e.Args
+		if s, err := canon.ParseSealed(a.Effect); err == nil {
+			r.Args = s.Effect().Args
 		}
 	}
 	return r
-}
-
-// audit appends r. A decision that cannot be audited did not happen: the
-// caller fails closed on the error.
-func (g *Gate) audit(ctx context.Context, r receipt.AuditRecord) error {
-	if _, err := g.st.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
-		return fmt.Errorf("audit: %w: %v", stepup.ErrStore, err)
-	}
-	return nil
 }

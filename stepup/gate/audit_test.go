@@ -35,7 +35,7 @@ func TestEveryDecisionIsAnAuditRow(t *testing.T) {
 		assert.NotContains(t, r.Reason, "secret-token")
 	}
 	assert.Equal(t, []string{receipt.DecisionDeny, receipt.DecisionNeedsApproval, receipt.DecisionApproved,
-		receipt.DecisionExecuted, receipt.DecisionFailed}, decisions)
+		receipt.DecisionExecuting, receipt.DecisionExecuted, receipt.DecisionFailed}, decisions)
 	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
 
 	approved := rows[2]
@@ -46,10 +46,14 @@ func TestEveryDecisionIsAnAuditRow(t *testing.T) {
 	assert.Len(t, approved.CardHash, 64)
 	assert.Equal(t, "2026-10-30.1", approved.PolicyVersion)
 	assert.Equal(t, "external", approved.EffectClass)
-	executed := rows[3]
+	assert.Equal(t, rows[3].IdempotencyKey, rows[4].IdempotencyKey, "spent and run with one key")
+	executed := rows[4]
 	assert.NotEmpty(t, executed.IdempotencyKey)
 	assert.Equal(t, "ok", executed.Result)
-	assert.Equal(t, "approval already used", rows[4].Reason)
+	assert.Equal(t, "approval already used", rows[5].Reason)
+	for i := 1; i < len(rows); i++ {
+		assert.GreaterOrEqual(t, rows[i].Time, rows[i-1].Time, "audit times never decrease along the chain")
+	}
 }
 
 func TestAuditArgsOnlyWhenOptedIn(t *testing.T) {

@@ -24,11 +24,11 @@ import (
 )
 
 // benchStores are the backends the gate benchmarks run on.
-func benchStores(b *testing.B) map[string]func() gate.Store {
-	return map[string]func() gate.Store{
-		"memory": func() gate.Store { return memory.New() },
-		"sqlite": func() gate.Store {
-			st, err := sqlite.Open(filepath.Join(b.TempDir(), "asu.db"), nil)
+func benchStores(b *testing.B) map[string]func() store.Store {
+	return map[string]func() store.Store{
+		"memory": func() store.Store { return memory.New(nil) },
+		"sqlite": func() store.Store {
+			st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "asu.db"), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -38,12 +38,10 @@ func benchStores(b *testing.B) map[string]func() gate.Store {
 	}
 }
 
-func benchGate(b *testing.B, st gate.Store, opts ...gate.Option) (*gate.Gate, *stepuptest.Authenticator) {
+func benchGate(b *testing.B, st store.Store, opts ...gate.Option) (*gate.Gate, *stepuptest.Authenticator) {
 	b.Helper()
-	clock := stepuptest.NewClock(stepuptest.Start())
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithClock(clock.Now),
-		gate.WithExecutor("write_draft", &recorder{}), gate.WithExecutor("send_email", gate.ExecutorFunc(
-			func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}, opts...)...)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithExecutor("write_draft", &recorder{}), gate.WithExecutor("send_email", gate.ExecutorFunc(
+		func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -130,7 +128,7 @@ func BenchmarkApprove(b *testing.B) {
 	}
 }
 
-func benchApprove(b *testing.B, st gate.Store, opts ...gate.Option) {
+func benchApprove(b *testing.B, st store.Store, opts ...gate.Option) {
 	g, a := benchGate(b, st, opts...)
 	ctx := context.Background()
 	ids := make([]stepup.TicketID, b.N)
@@ -193,7 +191,7 @@ func BenchmarkApproveStoreWrites(b *testing.B) {
 			for i := range b.N {
 				eff := []byte(fmt.Sprintf(`{"n":%d}`, i))
 				a, _, err := st.Park(ctx, store.Approval{Effect: eff, Digest: canon.Sum(eff), Tool: "send_email",
-					CreatedAt: now, ExpiresAt: now.Add(time.Hour), Session: "s", User: "user:dana"}, store.Caps{})
+					CreatedAt: now, ExpiresAt: now.Add(time.Hour), Session: "s", User: "user:dana"}, store.Caps{}, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -205,13 +203,12 @@ func BenchmarkApproveStoreWrites(b *testing.B) {
 				if err := st.AdvanceSignCount(ctx, cred.ID, uint32(i+1)); err != nil {
 					b.Fatal(err)
 				}
-				a, err := st.Resolve(ctx, ids[i], store.Resolution{To: store.Approved, Approver: "user:dana",
-					Evidence: evidence, At: now})
+				_, err := st.Resolve(ctx, ids[i], store.Resolution{To: store.Approved, Approver: "user:dana",
+					Evidence: evidence, At: now}, func(a store.Approval, _ bool) receipt.AuditRecord {
+					return receipt.AuditRecord{TicketID: a.ID, Decision: receipt.DecisionApproved, ArgsDigest: a.Digest,
+						Approver: "user:dana"}
+				})
 				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := st.AppendAudit(ctx, receipt.AuditRecord{Time: now.UnixMilli(), TicketID: a.ID,
-					Decision: receipt.DecisionApproved, ArgsDigest: a.Digest, Approver: "user:dana"}); err != nil {
 					b.Fatal(err)
 				}
 			}

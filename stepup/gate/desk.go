@@ -8,19 +8,20 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/store"
 )
 
 // Desk is the approver's side of a gate: show a pending ticket, approve or
-// deny it with an answer the [Approver] verifies, ask for a grant, get a
-// receipt. It is never handed to the agent runtime; serve it on a listener
-// and origin the agent API does not share.
+// deny it with an answer the [Approver] verifies, revoke an approval, ask
+// for a grant, get a receipt, list one's queue. It is never handed to the
+// agent runtime; serve it on a listener and origin the agent API does not
+// share.
 type Desk struct{ g *Gate }
 
 // Desk returns the gate's approver side.
@@ -45,24 +46,29 @@ type Prompt struct {
 	Approvers []string
 }
 
+// ErrNoReceipt means a ticket has no approval by a person to make a
+// receipt of: it is pending, was denied, cancelled or timed out, was
+// allowed by the policy or covered by a grant, or its approver makes no
+// receipts.
+var ErrNoReceipt = errors.New("gate: no approval by a person to make a receipt of")
+
 // Prompt returns what the approver of pending ticket id is shown: the card
 // re-rendered from the stored effect (it must hash as stored, or the
 // ticket is refused with [stepup.ErrEffectChanged]) and the requests to
 // approve or deny it.
 func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
-	a, req, err := d.pending(ctx, id, ActionApprove)
+	a, req, now, err := d.pending(ctx, id, ActionApprove)
 	if err != nil {
 		return Prompt{}, err
 	}
-	eff, err := d.g.recheckStored(a)
-	if err != nil {
-		return Prompt{}, err
-	}
-	dec, _, err := d.g.redecide(ctx, a)
+	dec, s, err := d.g.redecide(ctx, a)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	cd, err := d.g.render(eff, dec, a.Taint, a.Rationale)
+	if !s.Digest().Equal(a.Digest) {
+		return Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
+	}
+	cd, err := d.g.render(s, dec, a.Taint, a.Rationale)
 	if err != nil || !cd.Hash().Equal(a.CardHash) {
 		return Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
 	}
@@ -75,37 +81,40 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	return Prompt{Ticket: view(a, d.g.now()), Card: cd, CardJSON: a.Card, Options: opts,
+	return Prompt{Ticket: view(a, now), Card: cd, CardJSON: a.Card, Options: opts,
 		Challenge: req.Challenge, DenyOptions: denyOpts, DenyChallenge: denyReq.Challenge,
 		Approvers: req.Approvers}, nil
 }
 
 // pending reads a pending, unexpired ticket and builds the request of
 // action about it, timing it out if it expired.
-func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (store.Approval, Request, error) {
+func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (store.Approval, Request, time.Time, error) {
 	g := d.g
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return a, Request{}, ticketstore.Err("approval", err)
+		return a, Request{}, time.Time{}, ticketErr("approval", err)
 	}
-	now := g.now()
+	now, err := g.now(ctx)
+	if err != nil {
+		return a, Request{}, now, err
+	}
 	if a.State != store.Pending {
 		if a.State == store.Expired || (a.State == store.Cancelled && !now.Before(a.ExpiresAt)) {
-			return a, Request{}, fmt.Errorf("approval: %w", stepup.ErrExpired)
+			return a, Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
 		}
-		return a, Request{}, fmt.Errorf("approval: %w", stepup.ErrResolved)
+		return a, Request{}, now, fmt.Errorf("approval: %w", stepup.ErrResolved)
 	}
 	if !now.Before(a.ExpiresAt) {
 		if err := g.timeout(ctx, a); err != nil {
-			return a, Request{}, err
+			return a, Request{}, now, err
 		}
-		return a, Request{}, fmt.Errorf("approval: %w", stepup.ErrExpired)
+		return a, Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
 	}
-	approvers, err := g.approversOf(ctx, a)
+	approvers, err := g.approversOf(ctx, a, now)
 	if err != nil {
-		return a, Request{}, fmt.Errorf("approval: %w", err)
+		return a, Request{}, now, fmt.Errorf("approval: %w", err)
 	}
-	return a, newRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), nil
+	return a, newRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), now, nil
 }
 
 // route returns the route of a stored ticket under the policy it was
@@ -118,7 +127,7 @@ func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
 		if route, ok := r.Route(a.Tool, a.PolicyVersion); ok {
 			return route, nil
 		}
-		return Route{}, fmt.Errorf("%w: policy changed since the ticket was parked", stepup.ErrPolicyChanged)
+		return Route{}, fmt.Errorf("%w: the policy no longer routes the ticket", stepup.ErrPolicyChanged)
 	}
 	d, _, err := g.redecide(ctx, a)
 	if err != nil {
@@ -127,18 +136,23 @@ func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
 	return Route{Approvers: d.Approvers, Timeout: d.Timeout}, nil
 }
 
-// approversOf returns who may decide ticket a now: its user when the
-// policy names no approver group, otherwise the group's members (and,
-// once an escalating ticket's first stage has passed, the group it
-// escalates to). The requester's agent and delegations are never among
-// them.
-func (g *Gate) approversOf(ctx context.Context, a store.Approval) ([]string, error) {
+// approversOf returns who may decide ticket a at now.
+func (g *Gate) approversOf(ctx context.Context, a store.Approval, now time.Time) ([]string, error) {
 	route, err := g.route(ctx, a)
 	if err != nil {
 		return nil, err
 	}
+	return g.routeOf(a, route, now)
+}
+
+// routeOf returns who may decide ticket a at now under route: its user
+// when the route names no approver group, otherwise the group's members
+// (and, once an escalating ticket's first stage has passed, the members of
+// the group it escalates to). The requester's agent and delegations are
+// never among them, nor anyone whose id is not a person's.
+func (g *Gate) routeOf(a store.Approval, route Route, now time.Time) ([]string, error) {
 	groups := []string{route.Approvers}
-	if route.Timeout.Outcome == OutcomeEscalate && !g.now().Before(a.CreatedAt.Add(g.stage(route.Timeout))) {
+	if route.Timeout.Outcome == OutcomeEscalate && !now.Before(a.CreatedAt.Add(g.stage(route.Timeout))) {
 		groups = append(groups, route.Timeout.EscalateTo)
 	}
 	var users []string
@@ -165,11 +179,11 @@ func (g *Gate) approversOf(ctx context.Context, a store.Approval) ([]string, err
 // Approve verifies answer (for passkeys, the JSON of the browser's
 // navigator.credentials.get) against pending ticket id and, when it
 // verifies and its approver may decide the ticket, stores the ticket
-// approved with the evidence. Approving a [GrantTool] ticket issues the
-// grant.
+// approved with the evidence and its audit row, in one transaction.
+// Approving a [GrantTool] ticket issues the grant.
 func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (stepup.Ticket, error) {
 	g := d.g
-	a, req, err := d.pending(ctx, id, ActionApprove)
+	a, req, _, err := d.pending(ctx, id, ActionApprove)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -177,16 +191,17 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
-	now := g.now()
-	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
-		Reason: "approved by " + v.User, Evidence: v.Evidence, At: now})
+	now, err := g.now(ctx)
 	if err != nil {
-		return stepup.Ticket{}, ticketstore.Err("approve", err)
-	}
-	g.changed()
-	if err := g.audit(ctx, g.record(done, receipt.DecisionApproved, done.Reason, now)); err != nil {
 		return stepup.Ticket{}, err
 	}
+	reason := "approved by " + v.User
+	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
+		Reason: reason, Evidence: v.Evidence, At: now}, g.note(receipt.DecisionApproved, reason, now))
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("approve", err)
+	}
+	g.changed()
 	if a.Tool == GrantTool {
 		return g.issueGrant(context.WithoutCancel(ctx), done)
 	}
@@ -200,7 +215,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 // counts towards the session's lockout.
 func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
 	g := d.g
-	a, req, err := d.pending(ctx, id, ActionDeny)
+	a, req, _, err := d.pending(ctx, id, ActionDeny)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -208,20 +223,20 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("deny: %w", err)
 	}
-	now := g.now()
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
 	why := "denied by " + v.User
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
 	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
-		Evidence: v.Evidence, At: now})
+		Evidence: v.Evidence, At: now}, g.note(receipt.DecisionDenied, why, now))
 	if err != nil {
-		return stepup.Ticket{}, ticketstore.Err("deny", err)
+		return stepup.Ticket{}, ticketErr("deny", err)
 	}
 	g.changed()
-	if err := g.audit(ctx, g.record(done, receipt.DecisionDenied, why, now)); err != nil {
-		return stepup.Ticket{}, err
-	}
 	if a.Tool != GrantTool {
 		if err := g.decided(ctx, done, false); err != nil {
 			return view(done, now), err
@@ -246,11 +261,12 @@ func (g *Gate) verify(ctx context.Context, req Request, a store.Approval, answer
 	return v, nil
 }
 
-// mayDecide refuses the requester's own principals, agents and the gate's
-// reserved names as deciders of a.
+// mayDecide refuses as deciders of a anyone who is not a person (agents,
+// the gate's reserved names, malformed ids) and the requester's own
+// principals.
 func mayDecide(user string, a store.Approval) error {
 	switch {
-	case user == "", isAgent(user), reservedApprover(user):
+	case checkPerson(user) != nil:
 		return stepup.ErrNotPermitted
 	case user == a.Requester.Agent, slices.Contains(a.Requester.Delegations, user):
 		return stepup.ErrNotPermitted
@@ -262,14 +278,14 @@ func mayDecide(user string, a store.Approval) error {
 // approver (it must implement [Receipter]): for passkeys, the
 // receipt.FormatV1 layout that anyone holding only the approver's public
 // key verifies offline with receipt.Verify. The ticket must have been
-// approved by a person; it may since have run or expired.
+// approved by a person; it may since have run, failed or expired.
 func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receipt, error) {
 	a, err := d.g.st.Get(ctx, string(id))
 	if err != nil {
-		return nil, ticketstore.Err("receipt", err)
+		return nil, ticketErr("receipt", err)
 	}
 	switch a.State {
-	case store.Approved, store.Executing, store.Done:
+	case store.Approved, store.Executing, store.Done, store.Failed:
 	default:
 		return nil, fmt.Errorf("receipt: %w: ticket is %s", ErrNoReceipt, a.State)
 	}
@@ -292,22 +308,12 @@ func answerOf(a store.Approval) Answer {
 	}
 }
 
-// ErrNoReceipt means a ticket has no approval by a person to make a
-// receipt of: it is pending, was denied, cancelled or timed out, was
-// allowed by the policy or covered by a grant, or its approver makes no
-// receipts.
-var ErrNoReceipt = errors.New("gate: no approval by a person to make a receipt of")
-
-// recheckStored re-hashes and re-parses a stored effect, without
-// re-resolving its references: what an approver is shown must be what
-// was stored.
-func (g *Gate) recheckStored(a store.Approval) (canon.Effect, error) {
-	if !canon.Sum(a.Effect).Equal(a.Digest) {
-		return canon.Effect{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
+// recheckStored re-parses a stored effect and checks it against its
+// digest, without re-resolving its references.
+func (g *Gate) recheckStored(a store.Approval) (canon.Sealed, error) {
+	s, err := canon.ParseSealed(a.Effect)
+	if err != nil || !s.Digest().Equal(a.Digest) {
+		return canon.Sealed{}, fmt.Errorf("%w: stored effect does not hash as approved", stepup.ErrEffectChanged)
 	}
-	eff, err := canon.ParseEffect(a.Effect)
-	if err != nil {
-		return canon.Effect{}, fmt.Errorf("prompt: %w: stored effect does not parse", stepup.ErrEffectChanged)
-	}
-	return eff, nil
+	return s, nil
 }

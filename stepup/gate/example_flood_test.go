@@ -17,14 +17,14 @@ import (
 
 func ExampleWithFlood() {
 	clock := stepuptest.NewClock(stepuptest.Start())
-	st := memory.New()
+	st := stepuptest.Memory(clock)
 	// Three approval requests per session per ten minutes; the rest of
 	// flood's defaults (lockouts, pending caps) stay.
 	lim, err := flood.New(st, flood.Limits{Session: flood.Rate{N: 3, Per: 10 * time.Minute}}, clock.Now)
 	if err != nil {
 		panic(err)
 	}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithClock(clock.Now), gate.WithFlood(lim))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithFlood(lim))
 	if err != nil {
 		panic(err)
 	}
@@ -44,7 +44,7 @@ func ExampleWithFlood() {
 func ExampleWithoutFloodControlUnsafe() {
 	// Only for a closed test bed: any session may ask approvers as often as
 	// it likes.
-	mem := memory.New()
+	mem := memory.New(nil)
 	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithoutFloodControlUnsafe())
 	fmt.Println(g != nil, err)
 	// Output: true <nil>

@@ -22,9 +22,9 @@ func exampleGate() (*gate.Gate, *stepuptest.Authenticator, *stepuptest.Clock) {
 	send := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil
 	})
-	mem := memory.New()
+	mem := stepuptest.Memory(clock)
 	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem),
-		gate.WithClock(clock.Now), gate.WithExecutor("send_email", send))
+		gate.WithExecutor("send_email", send))
 	if err != nil {
 		panic(err)
 	}
@@ -41,7 +41,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	approver, err := passkey.New(st, passkey.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com"})
 	if err != nil {
 		panic(err)

@@ -7,57 +7,60 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
-
-	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/store"
 )
 
+// ExternalKeyPrefix marks the idempotency keys of tickets consumed by an
+// executor in another service (package exectoken): the gate's recovery
+// leaves them to that executor.
+const ExternalKeyPrefix = "exec-"
+
 // Execute runs the call stored under ticket id, at most once. It takes no
-// arguments: it re-parses the stored effect, re-resolves its references and
-// re-hashes it, and refuses ([ErrEffectChanged]) when the digest differs
-// from the approved one. Then, in one store transaction, it spends the
-// approval and records the intent to execute with a fresh idempotency key,
-// and runs the tool's executor with that key. Of any number of concurrent
-// calls, across gates sharing the store, one runs the tool; the others get
-// [ErrConsumed].
+// arguments. Before anything is spent it checks the ticket as it stands:
+// approved and unexpired by the store's clock, decided under the current
+// policy (else [stepup.ErrPolicyChanged]), its approval's evidence
+// verifying (the database is not trusted to approve), and its stored
+// effect re-parsed, its references re-resolved and re-hashed to the
+// approved digest (else [stepup.ErrEffectChanged]). Then, in one store
+// transaction with its audit row, it spends the approval and records the
+// intent to execute: a fresh idempotency key, this gate as the owner and a
+// lease. It runs the tool's executor with that key, renewing the lease
+// meanwhile, and records the outcome.
 //
-// A panic or crash inside the executor leaves the ticket executing;
-// [Gate.Recover] finishes it with the same key.
+// Of any number of concurrent calls, across gates sharing the store, one
+// runs the tool; the others get [stepup.ErrConsumed]. An error says what
+// happened to the effect (see package stepup): not run, ran and failed
+// ([stepup.ErrExecutorFailed]), or unknown ([stepup.ErrOutcomeUnknown]):
+// the ticket stays executing and, once its lease expires, any gate's
+// [Gate.Recover] runs it again with the same key.
 func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return stepup.Result{}, ticketstore.Err("execute", err)
+		return stepup.Result{}, ticketErr("execute", err)
 	}
-	now := g.now()
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Result{}, err
+	}
 	refuse := func(err error, reason string) (stepup.Result, error) {
-		if aerr := g.audit(ctx, g.record(a, receipt.DecisionFailed, reason, now)); aerr != nil {
-			return stepup.Result{}, errors.Join(err, aerr)
+		if _, aerr := g.st.AppendAudit(context.WithoutCancel(ctx), g.record(a, receipt.DecisionFailed, reason, now)); aerr != nil {
+			return stepup.Result{}, errors.Join(err, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
 		}
 		return stepup.Result{}, err
 	}
-	switch a.State {
-	case store.Approved:
-	case store.Executing, store.Done:
-		return refuse(fmt.Errorf("execute: %w", stepup.ErrConsumed), "approval already used")
-	case store.Expired:
-		return refuse(fmt.Errorf("execute: %w", stepup.ErrExpired), "approval expired")
-	default:
-		return refuse(fmt.Errorf("execute: %w: ticket is %s", stepup.ErrNotApproved, a.State), "ticket not approved")
+	if err := runnable(a, now); err != nil {
+		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
 	}
-	if !now.Before(a.ExpiresAt) {
-		return refuse(fmt.Errorf("execute: %w", stepup.ErrExpired), "approval expired")
-	}
-	if err := g.authorized(ctx, a); err != nil {
-		reason := "approval evidence does not verify"
-		if errors.Is(err, stepup.ErrPolicyChanged) {
-			reason = "policy changed since the ticket was decided"
-		}
-		return refuse(fmt.Errorf("execute: %w", err), reason)
+	if err := g.authorized(ctx, a, now); err != nil {
+		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
 	}
 	eff, err := g.recheck(ctx, a)
 	if err != nil {
@@ -75,35 +78,99 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		return stepup.Result{}, err // nothing spent
 	}
 	// Re-resolving may have taken a while: spend the approval only if it is
-	// still unexpired now, not when Execute began. Once asked, the consume
-	// runs to its end: a cancel mid-statement could otherwise leave the
-	// approval spent while the audit row says it was not.
-	consumed, err := g.st.Consume(context.WithoutCancel(ctx), a.ID, key, g.now())
+	// still unexpired now, by the store's clock. Once asked, the consume
+	// runs to its end: a cancel mid-statement would leave its outcome
+	// unknown.
+	wctx := context.WithoutCancel(ctx)
+	at, err := g.now(wctx)
 	if err != nil {
-		err = ticketstore.Err("execute", err)
-		reason := "approval could not be consumed"
-		switch {
-		case errors.Is(err, stepup.ErrConsumed):
-			reason = "approval already used"
-		case errors.Is(err, stepup.ErrExpired):
-			reason = "approval expired"
+		return stepup.Result{}, err
+	}
+	consumed, err := g.st.Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.owner, At: at, LeaseUntil: at.Add(g.lease)},
+		g.note(receipt.DecisionExecuting, "approval spent; running", at))
+	if err != nil {
+		if isRefusal(err) {
+			err = ticketErr("execute", err)
+			return refuse(err, refusalReason(err))
 		}
-		return refuse(err, reason)
+		// The consume may have committed before its answer was lost: the
+		// ticket may be executing under this gate's lease, and will then
+		// be run by recovery once the lease expires.
+		return stepup.Result{}, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
 	}
 	g.changed()
 	return g.run(ctx, consumed, eff, exec)
 }
 
-// run executes a consumed ticket with its idempotency key and records the
-// outcome. The outcome is recorded even if ctx ended meanwhile.
+// runnable refuses a ticket that cannot be spent at now.
+func runnable(a store.Approval, now time.Time) error {
+	switch a.State {
+	case store.Approved:
+	case store.Executing, store.Done, store.Failed, store.Abandoned:
+		return stepup.ErrConsumed
+	case store.Expired:
+		return stepup.ErrExpired
+	case store.Revoked:
+		return stepup.ErrRevoked
+	default:
+		return fmt.Errorf("%w: ticket is %s", stepup.ErrNotApproved, a.State)
+	}
+	if !now.Before(a.ExpiresAt) {
+		return stepup.ErrExpired
+	}
+	return nil
+}
+
+// isRefusal reports whether a store error is a definite refusal, which
+// changed nothing, rather than a failure whose outcome is unknown.
+func isRefusal(err error) bool {
+	for _, s := range []error{store.ErrNotFound, store.ErrConsumed, store.ErrExpired, store.ErrNotApproved,
+		store.ErrRevoked, store.ErrResolved, store.ErrClockSkew, store.ErrInvalid, store.ErrTooLarge} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusalReason words a refusal for the audit row.
+func refusalReason(err error) string {
+	switch {
+	case errors.Is(err, stepup.ErrConsumed):
+		return "approval already used"
+	case errors.Is(err, stepup.ErrExpired):
+		return "approval expired"
+	case errors.Is(err, stepup.ErrRevoked):
+		return "approval revoked"
+	case errors.Is(err, stepup.ErrPolicyChanged):
+		return "policy changed since the ticket was decided"
+	case errors.Is(err, stepup.ErrBadAssertion):
+		return "approval evidence does not verify"
+	case errors.Is(err, stepup.ErrNotApproved):
+		return "ticket not approved"
+	}
+	return "approval could not be spent"
+}
+
+// run executes a consumed ticket with its idempotency key under its lease
+// and records the outcome, even if ctx ended meanwhile.
 func (g *Gate) run(ctx context.Context, a store.Approval, eff canon.Effect, exec Executor) (stepup.Result, error) {
-	out, execErr := exec.Execute(ctx, eff, a.IdempotencyKey)
+	runCtx, lost := g.hold(ctx, a)
+	defer lost() // a panicking executor must not leave the lease renewed
+	out, execErr := exec.Execute(runCtx, eff, a.IdempotencyKey)
+	leaseLost := lost()
 	wctx := context.WithoutCancel(ctx)
-	now := g.now()
+	res := stepup.Result{Ticket: stepup.TicketID(a.ID), IdempotencyKey: a.IdempotencyKey}
+	if leaseLost {
+		// Another gate may have taken the ticket over: its outcome, not
+		// this one's, is recorded.
+		return res, fmt.Errorf("execute: %w: the lease could not be renewed", stepup.ErrOutcomeUnknown)
+	}
+	o := store.Outcome{State: store.Done}
 	decision, summary := receipt.DecisionExecuted, "ok"
 	stored := ticketstore.Result{OK: true}
 	if execErr != nil {
-		decision, summary = receipt.DecisionFailed, "executor failed"
+		o.State, decision, summary = store.Failed, receipt.DecisionFailed, "executor failed"
 		stored = ticketstore.Result{Error: summary}
 	} else if json.Valid(out) {
 		stored.Output = out
@@ -112,53 +179,115 @@ func (g *Gate) run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 	}
 	raw, err := json.Marshal(stored)
 	if err != nil {
-		return stepup.Result{}, fmt.Errorf("execute: %w: %v", stepup.ErrStore, err)
+		return res, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
 	}
-	done, err := g.st.Finish(wctx, a.ID, raw, now)
-	if err != nil {
-		return stepup.Result{}, ticketstore.Err("execute: finish", err)
+	o.Result = raw
+	if o.At, err = g.now(wctx); err != nil {
+		return res, fmt.Errorf("execute: %w: %w", stepup.ErrOutcomeUnknown, err)
+	}
+	note := g.note(decision, summary, o.At)
+	if _, err := g.st.Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) receipt.AuditRecord {
+		r := note(t, m)
+		r.Result = summary
+		return r
+	}); err != nil {
+		// It ran, but its outcome is not recorded: the ticket stays
+		// executing and is run again with the same key once the lease
+		// expires, or another gate already took it over.
+		return res, fmt.Errorf("execute: %w: the outcome could not be recorded: %v", stepup.ErrOutcomeUnknown, err)
 	}
 	g.changed()
-	r := g.record(done, decision, summary, now)
-	r.Result = summary
-	res := stepup.Result{Ticket: stepup.TicketID(a.ID), Output: stored.Output, IdempotencyKey: a.IdempotencyKey}
-	if err := g.audit(wctx, r); err != nil {
-		return res, err
-	}
+	res.Output = stored.Output
 	if execErr != nil {
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrExecutorFailed, execErr)
 	}
 	return res, nil
 }
 
+// hold keeps ticket a's lease while its executor runs: it renews the lease
+// every third of it, and cancels the returned context when it cannot,
+// while a third of the lease is still left, so that no other gate's run of
+// the ticket can overlap this one. Time left is measured on this process's
+// monotonic clock from the last renewal, which is never later than the
+// lease's own start, so a skewed wall clock cannot stretch it. lost stops
+// the renewal and reports whether the lease was lost.
+func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, func() bool) {
+	runCtx, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	var (
+		wg   sync.WaitGroup
+		gone atomic.Bool
+	)
+	held := time.Now() // the lease ran from at most this moment
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(g.lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			asked := time.Now()
+			err := g.renew(context.WithoutCancel(ctx), a)
+			if err == nil {
+				held = asked
+				continue
+			}
+			if errors.Is(err, store.ErrFenced) || time.Since(held) > g.lease-g.lease/3 {
+				gone.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return runCtx, func() bool {
+		once.Do(func() {
+			close(stop)
+			wg.Wait()
+			cancel()
+		})
+		return gone.Load()
+	}
+}
+
+// renew extends ticket a's lease by a whole lease from the store's now.
+func (g *Gate) renew(ctx context.Context, a store.Approval) error {
+	now, err := g.st.Now(ctx)
+	if err != nil {
+		return err
+	}
+	return g.st.Renew(ctx, a.ID, g.owner, a.Fence, now.Add(g.lease))
+}
+
 // authorized checks an approved ticket before it runs, trusting neither
-// the database nor the policy it was decided under: the approval's
-// evidence must verify (the gate's MAC on its own approvals, the
-// approver's Recheck on a person's), and the current policy must be the
-// one the ticket was decided under and must not deny it now.
-func (g *Gate) authorized(ctx context.Context, a store.Approval) error {
-	if a.Tool != GrantTool { // a grant ticket is decided by the gate itself, under its own fixed version
+// the database nor the policy it was decided under: the current policy
+// must be the one the ticket was decided under and must not deny it now,
+// and the approval's evidence must verify (the gate's MAC on its own
+// approvals, the approver's Recheck on a person's).
+func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) error {
+	if a.Tool != GrantTool { // decided by the gate itself, under its own fixed version
 		if _, _, err := g.redecide(ctx, a); err != nil {
 			return err
 		}
 	}
 	if reservedApprover(a.Approver) {
-		if err := g.checkSeal(a); err != nil {
-			return err
+		return g.checkSeal(a)
+	}
+	if err := mayDecide(a.Approver, a); err != nil {
+		return fmt.Errorf("%w: the approval names no one who may approve", stepup.ErrBadAssertion)
+	}
+	if users, err := g.approversOf(ctx, a, now); err != nil || !slices.Contains(users, a.Approver) {
+		return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
+	}
+	if err := g.approver.Recheck(ctx, answerOf(a)); err != nil {
+		if !errors.Is(err, stepup.ErrBadAssertion) {
+			err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
 		}
-	} else {
-		if err := mayDecide(a.Approver, a); err != nil {
-			return fmt.Errorf("%w: the approval names no one who may approve", stepup.ErrBadAssertion)
-		}
-		if users, err := g.approversOf(ctx, a); err != nil || !slices.Contains(users, a.Approver) {
-			return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
-		}
-		if err := g.approver.Recheck(ctx, answerOf(a)); err != nil {
-			if !errors.Is(err, stepup.ErrBadAssertion) {
-				err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
-			}
-			return err
-		}
+		return err
 	}
 	return nil
 }
@@ -167,13 +296,11 @@ func (g *Gate) authorized(ctx context.Context, a store.Approval) error {
 // re-hashes it: what runs must be what was approved, byte for byte and
 // content for content.
 func (g *Gate) recheck(ctx context.Context, a store.Approval) (canon.Effect, error) {
-	if !canon.Sum(a.Effect).Equal(a.Digest) {
-		return canon.Effect{}, stepup.ErrEffectChanged
-	}
-	eff, err := canon.ParseEffect(a.Effect)
+	s, err := g.recheckStored(a)
 	if err != nil {
-		return canon.Effect{}, fmt.Errorf("%w: stored effect does not parse", stepup.ErrEffectChanged)
+		return canon.Effect{}, err
 	}
+	eff := s.Effect()
 	refs, err := canon.ResolveAll(ctx, g.resolver, eff.Refs)
 	if err != nil {
 		return canon.Effect{}, fmt.Errorf("%w: a reference no longer resolves", stepup.ErrEffectChanged)
@@ -186,36 +313,55 @@ func (g *Gate) recheck(ctx context.Context, a store.Approval) (canon.Effect, err
 	return eff, nil
 }
 
-// Recover finishes executions a crash interrupted: tickets consumed but
-// never finished. Each is re-checked and re-run with its SAME idempotency
-// key, never consumed again, so a tool that honours the key acts once.
-// Call it at start-up, before serving, on one gate of those sharing the
-// store. Tickets a separate executor consumed through a [Verifier] are left
-// to that executor's [Verifier.Recover]. It returns the results of the
-// executions it finished.
+// Recover takes over executions whose owner's lease expired (its gate
+// crashed, or lost the store while running them) and finishes them: each
+// is re-checked and run again with its SAME idempotency key, never
+// consumed again, under a new lease and fencing token, so a stale owner
+// can no longer record an outcome over this one. A live owner's executions
+// are never touched. Tickets a separate executor consumed (package
+// exectoken) are left to it. It returns the results of the executions it
+// finished. [Gate.Maintain] calls it continuously.
 func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
-	list, err := g.st.Recover(ctx)
+	now, err := g.now(ctx)
 	if err != nil {
-		return nil, ticketstore.Err("recover", err)
+		return nil, err
+	}
+	list, err := g.st.Expired(ctx, now, 0)
+	if err != nil {
+		return nil, ticketErr("recover", err)
 	}
 	var results []stepup.Result
 	var errs []error
 	for _, a := range list {
 		if strings.HasPrefix(a.IdempotencyKey, ExternalKeyPrefix) {
-			continue // consumed by a separate executor's Verifier: its to finish
+			continue // consumed by a separate executor: its to finish
 		}
-		exec, ok := g.executors[a.Tool]
+		at, err := g.now(ctx)
+		if err != nil {
+			return results, errors.Join(append(errs, err)...)
+		}
+		claimed, err := g.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.owner, At: at,
+			LeaseUntil: at.Add(g.lease)}, g.note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
+			continue // another gate took it, or its owner renewed in time
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, ticketErr("reclaim", err)))
+			continue
+		}
+		g.changed()
+		exec, ok := g.executors[claimed.Tool]
 		if !ok {
-			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, stepup.ErrNoExecutor))
+			errs = append(errs, g.abandon(ctx, claimed, stepup.ErrNoExecutor, "no executor for the tool"))
 			continue
 		}
-		eff, err := g.recheck(ctx, a)
+		eff, err := g.recheck(ctx, claimed)
 		if err != nil {
-			errs = append(errs, g.abandon(ctx, a, err))
+			errs = append(errs, g.abandon(ctx, claimed, err, "action differs from what was approved"))
 			continue
 		}
-		res, err := g.run(ctx, a, eff, exec)
-		if err != nil {
+		res, err := g.run(ctx, claimed, eff, exec)
+		if err != nil && !errors.Is(err, stepup.ErrExecutorFailed) {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
 			continue
 		}
@@ -224,28 +370,58 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	return results, errors.Join(errs...)
 }
 
-// abandon finishes an interrupted execution whose effect changed while the
-// gate was down: it does not run.
-func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error) error {
-	now := g.now()
-	raw, _ := json.Marshal(ticketstore.Result{Error: "action differs from what was approved"})
-	done, err := g.st.Finish(ctx, a.ID, raw, now)
+// abandon finishes a reclaimed execution that cannot run: it is recorded
+// abandoned, never run.
+func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why string) error {
+	now, err := g.now(ctx)
 	if err != nil {
-		return errors.Join(cause, ticketstore.Err("recover: finish", err))
+		return errors.Join(cause, err)
 	}
-	r := g.record(done, receipt.DecisionFailed, "action differs from what was approved", now)
-	r.Result = "not run"
-	return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), g.audit(ctx, r))
+	raw, _ := json.Marshal(ticketstore.Result{Error: why})
+	note := g.note(receipt.DecisionAbandoned, why, now)
+	_, err = g.st.Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
+		func(t store.Approval, m bool) receipt.AuditRecord {
+			r := note(t, m)
+			r.Result = "not run"
+			return r
+		})
+	if err != nil {
+		return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), ticketErr("recover: finish", err))
+	}
+	g.changed()
+	return fmt.Errorf("recover %s: %w", a.ID, cause)
 }
 
-// ExternalKeyPrefix marks the idempotency keys of tickets consumed by an
-// executor in another service (package exectoken): the gate's recovery
-// leaves them to that executor.
-const ExternalKeyPrefix = "exec-"
+// Maintain keeps the gate's shared work done until ctx ends: every
+// interval it takes over expired executions ([Gate.Recover]) and times
+// out expired pending tickets ([Gate.Sweep]), so a crashed replica's work
+// resumes without anyone restarting a gate. Run it on every gate; errors
+// of one pass are handed to report (which may be nil) and the next pass
+// runs anyway. It returns ctx's error.
+func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func(error)) error {
+	if interval <= 0 {
+		interval = g.lease / 3
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		_, rerr := g.Recover(ctx)
+		_, serr := g.Sweep(ctx)
+		if err := errors.Join(rerr, serr); err != nil && report != nil && ctx.Err() == nil {
+			report(err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
 
 // Runnable is a ticket [Gate.Execute] would run now: approved, unexpired,
-// unused, its stored effect still hashing to the approved digest with its
-// references re-resolved.
+// unused, its approval verifying under the current policy, its stored
+// effect still hashing to the approved digest with its references
+// re-resolved.
 type Runnable struct {
 	ID        stepup.TicketID
 	Digest    canon.Digest
@@ -253,33 +429,29 @@ type Runnable struct {
 	Approver  string
 	Nonce     [32]byte
 	ExpiresAt time.Time
-	// Now is the gate's time of the check.
+	// Now is the store's time of the check.
 	Now time.Time
 }
 
 // Runnable checks ticket id as Execute would before spending it, and spends
 // nothing. Refusals wrap [stepup.ErrNotFound], [stepup.ErrNotApproved],
-// [stepup.ErrConsumed], [stepup.ErrExpired] or [stepup.ErrEffectChanged].
-// Package exectoken issues execution tokens with it.
+// [stepup.ErrConsumed], [stepup.ErrExpired], [stepup.ErrRevoked],
+// [stepup.ErrPolicyChanged], [stepup.ErrBadAssertion] or
+// [stepup.ErrEffectChanged]. Package exectoken issues execution tokens
+// with it.
 func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, error) {
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return Runnable{}, ticketstore.Err("runnable", err)
+		return Runnable{}, ticketErr("runnable", err)
 	}
-	now := g.now()
-	switch a.State {
-	case store.Approved:
-	case store.Executing, store.Done:
-		return Runnable{}, fmt.Errorf("runnable: %w", stepup.ErrConsumed)
-	case store.Expired:
-		return Runnable{}, fmt.Errorf("runnable: %w", stepup.ErrExpired)
-	default:
-		return Runnable{}, fmt.Errorf("runnable: %w: ticket is %s", stepup.ErrNotApproved, a.State)
+	now, err := g.now(ctx)
+	if err != nil {
+		return Runnable{}, err
 	}
-	if !now.Before(a.ExpiresAt) {
-		return Runnable{}, fmt.Errorf("runnable: %w", stepup.ErrExpired)
+	if err := runnable(a, now); err != nil {
+		return Runnable{}, fmt.Errorf("runnable: %w", err)
 	}
-	if err := g.authorized(ctx, a); err != nil {
+	if err := g.authorized(ctx, a, now); err != nil {
 		return Runnable{}, fmt.Errorf("runnable: %w", err)
 	}
 	eff, err := g.recheck(ctx, a)

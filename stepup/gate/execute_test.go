@@ -122,13 +122,13 @@ func (c *crashOnce) Execute(ctx context.Context, e canon.Effect, key string) ([]
 
 // recoverScenario runs the crash-and-recover sequence on st: a first gate
 // crashes inside the executor, a second gate on the same store recovers.
-func recoverScenario(t *testing.T, st gate.Store, reopen func() gate.Store) {
+func recoverScenario(t *testing.T, clock *stepuptest.Clock, st store.Store, reopen func() store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	exec := &crashOnce{}
-	clock := stepuptest.NewClock(stepuptest.Start())
-	g1, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithClock(clock.Now),
-		gate.WithExecutor("write_draft", exec))
+	key := []byte("the key both gates of one store share!")
+	g1, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", exec),
+		gate.WithKey(key))
 	require.NoError(t, err)
 	tk, err := g1.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
 		Session: "s", Principal: agentFor("user:dana")})
@@ -141,8 +141,8 @@ func recoverScenario(t *testing.T, st gate.Store, reopen func() gate.Store) {
 	require.NotEmpty(t, exec.keySeen)
 
 	st = reopen()
-	g2, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithClock(clock.Now),
-		gate.WithExecutor("write_draft", exec))
+	g2, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", exec),
+		gate.WithKey(key))
 	require.NoError(t, err)
 	got, err := g2.Ticket(ctx, tk.ID)
 	require.NoError(t, err)
@@ -151,6 +151,10 @@ func recoverScenario(t *testing.T, st gate.Store, reopen func() gate.Store) {
 	assert.ErrorIs(t, err, stepup.ErrConsumed, "an interrupted execution is never consumed again")
 
 	results, err := g2.Recover(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, results, "the crashed owner's lease is still live: nothing is taken over")
+	clock.Advance(gate.DefaultLease)
+	results, err = g2.Recover(ctx)
 	require.NoError(t, err)
 	require.Len(t, results, 1)
 	assert.Equal(t, exec.keySeen, results[0].IdempotencyKey)
@@ -167,15 +171,17 @@ func recoverScenario(t *testing.T, st gate.Store, reopen func() gate.Store) {
 
 func TestCrashBetweenConsumeAndReturnRecoversOnce(t *testing.T) {
 	h := stepuptest.NewGate(t, nil)
-	recoverScenario(t, h.Store, func() gate.Store { return h.Store })
+	recoverScenario(t, h.Clock, h.Store, func() store.Store { return h.Store })
 }
 
 func TestRecoverDoesNotRunAChangedEffect(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	tk := approved(t, w, sendEmail("finance@example.com"))
-	_, err := w.Store.Consume(ctx, string(tk.ID), "key-1", w.Clock.Now())
+	_, err := w.Store.Consume(ctx, string(tk.ID), store.Claim{Key: "key-1", Owner: "a-crashed-gate",
+		At: w.Clock.Now(), LeaseUntil: w.Clock.Now().Add(time.Second)}, nil)
 	require.NoError(t, err)
+	w.Clock.Advance(time.Second)
 	require.NoError(t, writeFile(w.Dir, "q3.csv", "changed while the gate was down\n"))
 	results, err := w.Gate.Recover(ctx)
 	assert.ErrorIs(t, err, stepup.ErrEffectChanged)
@@ -183,7 +189,7 @@ func TestRecoverDoesNotRunAChangedEffect(t *testing.T) {
 	assert.Equal(t, 0, w.Exec.Count())
 	a, err := w.Store.Get(ctx, string(tk.ID))
 	require.NoError(t, err)
-	assert.Equal(t, store.Done, a.State)
+	assert.Equal(t, store.Abandoned, a.State)
 }
 
 func TestWaitWakesOnDecision(t *testing.T) {

@@ -11,32 +11,37 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// WithFlood admits calls that need approval through lim (property P7):
-// [Gate.Propose] calls lim.Admit before parking, parks with lim.Caps, and
-// the desk reports each approver's decision with lim.Denied or
-// lim.Approved. Without this option a gate uses a limiter with flood's
-// default limits on its own store; see [WithoutFloodControlUnsafe].
-//
-// lim keeps its counts in the store it was built on and reads its own
-// clock: build it on the gate's store (so every replica shares the
-// limits) with the gate's clock.
-func WithFlood(lim *flood.Limiter) Option {
+// Flood admits the calls that would prompt a person and learns how people
+// decided them; *flood.Limiter is the default. Admit refuses with a
+// *flood.LimitError (rate limited or locked out, with a retry time) or
+// any other error, which the gate treats as a refusal.
+type Flood interface {
+	Admit(ctx context.Context, r flood.Request) error
+	Decided(ctx context.Context, r flood.Request, approved bool) error
+	// Caps bounds the live pending tickets per session and per user,
+	// enforced by the store when it parks a ticket.
+	Caps() store.Caps
+}
+
+// WithFlood sets the flood control of approval requests. Without it the
+// gate uses flood's default limits over the store's counters; to run
+// without any, say so with [WithoutFloodControlUnsafe].
+func WithFlood(f Flood) Option {
 	return func(g *Gate) error {
-		if lim == nil {
-			return fmt.Errorf("%w: nil flood limiter; use WithoutFloodControlUnsafe to turn flood control off", stepup.ErrConfig)
+		if f == nil {
+			return fmt.Errorf("%w: nil flood control; use WithoutFloodControlUnsafe to turn it off", stepup.ErrConfig)
 		}
 		if g.floodSet {
 			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
 		}
-		g.flood, g.floodSet = lim, true
+		g.flood, g.floodSet = f, true
 		return nil
 	}
 }
 
-// WithoutFloodControlUnsafe turns flood control off: any session may ask
-// approvers as often as it likes, and no run of denials locks it out, so a
-// looping or hijacked agent can wear approvers down until one approves
-// without reading. Pending caps from [WithPendingCaps] still apply.
+// WithoutFloodControlUnsafe turns flood control off: an agent may then
+// prompt people as often as it likes, which is how approval fatigue is
+// made. For tests and demos.
 func WithoutFloodControlUnsafe() Option {
 	return func(g *Gate) error {
 		if g.floodSet {
@@ -47,8 +52,7 @@ func WithoutFloodControlUnsafe() Option {
 	}
 }
 
-// parkCaps is the stricter of the configured pending caps and the
-// limiter's, field by field (zero is no cap).
+// parkCaps is the stricter of the gate's caps and flood control's.
 func (g *Gate) parkCaps() store.Caps {
 	if g.flood == nil {
 		return g.caps
@@ -68,14 +72,18 @@ func stricter(a, b int) int {
 	return min(a, b)
 }
 
-// admit asks the limiter whether the call's session and user may reach an
-// approver now. It returns "" to admit, or the denial's reason for the
-// model and how long to wait before asking again.
-func (g *Gate) admit(ctx context.Context, session, user string) (string, time.Duration) {
+// floodRequest is who a ticket's prompt comes from and goes to.
+func floodRequest(a store.Approval, approvers []string) flood.Request {
+	return flood.Request{User: a.User, Agent: a.Requester.Agent, Session: a.Session, Approvers: approvers}
+}
+
+// admit asks flood control whether a call may prompt approvers. It returns
+// the refusal's reason (empty when admitted) and when to retry.
+func (g *Gate) admit(ctx context.Context, r flood.Request) (string, time.Duration) {
 	if g.flood == nil {
 		return "", 0
 	}
-	err := g.flood.Admit(ctx, session, user)
+	err := g.flood.Admit(ctx, r)
 	if err == nil {
 		return "", 0
 	}
@@ -87,30 +95,29 @@ func (g *Gate) admit(ctx context.Context, session, user string) (string, time.Du
 	if retry < le.RetryAfter {
 		retry += time.Second
 	}
-	whose := "this session"
-	if le.Scope == flood.ScopeUser {
-		whose = "this user"
+	whose := map[flood.Scope]string{flood.ScopeSession: "this session", flood.ScopeAgent: "this agent",
+		flood.ScopeUser: "this user", flood.ScopeApprover: "an approver"}[le.Scope]
+	if whose == "" {
+		whose = "this session"
 	}
 	if errors.Is(err, flood.ErrLockedOut) {
 		return fmt.Sprintf("locked out: approvers denied too many requests of %s in a row; retry after %v", whose, retry), retry
 	}
+	if le.Scope == flood.ScopeApprover {
+		return fmt.Sprintf("rate limited: %s has received too many requests; retry after %v", whose, retry), retry
+	}
 	return fmt.Sprintf("rate limited: too many approval requests from %s; retry after %v", whose, retry), retry
 }
 
-// decided reports an approver's decision on a to the limiter: denials
-// build towards a lockout, an approval ends the run. Timeouts and
-// cancellations are not decisions and are never reported.
+// decided tells flood control how a person decided ticket a. A denial
+// that could not be counted for lockouts is reported: the lockout would
+// otherwise never come.
 func (g *Gate) decided(ctx context.Context, a store.Approval, approved bool) error {
-	if g.flood == nil || a.Session == "" || a.User == "" {
+	if g.flood == nil || a.Session == "" || a.User == "" || a.Requester.Agent == "" {
 		return nil
 	}
-	if approved {
-		// A failed reset leaves the run of denials longer: stricter, never
-		// looser, so it is not an error of the approval.
-		_ = g.flood.Approved(context.WithoutCancel(ctx), a.Session, a.User)
-		return nil
-	}
-	if err := g.flood.Denied(context.WithoutCancel(ctx), a.Session, a.User); err != nil {
+	err := g.flood.Decided(context.WithoutCancel(ctx), floodRequest(a, nil), approved)
+	if err != nil && !approved {
 		return fmt.Errorf("deny: %w: the denial could not be counted for lockouts", stepup.ErrStore)
 	}
 	return nil

@@ -24,12 +24,12 @@ func TestFloodAcrossGatesOnSQLite(t *testing.T) {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	var gates []*gate.Gate
 	for range 2 {
-		db := openSQLite(t, path)
-		g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db), gate.WithClock(clock.Now))
+		db := openSQLiteAt(t, path, clock)
+		g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db))
 		require.NoError(t, err)
 		gates = append(gates, g)
 	}
-	dana, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(openSQLite(t, path)), stepuptest.Approver)
+	dana, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(openSQLiteAt(t, path, clock)), stepuptest.Approver)
 	require.NoError(t, err)
 
 	var mu sync.Mutex

@@ -87,12 +87,13 @@ func TestFloodThousandProposalsOneSession(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := stepuptest.NewGate(t, nil) // for its store and clock
 			g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store),
-				append([]gate.Option{gate.WithClock(h.Clock.Now)}, tt.opts(t, h)...)...)
+				tt.opts(t, h)...)
 			require.NoError(t, err)
 			parked, denied := proposeMany(t, []*gate.Gate{g}, 1000, tt.wantReason)
 			assert.Equal(t, tt.wantParked, parked)
 			assert.Equal(t, 1000-tt.wantParked, denied)
-			pending, err := h.Store.Pending(context.Background(), store.Filter{Session: "sess-flood"})
+			pending, _, err := h.Store.List(context.Background(), store.Filter{States: []store.State{store.Pending},
+				Session: "sess-flood", Limit: store.MaxListLimit})
 			require.NoError(t, err)
 			assert.Len(t, pending, tt.wantParked, "what reaches the approver's queue")
 		})
@@ -102,8 +103,7 @@ func TestFloodThousandProposalsOneSession(t *testing.T) {
 func TestFloodRefusalIsAuditedWithRetryAfter(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
-	g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), gate.WithClock(h.Clock.Now),
-		gate.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
+	g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), gate.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
 	require.NoError(t, err)
 	h.Clock.Advance(2 * time.Minute) // two minutes into the ten-minute window
 	_, _ = proposeMany(t, []*gate.Gate{g}, 10, "")
@@ -135,8 +135,7 @@ func TestFloodRefusalIsAuditedWithRetryAfter(t *testing.T) {
 func TestFloodAllowedAndDeniedCallsAreNotAdmitted(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
-	g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), gate.WithClock(h.Clock.Now),
-		gate.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
+	g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), gate.WithFlood(limiter(t, h.Store, h.Clock, rateOnly)))
 	require.NoError(t, err)
 	for i := range 100 {
 		c := floodCall("sess-flood", "user:dana", i)
@@ -210,7 +209,9 @@ func TestFloodUserLockoutSpansSessions(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
 	for i := range flood.DefaultUserLockout.After {
-		tk, err := h.Gate.Propose(ctx, floodCall(fmt.Sprintf("sess-%d", i), "user:dana", i))
+		c := floodCall(fmt.Sprintf("sess-%d", i), "user:dana", i)
+		c.Principal.Agent = fmt.Sprintf("agent:a%d", i) // over agents too: the user's own lockout
+		tk, err := h.Gate.Propose(ctx, c)
 		require.NoError(t, err)
 		require.Equal(t, stepup.StatusPending, tk.Status)
 		_, err = h.Deny(tk.ID, "")
@@ -240,8 +241,7 @@ func TestFloodTwoGatesShareTheLimits(t *testing.T) {
 				if !tt.shared {
 					counters = newCounterStore(t)
 				}
-				g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), gate.WithClock(h.Clock.Now),
-					gate.WithFlood(limiter(t, counters, h.Clock, rateOnly)))
+				g, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), gate.WithFlood(limiter(t, counters, h.Clock, rateOnly)))
 				require.NoError(t, err)
 				gates = append(gates, g)
 			}
@@ -289,7 +289,7 @@ func TestFloodConfig(t *testing.T) {
 // newCounterStore is a store of its own: the counters a replica would keep
 // if its limits lived in process memory.
 func newCounterStore(t *testing.T) store.Counters {
-	st := memory.New()
+	st := memory.New(nil)
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
@@ -313,8 +313,7 @@ func TestFloodFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil)
 	broken := brokenCounters{h.Store}
-	g, err := gate.New(broken, stepuptest.SeedCatalog(), stepuptest.Passkeys(broken), gate.WithClock(h.Clock.Now),
-		gate.WithFlood(limiter(t, broken, h.Clock, flood.Limits{})))
+	g, err := gate.New(broken, stepuptest.SeedCatalog(), stepuptest.Passkeys(broken), gate.WithFlood(limiter(t, broken, h.Clock, flood.Limits{})))
 	require.NoError(t, err)
 	tk, err := g.Propose(ctx, floodCall("sess-broken", "user:dana", 0))
 	require.NoError(t, err)

@@ -311,10 +311,12 @@ func TestGrantRecoveredAfterACrash(t *testing.T) {
 	require.NoError(t, err)
 	id := string(tk.ID)
 	_, err = h.Store.Resolve(ctx, id, store.Resolution{To: store.Approved, Approver: stepuptest.Approver,
-		At: h.Clock.Now()})
+		At: h.Clock.Now()}, nil)
 	require.NoError(t, err)
-	_, err = h.Store.Consume(ctx, id, "asu.grant-"+id, h.Clock.Now())
+	_, err = h.Store.Consume(ctx, id, store.Claim{Key: "asu.grant-" + id, Owner: "a-crashed-gate", At: h.Clock.Now(),
+		LeaseUntil: h.Clock.Now().Add(time.Second)}, nil)
 	require.NoError(t, err)
+	h.Clock.Advance(time.Second)
 	_, err = h.Store.GetGrant(ctx, id)
 	require.Error(t, err, "crashed before the grant was stored")
 

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/stepup/internal/ticketstore"
-
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/grant"
@@ -78,9 +76,12 @@ type grantArgs struct {
 // that group. A grant never turns a denial into an allowance.
 func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.Ticket, error) {
 	g := d.g
-	now := g.now()
-	if user == "" || isAgent(user) {
-		return stepup.Ticket{}, fmt.Errorf("grant: %w", stepup.ErrNotPermitted)
+	if err := checkPerson(user); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
 	}
 	raw, err := spec.Grant.Marshal()
 	if err != nil {
@@ -102,31 +103,27 @@ func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.T
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: %v", stepup.ErrConfig, err)
 	}
 	dec := grantDecision()
-	eff := canon.Effect{Tool: GrantTool, Args: args, Task: "grant", Principal: canon.Principal{User: user},
-		PolicyVersion: dec.PolicyVersion, Audience: dec.Audience}
-	canonical, err := eff.Canonical()
+	sealed, err := canon.Seal(canon.Effect{Tool: GrantTool, Args: args, Task: "grant", Principal: canon.Principal{User: user},
+		PolicyVersion: dec.PolicyVersion, Audience: dec.Audience})
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: %v", stepup.ErrConfig, err)
 	}
-	cd, err := g.render(eff, dec, nil, "")
+	cd, err := g.render(sealed, dec, nil, "")
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
 	}
-	a := store.Approval{Tool: GrantTool, EffectClass: dec.Class, Effect: canonical, Digest: canon.Sum(canonical),
-		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.ttl), Requester: eff.Principal,
-		User: user, Session: "grant:" + user, Task: eff.Task, PolicyVersion: dec.PolicyVersion, Reason: dec.Reason}
+	a := store.Approval{Tool: GrantTool, EffectClass: dec.Class, Effect: sealed.Bytes(), Digest: sealed.Digest(),
+		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.ttl), Requester: canon.Principal{User: user},
+		User: user, Session: "grant:" + user, Task: "grant", PolicyVersion: dec.PolicyVersion}
 	if a.Card, err = cd.JSON(); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
 	}
 	if _, err := rand.Read(a.Nonce[:]); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	parked, _, err := g.st.Park(ctx, a, store.Caps{})
+	parked, _, err := g.st.Park(ctx, a, store.Caps{}, g.note(receipt.DecisionNeedsApproval, dec.Reason, now))
 	if err != nil {
-		return stepup.Ticket{}, ticketstore.Err("grant", err)
-	}
-	if err := g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval, dec.Reason, now)); err != nil {
-		return stepup.Ticket{}, err
+		return stepup.Ticket{}, ticketErr("grant", err)
 	}
 	g.changed()
 	return view(parked, now), nil
@@ -155,23 +152,32 @@ func (g *Gate) decide(ctx context.Context, p Proposal) (Decision, error) {
 // ticket's id. A crash in between leaves the ticket executing;
 // [Gate.Recover] stores it with the same key.
 func (g *Gate) issueGrant(ctx context.Context, a store.Approval) (stepup.Ticket, error) {
-	eff, err := g.recheckStored(a)
+	s, err := g.recheckStored(a)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	consumed, err := g.st.Consume(ctx, a.ID, grantKeyPrefix+a.ID, g.now())
+	at, err := g.now(ctx)
 	if err != nil {
-		return stepup.Ticket{}, ticketstore.Err("grant", err)
+		return stepup.Ticket{}, err
+	}
+	consumed, err := g.st.Consume(ctx, a.ID, store.Claim{Key: grantKeyPrefix + a.ID, Owner: g.owner, At: at,
+		LeaseUntil: at.Add(g.lease)}, g.note(receipt.DecisionExecuting, "issuing the grant", at))
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("grant", err)
 	}
 	g.changed()
-	if _, err := g.run(ctx, consumed, eff, grantExecutor{g: g}); err != nil {
+	if _, err := g.run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
 	done, err := g.st.Get(ctx, a.ID)
 	if err != nil {
-		return stepup.Ticket{}, ticketstore.Err("grant", err)
+		return stepup.Ticket{}, ticketErr("grant", err)
 	}
-	return view(done, g.now()), nil
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return view(done, now), nil
 }
 
 // grantExecutor stores the grant of a consumed [GrantTool] ticket.
@@ -203,8 +209,12 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 	if err != nil {
 		return nil, errors.New("grant ticket expiry does not parse")
 	}
+	now, err := x.g.now(ctx)
+	if err != nil {
+		return nil, err
+	}
 	_, err = grant.Put(ctx, x.g.st, spec, grant.Record{ID: id, User: e.Principal.User, Uses: args.Uses,
-		CreatedAt: x.g.now(), ExpiresAt: exp})
+		CreatedAt: now, ExpiresAt: exp})
 	if err != nil {
 		return nil, err
 	}
@@ -212,45 +222,61 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 }
 
 // byGrant approves a call that needs approval with the grant it names,
-// when that grant covers it. It reports whether it did; when it did not,
-// note says why for the audit row, and the call goes on to a person.
-func (g *Gate) byGrant(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c stepup.Call) (t stepup.Ticket, used bool, note string, err error) {
-	if c.Grant == "" {
-		return stepup.Ticket{}, false, "", nil
-	}
+// when that grant covers it: the use is taken in the transaction that
+// stores the call approved, so a use is never spent for a call the store
+// did not keep. It reports whether it did; when it did not, note says why
+// for the audit row, and the call goes on to a person.
+func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used bool, note string, err error) {
+	c, d := p.c, p.d
 	if d.Approvers != "" && !slices.Contains(g.groups[d.Approvers], c.Principal.User) {
 		return stepup.Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
-	// The policy and the references may have taken a while since the call
-	// came in: the grant is judged, expiry included, at the time of use.
-	if _, err := grant.Use(ctx, g.st, c.Grant, eff, g.now()); err != nil {
+	target, err := grant.Target(ctx, g.st, c.Grant, p.sealed)
+	if err != nil {
 		return stepup.Ticket{}, false, "grant not used: " + grantRefusal(err), nil
 	}
-	// The use is taken: from here on the call is approved by the grant.
-	a.ExpiresAt = a.CreatedAt.Add(g.ttl)
-	by := grantApprover + c.Grant
-	reason := "covered by grant " + c.Grant
-	parked, _, err := g.st.Park(ctx, a, store.Caps{})
+	// The policy and the references may have taken a while since the call
+	// came in: the grant is judged, expiry included, at the time of use.
+	now, err := g.now(ctx)
 	if err != nil {
+		return stepup.Ticket{}, false, "", err
+	}
+	a := p.a
+	if a.ID == "" {
+		a.ID = store.NewID()
+	}
+	a.CreatedAt = now
+	a.State, a.ExpiresAt = store.Approved, now.Add(g.ttl)
+	a.Approver, a.Reason, a.ResolvedAt = grantApprover+c.Grant, "covered by grant "+c.Grant, now
+	a.Evidence = g.seal(a, a.Approver)
+	done, _, err := g.st.ParkGranted(ctx, a, target, g.note(receipt.DecisionAllow, a.Reason, now))
+	switch {
+	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrGrantUsedUp), errors.Is(err, store.ErrRevoked),
+		errors.Is(err, store.ErrNotFound):
+		return stepup.Ticket{}, false, "grant not used: " + grantRefusal(grantErr(err)), nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return stepup.Ticket{}, true, "", fmt.Errorf("propose: %w", err)
+	case err != nil:
 		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
-	done, err := g.st.Resolve(ctx, parked.ID, store.Resolution{To: store.Approved, Approver: by, Reason: reason,
-		Evidence: g.seal(parked, by), At: a.CreatedAt})
-	if errors.Is(err, store.ErrResolved) {
-		// Merged into a pending ticket for the same action that a person
-		// decided meanwhile: theirs is the decision.
-		if done, err = g.st.Get(ctx, parked.ID); err == nil {
-			return view(done, a.CreatedAt), true, "", nil
-		}
-	}
-	if err != nil {
-		return stepup.Ticket{}, true, "", ticketstore.Err("propose", err)
-	}
 	g.changed()
-	if err := g.audit(ctx, g.record(done, receipt.DecisionAllow, reason, a.CreatedAt)); err != nil {
-		return stepup.Ticket{}, true, "", err
+	return view(done, now), true, "", nil
+}
+
+// grantErr maps a store refusal of a grant's use to package grant's
+// sentinels.
+func grantErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrExpired):
+		return grant.ErrExpired
+	case errors.Is(err, store.ErrGrantUsedUp):
+		return grant.ErrUsedUp
+	case errors.Is(err, store.ErrRevoked):
+		return grant.ErrRevoked
+	case errors.Is(err, store.ErrNotFound):
+		return grant.ErrNotFound
 	}
-	return view(done, a.CreatedAt), true, "", nil
+	return err
 }
 
 // grantRefusal words why a grant did not cover a call, naming no values.
@@ -265,6 +291,8 @@ func grantRefusal(err error) string {
 		return "expired"
 	case errors.Is(err, grant.ErrNotFound):
 		return "no such grant"
+	case errors.Is(err, grant.ErrRevoked):
+		return "revoked"
 	case errors.Is(err, grant.ErrInvalidGrant):
 		return "stored grant is malformed"
 	}

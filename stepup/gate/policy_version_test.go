@@ -80,7 +80,7 @@ func TestExecuteDecidesWithTheCurrentPolicy(t *testing.T) {
 				cat, err := policy.NewCatalog(e.version, e.edit(stepuptest.SeedTools())...)
 				require.NoError(t, err)
 				exec := &recorder{}
-				opts := []gate.Option{gate.WithClock(w.Clock.Now), gate.WithKey(key),
+				opts := []gate.Option{gate.WithKey(key),
 					gate.WithResolver(canon.FileResolver{Root: w.Dir})}
 				for _, tool := range stepuptest.SeedTools() {
 					opts = append(opts, gate.WithExecutor(tool.Name, exec))

@@ -1,21 +1,33 @@
 package gate
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+)
 
 // The gate records who approved each ticket. People are named by their
-// principal id; the gate's own approvals use these reserved prefixes, which
-// no person's name may start with.
+// principal id (canon.CheckPrincipalID); the gate's own approvals use the
+// kinds canon reserves for it.
 const (
-	policyApprover = "policy:" // + policy version: the policy allowed the call
-	grantApprover  = "grant:"  // + grant id: a grant covered the call
-	agentPrefix    = "agent:"
+	policyApprover = canon.PrefixPolicy // + policy version: the policy allowed the call
+	grantApprover  = canon.PrefixGrant  // + grant id: a grant covered the call
 )
 
 // isAgent reports whether a principal id is an agent's.
-func isAgent(id string) bool { return strings.HasPrefix(id, agentPrefix) }
+func isAgent(id string) bool { return strings.HasPrefix(id, canon.PrefixAgent) }
 
 // reservedApprover reports whether an approver name is one of the gate's
 // own, never a person's.
-func reservedApprover(id string) bool {
-	return strings.HasPrefix(id, policyApprover) || strings.HasPrefix(id, grantApprover)
+func reservedApprover(id string) bool { return canon.Reserved(id) }
+
+// checkPerson refuses an id that cannot name a person who approves: it
+// must be a well-formed "user:" id.
+func checkPerson(id string) error {
+	if err := canon.CheckPrincipalID(id); err != nil || !strings.HasPrefix(id, canon.PrefixUser) {
+		return fmt.Errorf("%w: %q is not a person's principal id (user:name)", stepup.ErrNotPermitted, id)
+	}
+	return nil
 }

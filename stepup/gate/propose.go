@@ -22,14 +22,25 @@ import (
 // that needs approval is parked with its canonical effect, digest, card,
 // nonce and expiry, and comes back pending.
 //
-// Every call gets a ticket. An allowed call's ticket is stored as approved
-// by the policy, so [Gate.Execute] is the one execute-once path for every
-// call. A denied call's ticket is not stored; its Reason is meant to go back
-// to the model as an observation. An error is returned only when the
-// decision could not be recorded (context ended, audit log unwritable);
-// the call must then be treated as denied.
+// Every call gets a ticket. An allowed call's ticket is stored approved by
+// the policy in one step, so [Gate.Execute] is the one execute-once path
+// for every call. A denied call's ticket is not stored; its Reason is
+// meant to go back to the model as an observation, and its audit row
+// records the refusal. Every decision's audit row is written in the
+// transaction that stores it. An error is returned only when the decision
+// could not be recorded (context ended, store unreachable); the call must
+// then be treated as denied.
 func (g *Gate) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, error) {
 	return g.propose(ctx, c, "")
+}
+
+// proposal is one call on its way through Propose.
+type proposal struct {
+	c       stepup.Call
+	a       store.Approval // the ticket it will be stored as
+	sealed  canon.Sealed
+	d       Decision
+	grantOK bool // the call named a grant that may be used
 }
 
 // propose is Propose with a fixed ticket id (empty for a fresh one).
@@ -37,87 +48,214 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 	if err := ctx.Err(); err != nil {
 		return stepup.Ticket{}, err
 	}
-	now := g.now()
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
 	c, oversized := bounded(c)
-	pending := store.Approval{
+	p := &proposal{c: c, a: store.Approval{
 		ID: id, Tool: c.Tool, CreatedAt: now, Requester: c.Principal, User: c.Principal.User,
 		Session: c.Session, Task: c.Task, Step: c.Step, Taint: c.Taint, Rationale: c.Rationale,
-	}
-	deny := func(d Decision, reason string) (stepup.Ticket, error) {
-		pending.PolicyVersion, pending.EffectClass = d.PolicyVersion, d.Class
-		r := g.record(pending, receipt.DecisionDeny, reason, now)
-		if pending.ID == "" {
-			pending.ID = store.NewID()
+	}}
+	if why := screen(c, oversized); why != "" {
+		if why == reasonUTF8 {
+			// The audit row must not carry bytes it cannot hash faithfully.
+			p.a = store.Approval{ID: id, CreatedAt: now}
 		}
-		r.TicketID = pending.ID
-		if err := g.audit(ctx, r); err != nil {
-			return stepup.Ticket{}, err
-		}
-		return stepup.Ticket{ID: stepup.TicketID(pending.ID), Status: stepup.StatusDenied, Tool: c.Tool,
-			Digest: pending.Digest, Reason: reason}, nil
-	}
-
-	if !textValid(c) {
-		// The audit row must not carry bytes it cannot hash faithfully.
-		pending.Session, pending.Task, pending.Step, pending.Tool = "", "", "", ""
-		pending.Requester, pending.User, pending.Taint, pending.Rationale = canon.Principal{}, "", nil, ""
-		c.Tool = ""
-		return deny(Decision{}, "call text is not valid UTF-8")
-	}
-	if oversized {
-		return deny(Decision{}, "a field of the call is over its size bound; it is recorded by hash and size")
-	}
-	if c.Principal.Agent == "" || !isAgent(c.Principal.Agent) {
-		return deny(Decision{}, "call names no agent")
+		return g.deny(ctx, p, why)
 	}
 	args, err := canon.Canonicalize(c.Args)
 	if err != nil || len(args) == 0 || args[0] != '{' {
-		return deny(Decision{}, "arguments must be a JSON object that can be hashed faithfully")
-	}
-	if c.Session == "" || c.Principal.User == "" {
-		return deny(Decision{}, "call names no session or no user")
-	}
-	if ReservedTool(c.Tool) {
-		return deny(Decision{}, "unknown tool")
+		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
 	}
 	d, err := g.policy.Decide(ctx, Proposal{Tool: c.Tool, Args: args, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
+	p.d = d
 	switch {
 	case err != nil:
-		return deny(Decision{}, "policy could not decide")
+		p.d = Decision{}
+		return g.deny(ctx, p, "policy could not decide")
 	case d.PolicyVersion == "":
-		return deny(d, "policy gave no version")
+		return g.deny(ctx, p, "policy gave no version")
 	case d.Verdict == Deny:
-		return deny(d, d.Reason)
+		return g.deny(ctx, p, d.Reason)
 	case d.Verdict != Allow && d.Verdict != NeedsApproval:
-		return deny(d, "policy gave no verdict")
+		return g.deny(ctx, p, "policy gave no verdict")
 	}
 	refs, err := canon.ResolveAll(ctx, g.resolver, d.Refs)
 	if err != nil {
-		return deny(d, "a referenced item could not be resolved")
+		return g.deny(ctx, p, "a referenced item could not be resolved")
 	}
-	eff := canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
-		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience}
-	canonical, err := eff.Canonical()
+	p.sealed, err = canon.Seal(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
+		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience})
 	if err != nil {
-		return deny(d, "effect cannot be hashed faithfully")
+		return g.deny(ctx, p, "effect cannot be hashed faithfully")
 	}
-	pending.Effect, pending.Digest = canonical, canon.Sum(canonical)
-	pending.PolicyVersion, pending.EffectClass, pending.Reason = d.PolicyVersion, d.Class, d.Reason
+	p.a.Effect, p.a.Digest = p.sealed.Bytes(), p.sealed.Digest()
+	p.a.PolicyVersion, p.a.EffectClass, p.a.Approvers = d.PolicyVersion, d.Class, d.Approvers
 
 	if d.Verdict == Allow {
-		return g.allow(ctx, pending, d, deny)
+		return g.allow(ctx, p)
 	}
-	t, used, note, err := g.byGrant(ctx, pending, eff, d, c)
-	if used || err != nil {
-		return t, err
+	note := ""
+	if c.Grant != "" {
+		t, used, why, err := g.byGrant(ctx, p)
+		if used || err != nil {
+			return t, err
+		}
+		note = why
 	}
-	if why, retry := g.admit(ctx, c.Session, c.Principal.User); why != "" {
-		t, err := deny(d, why)
+	approvers, err := g.routeOf(p.a, Route{Approvers: d.Approvers, Timeout: d.Timeout}, now)
+	if err != nil {
+		return g.deny(ctx, p, "nobody may approve the call")
+	}
+	if why, retry := g.admit(ctx, floodRequest(p.a, approvers)); why != "" {
+		t, err := g.deny(ctx, p, why)
 		t.RetryAfter = retry
 		return t, err
 	}
-	return g.park(ctx, pending, eff, d, c, deny, note)
+	return g.park(ctx, p, approvers, note)
+}
+
+// reasonUTF8 is the refusal of a call whose text is not UTF-8.
+const reasonUTF8 = "call text is not valid UTF-8"
+
+// screen returns why c is refused before the policy sees it, or "".
+func screen(c stepup.Call, oversized bool) string {
+	switch {
+	case !textValid(c):
+		return reasonUTF8
+	case oversized:
+		return "a field of the call is over its size bound; it is recorded by hash and size"
+	case c.Principal.Agent == "":
+		return "call names no agent"
+	case c.Principal.Check() != nil, canon.Reserved(c.Principal.User), canon.Reserved(c.Principal.Agent):
+		return "call names a principal that is not a user and an agent with well-formed ids"
+	case c.Session == "":
+		return "call names no session"
+	case ReservedTool(c.Tool):
+		return "unknown tool"
+	}
+	return ""
+}
+
+// deny records a refusal: no ticket is stored, and the audit row is the
+// record of it.
+func (g *Gate) deny(ctx context.Context, p *proposal, reason string) (stepup.Ticket, error) {
+	a := p.a
+	a.PolicyVersion, a.EffectClass = p.d.PolicyVersion, p.d.Class
+	if a.ID == "" {
+		a.ID = store.NewID()
+	}
+	if _, err := g.st.AppendAudit(context.WithoutCancel(ctx), g.record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("propose: %w: the refusal could not be recorded: %v", stepup.ErrStore, err)
+	}
+	return stepup.Ticket{ID: stepup.TicketID(a.ID), Status: stepup.StatusDenied, Tool: a.Tool,
+		Digest: a.Digest, Reason: reason}, nil
+}
+
+// allow stores an allowed call approved by the policy, in one step, with
+// the gate's MAC as its evidence.
+func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
+	a := p.a
+	if a.ID == "" {
+		a.ID = store.NewID()
+	}
+	a.State, a.ExpiresAt = store.Approved, a.CreatedAt.Add(g.ttl)
+	a.Approver, a.Reason, a.ResolvedAt = policyApprover+p.d.PolicyVersion, p.d.Reason, a.CreatedAt
+	a.Evidence = g.seal(a, a.Approver)
+	stored, _, err := g.st.Park(ctx, a, store.Caps{}, g.note(receipt.DecisionAllow, p.d.Reason, a.CreatedAt))
+	switch {
+	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
+		return g.existing(ctx, p.a.ID) // another gate stored it first
+	case err != nil:
+		return g.refuseStore(ctx, p, err)
+	}
+	g.changed()
+	return view(stored, a.CreatedAt), nil
+}
+
+// park stores a call that needs approval, with its card and nonce. note,
+// when set, joins the audit row's reason (why a named grant was not used).
+func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note string) (stepup.Ticket, error) {
+	a := p.a
+	cd, err := g.render(p.sealed, p.d, a.Taint, a.Rationale)
+	if err != nil {
+		return g.deny(ctx, p, "the approval card could not be rendered faithfully")
+	}
+	if a.Card, err = cd.JSON(); err != nil {
+		return g.deny(ctx, p, "the approval card could not be rendered faithfully")
+	}
+	a.CardHash = cd.Hash()
+	if _, err := rand.Read(a.Nonce[:]); err != nil {
+		return g.deny(ctx, p, "no randomness for the nonce")
+	}
+	a.ExpiresAt = a.CreatedAt.Add(g.window(p.d.Timeout))
+	reason := p.d.Reason
+	if note != "" {
+		reason += "; " + note
+	}
+	merge := func(r string) store.Note {
+		return func(t store.Approval, merged bool) receipt.AuditRecord {
+			if merged {
+				r = "merged with an identical pending request"
+			}
+			return g.record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
+		}
+	}
+	parked, _, err := g.st.Park(ctx, a, g.caps, merge(reason))
+	switch {
+	case errors.Is(err, store.ErrPendingCap):
+		return g.deny(ctx, p, "too many requests are waiting for approval; try again later")
+	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
+		return g.existing(ctx, p.a.ID) // another gate parked it first
+	case err != nil:
+		return g.refuseStore(ctx, p, err)
+	}
+	_ = approvers // counted by flood control at admission
+	g.changed()
+	t := view(parked, a.CreatedAt)
+	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason
+	return t, nil
+}
+
+// refuseStore answers a call the store could not keep. The refusal's row
+// names a fresh id: if the store did keep the ticket after all (the
+// answer was lost, not the write), that ticket and its own row stand
+// apart and expire unused, since the runtime never learns its id.
+func (g *Gate) refuseStore(ctx context.Context, p *proposal, cause error) (stepup.Ticket, error) {
+	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		return stepup.Ticket{}, fmt.Errorf("propose: %w", cause)
+	}
+	p.a.ID = ""
+	return g.deny(ctx, p, "gate could not store the call")
+}
+
+// existing answers with a ticket another gate stored under a fixed id.
+func (g *Gate) existing(ctx context.Context, id string) (stepup.Ticket, error) {
+	a, err := g.st.Get(ctx, id)
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("propose", err)
+	}
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return view(a, now), nil
+}
+
+// render builds the approval card from the sealed effect and trusted
+// context; the rationale is the only agent-written text on it.
+func (g *Gate) render(s canon.Sealed, d Decision, taint []string, rationale string) (*card.Card, error) {
+	reasons := []string{}
+	if d.Reason != "" {
+		reasons = append(reasons, d.Reason)
+	}
+	return g.renderer.Render(s, card.Context{
+		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
+		Reasons: reasons, Provenance: taint, Hints: d.Hints, Trusted: d.Trusted,
+		Rationale: rationale, ToolDescription: d.Description,
+	})
 }
 
 // bounded returns c with every field over the store's bounds replaced by
@@ -170,86 +308,6 @@ func textValid(c stepup.Call) bool {
 	return true
 }
 
-// allow stores an allowed call as approved by the policy.
-func (g *Gate) allow(ctx context.Context, a store.Approval, d Decision,
-	deny func(Decision, string) (stepup.Ticket, error)) (stepup.Ticket, error) {
-	a.ExpiresAt = a.CreatedAt.Add(g.ttl)
-	parked, merged, err := g.st.Park(ctx, a, store.Caps{})
-	if err != nil {
-		return deny(d, "gate could not store the call")
-	}
-	if merged {
-		// A pending ticket for the same effect exists: it stays pending.
-		return view(parked, a.CreatedAt), g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval,
-			"merged with a pending request for the same action", a.CreatedAt))
-	}
-	by := policyApprover + d.PolicyVersion
-	approved, err := g.st.Resolve(ctx, parked.ID, store.Resolution{To: store.Approved,
-		Approver: by, Reason: d.Reason, Evidence: g.seal(parked, by), At: a.CreatedAt})
-	if err != nil {
-		return deny(d, "gate could not store the call")
-	}
-	if err := g.audit(ctx, g.record(approved, receipt.DecisionAllow, d.Reason, a.CreatedAt)); err != nil {
-		return stepup.Ticket{}, err
-	}
-	return view(approved, a.CreatedAt), nil
-}
-
-// park stores a call that needs approval, with its card and nonce. note,
-// when set, joins the audit row's reason (why a named grant was not used).
-func (g *Gate) park(ctx context.Context, a store.Approval, eff canon.Effect, d Decision, c stepup.Call,
-	deny func(Decision, string) (stepup.Ticket, error), note string) (stepup.Ticket, error) {
-	cd, err := g.render(eff, d, c.Taint, c.Rationale)
-	if err != nil {
-		return deny(d, "the approval card could not be rendered faithfully")
-	}
-	a.Card, _ = cd.JSON()
-	a.CardHash = cd.Hash()
-	if _, err := rand.Read(a.Nonce[:]); err != nil {
-		return deny(d, "no randomness for the nonce")
-	}
-	a.ExpiresAt = a.CreatedAt.Add(g.window(d.Timeout))
-	parked, merged, err := g.st.Park(ctx, a, g.caps)
-	switch {
-	case errors.Is(err, store.ErrPendingCap):
-		return deny(d, "too many requests are waiting for approval; try again later")
-	case errors.Is(err, store.ErrDuplicate) && a.ID != "":
-		parked, err = g.st.Get(ctx, a.ID) // another gate parked it first
-		if err != nil {
-			return deny(d, "gate could not store the call")
-		}
-		return view(parked, a.CreatedAt), nil
-	case err != nil:
-		return deny(d, "gate could not store the call")
-	}
-	reason := d.Reason
-	if merged {
-		reason = "merged with a pending request for the same action"
-	}
-	if note != "" {
-		reason += "; " + note
-	}
-	if err := g.audit(ctx, g.record(parked, receipt.DecisionNeedsApproval, reason, a.CreatedAt)); err != nil {
-		return stepup.Ticket{}, err
-	}
-	g.changed()
-	return view(parked, a.CreatedAt), nil
-}
-
-// render builds the approval card from the canonical effect and trusted
-// context; the rationale is the only agent-written text on it.
-func (g *Gate) render(eff canon.Effect, d Decision, taint []string, rationale string) (*card.Card, error) {
-	reasons := []string{}
-	if d.Reason != "" {
-		reasons = append(reasons, d.Reason)
-	}
-	return card.Render(eff, card.Context{
-		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
-		Reasons: reasons, Provenance: taint, Hints: d.Hints, Trusted: d.Trusted,
-		Rationale: rationale, ToolDescription: d.Description,
-	})
-}
-
 // stage returns how long the first approver group has.
 func (g *Gate) stage(t Timeout) time.Duration {
 	if t.After > 0 {
@@ -268,23 +326,29 @@ func (g *Gate) window(t Timeout) time.Duration {
 }
 
 // redecide asks the policy again about a stored ticket, for its route and
-// card context. A policy whose version changed since the ticket was parked
-// fails: the ticket was decided under rules that no longer hold.
-func (g *Gate) redecide(ctx context.Context, a store.Approval) (Decision, canon.Effect, error) {
-	eff, err := canon.ParseEffect(a.Effect)
+// card context. It fails with [stepup.ErrPolicyChanged] when the policy's
+// version differs from the one the ticket was decided under, or the
+// policy now denies the call: the ticket was decided under rules that no
+// longer hold.
+func (g *Gate) redecide(ctx context.Context, a store.Approval) (Decision, canon.Sealed, error) {
+	s, err := canon.ParseSealed(a.Effect)
 	if err != nil {
-		return Decision{}, canon.Effect{}, fmt.Errorf("%w: stored effect does not parse", stepup.ErrEffectChanged)
+		return Decision{}, canon.Sealed{}, fmt.Errorf("%w: stored effect does not parse", stepup.ErrEffectChanged)
 	}
-	d, err := g.decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Task: eff.Task, Step: eff.Step,
+	if a.Tool == GrantTool {
+		return grantDecision(), s, nil
+	}
+	eff := s.Effect()
+	d, err := g.policy.Decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Task: eff.Task, Step: eff.Step,
 		Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
 	switch {
 	case err != nil:
-		return Decision{}, eff, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
+		return Decision{}, s, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
 	case d.PolicyVersion != eff.PolicyVersion:
-		return Decision{}, eff, fmt.Errorf("%w: decided under %q, the policy is now %q", stepup.ErrPolicyChanged,
+		return Decision{}, s, fmt.Errorf("%w: decided under %q, the policy is now %q", stepup.ErrPolicyChanged,
 			eff.PolicyVersion, d.PolicyVersion)
 	case d.Verdict == Deny:
-		return Decision{}, eff, fmt.Errorf("%w: the policy now denies the call", stepup.ErrPolicyChanged)
+		return Decision{}, s, fmt.Errorf("%w: the policy now denies the call", stepup.ErrPolicyChanged)
 	}
-	return d, eff, nil
+	return d, s, nil
 }

@@ -21,7 +21,7 @@ import (
 
 // auditStore is what the refusal tests read back.
 type auditStore interface {
-	gate.Store
+	store.Store
 	AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error)
 }
 
@@ -107,12 +107,18 @@ func TestEveryRefusalHasAnAuditRow(t *testing.T) {
 func TestProposeRefusesACallWithoutAgent(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	for _, agent := range []string{"", "user:dana", "reports", "policy:x"} {
-		c := sendEmail("finance@example.com")
+	c := sendEmail("finance@example.com")
+	c.Principal.Agent = ""
+	tk, err := w.Gate.Propose(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusDenied, tk.Status)
+	assert.Equal(t, "call names no agent", tk.Reason)
+	for _, agent := range []string{"user:dana", "reports", "policy:x", "Agent:reports", "\u0430gent:reports",
+		"agent:Reports", "agent:reports ", "agent:", "agent:re\u200bports"} {
 		c.Principal.Agent = agent
 		tk, err := w.Gate.Propose(ctx, c)
 		require.NoError(t, err)
 		assert.Equal(t, stepup.StatusDenied, tk.Status, agent)
-		assert.Equal(t, "call names no agent", tk.Reason)
+		assert.Contains(t, tk.Reason, "well-formed ids", agent)
 	}
 }

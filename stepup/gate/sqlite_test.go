@@ -13,12 +13,23 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
 func openSQLite(t *testing.T, path string) *sqlite.Store {
 	t.Helper()
-	st, err := sqlite.Open(path, nil)
+	return openSQLiteAt(t, path, nil)
+}
+
+// openSQLiteAt opens the database at path on clock (nil: the wall clock).
+func openSQLiteAt(t *testing.T, path string, clock *stepuptest.Clock) *sqlite.Store {
+	t.Helper()
+	var o sqlite.Options
+	if clock != nil {
+		o.Clock = clock.Now
+	}
+	st, err := sqlite.Open(t.Context(), path, &o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	return st
@@ -28,10 +39,11 @@ func openSQLite(t *testing.T, path string) *sqlite.Store {
 // recovery, as a restarted process would reopen it.
 func TestCrashRecoveryOnSQLite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "asu.db")
-	st := openSQLite(t, path)
-	recoverScenario(t, st, func() gate.Store {
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := openSQLiteAt(t, path, clock)
+	recoverScenario(t, clock, st, func() store.Store {
 		require.NoError(t, st.Close())
-		return openSQLite(t, path)
+		return openSQLiteAt(t, path, clock)
 	})
 }
 
@@ -46,9 +58,9 @@ func TestExecuteOnceAcrossGatesOnSQLite(t *testing.T) {
 	var gates []*gate.Gate
 	key := []byte("the key both gates of one store share!")
 	for range 2 {
-		db := openSQLite(t, path)
+		db := openSQLiteAt(t, path, clock)
 		g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db),
-			gate.WithClock(clock.Now), gate.WithExecutor("write_draft", exec), gate.WithKey(key))
+			gate.WithExecutor("write_draft", exec), gate.WithKey(key))
 		require.NoError(t, err)
 		gates = append(gates, g)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -31,10 +32,16 @@ func view(a store.Approval, now time.Time) stepup.Ticket {
 		t.Status = stepup.StatusExpired
 	case store.Cancelled:
 		t.Status = stepup.StatusCancelled
+	case store.Revoked:
+		t.Status = stepup.StatusRevoked
 	case store.Executing:
 		t.Status = stepup.StatusExecuting
 	case store.Done:
 		t.Status = stepup.StatusExecuted
+	case store.Failed:
+		t.Status = stepup.StatusFailed
+	case store.Abandoned:
+		t.Status = stepup.StatusAbandoned
 	default:
 		t.Status, t.Reason = stepup.StatusDenied, "ticket in an unknown state"
 	}
@@ -61,3 +68,6 @@ func (g *Gate) withNext(ctx context.Context, t stepup.Ticket) stepup.Ticket {
 	}
 	return t
 }
+
+// ticketErr maps a store refusal to the runtime's sentinels.
+func ticketErr(op string, err error) error { return ticketstore.Err(op, err) }

@@ -14,20 +14,19 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
-	"github.com/agentstepup/asu/store/memory"
 )
 
 // cancelAfterTimeout ends the caller's context as soon as a ticket has
 // been cancelled in the store: a runtime whose Wait deadline falls at
 // that instant.
 type cancelAfterTimeout struct {
-	gate.Store
+	store.Store
 	cancel context.CancelFunc
 	to     store.State // the resolution after which the context ends; cancelled when empty
 }
 
-func (s cancelAfterTimeout) Resolve(ctx context.Context, id string, r store.Resolution) (store.Approval, error) {
-	a, err := s.Store.Resolve(ctx, id, r)
+func (s cancelAfterTimeout) Resolve(ctx context.Context, id string, r store.Resolution, n store.Note) (store.Approval, error) {
+	a, err := s.Store.Resolve(ctx, id, r, n)
 	if err == nil && (r.To == s.to || s.to == "" && r.To == store.Cancelled) {
 		s.cancel()
 	}
@@ -41,13 +40,12 @@ func (s cancelAfterTimeout) Resolve(ctx context.Context, id string, r store.Reso
 // the ticket cancelled, the audit log naming an alternative that never
 // existed, and nothing for the runtime to run; no later sweep retries it.
 func TestTimeoutAlternativeOutlivesTheWaitersContext(t *testing.T) {
-	mem := memory.New()
+	clock := stepuptest.NewClock(stepuptest.Start())
+	mem := stepuptest.Memory(clock)
 	t.Cleanup(func() { _ = mem.Close() })
 	waitCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock := stepuptest.NewClock(stepuptest.Start())
-	g, err := gate.New(cancelAfterTimeout{Store: mem, cancel: cancel}, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem),
-		gate.WithClock(clock.Now))
+	g, err := gate.New(cancelAfterTimeout{Store: mem, cancel: cancel}, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
 	require.NoError(t, err)
 
 	ctx := context.Background()
@@ -73,13 +71,13 @@ func TestTimeoutAlternativeOutlivesTheWaitersContext(t *testing.T) {
 // the ticket approved and the grant never issued, with no way to approve
 // it again or recover it.
 func TestGrantIssuedOnceApproved(t *testing.T) {
-	mem := memory.New()
+	clock := stepuptest.NewClock(stepuptest.Start())
+	mem := stepuptest.Memory(clock)
 	t.Cleanup(func() { _ = mem.Close() })
 	reqCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock := stepuptest.NewClock(stepuptest.Start())
 	g, err := gate.New(cancelAfterTimeout{Store: mem, cancel: cancel, to: store.Approved},
-		stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithClock(clock.Now))
+		stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
 	require.NoError(t, err)
 	ctx := context.Background()
 	dana, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(mem), stepuptest.Approver)

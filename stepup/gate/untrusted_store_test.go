@@ -85,7 +85,7 @@ func TestExecuteDoesNotTrustTheDatabase(t *testing.T) {
 				}
 				require.Equal(t, stepup.StatusPending, target.Status)
 				_, err = w.Store.Resolve(ctx, string(target.ID), store.Resolution{To: store.Approved,
-					Approver: f.approver(w), Evidence: f.evidence(t, w, row), At: w.Clock.Now()})
+					Approver: f.approver(w), Evidence: f.evidence(t, w, row), At: w.Clock.Now()}, nil)
 				require.NoError(t, err, "the writer's row is in the database")
 
 				before := w.Exec.Count()

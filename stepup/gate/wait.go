@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
@@ -25,9 +24,12 @@ func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, err
 			if cerr := ctx.Err(); cerr != nil && last.ID != "" {
 				return last, cerr
 			}
-			return stepup.Ticket{}, ticketstore.Err("wait", err)
+			return stepup.Ticket{}, ticketErr("wait", err)
 		}
-		now := g.now()
+		now, err := g.now(ctx)
+		if err != nil {
+			return last, err
+		}
 		last = view(a, now)
 		if a.State == store.Pending && !now.Before(a.ExpiresAt) {
 			if err := g.timeout(ctx, a); err != nil {
@@ -55,9 +57,13 @@ func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, err
 func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return stepup.Ticket{}, ticketstore.Err("ticket", err)
+		return stepup.Ticket{}, ticketErr("ticket", err)
 	}
-	return g.withNext(ctx, view(a, g.now())), nil
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return g.withNext(ctx, view(a, now)), nil
 }
 
 // Requester returns the principal ticket id was proposed for: the user,
@@ -65,7 +71,7 @@ func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error) {
 	a, err := g.st.Get(ctx, string(id))
 	if err != nil {
-		return canon.Principal{}, ticketstore.Err("ticket", err)
+		return canon.Principal{}, ticketErr("ticket", err)
 	}
 	return a.Requester, nil
 }

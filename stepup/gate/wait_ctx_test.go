@@ -35,10 +35,10 @@ func (s *endingStore) Get(ctx context.Context, id string) (store.Approval, error
 // Wait returns the ticket as last read when its context ends during a
 // store read, not an empty ticket.
 func TestWaitReturnsLastReadTicketWhenContextEnds(t *testing.T) {
-	st := &endingStore{Store: memory.New()}
 	clock := stepuptest.NewClock(time.Unix(1_000, 0))
+	st := &endingStore{Store: stepuptest.Memory(clock)}
 	gate, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st),
-		gate.WithClock(clock.Now), gate.WithPollInterval(time.Millisecond))
+		gate.WithPollInterval(time.Millisecond))
 	require.NoError(t, err)
 	tk, err := gate.Propose(context.Background(), sendEmail("finance@example.com"))
 	require.NoError(t, err)

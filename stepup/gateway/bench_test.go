@@ -15,6 +15,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/sqlite"
 )
@@ -28,11 +29,11 @@ func BenchmarkRoundTrip(b *testing.B) {
 		Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}}
 	stores := []struct {
 		name string
-		open func(b *testing.B) gate.Store
+		open func(b *testing.B) store.Store
 	}{
-		{"memory", func(*testing.B) gate.Store { return memory.New() }},
-		{"sqlite", func(b *testing.B) gate.Store {
-			st, err := sqlite.Open(filepath.Join(b.TempDir(), "asu.db"), nil)
+		{"memory", func(*testing.B) store.Store { return memory.New(nil) }},
+		{"sqlite", func(b *testing.B) store.Store {
+			st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "asu.db"), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = st.Close() })
 			return st

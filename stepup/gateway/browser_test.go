@@ -50,7 +50,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port(t, siteLn), Name: "asu approvals"}
 	files := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(files, "q3.csv"), []byte("region,revenue\nwest,410\neast,385\n"), 0o600))
-	st := memory.New()
+	st := memory.New(nil)
 	exec := &recorder{}
 	approver, err := passkey.New(st, rp)
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 // ExampleNew mounts the passkey approver on a gate: approvers answer with
 // passkeys scoped to the approval site's relying party.
 func ExampleNew() {
-	st := memory.New()
+	st := memory.New(nil)
 	rp := passkey.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com"}
 	approver, err := passkey.New(st, rp)
 	if err != nil {
@@ -33,7 +33,7 @@ func ExampleNew() {
 // ExampleEnrollment_Invite mints a one-time invite for a person; agents
 // and the gate's own names cannot be invited.
 func ExampleEnrollment_Invite() {
-	enroll, err := passkey.NewEnrollment(memory.New(), stepuptest.RP())
+	enroll, err := passkey.NewEnrollment(memory.New(nil), stepuptest.RP())
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +52,7 @@ func ExampleEnrollment_Invite() {
 // is shown for it.
 func ExampleEnrollment_BeginEnroll() {
 	clock := stepuptest.NewClock(stepuptest.Start())
-	enroll, err := passkey.NewEnrollment(memory.New(), stepuptest.RP(), passkey.WithClock(clock.Now))
+	enroll, err := passkey.NewEnrollment(memory.New(nil), stepuptest.RP(), passkey.WithClock(clock.Now))
 	if err != nil {
 		panic(err)
 	}

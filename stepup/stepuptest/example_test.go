@@ -44,7 +44,7 @@ func ExampleSeedCatalog() {
 }
 
 func ExampleEnroll() {
-	mem := memory.New()
+	mem := memory.New(nil)
 	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
 	if err != nil {
 		panic(err)
@@ -63,8 +63,8 @@ func ExampleEnroll() {
 
 func ExampleHarness_Grant() {
 	clock := stepuptest.NewClock(stepuptest.Start())
-	mem := memory.New()
-	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithClock(clock.Now))
+	mem := stepuptest.Memory(clock)
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
 	if err != nil {
 		panic(err)
 	}

@@ -37,8 +37,9 @@ type Harness struct {
 
 // NewGate builds a [Harness] deciding with policy (nil means
 // [SeedCatalog]) and enrolls [Approver] through the real invite and
-// registration path. opts are passed to gate.New after the harness's
-// own clock option, so they may override it. In a test:
+// registration path. The store's clock is the harness's fake [Clock]:
+// the gate reads every time from its store. opts are passed to gate.New.
+// In a test:
 //
 //	h := stepuptest.NewGate(t, nil, stepup.WithExecutor("send_email", exec))
 //	tk, _ := h.Gate.Propose(ctx, call)
@@ -57,7 +58,8 @@ func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts 
 	if policy == nil {
 		policy = SeedCatalog()
 	}
-	h := &Harness{Store: memory.New(), Clock: NewClock(Start())}
+	h := &Harness{Clock: NewClock(Start())}
+	h.Store = memory.New(&memory.Options{Clock: h.Clock.Now})
 	if approver == nil {
 		pk, err := passkey.New(h.Store, RP())
 		if err != nil {
@@ -65,7 +67,7 @@ func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts 
 		}
 		approver = pk
 	}
-	g, err := gate.New(h.Store, policy, approver, append([]gate.Option{gate.WithClock(h.Clock.Now)}, opts...)...)
+	g, err := gate.New(h.Store, policy, approver, opts...)
 	if err != nil {
 		t.Fatalf("stepuptest: new gate: %v", err)
 	}
@@ -190,3 +192,7 @@ func Enrollment(st passkey.InviteStore) *passkey.Enrollment {
 	}
 	return e
 }
+
+// Memory returns a store/memory store on clock: the store a gate reads
+// its time from.
+func Memory(clock *Clock) *memory.Store { return memory.New(&memory.Options{Clock: clock.Now}) }

@@ -35,7 +35,7 @@ import (
 //		storetest.RunProcesses(t, storetest.Processes{
 //			Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
 //			Open: func(t testing.TB, target string) store.Store {
-//				s, err := sqlite.Open(target, nil)
+//				s, err := sqlite.Open(t.Context(), target, nil)
 //				require.NoError(t, err)
 //				t.Cleanup(func() { s.Close() })
 //				return s

@@ -1,0 +1,166 @@
+package gate
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/store"
+)
+
+// Option configures a [Gate].
+type Option func(*Gate) error
+
+// WithResolver resolves the references calls name (default: none, so every
+// reference is marked unbound on the card).
+func WithResolver(r canon.Resolver) Option {
+	return func(g *Gate) error { g.resolver = r; return nil }
+}
+
+// WithExecutor registers the executor of tool. A tool without one is
+// decided and approved but never run.
+func WithExecutor(tool string, e Executor) Option {
+	return func(g *Gate) error {
+		if tool == "" || e == nil {
+			return fmt.Errorf("%w: executor needs a tool and an implementation", stepup.ErrConfig)
+		}
+		if ReservedTool(tool) {
+			return fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, ReservedToolPrefix)
+		}
+		if _, dup := g.executors[tool]; dup {
+			return fmt.Errorf("%w: two executors for %q", stepup.ErrConfig, tool)
+		}
+		g.executors[tool] = e
+		return nil
+	}
+}
+
+// WithRenderer replaces the approval card's renderer (default: package
+// card's). Whatever it renders is still what is signed: the card's hash,
+// which covers the renderer's identity, is in the approval challenge.
+func WithRenderer(r Renderer) Option {
+	return func(g *Gate) error {
+		if r == nil {
+			return fmt.Errorf("%w: nil renderer", stepup.ErrConfig)
+		}
+		g.renderer = r
+		return nil
+	}
+}
+
+// WithKey sets the key (at least 32 bytes, from a secret store) with which
+// the gate MACs the approvals it makes itself: a call the policy allowed,
+// or one a grant covered. Execute runs such a ticket only if its MAC
+// verifies, so a database writer without the key cannot make a call run.
+// Gates sharing a store must share the key; without WithKey each gate
+// draws a random one, and an allowed or granted ticket then runs only on
+// the gate that allowed it.
+func WithKey(key []byte) Option {
+	return func(g *Gate) error {
+		if len(key) < minKeySize {
+			return fmt.Errorf("%w: gate key must be at least %d bytes", stepup.ErrConfig, minKeySize)
+		}
+		g.key = bytes.Clone(key)
+		return nil
+	}
+}
+
+// WithApproverGroup names a group of approvers that policies route tickets
+// to (Decision.Approvers, Timeout.EscalateTo). Members are people's
+// principal ids ("user:..."); the requester of a ticket never decides it,
+// even as a member.
+func WithApproverGroup(name string, users ...string) Option {
+	return func(g *Gate) error {
+		if name == "" || len(users) == 0 {
+			return fmt.Errorf("%w: approver group needs a name and users", stepup.ErrConfig)
+		}
+		for _, u := range users {
+			if err := checkPerson(u); err != nil {
+				return fmt.Errorf("%w: approver group %q: %v", stepup.ErrConfig, name, err)
+			}
+		}
+		if _, dup := g.groups[name]; dup {
+			return fmt.Errorf("%w: approver group %q given twice", stepup.ErrConfig, name)
+		}
+		g.groups[name] = slices.Clone(users)
+		return nil
+	}
+}
+
+// WithPendingCaps bounds the live pending tickets per session and per user
+// (zero: no cap). With flood control on (the default), the gate parks with
+// the stricter of these caps and the limiter's, field by field: a cap here
+// can only tighten the limiter's.
+func WithPendingCaps(c store.Caps) Option {
+	return func(g *Gate) error {
+		if c.PerSession < 0 || c.PerUser < 0 {
+			return fmt.Errorf("%w: negative cap", stepup.ErrConfig)
+		}
+		g.caps = c
+		return nil
+	}
+}
+
+// WithTTL sets how long approvers have, and how long an approval stays
+// executable, when the policy does not say (default [DefaultTTL]).
+func WithTTL(d time.Duration) Option {
+	return func(g *Gate) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: TTL must be positive", stepup.ErrConfig)
+		}
+		g.ttl = d
+		return nil
+	}
+}
+
+// WithLease sets how long an execution stays this gate's before another
+// gate sharing the store may take it over and run it again with the same
+// idempotency key (default [DefaultLease]). The gate renews the lease
+// every third of it while the executor runs, and cancels the executor's
+// context if it cannot, before the lease ends. It must exceed 3 ×
+// store.MaxSkew, so that a renewal's time is never refused as skewed.
+func WithLease(d time.Duration) Option {
+	return func(g *Gate) error {
+		if d < 3*store.MaxSkew {
+			return fmt.Errorf("%w: lease must be at least %v", stepup.ErrConfig, 3*store.MaxSkew)
+		}
+		g.lease = d
+		return nil
+	}
+}
+
+// WithInstance names this gate instance: the owner recorded on the
+// executions it runs (default a random "gate-..." name). Names must be
+// unique among the gates sharing a store.
+func WithInstance(name string) Option {
+	return func(g *Gate) error {
+		if name == "" || len(name) > store.MaxKeySize {
+			return fmt.Errorf("%w: instance name must be 1 to %d bytes", stepup.ErrConfig, store.MaxKeySize)
+		}
+		g.owner = name
+		return nil
+	}
+}
+
+// WithAuditArgsUnsafe writes the arguments themselves into audit records,
+// not only their digest. Arguments may hold secrets; the audit log then
+// holds them too.
+func WithAuditArgsUnsafe() Option {
+	return func(g *Gate) error { g.auditArgs = true; return nil }
+}
+
+// WithPollInterval sets how often Wait re-reads a ticket decided by
+// another gate sharing the store (default 50ms). Decisions made by this
+// gate wake waiters at once.
+func WithPollInterval(d time.Duration) Option {
+	return func(g *Gate) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: poll interval must be positive", stepup.ErrConfig)
+		}
+		g.poll = d
+		return nil
+	}
+}
