@@ -30,13 +30,14 @@ type Store interface {
 	AuditLog
 }
 
-// GrantStore is the part of store.Grants the gate uses: reading and
-// issuing grants, and taking a use of one in the transaction that stores
-// the call it covers as approved.
+// GrantStore is the part of store.Grants the gate uses: reading, issuing
+// and revoking grants, and taking a use of one in the transaction that
+// stores the call it covers as approved.
 type GrantStore interface {
 	GetGrant(ctx context.Context, id string) (store.Grant, error)
 	PutGrant(ctx context.Context, g store.Grant) error
 	ParkGranted(ctx context.Context, a store.Approval, grantID string, note store.Note) (store.Approval, store.Grant, error)
+	RevokeGrant(ctx context.Context, id string, at time.Time, note store.Note) error
 }
 
 // AuditLog is the part of store.AuditLog the gate writes: a refusal that

@@ -31,3 +31,6 @@ func checkPerson(id string) error {
 	}
 	return nil
 }
+
+// principalOf is the principal of a person acting for themselves.
+func principalOf(user string) canon.Principal { return canon.Principal{User: user} }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -210,4 +212,46 @@ func (ad *Enrollment) FinishEnroll(ctx context.Context, token string, response [
 		return nil, ticketstore.Err("enroll", err)
 	}
 	return cred.ID, nil
+}
+
+// RevokeCredential revokes passkey id: it never approves or denies again,
+// and approvals it made that have not run yet no longer run (the gate
+// re-verifies them before running, and a revoked credential fails). by
+// names who revoked it in the audit row.
+func (ad *Enrollment) RevokeCredential(ctx context.Context, id []byte, by, reason string) error {
+	cred, err := ad.st.GetCredential(ctx, id)
+	if err != nil {
+		return ticketstore.Err("revoke credential", err)
+	}
+	why := "passkey of " + cred.User + " revoked by " + by
+	if reason = strings.TrimSpace(reason); reason != "" {
+		why += ": " + reason
+	}
+	err = ad.st.RevokeCredential(ctx, id, ad.now(), func(store.Approval, bool) receipt.AuditRecord {
+		return receipt.AuditRecord{Task: "enrollment", Session: "enrollment:" + cred.User,
+			Principal: canon.Principal{User: cred.User}, Decision: receipt.DecisionRevoked, Reason: why,
+			Approver: cred.User}
+	})
+	if err != nil {
+		return ticketstore.Err("revoke credential", err)
+	}
+	return nil
+}
+
+// RevokeInvite revokes an unredeemed invite: it can no longer enroll a
+// passkey. by names who revoked it in the audit row.
+func (ad *Enrollment) RevokeInvite(ctx context.Context, token, by string) error {
+	user, err := inviteUser(token)
+	if err != nil {
+		return fmt.Errorf("revoke invite: %w", err)
+	}
+	why := "invite of " + user + " revoked by " + by
+	err = ad.st.RevokeInvite(ctx, sha256.Sum256([]byte(token)), ad.now(), func(store.Approval, bool) receipt.AuditRecord {
+		return receipt.AuditRecord{Task: "enrollment", Session: "enrollment:" + user,
+			Principal: canon.Principal{User: user}, Decision: receipt.DecisionRevoked, Reason: why}
+	})
+	if err != nil {
+		return ticketstore.Err("revoke invite", err)
+	}
+	return nil
 }

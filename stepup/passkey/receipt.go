@@ -35,6 +35,9 @@ func (w *Approver) Recheck(ctx context.Context, a gate.Answer) error {
 	if err != nil {
 		return err
 	}
+	if !cred.RevokedAt.IsZero() && !cred.RevokedAt.After(a.At) {
+		return fmt.Errorf("recheck: %w: the credential was revoked", stepup.ErrRevoked)
+	}
 	key, err := receipt.ParseCOSEKey(cred.PublicKey)
 	if err != nil {
 		return fmt.Errorf("recheck: %w: enrolled key does not parse", stepup.ErrBadAssertion)
