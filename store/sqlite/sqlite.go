@@ -87,6 +87,9 @@ type Store struct {
 	writer chan struct{} // a one-slot semaphore: writers in this process queue here, not in SQLite
 	closed atomic.Bool
 	stmts  sync.Map // query text -> *sql.Stmt
+	// commits counts committed write transactions, so tests can count the
+	// commits an operation costs.
+	commits atomic.Int64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -261,6 +264,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(runner) error) err
 	if err := tx.Commit(); err != nil {
 		return s.fail(ctx, op, err)
 	}
+	s.commits.Add(1)
 	return nil
 }
 
