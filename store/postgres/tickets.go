@@ -333,9 +333,11 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 }
 
 // List implements [store.Tickets] with keyset pagination: a page starts
-// after the (CreatedAt, ID) of the cursor's ticket, so a page costs the
-// same however deep it is, and tickets parked meanwhile are neither
-// skipped nor repeated.
+// after the (CreatedAt, ID) of the cursor's ticket, so tickets parked
+// meanwhile are neither skipped nor repeated. A filter naming States reads
+// the index on (state, created_at, id), so its pages cost what the tickets
+// in those states cost, not the whole table; a filter without States reads
+// the whole table for each page.
 func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, string, error) {
 	const op = "list"
 	if err := f.Check(); err != nil {
