@@ -41,7 +41,9 @@
 // newer version of this package is refused. Open then runs PRAGMA
 // quick_check and reads the first row of every table, and refuses with
 // [ErrCorrupt] a file it cannot read: a damaged store must not keep
-// approving while its audit table is unreadable.
+// approving while its audit table is unreadable. The check reads the whole
+// file, so Open takes time linear in its size (about a second per few
+// hundred megabytes).
 package sqlite
 
 import (
