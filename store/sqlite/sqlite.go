@@ -42,8 +42,7 @@
 // quick_check and reads the first row of every table, and refuses with
 // [ErrCorrupt] a file it cannot read: a damaged store must not keep
 // approving while its audit table is unreadable. The check reads the whole
-// file, so Open takes time linear in its size (about a second per few
-// hundred megabytes).
+// file, so Open takes time linear in its size.
 package sqlite
 
 import (
