@@ -137,8 +137,9 @@ type Tickets interface {
 	// until [Sweeper.ExpirePending]). note runs in the same transaction.
 	Resolve(ctx context.Context, id string, r Resolution, note Note) (Approval, error)
 	// List returns the tickets matching f, by CreatedAt then ID, at most
-	// f.Limit of them, starting after the ticket f.After, and the cursor for
-	// the next page: the last ID returned, or "" when no ticket follows.
+	// f.PageSize() of them, starting after the ticket f.After, and the
+	// cursor for the next page: the last ID returned, or "" when no ticket
+	// follows. An After that names no ticket fails with [ErrNotFound].
 	List(ctx context.Context, f Filter) (page []Approval, next string, err error)
 }
 
@@ -174,7 +175,8 @@ type Execution interface {
 	Finish(ctx context.Context, id string, fence int64, o Outcome, note Note) (Approval, error)
 	// Expired lists the executing tickets whose LeaseUntil is at or before
 	// at, by LeaseUntil then ID, at most limit of them (0 means 100, more
-	// than 1000 means 1000).
+	// than 1000 means 1000, below 0 fails with [ErrInvalid]). It only reads:
+	// take one over with Reclaim.
 	Expired(ctx context.Context, at time.Time, limit int) ([]Approval, error)
 	// Reclaim takes over an executing ticket whose lease expired (LeaseUntil
 	// at or before c.At) and whose Fence is still fence: Owner c.Owner,

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -102,73 +100,6 @@ func BenchmarkCapCheck(b *testing.B) {
 	}
 }
 
-// BenchmarkCycle measures full approval cycles at the store, each decision
-// with its audit row in its own transaction: Park (pending, with caps),
-// Resolve to approved, Consume, Finish. Four commits per cycle; the store
-// before contract v2 made eight (each audit row was a transaction of its
-// own). Workers read deciding times from the database's clock, refreshed
-// in the background well within store.MaxSkew, so the clock costs no round
-// trip per cycle. cycles/s is the figure BENCHMARKS.md reports.
-func BenchmarkCycle(b *testing.B) {
-	for _, g := range []int{1, 16} {
-		b.Run(fmt.Sprintf("g%d", g), func(b *testing.B) {
-			ctx := context.Background()
-			s := testStore(b)
-			clock := newCachedClock(b, s)
-			note := func(decision string) store.Note {
-				return func(a store.Approval, _ bool) receipt.AuditRecord {
-					return receipt.AuditRecord{TicketID: a.ID, Task: a.Task, Step: a.Step, Session: a.Session, Tool: a.Tool,
-						EffectClass: a.EffectClass, ArgsDigest: a.Digest, Principal: a.Requester,
-						PolicyVersion: a.PolicyVersion, Decision: decision, Taint: a.Taint, Approver: a.Approver,
-						IdempotencyKey: a.IdempotencyKey}
-				}
-			}
-			caps := store.Caps{PerSession: 10, PerUser: 1000}
-			var next atomic.Int64
-			cycle := func() error {
-				i := int(next.Add(1))
-				at := clock.now()
-				a, _, err := s.Park(ctx, storetest.TicketAt(fmt.Sprintf("s%d", i), fmt.Sprintf("u%d", i%64), i, at), caps,
-					note("needs_approval"))
-				if err != nil {
-					return err
-				}
-				if _, err := s.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: a.User, At: clock.now()},
-					note("approved")); err != nil {
-					return err
-				}
-				at = clock.now()
-				c := store.Claim{Key: "key-" + a.ID, Owner: "gate-1", At: at, LeaseUntil: at.Add(30 * time.Second)}
-				if _, err := s.Consume(ctx, a.ID, c, note("executing")); err != nil {
-					return err
-				}
-				_, err = s.Finish(ctx, a.ID, 1, store.Outcome{State: store.Done, Result: []byte(`"ok"`), At: clock.now()},
-					note("done"))
-				return err
-			}
-			b.SetParallelism((g + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-			b.ResetTimer()
-			if g == 1 {
-				for range b.N {
-					if err := cycle(); err != nil {
-						b.Fatal(err)
-					}
-				}
-			} else {
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						if err := cycle(); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
-		})
-	}
-}
-
 // BenchmarkRenew measures one lease renewal of an executing ticket, the
 // write an owner makes every few seconds while its executor runs.
 func BenchmarkRenew(b *testing.B) {
@@ -194,53 +125,4 @@ func BenchmarkRenew(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// cachedClock is the database's clock read every 100 ms and advanced by
-// the process's monotonic clock in between: within store.MaxSkew of the
-// database, without a round trip per reading.
-type cachedClock struct {
-	mu    sync.Mutex
-	db    time.Time
-	local time.Time
-}
-
-func newCachedClock(b *testing.B, s *Store) *cachedClock {
-	c := &cachedClock{}
-	read := func() error {
-		db, err := s.Now(context.Background())
-		if err != nil {
-			return err
-		}
-		c.mu.Lock()
-		c.db, c.local = db, time.Now()
-		c.mu.Unlock()
-		return nil
-	}
-	if err := read(); err != nil {
-		b.Fatal(err)
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				_ = read()
-			}
-		}
-	}()
-	b.Cleanup(func() { close(stop); <-done })
-	return c
-}
-
-func (c *cachedClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.db.Add(time.Since(c.local))
 }

@@ -72,3 +72,42 @@ func ExampleStore_Migrate() {
 		log.Fatal(err)
 	}
 }
+
+// A replica that crashed while its executor ran leaves the ticket
+// executing under a lease it no longer renews. Any other replica lists
+// the lapsed leases (by the database's clock) and reclaims them: the
+// reclaim fences the crashed owner off, and the executor runs again with
+// the ticket's one idempotency key. A live lease is never taken over.
+func ExampleStore_Reclaim() {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, os.Getenv("ASU_POSTGRES_DSN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	now, err := s.Now(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	lapsed, err := s.Expired(ctx, now, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range lapsed {
+		claim := store.Claim{Owner: "gate-b", At: now, LeaseUntil: now.Add(30 * time.Second)}
+		t, err := s.Reclaim(ctx, t.ID, t.Fence, claim, func(a store.Approval, _ bool) receipt.AuditRecord {
+			return receipt.AuditRecord{TicketID: a.ID, Decision: "reclaimed", IdempotencyKey: a.IdempotencyKey}
+		})
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
+			continue // another replica was first, or the owner renewed
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		// Run t's stored effect with t.IdempotencyKey, renewing the lease
+		// with s.Renew(ctx, t.ID, "gate-b", t.Fence, ...) while it runs,
+		// then record the outcome with s.Finish(ctx, t.ID, t.Fence, ...).
+		_ = t
+	}
+}

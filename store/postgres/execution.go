@@ -162,11 +162,10 @@ func (s *Store) Reclaim(ctx context.Context, id string, fence int64, c store.Cla
 	})
 }
 
-// decide runs a decision on one ticket in two round trips: BEGIN, query
-// (a conditional UPDATE ... RETURNING ticketColumns) and, when note will
-// make a record, the chain head's lock and the clock; then the record, the
-// head's move and COMMIT. When query matches no row, why says why, in the
-// same transaction, and the transaction rolls back.
+// decide runs a decision on one ticket in two round trips: BEGIN and
+// query (a conditional UPDATE ... RETURNING ticketColumns); then note's
+// record and COMMIT. When query matches no row, why says why, in the same
+// transaction, and the transaction rolls back.
 func (s *Store) decide(ctx context.Context, op string, note store.Note, query string, args []any, why func(querier) error) (store.Approval, error) {
 	if err := s.enter(ctx); err != nil {
 		return store.Approval{}, s.fail(ctx, op, err)
@@ -175,15 +174,14 @@ func (s *Store) decide(ctx context.Context, op string, note store.Note, query st
 	err := s.inTxn(ctx, func(t *txn) error {
 		b := &pgx.Batch{}
 		b.Queue(query, args...)
-		queueHead(b, note)
-		a, h, err := readTicket(t.send(ctx, b), note)
+		a, err := readTicket(t.send(ctx, b))
 		switch {
 		case errNoRow(err):
 			return why(t.conn)
 		case err != nil:
 			return err
 		}
-		if err := t.commitNoted(ctx, h, note, false, a); err != nil {
+		if err := t.commitNoted(ctx, note, false, a); err != nil {
 			return err
 		}
 		out = a

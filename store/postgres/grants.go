@@ -141,12 +141,11 @@ func (s *Store) ParkGranted(ctx context.Context, a store.Approval, grantID strin
 		g   store.Grant
 	)
 	err := s.inTxn(ctx, func(t *txn) error {
-		// One round trip: the use, the ticket (rolled back with the whole
-		// transaction if the use was refused) and the head.
+		// One round trip: the use and the ticket (rolled back with the
+		// whole transaction if the use was refused).
 		b := &pgx.Batch{}
 		b.Queue(queryUseGrant, grantID, a.CreatedAt)
 		b.Queue(queryInsertTicket, insertArgs(a)...)
-		queueHead(b, note)
 		br := t.send(ctx, b)
 		var err error
 		g, err = scanGrant(br.QueryRow())
@@ -166,11 +165,10 @@ func (s *Store) ParkGranted(ctx context.Context, a store.Approval, grantID strin
 			_ = br.Close()
 			return err
 		}
-		var h head
-		if out, h, err = readTicket(br, note); err != nil {
+		if out, err = readTicket(br); err != nil {
 			return err
 		}
-		return t.commitNoted(ctx, h, note, false, out)
+		return t.commitNoted(ctx, note, false, out)
 	})
 	if err != nil {
 		return store.Approval{}, store.Grant{}, s.fail(ctx, op, err)
@@ -178,9 +176,9 @@ func (s *Store) ParkGranted(ctx context.Context, a store.Approval, grantID strin
 	return out, g, nil
 }
 
-// revoke runs a revocation in two round trips: BEGIN, update (which must
-// change one row, keyed by $1, at $2) and the head's lock; then note's
-// record for the zero ticket and COMMIT. When update changes nothing,
+// revoke runs a revocation in two round trips: BEGIN and update (which
+// must change one row, keyed by $1, at $2); then note's record for the
+// zero ticket and COMMIT. When update changes nothing,
 // explain (keyed by $1) reads whether the record was used up (redeemed)
 // and whether it was already revoked; no row means it does not exist.
 func (s *Store) revoke(ctx context.Context, op string, note store.Note, update, explain string, key any, at time.Time) error {
@@ -190,13 +188,8 @@ func (s *Store) revoke(ctx context.Context, op string, note store.Note, update, 
 	err := s.inTxn(ctx, func(t *txn) error {
 		b := &pgx.Batch{}
 		b.Queue(update, key, at)
-		queueHead(b, note)
 		br := t.send(ctx, b)
 		tag, err := br.Exec()
-		var h head
-		if err == nil {
-			h, err = readHead(br, note)
-		}
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
@@ -218,7 +211,7 @@ func (s *Store) revoke(ctx context.Context, op string, note store.Note, update, 
 			}
 			return fmt.Errorf("%w: nothing revoked", ErrDatabase)
 		}
-		return t.commitNoted(ctx, h, note, false, store.Approval{})
+		return t.commitNoted(ctx, note, false, store.Approval{})
 	})
 	return s.fail(ctx, op, err)
 }

@@ -29,9 +29,10 @@ func fill(tb testing.TB, s *Store, tickets []store.Approval) {
 	require.Equal(tb, int64(len(tickets)), n)
 }
 
-// TestQueryPlans checks that merging and the pending caps read a partial
-// index of pending tickets, never the whole table, once the table is
-// large: their cost must not grow with the number of tickets.
+// TestQueryPlans checks that merging, the pending caps, the recovery scan
+// of lapsed leases and a listing by state read an index, never the whole
+// table, once the table is large: their cost must not grow with the number
+// of tickets that are done.
 func TestQueryPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -46,6 +47,12 @@ func TestQueryPlans(t *testing.T) {
 	// Most tickets of a busy store are no longer pending.
 	_, err := s.pool.Exec(ctx, `UPDATE tickets SET state = 'denied' WHERE id LIKE 'fill-1%'`)
 	require.NoError(t, err)
+	_, err = s.pool.Exec(ctx, `UPDATE tickets SET state = 'done', fence = 1, idempotency_key = 'k',
+		consumed_at = created_at WHERE id LIKE 'fill-2%'`)
+	require.NoError(t, err)
+	_, err = s.pool.Exec(ctx, `UPDATE tickets SET state = 'executing', fence = 1, idempotency_key = 'k',
+		consumed_at = created_at, lease_until = created_at WHERE id LIKE 'fill-3%'`)
+	require.NoError(t, err)
 	_, err = s.pool.Exec(ctx, `ANALYZE tickets`)
 	require.NoError(t, err)
 
@@ -53,10 +60,14 @@ func TestQueryPlans(t *testing.T) {
 	cases := []struct {
 		name, query string
 		args        []any
+		index       string
 	}{
-		{"merge", queryMerge, mergeArgs(a)},
-		{"session cap", queryCap("session"), []any{a.Session, a.CreatedAt, 5}},
-		{"user cap", queryCap("user"), []any{a.User, a.CreatedAt, 5}},
+		{"merge", queryMerge, mergeArgs(a), `tickets_pending_\w+`},
+		{"session cap", queryCap("session"), []any{a.Session, a.CreatedAt, 5}, `tickets_pending_\w+`},
+		{"user cap", queryCap("user"), []any{a.User, a.CreatedAt, 5}, `tickets_pending_\w+`},
+		{"lapsed leases", queryExpired, []any{a.ExpiresAt, 100}, `tickets_executing`},
+		{"list by state", `SELECT ` + ticketColumns + ` FROM tickets WHERE state = ANY($1)
+			ORDER BY created_at, id LIMIT 101`, []any{[]string{"done", "approved"}}, `tickets_list`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,7 +76,7 @@ func TestQueryPlans(t *testing.T) {
 			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 			require.NoError(t, err)
 			plan := strings.Join(lines, "\n")
-			assert.Regexp(t, `Index (Only )?Scan using tickets_pending_\w+ on tickets|Bitmap Index Scan on tickets_pending_\w+`, plan)
+			assert.Regexp(t, `Index (Only )?Scan using `+c.index+` on tickets|Bitmap Index Scan on `+c.index, plan)
 			assert.NotContains(t, plan, "Seq Scan on tickets", plan)
 		})
 	}

@@ -33,22 +33,18 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 		merged bool
 	)
 	err := s.inTxn(ctx, func(t *txn) error {
-		var (
-			h   head
-			err error
-		)
+		var err error
 		if a.State == store.Pending {
-			out, merged, h, err = parkPending(ctx, t, a, caps, note)
+			out, merged, err = parkPending(ctx, t, a, caps)
 		} else {
 			b := &pgx.Batch{}
 			b.Queue(queryInsertTicket, insertArgs(a)...)
-			queueHead(b, note)
-			out, h, err = readTicket(t.send(ctx, b), note)
+			out, err = readTicket(t.send(ctx, b))
 		}
 		if err != nil {
 			return err
 		}
-		return t.commitNoted(ctx, h, note, merged, out)
+		return t.commitNoted(ctx, note, merged, out)
 	})
 	if err != nil {
 		return store.Approval{}, false, s.fail(ctx, op, err)
@@ -72,13 +68,11 @@ func newTicket(a store.Approval) store.Approval {
 }
 
 // parkPending merges a into an identical live pending ticket or stores it
-// as a new one within caps, under the session and user locks, and locks
-// the chain head when note will make a record. The first round trip
-// begins the transaction, takes the locks and tries the merge; the second
-// takes the head (merged) or counts against the caps, inserts and takes
-// the head, so the head is held only from the last statement before the
-// commit's round trip.
-func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps, note store.Note) (store.Approval, bool, head, error) {
+// as a new one within caps, under the session and user locks. The first
+// round trip begins the transaction, takes the locks and tries the merge;
+// the second, when there is nothing to merge into, counts against the
+// caps and inserts.
+func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps) (store.Approval, bool, error) {
 	b := &pgx.Batch{}
 	// A batch runs its statements in order, so every Park takes the
 	// session lock before the user lock.
@@ -86,13 +80,12 @@ func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps,
 	b.Queue(queryLock, lockUser, a.User)
 	// A live pending duplicate takes the merge, even at the cap.
 	b.Queue(queryMerge, mergeArgs(a)...)
-	dup, _, err := readTicket(t.send(ctx, b), nil, 2)
+	dup, err := readTicket(t.send(ctx, b), 2)
 	switch {
 	case err == nil:
-		h, err := t.lockHeadFor(ctx, note)
-		return dup, true, h, err
+		return dup, true, nil
 	case !errNoRow(err):
-		return store.Approval{}, false, head{}, err
+		return store.Approval{}, false, err
 	}
 
 	b = &pgx.Batch{}
@@ -107,7 +100,6 @@ func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps,
 	}
 	// Inserted before the counts are read, and rolled back if one is full.
 	b.Queue(queryInsertTicket, insertArgs(a)...)
-	queueHead(b, note)
 	br := t.send(ctx, b)
 	for _, c := range limits {
 		if c.limit <= 0 {
@@ -116,21 +108,21 @@ func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps,
 		var n int
 		if err := br.QueryRow().Scan(&n); err != nil {
 			_ = br.Close()
-			return store.Approval{}, false, head{}, err
+			return store.Approval{}, false, err
 		}
 		if n >= c.limit {
 			_ = br.Close()
-			return store.Approval{}, false, head{}, fmt.Errorf("%s: %w", c.what, store.ErrPendingCap)
+			return store.Approval{}, false, fmt.Errorf("%s: %w", c.what, store.ErrPendingCap)
 		}
 	}
-	out, h, err := readTicket(br, note, 0)
-	return out, false, h, err
+	out, err := readTicket(br)
+	return out, false, err
 }
 
 // readTicket reads a batch's results: skip statements whose results do
-// not matter (locks), a ticket row or pgx.ErrNoRows, then what queueHead
-// queued for note. A failure of the batch itself wins over no row.
-func readTicket(br pgx.BatchResults, note store.Note, skip ...int) (store.Approval, head, error) {
+// not matter (locks), then a ticket row or pgx.ErrNoRows. A failure of the
+// batch itself wins over no row.
+func readTicket(br pgx.BatchResults, skip ...int) (store.Approval, error) {
 	var err error
 	for _, n := range skip {
 		for range n {
@@ -139,20 +131,14 @@ func readTicket(br pgx.BatchResults, note store.Note, skip ...int) (store.Approv
 			}
 		}
 	}
-	var (
-		a store.Approval
-		h head
-	)
+	var a store.Approval
 	if err == nil {
 		a, err = scanTicket(br.QueryRow())
-	}
-	if err == nil {
-		h, err = readHead(br, note)
 	}
 	if cerr := br.Close(); cerr != nil && (err == nil || errNoRow(err)) {
 		err = cerr
 	}
-	return a, h, err
+	return a, err
 }
 
 // The statements of Park. Each reads only pending tickets of one session
@@ -317,14 +303,7 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 		if err != nil {
 			return err
 		}
-		// The head is locked only when there is something to record.
-		var h head
-		if note != nil && len(out) > 0 {
-			if h, err = t.lockHead(ctx); err != nil {
-				return err
-			}
-		}
-		return t.commitNoted(ctx, h, note, false, out...)
+		return t.commitNoted(ctx, note, false, out...)
 	})
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
@@ -333,9 +312,11 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 }
 
 // List implements [store.Tickets] with keyset pagination: a page starts
-// after the (CreatedAt, ID) of the cursor's ticket, so a page costs the
-// same however deep it is, and tickets parked meanwhile are neither
-// skipped nor repeated.
+// after the (CreatedAt, ID) of the cursor's ticket, so tickets parked
+// meanwhile are neither skipped nor repeated. A filter naming States reads
+// the index on (state, created_at, id), so its pages cost what the tickets
+// in those states cost, not the whole table; a filter without States reads
+// the whole table for each page.
 func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, string, error) {
 	const op = "list"
 	if err := f.Check(); err != nil {

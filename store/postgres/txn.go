@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,12 +22,8 @@ type querier interface {
 
 // txn is one transaction on a pooled connection whose BEGIN travels in
 // the batch of its first statements and whose COMMIT travels in the batch
-// of its last (the audit rows and the head's move). Every audit append
-// holds the chain head's row lock from the batch that takes it until its
-// commit, and appends from all replicas queue on that lock, so the round
-// trips made while holding it bound the decisions per second of the whole
-// cluster: a decision takes two, the first of which takes the lock as its
-// last statement.
+// of its last, the audit appends: a decision is two round trips, and the
+// chain head is locked only by the second, from its appends to its commit.
 type txn struct {
 	conn   *pgxpool.Conn
 	begun  bool
@@ -99,112 +94,31 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// head is the chain head a transaction locked and the database's clock
-// read once it held the lock.
-type head struct {
-	last receipt.AuditRecord // Seq, Hash and Time of the newest record
-	now  time.Time
-	held bool
-}
-
-// The statements that lock and read the chain head. queryHead locks the
-// head row, so appends from every replica queue there until the appending
-// transaction ends; the clock is read by the statement after it, once the
-// lock is held.
-const (
-	queryHead     = `SELECT seq, hash, time FROM audit_head FOR UPDATE`
-	queryClock    = `SELECT clock_timestamp()`
-	queryMoveHead = `UPDATE audit_head SET seq = $1, hash = $2, time = $3`
-	queryAppend   = `INSERT INTO audit (` + auditColumns + `) VALUES
-		($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-		 $21, $22, $23, $24, $25)`
-)
-
-// queueHead queues the head's lock and the clock on b when note will make
-// a record; read them with readHead after b's other results.
-func queueHead(b *pgx.Batch, note store.Note) {
-	if note != nil {
-		b.Queue(queryHead)
-		b.Queue(queryClock)
-	}
-}
-
-// readHead reads what queueHead queued.
-func readHead(br pgx.BatchResults, note store.Note) (head, error) {
-	if note == nil {
-		return head{}, nil
-	}
-	var (
-		h    head
-		hash []byte
-	)
-	if err := br.QueryRow().Scan(&h.last.Seq, &hash, &h.last.Time); err != nil {
-		return head{}, err
-	}
-	copy(h.last.Hash[:], hash)
-	if err := br.QueryRow().Scan(&h.now); err != nil {
-		return head{}, err
-	}
-	h.held = true
-	return h, nil
-}
-
-// lockHead locks the head in a round trip of its own, for a transaction
-// that did not queue it with its change.
-func (t *txn) lockHead(ctx context.Context) (head, error) {
+// commit appends recs, in order, and commits, in one round trip, and
+// returns the records as stored. A record the chain refuses fails the
+// transaction before anything is sent.
+func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receipt.AuditRecord, error) {
 	b := &pgx.Batch{}
-	queueHead(b, noNote)
-	br := t.send(ctx, b)
-	h, err := readHead(br, noNote)
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return h, err
-}
-
-// lockHeadFor locks the head when note will make a record.
-func (t *txn) lockHeadFor(ctx context.Context, note store.Note) (head, error) {
-	if note == nil {
-		return head{}, nil
-	}
-	return t.lockHead(ctx)
-}
-
-// noNote stands for a note when one is needed only to say "queue the head".
-var noNote store.Note = func(store.Approval, bool) receipt.AuditRecord { return receipt.AuditRecord{} }
-
-// commit appends recs after h (which the transaction holds when recs is
-// not empty), moves the head and commits, in one round trip. It returns
-// the records as stored. A record the chain refuses fails the transaction
-// before anything is sent.
-func (t *txn) commit(ctx context.Context, h head, recs ...receipt.AuditRecord) ([]receipt.AuditRecord, error) {
-	b := &pgx.Batch{}
-	out := make([]receipt.AuditRecord, len(recs))
-	if len(recs) > 0 {
-		if !h.held {
-			return nil, errors.New("postgres: append without the chain head")
+	reads := make([]func(pgx.BatchResults) (receipt.AuditRecord, error), len(recs))
+	for i, r := range recs {
+		read, err := queueAppend(b, r)
+		if err != nil {
+			return nil, err
 		}
-		last := h.last
-		for i, r := range recs {
-			next, err := store.ChainNext(last, r, h.now)
-			if err != nil {
-				return nil, err
-			}
-			var args []byte
-			if next.Args != nil {
-				args = next.Args
-			}
-			b.Queue(queryAppend,
-				next.Seq, next.Time, next.TicketID, next.Task, next.Step, next.Session, next.Tool, next.EffectClass,
-				next.ArgsDigest[:], args, next.Principal.User, next.Principal.Agent, next.Principal.Delegations,
-				next.PolicyVersion, next.Decision, next.Reason, next.Taint, next.Approver, next.Nonce, next.CardHash,
-				next.DecisionMillis, next.Result, next.IdempotencyKey, next.PrevHash[:], next.Hash[:])
-			out[i], last = next, next
-		}
-		b.Queue(queryMoveHead, last.Seq, last.Hash[:], last.Time)
+		reads[i] = read
 	}
 	b.Queue("COMMIT")
-	if err := t.send(ctx, b).Close(); err != nil {
+	br := t.send(ctx, b)
+	out := make([]receipt.AuditRecord, len(recs))
+	for i, read := range reads {
+		r, err := read(br)
+		if err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+		out[i] = r
+	}
+	if err := br.Close(); err != nil {
 		return nil, err
 	}
 	t.closed = true
@@ -213,7 +127,7 @@ func (t *txn) commit(ctx context.Context, h head, recs ...receipt.AuditRecord) (
 
 // commitNoted commits with note's record for each ticket, in order; a nil
 // note commits with no record.
-func (t *txn) commitNoted(ctx context.Context, h head, note store.Note, merged bool, tickets ...store.Approval) error {
+func (t *txn) commitNoted(ctx context.Context, note store.Note, merged bool, tickets ...store.Approval) error {
 	var recs []receipt.AuditRecord
 	if note != nil {
 		recs = make([]receipt.AuditRecord, len(tickets))
@@ -221,6 +135,6 @@ func (t *txn) commitNoted(ctx context.Context, h head, note store.Note, merged b
 			recs[i] = note(a.Clone(), merged)
 		}
 	}
-	_, err := t.commit(ctx, h, recs...)
+	_, err := t.commit(ctx, recs...)
 	return err
 }

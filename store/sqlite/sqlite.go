@@ -41,7 +41,8 @@
 // newer version of this package is refused. Open then runs PRAGMA
 // quick_check and reads the first row of every table, and refuses with
 // [ErrCorrupt] a file it cannot read: a damaged store must not keep
-// approving while its audit table is unreadable.
+// approving while its audit table is unreadable. The check reads the whole
+// file, so Open takes time linear in its size.
 package sqlite
 
 import (
@@ -87,6 +88,9 @@ type Store struct {
 	writer chan struct{} // a one-slot semaphore: writers in this process queue here, not in SQLite
 	closed atomic.Bool
 	stmts  sync.Map // query text -> *sql.Stmt
+	// commits counts committed write transactions, so tests can count the
+	// commits an operation costs.
+	commits atomic.Int64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -261,6 +265,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(runner) error) err
 	if err := tx.Commit(); err != nil {
 		return s.fail(ctx, op, err)
 	}
+	s.commits.Add(1)
 	return nil
 }
 

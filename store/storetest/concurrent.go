@@ -48,6 +48,7 @@ func tally(errs []error, want error) (ok, refused int, other []error) {
 }
 
 func testConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n int) {
+	t.Run("Interleavings", func(t *testing.T) { testInterleavings(t, newStore, min(n, 16)) })
 	t.Run("Consume", func(t *testing.T) {
 		s := newStore(t)
 		a := parkApproved(t, s, 1)

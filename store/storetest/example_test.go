@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -15,6 +16,17 @@ func ExampleRun() {
 	_ = func(t *testing.T) { // func TestConformance(t *testing.T)
 		storetest.Run(t, func(t *testing.T) store.Store {
 			s := memory.New(nil)
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		})
+	}
+}
+
+// A backend whose clock is injected also runs the tests that set it.
+func ExampleRunClock() {
+	_ = func(t *testing.T) { // func TestClock(t *testing.T)
+		storetest.RunClock(t, func(t *testing.T, clock func() time.Time) store.Store {
+			s := memory.New(&memory.Options{Clock: clock})
 			t.Cleanup(func() { _ = s.Close() })
 			return s
 		})

@@ -55,7 +55,7 @@ type Processes struct {
 
 // The environment of a child process.
 const (
-	envRole    = "ASU_STORETEST_ROLE"    // "race" or "crash"
+	envRole    = "ASU_STORETEST_ROLE"    // "race", "crash" or "gate"
 	envName    = "ASU_STORETEST_NAME"    // t.Name() of the calling test
 	envTarget  = "ASU_STORETEST_TARGET"  // what Create returned
 	envTickets = "ASU_STORETEST_TICKETS" // comma-separated ticket ids
@@ -81,7 +81,12 @@ const (
 // idempotency key and its row, a second Consume fails with
 // [store.ErrConsumed], Reclaim refuses until the child's lease ends, then
 // [store.Execution.Expired] lists it and Reclaim hands it over with the
-// same key and the next fence).
+// same key and the next fence), and Campaign (gates in separate processes
+// run whole approval cycles and recover each other's expired leases while
+// one of them is killed with SIGKILL every few hundred milliseconds and
+// replaced, for a few seconds; afterwards every execution left behind is
+// recovered, every decision the database holds has exactly its audit row
+// and no row names a decision it does not hold, and the chain verifies).
 func RunProcesses(t *testing.T, p Processes) {
 	if role := os.Getenv(envRole); role != "" && os.Getenv(envName) == t.Name() {
 		runChild(t, p, role)
@@ -92,6 +97,7 @@ func RunProcesses(t *testing.T, p Processes) {
 	}
 	t.Run("Race", func(t *testing.T) { testProcessRace(t, p) })
 	t.Run("Crash", func(t *testing.T) { testProcessCrash(t, p) })
+	t.Run("Campaign", func(t *testing.T) { testProcessCampaign(t, p) })
 }
 
 // child is a started child process.
@@ -174,6 +180,8 @@ func runChild(t *testing.T, p Processes, role string) {
 	tickets := strings.Split(os.Getenv(envTickets), ",")
 	in := bufio.NewReader(os.Stdin)
 	switch role {
+	case "gate":
+		runGate(ctx, t, s, racer)
 	case "race":
 		report("ready")
 		if _, err := in.ReadString('\n'); err != nil {

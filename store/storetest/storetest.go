@@ -24,6 +24,13 @@
 //		})
 //	}
 //
+// # Clock
+//
+// [Run] reads the store's clock and never sets it, so it runs on a
+// database's clock. [RunClock] sets it, for backends that take an injected
+// clock: audit times never decrease while the clock steps back and forth,
+// and a gate whose clock is slow is refused.
+//
 // # Processes
 //
 // [RunProcesses] races separate processes on one database and kills a
@@ -32,9 +39,10 @@
 //
 // # Benchmarks
 //
-// [Bench] measures consume+finish round trips, parking, and the pending-cap
-// check with 100,000 pending tickets, next to a baseline of one empty
-// transaction on the same backend.
+// [Bench] measures consume+finish round trips, whole approval cycles, a
+// lease renewal next to a read, parking, and the pending-cap check with
+// 100,000 pending tickets, next to a baseline of one empty transaction on
+// the same backend.
 package storetest
 
 import (
