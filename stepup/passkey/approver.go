@@ -74,6 +74,9 @@ func (w *Approver) Options(ctx context.Context, req gate.Request) (json.RawMessa
 			return nil, ticketstore.Err("options", err)
 		}
 		for _, c := range creds {
+			if !c.RevokedAt.IsZero() {
+				continue
+			}
 			opts.AllowedCredentials = append(opts.AllowedCredentials, protocol.CredentialDescriptor{
 				Type: protocol.PublicKeyCredentialType, CredentialID: c.ID,
 			})
@@ -101,6 +104,9 @@ func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) 
 	}
 	if err != nil {
 		return gate.Verified{}, ticketstore.Err("verify", err)
+	}
+	if !cred.RevokedAt.IsZero() {
+		return gate.Verified{}, fmt.Errorf("verify: %w: the credential was revoked", stepup.ErrRevoked)
 	}
 	if !slices.Contains(req.Approvers, cred.User) {
 		return gate.Verified{}, fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)

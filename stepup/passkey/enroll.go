@@ -154,7 +154,7 @@ func (ad *Enrollment) BeginEnroll(ctx context.Context, token string) (json.RawMe
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	case err != nil:
 		return nil, ticketstore.Err("enroll", err)
-	case !inv.RedeemedAt.IsZero(), !ad.now().Before(inv.ExpiresAt), inv.User != user:
+	case !inv.RedeemedAt.IsZero(), !inv.RevokedAt.IsZero(), !ad.now().Before(inv.ExpiresAt), inv.User != user:
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	}
 	creation, _, err := ad.wa.BeginRegistration(&waUser{id: userHandle(user), name: user})
@@ -196,7 +196,8 @@ func (ad *Enrollment) FinishEnroll(ctx context.Context, token string, response [
 	now := ad.now()
 	inv, err := ad.st.RedeemInvite(ctx, sha256.Sum256([]byte(token)), now)
 	switch {
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConsumed), errors.Is(err, store.ErrExpired):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrConsumed), errors.Is(err, store.ErrExpired),
+		errors.Is(err, store.ErrRevoked):
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	case err != nil:
 		return nil, ticketstore.Err("enroll", err)

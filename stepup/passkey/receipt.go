@@ -35,7 +35,7 @@ func (w *Approver) Recheck(ctx context.Context, a gate.Answer) error {
 	if err != nil {
 		return err
 	}
-	if !cred.RevokedAt.IsZero() && !cred.RevokedAt.After(a.At) {
+	if !cred.RevokedAt.IsZero() {
 		return fmt.Errorf("recheck: %w: the credential was revoked", stepup.ErrRevoked)
 	}
 	key, err := receipt.ParseCOSEKey(cred.PublicKey)

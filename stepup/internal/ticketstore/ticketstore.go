@@ -33,6 +33,8 @@ func Err(op string, err error) error {
 		return fmt.Errorf("%s: %w", op, stepup.ErrResolved)
 	case errors.Is(err, store.ErrNotApproved):
 		return fmt.Errorf("%s: %w", op, stepup.ErrNotApproved)
+	case errors.Is(err, store.ErrRevoked):
+		return fmt.Errorf("%s: %w", op, stepup.ErrRevoked)
 	default:
 		return fmt.Errorf("%s: %w: %v", op, stepup.ErrStore, err)
 	}

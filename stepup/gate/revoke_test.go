@@ -1,0 +1,153 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
+)
+
+// TestRevokedApprovalsNeverRun: an approval revoked by an operator, by its
+// approver with a passkey, or by revoking the passkey that made it, does
+// not run; each revocation is an audit row.
+func TestRevokedApprovalsNeverRun(t *testing.T) {
+	ctx := context.Background()
+	revocations := map[string]func(t *testing.T, w *world, id stepup.TicketID) error{
+		"by an operator": func(t *testing.T, w *world, id stepup.TicketID) error {
+			_, err := w.Gate.Admin().RevokeTicket(ctx, id, "user:ops", "sent by mistake")
+			return err
+		},
+		"by its approver": func(t *testing.T, w *world, id stepup.TicketID) error {
+			p, err := w.Gate.Desk().RevokePrompt(ctx, id)
+			require.NoError(t, err)
+			answer, err := w.Authenticator.Assert(p.DenyOptions)
+			require.NoError(t, err)
+			_, err = w.Gate.Desk().Revoke(ctx, id, answer, "changed my mind")
+			return err
+		},
+		"by revoking the passkey": func(t *testing.T, w *world, id stepup.TicketID) error {
+			return w.Enrollment.RevokeCredential(ctx, w.Authenticator.CredentialIDs()[0], "user:ops", "lost phone")
+		},
+	}
+	for name, revoke := range revocations {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			tk := approved(t, w, sendEmail("finance@example.com"))
+			w.Clock.Advance(1) // revoked after the approval
+			require.NoError(t, revoke(t, w, tk.ID))
+			_, err := w.Gate.Execute(ctx, tk.ID)
+			require.Error(t, err)
+			assert.True(t, errorsIsAny(err, stepup.ErrRevoked, stepup.ErrBadAssertion), err)
+			assert.Zero(t, w.Exec.Count(), "nothing ran")
+			rows, err := w.Store.AuditRange(ctx, stepuptest.Start(), stepupFar)
+			require.NoError(t, err)
+			var revoked int
+			for _, r := range rows {
+				if r.Decision == receipt.DecisionRevoked {
+					revoked++
+				}
+			}
+			assert.Equal(t, 1, revoked, "the revocation is an audit row")
+		})
+	}
+}
+
+// TestRevokedPasskeyNeverApprovesAgain: after its passkey is revoked, an
+// approver's answers are refused.
+func TestRevokedPasskeyNeverApprovesAgain(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	require.NoError(t, w.Enrollment.RevokeCredential(ctx, w.Authenticator.CredentialIDs()[0], "user:ops", ""))
+	tk, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	_, err = w.Approve(tk.ID, stepuptest.WithCredential(w.Authenticator.CredentialIDs()[0]))
+	require.Error(t, err)
+	got, err := w.Gate.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusPending, got.Status)
+}
+
+// TestRevokedGrantCoversNothing: a revoked grant's calls go to a person.
+func TestRevokedGrantCoversNothing(t *testing.T) {
+	ctx := context.Background()
+	w := newGrantWorld(t, refundTemplate(), 5)
+	c := refund(`{"order":"A-17","amount":80}`)
+	tk, _ := w.propose(t, c)
+	require.Equal(t, stepup.StatusApproved, tk.Status, "covered before the revocation")
+	require.NoError(t, w.Gate.Admin().RevokeGrant(ctx, w.grant, "user:ops", "no more refunds"))
+	c.Step = "2"
+	tk, row := w.propose(t, c)
+	assert.Equal(t, stepup.StatusPending, tk.Status)
+	assert.Contains(t, row.Reason, "grant not used: revoked")
+}
+
+// TestRevokeInviteStopsEnrollment: a revoked invite enrolls nothing.
+func TestRevokeInviteStopsEnrollment(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	token, err := w.Enrollment.Invite(ctx, "user:erin")
+	require.NoError(t, err)
+	require.NoError(t, w.Enrollment.RevokeInvite(ctx, token, "user:ops"))
+	_, err = w.Enrollment.BeginEnroll(ctx, token)
+	assert.Error(t, err)
+}
+
+// TestQueueListsWhatAnApproverMayDecide: each approver's queue holds the
+// pending tickets they may decide (their own agents' calls, and those
+// routed to their groups), soonest expiry first; never another user's.
+func TestQueueListsWhatAnApproverMayDecide(t *testing.T) {
+	ctx := context.Background()
+	h := stepuptest.NewGate(t, refundCatalog(t, "finance"), gate.WithApproverGroup("finance", "user:fin", "user:dana"))
+	var refunds []stepup.TicketID
+	for i, user := range []string{"user:erin", "user:gus", "user:erin"} {
+		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund",
+			Args: json.RawMessage(`{"order":"A-` + string(rune('1'+i)) + `","amount":120}`), Session: "s",
+			Principal: agentFor(user)})
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status, tk.Reason)
+		refunds = append(refunds, tk.ID)
+		h.Clock.Advance(1)
+	}
+	for _, who := range []string{"user:fin", "user:dana"} {
+		q, err := h.Gate.Desk().Queue(ctx, who, 0)
+		require.NoError(t, err)
+		var ids []stepup.TicketID
+		for _, e := range q {
+			ids = append(ids, e.Ticket.ID)
+			assert.Equal(t, "finance", e.Approvers)
+		}
+		assert.Equal(t, refunds, ids, who)
+	}
+	q, err := h.Gate.Desk().Queue(ctx, "user:erin", 0)
+	require.NoError(t, err)
+	assert.Empty(t, q, "a requester's own calls routed to a group are the group's to decide")
+	_, err = h.Gate.Desk().Queue(ctx, "agent:reports", 0)
+	assert.ErrorIs(t, err, stepup.ErrNotPermitted)
+
+	all, next, err := h.Gate.Admin().List(ctx, store.Filter{States: []store.State{store.Pending}, Limit: 2})
+	require.NoError(t, err)
+	assert.Len(t, all, 2)
+	assert.NotEmpty(t, next)
+	rest, next, err := h.Gate.Admin().List(ctx, store.Filter{States: []store.State{store.Pending}, After: next})
+	require.NoError(t, err)
+	assert.Len(t, rest, 1)
+	assert.Empty(t, next)
+}
+
+func errorsIsAny(err error, targets ...error) bool {
+	for _, t := range targets {
+		if errors.Is(err, t) {
+			return true
+		}
+	}
+	return false
+}
