@@ -40,11 +40,13 @@ type GrantStore interface {
 	RevokeGrant(ctx context.Context, id string, at time.Time, note store.Note) error
 }
 
-// AuditLog is the part of store.AuditLog the gate writes: a refusal that
-// stores no ticket is a row of its own. Every other decision's row is
-// written by the store method that makes it, in the same transaction.
+// AuditLog is the part of store.AuditLog the gate uses: a refusal that
+// stores no ticket is a row of its own, and checkpoints sign the head.
+// Every other decision's row is written by the store method that makes
+// it, in the same transaction.
 type AuditLog interface {
 	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
+	AuditHead(ctx context.Context) (receipt.AuditRecord, error)
 }
 
 // Executor runs one tool's effect. It receives the stored effect, never

@@ -2,6 +2,8 @@ package gate_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
@@ -150,4 +153,27 @@ func errorsIsAny(err error, targets ...error) bool {
 		}
 	}
 	return false
+}
+
+// TestCheckpointSignsTheHead: a signed checkpoint of the head verifies an
+// export that starts after it, and a chain whose first records were
+// deleted does not verify without one.
+func TestCheckpointSignsTheHead(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	_ = approved(t, w, sendEmail("finance@example.com"))
+	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	cp, err := w.Gate.Admin().Checkpoint(ctx, key)
+	require.NoError(t, err)
+	_ = approved(t, w, sendEmail("ops@example.com"))
+	later, err := w.Store.AuditSeq(ctx, cp.Seq+1, cp.Seq+100)
+	require.NoError(t, err)
+	require.NotEmpty(t, later)
+	assert.NoError(t, receipt.VerifyChainFrom(later, pub, cp.Checkpoint, cp.Sig))
+	assert.Error(t, receipt.VerifyChain(later, canon.Digest{}), "a chain cut at its start needs a checkpoint")
+	_, otherKey, _ := ed25519.GenerateKey(rand.Reader)
+	forged, err := w.Gate.Admin().Checkpoint(ctx, otherKey)
+	require.NoError(t, err)
+	assert.Error(t, receipt.VerifyChainFrom(later, pub, forged.Checkpoint, forged.Sig))
 }
