@@ -95,7 +95,9 @@ func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps)
 	}{{"session", a.Session, caps.PerSession}, {"user", a.User, caps.PerUser}}
 	for _, c := range limits {
 		if c.limit > 0 {
-			b.Queue(queryCap(c.what), c.key, a.CreatedAt, c.limit)
+			// A session id is the agent's own name for its run: two users'
+			// sessions may share one, so a session counts one user's.
+			b.Queue(queryCap(c.what), c.key, a.CreatedAt, c.limit, a.User)
 		}
 	}
 	// Inserted before the counts are read, and rolled back if one is full.
@@ -196,7 +198,7 @@ func queryCap(what string) string {
 		column = "user_name"
 	}
 	return `SELECT count(*) FROM (SELECT 1 FROM tickets
-		WHERE ` + column + ` = $1 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
+		WHERE ` + column + ` = $1 AND user_name = $4 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
 }
 
 // Get implements [store.Tickets].

@@ -27,6 +27,12 @@ func queryCap(column string) string {
 	WHERE state = 'pending' AND ` + column + ` = ? AND expires_at > ? LIMIT ?)`
 }
 
+// querySessionCap counts one user's live pending tickets in a session: a
+// session id is the agent's own name for its run, so two users' sessions
+// may share one.
+const querySessionCap = `SELECT count(*) FROM (SELECT 1 FROM approvals
+	WHERE state = 'pending' AND session = ? AND user = ? AND expires_at > ? LIMIT ?)`
+
 // encodeLists returns a's requester and taint as stored: JSON, with a nil
 // list spelled as an empty one, so that equal proposals store equal text.
 func encodeLists(a store.Approval) (requester, taint string, err error) {
@@ -81,7 +87,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 		case !errors.Is(err, sql.ErrNoRows):
 			return dbErr(err)
 		}
-		if err := checkCap(ctx, tx, "session", a.Session, now, caps.PerSession); err != nil {
+		if err := checkSessionCap(ctx, tx, a.Session, a.User, now, caps.PerSession); err != nil {
 			return err
 		}
 		if err := checkCap(ctx, tx, "user", a.User, now, caps.PerUser); err != nil {
@@ -139,6 +145,21 @@ func checkCap(ctx context.Context, tx runner, column, value string, now int64, l
 	}
 	if n >= limit {
 		return fmt.Errorf("%s: %w", column, store.ErrPendingCap)
+	}
+	return nil
+}
+
+// checkSessionCap is checkCap for one user's tickets in a session.
+func checkSessionCap(ctx context.Context, tx runner, session, user string, now int64, limit int) error {
+	if limit <= 0 {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, querySessionCap, session, user, now, limit).Scan(&n); err != nil {
+		return dbErr(err)
+	}
+	if n >= limit {
+		return fmt.Errorf("session: %w", store.ErrPendingCap)
 	}
 	return nil
 }

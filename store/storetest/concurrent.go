@@ -185,7 +185,7 @@ func testConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n int) 
 		const limit = 5
 		s := newStore(t)
 		errs := race(n, func(i int) error {
-			_, _, err := s.Park(t.Context(), Ticket("s1", fmt.Sprintf("u%d", i), i), store.Caps{PerSession: limit}, note("park"))
+			_, _, err := s.Park(t.Context(), Ticket("s1", "u1", i), store.Caps{PerSession: limit}, note("park"))
 			return err
 		})
 		ok, refused, other := tally(errs, store.ErrPendingCap)

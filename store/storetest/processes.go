@@ -198,7 +198,7 @@ func runChild(t *testing.T, p Processes, role string) {
 		}
 		for i := 0; i < procParks; i++ {
 			n := 1000*(racerN+1) + i // distinct digests across racers
-			_, _, err := s.Park(ctx, Ticket("capped", "u-"+racer, n), store.Caps{PerSession: procCap}, note("park"))
+			_, _, err := s.Park(ctx, Ticket("capped", "u-shared", n), store.Caps{PerSession: procCap}, note("park"))
 			report("park %d %s", i, outcome(err))
 		}
 		report("done")

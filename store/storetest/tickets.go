@@ -284,6 +284,22 @@ func testCaps(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.Equal(t, 2, pending(t, s, store.Filter{Session: "s1"}))
 		assert.Empty(t, chain(t, s), "a capped park writes no row")
 	})
+	t.Run("PerSessionOfEachUser", func(t *testing.T) {
+		// A session id is the agent's own name for its run: users whose
+		// agents pick the same one have a cap each.
+		s := newStore(t)
+		caps := store.Caps{PerSession: 2}
+		for n := 1; n <= 2; n++ {
+			_, _, err := s.Park(t.Context(), Ticket("run-9", "erin", n), caps, nil)
+			require.NoError(t, err)
+		}
+		_, _, err := s.Park(t.Context(), Ticket("run-9", "erin", 3), caps, nil)
+		assert.ErrorIs(t, err, store.ErrPendingCap)
+		for n := 4; n <= 5; n++ {
+			_, _, err = s.Park(t.Context(), Ticket("run-9", "dana", n), caps, nil)
+			assert.NoError(t, err, "another user's session of the same name has its own cap")
+		}
+	})
 	t.Run("PerUser", func(t *testing.T) {
 		s := newStore(t)
 		caps := store.Caps{PerUser: 2}
