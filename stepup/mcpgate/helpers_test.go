@@ -337,3 +337,14 @@ func callParams(tool, args string) *mcp.CallToolParams {
 	p.SetProgressToken("p-" + tool)
 	return p
 }
+
+// decide runs f, as the approver, on the ticket of the next approval link
+// the host is sent; the test waits for it with the returned function.
+func (h *host) decide(t *testing.T, f func(id stepup.TicketID)) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(ticketOf(t, h.nextLink(t)))
+	}()
+	return func() { <-done }
+}

@@ -31,11 +31,10 @@ func TestAllowedReadRunsAtOnce(t *testing.T) {
 func TestWriteWaitsForURLElicitation(t *testing.T) {
 	w := newWorld(t)
 	h := w.connect(hostOptions{urlElicitation: true})
-	go func() {
-		id := ticketOf(t, h.nextLink(t))
+	defer h.decide(t, func(id stepup.TicketID) {
 		_, err := w.h.Approve(id)
 		assert.NoError(t, err)
-	}()
+	})()
 	out, isErr := h.call(t, context.Background(), "write_file", `{"path":"a.txt","content":"approved text"}`)
 	require.False(t, isErr, out)
 	assert.Equal(t, "wrote a.txt", out)
@@ -66,13 +65,12 @@ func TestWriteWaitsForURLElicitation(t *testing.T) {
 func TestWithoutElicitationLogsAndSendsProgress(t *testing.T) {
 	w := newWorld(t)
 	h := w.connect(hostOptions{})
-	go func() {
-		id := ticketOf(t, h.nextLink(t))
+	defer h.decide(t, func(id stepup.TicketID) {
 		assert.Eventually(t, func() bool { h.mu.Lock(); defer h.mu.Unlock(); return h.progress >= 3 },
 			5*time.Second, 5*time.Millisecond)
 		_, err := w.h.Approve(id)
 		assert.NoError(t, err)
-	}()
+	})()
 	out, isErr := h.call(t, context.Background(), "write_file", `{"path":"b.txt","content":"x"}`)
 	require.False(t, isErr, out)
 	assert.Equal(t, 1, w.upstream.count("write_file"))
