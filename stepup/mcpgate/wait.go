@@ -112,7 +112,10 @@ wait:
 		}
 		return refused("not run: " + why)
 	}
-	if !w.tk.Status.Runnable() {
+	switch w.tk.Status {
+	case stepup.StatusAllowed, stepup.StatusApproved, stepup.StatusExecuting, stepup.StatusExecuted:
+		// Runnable, or being run by a joined call: its answer is ours too.
+	default:
 		return refused(outcome(w.tk))
 	}
 	// The approval is spent by the first waiter to get here, for all of
