@@ -348,3 +348,11 @@ func (h *host) decide(t *testing.T, f func(id stepup.TicketID)) (wait func()) {
 	}()
 	return func() { <-done }
 }
+
+func writeFile(dir, name, content string) error {
+	return os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600)
+}
+
+func effect(tool, args string) canon.Effect {
+	return canon.Effect{Tool: tool, Args: json.RawMessage(args)}
+}
