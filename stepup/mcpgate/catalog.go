@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -297,9 +299,12 @@ func StarterCatalog(version string, upstream []*mcp.Tool, trustHints bool) ([]by
 	return b.Bytes(), nil
 }
 
-// catalogSchema compiles [CatalogSchema]. It is embedded and tested, so
-// a failure is a bug in this package.
-func catalogSchema() *jsonschema.Schema {
+// catalogSchema is [CatalogSchema] compiled once; nothing changes it.
+var catalogSchema = sync.OnceValue(compileCatalogSchema)
+
+// compileCatalogSchema compiles [CatalogSchema]. It is embedded and
+// tested, so a failure is a bug in this package.
+func compileCatalogSchema() *jsonschema.Schema {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(CatalogSchema))
 	if err != nil {
 		panic("mcpgate: catalog schema: " + err.Error())
@@ -339,12 +344,19 @@ func schemaError(data []byte, err error) error {
 	}
 	leaves := leafErrors(ve, nil)
 	p := message.NewPrinter(language.English)
+	// The first problem in document order, preferring a property that
+	// should not be there (a misspelling, say) to the one it then lacks.
 	var best *CatalogError
+	bestMissing := true
 	for _, l := range leaves {
 		ptr := pointer(l.InstanceLocation)
+		_, missing := l.ErrorKind.(*kind.Required)
+		if extra, ok := l.ErrorKind.(*kind.AdditionalProperties); ok && len(extra.Properties) > 0 {
+			ptr += pointer(extra.Properties[:1])
+		}
 		ce := at(data, ptr, l.ErrorKind.LocalizedString(p)).(*CatalogError)
-		if best == nil || ce.Line < best.Line {
-			best = ce
+		if best == nil || (bestMissing && !missing) || (bestMissing == missing && ce.Line < best.Line) {
+			best, bestMissing = ce, missing
 		}
 	}
 	if best == nil {

@@ -49,7 +49,7 @@ type fakeUpstream struct {
 	hang     chan struct{} // closed to release hanging calls
 }
 
-func newFakeUpstream(t *testing.T, dir string) *fakeUpstream {
+func newFakeUpstream(t testing.TB, dir string) *fakeUpstream {
 	yes := true
 	f := &fakeUpstream{dir: dir, hang: make(chan struct{})}
 	t.Cleanup(func() {
@@ -162,7 +162,7 @@ func (f *fakeUpstream) crash() {
 // world is a gate in this process (stepuptest's harness on the memory
 // store, with user:dana's fake passkey) in front of a fake upstream.
 type world struct {
-	t        *testing.T
+	t        testing.TB
 	h        *stepuptest.Harness
 	dir      string
 	upstream *fakeUpstream
@@ -173,7 +173,7 @@ type world struct {
 
 type worldOption func(*mcpgate.Options, *mcpgate.UpstreamOptions)
 
-func newWorld(t *testing.T, opts ...worldOption) *world {
+func newWorld(t testing.TB, opts ...worldOption) *world {
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir()}
 	w.upstream = newFakeUpstream(t, w.dir)
