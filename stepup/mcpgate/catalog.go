@@ -95,8 +95,23 @@ type CatalogTool struct {
 	Refs       map[string]string `json:"refs,omitempty"`
 	Unattended bool              `json:"unattended,omitempty"`
 	Approvers  string            `json:"approvers,omitempty"`
-	Trusted    []string          `json:"trusted,omitempty"`
-	Timeout    *CatalogTimeout   `json:"timeout,omitempty"`
+	// Trusted lists domains whose look-alikes the card flags.
+	Trusted []string        `json:"trusted,omitempty"`
+	Timeout *CatalogTimeout `json:"timeout,omitempty"`
+	// Card lays out the approval card (see card.Hints).
+	Card *CatalogCard `json:"card,omitempty"`
+}
+
+// CatalogCard is card.Hints as the catalog file spells it.
+type CatalogCard struct {
+	Labels        map[string]string `json:"labels,omitempty"`
+	Order         []string          `json:"order,omitempty"`
+	Amount        string            `json:"amount,omitempty"`
+	Currency      string            `json:"currency,omitempty"`
+	FixedCurrency string            `json:"fixed_currency,omitempty"`
+	Recipient     string            `json:"recipient,omitempty"`
+	Units         map[string]string `json:"units,omitempty"`
+	Domains       []string          `json:"domains,omitempty"`
 }
 
 // CatalogTimeout is how long approvers have and what happens after.
@@ -220,6 +235,10 @@ func (t CatalogTool) policyTool(u *mcp.Tool) (policy.Tool, error) {
 	}
 	for _, arg := range sortedKeys(t.AllowDomains) {
 		pt.Limits = append(pt.Limits, policy.AllowDomains(arg, t.AllowDomains[arg]...))
+	}
+	if c := t.Card; c != nil {
+		pt.Hints = card.Hints{Labels: c.Labels, Order: c.Order, Amount: c.Amount, Currency: c.Currency,
+			FixedCurrency: c.FixedCurrency, Recipient: c.Recipient, Units: c.Units, Domains: c.Domains}
 	}
 	if to := t.Timeout; to != nil {
 		pt.Timeout = gate.Timeout{Outcome: gate.Outcome(to.Outcome), EscalateTo: to.EscalateTo, Alternative: to.Alternative}

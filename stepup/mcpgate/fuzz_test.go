@@ -20,7 +20,7 @@ import (
 // upstream with exactly the arguments the gate hashed.
 func FuzzHostArguments(f *testing.F) {
 	for _, s := range []string{`{"path":"a.txt"}`, `{}`, `null`, `[]`, `"x"`, `{"path":"a.txt","path":"b.txt"}`,
-		`{"path":9007199254740993}`, `{"path":"\ud800"}`, `{"path":"../../etc/passwd"}`, `{"to":"a@example.com"}`,
+		`{"path":9007199254740993}`, `{"path":"\ud800"}`, `{"path":"../../etc/passwd"}`, `{"path":"a.txt","content":"x"}`,
 		`{"path":1e400}`, `{"a":{"b":{"c":{"d":[[[[[]]]]]}}}}`} {
 		f.Add(s)
 	}
@@ -58,9 +58,9 @@ func FuzzHostArguments(f *testing.F) {
 		case !res.IsError:
 			t.Fatalf("a call that did not run answered as a success: %s", resultText(res))
 		}
-		sent := w.upstream.count("send_email")
-		if _, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "send_email", Arguments: json.RawMessage(args)}); err == nil &&
-			w.upstream.count("send_email") != sent {
+		wrote := w.upstream.count("write_file")
+		if _, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: json.RawMessage(args)}); err == nil &&
+			w.upstream.count("write_file") != wrote {
 			t.Fatal("a call that needs a person ran without one")
 		}
 	})

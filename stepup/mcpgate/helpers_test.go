@@ -30,7 +30,7 @@ const testCatalog = `{
   "tools": [
     {"name": "read_file", "class": "read"},
     {"name": "write_file", "class": "irreversible", "refs": {"path": "path"}, "max_length": {"content": 4096}},
-    {"name": "send_email", "class": "external", "allow_domains": {"to": ["example.com"]}}
+    {"name": "send_email", "class": "external", "unattended": true, "allow_domains": {"to": ["example.com"]}}
   ]
 }`
 
