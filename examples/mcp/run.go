@@ -30,6 +30,9 @@ import (
 type ready struct {
 	Site string // the approval site's origin (empty with -gateway)
 	Host string // the host endpoint's URL, with -listen
+	// The in-process gate's sides, for a test playing the approver.
+	gate   *gate.Gate
+	enroll *passkey.Enrollment
 }
 
 // upstreamOf connects to the upstream the options name: a command, a
@@ -204,7 +207,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 			fmt.Fprintf(log, "approval needed: %s\n", gateway.ApprovalLink(rp.Origin, tk.ID))
 		}
 		wg.Go(func() { siteErr = gateway.Serve(ctx, gateway.NewServer(site, 0), ln); cancel() })
-		r.Site = rp.Origin
+		r.Site, r.gate, r.enroll = rp.Origin, lg.gate, lg.enroll
 	}
 
 	proxy, err := mcpgate.NewProxy(rt, principal, up, cat.Class, popts)

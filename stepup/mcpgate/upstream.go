@@ -140,13 +140,17 @@ func Connect(ctx context.Context, dial Dialer, opts *UpstreamOptions) (*Upstream
 		u.cancel()
 		return nil, err
 	}
+	// A server may announce tools/list_changed before the first listing
+	// is read; the session is in place for that relisting to use.
+	u.mu.Lock()
+	u.cs = cs
+	u.mu.Unlock()
 	tools, err := u.list(ctx, cs)
 	if err != nil {
-		_ = cs.Close()
-		u.cancel()
+		_ = u.Close()
 		return nil, err
 	}
-	u.cs, u.tools = cs, tools
+	u.setTools(tools)
 	u.wg.Go(func() { u.supervise(cs) })
 	return u, nil
 }
