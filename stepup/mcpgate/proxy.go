@@ -93,7 +93,7 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 		return nil, fmt.Errorf("%w: proxy needs a runtime, an upstream and the catalog's classes", stepup.ErrConfig)
 	}
 	if principal.User == "" || !strings.HasPrefix(principal.Agent, "agent:") {
-		return nil, fmt.Errorf("%w: principal needs a user and an agent named agent:...", stepup.ErrConfig)
+		return nil, fmt.Errorf("%w: principal needs a user and an agent principal (agent:NAME)", stepup.ErrConfig)
 	}
 	o := Options{}
 	if opts != nil {
@@ -118,8 +118,9 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 	}
 	p.server = mcp.NewServer(&mcp.Implementation{Name: "asu-mcpgate", Version: "v0.1.0"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: ProtocolVersions,
-		HasTools:                  true,
-		Logger:                    o.Logger,
+		//lint:ignore SA1019 logging is how hosts without URL elicitation get the link; 2026-07-28 is not served
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
+		Logger: o.Logger,
 	})
 	// A call of a tool not offered is a tool error like any denial, not
 	// the protocol error the SDK would answer, so the model reads why.
