@@ -120,7 +120,7 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 		SupportedProtocolVersions: ProtocolVersions,
 		//lint:ignore SA1019 logging is how hosts without URL elicitation get the link; 2026-07-28 is not served
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
-		Logger: o.Logger,
+		Logger:       o.Logger,
 	})
 	// A call of a tool not offered is a tool error like any denial, not
 	// the protocol error the SDK would answer, so the model reads why.

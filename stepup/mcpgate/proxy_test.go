@@ -106,9 +106,8 @@ func TestHostGivingUpCancelsTicket(t *testing.T) {
 			id := ticketOf(t, h.elicits[0].URL)
 			h.mu.Unlock()
 
-			var tk stepup.Ticket
 			settled := func() bool {
-				tk, err = w.h.Gate.Ticket(context.Background(), id)
+				tk, err := w.h.Gate.Ticket(context.Background(), id)
 				return err == nil && tk.Status != stepup.StatusPending
 			}
 			if !tc.cancelled {
@@ -119,6 +118,8 @@ func TestHostGivingUpCancelsTicket(t *testing.T) {
 				return
 			}
 			require.Eventually(t, settled, 2*time.Second, 10*time.Millisecond, "ticket still pending")
+			tk, err := w.h.Gate.Ticket(context.Background(), id)
+			require.NoError(t, err)
 			assert.Equal(t, stepup.StatusCancelled, tk.Status)
 			assert.Equal(t, mcpgate.ReasonHostCancelled, tk.Reason)
 			_, err = w.h.Approve(id)
