@@ -13,7 +13,11 @@ import (
 // call), so the difference is what the gate adds.
 func BenchmarkAllowedCall(b *testing.B) {
 	ctx := context.Background()
-	params := &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "q3.csv"}}
+	// Each side has its own params: a client writes its protocol version
+	// into the params it sends.
+	params := func() *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "q3.csv"}}
+	}
 	b.Run("upstream", func(b *testing.B) {
 		seed, err := newSeedServer(b.TempDir())
 		if err != nil {
@@ -24,6 +28,7 @@ func BenchmarkAllowedCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer cs.Close()
+		params := params()
 		for b.Loop() {
 			if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 				b.Fatalf("call: %v", err)
@@ -33,6 +38,7 @@ func BenchmarkAllowedCall(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
 		cs, _, _, stop := start(b, defaults())
 		defer stop()
+		params := params()
 		for b.Loop() {
 			if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 				b.Fatalf("call: %v", err)

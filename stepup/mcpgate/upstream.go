@@ -155,7 +155,11 @@ func Connect(ctx context.Context, dial Dialer, opts *UpstreamOptions) (*Upstream
 	return u, nil
 }
 
+// connect starts a session, its handshake bounded by CallTimeout: a
+// server that never answers is a failed start, not a hang.
 func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.o.CallTimeout)
+	defer cancel()
 	cs, err := u.client.Connect(ctx, u.dial(), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		return nil, fmt.Errorf("%w: connect: %v", ErrUpstreamDown, err)
@@ -165,6 +169,8 @@ func (u *Upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 
 // list reads the whole tool listing, bounded by MaxTools.
 func (u *Upstream) list(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.o.CallTimeout)
+	defer cancel()
 	var tools []*mcp.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
@@ -358,10 +364,16 @@ func (u *Upstream) Close() error {
 	return err
 }
 
-// onceOutputs remembers each idempotency key's outcome, so a key runs once.
+// maxRemembered bounds the idempotency keys an Upstream remembers: a
+// recovery re-runs a key soon after its first run, within one lease.
+const maxRemembered = 4096
+
+// onceOutputs remembers the outcome of the last maxRemembered
+// idempotency keys, so a key runs once.
 type onceOutputs struct {
-	mu   sync.Mutex
-	keys map[string]*onceOutput
+	mu    sync.Mutex
+	keys  map[string]*onceOutput
+	order []string // oldest first
 }
 
 type onceOutput struct {
@@ -376,6 +388,11 @@ func (o *onceOutputs) do(key string, f func() ([]byte, error)) ([]byte, error) {
 	if !ok {
 		e = &onceOutput{}
 		o.keys[key] = e
+		o.order = append(o.order, key)
+		if len(o.order) > maxRemembered {
+			delete(o.keys, o.order[0])
+			o.order = o.order[1:]
+		}
 	}
 	o.mu.Unlock()
 	e.once.Do(func() { e.out, e.err = f() })

@@ -2,6 +2,7 @@ package mcpgate_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +116,32 @@ func TestConnectFailsAtStart(t *testing.T) {
 	assert.ErrorIs(t, err, mcpgate.ErrUpstreamDown)
 	_, err = mcpgate.Connect(context.Background(), mcpgate.Command(nil, "/nonexistent/mcp-server"), nil)
 	assert.ErrorIs(t, err, mcpgate.ErrUpstreamDown)
+}
+
+// TestConnectBoundedAtStart: a server that never answers the handshake
+// is a failed start after the call bound, not a hang.
+func TestConnectBoundedAtStart(t *testing.T) {
+	_, err := mcpgate.Connect(context.Background(), mcpgate.Command(nil, "sh", "-c", "cat >/dev/null"),
+		&mcpgate.UpstreamOptions{CallTimeout: 200 * time.Millisecond})
+	assert.ErrorIs(t, err, mcpgate.ErrUpstreamDown)
+}
+
+// TestCloseLeavesNoGoroutines: a world of upstream, gate, proxy and host
+// sessions, used and closed, leaves no goroutine of its own behind.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Run("world", func(t *testing.T) {
+		w := newWorld(t)
+		h := w.connect(hostOptions{urlElicitation: true})
+		defer h.decide(t, func(id stepup.TicketID) {
+			_, err := w.h.Approve(id)
+			assert.NoError(t, err)
+		})()
+		_, isErr := h.call(t, context.Background(), "write_file", `{"path":"z.txt","content":"z"}`)
+		assert.False(t, isErr)
+		w.upstream.crash() // a restart in the middle, too
+		require.Eventually(t, func() bool { return w.up.Restarts() == 1 }, 5*time.Second, 10*time.Millisecond)
+	})
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before }, 5*time.Second, 20*time.Millisecond,
+		"goroutines: %d before, %d after", before, runtime.NumGoroutine())
 }
