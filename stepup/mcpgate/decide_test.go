@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 hosts without URL elicitation get the approval link as a log message, and the tests read it
+
 package mcpgate_test
 
 import (
@@ -222,4 +224,21 @@ func TestReadsTaintTheirSession(t *testing.T) {
 	assert.False(t, isErr, out)
 	assert.Empty(t, other.elicits, "the taint of one session reached another")
 	assert.Equal(t, 3, w.upstream.count("send_email"))
+}
+
+// TestFailedElicitationFallsBackToLog: a host that declares URL
+// elicitation but fails the request still gets the link, as a log message.
+func TestFailedElicitationFallsBackToLog(t *testing.T) {
+	w := newWorld(t)
+	h := w.connect(hostOptions{urlElicitation: true, failElicitation: true})
+	require.NoError(t, h.cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}))
+	defer h.decide(t, func(id stepup.TicketID) {
+		_, err := w.h.Approve(id)
+		assert.NoError(t, err)
+	})()
+	out, isErr := h.call(t, context.Background(), "write_file", `{"path":"i.txt","content":"x"}`)
+	assert.False(t, isErr, out)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Len(t, h.logs, 1)
 }

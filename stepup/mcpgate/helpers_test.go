@@ -5,6 +5,7 @@ package mcpgate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"os"
 	"path"
@@ -230,8 +231,9 @@ type host struct {
 }
 
 type hostOptions struct {
-	urlElicitation bool
-	decline        bool
+	urlElicitation  bool
+	decline         bool
+	failElicitation bool // the handler errs instead of answering
 }
 
 func (w *world) connect(o hostOptions) *host {
@@ -271,6 +273,9 @@ func (w *world) connect(o hostOptions) *host {
 			h.mu.Lock()
 			h.elicits = append(h.elicits, r.Params)
 			h.mu.Unlock()
+			if o.failElicitation {
+				return nil, errors.New("this host cannot show links")
+			}
 			h.elicited <- r.Params.URL
 			if o.decline {
 				return &mcp.ElicitResult{Action: "decline"}, nil

@@ -133,19 +133,25 @@ func (p *Proxy) tell(ctx context.Context, wg *sync.WaitGroup, req *mcp.CallToolR
 	}
 	link := p.o.ApprovalLink(tk.ID)
 	msg := "Approve or deny " + tk.Tool + " with your passkey (digest " + tk.Digest.Short() + ")"
+	logLink := func() {
+		//lint:ignore SA1019 logging is how hosts without URL elicitation reach the person, and 2026-07-28 is not served
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: "asu",
+			Data: map[string]string{"message": msg, "url": link, "ticket": string(tk.ID)}})
+	}
 	if supportsURLElicitation(req.Session) {
 		wg.Go(func() {
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: msg, URL: link,
 				ElicitationID: string(tk.ID)})
-			if err == nil && res.Action != "accept" {
+			switch {
+			case err != nil && ctx.Err() == nil:
+				logLink() // the host declared URL elicitation but failed it
+			case err == nil && res.Action != "accept":
 				declined <- struct{}{}
 			}
 		})
 		return true
 	}
-	//lint:ignore SA1019 logging is how hosts without URL elicitation reach the person, and 2026-07-28 is not served
-	_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: "asu",
-		Data: map[string]string{"message": msg, "url": link, "ticket": string(tk.ID)}})
+	logLink()
 	return false
 }
 
