@@ -107,3 +107,12 @@ type Result struct {
 	// execution reuses it.
 	IdempotencyKey string
 }
+
+// Canceller is an optional capability of a [Runtime]: withdraw a pending
+// ticket the agent no longer waits for (its host gave up on the call), so
+// that an approval given later runs nothing and tells the approver so. A
+// ticket already decided is not changed: Cancel fails with
+// [ErrResolved]. The in-process gate and the HTTP client implement it.
+type Canceller interface {
+	Cancel(ctx context.Context, id TicketID, reason string) (Ticket, error)
+}

@@ -2,41 +2,45 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agentstepup/asu/stepup"
 )
 
-// BenchmarkAllowedCall measures an allowed read_file: "gate" proposes and
-// executes on the gate directly (the baseline), "mcp" makes the same call
-// as a tools/call from a go-sdk client over in-memory transports, so the
-// difference is what the MCP layer adds.
+// BenchmarkAllowedCall measures an allowed read_file on the built-in
+// upstream: "upstream" calls it directly (the baseline), "gateway" makes
+// the same call through the gateway (propose, execute, the upstream
+// call), so the difference is what the gate adds.
 func BenchmarkAllowedCall(b *testing.B) {
 	ctx := context.Background()
-	args := map[string]any{"path": "q3.csv"}
-	b.Run("gate", func(b *testing.B) {
-		f := newFixture(b, nil, nil, nil)
-		raw, _ := json.Marshal(args)
-		c := stepup.Call{Tool: "read_file", Args: raw, Task: "t-42", Session: "s-1", Principal: dana}
+	// Each side has its own params: a client writes its protocol version
+	// into the params it sends.
+	params := func() *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "q3.csv"}}
+	}
+	b.Run("upstream", func(b *testing.B) {
+		seed, err := newSeedServer(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, nil).Connect(ctx, seed.dial(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		params := params()
 		for b.Loop() {
-			tk, err := f.h.Gate.Propose(ctx, c)
-			if err != nil || tk.Status != stepup.StatusAllowed {
-				b.Fatalf("propose: %v %s", err, tk.Status)
-			}
-			if _, err := f.h.Gate.Execute(ctx, tk.ID); err != nil {
-				b.Fatal(err)
+			if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+				b.Fatalf("call: %v", err)
 			}
 		}
 	})
-	b.Run("mcp", func(b *testing.B) {
-		f := newFixture(b, nil, nil, nil)
-		params := &mcp.CallToolParams{Name: "read_file", Arguments: args}
+	b.Run("gateway", func(b *testing.B) {
+		cs, _, _, stop := start(b, defaults())
+		defer stop()
+		params := params()
 		for b.Loop() {
-			res, err := f.cs.CallTool(ctx, params)
-			if err != nil || res.IsError {
+			if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
 				b.Fatalf("call: %v", err)
 			}
 		}

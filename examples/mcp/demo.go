@@ -14,6 +14,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/mcpgate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -27,7 +28,16 @@ func demo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	lg, err := openGate(tmp, stepuptest.RP())
+	up, cat, root, seed, err := upstreamOf(ctx, options{}, tmp, io.Discard)
+	if err != nil {
+		return err
+	}
+	defer up.Close()
+	pol, err := cat.Policy(up.Tools())
+	if err != nil {
+		return err
+	}
+	lg, err := openGate(tmp, stepuptest.RP(), pol, root, up, cat)
 	if err != nil {
 		return err
 	}
@@ -37,18 +47,21 @@ func demo(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("enroll approver: %w", err)
 	}
 	pending := make(chan stepup.Ticket, 8)
-	srv := gatedServer(lg.gate, lg.tools, serverConfig{
-		Principal: canon.Principal{User: "user:dana", Agent: "agent:mcp"}, Task: "t-42",
-		WaitTimeout: time.Minute, OnPending: func(tk stepup.Ticket) { pending <- tk }})
-	cs, hangUp, err := connect(ctx, srv)
+	proxy, err := mcpgate.NewProxy(lg.gate, canon.Principal{User: "user:dana", Agent: defaultAgent}, up, cat.Class,
+		&mcpgate.Options{Task: "t-42", WaitTimeout: time.Minute,
+			OnPending: func(tk stepup.Ticket) { pending <- tk }})
+	if err != nil {
+		return err
+	}
+	cs, hangUp, err := connect(ctx, proxy.Server())
 	if err != nil {
 		return err
 	}
 	defer hangUp()
 	d := &demoRun{out: out, cs: cs, desk: lg.gate.Desk(), passkey: passkey, pending: pending}
 
-	fmt.Fprintln(out, "asu MCP demo: an MCP server whose tool calls go through the asu gate (store/sqlite)")
-	printReviews(out, lg.reviews)
+	fmt.Fprintln(out, "asu MCP demo: an MCP gateway whose tool calls go through the asu gate (store/sqlite)")
+	review(out, up, cat)
 
 	fmt.Fprintln(out, "\n1. read_file (read: allowed at once)")
 	d.model(d.call(ctx, "read_file", map[string]any{"path": "q3.csv"}))
@@ -76,9 +89,9 @@ func demo(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "   new ticket %s (digest %s), not the approved %s (digest %s)\n",
 		short(again.ID), again.Digest.Short(), short(approved.ID), approved.Digest.Short())
 
-	fmt.Fprintln(out, "\nexecutions the tools saw (the stored effect, never the model's arguments):")
-	for _, r := range lg.rec.recorded() {
-		fmt.Fprintf(out, "  %s for %s by %s, key %s\n", r.Effect.Tool, r.Effect.Principal.User, r.Effect.Principal.Agent, r.Key)
+	fmt.Fprintln(out, "\ncalls the upstream server received (the stored effect's arguments, never the model's):")
+	for _, r := range seed.recorded() {
+		fmt.Fprintf(out, "  %s %s\n", r.Tool, r.Args)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,58 +15,78 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
-	"github.com/agentstepup/asu/stepup/policy"
+	"github.com/agentstepup/asu/stepup/mcpgate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
 
-// TestServeGateway runs the server mode against a remote gate: an asu
-// gateway's agent API over HTTP, reached with gateway.Client. A call that
-// needs a person waits, is approved at the gate, and runs there.
-func TestServeGateway(t *testing.T) {
-	entries, _, _, err := confirmCatalog(seedUpstream(), seedEntries())
+// remoteGateway is an asu gateway's agent API over HTTP on a stepuptest
+// gate deciding with the built-in catalog, whose runtime token acts for
+// agent.
+func remoteGateway(t *testing.T, agent string) (*stepuptest.Harness, *stepuptest.Recorder, string, string) {
+	t.Helper()
+	cat, err := mcpgate.ParseCatalog(bytes.NewReader(seedCatalog))
 	require.NoError(t, err)
-	cat, err := policy.NewCatalog(policyVersion, entries...)
+	pol, err := cat.Policy(nil)
 	require.NoError(t, err)
-	rec := newRecorder()
-	h := stepuptest.NewGate(t, cat, gate.WithExecutor("send_email", rec))
+	rec := &stepuptest.Recorder{}
+	h := stepuptest.NewGate(t, pol, gate.WithExecutor("send_email", rec))
 	token, err := gateway.NewRuntimeToken()
 	require.NoError(t, err)
-	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{{Token: token, Agent: "agent:mcp", Users: []string{"user:dana"}}}, nil)
+	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{{Token: token, Agent: agent, Users: []string{"user:dana"}}}, nil)
 	require.NoError(t, err)
 	srv := httptest.NewServer(api)
-	defer srv.Close()
-	defer api.Drain()
+	t.Cleanup(srv.Close)
+	t.Cleanup(api.Drain)
+	return h, rec, srv.URL, token
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs bytes.Buffer
-	st, ct := mcp.NewInMemoryTransports()
-	done := make(chan error, 1)
-	o := options{gatewayURL: srv.URL, token: token, user: "user:dana", agent: "agent:mcp", task: "t-1", wait: time.Minute}
-	go func() { done <- serve(ctx, o, st, &logs, nil) }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v0.1.0"}, nil)
-	cs, err := client.Connect(ctx, ct, nil)
-	require.NoError(t, err)
-
-	ch := callAsync(cs, "send_email", email("finance@example.com"))
+// TestRunGateway runs against a remote gate with the default flags on
+// both sides: the names agree, a call that needs a person waits, is
+// approved at the gate, and runs there.
+func TestRunGateway(t *testing.T) {
+	h, rec, url, token := remoteGateway(t, "agent:reports") // the gateway example's default
+	o := defaults()
+	o.gatewayURL, o.token, o.wait = url, token, time.Minute
+	cs, _, _, stop := start(t, o)
+	defer stop()
+	ctx := context.Background()
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send_email", Arguments: map[string]any{"to": "finance@example.com"}})
+		ch <- answer{res, err}
+	}()
 	var waiting []store.Approval
 	require.Eventually(t, func() bool {
+		var err error
 		waiting, _, err = h.Store.List(ctx, store.Filter{States: []store.State{store.Pending}})
 		return err == nil && len(waiting) == 1
-	}, 10*time.Second, 2*time.Millisecond)
-	_, err = h.Approve(stepup.TicketID(waiting[0].ID))
+	}, 10*time.Second, 5*time.Millisecond)
+	_, err := h.Approve(stepup.TicketID(waiting[0].ID))
 	require.NoError(t, err)
-	res := result(t, ch)
-	assert.False(t, res.IsError, resultText(res))
-	require.Len(t, rec.recorded(), 1)
-	assert.Equal(t, dana, rec.recorded()[0].Effect.Principal)
+	a := <-ch
+	require.NoError(t, a.err)
+	assert.False(t, a.res.IsError, resultText(a.res))
+	require.Equal(t, 1, rec.Count())
+	assert.Equal(t, "agent:reports", rec.Runs()[0].Principal.Agent)
+}
 
-	require.NoError(t, cs.Close())
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop when the client hung up")
+// TestRunGatewayMismatch: a runtime token for another agent, or a wrong
+// token, is an error at start-up naming the flags, not a denial per call.
+func TestRunGatewayMismatch(t *testing.T) {
+	_, _, url, token := remoteGateway(t, "agent:other")
+	for name, tok := range map[string]string{"other agent": token, "wrong token": token + "x"} {
+		t.Run(name, func(t *testing.T) {
+			o := defaults()
+			o.gatewayURL, o.token = url, tok
+			st, _ := mcp.NewInMemoryTransports()
+			err := run(context.Background(), o, st, &bytes.Buffer{}, nil)
+			require.Error(t, err)
+			assert.True(t, strings.Contains(err.Error(), "-agent agent:reports"), err.Error())
+		})
 	}
 }

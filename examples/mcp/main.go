@@ -10,41 +10,70 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentstepup/asu/stepup/mcpgate"
 )
 
 // options are the command's flags.
 type options struct {
-	demo       bool
-	siteAddr   string
-	user       string
-	agent      string
-	task       string
-	approver   string
-	wait       time.Duration
-	gatewayURL string
-	token      string // the gateway's runtime token, from the environment
+	demo         bool
+	printCatalog bool
+	trustHints   bool
+	catalog      string
+	upstreamURL  string
+	upstreamCmd  []string // the arguments after the flags
+	root         string
+	listen       string
+	siteAddr     string
+	user         string
+	agent        string
+	task         string
+	approver     string
+	wait         time.Duration
+	progress     time.Duration
+	gatewayURL   string
+	siteOrigin   string
+	token        string // the gateway's runtime token, from ASU_RUNTIME_TOKEN
+	hostToken    string // the hosts' bearer token, from ASU_MCP_TOKEN
 }
+
+// defaultAgent is the agent principal of the gateway example's runtime
+// token too, so the two agree without flags.
+const defaultAgent = "agent:reports"
 
 func main() {
 	var o options
-	flag.BoolVar(&o.demo, "demo", false, "run an in-memory MCP client against the server and print what happens")
+	flag.BoolVar(&o.demo, "demo", false, "run an in-memory host against the built-in upstream and print what happens")
+	flag.BoolVar(&o.printCatalog, "print-catalog", false, "print a starting catalog for the upstream's tools (every tool irreversible) and exit")
+	flag.BoolVar(&o.trustHints, "trust-hints", false, "with -print-catalog: start from the worst reading of the upstream's hints")
+	flag.StringVar(&o.catalog, "catalog", "", "catalog `file` (JSON) admitting upstream tools; required with an upstream")
+	flag.StringVar(&o.upstreamURL, "upstream-url", "", "streamable HTTP `URL` of the upstream MCP server (or give its command after the flags)")
+	flag.StringVar(&o.root, "root", "", "`directory` the upstream works in: \"path\" references are bound to file contents under it")
+	flag.StringVar(&o.listen, "listen", "", "serve hosts over streamable HTTP on `address` at /mcp (bearer token in ASU_MCP_TOKEN) instead of stdio")
 	flag.StringVar(&o.siteAddr, "site-addr", "127.0.0.1:8711", "listen `address` of the approval site")
 	flag.StringVar(&o.user, "user", "user:dana", "`user` every call acts for")
-	flag.StringVar(&o.agent, "agent", "agent:mcp", "agent `principal` every call is made by")
-	flag.StringVar(&o.task, "task", "mcp", "`task` recorded with every call")
+	flag.StringVar(&o.agent, "agent", defaultAgent, "agent `principal` every call is made by")
+	flag.StringVar(&o.task, "task", mcpgate.DefaultTask, "`task` recorded with every call")
 	flag.StringVar(&o.approver, "approver", "user:dana", "`user` to print an enrollment link for at start (empty: none)")
-	flag.DurationVar(&o.wait, "wait", 5*time.Minute, "how long a call waits for an approver")
+	flag.DurationVar(&o.wait, "wait", mcpgate.DefaultWaitTimeout, "how long a call waits for an approver")
+	flag.DurationVar(&o.progress, "progress", mcpgate.DefaultProgressInterval, "interval of progress notifications while a call waits")
 	flag.StringVar(&o.gatewayURL, "gateway", "", "agent API `URL` of an asu gateway to use instead of the in-process gate (token in ASU_RUNTIME_TOKEN)")
+	flag.StringVar(&o.siteOrigin, "site-origin", "", "with -gateway: `origin` of the gateway's approval site, for the links sent to the person")
 	flag.Parse()
+	o.upstreamCmd = flag.Args()
 	o.token = os.Getenv("ASU_RUNTIME_TOKEN")
+	o.hostToken = os.Getenv("ASU_MCP_TOKEN")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
-	if o.demo {
+	switch {
+	case o.demo:
 		err = demo(ctx, os.Stdout)
-	} else {
+	case o.printCatalog:
+		err = printCatalog(ctx, o, os.Stdout, os.Stderr)
+	default:
 		// Stdout is the protocol's channel; everything for people goes to stderr.
-		err = serve(ctx, o, &mcp.StdioTransport{}, os.Stderr, nil)
+		err = run(ctx, o, &mcp.StdioTransport{}, os.Stderr, nil)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcp:", err)

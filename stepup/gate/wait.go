@@ -2,9 +2,12 @@ package gate
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
@@ -74,4 +77,36 @@ func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Princip
 		return canon.Principal{}, ticketErr("ticket", err)
 	}
 	return a.Requester, nil
+}
+
+// Cancel implements [stepup.Canceller]: it withdraws pending ticket id, at
+// the runtime's request, with an audit row naming reason. An approval given
+// later fails with [stepup.ErrResolved], and the approval page says the
+// agent withdrew it.
+func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {
+	a, err := g.st.Get(ctx, string(id))
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("cancel", err)
+	}
+	if a.State != store.Pending {
+		return stepup.Ticket{}, fmt.Errorf("cancel: %w", stepup.ErrResolved)
+	}
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	why := strings.TrimSpace(reason)
+	if why == "" {
+		why = "withdrawn by the agent"
+	}
+	if len(why) > 512 {
+		why = strings.ToValidUTF8(why[:512], "") // a reason is a short text, never the call's data
+	}
+	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
+		g.note(receipt.DecisionCancelled, why, now))
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("cancel", err)
+	}
+	g.changed()
+	return view(done, now), nil
 }

@@ -1,4 +1,4 @@
-package main
+package mcpgate
 
 import (
 	"crypto/rand"
@@ -10,31 +10,31 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sessionIDs names MCP sessions for the gate, which groups a session's
+// sessions names host sessions for the gate, which groups a session's
 // calls for merging, caps and lockouts, and remembers the untrusted
 // content each session has read, its taint. A transport with session ids
 // (streamable HTTP) names its own; stdio and in-memory connections have
 // none, so each gets a random id on its first call. Both are dropped when
 // the session closes.
-type sessionIDs struct {
+type sessions struct {
 	mu    sync.Mutex
 	ids   map[*mcp.ServerSession]string
 	taint map[string][]string // by gate session id, each entry once
 }
 
-func newSessionIDs() *sessionIDs {
-	return &sessionIDs{ids: map[*mcp.ServerSession]string{}, taint: map[string][]string{}}
+func newSessions() *sessions {
+	return &sessions{ids: map[*mcp.ServerSession]string{}, taint: map[string][]string{}}
 }
 
 // taintOf returns what untrusted content session has read so far.
-func (s *sessionIDs) taintOf(session string) []string {
+func (s *sessions) taintOf(session string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.taint[session])
 }
 
 // addTaint records that session has read untrusted content what.
-func (s *sessionIDs) addTaint(session, what string) {
+func (s *sessions) addTaint(session, what string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !slices.Contains(s.taint[session], what) {
@@ -43,7 +43,7 @@ func (s *sessionIDs) addTaint(session, what string) {
 }
 
 // of returns the gate's session id for ss.
-func (s *sessionIDs) of(ss *mcp.ServerSession) (string, error) {
+func (s *sessions) of(ss *mcp.ServerSession) (string, error) {
 	if ss == nil {
 		return "", fmt.Errorf("no MCP session")
 	}

@@ -1,0 +1,130 @@
+package mcpgate
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentstepup/asu/canon"
+)
+
+// PathKind is the reference kind of an upstream server's file path
+// argument, as the filesystem server takes them: absolute, or relative
+// to the server's directory.
+const PathKind = "path"
+
+// PathResolver binds "path" references to the content they name under
+// Root, the directory the upstream server works in. An existing regular
+// file resolves to its SHA-256 and size; a path where nothing exists yet
+// (the target of a new write) resolves to a fixed "absent" digest with
+// size -1, so a file that appears before the call runs changes the
+// effect too. A path outside Root, through ".." or a symbolic link, is
+// refused (the call is denied), as is anything that is not a regular file.
+// It delegates every other kind to Next (nil: they are left unbound).
+type PathResolver struct {
+	Root string
+	// MaxSize bounds the bytes hashed per file; 0 means 1 GiB.
+	MaxSize int64
+	Next    canon.Resolver
+}
+
+// AbsentDigest is the content hash a [PathResolver] gives a path where
+// no file exists.
+var AbsentDigest = canon.Digest(sha256.Sum256([]byte("asu/v1/absent")))
+
+// ErrPathOutside means a path reference names something outside the
+// resolver's root.
+var ErrPathOutside = errors.New("mcpgate: path outside the gateway's root")
+
+// Resolve implements canon.Resolver.
+func (p PathResolver) Resolve(ctx context.Context, r canon.Ref) (canon.Ref, error) {
+	if r.Kind != PathKind {
+		if p.Next == nil {
+			return canon.Ref{}, fmt.Errorf("%w: kind %q", canon.ErrNotResolvable, r.Kind)
+		}
+		return p.Next.Resolve(ctx, r)
+	}
+	if err := ctx.Err(); err != nil {
+		return canon.Ref{}, err
+	}
+	rel, err := p.relative(r.Name)
+	if err != nil {
+		return canon.Ref{}, err
+	}
+	root, err := os.OpenRoot(p.Root)
+	if err != nil {
+		return canon.Ref{}, fmt.Errorf("open resolver root: %w", withoutPath(err))
+	}
+	defer root.Close()
+	st, err := root.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Nothing there yet. Its parent must still be inside the root:
+		// a write through a symbolic link to another directory is not.
+		if _, perr := root.Stat(filepath.Dir(rel)); perr != nil && !errors.Is(perr, fs.ErrNotExist) {
+			return canon.Ref{}, ErrPathOutside
+		}
+		return canon.Ref{Name: r.Name, Kind: r.Kind, SHA256: AbsentDigest, Size: -1}, nil
+	case err != nil:
+		return canon.Ref{}, ErrPathOutside // os.Root refuses escapes with an error of its own
+	case !st.Mode().IsRegular():
+		return canon.Ref{}, fmt.Errorf("path reference is not a regular file")
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		return canon.Ref{}, fmt.Errorf("open path reference: %w", withoutPath(err))
+	}
+	defer f.Close()
+	limit := p.MaxSize
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, limit+1))
+	if err != nil {
+		return canon.Ref{}, fmt.Errorf("read path reference: %w", withoutPath(err))
+	}
+	if n > limit {
+		return canon.Ref{}, fmt.Errorf("path reference larger than %d bytes", limit)
+	}
+	out := canon.Ref{Name: r.Name, Kind: r.Kind, Size: n}
+	copy(out.SHA256[:], h.Sum(nil))
+	return out, nil
+}
+
+// relative returns name relative to the root, refusing what leaves it.
+func (p PathResolver) relative(name string) (string, error) {
+	if name == "" || p.Root == "" {
+		return "", ErrPathOutside
+	}
+	if filepath.IsAbs(name) {
+		absRoot, err := filepath.Abs(p.Root)
+		if err != nil {
+			return "", ErrPathOutside
+		}
+		rel, err := filepath.Rel(absRoot, filepath.Clean(name))
+		if err != nil {
+			return "", ErrPathOutside
+		}
+		name = rel
+	}
+	if !filepath.IsLocal(name) {
+		return "", ErrPathOutside
+	}
+	return name, nil
+}
+
+// withoutPath drops the file name from an *fs.PathError: names come from
+// the call's arguments, which stay out of error text.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
