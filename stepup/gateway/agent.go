@@ -27,12 +27,13 @@ const DefaultMaxWait = remote.DefaultMaxWait
 // once when [AgentOptions] says nothing.
 const DefaultMaxWaiters = 32
 
-// Gate is what the agent API serves: the runtime's three calls, a
-// ticket as it stands without waiting, and who a ticket was proposed for,
-// so the API answers only the agent that proposed it. [*gate.Gate]
-// implements it.
+// Gate is what the agent API serves: the runtime's calls (cancel
+// included), a ticket as it stands without waiting, and who a ticket was
+// proposed for, so the API answers only the agent that proposed it.
+// [*gate.Gate] implements it.
 type Gate interface {
 	stepup.Runtime
+	stepup.Canceller
 	Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error)
 	Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error)
 }
@@ -106,6 +107,7 @@ func NewAgentAPI(rt Gate, tokens []RuntimeToken, opts *AgentOptions) (*AgentAPI,
 	a.mux.HandleFunc("POST /v1/propose", a.auth(a.propose))
 	a.mux.HandleFunc("GET /v1/tickets/{id}/wait", a.auth(a.wait))
 	a.mux.HandleFunc("POST /v1/tickets/{id}/execute", a.auth(a.execute))
+	a.mux.HandleFunc("POST /v1/tickets/{id}/cancel", a.auth(a.cancel))
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: no such route", stepup.ErrNotFound))
 	})
@@ -237,6 +239,38 @@ func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, who runtime) 
 	a.log.Info("execute", "agent", agent, "ticket", id)
 	writeJSON(w, http.StatusOK, wire.Result{Ticket: string(res.Ticket), Output: res.Output,
 		IdempotencyKey: res.IdempotencyKey})
+}
+
+// maxCancelBytes bounds a cancel's body: a short reason.
+const maxCancelBytes = 2 << 10
+
+// cancel withdraws one of the agent's pending tickets.
+func (a *AgentAPI) cancel(w http.ResponseWriter, r *http.Request, who runtime) {
+	agent := who.agent
+	id := stepup.TicketID(r.PathValue("id"))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCancelBytes))
+	if err != nil {
+		a.refuse(w, "cancel", agent, fmt.Errorf("%w: a cancel is at most %d bytes", remote.ErrTooLarge, maxCancelBytes))
+		return
+	}
+	var in wire.Cancel
+	if len(body) > 0 {
+		if err := decodeStrict(body, &in, []string{"reason"}); err != nil {
+			a.refuse(w, "cancel", agent, err)
+			return
+		}
+	}
+	if err := a.owned(r.Context(), id, agent); err != nil {
+		a.refuse(w, "cancel", agent, err)
+		return
+	}
+	t, err := a.rt.Cancel(r.Context(), id, in.Reason)
+	if err != nil {
+		a.refuse(w, "cancel", agent, err)
+		return
+	}
+	a.log.Info("cancel", "agent", agent, "ticket", id, "status", t.Status)
+	writeJSON(w, http.StatusOK, wire.FromTicket(t))
 }
 
 // standing returns ticket id as it stands, without waiting.

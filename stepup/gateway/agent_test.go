@@ -183,3 +183,28 @@ func TestNewAgentAPIConfig(t *testing.T) {
 	_, err := remote.NewClient("ftp://example.com", agentToken, nil)
 	assert.ErrorIs(t, err, stepup.ErrConfig)
 }
+
+// TestCancelOverHTTP: a runtime withdraws its own pending ticket through
+// the client; another agent's token cannot, and a decided ticket stays
+// as decided.
+func TestCancelOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, nil)
+	tk, err := r.client.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+
+	other, err := remote.NewClient(r.api.URL, otherToken, nil)
+	require.NoError(t, err)
+	_, err = other.Cancel(ctx, tk.ID, "not mine")
+	assert.ErrorIs(t, err, stepup.ErrNotFound, "another agent's ticket does not exist for it")
+
+	got, err := r.client.Cancel(ctx, tk.ID, "the host gave up")
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusCancelled, got.Status)
+	assert.Equal(t, "the host gave up", got.Reason)
+	_, err = r.Approve(tk.ID)
+	assert.ErrorIs(t, err, stepup.ErrResolved, "an approval after the cancel runs nothing")
+	_, err = r.client.Cancel(ctx, tk.ID, "")
+	assert.ErrorIs(t, err, stepup.ErrResolved)
+}

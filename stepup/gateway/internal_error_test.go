@@ -33,6 +33,10 @@ func (failing) Execute(context.Context, stepup.TicketID) (stepup.Result, error) 
 	return stepup.Result{}, errStoreDetail
 }
 
+func (failing) Cancel(context.Context, stepup.TicketID, string) (stepup.Ticket, error) {
+	return stepup.Ticket{}, errStoreDetail
+}
+
 func (failing) Ticket(_ context.Context, id stepup.TicketID) (stepup.Ticket, error) {
 	return stepup.Ticket{ID: id, Status: stepup.StatusApproved}, nil
 }

@@ -31,6 +31,9 @@ func (e *echo) Wait(context.Context, stepup.TicketID) (stepup.Ticket, error) { r
 func (e *echo) Execute(context.Context, stepup.TicketID) (stepup.Result, error) {
 	return stepup.Result{}, nil
 }
+func (e *echo) Cancel(context.Context, stepup.TicketID, string) (stepup.Ticket, error) {
+	return e.answer, nil
+}
 func (e *echo) Ticket(context.Context, stepup.TicketID) (stepup.Ticket, error) { return e.answer, nil }
 func (e *echo) Requester(context.Context, stepup.TicketID) (canon.Principal, error) {
 	return canon.Principal{User: "user:dana", Agent: "agent:reports"}, nil

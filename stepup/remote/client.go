@@ -41,7 +41,10 @@ type Client struct {
 	poll  time.Duration
 }
 
-var _ stepup.Runtime = (*Client)(nil)
+var (
+	_ stepup.Runtime   = (*Client)(nil)
+	_ stepup.Canceller = (*Client)(nil)
+)
 
 // NewClient returns a client of the agent API at baseURL (e.g.
 // "http://127.0.0.1:8700") that authenticates with token. A nil hc means
@@ -129,6 +132,20 @@ func (c *Client) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result
 		return stepup.Result{}, fmt.Errorf("execute: %w", err)
 	}
 	return stepup.Result{Ticket: stepup.TicketID(r.Ticket), Output: r.Output, IdempotencyKey: r.IdempotencyKey}, nil
+}
+
+// Cancel withdraws pending ticket id (see [stepup.Canceller]); a ticket
+// already decided fails with [stepup.ErrResolved].
+func (c *Client) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {
+	body, err := json.Marshal(wire.Cancel{Reason: reason})
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("cancel: %w: %v", ErrInvalid, err)
+	}
+	var t wire.Ticket
+	if err := c.do(ctx, http.MethodPost, "/v1/tickets/"+url.PathEscape(string(id))+"/cancel", nil, body, &t); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("cancel: %w", err)
+	}
+	return ticket(t)
 }
 
 // do sends one request and decodes a 200 answer into out, or returns the

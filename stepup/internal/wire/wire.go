@@ -101,3 +101,8 @@ type Error struct {
 		Message string `json:"message,omitempty"`
 	} `json:"error"`
 }
+
+// Cancel is the body of a cancel: why the agent withdraws its ticket.
+type Cancel struct {
+	Reason string `json:"reason,omitempty"`
+}
