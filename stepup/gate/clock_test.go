@@ -14,6 +14,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
 )
 
 // slowResolver resolves every file to the same content; once armed, each
@@ -79,4 +80,46 @@ func TestGrantUseIsJudgedAtTheTimeOfUse(t *testing.T) {
 	tk, err := w.Gate.Propose(ctx, c)
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusPending, tk.Status, "an expired grant approved the call")
+}
+
+// skewOnce is a store that refuses the first deciding call of each kind
+// as skewed, as a store does when the call waited longer than
+// store.MaxSkew for its lock.
+type skewOnce struct {
+	store.Store
+	consumed, resolved atomic.Bool
+}
+
+func (s *skewOnce) Consume(ctx context.Context, id string, c store.Claim, n store.Note) (store.Approval, error) {
+	if !s.consumed.Swap(true) {
+		return store.Approval{}, store.ErrClockSkew
+	}
+	return s.Store.Consume(ctx, id, c, n)
+}
+
+func (s *skewOnce) Resolve(ctx context.Context, id string, r store.Resolution, n store.Note) (store.Approval, error) {
+	if r.To == store.Approved && !s.resolved.Swap(true) {
+		return store.Approval{}, store.ErrClockSkew
+	}
+	return s.Store.Resolve(ctx, id, r, n)
+}
+
+// TestDecisionsRetryASkewedTime: a deciding call the store refused for a
+// time gone stale while it waited is asked once more at a fresh time, so
+// a busy database does not turn approvals into refusals.
+func TestDecisionsRetryASkewedTime(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	st := &skewOnce{Store: w.Store}
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st),
+		gate.WithExecutor("send_email", w.Exec), gate.WithResolver(canon.FileResolver{Root: w.Dir}))
+	require.NoError(t, err)
+	tk, err := g.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	_, err = stepuptest.Approve(ctx, g.Desk(), w.Authenticator, tk.ID)
+	require.NoError(t, err)
+	_, err = g.Execute(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, w.Exec.Count())
+	assert.True(t, st.consumed.Load() && st.resolved.Load())
 }

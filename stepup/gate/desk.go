@@ -191,13 +191,17 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
-	now, err := g.now(ctx)
-	if err != nil {
-		return stepup.Ticket{}, err
-	}
 	reason := "approved by " + v.User
-	done, err := g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
-		Reason: reason, Evidence: v.Evidence, At: now}, g.note(receipt.DecisionApproved, reason, now))
+	var (
+		done store.Approval
+		now  time.Time
+	)
+	err = g.atNow(ctx, func(at time.Time) (err error) {
+		now = at
+		done, err = g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
+			Reason: reason, Evidence: v.Evidence, At: at}, g.note(receipt.DecisionApproved, reason, at))
+		return err
+	})
 	if err != nil {
 		return stepup.Ticket{}, ticketErr("approve", err)
 	}

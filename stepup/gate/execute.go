@@ -82,12 +82,12 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	// runs to its end: a cancel mid-statement would leave its outcome
 	// unknown.
 	wctx := context.WithoutCancel(ctx)
-	at, err := g.now(wctx)
-	if err != nil {
-		return stepup.Result{}, err
-	}
-	consumed, err := g.st.Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.owner, At: at, LeaseUntil: at.Add(g.lease)},
-		g.note(receipt.DecisionExecuting, "approval spent; running", at))
+	var consumed store.Approval
+	err = g.atNow(wctx, func(at time.Time) (err error) {
+		consumed, err = g.st.Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.owner, At: at, LeaseUntil: at.Add(g.lease)},
+			g.note(receipt.DecisionExecuting, "approval spent; running", at))
+		return err
+	})
 	if err != nil {
 		if isRefusal(err) {
 			err = ticketErr("execute", err)
@@ -336,12 +336,12 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		if strings.HasPrefix(a.IdempotencyKey, ExternalKeyPrefix) {
 			continue // consumed by a separate executor: its to finish
 		}
-		at, err := g.now(ctx)
-		if err != nil {
-			return results, errors.Join(append(errs, err)...)
-		}
-		claimed, err := g.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.owner, At: at,
-			LeaseUntil: at.Add(g.lease)}, g.note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
+		var claimed store.Approval
+		err := g.atNow(ctx, func(at time.Time) (err error) {
+			claimed, err = g.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.owner, At: at,
+				LeaseUntil: at.Add(g.lease)}, g.note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
+			return err
+		})
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
 			continue // another gate took it, or its owner renewed in time
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -167,6 +168,22 @@ func (g *Gate) now(ctx context.Context) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: the store's clock: %v", stepup.ErrStore, err)
 	}
 	return t, nil
+}
+
+// atNow runs a deciding store call f at the store's now. The store refuses
+// a time more than store.MaxSkew off its own clock; a call that waited
+// that long for a lock is asked once more, at a fresh now.
+func (g *Gate) atNow(ctx context.Context, f func(now time.Time) error) error {
+	for try := 0; ; try++ {
+		now, err := g.now(ctx)
+		if err != nil {
+			return err
+		}
+		if err = f(now); try == 0 && errors.Is(err, store.ErrClockSkew) {
+			continue
+		}
+		return err
+	}
 }
 
 // storeClock adapts a store's clock to the plain clock flood control
