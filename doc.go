@@ -15,28 +15,52 @@
 // produce it and it commits to exactly the action that executes. asu keeps
 // seven properties, each in one place:
 //
-//   - P1 agent independence: the gate runs outside the agent; the runtime
-//     sees only [github.com/agentstepup/asu/stepup.Runtime] (propose, wait,
-//     execute by ticket id). Approvals need the approver's own passkey,
-//     enrolled through an administrator's one-time invite, and the approver
-//     is never the requester.
-//   - P2 effect binding: [github.com/agentstepup/asu/canon] turns a call
+//   - P1 agent independence: the runtime sees only
+//     [github.com/agentstepup/asu/stepup.Runtime]; approvals arrive only
+//     through [github.com/agentstepup/asu/stepup/passkey] (a passkey
+//     enrolled through an administrator's one-time invite), on an origin
+//     the agent API never serves
+//     ([github.com/agentstepup/asu/stepup/gateway]); a ticket is decided by
+//     its own user or a group the policy names, never by an agent.
+//   - P2 effect binding: [github.com/agentstepup/asu/canon] seals a call
 //     into one canonical effect and one SHA-256 digest; the passkey signs a
-//     challenge that commits to it, and Execute runs the descriptor stored at
-//     propose time.
-//   - P3 freshness and single use: a 32-byte random nonce, an expiry, and an
-//     atomic consume in [github.com/agentstepup/asu/store], in the same
-//     transaction that records the intent to execute.
+//     challenge that commits to it, and
+//     [github.com/agentstepup/asu/stepup/gate] runs the descriptor stored at
+//     propose time, re-hashed, under the current policy.
+//   - P3 freshness and single use: a 32-byte random nonce, an expiry judged
+//     by the database's clock, and an atomic consume in
+//     [github.com/agentstepup/asu/store], in the transaction that records
+//     the intent to execute, under a lease and a fencing token.
 //   - P4 trusted rendering: [github.com/agentstepup/asu/card] renders the
 //     card from the canonical effect in code; agent text appears only in a
 //     region labelled untrusted, and the card's hash is in the challenge.
 //   - P5 non-repudiation: [github.com/agentstepup/asu/receipt] holds the
 //     effect, card, nonce, expiry and raw WebAuthn assertion, verifiable
-//     offline with only the approver's public key.
-//   - P6 scope integrity: a delegated approval covers exactly what it names.
-//   - P7 flood resistance: pending caps per session and per user, decided by
-//     the store so they hold across gateway replicas, and merging of
-//     duplicate requests.
+//     offline with only the approver's public key, and the hash-chained
+//     audit log with signed checkpoints.
+//   - P6 scope integrity: [github.com/agentstepup/asu/grant] — a delegated
+//     approval covers exactly what it names, and fails closed.
+//   - P7 flood resistance: [github.com/agentstepup/asu/flood] — rates,
+//     lockouts and per-approver inflow keyed by principal, and pending caps
+//     decided by the store so they hold across gateway replicas.
+//
+// # Architecture
+//
+// Each package imports only those above it in this list:
+//
+//	canon              canonical JSON, the value model, sealed effects, principal ids
+//	card, receipt      the approval card; the challenge, receipts, audit chain, checkpoints
+//	grant, store       delegated approvals; storage split by concern (memory, sqlite, postgres)
+//	flood              admission of approval requests
+//	stepup             the runtime's contract (standard library and canon only)
+//	stepup/remote      the thin HTTP client of the runtime's contract
+//	stepup/gate        the gate core: Policy, Approver, Renderer, Flood and Store interfaces
+//	stepup/policy      the default policy: catalog, schemas, limits
+//	stepup/passkey     WebAuthn approval, enrollment, receipts
+//	stepup/exectoken   execution tokens for tools run in another service
+//	stepup/gateway     the HTTP service: agent API and approval site
+//	stepup/mcpgate     the gate in front of any MCP server
+//	stepup/stepuptest  fake authenticator, harness, the reference world
 //
 // # The flow
 //
@@ -77,7 +101,8 @@
 //
 //	go run ./examples/quickstart
 //
-// Then read [github.com/agentstepup/asu/stepup] for the gate, and
+// Then read [github.com/agentstepup/asu/stepup] for the runtime's side,
+// [github.com/agentstepup/asu/stepup/gate] for the gate, and
 // [github.com/agentstepup/asu/stepup/stepuptest] for the fake
 // authenticator that lets tests approve calls with real WebAuthn assertions.
 package asu

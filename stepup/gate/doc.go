@@ -1,0 +1,95 @@
+// Package gate is the trusted side of asu: it decides every tool call an
+// agent proposes, parks the ones that need a person, verifies the
+// person's answer against the exact action, and runs each approved action
+// at most once, across goroutines, processes and replicas sharing a store.
+//
+// # Three faces
+//
+// A [Gate] has three faces, for three different parties:
+//
+//   - stepup.Runtime (Propose, Wait, Execute, and Cancel) is all the agent
+//     runtime gets. Execute takes a ticket id, never arguments.
+//   - [Desk] ([Gate.Desk]) is the approvers': Prompt shows the card and the
+//     request whose challenge is receipt.Challenge(digest, nonce, expiry,
+//     card hash); Approve and Deny verify the answer through the
+//     [Approver]; Revoke withdraws an approval before it runs; Queue lists
+//     what an approver may decide; Grant asks for a delegated approval;
+//     Receipt makes the offline evidence. Serve it on an origin the agent
+//     API never serves.
+//   - [Admin] ([Gate.Admin]) is the operator's: revoke approvals and
+//     grants, list tickets, sign audit checkpoints. Passkeys are enrolled
+//     and revoked by package passkey's Enrollment.
+//
+// # Pluggable parts
+//
+// The gate consumes small interfaces, each with a default: [Policy]
+// (package policy's Catalog), [Approver] (package passkey), [Renderer]
+// (package card), [Flood] (package flood's Limiter), [Store] (per concern:
+// clock, tickets, sweeping, execution, grants, audit; every backend in
+// store/ implements it), [Executor] per tool, and canon.Resolver for the
+// references calls name. Canonicalization is package canon's: a call is
+// sealed once at Propose (canonical bytes and digest carried from then on)
+// and re-hashed once more right before it runs.
+//
+// # Who may approve
+//
+// A ticket is decided by the user it runs on behalf of, unless the policy
+// names an approver group ([WithApproverGroup]); then by the group's
+// members. The requester's agent and delegations, any agent principal and
+// the gate's own names never decide, and a call that names no agent is
+// denied at propose. Principal ids have one syntax (canon.CheckPrincipalID).
+//
+// # The policy at execute
+//
+// Execute decides again with the current policy: a ticket decided under
+// another policy version, or one the current policy denies, does not run
+// ([stepup.ErrPolicyChanged]: propose again). During a rolling deploy,
+// replicas on different catalog versions refuse each other's tickets until
+// every replica runs the new version; runtimes re-propose.
+//
+// # The database is not trusted to approve
+//
+// Execute re-verifies the stored evidence of every approval before it
+// runs: the approver's Recheck for a person's (passkeys: the receipt
+// verified offline against the enrolled key, refused once the key is
+// revoked), and the gate's MAC ([WithKey]) on the approvals it makes
+// itself (an allowed call, a call a grant covered). A database writer
+// holding neither the passkeys nor the key cannot make a call run.
+//
+// # One transaction per decision, one clock
+//
+// Every state change and its audit row commit together (store.Note), so
+// after any crash every decision the store holds has its row and the
+// chain one head. Every time the gate decides with is the store's (the
+// database's, for store/postgres); the gate has no clock of its own, so a
+// replica with a skewed clock cannot approve or execute after the real
+// expiry. Audit times never decrease along the chain.
+//
+// # Execute once, under a lease
+//
+// Execute spends the approval and records the intent to execute (a fresh
+// idempotency key, this gate as the owner, a lease) in one transaction,
+// then runs the tool's [Executor] with that key, renewing the lease every
+// third of it and cancelling the executor's context, while a third is
+// still left, if it cannot. [Gate.Recover] takes over only executions
+// whose lease expired, under a new fencing token, and runs them again
+// with the same key; a stale owner's outcome is refused. [Gate.Maintain]
+// does this, and the timeouts of [Gate.Sweep], continuously on every
+// gate. Executors see each ticket at least once with one key, never two
+// runs at once.
+//
+// # Flood control and grants
+//
+// Calls that would prompt a person are admitted by [Flood] per principal
+// (user, agent, session), per agent, per user and per approver, shared
+// across replicas through the store. A grant (package grant) is a
+// delegated approval signed with the user's passkey; a call it covers
+// exactly is stored approved by it, its use taken in the same transaction.
+//
+// # Separate executors
+//
+// When the tool runs in another service, package exectoken's TokenIssuer
+// hands the runtime a short-lived token for an approved ticket
+// ([Gate.Runnable] checks it as Execute would), and the service's Verifier
+// spends the ticket in the shared store under its own lease.
+package gate
