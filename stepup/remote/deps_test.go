@@ -23,6 +23,9 @@ func TestClientLinksNoGateStack(t *testing.T) {
 			"golang.org/x/net", "golang.org/x/text", "modernc.org", "jackc/pgx", "asu/store", "asu/stepup/gate",
 			"asu/card", "asu/flood", "asu/grant", "asu/receipt"} {
 			for _, dep := range strings.Fields(string(out)) {
+				if strings.HasPrefix(dep, "vendor/") {
+					continue // the standard library's own vendored copies
+				}
 				assert.NotContains(t, dep, forbidden, "%s links %s", pkg, dep)
 			}
 		}
