@@ -240,3 +240,57 @@ func BenchmarkExecute(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProposeAllowed is the allowed path on store/memory (canon,
+// policy, sealing, one park with its audit row) beside its baseline in the
+// same run: one canon.Canonicalize of the same arguments.
+func BenchmarkProposeAllowed(b *testing.B) {
+	b.Run("canonicalize", func(b *testing.B) {
+		args := oneKB(0).Args
+		b.SetBytes(int64(len(args)))
+		for b.Loop() {
+			if _, err := canon.Canonicalize(args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("propose/memory", func(b *testing.B) {
+		g, _ := benchGate(b, memory.New(nil))
+		ctx := context.Background()
+		calls := make([]stepup.Call, 64) // built outside the loop: the benchmark times the gate
+		for i := range calls {
+			calls[i] = oneKB(i)
+		}
+		b.SetBytes(int64(len(calls[0].Args)))
+		i := 0
+		for b.Loop() {
+			i++
+			tk, err := g.Propose(ctx, calls[i%len(calls)])
+			if err != nil || tk.Status != stepup.StatusAllowed {
+				b.Fatal(err, tk.Status)
+			}
+		}
+	})
+}
+
+// BenchmarkRunnable is the check Execute makes before it spends anything
+// on a passkey approval (the policy again, the stored assertion verified
+// offline against the enrolled key, the effect re-hashed): the cost of not
+// trusting the database. Compare with BenchmarkVerifyP256 in the same run.
+func BenchmarkRunnable(b *testing.B) {
+	st := memory.New(nil)
+	g, a := benchGate(b, st)
+	ctx := context.Background()
+	tk, err := g.Propose(ctx, sendEmail("finance@example.com"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := stepuptest.Approve(ctx, g.Desk(), a, tk.ID); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := g.Runnable(ctx, tk.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

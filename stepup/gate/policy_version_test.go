@@ -48,8 +48,8 @@ func TestExecuteDecidesWithTheCurrentPolicy(t *testing.T) {
 		{"same version, limits lowered", stepuptest.SeedPolicyVersion, func(ts []policy.Tool) []policy.Tool {
 			for i := range ts {
 				ts[i].Limits = append(ts[i].Limits, policy.MaxAmount("amount", "100"), policy.AllowDomains("to", "example.org"),
-					func(args map[string]any) string {
-						if args["path"] != nil {
+					func(args canon.Value) string {
+						if _, ok := args.Get("path"); ok {
 							return "reads are off"
 						}
 						return ""

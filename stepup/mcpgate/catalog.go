@@ -20,6 +20,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/policy"
@@ -261,9 +262,8 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // maxArgsBytes denies calls whose arguments, as JSON, exceed n bytes.
 func maxArgsBytes(n int) policy.Limit {
-	return func(args map[string]any) string {
-		raw, err := json.Marshal(args)
-		if err != nil || len(raw) > n {
+	return func(args canon.Value) string {
+		if len(args.Canonical()) > n {
 			return "arguments larger than the catalog allows"
 		}
 		return ""
@@ -272,16 +272,15 @@ func maxArgsBytes(n int) policy.Limit {
 
 // maxLength denies calls whose string argument arg exceeds n bytes.
 func maxLength(arg string, n int) policy.Limit {
-	return func(args map[string]any) string {
-		v, ok := args[arg]
+	return func(args canon.Value) string {
+		v, ok := args.Get(arg)
 		if !ok {
 			return ""
 		}
-		s, ok := v.(string)
-		if !ok {
+		if v.Kind() != canon.KindString {
 			return "argument " + arg + " is not a string"
 		}
-		if len(s) > n {
+		if len(v.String()) > n {
 			return "argument " + arg + " longer than the catalog allows"
 		}
 		return ""

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 	"strings"
 
@@ -60,10 +59,12 @@ type Tool struct {
 	Audience string
 }
 
-// Limit is a check in code on a call's arguments (decoded with numbers as
-// json.Number). It returns the empty string to pass, or the reason to deny.
-// Reasons go to the model and the audit log: name the rule, not the value.
-type Limit func(args map[string]any) (reason string)
+// Limit is a check in code on a call's arguments: the canonical argument
+// object as a canon.Value, whose numbers keep their exact decimal text
+// (compare them with canon.CompareDecimal, never through float64). It
+// returns the empty string to pass, or the reason to deny. Reasons go to
+// the model and the audit log: name the rule, not the value.
+type Limit func(args canon.Value) (reason string)
 
 // MaxAmount denies calls whose numeric argument arg exceeds max, a
 // decimal such as "500" or "19.99". The comparison is exact: the argument's
@@ -71,46 +72,24 @@ type Limit func(args map[string]any) (reason string)
 // is over a limit of 500. A max that is not a decimal denies every call
 // (fail closed), as does an argument that is not a number.
 func MaxAmount(arg, max string) Limit {
-	limit, ok := decimal(max)
-	return func(args map[string]any) string {
-		v, present := args[arg]
+	_, err := canon.CompareDecimal(max, max)
+	valid := err == nil
+	return func(args canon.Value) string {
+		v, present := args.Get(arg)
 		if !present {
 			return ""
 		}
-		if !ok {
+		if !valid {
 			return "the per-call limit is misconfigured"
 		}
-		n, isNum := v.(json.Number)
-		if !isNum {
+		if v.Kind() != canon.KindNumber {
 			return "argument " + arg + " is not a number"
 		}
-		x, valid := decimal(string(n))
-		if !valid || x.Cmp(limit) > 0 {
+		if c, err := canon.CompareDecimal(v.Number(), max); err != nil || c > 0 {
 			return "over the per-call limit"
 		}
 		return ""
 	}
-}
-
-// maxDecimalText bounds the length of a number MaxAmount compares, so the
-// exact comparison stays cheap on hostile input.
-const maxDecimalText = 64
-
-// decimal parses s, a JSON number, as an exact rational.
-func decimal(s string) (*big.Rat, bool) {
-	if len(s) == 0 || len(s) > maxDecimalText || !json.Valid([]byte(s)) || s[0] == '"' {
-		return nil, false
-	}
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		// An exponent is at most 3 digits: beyond float64's range canon
-		// refuses the number anyway, and 10^huge would be slow to build.
-		exp := strings.TrimLeft(s[i+1:], "+-")
-		if len(strings.TrimLeft(exp, "0")) > 3 {
-			return nil, false
-		}
-	}
-	r, ok := new(big.Rat).SetString(s)
-	return r, ok
 }
 
 // AllowDomains denies calls whose string argument arg is an address (or
@@ -130,25 +109,26 @@ func AllowDomains(arg string, domains ...string) Limit {
 		}
 		allowed[d] = true
 	}
-	return func(args map[string]any) string {
-		var values []any
-		switch v := args[arg].(type) {
-		case nil:
+	return func(args canon.Value) string {
+		v, present := args.Get(arg)
+		if !present || v.Kind() == canon.KindNull {
 			return ""
-		case []any:
-			values = v
-		default:
-			values = []any{v}
+		}
+		values := []canon.Value{v}
+		if v.Kind() == canon.KindArray {
+			values = values[:0]
+			for _, e := range v.Elems() {
+				values = append(values, e)
+			}
 		}
 		if !valid {
 			return "the recipient allowlist is misconfigured"
 		}
 		for _, v := range values {
-			s, ok := v.(string)
-			if !ok {
+			if v.Kind() != canon.KindString {
 				return "argument " + arg + " is not an address"
 			}
-			domain, ok := addressDomain(s)
+			domain, ok := addressDomain(v.String())
 			if !ok || !allowed[domain] {
 				return "recipient domain not on the allowlist"
 			}
@@ -366,11 +346,9 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 			return d, nil
 		}
 	}
-	var args map[string]any
-	dec := json.NewDecoder(bytes.NewReader(p.Args))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil || args == nil {
-		d.Reason = "arguments must be a JSON object"
+	args, err := canon.ParseValue(p.Args)
+	if err != nil || args.Kind() != canon.KindObject {
+		d.Reason = "arguments must be a canonical JSON object"
 		return d, nil
 	}
 	for _, l := range t.Limits {
@@ -399,7 +377,7 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 }
 
 // refs lists the references the arguments name, in argument-name order.
-func (t *catalogTool) refs(args map[string]any) ([]canon.Ref, string) {
+func (t *catalogTool) refs(args canon.Value) ([]canon.Ref, string) {
 	names := make([]string, 0, len(t.Refs))
 	for name := range t.Refs {
 		names = append(names, name)
@@ -407,15 +385,14 @@ func (t *catalogTool) refs(args map[string]any) ([]canon.Ref, string) {
 	slices.Sort(names)
 	var refs []canon.Ref
 	for _, name := range names {
-		v, ok := args[name]
+		v, ok := args.Get(name)
 		if !ok {
 			continue
 		}
-		s, ok := v.(string)
-		if !ok || s == "" {
+		if v.Kind() != canon.KindString || v.String() == "" {
 			return nil, "argument " + name + " must name a " + t.Refs[name]
 		}
-		refs = append(refs, canon.Ref{Name: s, Kind: t.Refs[name]})
+		refs = append(refs, canon.Ref{Name: v.String(), Kind: t.Refs[name]})
 	}
 	return refs, ""
 }

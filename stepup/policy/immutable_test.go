@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/policy"
@@ -27,7 +28,7 @@ func TestCatalogIsImmutable(t *testing.T) {
 		{"delete a reference", func(tl *policy.Tool) { delete(tl.Refs, "attachment") }},
 		{"rebind a reference", func(tl *policy.Tool) { tl.Refs["attachment"] = "url" }},
 		{"edit a trusted domain", func(tl *policy.Tool) { tl.Trusted[0] = "evil.net" }},
-		{"swap a limit", func(tl *policy.Tool) { tl.Limits[0] = func(map[string]any) string { return "" } }},
+		{"swap a limit", func(tl *policy.Tool) { tl.Limits[0] = func(canon.Value) string { return "" } }},
 		{"edit a hint label", func(tl *policy.Tool) { tl.Hints.Labels["to"] = "cc" }},
 		{"reorder hints", func(tl *policy.Tool) { tl.Hints.Order[0] = "subject" }},
 		{"edit the schema", func(tl *policy.Tool) { copy(tl.Schema, `{"type":"string"       }`) }},

