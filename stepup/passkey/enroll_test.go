@@ -101,3 +101,22 @@ func register(h *stepuptest.Harness, token string, tweaks ...stepuptest.Tweak) e
 	_, err = h.Enrollment.FinishEnroll(ctx, token, resp)
 	return err
 }
+
+// TestInviteRefusesEveryNonPersonSpelling: invites are minted only for
+// well-formed person ids; agents, the gate's reserved names and every
+// look-alike spelling of them are refused.
+func TestInviteRefusesEveryNonPersonSpelling(t *testing.T) {
+	h := stepuptest.NewGate(t, nil)
+	ctx := context.Background()
+	bad := []string{"", "dana", "Agent:reports", "\u0430gent:reports", "agent:reports", "AGENT:reports",
+		"GRANT:x", "grant:x", "policy:v1", "Policy:v1", "user:Dana", "user: dana", "user:dana\u200b",
+		"ｕser:dana", "user:dan\u0430", "user:", "group:finance", "user:dana\n", "user:d\u0131ana"}
+	for _, name := range bad {
+		_, err := h.Enrollment.Invite(ctx, name)
+		assert.ErrorIs(t, err, stepup.ErrNotPermitted, "%q", name)
+	}
+	for _, name := range []string{"user:erin", "user:erin@example.com", "user:e.r-i_n+1"} {
+		_, err := h.Enrollment.Invite(ctx, name)
+		assert.NoError(t, err, name)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 )
 
@@ -38,16 +39,18 @@ func (e *AssertionError) Error() string {
 // Unwrap returns [stepup.ErrBadAssertion].
 func (e *AssertionError) Unwrap() error { return stepup.ErrBadAssertion }
 
-// checkApprover refuses names that cannot be an approver's: agents, and
-// the names the gate uses for its own approvals.
+// checkApprover refuses names that cannot be an approver's: anything but
+// a well-formed person's principal id ("user:name", canon.CheckPrincipalID),
+// so agents, the gate's reserved names and look-alike spellings of either
+// are never invited.
 func checkApprover(user string) error {
 	switch {
-	case user == "", strings.ContainsAny(user, "\x00"):
-		return fmt.Errorf("%w: empty or malformed approver name", stepup.ErrNotPermitted)
-	case strings.HasPrefix(user, "agent:"):
+	case strings.HasPrefix(user, canon.PrefixAgent):
 		return fmt.Errorf("%w: approvers are people, not agents", stepup.ErrNotPermitted)
-	case strings.HasPrefix(user, "policy:"), strings.HasPrefix(user, "grant:"):
+	case canon.Reserved(user):
 		return fmt.Errorf("%w: the name is reserved for the gate's own approvals", stepup.ErrNotPermitted)
+	case canon.CheckPrincipalID(user) != nil || !strings.HasPrefix(user, canon.PrefixUser):
+		return fmt.Errorf("%w: an approver is named by a person's principal id (user:name)", stepup.ErrNotPermitted)
 	}
 	return nil
 }
