@@ -96,6 +96,8 @@ type Gate struct {
 	policy    Policy
 	approver  Approver
 	renderer  Renderer
+	canon     Canon
+	grants    Grants
 	resolver  canon.Resolver
 	executors map[string]Executor
 	groups    map[string][]string
@@ -121,7 +123,8 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 		return nil, fmt.Errorf("%w: gate needs a store, a policy and an approver", stepup.ErrConfig)
 	}
 	g := &Gate{
-		st: st, policy: policy, approver: approver, renderer: defaultRenderer{},
+		st: st, policy: policy, approver: approver, renderer: defaultRenderer{}, canon: defaultCanon{},
+		grants: storeGrants{st},
 		executors: map[string]Executor{},
 		groups:    map[string][]string{},
 		ttl:       DefaultTTL, lease: DefaultLease, poll: 50 * time.Millisecond,

@@ -231,7 +231,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	if d.Approvers != "" && !slices.Contains(g.groups[d.Approvers], c.Principal.User) {
 		return stepup.Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
-	target, err := grant.Target(ctx, g.st, c.Grant, p.sealed)
+	target, err := g.grants.Target(ctx, c.Grant, p.sealed)
 	if err != nil {
 		return stepup.Ticket{}, false, "grant not used: " + grantRefusal(err), nil
 	}

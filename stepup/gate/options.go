@@ -51,6 +51,30 @@ func WithRenderer(r Renderer) Option {
 	}
 }
 
+// WithCanon replaces how calls are sealed into canonical effects
+// (default canon.Seal); see [Canon].
+func WithCanon(c Canon) Option {
+	return func(g *Gate) error {
+		if c == nil {
+			return fmt.Errorf("%w: nil canon", stepup.ErrConfig)
+		}
+		g.canon = c
+		return nil
+	}
+}
+
+// WithGrants replaces how a named grant's coverage of a call is decided
+// (default grant.Target over the gate's store); see [Grants].
+func WithGrants(gr Grants) Option {
+	return func(g *Gate) error {
+		if gr == nil {
+			return fmt.Errorf("%w: nil grants", stepup.ErrConfig)
+		}
+		g.grants = gr
+		return nil
+	}
+}
+
 // WithKey sets the key (at least 32 bytes, from a secret store) with which
 // the gate MACs the approvals it makes itself: a call the policy allowed,
 // or one a grant covered. Execute runs such a ticket only if its MAC

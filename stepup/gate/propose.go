@@ -86,7 +86,7 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 	if err != nil {
 		return g.deny(ctx, p, "a referenced item could not be resolved")
 	}
-	p.sealed, err = canon.Seal(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
+	p.sealed, err = g.canon.Seal(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
 		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience})
 	if err != nil {
 		return g.deny(ctx, p, "effect cannot be hashed faithfully")
