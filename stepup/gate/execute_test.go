@@ -190,6 +190,10 @@ func TestRecoverDoesNotRunAChangedEffect(t *testing.T) {
 	a, err := w.Store.Get(ctx, string(tk.ID))
 	require.NoError(t, err)
 	assert.Equal(t, store.Abandoned, a.State)
+	got, err := w.Gate.Ticket(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusAbandoned, got.Status, "abandoned, not executed")
+	assert.True(t, got.Status.Final())
 }
 
 func TestWaitWakesOnDecision(t *testing.T) {
@@ -213,4 +217,29 @@ func TestWaitWakesOnDecision(t *testing.T) {
 	got, err = w.Gate.Wait(wctx, other)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, stepup.StatusPending, got.Status)
+}
+
+// TestExecuteStatusesTellOutcomesApart: executed, failed and abandoned are
+// distinct statuses, and each is final.
+func TestExecuteStatusesTellOutcomesApart(t *testing.T) {
+	ctx := context.Background()
+	h := stepuptest.NewGate(t, nil, gate.WithExecutor("write_draft", &recorder{}),
+		gate.WithExecutor("issue_refund", gate.ExecutorFunc(
+			func(context.Context, canon.Effect, string) ([]byte, error) { return nil, errors.New("card declined") })))
+	w := &world{Harness: h}
+	ok, err := w.Gate.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	_, err = w.Gate.Execute(ctx, ok.ID)
+	require.NoError(t, err)
+	failed := approved(t, w, stepup.Call{Tool: "issue_refund", Args: []byte(`{"order":"A-1","amount":5}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	_, err = w.Gate.Execute(ctx, failed.ID)
+	require.ErrorIs(t, err, stepup.ErrExecutorFailed)
+	for id, want := range map[stepup.TicketID]stepup.Status{ok.ID: stepup.StatusExecuted, failed.ID: stepup.StatusFailed} {
+		got, err := w.Gate.Ticket(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, want, got.Status)
+		assert.True(t, got.Status.Final())
+	}
 }
