@@ -3,6 +3,8 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -335,4 +337,33 @@ type askForEverything struct{}
 
 func (askForEverything) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
 	return gate.Decision{Verdict: gate.NeedsApproval, PolicyVersion: "lax-1", Class: card.ClassExternal}, nil
+}
+
+// TestGrantUseSpentOnlyWithItsCall: a grant's use is taken in the
+// transaction that stores its call approved: calls the gate refuses (an
+// oversized rationale, a store that cannot keep the call) spend none.
+func TestGrantUseSpentOnlyWithItsCall(t *testing.T) {
+	ctx := context.Background()
+	w := newGrantWorld(t, refundTemplate(), 2)
+	for i := range 3 {
+		c := refund(`{"order":"A-17","amount":80}`)
+		c.Step = fmt.Sprint("big-", i)
+		c.Rationale = strings.Repeat("x", 2<<20)
+		tk, _ := w.propose(t, c)
+		require.Equal(t, stepup.StatusDenied, tk.Status)
+	}
+	rec, err := w.Store.GetGrant(ctx, w.grant)
+	require.NoError(t, err)
+	assert.Equal(t, 2, rec.Remaining, "no use spent on refused calls")
+	for i := range 2 {
+		c := refund(`{"order":"A-17","amount":80}`)
+		c.Step = fmt.Sprint("ok-", i)
+		tk, _ := w.propose(t, c)
+		assert.Equal(t, stepup.StatusApproved, tk.Status)
+	}
+	c := refund(`{"order":"A-17","amount":80}`)
+	c.Step = "third"
+	tk, row := w.propose(t, c)
+	assert.Equal(t, stepup.StatusPending, tk.Status)
+	assert.Contains(t, row.Reason, "no uses left")
 }
