@@ -87,9 +87,22 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "invite" {
 		return runInvite(ctx, stdout, args[1:])
 	}
+	var o options
+	fs := flags(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (the only command is invite)", fs.Args())
+	}
+	o.log = stderr
+	return run(ctx, stdout, o, nil)
+}
+
+// flags are the gateway's flags, parsed into o.
+func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o options
 	fs.StringVar(&o.agentAddr, "agent-addr", "127.0.0.1:8700", "listen `address` of the agent API")
 	fs.StringVar(&o.siteAddr, "site-addr", defaultSiteAddr, "listen `address` of the approval site")
 	fs.StringVar(&o.origin, "origin", "", "approval site `origin` (default http://localhost:PORT of -site-addr)")
@@ -104,12 +117,5 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")
 	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "ed25519 PEM `file` that signs audit checkpoints with -audit (created if missing)")
 	fs.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (the only command is invite)", fs.Args())
-	}
-	o.log = stderr
-	return run(ctx, stdout, o, nil)
+	return fs
 }
