@@ -101,6 +101,12 @@ func newReplicas(t *testing.T) *replicaSet {
 	return rs
 }
 
+// withUser returns c acting for user.
+func withUser(c stepup.Call, user string) stepup.Call {
+	c.Principal.User = user
+	return c
+}
+
 // release lets a's blocked executor return; releasing twice is fine.
 func (rs *replicaSet) release() {
 	rs.once.Do(func() { close(rs.execA.block) })
