@@ -38,7 +38,9 @@ func TestAuditExportWithCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "asu.db")
-	g := startGateway(t, options{db: db, files: dir, tokens: filepath.Join(dir, "tokens.json")})
+	key := filepath.Join(dir, "checkpoint.pem")
+	g := startGateway(t, options{db: db, files: dir, tokens: filepath.Join(dir, "tokens.json"), checkpointKey: key})
+	assert.Contains(t, g.printed(), "checkpoint key: "+key+" (publish "+key+".pub;")
 	c, err := remote.NewClient(g.AgentURL, g.Token, nil)
 	require.NoError(t, err)
 	for range 5 {
@@ -55,7 +57,6 @@ func TestAuditExportWithCheckpoint(t *testing.T) {
 		}
 	})
 	file := filepath.Join(dir, "audit.jsonl")
-	key := filepath.Join(dir, "checkpoint.pem")
 	var out bytes.Buffer
 	err = cli(ctx, []string{"-db", db, "-audit", file, "-checkpoint-key", key}, &out, &out)
 	stop()

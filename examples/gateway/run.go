@@ -110,6 +110,13 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
+	if o.checkpointKey != "" { // checked now, not first at an export
+		_, pub, err := checkpointKey(o.checkpointKey)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "checkpoint key: %s (publish %s; exports with -audit are signed with it)\n", o.checkpointKey, pub)
+	}
 	tokens, fresh, err := runtimeTokens(o.tokens, o.agent, o.user)
 	if err != nil {
 		return err
