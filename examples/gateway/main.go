@@ -1,54 +1,121 @@
-// Command gateway runs the asu approval service on one machine: the agent
-// API (JSON over HTTP for runtimes in any language; Go runtimes use
-// gateway.Client) on one listener, and the approval site (cards, passkey
-// approve and deny, enrollment) on another, with the reference program's catalog on an
-// embedded SQLite store.
+// Command gateway runs the asu approval service: the agent API (JSON over
+// HTTP for runtimes in any language; Go runtimes use remote.Client) on one
+// listener, and the approval site (cards, passkey approve, deny and
+// revoke, enrollment) on another, with the reference program's catalog.
 //
-//	go run ./examples/gateway
+//	go run ./examples/gateway                      # a demo on a temporary SQLite file
+//	go run ./examples/gateway -db asu.db -key-file gate.key -tokens tokens.json
 //
-// It prints an enrollment link for the approver (open it in a browser to
-// create a passkey), a bearer token for the runtime, and the two base
-// URLs. Each call that needs approval prints its approval link. Ctrl-C
-// shuts both listeners down gracefully.
+// At start it prints, step by step, what to do next with commands that
+// work as printed: the enrollment link for the approver, the runtime's
+// token, and curl commands that propose, wait and execute. Each call that
+// needs approval prints its approval link. Ctrl-C shuts both listeners
+// down gracefully. See README.md beside this file.
+//
+// # Store and replicas
+//
+// -db FILE keeps everything in one SQLite file (one machine; several
+// gateway processes may share it). -postgres DSN uses PostgreSQL, shared
+// by any number of replicas behind a load balancer. Give one of them;
+// with neither, a temporary SQLite file is removed at exit. Replicas
+// sharing a store share:
+//
+//   - -key-file FILE, the gate's MAC key (32 bytes or more; created, mode
+//     0600, if missing). Without it each replica draws its own, and a call
+//     the policy allowed runs only on the replica that allowed it.
+//   - -tokens FILE, the runtime tokens by SHA-256, with the agent and users
+//     each acts for. Created on first start with one new token, printed
+//     once; after that the file holds only hashes, so tokens survive
+//     restarts and work on every replica.
+//
+// -instance NAME names the replica as the owner of its executions
+// (default random). Every replica recovers continuously: it takes over
+// executions whose owner's lease expired (the owner crashed) and re-runs
+// them with the same idempotency key, and it times out stale tickets.
+//
+// # Origin
 //
 // The approval site is http://localhost:PORT by default, which browsers
 // treat as a secure context, so passkeys work without TLS on one machine.
-// Anywhere else, put it behind TLS and pass -origin https://approve.example.com.
+// Passkeys are bound to that origin: a page opened at 127.0.0.1 says so
+// and links to localhost. Anywhere else, put the site behind TLS and pass
+// -origin https://approve.example.com.
 //
-// Invites are minted only here, never over HTTP: -invite USER mints one
-// more for an existing database, prints its link and exits. -audit FILE
-// exports the database's audit chain for a third party (check it with
-// `go run ./examples/verify audit FILE`) and prints the approval figures
-// to watch for fatigue.
+// # Admin commands
+//
+// They work against the store while the gateway runs, and start no server:
+//
+//	go run ./examples/gateway invite -db asu.db -user user:erin
+//	go run ./examples/gateway -db asu.db -audit audit.jsonl -checkpoint-key checkpoint.pem
+//
+// invite mints an enrollment invite and prints its link. -audit exports
+// the audit chain (JSON Lines) and prints the approval figures to watch
+// for fatigue; with -checkpoint-key (ed25519, PEM; created if missing, its
+// public half written to FILE.pub) it also writes a checkpoint of the
+// chain's head signed by the gate, for
+//
+//	go run ./examples/verify audit audit.jsonl --checkpoint audit.jsonl.checkpoint.json --gate-key checkpoint.pem.pub
+//
+// # Denials
+//
+// A denied call is answered at once and is final; it is not stored as a
+// ticket (its audit row is the record), so waiting on or executing its id
+// answers not_found with a message that says so.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	var o options
-	flag.StringVar(&o.agentAddr, "agent-addr", "127.0.0.1:8700", "listen `address` of the agent API")
-	flag.StringVar(&o.siteAddr, "site-addr", "127.0.0.1:8701", "listen `address` of the approval site")
-	flag.StringVar(&o.origin, "origin", "", "approval site `origin` (default http://localhost:PORT of -site-addr)")
-	flag.StringVar(&o.db, "db", "", "SQLite `file` (default: asu.db in a new temporary directory)")
-	flag.StringVar(&o.files, "files", "", "`directory` that file references resolve in (default: a temporary one holding q3.csv)")
-	flag.StringVar(&o.approver, "approver", "user:dana", "`user` to print an enrollment link for at start (empty: none)")
-	flag.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` the printed runtime token acts as")
-	flag.StringVar(&o.user, "user", "user:dana", "`user` the printed runtime token acts for")
-	flag.StringVar(&o.invite, "invite", "", "mint an enrollment invite for `user`, print its link and exit")
-	flag.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
-	flag.Parse()
-	o.log = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Stdout, o, nil); err != nil {
+	if err := cli(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)
 		os.Exit(1)
 	}
+}
+
+// cli runs the command line args: the invite command, or the gateway.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "invite" {
+		return runInvite(ctx, stdout, args[1:])
+	}
+	var o options
+	fs := flags(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (the only command is invite)", fs.Args())
+	}
+	o.log = stderr
+	return run(ctx, stdout, o, nil)
+}
+
+// flags are the gateway's flags, parsed into o.
+func flags(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.agentAddr, "agent-addr", "127.0.0.1:8700", "listen `address` of the agent API")
+	fs.StringVar(&o.siteAddr, "site-addr", defaultSiteAddr, "listen `address` of the approval site")
+	fs.StringVar(&o.origin, "origin", "", "approval site `origin` (default http://localhost:PORT of -site-addr)")
+	fs.StringVar(&o.db, "db", "", "SQLite `file` (default: asu.db in a new temporary directory)")
+	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL `DSN`, shared by replicas (instead of -db)")
+	fs.StringVar(&o.files, "files", "", "`directory` that file references resolve in (default: a temporary one holding q3.csv)")
+	fs.StringVar(&o.approver, "approver", "user:dana", "`user` to print an enrollment link for at start (empty: none)")
+	fs.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` a new runtime token acts as")
+	fs.StringVar(&o.user, "user", "user:dana", "`user` a new runtime token acts for")
+	fs.StringVar(&o.keyFile, "key-file", "", "the gate's MAC key `file`, shared by replicas (created if missing)")
+	fs.StringVar(&o.tokens, "tokens", "", "runtime tokens `file`, by hash (created with a new token if missing)")
+	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")
+	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "ed25519 PEM `file` that signs audit checkpoints with -audit (created if missing)")
+	fs.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
+	return fs
 }

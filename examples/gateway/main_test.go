@@ -51,7 +51,7 @@ func TestGateway(t *testing.T) {
 		t.Fatalf("gateway did not start: %v", err)
 	}
 	require.True(t, strings.HasPrefix(s.Origin, "http://localhost:"), s.Origin)
-	siteURL := strings.Replace(s.SiteURL, "localhost", "127.0.0.1", 1)
+	siteURL := s.SiteURL
 	passkey := stepuptest.NewAuthenticator("localhost", s.Origin)
 
 	// Enroll with the printed link.
@@ -115,20 +115,6 @@ func TestGateway(t *testing.T) {
 	assert.NoError(t, receipt.VerifyChain(records, [32]byte{}))
 	assert.Error(t, run(context.Background(), io.Discard, options{db: db, audit: exported, log: io.Discard}, nil),
 		"an export never overwrites a file")
-}
-
-// TestInviteFlag mints an invite for an existing database and exits.
-func TestInviteFlag(t *testing.T) {
-	var out bytes.Buffer
-	err := run(context.Background(), &out, options{agentAddr: "127.0.0.1:0", siteAddr: "127.0.0.1:0",
-		db: t.TempDir() + "/asu.db", files: t.TempDir(), invite: "user:erin", agent: "agent:reports", log: io.Discard}, nil)
-	require.NoError(t, err)
-	assert.Regexp(t, `enrollment link for user:erin \(works once\): http://localhost:\d+/enroll\?invite=\S+`, out.String())
-	assert.NotContains(t, out.String(), "runtime token")
-
-	err = run(context.Background(), &out, options{agentAddr: "127.0.0.1:0", siteAddr: "127.0.0.1:0",
-		db: t.TempDir() + "/asu.db", files: t.TempDir(), invite: "agent:reports", agent: "agent:reports", log: io.Discard}, nil)
-	assert.ErrorIs(t, err, stepup.ErrNotPermitted, "agents are never invited")
 }
 
 func get(t *testing.T, u string) string {

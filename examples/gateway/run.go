@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,25 +13,37 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/passkey"
-	"github.com/agentstepup/asu/store/sqlite"
+	"github.com/agentstepup/asu/store"
 )
 
-// options are the command's flags.
+// options are the command's flags, and a few hooks for tests.
 type options struct {
 	agentAddr, siteAddr string
 	origin              string
-	db, files           string
+	db, postgres        string // the store: one of them (neither: a temporary SQLite file)
+	files               string
 	approver, agent     string
 	user                string
-	invite              string
-	audit               string    // export the audit chain to this file and exit
-	log                 io.Writer // service log (stderr)
+	keyFile             string // the gate's MAC key, shared by replicas
+	tokens              string // runtime tokens, by hash
+	instance            string // this replica's name
+	checkpointKey       string // ed25519 key that signs audit checkpoints
+	audit               string // export the audit chain to this file and exit
+	log                 io.Writer
+
+	// Hooks for tests: the SQLite store's clock, the tools' executor, the
+	// execution lease and how often maintenance runs (zero: defaults).
+	clock         func() time.Time
+	exec          gate.Executor
+	lease         time.Duration
+	maintainEvery time.Duration
 }
 
 // ready, when not nil, receives what run printed once both listeners
@@ -42,31 +55,22 @@ type started struct {
 	AgentURL, SiteURL string
 	Origin            string
 	InviteLink        string
-	Token             string
+	Token             string // empty when the tokens file already existed
+	Agent, User       string // whom the printed example call names
 }
 
-// run starts the gateway and serves until ctx ends.
+// tools are the reference catalog's tools, each run by the executor.
+var tools = []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"}
+
+// run starts the gateway and serves until ctx ends; with -audit it
+// exports the audit chain instead and returns.
 func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	out := &syncWriter{w: w}
-	if o.invite != "" && o.db == "" {
-		return errors.New("-invite needs -db: an invite is stored in the database the gateway serves")
-	}
 	if o.audit != "" {
-		if o.db == "" {
-			return errors.New("-audit needs -db: the audit chain is in the database the gateway serves")
-		}
-		if _, err := os.Stat(o.db); err != nil {
-			return err // never create an empty database to export
-		}
-		st, err := sqlite.Open(ctx, o.db, nil)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		return exportAudit(ctx, st, o.audit, out) // no listener, no gate
+		return runAudit(ctx, out, o)
 	}
 	tmp := ""
-	if o.db == "" || o.files == "" {
+	if (o.db == "" && o.postgres == "") || o.files == "" {
 		d, err := os.MkdirTemp("", "asu-gateway-")
 		if err != nil {
 			return err
@@ -75,7 +79,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		fmt.Fprintf(out, "data directory: %s (removed at exit)\n", d)
 		defer os.RemoveAll(d)
 	}
-	if o.db == "" {
+	if o.db == "" && o.postgres == "" {
 		o.db = filepath.Join(tmp, "asu.db")
 	}
 	if o.files == "" {
@@ -87,7 +91,11 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 			return err
 		}
 	}
-
+	st, where, err := openStore(ctx, o.db, o.postgres, false, o.clock)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	siteLn, err := net.Listen("tcp", o.siteAddr)
 	if err != nil {
 		return err
@@ -97,55 +105,19 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, o.db, nil)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	cat, err := seedCatalog()
-	if err != nil {
-		return err
-	}
 	log := slog.New(slog.NewTextHandler(&syncWriter{w: o.log}, nil))
-	exec := &outbox{out: out}
-	gopts := []gate.Option{gate.WithResolver(canon.FileResolver{Root: o.files})}
-	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
-		gopts = append(gopts, gate.WithExecutor(tool, exec))
-	}
-	approver, err := passkey.New(st, rp)
+	g, enroll, err := newGate(st, rp, o, out)
 	if err != nil {
 		return err
 	}
-	gate, err := gate.New(st, cat, approver, gopts...)
-	if err != nil {
-		return err
-	}
-	enroll, err := passkey.NewEnrollment(st, rp)
-	if err != nil {
-		return err
-	}
-	if o.invite != "" {
-		link, err := gateway.InviteLink(ctx, enroll, rp.Origin, o.invite)
+	if o.checkpointKey != "" { // checked now, not first at an export
+		_, pub, err := checkpointKey(o.checkpointKey)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "enrollment link for %s (works once): %s\n", o.invite, link)
-		return nil
+		fmt.Fprintf(out, "checkpoint key: %s (publish %s; exports with -audit are signed with it)\n", o.checkpointKey, pub)
 	}
-	if _, err := gate.Recover(ctx); err != nil {
-		return fmt.Errorf("recover interrupted executions: %w", err)
-	}
-
-	token, err := gateway.NewRuntimeToken()
-	if err != nil {
-		return err
-	}
-	api, err := gateway.NewAgentAPI(notifying{gate, rp.Origin, out},
-		[]gateway.RuntimeToken{{Token: token, Agent: o.agent, Users: []string{o.user}}}, &gateway.AgentOptions{Logger: log})
-	if err != nil {
-		return err
-	}
-	site, err := gateway.NewSite(gate.Desk(), enroll, rp, &gateway.SiteOptions{Logger: log})
+	tokens, fresh, err := runtimeTokens(o.tokens, o.agent, o.user)
 	if err != nil {
 		return err
 	}
@@ -154,26 +126,35 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	defer agentLn.Close()
+	agentURL := "http://" + agentLn.Addr().String()
+	api, err := gateway.NewAgentAPI(notifying{g, rp.Origin, agentURL, out}, tokens, &gateway.AgentOptions{Logger: log})
+	if err != nil {
+		return err
+	}
+	site, err := gateway.NewSite(g.Desk(), enroll, rp, &gateway.SiteOptions{Logger: log, Tickets: g})
+	if err != nil {
+		return err
+	}
 
-	s := started{AgentURL: "http://" + agentLn.Addr().String(), SiteURL: rp.Origin, Origin: rp.Origin, Token: token}
+	s := started{AgentURL: agentURL, SiteURL: rp.Origin, Origin: rp.Origin, Token: fresh,
+		Agent: tokens[0].Agent, User: tokens[0].Users[0]}
 	if o.approver != "" {
 		if s.InviteLink, err = gateway.InviteLink(ctx, enroll, rp.Origin, o.approver); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(out, "store: %s\n", o.db)
-	fmt.Fprintf(out, "agent API:     %s  (runtimes only)\n", s.AgentURL)
-	fmt.Fprintf(out, "approval site: %s  (approvers only; relying party %q)\n", s.SiteURL, rp.ID)
-	if s.InviteLink != "" {
-		fmt.Fprintf(out, "enrollment link for %s (works once): %s\n", o.approver, s.InviteLink)
-	}
-	fmt.Fprintf(out, "runtime token for %s: %s\n", o.agent, token)
-	fmt.Fprintf(out, "try: curl -s -H 'Authorization: Bearer %s' -d '%s' %s/v1/propose\n", token, exampleCall(o), s.AgentURL)
+	printStart(out, o, s, where)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
+	// Recovery is continuous: every replica takes over executions whose
+	// owner's lease expired and times out stale tickets, so nothing waits
+	// for a restart, and a peer finishing a ticket is never an error here.
+	wg.Go(func() {
+		_ = g.Maintain(ctx, o.maintainEvery, func(err error) { log.Warn("maintenance", "error", err.Error()) })
+	})
 	wg.Go(func() { errs[0] = gateway.Serve(ctx, gateway.NewServer(api, api.MaxWait()), agentLn); cancel() })
 	wg.Go(func() { errs[1] = gateway.Serve(ctx, gateway.NewServer(site, 0), siteLn); cancel() })
 	if onReady != nil {
@@ -182,6 +163,96 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	wg.Wait()
 	fmt.Fprintln(out, "gateway stopped")
 	return errors.Join(errs...)
+}
+
+// newGate builds the gate, with its passkey approver and enrollment, on st.
+func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (*gate.Gate, *passkey.Enrollment, error) {
+	cat, err := seedCatalog()
+	if err != nil {
+		return nil, nil, err
+	}
+	var exec gate.Executor = &outbox{out: out}
+	if o.exec != nil {
+		exec = o.exec
+	}
+	gopts := []gate.Option{}
+	if o.files != "" {
+		gopts = append(gopts, gate.WithResolver(canon.FileResolver{Root: o.files}))
+	}
+	for _, tool := range tools {
+		gopts = append(gopts, gate.WithExecutor(tool, exec))
+	}
+	if o.keyFile != "" {
+		key, created, err := gateKey(o.keyFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		if created {
+			fmt.Fprintf(out, "gate key: created %s (share it with every replica of this store)\n", o.keyFile)
+		}
+		gopts = append(gopts, gate.WithKey(key))
+	}
+	if o.instance != "" {
+		gopts = append(gopts, gate.WithInstance(o.instance))
+	}
+	if o.lease > 0 {
+		gopts = append(gopts, gate.WithLease(o.lease))
+	}
+	approver, err := passkey.New(st, rp)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := gate.New(st, cat, approver, gopts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	enroll, err := passkey.NewEnrollment(st, rp)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, enroll, nil
+}
+
+// runAudit exports the audit chain of an existing store, signing a
+// checkpoint of its head with -checkpoint-key.
+func runAudit(ctx context.Context, out io.Writer, o options) error {
+	if o.db == "" && o.postgres == "" {
+		return errors.New("-audit needs -db or -postgres: the audit chain is in the database the gateway serves")
+	}
+	st, _, err := openStore(ctx, o.db, o.postgres, true, o.clock)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var key ed25519.PrivateKey
+	var pub string
+	if o.checkpointKey != "" {
+		if key, pub, err = checkpointKey(o.checkpointKey); err != nil {
+			return err
+		}
+	}
+	addr, err := net.ResolveTCPAddr("tcp", o.siteAddr)
+	if err != nil {
+		return fmt.Errorf("-site-addr: %w", err)
+	}
+	rp, err := relyingParty(o.origin, addr)
+	if err != nil {
+		return err
+	}
+	o.files = ""
+	g, _, err := newGate(st, rp, o, io.Discard)
+	if err != nil {
+		return err
+	}
+	if err := exportAudit(ctx, st, g.Admin(), key, o.audit, out); err != nil {
+		return err
+	}
+	if key != nil {
+		fmt.Fprintf(out, "verify: go run ./examples/verify audit %s --checkpoint %s.checkpoint.json --gate-key %s\n", o.audit, o.audit, pub)
+	} else {
+		fmt.Fprintf(out, "verify: go run ./examples/verify audit %s\n", o.audit)
+	}
+	return nil
 }
 
 // relyingParty is the approval site's WebAuthn identity: the origin given,
@@ -201,27 +272,31 @@ func relyingParty(origin string, addr net.Addr) (passkey.RelyingParty, error) {
 	return passkey.RelyingParty{ID: host, Origin: strings.TrimSuffix(origin, "/"), Name: "asu approvals"}, nil
 }
 
-func exampleCall(o options) string {
+// exampleCall is the send_email call the start-up output proposes.
+func exampleCall(agent, user string) string {
 	b, _ := json.Marshal(map[string]any{
 		"tool": "send_email", "args": map[string]string{"to": "finance@example.com", "subject": "Q3 summary", "attachment": "q3.csv"},
-		"task": "t-42", "session": "sess-1", "principal": map[string]string{"user": "user:dana", "agent": o.agent},
+		"task": "t-42", "session": "sess-1", "principal": map[string]string{"user": user, "agent": agent},
 	})
 	return string(b)
 }
 
 // notifying is the gate as the agent API sees it, printing the approval
-// link of every call that waits for a person. A real deployment sends the
-// link to the approver (mail, chat); it is only a link, never the card.
+// link of every call that waits for a person, and the commands that wait
+// for and execute it. A real deployment sends the link to the approver
+// (mail, chat); it is only a link, never the card.
 type notifying struct {
 	*gate.Gate
-	origin string
-	out    io.Writer
+	origin, agentURL string
+	out              io.Writer
 }
 
 func (n notifying) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, error) {
 	t, err := n.Gate.Propose(ctx, c)
 	if err == nil && t.Status == stepup.StatusPending {
-		fmt.Fprintf(n.out, "approval needed: %s\n", gateway.ApprovalLink(n.origin, t.ID))
+		wait, exec := ticketCommands(n.agentURL, t.ID)
+		fmt.Fprintf(n.out, "approval needed: %s\n  then wait:  %s\n  and run:    %s\n",
+			gateway.ApprovalLink(n.origin, t.ID), wait, exec)
 	}
 	return t, err
 }

@@ -285,7 +285,8 @@ func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, agent string) 
 	p, err := a.rt.Requester(ctx, id)
 	switch {
 	case errors.Is(err, stepup.ErrNotFound), err == nil && p.Agent != agent:
-		return fmt.Errorf("ticket: %w", stepup.ErrNotFound)
+		return fmt.Errorf("ticket: %w: no ticket of this agent has that id (a denied call's id is not one: "+
+			"the denial at propose is final and is not stored)", stepup.ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("ticket: %w", err)
 	}

@@ -35,7 +35,9 @@ import (
 // send_email through the Client, the approver approves on the approval
 // page with navigator.credentials.get, and the runtime's Wait sees the
 // approval and Execute runs the call once; a second call is denied with
-// the deny button, which signs the deny challenge. The receipt of the browser's
+// the deny button, which signs the deny challenge. An approved call is
+// revoked from its link with the revoke button, and the link opened on
+// 127.0.0.1 names the origin to use. The receipt of the browser's
 // assertion verifies offline with the enrolled key alone.
 func TestBrowserPasskeyApproval(t *testing.T) {
 	bctx := browsertest.Start(t, "the real-browser WebAuthn test", 900, 1400)
@@ -157,6 +159,29 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusDenied, denied.Status)
 	assert.Equal(t, "denied by user:dana: look-alike domain", denied.Reason)
+
+	// Approved but not run yet: the same link offers to revoke it, and the
+	// revoke button signs the deny challenge with the passkey.
+	third, err := client.Propose(ctx, stepup.Call{Tool: "send_email",
+		Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q4 summary","attachment":"q3.csv"}`),
+		Task: "t-42", Step: "s-3", Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(gateway.ApprovalLink(rp.Origin, third.ID)),
+		chromedp.Click(chromedp.ID("asu-approve"))))
+	waitFor(t, ctx, `document.body.dataset.decided === "approved"`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(gateway.ApprovalLink(rp.Origin, third.ID)),
+		chromedp.SendKeys(chromedp.ID("asu-reason"), "changed my mind"),
+		chromedp.Click(chromedp.ID("asu-revoke-button"))))
+	waitFor(t, ctx, `document.body.dataset.decided === "revoked"`)
+	_, err = client.Execute(ctx, third.ID)
+	assert.ErrorIs(t, err, stepup.ErrRevoked)
+
+	// Opened on 127.0.0.1, the page says which origin to use.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://"+siteLn.Addr().String()+"/approve/"+string(third.ID))))
+	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".asu-notice")))
+	require.NoError(t, err)
+	assert.Contains(t, notice, "Open it here instead")
+	assert.Contains(t, notice, rp.Origin+"/approve/"+string(third.ID))
 
 	rc, err := gate.Desk().Receipt(ctx, tk.ID)
 	require.NoError(t, err)

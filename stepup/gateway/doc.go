@@ -15,7 +15,8 @@
 //	GET  /v1/tickets/{id}/wait     ?timeout=30s: a long poll, bounded by [AgentOptions].MaxWait
 //	POST /v1/tickets/{id}/execute  no body: execute runs the stored call
 //
-// Each runtime has its own bearer token ([RuntimeToken]), compared in
+// Each runtime has its own bearer token ([RuntimeToken]), kept only as its
+// SHA-256 (which may be all a gateway is configured with) and compared in
 // constant time, naming the agent principal it acts as: a call naming
 // another agent is refused, and another agent's tickets do not exist for
 // it. A call body is at most [MaxCallBytes] and is read strictly: member
@@ -23,12 +24,20 @@
 // value. A denial is an answer, not an error: a ticket with status
 // "denied" and a reason for the model.
 //
+// A denial is final and is not stored as a ticket (its audit row is the
+// record of it): waiting on or executing a denied call's id answers
+// not_found, whose message says so. A runtime acts on the denied answer
+// of propose; it never needs to ask again.
+//
 // # Errors
 //
 // A refusal is {"error": {"code": ..., "message": ...}} with a stable
-// code and a status: not_found 404, consumed 409, expired 410, resolved,
-// not_approved and effect_changed 409, bad_assertion 400, not_permitted
-// 403, unauthorized 401, forbidden 403, invalid 400, too_large 413,
+// code and a status: not_found 404, consumed 409, expired 410, revoked
+// 410 (an approval revoked before it ran; it never runs), resolved,
+// not_approved and effect_changed 409, policy_changed 409 (decided under
+// another policy version: propose again), outcome_unknown 503 (the call
+// may have run; do not retry, wait for the ticket's final status),
+// bad_assertion 400, not_permitted 403, unauthorized 401, forbidden 403, invalid 400, too_large 413,
 // unavailable 503 (the request ended first), internal 500 (with no
 // detail: a store's or a tool's error stays in the server's log). The codes map to the stepup sentinels
 // and this package's own; [Client] maps them back, so errors.Is works the
@@ -38,8 +47,11 @@
 // # Approval site
 //
 // [Site] serves the approval page of a ticket (the card the gate rendered
-// from the stored effect, and passkey buttons), the approval and denial
-// posts, and enrollment through an admin's invite. Its script and style
+// from the stored effect, who may approve it, and passkey buttons), the
+// approval, denial and revocation posts, and enrollment through an
+// admin's invite. The link of an approved ticket offers to revoke the
+// approval until it runs; a ticket's link that can no longer be decided
+// says what became of it, in words. Its script and style
 // are files from its own origin, so every response carries a strict
 // [CSP] with nothing inline allowed, X-Frame-Options DENY, Referrer-Policy
 // no-referrer, nosniff and no-store. Posts must come from the site's own

@@ -99,3 +99,15 @@ func ExampleServe() {
 	// true
 	// <nil>
 }
+
+// A gateway may keep runtime tokens only hashed: print the token once,
+// store its hash, and configure the agent API with the hash alone.
+func ExampleHashRuntimeToken() {
+	gate, _ := newGate()
+	token, _ := gateway.NewRuntimeToken()
+	hash := gateway.HashRuntimeToken(token) // store this, not the token
+	api, err := gateway.NewAgentAPI(gate, []gateway.RuntimeToken{{SHA256: hash, Agent: "agent:reports",
+		Users: []string{"user:dana"}}}, nil)
+	fmt.Println(api != nil, err)
+	// Output: true <nil>
+}

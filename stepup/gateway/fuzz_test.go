@@ -3,6 +3,9 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +65,31 @@ func TestNoDuplicates(t *testing.T) {
 	}
 	_, err := decodeCall([]byte(`null`))
 	assert.ErrorIs(t, err, remote.ErrInvalid, "a call is an object")
+}
+
+// FuzzMisdirected: the origin check of page requests never panics, and
+// either passes the request or sends it to the relying party's own origin,
+// never to a host the request named.
+func FuzzMisdirected(f *testing.F) {
+	f.Add("127.0.0.1:8701", "/approve/x")
+	f.Add("localhost:8701", "/enroll?invite=a.b")
+	f.Add("evil.example:8701", "//evil.example/x")
+	f.Add("[::1]:8701", "/approve/%2F%2Fevil")
+	f.Fuzz(func(t *testing.T, host, uri string) {
+		s := &Site{rp: passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:8701"}}
+		to := s.misdirected(host, uri)
+		if to == "" {
+			if !strings.EqualFold(host, "localhost:8701") {
+				t.Fatalf("host %q passed", host)
+			}
+			return
+		}
+		u, err := url.Parse(to)
+		if err == nil && u.Host != "localhost:8701" {
+			t.Fatalf("sent to %q", u.Host)
+		}
+		if !strings.HasPrefix(to, "http://localhost:8701") {
+			t.Fatalf("sent to %q", to)
+		}
+	})
 }

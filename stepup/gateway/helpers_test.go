@@ -75,7 +75,7 @@ func newRig(t *testing.T, opts *gateway.AgentOptions) *rig {
 		{Token: otherToken, Agent: "agent:billing", Users: []string{"user:dana"}},
 	}, opts)
 	require.NoError(t, err)
-	site, err := gateway.NewSite(r.Gate.Desk(), r.Enrollment, stepuptest.RP(), nil)
+	site, err := gateway.NewSite(r.Gate.Desk(), r.Enrollment, stepuptest.RP(), &gateway.SiteOptions{Tickets: r.Gate})
 	require.NoError(t, err)
 	r.api = httptest.NewServer(api)
 	r.site = httptest.NewServer(site)
@@ -144,6 +144,17 @@ func (r *rig) approveOverHTTP(t *testing.T, id stepup.TicketID) {
 	require.NoError(t, err)
 	resp, body := r.post(t, "/approve/"+string(id), assertion)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+}
+
+// page fetches a page of the approval site and returns its status and body.
+func (r *rig) page(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(r.site.URL + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
 }
 
 // errCode returns the code of a gateway refusal.

@@ -26,7 +26,8 @@ var pages = template.Must(template.New("").Parse(`
 <header><strong>Approval requested</strong><span>ticket {{.ID}} · expires {{.Expires}}</span></header>
 <main>
 {{.Card}}
-<section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}">
+<section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}">
+<p class="asu-who">May approve: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
 <p>Your passkey signs this card and exactly this action. It runs at most once, before it expires.</p>
 <div class="asu-actions">
 <button id="asu-approve" type="button">Approve with passkey</button>
@@ -42,11 +43,32 @@ var pages = template.Must(template.New("").Parse(`
 </body></html>
 {{end}}
 
+{{define "revoke"}}{{template "head" .Title}}
+<body><div class="asu-site">
+<header><strong>Approved, not run yet</strong><span>ticket {{.ID}} · expires {{.Expires}}</span></header>
+<main>
+<section class="asu-decide" id="asu-revoke" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-revoke="{{.RevokeOptions}}">
+<p>This request (<strong>{{.Tool}}</strong>, digest <span class="asu-mono">{{.Digest}}</span>) is {{.Status}} and has not run.
+Until it runs or expires, anyone who may decide it can revoke the approval; a revoked approval never runs.</p>
+<p class="asu-who">May revoke: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}.</p>
+<div class="asu-actions">
+<button id="asu-revoke-button" type="button">Revoke with passkey</button>
+</div>
+<label for="asu-reason">Reason (the audit log keeps it)</label>
+<input id="asu-reason" type="text" maxlength="280" autocomplete="off">
+<p id="asu-status" class="asu-status" role="status"></p>
+</section>
+</main></div>
+<script src="/static/webauthn.js"></script>
+<script src="/static/approve.js"></script>
+</body></html>
+{{end}}
+
 {{define "enroll"}}{{template "head" "Enroll a passkey"}}
 <body><div class="asu-site">
 <header><strong>Enroll a passkey</strong><span>{{.RP}}</span></header>
 <main>
-<section class="asu-enroll" id="asu-enroll" data-invite="{{.Invite}}" data-options="{{.Options}}">
+<section class="asu-enroll" id="asu-enroll" data-origin="{{.Origin}}" data-invite="{{.Invite}}" data-options="{{.Options}}">
 <p>This invite enrolls a passkey for <strong>{{.User}}</strong>. Approval links will ask for it.
 The invite works once.</p>
 <button id="asu-create" type="button">Create passkey</button>
@@ -61,23 +83,32 @@ The invite works once.</p>
 {{define "notice"}}{{template "head" .Title}}
 <body><div class="asu-site">
 <header><strong>{{.Title}}</strong></header>
-<main><section class="asu-notice"><p>{{.Text}}</p></section></main>
+<main><section class="asu-notice"><p>{{.Text}}</p>{{if .Link}}
+<p><a href="{{.Link}}">{{.Link}}</a></p>{{end}}</section></main>
 </div></body></html>
 {{end}}
 `))
 
 type approvePage struct {
-	Title, ID, Expires          string
+	Title, ID, Origin, Expires  string
 	Card                        template.HTML // written by card's own escaper
+	Approvers                   []string
 	ApproveOptions, DenyOptions string
 }
 
+type revokePage struct {
+	Title, ID, Tool, Digest, Status, Origin, Expires string
+	Approvers                                        []string
+	RevokeOptions                                    string
+}
+
 type enrollPage struct {
-	RP, User, Invite, Options string
+	RP, User, Invite, Options, Origin string
 }
 
 type noticePage struct {
 	Title, Text string
+	Link        string // a URL to go on to, shown as a link
 }
 
 // siteCSS is card's style sheet followed by the page's own.

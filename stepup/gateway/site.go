@@ -32,6 +32,15 @@ type SiteOptions struct {
 	// Logger receives one line per decision: ticket, approver, outcome or
 	// error code. Nil discards.
 	Logger *slog.Logger
+	// Tickets, when set, lets a page of a ticket that can no longer be
+	// decided say what became of it (denied, ran, revoked, ...) rather than
+	// only that it was decided. [*gate.Gate] implements it.
+	Tickets TicketReader
+}
+
+// TicketReader reads a ticket as it stands; [*gate.Gate] implements it.
+type TicketReader interface {
+	Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error)
 }
 
 // Site is the approval site: the pages approvers open, served on the
@@ -40,6 +49,7 @@ type SiteOptions struct {
 //	GET  /approve/{id}         the card and the passkey buttons
 //	POST /approve/{id}         body: the WebAuthn assertion of the ticket's challenge
 //	POST /approve/{id}/deny    body: {"credential": assertion of the deny challenge, "reason": "..."}
+//	POST /approve/{id}/revoke  body: the same, for an approved ticket that has not run
 //	GET  /enroll?invite=TOKEN  the enrollment page of an admin's invite
 //	POST /enroll               body: {"invite": TOKEN, "credential": registration response}
 //	GET  /static/...           the pages' script and style
@@ -49,11 +59,22 @@ type SiteOptions struct {
 // Referrer-Policy no-referrer, nosniff and no-store. A POST must come from
 // the site's own origin and carry JSON.
 //
+// The approval page names who may approve the ticket. Once the ticket is
+// approved and until it runs, the same link offers to revoke the
+// approval, signed with the passkey of someone who may decide the ticket
+// ([gate.Desk.Revoke]); after that it says what became of the ticket. A
+// page opened on another host than the relying party's origin on this
+// machine (127.0.0.1 for localhost) links to the right origin instead of
+// failing in the browser's WebAuthn call. Refusals are worded for a
+// person: the JSON answer of a post carries the sentence in "message"
+// and the technical detail, when safe, in "detail".
+//
 // A denial also needs the approver's passkey: it signs receipt.DenyChallenge of
 // the ticket, which no approval can be mistaken for, so neither a stranger
 // who holds the link nor the agent can deny in the approver's name.
 type Site struct {
 	desk    *gate.Desk
+	tickets TicketReader
 	admin   *passkey.Enrollment
 	rp      passkey.RelyingParty
 	log     *slog.Logger
@@ -79,7 +100,7 @@ func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.Relying
 	if opts != nil {
 		o = *opts
 	}
-	s := &Site{desk: desk, admin: enrollment, rp: rp,
+	s := &Site{desk: desk, tickets: o.Tickets, admin: enrollment, rp: rp,
 		log: logger(o.Logger), mux: http.NewServeMux(), static: map[string]asset{}}
 	for _, name := range []string{"webauthn.js", "approve.js", "enroll.js"} {
 		body, err := staticFS.ReadFile("static/" + name)
@@ -93,6 +114,7 @@ func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.Relying
 	s.mux.HandleFunc("GET /approve/{id}", s.approvePage)
 	s.mux.HandleFunc("POST /approve/{id}", s.sameOrigin(s.approve))
 	s.mux.HandleFunc("POST /approve/{id}/deny", s.sameOrigin(s.denyTicket))
+	s.mux.HandleFunc("POST /approve/{id}/revoke", s.sameOrigin(s.revokeTicket))
 	s.mux.HandleFunc("GET /enroll", s.enrollPage)
 	s.mux.HandleFunc("POST /enroll", s.sameOrigin(s.enroll))
 	s.mux.HandleFunc("GET /static/{name}", s.asset)
@@ -123,16 +145,38 @@ func ApprovalLink(origin string, id stepup.TicketID) string {
 }
 
 func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
+	if s.redirected(w, r) {
+		return
+	}
 	id := stepup.TicketID(r.PathValue("id"))
 	p, err := s.desk.Prompt(r.Context(), id)
+	if errors.Is(err, stepup.ErrResolved) || errors.Is(err, stepup.ErrExpired) {
+		s.decidedPage(w, r, id, err)
+		return
+	}
 	if err != nil {
 		s.refusedPage(w, err)
 		return
 	}
-	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID),
-		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(),
+	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID), Origin: s.rp.Origin,
+		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(), Approvers: p.Approvers,
 		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions)}
 	s.render(w, "approve", page)
+}
+
+// redirected answers a page request that came to the wrong origin with a
+// link to the right one, and reports whether it did.
+func (s *Site) redirected(w http.ResponseWriter, r *http.Request) bool {
+	to := s.misdirected(r.Host, r.URL.RequestURI())
+	if to == "" {
+		return false
+	}
+	s.log.Info("page refused", "code", "wrong_origin", "status", http.StatusMisdirectedRequest)
+	s.renderStatus(w, http.StatusMisdirectedRequest, "notice", noticePage{Title: "Open this page at " + s.rp.Origin,
+		Text: "Passkeys work only on the origin they were made for, " + s.rp.Origin +
+			". This page was opened at " + r.Host + ", where the browser would refuse them. Open it here instead:",
+		Link: to})
+	return true
 }
 
 func (s *Site) approve(w http.ResponseWriter, r *http.Request) {
@@ -190,6 +234,9 @@ type enrollJSON struct {
 }
 
 func (s *Site) enrollPage(w http.ResponseWriter, r *http.Request) {
+	if s.redirected(w, r) {
+		return
+	}
 	token := r.URL.Query().Get("invite")
 	opts, err := s.admin.BeginEnroll(r.Context(), token)
 	if err != nil {
@@ -202,7 +249,8 @@ func (s *Site) enrollPage(w http.ResponseWriter, r *http.Request) {
 		} `json:"user"`
 	}
 	_ = json.Unmarshal(opts, &o)
-	s.render(w, "enroll", enrollPage{RP: s.rp.Name, User: o.User.Name, Invite: token, Options: string(opts)})
+	s.render(w, "enroll", enrollPage{RP: s.rp.Name, User: o.User.Name, Invite: token, Options: string(opts),
+		Origin: s.rp.Origin})
 }
 
 func (s *Site) enroll(w http.ResponseWriter, r *http.Request) {
@@ -286,10 +334,23 @@ func cleanReason(s string) (string, error) {
 	return s, nil
 }
 
+// siteError is a refusal of the approval site as its pages' script reads
+// it: the stable code, a sentence for the person, and the detail when it
+// is safe to show.
+type siteError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Detail  string `json:"detail,omitempty"`
+	} `json:"error"`
+}
+
 func (s *Site) refuse(w http.ResponseWriter, op string, id stepup.TicketID, err error) {
-	code, status, _ := classify(err)
+	code, status, detail := classify(err)
 	s.log.Info("refused", "op", op, "ticket", id, "code", code, "status", status)
-	writeError(w, err)
+	var e siteError
+	e.Error.Code, e.Error.Message, e.Error.Detail = code, say(code, detail), detail
+	writeJSON(w, status, e)
 }
 
 // refusedPage answers a page request the desk refused with a page that
@@ -297,18 +358,9 @@ func (s *Site) refuse(w http.ResponseWriter, op string, id stepup.TicketID, err 
 func (s *Site) refusedPage(w http.ResponseWriter, err error) {
 	code, status, _ := classify(err)
 	s.log.Info("page refused", "code", code, "status", status)
-	text := map[string]string{
-		remote.CodeNotFound:      "There is no such request.",
-		remote.CodeResolved:      "This request was already decided.",
-		remote.CodeExpired:       "This request expired before anyone decided it.",
-		remote.CodeEffectChanged: "The action no longer matches what was stored; it cannot be approved.",
-		remote.CodeNotApproved:   "This request cannot be approved.",
-		remote.CodePolicyChanged: "The rules changed since this request was made; it cannot be approved.",
-		remote.CodeNotPermitted:  "No approver of this request has a passkey enrolled.",
-		CodeInvite:               "This invite is unknown, already used or expired. Ask the administrator for a new one.",
-	}[code]
-	if text == "" {
-		text = "This request cannot be shown."
+	text, ok := pageWords[code]
+	if !ok {
+		text = say(code, "This request cannot be shown.")
 	}
 	s.notice(w, status, "Cannot continue", text)
 }

@@ -22,6 +22,11 @@ type RuntimeToken struct {
 	// Token is the secret, at least 32 characters; [NewRuntimeToken] makes
 	// one. Only its SHA-256 is kept in memory.
 	Token string
+	// SHA256 is the token's SHA-256 ([HashRuntimeToken]), for a gateway
+	// that keeps tokens only hashed, in a file or a secret store: set it
+	// instead of Token. It must be the hash of a token [NewRuntimeToken]
+	// made, since a hash does not show how long its token was.
+	SHA256 [32]byte
 	// Agent is the agent principal, "agent:..." as in canon.Principal.
 	Agent string
 	// Users are the users the runtime acts for; at least one.
@@ -45,6 +50,11 @@ func NewRuntimeToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
+// HashRuntimeToken returns the SHA-256 of token, as [RuntimeToken].SHA256
+// holds it. A token from [NewRuntimeToken] has 256 random bits, so its
+// hash needs no salt or stretching: it cannot be guessed back.
+func HashRuntimeToken(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+
 // minTokenLen is the shortest accepted token: 32 characters of base64url
 // hold 192 bits.
 const minTokenLen = 32
@@ -62,8 +72,11 @@ func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
 	s := &tokenSet{}
 	seen := map[[32]byte]bool{}
 	for _, t := range tokens {
+		hashed := t.SHA256 != [32]byte{}
 		switch {
-		case len(t.Token) < minTokenLen:
+		case hashed && t.Token != "":
+			return nil, fmt.Errorf("%w: runtime token for %q gives both the token and its hash", stepup.ErrConfig, t.Agent)
+		case !hashed && len(t.Token) < minTokenLen:
 			return nil, fmt.Errorf("%w: a runtime token is shorter than %d characters", stepup.ErrConfig, minTokenLen)
 		case !strings.HasPrefix(t.Agent, "agent:") || len(t.Agent) == len("agent:"):
 			return nil, fmt.Errorf("%w: runtime token for %q: agents are named \"agent:...\"", stepup.ErrConfig, t.Agent)
@@ -77,7 +90,10 @@ func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
 			}
 			users[u] = true
 		}
-		h := sha256.Sum256([]byte(t.Token))
+		h := t.SHA256
+		if !hashed {
+			h = HashRuntimeToken(t.Token)
+		}
 		if seen[h] {
 			return nil, fmt.Errorf("%w: the same runtime token twice", stepup.ErrConfig)
 		}

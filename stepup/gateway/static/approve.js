@@ -1,9 +1,10 @@
 // The approval page: sign this ticket's challenge (approve) or the
-// distinct deny challenge (deny) with the approver's passkey.
+// distinct deny challenge (deny) with the approver's passkey. On an
+// approved ticket's page, sign the deny challenge to revoke the approval.
 "use strict";
 
 (function () {
-  var box = document.getElementById("asu-decide");
+  var box = document.getElementById("asu-decide") || document.getElementById("asu-revoke");
   if (!box) { return; }
   var ticket = box.dataset.ticket;
 
@@ -15,11 +16,33 @@
   }
 
   function buttons(on) {
-    document.querySelectorAll("#asu-decide button").forEach(function (b) { b.disabled = !on; });
+    box.querySelectorAll("button").forEach(function (b) { b.disabled = !on; });
   }
 
   function sign(optionsJSON) {
     return navigator.credentials.get({ publicKey: requestOptions(optionsJSON) });
+  }
+
+  if (!asu.onOrigin(box)) { buttons(false); return; }
+
+  if (box.id === "asu-revoke") {
+    document.getElementById("asu-revoke-button").addEventListener("click", function () {
+      buttons(false);
+      asu.say("Waiting for your passkey…");
+      sign(box.dataset.revoke).then(function (cred) {
+        return asu.post("/approve/" + encodeURIComponent(ticket) + "/revoke", {
+          credential: asu.credentialJSON(cred),
+          reason: document.getElementById("asu-reason").value
+        });
+      }).then(function (t) {
+        asu.say("Revoked. The approval will never run.", "ok");
+        document.body.dataset.decided = t.status;
+      }).catch(function (e) {
+        asu.say("Not revoked: " + e.message, "bad");
+        buttons(true);
+      });
+    });
+    return;
   }
 
   document.getElementById("asu-approve").addEventListener("click", function () {

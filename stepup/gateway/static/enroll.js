@@ -14,6 +14,7 @@
   }
 
   var button = document.getElementById("asu-create");
+  if (!asu.onOrigin(box)) { button.disabled = true; return; }
   button.addEventListener("click", function () {
     button.disabled = true;
     asu.say("Waiting for your authenticator…");

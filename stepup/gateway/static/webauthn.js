@@ -50,7 +50,7 @@ var asu = (function () {
       return resp.json().then(function (j) {
         if (!resp.ok) {
           var e = (j && j.error) || {};
-          throw new Error((e.code || "error") + (e.message ? ": " + e.message : ""));
+          throw new Error(e.message || e.code || "error");
         }
         return j;
       });
@@ -63,5 +63,16 @@ var asu = (function () {
     el.className = "asu-status " + (kind || "");
   }
 
-  return { toBytes: toBytes, credentialJSON: credentialJSON, post: post, say: say };
+  // onOrigin reports whether the page runs on the origin its passkeys
+  // belong to, and otherwise says where to open it: a browser refuses
+  // passkeys on any other origin, behind a proxy as well.
+  function onOrigin(box) {
+    var want = box.dataset.origin;
+    if (!want || window.location.origin === want) { return true; }
+    say("Passkeys for this site work only at " + want + ". Open " + want +
+      window.location.pathname + window.location.search + " instead.", "bad");
+    return false;
+  }
+
+  return { toBytes: toBytes, credentialJSON: credentialJSON, post: post, say: say, onOrigin: onOrigin };
 })();
