@@ -56,6 +56,9 @@ func floodUser(c *check, k *kit) {
 		c.Errorf("%d requests over %d sessions wait for one user at once, over the bound of %d",
 			len(waiting), sessions, w.lim.PendingPerUser)
 	}
+	if len(waiting) == 0 {
+		c.Errorf("control: none of %d requests reached a person", 2*sessions)
+	}
 	w.nothingRan("a flood")
 }
 
@@ -66,7 +69,12 @@ func lockout(c *check, k *kit) {
 	w := k.world(c)
 	for i := range w.lim.LockoutAfter + 1 {
 		call := w.floodCall(i)
-		tk := w.propose(call)
+		var tk stepup.Ticket
+		if i == 0 {
+			tk = w.pending(call) // a session refused from the start shows no lockout
+		} else {
+			tk = w.propose(call)
+		}
 		if tk.Status != stepup.StatusPending {
 			_ = w.execute(tk.ID)
 			w.nothingRan("a refused request")

@@ -69,7 +69,7 @@ var lookalikes = []struct {
 	{"a subject's no-break space", emailSubject("Q3 summary"), emailSubject("Q3\u00a0summary")},
 	{"a decomposed accent", emailSubject("Q3 r\u00e9sum\u00e9"), emailSubject("Q3 re\u0301sume\u0301")},
 	{"an amount's decimals", refundOf("A-17", "400"), refundOf("A-17", "400.5")},
-	{"an order's l for 1", refundOf("A-17", "400"), refundOf("A-l7", "400")},
+	{"an order's Cyrillic letter", refundOf("A-17", "400"), refundOf("А-17", "400")},
 }
 
 func emailTo(to string) func(w *world) stepup.Call {
@@ -88,6 +88,7 @@ func refundOf(order, amount string) func(w *world) stepup.Call {
 // cards' trusted parts to look different once characters that look alike
 // are taken as alike.
 func distinctCards(c *check, k *kit) {
+	compared := 0
 	for _, p := range lookalikes {
 		w := k.world(c)
 		v, ok := w.People.(Viewer)
@@ -107,8 +108,13 @@ func distinctCards(c *check, k *kit) {
 			c.Errorf("control: the approver could not see the cards: %v, %v", err1, err2)
 			c.FailNow()
 		}
+		compared++
 		if visibly(ca.Trusted) == visibly(cb.Trusted) {
 			c.Errorf("%s: two different effects render to cards that look the same", p.name)
 		}
+	}
+	if compared < len(lookalikes)/2 {
+		c.Errorf("control: only %d of %d pairs reached a person; the kit could not compare their cards",
+			compared, len(lookalikes))
 	}
 }

@@ -10,10 +10,12 @@ import (
 )
 
 // refundGrant is the delegated approval the kit asks for: refunds of
-// order A-17 up to 120, by the kit's agent for the kit's user.
+// order A-17 up to 120, by the kit's agent for the kit's user, run by the
+// executor named issue_refund (an asu catalog's default audience is the
+// tool's name).
 func refundGrant() grant.Grant {
 	return grant.Grant{Kind: grant.KindTemplate, Template: &grant.Template{
-		Tool: "issue_refund", User: User, Agent: Agent,
+		Tool: "issue_refund", Audience: "issue_refund", User: User, Agent: Agent,
 		Args: []grant.Rule{grant.Pin("/order", "A-17"), grant.Range("/amount", "0", "120")}}}
 }
 

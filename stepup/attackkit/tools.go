@@ -43,10 +43,14 @@ func (t *Tools) Runs() []Ran {
 	return append([]Ran(nil), t.runs...)
 }
 
-// same reports whether r ran call c: the same tool and canonically equal
-// arguments.
+// same reports whether r ran call c: the same tool, canonically equal
+// arguments, and, when the effect names its principal, the same user and
+// agent.
 func (r Ran) same(c stepup.Call) bool {
 	if r.Effect.Tool != c.Tool {
+		return false
+	}
+	if p := r.Effect.Principal; p.User != "" && (p.User != c.Principal.User || p.Agent != c.Principal.Agent) {
 		return false
 	}
 	a, err1 := canon.Canonicalize(r.Effect.Args)
