@@ -56,8 +56,10 @@ var (
 	_ Replayer  = (*Desk)(nil)
 )
 
-// person returns who's authenticator, enrolling it on first use.
-func (d *Desk) person(ctx context.Context, who string) (*stepuptest.Authenticator, error) {
+// Person returns who's fake passkey, enrolling it through an
+// administrator's invite on first use: for approvers that answer through
+// another front end than the desk, such as the gateway's approval site.
+func (d *Desk) Person(ctx context.Context, who string) (*stepuptest.Authenticator, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if a, ok := d.people[who]; ok {
@@ -85,7 +87,7 @@ func (d *Desk) person(ctx context.Context, who string) (*stepuptest.Authenticato
 
 // Approve signs ticket id's approval challenge with who's passkey.
 func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, who string) error {
-	a, err := d.person(ctx, who)
+	a, err := d.Person(ctx, who)
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, who string) erro
 
 // Deny signs ticket id's deny challenge with who's passkey.
 func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, who string) error {
-	a, err := d.person(ctx, who)
+	a, err := d.Person(ctx, who)
 	if err != nil {
 		return err
 	}
@@ -173,7 +175,7 @@ func lineIndex(text, line string, last bool) int {
 
 // Revoke revokes approved ticket id with who's passkey.
 func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, who string) error {
-	a, err := d.person(ctx, who)
+	a, err := d.Person(ctx, who)
 	if err != nil {
 		return err
 	}

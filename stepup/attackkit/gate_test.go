@@ -1,17 +1,13 @@
 package attackkit_test
 
 import (
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup/attackkit"
 	"github.com/agentstepup/asu/stepup/gate"
-	"github.com/agentstepup/asu/stepup/gateway"
-	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -39,28 +35,8 @@ func inProcess(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	return newLoop(h.Gate).target(desk(h), advance(h))
 }
 
-// overHTTP is the remote client of the agent API behind a framework loop,
-// the gate serving it over HTTP.
-func overHTTP(t testing.TB, tools *attackkit.Tools) attackkit.Target {
-	h := harness(t, tools)
-	const token = "kit-runtime-token-0123456789abcdefghijklmnop"
-	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{
-		{Token: token, Agent: attackkit.Agent, Users: []string{attackkit.User, attackkit.Stranger}}}, nil)
-	require.NoError(t, err)
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	client, err := remote.NewClient(srv.URL, token, srv.Client())
-	require.NoError(t, err)
-	return newLoop(client).target(desk(h), advance(h))
-}
-
 func TestInProcessGate(t *testing.T) {
 	rep := attackkit.Run(t, inProcess)
-	assertAllHeld(t, rep)
-}
-
-func TestRemoteClient(t *testing.T) {
-	rep := attackkit.Run(t, overHTTP)
 	assertAllHeld(t, rep)
 }
 

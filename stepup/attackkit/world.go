@@ -190,4 +190,3 @@ func concurrently(n int, f func() error) int {
 	wg.Wait()
 	return ok
 }
-
