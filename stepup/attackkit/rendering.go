@@ -61,7 +61,7 @@ var lookalikes = []struct {
 }{
 	{"rn for m", emailTo("finance@example.com"), emailTo("finance@exarnple.com")},
 	{"Cyrillic a", emailTo("finance@example.com"), emailTo("finance@ex\u0430mple.com")},
-	{"Greek omicron", emailTo("finance@example.com"), emailTo("finance@examp\u03bfle.com")},
+	{"Greek omicron", emailTo("ops@example.com"), emailTo("\u03bfps@example.com")},
 	{"digit one for l", emailTo("finance@example.com"), emailTo("finance@examp1e.com")},
 	{"zero-width space", emailTo("finance@example.com"), emailTo("fin\u200bance@example.com")},
 	{"a subject's trailing space", emailSubject("Q3 summary"), emailSubject("Q3 summary ")},

@@ -37,5 +37,9 @@ func visibly(s string) string {
 	for i, l := range lines {
 		lines[i] = strings.Join(strings.Fields(l), " ")
 	}
-	return lookalike.Replace(strings.Join(lines, "\n"))
+	// The second pass folds pairs the first one made ("c1" became "cl"):
+	// after it only ASCII letters are left, and m, w and d start no pair.
+	// Letters put in place of digits may combine with the marks after
+	// them, so the result is composed again.
+	return norm.NFC.String(lookalike.Replace(lookalike.Replace(strings.Join(lines, "\n"))))
 }
