@@ -39,7 +39,9 @@ type Desk struct {
 
 // NewDesk returns the approvers of desk, enrolled through enrollment for
 // relying party rp. now is the gate's clock (its store's), for the expiry
-// of grants; nil means the wall clock.
+// of grants; nil means the wall clock. A ticket is shown only once one of
+// its approvers holds a passkey: enroll [User] first ([Desk.Person]),
+// unless the gate's harness already has (stepuptest.NewGate does).
 func NewDesk(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.RelyingParty, now func() time.Time) *Desk {
 	if now == nil {
 		now = time.Now

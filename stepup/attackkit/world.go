@@ -101,6 +101,10 @@ func (w *world) approve(tk stepup.Ticket, c stepup.Call) {
 		w.c.Errorf("control: the user's own approval of ticket %s was refused: %v", tk.ID, err)
 		w.c.FailNow()
 	}
+	if st := w.wait(tk.ID); !st.Status.Runnable() {
+		w.c.Errorf("control: after the user's approval, ticket %s waits as %s, not runnable", tk.ID, st.Status)
+		w.c.FailNow()
+	}
 	w.approved = append(w.approved, approval{call: c, ticket: tk})
 }
 
