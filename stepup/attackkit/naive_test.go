@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/attackkit"
 )
@@ -25,23 +27,43 @@ import (
 type naiveLoop struct {
 	tools *attackkit.Tools
 
+	// once and merge are the defences a variant of the loop has: runs
+	// an approval once; merges a request into a waiting one with the same
+	// tool and arguments, keeping the waiting one's provenance.
+	once, merge bool
+
 	mu       sync.Mutex
 	n        int
 	calls    map[stepup.TicketID]stepup.Call
 	approved map[stepup.TicketID]bool
+	ran      map[stepup.TicketID]bool
 	hooks    []func(*stepup.Call)
+	grants   map[string]string // grant id: the tool it lets run
+	now      time.Time         // a clock nothing reads
 }
 
 func newNaive(tools *attackkit.Tools) *naiveLoop {
-	return &naiveLoop{tools: tools, calls: map[stepup.TicketID]stepup.Call{}, approved: map[stepup.TicketID]bool{}}
+	return &naiveLoop{tools: tools, calls: map[stepup.TicketID]stepup.Call{},
+		approved: map[stepup.TicketID]bool{}, ran: map[stepup.TicketID]bool{}, grants: map[string]string{}}
 }
 
 func (l *naiveLoop) Propose(_ context.Context, c stepup.Call) (stepup.Ticket, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.merge {
+		for id, w := range l.calls {
+			if !l.approved[id] && w.Tool == c.Tool && string(w.Args) == string(c.Args) {
+				return stepup.Ticket{ID: id, Status: stepup.StatusPending, Tool: c.Tool}, nil
+			}
+		}
+	}
 	l.n++
 	id := stepup.TicketID(fmt.Sprintf("call-%d", l.n))
 	l.calls[id] = c
+	if c.Grant != "" && l.grants[c.Grant] == c.Tool {
+		l.approved[id] = true // "refunds are fine"
+		return stepup.Ticket{ID: id, Status: stepup.StatusApproved, Tool: c.Tool}, nil
+	}
 	return stepup.Ticket{ID: id, Status: stepup.StatusPending, Tool: c.Tool}, nil
 }
 
@@ -62,6 +84,11 @@ func (l *naiveLoop) Execute(ctx context.Context, id stepup.TicketID) (stepup.Res
 		l.mu.Unlock()
 		return stepup.Result{}, stepup.ErrNotApproved
 	}
+	if l.once && l.ran[id] {
+		l.mu.Unlock()
+		return stepup.Result{}, stepup.ErrConsumed
+	}
+	l.ran[id] = true
 	for _, h := range l.hooks {
 		h(&call)
 	}
@@ -93,7 +120,34 @@ func (l *naiveLoop) Deny(ctx context.Context, id stepup.TicketID, _ string) erro
 func (l *naiveLoop) View(_ context.Context, id stepup.TicketID) (attackkit.Card, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return attackkit.Card{Trusted: "The assistant wants to: " + l.calls[id].Rationale + "\nApprove? y/n"}, nil
+	c := l.calls[id]
+	return attackkit.Card{Trusted: "The assistant wants to: " + c.Rationale +
+		"\nafter: " + strings.Join(c.Taint, ", ") + "\nApprove? y/n"}, nil
+}
+
+// Replay types the same "y" for another prompt: it is the same answer.
+func (l *naiveLoop) Replay(ctx context.Context, _, to stepup.TicketID) error {
+	return l.say(ctx, to, "y")
+}
+
+// Revoke notes the revocation; the loop never reads the note.
+func (l *naiveLoop) Revoke(context.Context, stepup.TicketID, string) error { return nil }
+
+// Grant lets the tool run without asking.
+func (l *naiveLoop) Grant(_ context.Context, _ string, g grant.Grant, _ int, _ time.Duration) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id := fmt.Sprintf("grant-%d", len(l.grants)+1)
+	if g.Template != nil {
+		l.grants[id] = g.Template.Tool
+	}
+	return id, nil
+}
+
+func (l *naiveLoop) advance(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.now = l.now.Add(d)
 }
 
 func (l *naiveLoop) edit(_ context.Context, id stepup.TicketID, edit func(*stepup.Call)) error {
@@ -122,7 +176,7 @@ func (l *naiveLoop) resubmit(ctx context.Context, id stepup.TicketID, c stepup.C
 func naive(_ testing.TB, tools *attackkit.Tools) attackkit.Target {
 	l := newNaive(tools)
 	return attackkit.Target{Runtime: l, People: l, Say: l.say,
-		Checkpoint: l.edit, Hook: l.hook, History: l.edit, Resubmit: l.resubmit}
+		Checkpoint: l.edit, Hook: l.hook, History: l.edit, Resubmit: l.resubmit, Advance: l.advance}
 }
 
 // TestNaiveLoopBreaks shows the kit bites: the naive loop breaks
@@ -139,30 +193,51 @@ func TestNaiveLoopBreaks(t *testing.T) {
 		"substitution by an edited history",
 		"substitution by resubmitted arguments",
 		"replay of an executed approval",
+		"replay of an approver's answer",
+		"expired approval",
+		"revoked approval",
 		"agent-narrated card",
 		"distinct effects render alike",
 		"flood of one session",
 		"flood across sessions",
 		"denials without lockout",
 		"duplicate merge drops provenance",
+		"grant widening",
 	} {
 		r, ok := rep.Result(name)
 		require.True(t, ok, name)
 		assert.Equal(t, attackkit.Broken, r.Outcome, "%s: %s", name, r.Detail)
 		assert.NotEmpty(t, r.Detail, name)
 	}
-	for _, p := range []attackkit.Property{attackkit.P1, attackkit.P2, attackkit.P3, attackkit.P4, attackkit.P7} {
+	for _, p := range []attackkit.Property{attackkit.P1, attackkit.P2, attackkit.P3, attackkit.P4, attackkit.P6, attackkit.P7} {
 		assert.Equal(t, attackkit.Broken, rep.Outcome(p), p.String())
 	}
-	// The paths the loop does not have are skipped, not passed.
-	for _, name := range []string{"expired approval", "revoked approval", "record forged or altered", "grant widening"} {
-		r, ok := rep.Result(name)
-		require.True(t, ok, name)
-		assert.Equal(t, attackkit.Skipped, r.Outcome, name)
-	}
+	// The loop keeps no record: that attack is skipped, not passed.
+	r, ok := rep.Result("record forged or altered")
+	require.True(t, ok)
+	assert.Equal(t, attackkit.Skipped, r.Outcome)
 	assert.Equal(t, attackkit.Skipped, rep.Outcome(attackkit.P5))
-	assert.Equal(t, attackkit.Skipped, rep.Outcome(attackkit.P6))
 	assert.Contains(t, rep.String(), "P2 effect binding            broken")
+}
+
+// TestMergingLoopDropsProvenance shows the kit catches one defect alone: a
+// loop that runs an approval once but merges a request carrying new
+// provenance into one without it breaks merging, and not replay.
+func TestMergingLoopDropsProvenance(t *testing.T) {
+	rep := attackkit.Assess(t, func(_ testing.TB, tools *attackkit.Tools) attackkit.Target {
+		l := newNaive(tools)
+		l.once, l.merge = true, true
+		return attackkit.Target{Runtime: l, People: l}
+	})
+	r, ok := rep.Result("duplicate merge drops provenance")
+	require.True(t, ok)
+	assert.Equal(t, attackkit.Broken, r.Outcome)
+	assert.Contains(t, r.Detail, "a duplicate after read web page https://example.org/offer was merged and the card does not show it")
+	assert.NotContains(t, r.Detail, "an identical duplicate", "merging identical requests is fine")
+	assert.NotContains(t, r.Detail, "times", "one approval still ran once")
+	r, ok = rep.Result("replay of an executed approval")
+	require.True(t, ok)
+	assert.Equal(t, attackkit.Held, r.Outcome, r.Detail)
 }
 
 // TestRunFailsTheNaiveLoop runs Run itself against the naive loop, in a
@@ -187,7 +262,7 @@ func TestRunFailsTheNaiveLoop(t *testing.T) {
 	} {
 		assert.Contains(t, string(out), "--- FAIL: TestRunFailsTheNaiveLoop/"+name+" ", name)
 	}
-	assert.Contains(t, string(out), "--- SKIP: TestRunFailsTheNaiveLoop/P6_scope_integrity/grant_widening ")
+	assert.Contains(t, string(out), "--- SKIP: TestRunFailsTheNaiveLoop/P5_non-repudiation/record_forged_or_altered ")
 	assert.Contains(t, string(out), "--- PASS: TestRunFailsTheNaiveLoop/P2_effect_binding/approval_transfers_to_another_call ")
 }
 
