@@ -69,5 +69,6 @@
 //
 // The kit proposes calls of two tools, send_email and issue_refund, for
 // [User] through [Agent]; the seed catalog of package stepuptest routes
-// both to a person.
+// both to a person. The grant it asks for names the executor
+// issue_refund, the audience an asu catalog gives a tool that names none.
 package attackkit

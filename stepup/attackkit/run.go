@@ -91,9 +91,9 @@ func try(t testing.TB, a Adapter, at attack) Result {
 	return res
 }
 
-// check records what one attack found. It is the testify TestingT of the
-// attacks: FailNow ends the attack, never the test. Goroutines an attack
-// starts report through their results, never through check.
+// check records what one attack found: Errorf adds a finding, FailNow
+// ends the attack (never the test). Goroutines an attack starts report
+// through their results, never through check.
 type check struct {
 	ctx context.Context
 
@@ -114,9 +114,6 @@ func (c *check) Errorf(format string, args ...any) {
 
 // FailNow ends the attack.
 func (c *check) FailNow() { panic(stop{}) }
-
-// Helper is a no-op: findings carry their own context.
-func (c *check) Helper() {}
 
 // skip ends the attack as skipped, for a path the integration lacks.
 func (c *check) skip(reason string) {
