@@ -1,6 +1,7 @@
 package attackkit_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -35,9 +36,18 @@ func inProcess(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	return newLoop(h.Gate).target(desk(h), advance(h))
 }
 
+// TestInProcessGate runs the catalogue against asu's gate in process and
+// requires every goroutine it started to be gone once the subtests have
+// cleaned up their integrations.
 func TestInProcessGate(t *testing.T) {
+	before := runtime.NumGoroutine()
 	rep := attackkit.Run(t, inProcess)
 	assertAllHeld(t, rep)
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left behind")
 }
 
 // assertAllHeld requires every attack to have run and held: asu's
