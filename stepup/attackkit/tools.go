@@ -1,0 +1,92 @@
+package attackkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+)
+
+// Tools stands in for every tool the integration runs: it records each
+// run and answers {"ok":true}. It implements gate.Executor, so an asu gate
+// takes it with gate.WithExecutor for each tool; a framework's own loop
+// calls Execute with the effect it is about to run. It is safe for
+// concurrent use.
+type Tools struct {
+	mu   sync.Mutex
+	runs []Ran
+}
+
+// Ran is one run of a tool: the effect it was handed and the idempotency
+// key it ran with.
+type Ran struct {
+	Effect canon.Effect
+	Key    string
+}
+
+// Execute records that e ran with key.
+func (t *Tools) Execute(_ context.Context, e canon.Effect, key string) ([]byte, error) {
+	e.Args = bytes.Clone(e.Args)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.runs = append(t.runs, Ran{Effect: e, Key: key})
+	return []byte(`{"ok":true}`), nil
+}
+
+// Runs returns what ran, in order.
+func (t *Tools) Runs() []Ran {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Ran(nil), t.runs...)
+}
+
+// same reports whether r ran call c: the same tool, canonically equal
+// arguments, and, when the effect names its principal, the same user and
+// agent.
+func (r Ran) same(c stepup.Call) bool {
+	if r.Effect.Tool != c.Tool {
+		return false
+	}
+	if p := r.Effect.Principal; p.User != "" && (p.User != c.Principal.User || p.Agent != c.Principal.Agent) {
+		return false
+	}
+	a, err1 := canon.Canonicalize(r.Effect.Args)
+	b, err2 := canon.Canonicalize(c.Args)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
+}
+
+// count returns how many runs ran call c.
+func (t *Tools) count(c stepup.Call) int {
+	n := 0
+	for _, r := range t.Runs() {
+		if r.same(c) {
+			n++
+		}
+	}
+	return n
+}
+
+// args builds an argument object from name, value pairs.
+func args(kv ...any) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(kv[i])
+		b.Write(k)
+		b.WriteByte(':')
+		if raw, ok := kv[i+1].(json.RawMessage); ok {
+			b.Write(raw)
+			continue
+		}
+		v, _ := json.Marshal(kv[i+1])
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
