@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -347,6 +348,12 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 		}
 	}
 	args, err := canon.ParseValue(p.Args)
+	if errors.Is(err, canon.ErrNotCanonical) {
+		// The gate hands canonical arguments; a caller of Decide may not.
+		if c, cerr := canon.Canonicalize(p.Args); cerr == nil {
+			args, err = canon.ParseValue(c)
+		}
+	}
 	if err != nil || args.Kind() != canon.KindObject {
 		d.Reason = "arguments must be a canonical JSON object"
 		return d, nil
