@@ -534,15 +534,17 @@ func testList(t *testing.T, newStore func(*testing.T) store.Store) {
 		a.Approvers = []string{"", "group:ops", "group:finance"}[rng.IntN(3)]
 		p, _, err := s.Park(t.Context(), a, store.Caps{}, nil)
 		require.NoError(t, err)
+		// Deciding times are read afresh: a slow machine must not age them
+		// past store.MaxSkew over the 120 tickets.
 		switch rng.IntN(4) {
 		case 1:
-			p, err = s.Resolve(t.Context(), p.ID, approve(at), nil)
+			p, err = s.Resolve(t.Context(), p.ID, approve(now(t, s)), nil)
 		case 2:
-			p, err = s.Resolve(t.Context(), p.ID, store.Resolution{To: store.Denied, At: at}, nil)
+			p, err = s.Resolve(t.Context(), p.ID, store.Resolution{To: store.Denied, At: now(t, s)}, nil)
 		case 3:
-			p, err = s.Resolve(t.Context(), p.ID, approve(at), nil)
+			p, err = s.Resolve(t.Context(), p.ID, approve(now(t, s)), nil)
 			require.NoError(t, err)
-			p, err = s.Consume(t.Context(), p.ID, claim("k", "gate-1", at), nil)
+			p, err = s.Consume(t.Context(), p.ID, claim("k", "gate-1", now(t, s)), nil)
 		}
 		require.NoError(t, err)
 		all = append(all, p)
