@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -61,40 +60,28 @@ func (p PathResolver) Resolve(ctx context.Context, r canon.Ref) (canon.Ref, erro
 		return canon.Ref{}, fmt.Errorf("open resolver root: %w", withoutPath(err))
 	}
 	defer root.Close()
-	st, err := root.Lstat(rel)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if _, err := root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
 		// Nothing there yet. Its parent must still be inside the root:
 		// a write through a symbolic link to another directory is not.
 		if _, perr := root.Stat(filepath.Dir(rel)); perr != nil && !errors.Is(perr, fs.ErrNotExist) {
 			return canon.Ref{}, ErrPathOutside
 		}
 		return canon.Ref{Name: r.Name, Kind: r.Kind, SHA256: AbsentDigest, Size: -1}, nil
+	}
+	// An existing name is read as canon reads files: opened without
+	// blocking, the opened descriptor checked to be a regular file (a pipe
+	// swapped in after the look above is refused, never waited on), the
+	// context honoured between chunks.
+	got, err := canon.FileResolver{Root: p.Root, MaxSize: p.MaxSize}.Resolve(ctx, canon.Ref{Name: rel, Kind: "file"})
+	switch {
+	case errors.Is(err, canon.ErrRefEscapes):
+		return canon.Ref{}, ErrPathOutside
+	case errors.Is(err, fs.ErrNotExist):
+		return canon.Ref{Name: r.Name, Kind: r.Kind, SHA256: AbsentDigest, Size: -1}, nil
 	case err != nil:
-		return canon.Ref{}, ErrPathOutside // os.Root refuses escapes with an error of its own
-	case !st.Mode().IsRegular():
-		return canon.Ref{}, fmt.Errorf("path reference is not a regular file")
+		return canon.Ref{}, fmt.Errorf("path reference: %w", err)
 	}
-	f, err := root.Open(rel)
-	if err != nil {
-		return canon.Ref{}, fmt.Errorf("open path reference: %w", withoutPath(err))
-	}
-	defer f.Close()
-	limit := p.MaxSize
-	if limit <= 0 {
-		limit = 1 << 30
-	}
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, limit+1))
-	if err != nil {
-		return canon.Ref{}, fmt.Errorf("read path reference: %w", withoutPath(err))
-	}
-	if n > limit {
-		return canon.Ref{}, fmt.Errorf("path reference larger than %d bytes", limit)
-	}
-	out := canon.Ref{Name: r.Name, Kind: r.Kind, Size: n}
-	copy(out.SHA256[:], h.Sum(nil))
-	return out, nil
+	return canon.Ref{Name: r.Name, Kind: r.Kind, SHA256: got.SHA256, Size: got.Size}, nil
 }
 
 // relative returns name relative to the root, refusing what leaves it.
