@@ -124,7 +124,7 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 	}
 	g := &Gate{
 		st: st, policy: policy, approver: approver, renderer: defaultRenderer{}, canon: defaultCanon{},
-		grants: storeGrants{st},
+		grants:    storeGrants{st},
 		executors: map[string]Executor{},
 		groups:    map[string][]string{},
 		ttl:       DefaultTTL, lease: DefaultLease, poll: 50 * time.Millisecond,

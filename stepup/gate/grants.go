@@ -138,15 +138,6 @@ func grantDecision() Decision {
 			"grant": "what it covers", "uses": "calls it covers", "expires_at": "expires at (UTC)"}}}
 }
 
-// decide asks the policy about p, except for the gate's own tools, which
-// it decides itself.
-func (g *Gate) decide(ctx context.Context, p Proposal) (Decision, error) {
-	if p.Tool == GrantTool {
-		return grantDecision(), nil
-	}
-	return g.policy.Decide(ctx, p)
-}
-
 // issueGrant runs an approved [GrantTool] ticket: it is consumed with a key
 // naming the ticket, and [grantExecutor] stores the grant under the
 // ticket's id. A crash in between leaves the ticket executing;

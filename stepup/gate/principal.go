@@ -16,9 +16,6 @@ const (
 	grantApprover  = canon.PrefixGrant  // + grant id: a grant covered the call
 )
 
-// isAgent reports whether a principal id is an agent's.
-func isAgent(id string) bool { return strings.HasPrefix(id, canon.PrefixAgent) }
-
 // reservedApprover reports whether an approver name is one of the gate's
 // own, never a person's.
 func reservedApprover(id string) bool { return canon.Reserved(id) }

@@ -36,11 +36,10 @@ func (g *Gate) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, error
 
 // proposal is one call on its way through Propose.
 type proposal struct {
-	c       stepup.Call
-	a       store.Approval // the ticket it will be stored as
-	sealed  canon.Sealed
-	d       Decision
-	grantOK bool // the call named a grant that may be used
+	c      stepup.Call
+	a      store.Approval // the ticket it will be stored as
+	sealed canon.Sealed
+	d      Decision
 }
 
 // propose is Propose with a fixed ticket id (empty for a fresh one).
