@@ -182,4 +182,3 @@ func queueAppend(b *pgx.Batch, r receipt.AuditRecord) (func(pgx.BatchResults) (r
 		return out, nil
 	}, nil
 }
-
