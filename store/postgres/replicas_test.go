@@ -242,7 +242,7 @@ func TestLiveLeaseNotReclaimed(t *testing.T) {
 	owner, other := reps[0], reps[1]
 	a := approved(t, owner, 1)
 	at := dbNow(t, owner)
-	a, err := owner.Consume(ctx, a.ID, store.Claim{Key: "k", Owner: "gate-a", At: at, LeaseUntil: at.Add(200 * time.Millisecond)},
+	a, err := owner.Consume(ctx, a.ID, store.Claim{Key: "k", Owner: "gate-a", At: at, LeaseUntil: at.Add(2 * time.Second)},
 		note("consume"))
 	require.NoError(t, err)
 	for range 10 {
@@ -253,7 +253,7 @@ func TestLiveLeaseNotReclaimed(t *testing.T) {
 		_, err = other.Reclaim(ctx, a.ID, a.Fence, store.Claim{Owner: "gate-b", At: now, LeaseUntil: now.Add(time.Minute)},
 			note("reclaim"))
 		require.ErrorIs(t, err, store.ErrLeaseLive)
-		require.NoError(t, owner.Renew(ctx, a.ID, "gate-a", a.Fence, dbNow(t, owner).Add(200*time.Millisecond)))
+		require.NoError(t, owner.Renew(ctx, a.ID, "gate-a", a.Fence, dbNow(t, owner).Add(2*time.Second)))
 		time.Sleep(20 * time.Millisecond)
 	}
 	got, err := other.Get(ctx, a.ID)
