@@ -18,11 +18,6 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// ExternalKeyPrefix marks the idempotency keys of tickets consumed by an
-// executor in another service (package exectoken): the gate's recovery
-// leaves them to that executor.
-const ExternalKeyPrefix = "exec-"
-
 // Execute runs the call stored under ticket id, at most once. It takes no
 // arguments. Before anything is spent it checks the ticket as it stands:
 // approved and unexpired by the store's clock, decided under the current
@@ -66,7 +61,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	if err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), "action differs from what was approved")
 	}
-	exec, ok := g.executors[a.Tool]
+	exec, ok := g.executor(a.Tool)
 	if !ok {
 		return refuse(fmt.Errorf("execute: %w", stepup.ErrNoExecutor), "no executor for the tool")
 	}
@@ -350,7 +345,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue
 		}
 		g.changed()
-		exec, ok := g.executors[claimed.Tool]
+		exec, ok := g.executor(claimed.Tool)
 		if !ok {
 			errs = append(errs, g.abandon(ctx, claimed, stepup.ErrNoExecutor, "no executor for the tool"))
 			continue
@@ -460,4 +455,37 @@ func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, erro
 	}
 	return Runnable{ID: id, Digest: a.Digest, Effect: eff, Approver: a.Approver, Nonce: a.Nonce,
 		ExpiresAt: a.ExpiresAt, Now: now}, nil
+}
+
+// issueGrant runs an approved [GrantTool] ticket: it is consumed with a key
+// naming the ticket, and [grantExecutor] stores the grant under the
+// ticket's id. A crash in between leaves the ticket executing;
+// [Gate.Recover] stores it with the same key.
+func (g *Gate) issueGrant(ctx context.Context, a store.Approval) (stepup.Ticket, error) {
+	s, err := g.recheckStored(a)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	at, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	consumed, err := g.st.Consume(ctx, a.ID, store.Claim{Key: grantKeyPrefix + a.ID, Owner: g.owner, At: at,
+		LeaseUntil: at.Add(g.lease)}, g.note(receipt.DecisionExecuting, "issuing the grant", at))
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("grant", err)
+	}
+	g.changed()
+	if _, err := g.run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	done, err := g.st.Get(ctx, a.ID)
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("grant", err)
+	}
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return view(done, now), nil
 }

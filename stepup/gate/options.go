@@ -11,9 +11,6 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// Option configures a [Gate].
-type Option func(*Gate) error
-
 // WithResolver resolves the references calls name (default: none, so every
 // reference is marked unbound on the card).
 func WithResolver(r canon.Resolver) Option {
@@ -185,6 +182,35 @@ func WithPollInterval(d time.Duration) Option {
 			return fmt.Errorf("%w: poll interval must be positive", stepup.ErrConfig)
 		}
 		g.poll = d
+		return nil
+	}
+}
+
+// WithFlood sets the flood control of approval requests. Without it the
+// gate uses flood's default limits over the store's counters; to run
+// without any, say so with [WithoutFloodControlUnsafe].
+func WithFlood(f Flood) Option {
+	return func(g *Gate) error {
+		if f == nil {
+			return fmt.Errorf("%w: nil flood control; use WithoutFloodControlUnsafe to turn it off", stepup.ErrConfig)
+		}
+		if g.floodSet {
+			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
+		}
+		g.flood, g.floodSet = f, true
+		return nil
+	}
+}
+
+// WithoutFloodControlUnsafe turns flood control off: an agent may then
+// prompt people as often as it likes, which is how approval fatigue is
+// made. For tests and demos.
+func WithoutFloodControlUnsafe() Option {
+	return func(g *Gate) error {
+		if g.floodSet {
+			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
+		}
+		g.flood, g.floodSet = nil, true
 		return nil
 	}
 }

@@ -16,9 +16,6 @@ import (
 // key.
 const sealTag = "asu/v1/gate-approval"
 
-// minKeySize is the shortest gate key [WithKey] accepts.
-const minKeySize = 32
-
 // sealEvidence is the evidence of an approval the gate made itself (the
 // policy allowed the call, or a grant covered it): a MAC with the gate's
 // key over everything the approval binds. The database is not trusted to

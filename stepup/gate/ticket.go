@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/store"
@@ -71,3 +73,25 @@ func (g *Gate) withNext(ctx context.Context, t stepup.Ticket) stepup.Ticket {
 
 // ticketErr maps a store refusal to the runtime's sentinels.
 func ticketErr(op string, err error) error { return ticketstore.Err(op, err) }
+
+// proposal is one call on its way through Propose.
+type proposal struct {
+	c      stepup.Call
+	a      store.Approval // the ticket it will be stored as
+	sealed canon.Sealed
+	d      Decision
+}
+
+// render builds the approval card from the sealed effect and trusted
+// context; the rationale is the only agent-written text on it.
+func (g *Gate) render(s canon.Sealed, d Decision, taint []string, rationale string) (*card.Card, error) {
+	reasons := []string{}
+	if d.Reason != "" {
+		reasons = append(reasons, d.Reason)
+	}
+	return g.renderer.Render(s, card.Context{
+		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
+		Reasons: reasons, Provenance: taint, Hints: d.Hints, Trusted: d.Trusted,
+		Rationale: rationale, ToolDescription: d.Description,
+	})
+}
