@@ -8,10 +8,6 @@ import (
 	"github.com/agentstepup/asu/canon"
 )
 
-// Renderer names this renderer's version. It is written into every card's
-// JSON as "renderer", so the card hash changes whenever the rendering rules do.
-const Renderer = "asu.card.v1"
-
 // Effect classes a catalog assigns to a tool, from harmless to final.
 const (
 	ClassRead         = "read"
@@ -116,7 +112,7 @@ type Card struct {
 func (c *Card) Hash() canon.Digest { return c.hash }
 
 // JSON returns the card model in canonical (RFC 8785) JSON, for native
-// apps and receipts. It includes "renderer": "asu.card.v1".
+// apps and receipts. It includes "renderer": [RendererID].
 func (c *Card) JSON() ([]byte, error) {
 	if len(c.canonical) == 0 {
 		return nil, fmt.Errorf("%w: card was not rendered", ErrUnrenderable)
@@ -126,14 +122,15 @@ func (c *Card) JSON() ([]byte, error) {
 	return out, nil
 }
 
-// Text returns the plain-text view, for terminals and logs. It holds no
-// control characters other than newlines.
-func (c *Card) Text() string { return c.text(true) }
+// Text returns the plain-text view at [DefaultWidth] columns, for terminals
+// and logs; see [Card.TextWidth]. It holds no control characters other
+// than newlines.
+func (c *Card) Text() string { return c.text(true, DefaultWidth) }
 
 // Visible returns the text view without the digest fingerprint: what
 // distinguishes one effect's card from another's to a reader. Two effects
 // with different digests never have equal Visible text.
-func (c *Card) Visible() string { return c.text(false) }
+func (c *Card) Visible() string { return c.text(false, DefaultWidth) }
 
 // HTML returns the card as an HTML fragment, safe to embed in an approval
 // page: every value, and all agent-written text, is escaped by html/template.

@@ -9,12 +9,14 @@ import (
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/agentstepup/asu/card/internal/confusable"
 )
 
 // Warnings a domain can carry; the views spell them out.
 const (
 	warnMixedScript     = "mixed-script"      // a label mixes scripts; Unicode form not shown
-	warnLookalikeLabel  = "lookalike-label"   // a label written in look-alikes of Latin letters
+	warnLookalikeLabel  = "lookalike-label"   // a label written with look-alike characters
 	warnLookalike       = "lookalike"         // looks like a trusted domain but is not one
 	warnContainsTrusted = "contains-trusted"  // a trusted name inside another registrable domain
 	warnNoRegistrable   = "no-registrable"    // the host is a public suffix itself
@@ -22,6 +24,8 @@ const (
 	warnIP              = "ip-address"        // a literal IP address, not a name
 	warnInvalid         = "invalid-domain"    // not a valid domain name (only for names inside longer text)
 	warnHiddenNonASCII  = "non-ascii-in-name" // the A-label form hides non-ASCII letters
+	warnDecoy           = "decoy-before-host" // user info, a quoted local part or a display name before the host holds an @
+	warnMentioned       = "mentioned"         // named inside a longer text or beside another host: never trusted
 )
 
 func warnText(w string) string {
@@ -29,7 +33,7 @@ func warnText(w string) string {
 	case warnMixedScript:
 		return "mixes scripts within a label; the Unicode form is not shown"
 	case warnLookalikeLabel:
-		return "a label is written in letters that imitate Latin ones; the Unicode form is not shown"
+		return "a label has characters that look like others; the Unicode form is not shown"
 	case warnLookalike:
 		return "LOOKS LIKE a trusted domain but is a different one"
 	case warnContainsTrusted:
@@ -44,6 +48,10 @@ func warnText(w string) string {
 		return "is not a valid domain name"
 	case warnHiddenNonASCII:
 		return "is written in A-label (xn--) form of non-ASCII letters"
+	case warnDecoy:
+		return "the text before this host holds an @ or a dot: THIS host is where it goes"
+	case warnMentioned:
+		return "only mentioned in the text: not checked against the trusted domains"
 	}
 	return w
 }
@@ -68,16 +76,22 @@ type trustedDomain struct {
 	skel        string // skeleton of the registrable domain's Unicode form
 }
 
+// prepareTrusted checks and normalizes the trusted domains. A public
+// suffix (com, github.io) is refused: trusting it would trust every domain
+// registered under it.
 func prepareTrusted(list []string) ([]trustedDomain, error) {
 	out := make([]trustedDomain, 0, len(list))
 	for i, t := range list {
 		ascii, err := strictIDNA.ToASCII(strings.TrimSuffix(t, "."))
-		if err != nil {
+		if err != nil || ascii == "" {
 			return nil, fmt.Errorf("%w: trusted domain %d is not a domain name", ErrBadContext, i)
+		}
+		if _, err := netip.ParseAddr(ascii); err == nil {
+			return nil, fmt.Errorf("%w: trusted domain %d is an IP address", ErrBadContext, i)
 		}
 		reg, err := publicsuffix.EffectiveTLDPlusOne(ascii)
 		if err != nil {
-			reg = ascii
+			return nil, fmt.Errorf("%w: trusted domain %d is a public suffix, which would trust every domain under it", ErrBadContext, i)
 		}
 		uni, err := strictIDNA.ToUnicode(reg)
 		if err != nil {
@@ -88,109 +102,100 @@ func prepareTrusted(list []string) ([]trustedDomain, error) {
 	return out, nil
 }
 
-// hostHit is a host name found in a string.
-type hostHit struct {
-	host  string
-	whole bool // the string is just this address, URL or name
+// hosts finds the hosts of a value: the one host of a value that is
+// exactly one address, URL or (asHost) host name, and every host it
+// mentions besides. Only the one host of a clean value that mentions no
+// other may be marked trusted. An error means the value is one address,
+// URL or declared host whose name is not a valid domain name.
+func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
+	whole, one := parseWhole(s, asHost)
+	scanned := scanHosts(s)
+	if asHost && !one && s != "" {
+		return nil, false, fmt.Errorf("%w: a declared domain is not a host name", ErrUnrenderable)
+	}
+	var out []domainPart
+	others := 0
+	for _, h := range scanned {
+		if one && sameHost(h, whole.host) {
+			continue
+		}
+		others++
+	}
+	if one {
+		d, err := analyzeHost(whole.host, one && whole.clean && others == 0, r.trusted, r.esc)
+		if err != nil {
+			return nil, false, err
+		}
+		if whole.decoy {
+			d.Warnings = append(d.Warnings, warnDecoy)
+		}
+		out = append(out, d)
+	}
+	for _, h := range scanned {
+		if one && sameHost(h, whole.host) {
+			continue
+		}
+		d, err := analyzeHost(strings.Trim(h, "[]"), false, r.trusted, r.esc)
+		if err != nil {
+			d.Warnings = []string{warnInvalid}
+		}
+		d.Warnings = append(d.Warnings, warnMentioned)
+		out = append(out, d)
+	}
+	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean
+	return out, notOne, nil
 }
 
-// findHosts returns the host names of the e-mail addresses and URLs in s,
-// and all of s when asHost is set and s is neither.
-func findHosts(s string, asHost bool) []hostHit {
-	if !strings.ContainsAny(s, "@:") {
-		if asHost && s != "" {
-			return []hostHit{{host: s, whole: true}}
-		}
-		return nil
-	}
-	var hits []hostHit
-	seen := map[string]int{}
-	add := func(h string, whole bool) {
-		h = strings.TrimRight(h, ".。．｡")
-		if h == "" {
-			return
-		}
-		if i, ok := seen[h]; ok {
-			hits[i].whole = hits[i].whole || whole
-			return
-		}
-		seen[h] = len(hits)
-		hits = append(hits, hostHit{host: h, whole: whole})
-	}
-	// whole: the string is nothing but one address or one URL.
-	single := strings.Count(s, "@") <= 1
-	noSpace := strings.IndexFunc(s, unicode.IsSpace) < 0
-	isURL := strings.Contains(s, "://")
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '@':
-			h := hostRun(s[i+1:])
-			if strings.ContainsAny(h, ".。．｡") || asHost {
-				add(h, noSpace && single && !isURL && i+1+len(h) == len(s))
-			}
-		case strings.HasPrefix(s[i:], "://"):
-			auth := s[i+3:]
-			if j := strings.IndexAny(auth, "/?#\\ \t\n"); j >= 0 {
-				auth = auth[:j]
-			}
-			if j := strings.LastIndexByte(auth, '@'); j >= 0 {
-				auth = auth[j+1:]
-			}
-			if strings.HasPrefix(auth, "[") {
-				if j := strings.IndexByte(auth, ']'); j >= 0 {
-					auth = auth[1:j]
-				}
-			} else if j := strings.LastIndexByte(auth, ':'); j >= 0 {
-				auth = auth[:j]
-			}
-			add(auth, noSpace && isScheme(s[:i]))
-			i += 2
-		}
-	}
-	return hits
+// skeleton is the UTS #39 skeleton of a domain, lower-cased so that 0 and
+// O, which the data maps to each other, also match o.
+func skeleton(s string) string { return strings.ToLower(confusable.Skeleton(strings.ToLower(s))) }
+
+func sameHost(a, b string) bool {
+	return strings.EqualFold(strings.Trim(strings.TrimRight(a, "."), "[]"), strings.Trim(strings.TrimRight(b, "."), "[]"))
 }
 
-func isScheme(s string) bool {
-	if s == "" {
+// endsInNumber reports a host the WHATWG URL parser reads as an IPv4
+// address: its last label is a decimal, octal or hex number.
+func endsInNumber(h string) bool {
+	labels := strings.Split(strings.TrimSuffix(h, "."), ".")
+	last := labels[len(labels)-1]
+	if last == "" {
 		return false
 	}
-	for i, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
+	if strings.HasPrefix(last, "0x") || strings.HasPrefix(last, "0X") {
+		last = last[2:]
+		for i := 0; i < len(last); i++ {
+			if !strings.ContainsRune("0123456789abcdefABCDEF", rune(last[i])) {
+				return false
+			}
 		}
+		return true
 	}
-	return true
-}
-
-// hostRun returns the longest prefix of s made of characters that can be
-// part of a host name, before IDNA mapping.
-func hostRun(s string) string {
-	for i, r := range s {
-		if !(r == '-' || r == '.' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) ||
-			r == '。' || r == '．' || r == '｡' || (r >= 0x80 && unicode.Is(unicode.Cf, r))) {
-			return s[:i]
-		}
-	}
-	return s
+	return isPort(last)
 }
 
 // analyzeHost resolves one host name. The error is set only when the name
-// is not a valid domain name.
-func analyzeHost(h hostHit, trusted []trustedDomain, esc escaper) (domainPart, error) {
-	d := domainPart{Written: esc.show(h.host)}
-	if ip, err := netip.ParseAddr(h.host); err == nil {
+// is not a valid domain name. eligible says whether the host may be marked
+// trusted at all.
+func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escaper) (domainPart, error) {
+	d := domainPart{Written: esc.show(host)}
+	if ip, err := netip.ParseAddr(host); err == nil {
 		d.ASCII = ip.String()
 		d.Warnings = []string{warnIP}
 		return d, nil
 	}
-	for _, r := range h.host {
-		if hiddenKind(r, true) != "" || isBidiControl(r) {
+	if endsInNumber(host) {
+		d.Warnings = []string{warnIP}
+		return d, nil
+	}
+	for _, r := range host {
+		if r >= 0x80 && (hiddenKind(r, true, scriptName(r)) == flagInvisible || hiddenKind(r, true, "") == flagBidi || unicode.Is(unicode.Cf, r)) {
 			// IDNA would silently drop some of these (U+200B, U+00AD); a
 			// name that changes when mapped is not shown as a domain.
 			return d, fmt.Errorf("%w: a domain name holds invisible characters", ErrUnrenderable)
 		}
 	}
-	ascii, err := strictIDNA.ToASCII(h.host)
+	ascii, err := strictIDNA.ToASCII(host)
 	if err != nil {
 		return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)
 	}
@@ -212,22 +217,17 @@ func analyzeHost(h hostHit, trusted []trustedDomain, esc escaper) (domainPart, e
 	var all scriptSet
 	for _, label := range strings.Split(uni, ".") {
 		var scripts scriptSet
-		letters, lookalikes := 0, 0
+		look := false
 		for _, r := range label {
 			scripts.add(scriptOf(r))
 			all.add(scriptOf(r))
-			if unicode.IsLetter(r) {
-				letters++
-				if imitatesLatin(r) {
-					lookalikes++
-				}
-			}
+			look = look || r >= 0x80 && (lookalike(r) || !singleNFC(r))
 		}
 		switch {
 		case !scripts.allowedMix():
 			warns.add(warnMixedScript)
 			showUnicode = false
-		case letters > 0 && lookalikes == letters:
+		case look:
 			warns.add(warnLookalikeLabel)
 			showUnicode = false
 		}
@@ -239,7 +239,7 @@ func analyzeHost(h hostHit, trusted []trustedDomain, esc escaper) (domainPart, e
 		if showUnicode {
 			d.Unicode = esc.show(uni).Text
 		}
-		if strings.Contains(h.host, "xn--") || strings.Contains(h.host, "XN--") {
+		if strings.Contains(strings.ToLower(host), "xn--") {
 			warns.add(warnHiddenNonASCII)
 		}
 	}
@@ -252,7 +252,7 @@ func analyzeHost(h hostHit, trusted []trustedDomain, esc escaper) (domainPart, e
 	skel := ""
 	for _, t := range trusted {
 		if ascii == t.ascii || strings.HasSuffix(ascii, "."+t.ascii) {
-			d.Trusted = true
+			d.Trusted = eligible
 			d.LooksLike = ""
 			break
 		}

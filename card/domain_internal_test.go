@@ -16,7 +16,6 @@ func TestSkeleton(t *testing.T) {
 		{"paypal.com", "paypa1.com"},
 		{"google.com", "g00gle.com"},
 		{"google.com", "g\u03bf\u03bfgle.com"},
-		{"wikipedia.org", "vvikipedia.org"},
 		{"apple.com", "\u0430\u0440\u0440l\u0435.com"},
 	}
 	for _, p := range same {
@@ -32,24 +31,80 @@ func TestSkeleton(t *testing.T) {
 	}
 }
 
-func TestFindHosts(t *testing.T) {
+// TestParseWhole: a value is exactly one address, URL or declared host,
+// read the way mail software and browsers read it, or it is not.
+func TestParseWhole(t *testing.T) {
 	cases := []struct {
 		in     string
 		asHost bool
-		want   []hostHit
+		host   string // "" when the value is not exactly one
+		decoy  bool
+		clean  bool
 	}{
-		{"finance@example.com", false, []hostHit{{"example.com", true}}},
-		{"Dana <dana@example.com>", false, []hostHit{{"example.com", false}}},
-		{"a@x.com, b@y.org", false, []hostHit{{"x.com", false}, {"y.org", false}}},
-		{"https://user@evil.example.net:8443/path?q=1", false, []hostHit{{"evil.example.net", true}}},
-		{"see https://[::1]/x", false, []hostHit{{"::1", false}}},
-		{"meet @ 5pm", false, nil},
-		{"example.com", true, []hostHit{{"example.com", true}}},
-		{"example.com", false, nil},
-		{"x@exa\u200bmple.com", false, []hostHit{{"exa\u200bmple.com", true}}},
+		{"finance@example.com", false, "example.com", false, true},
+		{"Dana <dana@example.com>", false, "example.com", false, false},
+		{`"finance@example.com"@evil.net`, false, "evil.net", true, false},
+		{"finance@example.com@evil.net", false, "", false, false},
+		{"a@x.com, b@y.org", false, "", false, false},
+		{`"Finance" <x@evil.net>`, false, "evil.net", false, false},
+		{`finance@example.com <x@evil.net>`, false, "", false, false},
+		{"https://user@evil.example.net:8443/path?q=1", false, "evil.example.net", false, true},
+		{"https://example.com@evil.net/", false, "evil.net", true, true},
+		{"https://evil.net/@example.com", false, "evil.net", false, true},
+		{"https://evil.net#@example.com", false, "evil.net", false, true},
+		{"https://evil.net?@example.com", false, "evil.net", false, true},
+		{`https://evil.net\@example.com/`, false, "evil.net", false, true},
+		{"https://example.com\t.evil.net/", false, "example.com.evil.net", false, false},
+		{"https://exa\nmple.com/", false, "example.com", false, false},
+		{`https:\\example.com/x`, false, "example.com", false, true},
+		{"HTTPS:example.com", false, "example.com", false, true},
+		{"https://ex%61mple.com/", false, "example.com", false, true},
+		{"https://[::1]:8080/x", false, "::1", false, true},
+		{"mailto:finance@example.com?subject=x", false, "example.com", false, true},
+		{"ftp://files.example.org", false, "files.example.org", false, true},
+		{"git+ssh://git@example.org/repo", false, "example.org", false, true},
+		{"javascript:alert(1)", false, "", false, false},
+		{"see https://example.com", false, "", false, false},
+		{"meet @ 5pm", false, "", false, false},
+		{"example.com", true, "example.com", false, true},
+		{"example.com:8443", true, "example.com", false, true},
+		{"[2001:db8::1]:443", true, "2001:db8::1", false, true},
+		{"example.com:http", true, "", false, false},
+		{"example.com", false, "", false, false},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, findHosts(tc.in, tc.asHost), tc.in)
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := parseWhole(tc.in, tc.asHost)
+			if tc.host == "" {
+				assert.False(t, ok, "parsed as one, host %q", got.host)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tc.host, got.host)
+			assert.Equal(t, tc.decoy, got.decoy, "decoy")
+			assert.Equal(t, tc.clean, got.clean, "clean")
+		})
+	}
+}
+
+// TestScanHosts: every host a reader could take a value to name is found,
+// more than the whole-value parsers find.
+func TestScanHosts(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"finance@example.com", []string{"example.com"}},
+		{"finance@example.com@evil.net", []string{"example.com", "evil.net"}},
+		{`"finance@example.com"@evil.net`, []string{"example.com", "evil.net"}},
+		{"https://evil.net/@example.com", []string{"evil.net", "example.com"}},
+		{"write to a@x.com or see https://y.org/page now", []string{"x.com", "y.org"}},
+		{"https://example.com\t.evil.net/", []string{"example.com.evil.net"}},
+		{"meet @ 5pm", nil},
+		{"no hosts here", nil},
+	}
+	for _, tc := range cases {
+		assert.ElementsMatch(t, tc.want, scanHosts(tc.in), tc.in)
 	}
 }
 
@@ -89,7 +144,7 @@ func TestAnalyzeHost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.host, func(t *testing.T) {
-			d, err := analyzeHost(hostHit{host: tc.host, whole: true}, trusted, esc)
+			d, err := analyzeHost(tc.host, true, trusted, esc)
 			require.NoError(t, err)
 			assert.Equal(t, tc.ascii, d.ASCII)
 			assert.Equal(t, tc.registrable, d.Registrable)
@@ -104,12 +159,19 @@ func TestAnalyzeHost(t *testing.T) {
 func TestAnalyzeHostRefuses(t *testing.T) {
 	for _, h := range []string{"foo_bar.com", "exa\u200bmple.com", "a..com", "-x.com", "x\u202e.com", "exa\u00admple.com", "ex\u2060ample.com", "\u05d0a.com",
 		string(make([]byte, 300))} {
-		_, err := analyzeHost(hostHit{host: h, whole: true}, nil, escaper{})
+		_, err := analyzeHost(h, true, nil, escaper{})
 		assert.True(t, errors.Is(err, ErrUnrenderable), "%q: %v", h, err)
 	}
 }
 
 func TestPrepareTrustedRefuses(t *testing.T) {
-	_, err := prepareTrusted([]string{"example.com", "not a domain"})
-	assert.ErrorIs(t, err, ErrBadContext)
+	for _, list := range [][]string{
+		{"example.com", "not a domain"},
+		{"com"}, {"github.io"}, {"co.uk"}, {"s3.amazonaws.com"}, {"192.0.2.1"}, {""},
+	} {
+		_, err := prepareTrusted(list)
+		assert.ErrorIs(t, err, ErrBadContext, "%q", list)
+	}
+	_, err := prepareTrusted([]string{"example.com", "user.github.io", "example.co.uk"})
+	assert.NoError(t, err)
 }

@@ -8,45 +8,67 @@ import (
 
 	"golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentstepup/asu/card/internal/confusable"
 )
 
 // Flags a displayed string can carry. Each names something a reader could
 // not see in the characters themselves; the views spell them out.
 const (
-	flagControl       = "control"        // control characters, shown escaped
-	flagInvisible     = "invisible"      // zero-width, format or other default-ignorable code points, shown escaped
-	flagBidi          = "bidi"           // bidirectional overrides, embeddings or isolates, shown escaped
-	flagSpace         = "unusual-space"  // spaces other than U+0020, shown escaped
-	flagNotNFC        = "not-nfc"        // decomposed or unnormalized text; combining marks shown escaped
-	flagCompat        = "compatibility"  // compatibility characters (ligatures, full-width forms)
-	flagMixedScript   = "mixed-script"   // a word mixing scripts; look-alike letters shown escaped
-	flagWholeScript   = "lookalike-word" // a word made only of letters that imitate Latin ones, shown escaped
-	flagLeadingSpace  = "leading-space"  // starts with white space
-	flagTrailingSpace = "trailing-space" // ends with white space
-	flagPrivate       = "private-use"    // private-use or unassigned code points, shown escaped
-	flagEmpty         = "empty"          // the empty string
-	flagRTL           = "rtl"            // right-to-left letters: display order differs from stored order
+	flagControl       = "control"         // control characters, shown escaped
+	flagLines         = "multi-line"      // line breaks, shown as \n, each ending a displayed line
+	flagInvisible     = "invisible"       // zero-width, format, blank or other default-ignorable code points, shown escaped
+	flagBidi          = "bidi"            // bidirectional overrides, embeddings or isolates, shown escaped
+	flagSpace         = "unusual-space"   // spaces other than U+0020, shown escaped
+	flagSpaceRun      = "space-run"       // two or more spaces in a row, shown counted
+	flagNotNFC        = "not-nfc"         // decomposed or unnormalized text; combining marks shown escaped
+	flagCombining     = "combining"       // combining marks that could hide on their base, shown escaped
+	flagCompat        = "compatibility"   // compatibility characters (ligatures, full-width forms)
+	flagLookalike     = "lookalike-char"  // characters UTS #39 lists as confusable with others, shown escaped
+	flagMixedScript   = "mixed-script"    // a word mixing scripts
+	flagDrawing       = "drawing"         // box-drawing or block characters, which the card uses for its own lines
+	flagLeadingSpace  = "leading-space"   // starts with white space
+	flagTrailingSpace = "trailing-space"  // ends with white space
+	flagPrivate       = "private-use"     // private-use or unassigned code points, shown escaped
+	flagEmpty         = "empty"           // the empty string
+	flagRTL           = "rtl"             // right-to-left letters: display order differs from stored order
+	flagNotOneHost    = "not-one-address" // mentions hosts but is not exactly one address or URL: no domain is trusted
 )
+
+// flagOrder is the display order of flags: the most basic surprises first.
+var flagOrder = [...]string{
+	flagEmpty, flagLeadingSpace, flagTrailingSpace, flagNotOneHost, flagLines, flagControl, flagBidi,
+	flagInvisible, flagSpace, flagSpaceRun, flagPrivate, flagNotNFC, flagCombining, flagCompat,
+	flagLookalike, flagMixedScript, flagDrawing, flagRTL,
+}
 
 // flagText is what the views say for each flag.
 func flagText(f string) string {
 	switch f {
 	case flagControl:
 		return "contains control characters (shown escaped)"
+	case flagLines:
+		return `has several lines: each line break is shown as \n and ends a displayed line`
 	case flagInvisible:
 		return "contains invisible characters (shown escaped)"
 	case flagBidi:
 		return "contains text-direction controls (shown escaped)"
 	case flagSpace:
 		return "contains unusual spaces (shown escaped)"
+	case flagSpaceRun:
+		return `contains runs of spaces (shown as \{N spaces})`
 	case flagNotNFC:
-		return "not in normalized (NFC) form: combining marks shown escaped"
+		return "not in normalized (NFC) form: combining marks and canonical duplicates shown escaped"
+	case flagCombining:
+		return "contains combining marks that could hide on their letter (shown escaped)"
 	case flagCompat:
 		return "contains compatibility characters (ligatures or full-width forms)"
+	case flagLookalike:
+		return "contains characters that look like other characters (shown escaped)"
 	case flagMixedScript:
-		return "mixes scripts in one word: look-alike letters shown escaped"
-	case flagWholeScript:
-		return "has a word of non-Latin letters that look Latin (shown escaped)"
+		return "mixes scripts in one word"
+	case flagDrawing:
+		return "contains box-drawing or block characters (shown escaped)"
 	case flagLeadingSpace:
 		return "starts with white space"
 	case flagTrailingSpace:
@@ -57,16 +79,29 @@ func flagText(f string) string {
 		return "empty string"
 	case flagRTL:
 		return "contains right-to-left text: characters are displayed in a different order than stored"
+	case flagNotOneHost:
+		return "is not exactly one address or URL: none of its domains is marked trusted"
 	}
 	return f
 }
 
 // escaper turns a string into text whose every character is plainly
 // visible. The encoding is injective: a backslash always starts an escape
-// (\\, \", \n, \r, \t or \u{HEX}), so the original string can be read back
-// from the display whatever the escaper chose to escape.
+// (\\, \", \n, \r, \t, \u{HEX} or \{N spaces}), so the original string can
+// be read back from the display whatever the escaper chose to escape.
+//
+// Which characters are shown as themselves is decided character by
+// character, so that the rule is injective under look-alikes by
+// construction: a character other than printable ASCII is shown as itself
+// only when it is visible, in NFC on its own, not a combining mark that
+// could hide on its base, and no part of its canonical decomposition is
+// listed in the UTS #39 confusables data. Every character a shown one
+// could be mistaken for is therefore escaped, so two strings that look
+// alike on the card are equal. (Printable ASCII is shown as itself: the
+// card's values are set in a monospace font, where I, l, 1, 0 and O, and rn
+// and m, are drawn apart.)
 type escaper struct {
-	keepNewlines bool // for multi-line agent text: \n stays a line break
+	keepNewlines bool // for multi-line agent text: \n stays a bare line break
 	quote        bool // escape '"' (inside a quoted value)
 }
 
@@ -77,11 +112,12 @@ type shown struct {
 }
 
 // plainASCII reports whether s needs no escaping and raises no flag beyond
-// the edge-space ones: printable ASCII without backslash or quote.
+// the edge-space ones: printable ASCII without backslash, quote or two
+// spaces in a row.
 func plainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '\\' || c == '"' {
+		if c < 0x20 || c > 0x7e || c == '\\' || c == '"' || c == ' ' && i > 0 && s[i-1] == ' ' {
 			return false
 		}
 	}
@@ -110,12 +146,14 @@ func (e escaper) show(s string) shown {
 	if !nfc {
 		flags.add(flagNotNFC)
 	}
-	suspect := suspectLetters(s, &flags)
+	mixedScripts(s, &flags)
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	var literal []byte // non-ASCII characters shown as themselves
-	i := 0
-	for _, r := range s {
+	literal := false // some non-ASCII character is shown as itself
+	base := ""       // script of the last base character, for its marks
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		switch {
 		case r == '\\':
 			b.WriteString(`\\`)
@@ -125,35 +163,51 @@ func (e escaper) show(s string) shown {
 			b.WriteByte('\n')
 		case r == '\n':
 			b.WriteString(`\n`)
-			flags.add(flagControl)
+			flags.add(flagLines)
 		case r == '\r':
 			b.WriteString(`\r`)
 			flags.add(flagControl)
 		case r == '\t':
 			b.WriteString(`\t`)
 			flags.add(flagControl)
+		case r == ' ':
+			n := 1
+			for i < len(s) && s[i] == ' ' {
+				n++
+				i++
+			}
+			if n == 1 {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString(`\{` + strconv.Itoa(n) + ` spaces}`)
+				flags.add(flagSpaceRun)
+			}
+		case r < 0x80 && r >= 0x20 && r != 0x7f:
+			b.WriteByte(byte(r))
 		case r == utf8.RuneError:
 			// canon refuses invalid UTF-8, so this is a real U+FFFD.
 			writeEscape(&b, r)
+			flags.add(flagLookalike)
 		default:
-			if f := hiddenKind(r, nfc); f != "" {
+			if f := hiddenKind(r, nfc, base); f != "" {
 				flags.add(f)
 				writeEscape(&b, r)
-			} else if suspect != nil && suspect[i] {
-				writeEscape(&b, r)
-			} else {
-				if isRTL(r) {
-					flags.add(flagRTL)
-				}
-				if r >= 0x80 {
-					literal = utf8.AppendRune(literal, r)
-				}
-				b.WriteRune(r)
+				continue
 			}
+			if isRTL(r) {
+				flags.add(flagRTL)
+			}
+			if !isMark(r) {
+				base = scriptName(r)
+			}
+			literal = true
+			b.WriteRune(r)
 		}
-		i++
+		if r < 0x80 {
+			base = scriptOf(r)
+		}
 	}
-	if len(literal) > 0 && !norm.NFKC.IsNormal(literal) {
+	if literal && !norm.NFKC.IsNormalString(s) {
 		flags.add(flagCompat)
 	}
 	return shown{Text: b.String(), Flags: flags.list()}
@@ -169,32 +223,110 @@ func writeEscape(b *strings.Builder, r rune) {
 	b.WriteByte('}')
 }
 
-// hiddenKind returns the flag for a code point that must be shown escaped
-// because a reader could not see it, or could not tell it from another one;
-// "" for a code point shown as itself.
-func hiddenKind(r rune, nfc bool) string {
+func isMark(r rune) bool { return unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) }
+
+// hiddenKind returns the flag for a non-ASCII code point that must be shown
+// escaped because a reader could not see it, or could not tell it from
+// another one; "" for a code point shown as itself. nfc says whether the
+// whole string is in NFC; base is the script of the character a combining
+// mark would sit on.
+func hiddenKind(r rune, nfc bool, base string) string {
 	switch {
 	case r < 0x20 || (r >= 0x7f && r < 0xa0):
 		return flagControl
-	case r == ' ':
-		return ""
 	case isBidiControl(r):
 		return flagBidi
-	case unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
+	case r == 0x2800, // braille pattern blank: drawn as a space
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
 		unicode.Is(unicode.Variation_Selector, r),
 		unicode.Is(unicode.Cf, r),
-		unicode.In(r, unicode.Zl, unicode.Zp):
+		unicode.In(r, unicode.Zl, unicode.Zp),
+		isBlankDefaultIgnorable(r):
 		return flagInvisible
 	case unicode.Is(unicode.Zs, r):
 		return flagSpace
 	case unicode.Is(unicode.Co, r), unicode.Is(unicode.Cs, r), !unicode.IsGraphic(r):
 		return flagPrivate
-	case !nfc && unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc):
+	case isMark(r) && !nfc:
 		return flagNotNFC
-	case unicode.Is(unicode.Mn, r) && isInvisibleMark(r):
-		return flagInvisible
+	case isMark(r):
+		// A mark shown as itself must belong to the script of its base
+		// (a Devanagari vowel sign on a Devanagari letter); generic marks
+		// (script Inherited or Common), marks on another script's letter
+		// and marks with no base could hide a difference.
+		if s := scriptName(r); s == "Inherited" || s == "Common" || s != base {
+			return flagCombining
+		}
+	case r >= 0x2500 && r <= 0x259f:
+		return flagDrawing
+	}
+	if !singleNFC(r) {
+		return flagNotNFC
+	}
+	if lookalike(r) {
+		return flagLookalike
 	}
 	return ""
+}
+
+// singleNFC reports whether r on its own is in NFC: false for canonical
+// singletons such as U+212A KELVIN SIGN, which equals K.
+func singleNFC(r rune) bool {
+	var buf [utf8.UTFMax]byte
+	n := utf8.EncodeRune(buf[:], r)
+	return norm.NFC.IsNormal(buf[:n])
+}
+
+// lookalike reports whether a non-ASCII part of r's canonical decomposition
+// is listed in the UTS #39 confusables data.
+func lookalike(r rune) bool {
+	var buf [utf8.UTFMax]byte
+	n := utf8.EncodeRune(buf[:], r)
+	d := norm.NFD.Properties(buf[:n]).Decomposition()
+	if d == nil {
+		return confusable.Listed(r)
+	}
+	for len(d) > 0 {
+		p, size := utf8.DecodeRune(d)
+		d = d[size:]
+		if p >= 0x80 && confusable.Listed(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isBlankDefaultIgnorable covers the Hangul fillers, which are
+// Default_Ignorable but letters, so no category test catches them.
+func isBlankDefaultIgnorable(r rune) bool {
+	switch r {
+	case 0x115f, 0x1160, 0x3164, 0xffa0:
+		return true
+	}
+	return false
+}
+
+// mixedScripts flags words that mix scripts beyond what UTS #39's highly
+// restrictive level allows (Latin with the scripts of Chinese, Japanese or
+// Korean writing).
+func mixedScripts(s string, flags *flagSet) {
+	var scripts scriptSet
+	inWord := false
+	for _, r := range s {
+		if !isWordRune(r) {
+			if inWord && !scripts.allowedMix() {
+				flags.add(flagMixedScript)
+				return
+			}
+			scripts, inWord = scripts[:0], false
+			continue
+		}
+		inWord = true
+		scripts.add(scriptOf(r))
+	}
+	if inWord && !scripts.allowedMix() {
+		flags.add(flagMixedScript)
+	}
 }
 
 // isRTL reports letters of right-to-left scripts, whose presence reorders
@@ -221,13 +353,7 @@ func isBidiControl(r rune) bool {
 	return false
 }
 
-// isInvisibleMark reports combining marks that draw nothing on their own
-// base (combining grapheme joiner is Default_Ignorable and handled before).
-func isInvisibleMark(r rune) bool {
-	return r >= 0xe0100 && r <= 0xe01ef // variation selectors supplement
-}
-
-// flagSet collects flags in first-seen order without duplicates.
+// flagSet collects flags without duplicates.
 type flagSet struct{ f []string }
 
 func (s *flagSet) add(f string) {
@@ -239,55 +365,19 @@ func (s *flagSet) add(f string) {
 	s.f = append(s.f, f)
 }
 
+// list returns the flags in display order, so a card's JSON does not
+// depend on where in a string a problem first appeared.
 func (s *flagSet) list() []string {
 	if len(s.f) == 0 {
 		return nil
 	}
-	out := make([]string, len(s.f))
-	copy(out, s.f)
-	sortFlags(out)
-	return out
-}
-
-// sortFlags orders flags by their order in flagOrder, so a card's JSON does
-// not depend on where in a string a problem first appeared.
-func sortFlags(f []string) {
-	for i := 1; i < len(f); i++ {
-		for j := i; j > 0 && flagRank(f[j]) < flagRank(f[j-1]); j-- {
-			f[j], f[j-1] = f[j-1], f[j]
+	out := make([]string, 0, len(s.f))
+	for _, f := range flagOrder {
+		for _, g := range s.f {
+			if f == g {
+				out = append(out, f)
+			}
 		}
 	}
-}
-
-// flagRank orders flags for display: the most basic surprises first.
-func flagRank(f string) int {
-	switch f {
-	case flagEmpty:
-		return 0
-	case flagLeadingSpace:
-		return 1
-	case flagTrailingSpace:
-		return 2
-	case flagControl:
-		return 3
-	case flagBidi:
-		return 4
-	case flagInvisible:
-		return 5
-	case flagSpace:
-		return 6
-	case flagPrivate:
-		return 7
-	case flagNotNFC:
-		return 8
-	case flagCompat:
-		return 9
-	case flagMixedScript:
-		return 10
-	case flagWholeScript:
-		return 11
-	case flagRTL:
-		return 12
-	}
-	return 13
+	return out
 }

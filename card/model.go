@@ -3,7 +3,7 @@ package card
 // model is the card: everything any view shows, already escaped. Its JSON
 // (through Card.JSON) is the card a native app renders and the bytes the
 // card hash covers, so every field name here is part of the card format
-// "asu.card.v1"; changing one means a new Renderer version.
+// "asu.card/v2"; changing one means a new renderer ID.
 type model struct {
 	Renderer  string        `json:"renderer"`
 	Digest    string        `json:"digest"` // the effect digest, 64 hex
@@ -23,12 +23,13 @@ type toolPart struct {
 
 // field is one top-level argument.
 type field struct {
-	Name     shown  `json:"name"`
-	Label    *shown `json:"label,omitempty"`    // the catalog's label, when it has one
-	Role     string `json:"role,omitempty"`     // "recipient", "amount" or "currency"
-	Unit     *shown `json:"unit,omitempty"`     // the catalog's unit for a number
-	Currency *shown `json:"currency,omitempty"` // for the amount: its currency
-	Value    node   `json:"value"`
+	Name     shown        `json:"name"`
+	NameDoms []domainPart `json:"name_domains,omitempty"` // hosts the argument's name holds
+	Label    *shown       `json:"label,omitempty"`        // the catalog's label, when it has one
+	Role     string       `json:"role,omitempty"`         // "recipient", "amount" or "currency"
+	Unit     *shown       `json:"unit,omitempty"`         // the catalog's unit for a number
+	Currency *shown       `json:"currency,omitempty"`     // for the amount: its currency
+	Value    node         `json:"value"`
 }
 
 // Kinds of node, the JSON types.
@@ -63,8 +64,9 @@ type longPart struct {
 }
 
 type member struct {
-	Key   shown `json:"key"`
-	Value node  `json:"value"`
+	Key     shown        `json:"key"`
+	KeyDoms []domainPart `json:"key_domains,omitempty"` // hosts the key holds, analysed like a value's
+	Value   node         `json:"value"`
 }
 
 // domainPart is what a host name found in a string resolves to.
@@ -93,7 +95,7 @@ type contextPart struct {
 	Reasons       []shown `json:"reasons"`
 	Provenance    []shown `json:"provenance"`
 	Task          shown   `json:"task"`
-	Step          shown   `json:"step"`
+	Step          *shown  `json:"step,omitempty"` // absent when the effect has no step
 	User          shown   `json:"user"`
 	Agent         shown   `json:"agent"`
 	Delegations   []shown `json:"delegations"`

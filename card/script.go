@@ -2,9 +2,69 @@ package card
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"unicode"
 )
+
+// scriptRange is a run of code points of one script. scriptRanges is every
+// range of every table in unicode.Scripts, strided ranges expanded, sorted
+// and disjoint: a rune's script is one binary search away, with no
+// allocation. It is computed once, when the package is initialised, from
+// the standard library's immutable tables, and never written afterwards.
+type scriptRange struct {
+	lo, hi rune
+	name   string
+}
+
+var scriptRanges = buildScriptRanges()
+
+func buildScriptRanges() []scriptRange {
+	var out []scriptRange
+	add := func(lo, hi rune, name string) {
+		if n := len(out); n > 0 && out[n-1].name == name && out[n-1].hi+1 == lo {
+			out[n-1].hi = hi
+			return
+		}
+		out = append(out, scriptRange{lo, hi, name})
+	}
+	var all []scriptRange
+	for name, t := range unicode.Scripts {
+		for _, r := range t.R16 {
+			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+				if r.Stride == 1 {
+					all = append(all, scriptRange{rune(r.Lo), rune(r.Hi), name})
+					break
+				}
+				all = append(all, scriptRange{c, c, name})
+			}
+		}
+		for _, r := range t.R32 {
+			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+				if r.Stride == 1 {
+					all = append(all, scriptRange{rune(r.Lo), rune(r.Hi), name})
+					break
+				}
+				all = append(all, scriptRange{c, c, name})
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b scriptRange) int { return int(a.lo - b.lo) })
+	for _, r := range all {
+		add(r.lo, r.hi, r.name)
+	}
+	return out
+}
+
+// scriptName returns the Unicode script property of r ("Common",
+// "Inherited", "Latin", ...), or "Unknown".
+func scriptName(r rune) string {
+	i := sort.Search(len(scriptRanges), func(i int) bool { return scriptRanges[i].hi >= r })
+	if i < len(scriptRanges) && scriptRanges[i].lo <= r {
+		return scriptRanges[i].name
+	}
+	return "Unknown"
+}
 
 // scriptOf returns the Unicode script of r, or "" for characters shared by
 // all scripts (digits, punctuation, combining marks inherited from their
@@ -16,43 +76,12 @@ func scriptOf(r rune) string {
 		}
 		return ""
 	}
-	for _, s := range commonScripts {
-		if unicode.Is(s.table, r) {
-			return s.name
-		}
-	}
-	if unicode.Is(unicode.Common, r) || unicode.Is(unicode.Inherited, r) {
+	switch s := scriptName(r); s {
+	case "Common", "Inherited":
 		return ""
+	default:
+		return s
 	}
-	for _, name := range allScriptNames() {
-		if unicode.Is(unicode.Scripts[name], r) {
-			return name
-		}
-	}
-	return "Unknown"
-}
-
-type namedScript struct {
-	name  string
-	table *unicode.RangeTable
-}
-
-// commonScripts are tried first, in a fixed order, for speed.
-var commonScripts = [...]namedScript{
-	{"Latin", unicode.Latin}, {"Cyrillic", unicode.Cyrillic}, {"Greek", unicode.Greek},
-	{"Han", unicode.Han}, {"Hiragana", unicode.Hiragana}, {"Katakana", unicode.Katakana},
-	{"Hangul", unicode.Hangul}, {"Arabic", unicode.Arabic}, {"Hebrew", unicode.Hebrew},
-	{"Armenian", unicode.Armenian}, {"Devanagari", unicode.Devanagari}, {"Thai", unicode.Thai},
-	{"Georgian", unicode.Georgian}, {"Bopomofo", unicode.Bopomofo}, {"Cherokee", unicode.Cherokee},
-}
-
-func allScriptNames() []string {
-	names := make([]string, 0, len(unicode.Scripts))
-	for n := range unicode.Scripts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // scriptSet is the sorted set of scripts of a word or label.
@@ -97,69 +126,6 @@ func subset(s, of []string) bool {
 }
 
 func (s scriptSet) String() string { return strings.Join(s, "+") }
-
-// suspectLetters finds, by rune index, the letters of s that must be shown
-// escaped because they imitate Latin letters: in a word that mixes scripts
-// ("p\u0430ypal"), or in a word written wholly in look-alikes of another
-// script. It returns nil when there are none.
-func suspectLetters(s string, flags *flagSet) []bool {
-	ascii := true
-	hasLatin := false
-	for _, r := range s {
-		if r >= 0x80 {
-			ascii = false
-		}
-		if scriptOf(r) == "Latin" {
-			hasLatin = true
-		}
-	}
-	if ascii {
-		return nil
-	}
-	runes := []rune(s)
-	var suspect []bool
-	mark := func(from, to int) {
-		if suspect == nil {
-			suspect = make([]bool, len(runes))
-		}
-		for j := from; j < to; j++ {
-			if imitatesLatin(runes[j]) {
-				suspect[j] = true
-			}
-		}
-	}
-	for i := 0; i < len(runes); {
-		if !isWordRune(runes[i]) {
-			i++
-			continue
-		}
-		j := i
-		var scripts scriptSet
-		letters, lookalikes := 0, 0
-		for j < len(runes) && isWordRune(runes[j]) {
-			scripts.add(scriptOf(runes[j]))
-			if unicode.IsLetter(runes[j]) {
-				letters++
-				if imitatesLatin(runes[j]) {
-					lookalikes++
-				}
-			}
-			j++
-		}
-		switch {
-		case lookalikes == 0:
-		case !scripts.allowedMix():
-			flags.add(flagMixedScript)
-			mark(i, j)
-		case lookalikes == letters && (letters >= 2 || hasLatin) &&
-			len(scripts) == 1 && scripts[0] != "Latin":
-			flags.add(flagWholeScript)
-			mark(i, j)
-		}
-		i = j
-	}
-	return suspect
-}
 
 func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsDigit(r)

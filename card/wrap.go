@@ -1,0 +1,182 @@
+package card
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/width"
+)
+
+// Text view line layout. Every physical line the card writes starts with
+// lineMark, and agent-controlled text never shows that character (box
+// drawing and block characters are always escaped), so a line that starts
+// with it is the card's own at any terminal width: a terminal narrower than
+// the card wraps long lines, and the pieces it makes start without it. A
+// line the card wraps itself continues after contMark, which agent text
+// cannot show either.
+const (
+	lineMark = "▌ "
+	contMark = "┆ "
+
+	// DefaultWidth is the width in columns of [Card.Text].
+	DefaultWidth = 80
+	// MinWidth is the narrowest text view [Card.TextWidth] writes.
+	MinWidth = 40
+	// minRoom is the fewest columns a line keeps for its text, however
+	// deeply it is indented.
+	minRoom = 24
+)
+
+// piece is part of a logical line: fixed text of the card, or display text
+// derived from the effect (already escaped).
+type piece struct {
+	s     string
+	agent bool
+}
+
+func fixed(s string) piece   { return piece{s: s} }
+func derived(s string) piece { return piece{s: s, agent: true} }
+
+// atom is the unit a line is broken between: one character, or one escape
+// sequence, which is never split.
+type atom struct {
+	s     string
+	w     int
+	space bool // a break may come before it
+	brk   bool // a line break must follow it (a \n escape)
+}
+
+// lineWriter writes the text view, wrapping at width columns.
+type lineWriter struct {
+	b     strings.Builder
+	width int
+	cur   []atom
+}
+
+// line writes one logical line at indent (in steps of two columns),
+// wrapped: continuation lines repeat the indent, then cont (the region's
+// prefix, such as "| " in the agent's region) and contMark.
+func (w *lineWriter) line(indent int, cont string, ps ...piece) {
+	pad := 2 * indent
+	if max := w.width - 4 - displayWidth(cont) - minRoom; pad > max {
+		pad = max
+	}
+	head := strings.Repeat(" ", pad)
+	contHead := head + cont + contMark
+	first := true
+	room := func() int {
+		if first {
+			return w.width - 2 - pad // lineMark is two columns
+		}
+		return w.width - 2 - displayWidth(contHead)
+	}
+	flush := func() {
+		w.b.WriteString(lineMark)
+		if first {
+			w.b.WriteString(head)
+		} else {
+			w.b.WriteString(contHead)
+		}
+		for _, a := range w.cur {
+			w.b.WriteString(a.s)
+		}
+		w.b.WriteByte('\n')
+		w.cur = w.cur[:0]
+		first = false
+	}
+	col := 0
+	push := func(a atom) {
+		if col+a.w > room() && len(w.cur) > 0 {
+			// Break before the last space of the line when it leaves the
+			// line at least a third full; else break here.
+			cut := -1
+			for i := len(w.cur) - 1; i > 0; i-- {
+				if w.cur[i].space {
+					cut = i
+					break
+				}
+			}
+			var carry []atom
+			if cut > 0 && lineCols(w.cur[:cut]) >= room()/3 {
+				carry = append(carry, w.cur[cut:]...)
+				w.cur = w.cur[:cut]
+			}
+			flush()
+			w.cur = append(w.cur, carry...)
+			col = lineCols(w.cur)
+		}
+		w.cur = append(w.cur, a)
+		col += a.w
+		if a.brk {
+			flush()
+			col = 0
+		}
+	}
+	for _, p := range ps {
+		splitAtoms(p, push)
+	}
+	if len(w.cur) > 0 || first {
+		flush()
+	}
+}
+
+func lineCols(as []atom) int {
+	n := 0
+	for _, a := range as {
+		n += a.w
+	}
+	return n
+}
+
+// splitAtoms cuts a piece into atoms; in derived text an escape sequence
+// is one atom.
+func splitAtoms(p piece, push func(atom)) {
+	s := p.s
+	for i := 0; i < len(s); {
+		if p.agent && s[i] == '\\' && i+1 < len(s) {
+			j := escapeEnd(s, i)
+			push(atom{s: s[i:j], w: j - i, brk: s[i+1] == 'n'})
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		push(atom{s: s[i : i+size], w: runeWidth(r), space: r == ' '})
+		i += size
+	}
+}
+
+// escapeEnd returns the end of the escape sequence starting at s[i], a
+// backslash.
+func escapeEnd(s string, i int) int {
+	j := i + 2
+	if s[i+1] == 'u' || s[i+1] == '{' {
+		for j < len(s) && s[j-1] != '}' {
+			j++
+		}
+	}
+	return j
+}
+
+// runeWidth is the number of terminal columns r takes.
+func runeWidth(r rune) int {
+	switch {
+	case r < 0x300:
+		return 1
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		return 0
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
