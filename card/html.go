@@ -109,7 +109,9 @@ func (c *Card) html() template.HTML {
 		w.esc(m.Tool.Name.Text)
 	}
 	w.raw("</h2>\n")
-	writeFlagsHTML(&w.b, "the title ", m.Tool.Title.Flags)
+	if m.Tool.Title.Text != "" {
+		writeFlagsHTML(&w.b, "the title ", m.Tool.Title.Flags)
+	}
 	w.raw("<p class=\"asu-tool\">tool ")
 	w.quoted(m.Tool.Name)
 	w.raw("</p>\n")

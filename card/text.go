@@ -94,7 +94,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 	} else {
 		w.line(1, "", fixed("tool "), quoted(m.Tool.Name))
 	}
-	flags(2, "the title", m.Tool.Title.Flags)
+	if m.Tool.Title.Text != "" {
+		flags(2, "the title", m.Tool.Title.Flags)
+	}
 	flags(2, "the tool name", m.Tool.Name.Flags)
 	w.line(1, "", fixed(classLine(m.Tool.Class)))
 	if len(m.Args) == 0 {
