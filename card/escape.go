@@ -247,7 +247,10 @@ func hiddenKind(r rune, nfc bool, base string) string {
 		return flagSpace
 	case unicode.Is(unicode.Co, r), unicode.Is(unicode.Cs, r), !unicode.IsGraphic(r):
 		return flagPrivate
-	case isMark(r) && !nfc:
+	case !nfc && (isMark(r) || combinesBackward(r)):
+		// In text that is not in NFC, whatever NFC would combine with
+		// the character before it (marks, conjoining jamo) is escaped, so
+		// a decomposed spelling never looks like the composed one.
 		return flagNotNFC
 	case isMark(r):
 		// A mark shown as itself must belong to the script of its base
@@ -267,6 +270,14 @@ func hiddenKind(r rune, nfc bool, base string) string {
 		return flagLookalike
 	}
 	return ""
+}
+
+// combinesBackward reports whether NFC may combine r with the character
+// before it.
+func combinesBackward(r rune) bool {
+	var buf [utf8.UTFMax]byte
+	n := utf8.EncodeRune(buf[:], r)
+	return !norm.NFC.Properties(buf[:n]).BoundaryBefore()
 }
 
 // singleNFC reports whether r on its own is in NFC: false for canonical

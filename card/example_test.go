@@ -190,5 +190,5 @@ func ExampleCard_TextWidth() {
 	}
 	// Output:
 	// ▌   note: "refund the order in full, as
-	// ▌   ┆  the customer asked in the ticket"
+	// ▌   ┆ the customer asked in the ticket"
 }

@@ -55,28 +55,34 @@ type lineWriter struct {
 }
 
 // line writes one logical line at indent (in steps of two columns),
-// wrapped: continuation lines repeat the indent, then cont (the region's
-// prefix, such as "| " in the agent's region) and contMark.
+// wrapped. A continuation line repeats the indent, then cont (the region's
+// prefix, such as "| " in the agent's region), then "┆". A line broken at a
+// space goes on after "┆ ", the space itself dropped; a line broken inside
+// a word, or after a \n, goes on right after "┆". Either way the text is
+// recovered exactly by joining the lines, so wrapping keeps the view
+// injective.
 func (w *lineWriter) line(indent int, cont string, ps ...piece) {
 	pad := 2 * indent
 	if max := w.width - 4 - displayWidth(cont) - minRoom; pad > max {
 		pad = max
 	}
 	head := strings.Repeat(" ", pad)
-	contHead := head + cont + contMark
+	contHead := head + cont + "┆"
 	first := true
+	sep := ""
 	room := func() int {
 		if first {
 			return w.width - 2 - pad // lineMark is two columns
 		}
-		return w.width - 2 - displayWidth(contHead)
+		return w.width - 2 - displayWidth(contHead) - len(sep)
 	}
-	flush := func() {
+	flush := func(nextSep string) {
 		w.b.WriteString(lineMark)
 		if first {
 			w.b.WriteString(head)
 		} else {
 			w.b.WriteString(contHead)
+			w.b.WriteString(sep)
 		}
 		for _, a := range w.cur {
 			w.b.WriteString(a.s)
@@ -84,12 +90,18 @@ func (w *lineWriter) line(indent int, cont string, ps ...piece) {
 		w.b.WriteByte('\n')
 		w.cur = w.cur[:0]
 		first = false
+		sep = nextSep
 	}
 	col := 0
 	push := func(a atom) {
 		if col+a.w > room() && len(w.cur) > 0 {
-			// Break before the last space of the line when it leaves the
-			// line at least a third full; else break here.
+			if a.space {
+				flush(" ")
+				col = 0
+				return
+			}
+			// Break at the last space of the line when that leaves the
+			// line at least a third full; else inside the word.
 			cut := -1
 			for i := len(w.cur) - 1; i > 0; i-- {
 				if w.cur[i].space {
@@ -97,19 +109,20 @@ func (w *lineWriter) line(indent int, cont string, ps ...piece) {
 					break
 				}
 			}
-			var carry []atom
 			if cut > 0 && lineCols(w.cur[:cut]) >= room()/3 {
-				carry = append(carry, w.cur[cut:]...)
+				carry := append([]atom(nil), w.cur[cut+1:]...)
 				w.cur = w.cur[:cut]
+				flush(" ")
+				w.cur = append(w.cur, carry...)
+			} else {
+				flush("")
 			}
-			flush()
-			w.cur = append(w.cur, carry...)
 			col = lineCols(w.cur)
 		}
 		w.cur = append(w.cur, a)
 		col += a.w
 		if a.brk {
-			flush()
+			flush("")
 			col = 0
 		}
 	}
@@ -117,7 +130,7 @@ func (w *lineWriter) line(indent int, cont string, ps ...piece) {
 		splitAtoms(p, push)
 	}
 	if len(w.cur) > 0 || first {
-		flush()
+		flush("")
 	}
 }
 
