@@ -30,7 +30,9 @@ func parseWhole(s string, asHost bool) (target, bool) {
 		return t, true
 	}
 	if t, ok := parseMailbox(s); ok {
-		t.clean = clean && !t.decoy
+		// A display name may hold spaces ("Dana Lee <dana@example.com>");
+		// the address itself cannot.
+		t.clean = strings.IndexFunc(s, unicode.IsControl) < 0 && !t.decoy
 		return t, true
 	}
 	if asHost {

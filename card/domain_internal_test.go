@@ -42,11 +42,11 @@ func TestParseWhole(t *testing.T) {
 		clean  bool
 	}{
 		{"finance@example.com", false, "example.com", false, true},
-		{"Dana <dana@example.com>", false, "example.com", false, false},
+		{"Dana <dana@example.com>", false, "example.com", false, true},
 		{`"finance@example.com"@evil.net`, false, "evil.net", true, false},
 		{"finance@example.com@evil.net", false, "", false, false},
 		{"a@x.com, b@y.org", false, "", false, false},
-		{`"Finance" <x@evil.net>`, false, "evil.net", false, false},
+		{`"Finance" <x@evil.net>`, false, "evil.net", false, true},
 		{`finance@example.com <x@evil.net>`, false, "", false, false},
 		{"https://user@evil.example.net:8443/path?q=1", false, "evil.example.net", false, true},
 		{"https://example.com@evil.net/", false, "evil.net", true, true},

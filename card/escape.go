@@ -23,7 +23,7 @@ const (
 	flagSpaceRun      = "space-run"       // two or more spaces in a row, shown counted
 	flagNotNFC        = "not-nfc"         // decomposed or unnormalized text; combining marks shown escaped
 	flagCombining     = "combining"       // combining marks that could hide on their base, shown escaped
-	flagCompat        = "compatibility"   // compatibility characters (ligatures, full-width forms)
+	flagCompat        = "compatibility"   // compatibility characters (ligatures, full-width forms), shown escaped
 	flagLookalike     = "lookalike-char"  // characters UTS #39 lists as confusable with others, shown escaped
 	flagMixedScript   = "mixed-script"    // a word mixing scripts
 	flagDrawing       = "drawing"         // box-drawing or block characters, which the card uses for its own lines
@@ -62,7 +62,7 @@ func flagText(f string) string {
 	case flagCombining:
 		return "contains combining marks that could hide on their letter (shown escaped)"
 	case flagCompat:
-		return "contains compatibility characters (ligatures or full-width forms)"
+		return "contains compatibility characters such as ligatures or full-width forms (shown escaped)"
 	case flagLookalike:
 		return "contains characters that look like other characters (shown escaped)"
 	case flagMixedScript:
@@ -149,7 +149,6 @@ func (e escaper) show(s string) shown {
 	mixedScripts(s, &flags)
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	literal := false // some non-ASCII character is shown as itself
 	base := ""       // script of the last base character, for its marks
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -200,15 +199,11 @@ func (e escaper) show(s string) shown {
 			if !isMark(r) {
 				base = scriptName(r)
 			}
-			literal = true
 			b.WriteRune(r)
 		}
 		if r < 0x80 {
 			base = scriptOf(r)
 		}
-	}
-	if literal && !norm.NFKC.IsNormalString(s) {
-		flags.add(flagCompat)
 	}
 	return shown{Text: b.String(), Flags: flags.list()}
 }
@@ -266,6 +261,11 @@ func hiddenKind(r rune, nfc bool, base string) string {
 	if !singleNFC(r) {
 		return flagNotNFC
 	}
+	if !singleNFKC(r) {
+		// Full-width and mathematical letters, ligatures, superscripts:
+		// drawn like other characters, some not listed as confusable.
+		return flagCompat
+	}
 	if lookalike(r) {
 		return flagLookalike
 	}
@@ -278,6 +278,14 @@ func combinesBackward(r rune) bool {
 	var buf [utf8.UTFMax]byte
 	n := utf8.EncodeRune(buf[:], r)
 	return !norm.NFC.Properties(buf[:n]).BoundaryBefore()
+}
+
+// singleNFKC reports whether r on its own is in NFKC: false for
+// compatibility characters such as U+FF54 FULLWIDTH LATIN SMALL LETTER T.
+func singleNFKC(r rune) bool {
+	var buf [utf8.UTFMax]byte
+	n := utf8.EncodeRune(buf[:], r)
+	return norm.NFKC.IsNormal(buf[:n])
 }
 
 // singleNFC reports whether r on its own is in NFC: false for canonical

@@ -56,8 +56,9 @@ func TestEscaperShow(t *testing.T) {
 		{"Cyrillic letter without a look-alike", "\u0436\u0434", "\u0436\u0434", nil},
 		{"accented Latin", "caf\u00e9 na\u00efve", "caf\u00e9 na\u00efve", nil},
 		{"Japanese mixed", "Go\u8a00\u8a9e\u306e\u672c", "Go\u8a00\u8a9e\u306e\u672c", nil},
-		{"full-width", "\uff45xample", `\u{FF45}xample`, []string{flagLookalike}},
-		{"ligature", "\ufb01le", `\u{FB01}le`, []string{flagLookalike}},
+		{"full-width", "\uff45xample", `\u{FF45}xample`, []string{flagCompat}},
+		{"full-width not in the confusables data", "\uff54o", `\u{FF54}o`, []string{flagCompat}},
+		{"ligature", "\ufb01le", `\u{FB01}le`, []string{flagCompat}},
 		{"Hebrew", "\u05e9\u05dc\u05dd 123", "\u05e9\u05dc\u05dd 123", []string{flagRTL}},
 		{"escape look-alike", `\u{200B}`, `\\u{200B}`, nil},
 	}
