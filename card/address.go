@@ -36,12 +36,16 @@ func parseWhole(s string, asHost bool) (target, bool) {
 		return t, true
 	}
 	if asHost {
-		if h, ok := splitHostPort(s); ok && h != "" {
+		if h, ok := splitHostPort(s); ok && h != "" && (strings.HasPrefix(s, "[") || !strings.ContainsAny(h, forbiddenHost)) {
 			return target{host: h, clean: clean}, true
 		}
 	}
 	return target{}, false
 }
+
+// forbiddenHost are the WHATWG URL standard's forbidden host code points
+// that can reach a host here.
+const forbiddenHost = " #%/:<>?@[\\]^|"
 
 // specialSchemes are the WHATWG URL standard's special schemes, whose
 // authority a backslash also ends.
@@ -125,7 +129,7 @@ func parseURL(s string) (target, bool) {
 		}
 		host = u
 	}
-	if strings.ContainsAny(host, " #%/:<>?@[\\]^|") && !strings.HasPrefix(auth, "[") {
+	if strings.ContainsAny(host, forbiddenHost) && !strings.HasPrefix(auth, "[") {
 		return target{}, false
 	}
 	t.host = host

@@ -157,3 +157,50 @@ func TestSegments(t *testing.T) {
 	assert.Equal(t, []seg{{Text: "plain"}}, segments("plain"))
 	assert.Equal(t, []seg{{Text: "a"}, {Text: `\{3 spaces}`, Esc: true}, {Text: "b"}}, segments(`a\{3 spaces}b`))
 }
+
+// FuzzEscaper: whatever the string, the display decodes back to it, holds
+// no bare control, invisible, drawing or look-alike character, and every
+// character shown as itself is its own fold.
+//
+//	go test ./card -run '^$' -fuzz FuzzEscaper -fuzztime 20s
+func FuzzEscaper(f *testing.F) {
+	for _, s := range []string{"", "a  b", "p\u0430ypal", "e\u0301", "\u1112\u1161", "x\u2800y", "\u258c==", `\{2 spaces}`, "a\nb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		for _, e := range []escaper{{quote: true}, {keepNewlines: true}} {
+			got := e.show(s).Text
+			require.Equal(t, s, unescape(t, got, e.keepNewlines), "display %q", got)
+			for _, r := range got {
+				if r < 0x80 {
+					require.True(t, r >= 0x20 && r != 0x7f || r == '\n' && e.keepNewlines, "bare control %U in %q", r, got)
+					continue
+				}
+				require.Empty(t, hiddenKind(r, true, scriptName(r)), "%U shown bare in %q", r, got)
+			}
+		}
+	})
+}
+
+// FuzzParseWhole: the address and URL parsers never panic, and a host
+// they return is never empty and holds no character a host cannot.
+//
+//	go test ./card -run '^$' -fuzz FuzzParseWhole -fuzztime 20s
+func FuzzParseWhole(f *testing.F) {
+	for _, s := range []string{`"a@b.c"@d.e`, "https://a.b\\@c.d/", "mailto:a@b.c", "x <a@b.c>", "[::1]:80", "https://a.b\t.c/", "a@b.c@d.e"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, asHost bool) {
+		if got, ok := parseWhole(s, asHost); ok {
+			require.NotEmpty(t, got.host)
+			require.NotContains(t, got.host, "/")
+			require.NotContains(t, got.host, "@")
+		}
+		for _, h := range scanHosts(s) {
+			require.NotEmpty(t, h)
+		}
+	})
+}
