@@ -270,10 +270,16 @@ func isDotAtom(s string) bool {
 	return true
 }
 
-// scanHosts returns every host a reader could take a value to name: the
+// maxMentioned is how many hosts of one value the card analyses; a value
+// naming more says so. It bounds the work IDNA and the public suffix list
+// do for one string.
+const maxMentioned = 8
+
+// scanHosts returns the hosts a reader could take a value to name: the
 // text after each @, and the authority of each scheme:// (or special
-// scheme:) in it. It finds more than the whole-value parsers, on purpose:
-// a value naming a second host anywhere never gets a TRUSTED badge.
+// scheme:) in it, up to maxMentioned+1 of them. It finds more than the
+// whole-value parsers, on purpose: a value naming a second host anywhere
+// never gets a TRUSTED badge.
 func scanHosts(s string) []string {
 	if !strings.ContainsAny(s, "@:") {
 		return nil
@@ -297,7 +303,7 @@ func scanHosts(s string) []string {
 		}
 		hosts = append(hosts, h)
 	}
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s) && len(hosts) <= maxMentioned; i++ {
 		switch {
 		case s[i] == '@':
 			add(hostRun(s[i+1:]))

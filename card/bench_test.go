@@ -2,6 +2,7 @@ package card_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -71,4 +72,93 @@ func BenchmarkRender(b *testing.B) {
 	run("render+text", func(c *card.Card) { _ = c.Text() })
 	run("render+html", func(c *card.Card) { _ = c.HTML() })
 	run("render+json", func(c *card.Card) { _, _ = c.JSON() })
+}
+
+// worstCaseArgs builds argument objects of about size bytes of canonical
+// JSON that make the renderer work hardest per byte: letters of rare
+// scripts and look-alikes (script and confusables lookups for each), marks,
+// invisible characters and space runs (escapes), host names (IDNA and the
+// public suffix list), many keys, and the deepest nesting canon allows.
+func worstCaseArgs(size int) map[string]string {
+	exotic := []rune("\u2d30\u2d31\u13aa\U000104b0\ua4d0\u0430\u0251\u0131\uab32\u0301\u200b\u2800\u00a0\u1112\u1161\U0001d41a\uff54")
+	var text strings.Builder
+	for i := 0; text.Len() < size; i++ {
+		text.WriteRune(exotic[i%len(exotic)])
+		if i%11 == 0 {
+			text.WriteString("  x@ex\u0430mple.com ")
+		}
+	}
+	// Many keys: each a short mixed-script word, each value an address.
+	var keys strings.Builder
+	keys.WriteByte('{')
+	for i := 0; keys.Len() < size-64; i++ {
+		if i > 0 {
+			keys.WriteByte(',')
+		}
+		fmt.Fprintf(&keys, `"p\u0430y%d":"a@b%d.example.com"`, i, i%97)
+	}
+	keys.WriteByte('}')
+	// Deepest nesting, a long list of look-alike strings at the bottom.
+	var deep strings.Builder
+	depth := canon.DefaultMaxDepth - 3
+	deep.WriteString(strings.Repeat(`{"\u0430":[`, depth/2))
+	for i := 0; deep.Len() < size-4*depth; i++ {
+		if i > 0 {
+			deep.WriteByte(',')
+		}
+		deep.WriteString(`"\u13aa\u2d30 x"`)
+	}
+	deep.WriteString(strings.Repeat(`]}`, depth/2))
+	return map[string]string{"exotic": text.String(), "keys": keys.String(), "deep": deep.String()}
+}
+
+// BenchmarkRenderWorstCase renders effects of close to canon's 1 MiB limit
+// built to be as slow as possible per byte, with each view, and reports
+// ms per MiB of canonical effect. The baseline, in the same run, is
+// canon's own canonicalization of the same effect, which every Render does
+// first.
+//
+//	go test ./card -run '^$' -bench BenchmarkRenderWorstCase -benchtime 5x
+func BenchmarkRenderWorstCase(b *testing.B) {
+	const size = canon.DefaultMaxBytes - 64<<10
+	for name, raw := range worstCaseArgs(size) {
+		var args json.RawMessage
+		if name == "exotic" {
+			args, _ = json.Marshal(map[string]string{"body": raw})
+		} else {
+			args = json.RawMessage(`{"v":` + raw + `}`)
+		}
+		e := effectWith(string(args))
+		c, err := e.Canonical()
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		mib := float64(len(c)) / (1 << 20)
+		ctx := injectivityContext()
+		b.Run(name+"/baseline-canonical", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Canonical(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/mib, "ms/MiB")
+		})
+		for _, view := range []string{"render", "render+text", "render+html"} {
+			b.Run(name+"/"+view, func(b *testing.B) {
+				for b.Loop() {
+					c, err := card.Render(e, ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					switch view {
+					case "render+text":
+						_ = c.Text()
+					case "render+html":
+						_ = c.HTML()
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N)/mib, "ms/MiB")
+			})
+		}
+	}
 }

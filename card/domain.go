@@ -26,6 +26,7 @@ const (
 	warnHiddenNonASCII  = "non-ascii-in-name" // the A-label form hides non-ASCII letters
 	warnDecoy           = "decoy-before-host" // user info, a quoted local part or a display name before the host holds an @
 	warnMentioned       = "mentioned"         // named inside a longer text or beside another host: never trusted
+	warnMore            = "more-hosts"        // the value names more hosts than the card analyses
 )
 
 func warnText(w string) string {
@@ -51,7 +52,9 @@ func warnText(w string) string {
 	case warnDecoy:
 		return "the text before this host holds an @ or a dot: THIS host is where it goes"
 	case warnMentioned:
-		return "only mentioned in the text: not checked against the trusted domains"
+		return "named in a text that is not one address or URL: never marked trusted"
+	case warnMore:
+		return "the value names more hosts than these; the rest are not analysed"
 	}
 	return w
 }
@@ -114,6 +117,10 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 		return nil, false, fmt.Errorf("%w: a declared domain is not a host name", ErrUnrenderable)
 	}
 	var out []domainPart
+	many := len(scanned) > maxMentioned
+	if many {
+		scanned = scanned[:maxMentioned]
+	}
 	others := 0
 	for _, h := range scanned {
 		if one && sameHost(h, whole.host) {
@@ -142,7 +149,10 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 		d.Warnings = append(d.Warnings, warnMentioned)
 		out = append(out, d)
 	}
-	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean
+	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
+	if many {
+		out = append(out, domainPart{Written: shown{Text: "..."}, Warnings: []string{warnMore}})
+	}
 	return out, notOne, nil
 }
 

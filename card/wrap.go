@@ -68,13 +68,14 @@ func (w *lineWriter) line(indent int, cont string, ps ...piece) {
 	}
 	head := strings.Repeat(" ", pad)
 	contHead := head + cont + "┆"
+	contCols := pad + displayWidth(cont) + 1
 	first := true
 	sep := ""
 	room := func() int {
 		if first {
 			return w.width - 2 - pad // lineMark is two columns
 		}
-		return w.width - 2 - displayWidth(contHead) - len(sep)
+		return w.width - 2 - contCols - len(sep)
 	}
 	flush := func(nextSep string) {
 		w.b.WriteString(lineMark)
