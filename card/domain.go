@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/agentstepup/asu/card/internal/charclass"
 	"github.com/agentstepup/asu/card/internal/confusable"
 )
 
@@ -114,7 +114,7 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 	whole, one := parseWhole(s, asHost)
 	scanned := scanHosts(s)
 	if asHost && !one && s != "" {
-		return nil, false, fmt.Errorf("%w: a declared domain is not a host name", ErrUnrenderable)
+		return nil, false, fmt.Errorf("%w: an argument declared as a domain does not hold a host name", ErrUnrenderable)
 	}
 	var out []domainPart
 	many := len(scanned) > maxMentioned
@@ -199,7 +199,7 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 		return d, nil
 	}
 	for _, r := range host {
-		if r >= 0x80 && (hiddenKind(r, true, scriptName(r)) == flagInvisible || hiddenKind(r, true, "") == flagBidi || unicode.Is(unicode.Cf, r)) {
+		if r >= 0x80 && charclass.Lookup(r).Props&(charclass.Invisible|charclass.Bidi) != 0 {
 			// IDNA would silently drop some of these (U+200B, U+00AD); a
 			// name that changes when mapped is not shown as a domain.
 			return d, fmt.Errorf("%w: a domain name holds invisible characters", ErrUnrenderable)
@@ -231,7 +231,7 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 		for _, r := range label {
 			scripts.add(scriptOf(r))
 			all.add(scriptOf(r))
-			look = look || r >= 0x80 && (lookalike(r) || !singleNFC(r))
+			look = look || r >= 0x80 && lookalike(r)
 		}
 		switch {
 		case !scripts.allowedMix():

@@ -6,10 +6,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/agentstepup/asu/card/internal/confusable"
+	"github.com/agentstepup/asu/card/internal/charclass"
 )
 
 // Flags a displayed string can carry. Each names something a reader could
@@ -146,13 +145,31 @@ func (e escaper) show(s string) shown {
 	if !nfc {
 		flags.add(flagNotNFC)
 	}
-	mixedScripts(s, &flags)
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	base := ""       // script of the last base character, for its marks
+	base := "" // script of the last base character, for its marks
+	var word scriptSet
+	endWord := func() {
+		if len(word) > 1 && !word.allowedMix() {
+			flags.add(flagMixedScript)
+		}
+		word = word[:0]
+	}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
+		if r < 0x80 {
+			switch {
+			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+				word.add("Latin")
+				base = "Latin"
+			case r >= '0' && r <= '9':
+				base = ""
+			default:
+				endWord()
+				base = ""
+			}
+		}
 		switch {
 		case r == '\\':
 			b.WriteString(`\\`)
@@ -188,23 +205,29 @@ func (e escaper) show(s string) shown {
 			writeEscape(&b, r)
 			flags.add(flagLookalike)
 		default:
-			if f := hiddenKind(r, nfc, base); f != "" {
+			info := charclass.Lookup(r)
+			if r >= 0x80 {
+				if info.Props&charclass.Letterlike == 0 {
+					endWord()
+				} else {
+					word.add(scriptOfInfo(info))
+				}
+			}
+			if f := hiddenKindOf(info, nfc, base); f != "" {
 				flags.add(f)
 				writeEscape(&b, r)
 				continue
 			}
-			if isRTL(r) {
+			if info.Props&charclass.RTL != 0 {
 				flags.add(flagRTL)
 			}
-			if !isMark(r) {
-				base = scriptName(r)
+			if info.Props&charclass.Mark == 0 {
+				base = info.Script
 			}
 			b.WriteRune(r)
 		}
-		if r < 0x80 {
-			base = scriptOf(r)
-		}
 	}
+	endWord()
 	return shown{Text: b.String(), Flags: flags.list()}
 }
 
@@ -218,158 +241,62 @@ func writeEscape(b *strings.Builder, r rune) {
 	b.WriteByte('}')
 }
 
-func isMark(r rune) bool { return unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) }
-
 // hiddenKind returns the flag for a non-ASCII code point that must be shown
 // escaped because a reader could not see it, or could not tell it from
 // another one; "" for a code point shown as itself. nfc says whether the
 // whole string is in NFC; base is the script of the character a combining
 // mark would sit on.
 func hiddenKind(r rune, nfc bool, base string) string {
+	return hiddenKindOf(charclass.Lookup(r), nfc, base)
+}
+
+func hiddenKindOf(info charclass.Info, nfc bool, base string) string {
+	p := info.Props
 	switch {
-	case r < 0x20 || (r >= 0x7f && r < 0xa0):
+	case p&charclass.Control != 0:
 		return flagControl
-	case isBidiControl(r):
+	case p&charclass.Bidi != 0:
 		return flagBidi
-	case r == 0x2800, // braille pattern blank: drawn as a space
-		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
-		unicode.Is(unicode.Variation_Selector, r),
-		unicode.Is(unicode.Cf, r),
-		unicode.In(r, unicode.Zl, unicode.Zp),
-		isBlankDefaultIgnorable(r):
+	case p&charclass.Invisible != 0:
 		return flagInvisible
-	case unicode.Is(unicode.Zs, r):
+	case p&charclass.Space != 0:
 		return flagSpace
-	case unicode.Is(unicode.Co, r), unicode.Is(unicode.Cs, r), !unicode.IsGraphic(r):
+	case p&charclass.Private != 0:
 		return flagPrivate
-	case !nfc && (isMark(r) || combinesBackward(r)):
+	case !nfc && p&(charclass.Mark|charclass.Combines) != 0:
 		// In text that is not in NFC, whatever NFC would combine with
 		// the character before it (marks, conjoining jamo) is escaped, so
 		// a decomposed spelling never looks like the composed one.
 		return flagNotNFC
-	case isMark(r):
+	case p&charclass.Mark != 0:
 		// A mark shown as itself must belong to the script of its base
 		// (a Devanagari vowel sign on a Devanagari letter); generic marks
 		// (script Inherited or Common), marks on another script's letter
 		// and marks with no base could hide a difference.
-		if s := scriptName(r); s == "Inherited" || s == "Common" || s != base {
+		if s := info.Script; s == "Inherited" || s == "Common" || s != base {
 			return flagCombining
 		}
-	case r >= 0x2500 && r <= 0x259f:
+	case p&charclass.Drawing != 0:
 		return flagDrawing
 	}
-	if !singleNFC(r) {
+	switch {
+	case p&charclass.NotNFC != 0:
 		return flagNotNFC
-	}
-	if !singleNFKC(r) {
+	case p&charclass.Compat != 0:
 		// Full-width and mathematical letters, ligatures, superscripts:
 		// drawn like other characters, some not listed as confusable.
 		return flagCompat
-	}
-	if lookalike(r) {
+	case p&charclass.Lookalike != 0:
 		return flagLookalike
 	}
 	return ""
 }
 
-// combinesBackward reports whether NFC may combine r with the character
-// before it.
-func combinesBackward(r rune) bool {
-	var buf [utf8.UTFMax]byte
-	n := utf8.EncodeRune(buf[:], r)
-	return !norm.NFC.Properties(buf[:n]).BoundaryBefore()
-}
-
-// singleNFKC reports whether r on its own is in NFKC: false for
-// compatibility characters such as U+FF54 FULLWIDTH LATIN SMALL LETTER T.
-func singleNFKC(r rune) bool {
-	var buf [utf8.UTFMax]byte
-	n := utf8.EncodeRune(buf[:], r)
-	return norm.NFKC.IsNormal(buf[:n])
-}
-
-// singleNFC reports whether r on its own is in NFC: false for canonical
-// singletons such as U+212A KELVIN SIGN, which equals K.
-func singleNFC(r rune) bool {
-	var buf [utf8.UTFMax]byte
-	n := utf8.EncodeRune(buf[:], r)
-	return norm.NFC.IsNormal(buf[:n])
-}
-
 // lookalike reports whether a non-ASCII part of r's canonical decomposition
-// is listed in the UTS #39 confusables data.
+// is listed in the UTS #39 confusables data, or r is a canonical or
+// compatibility variant of other characters.
 func lookalike(r rune) bool {
-	var buf [utf8.UTFMax]byte
-	n := utf8.EncodeRune(buf[:], r)
-	d := norm.NFD.Properties(buf[:n]).Decomposition()
-	if d == nil {
-		return confusable.Listed(r)
-	}
-	for len(d) > 0 {
-		p, size := utf8.DecodeRune(d)
-		d = d[size:]
-		if p >= 0x80 && confusable.Listed(p) {
-			return true
-		}
-	}
-	return false
-}
-
-// isBlankDefaultIgnorable covers the Hangul fillers, which are
-// Default_Ignorable but letters, so no category test catches them.
-func isBlankDefaultIgnorable(r rune) bool {
-	switch r {
-	case 0x115f, 0x1160, 0x3164, 0xffa0:
-		return true
-	}
-	return false
-}
-
-// mixedScripts flags words that mix scripts beyond what UTS #39's highly
-// restrictive level allows (Latin with the scripts of Chinese, Japanese or
-// Korean writing).
-func mixedScripts(s string, flags *flagSet) {
-	var scripts scriptSet
-	inWord := false
-	for _, r := range s {
-		if !isWordRune(r) {
-			if inWord && !scripts.allowedMix() {
-				flags.add(flagMixedScript)
-				return
-			}
-			scripts, inWord = scripts[:0], false
-			continue
-		}
-		inWord = true
-		scripts.add(scriptOf(r))
-	}
-	if inWord && !scripts.allowedMix() {
-		flags.add(flagMixedScript)
-	}
-}
-
-// isRTL reports letters of right-to-left scripts, whose presence reorders
-// what is displayed around them.
-func isRTL(r rune) bool {
-	if r < 0x0590 {
-		return false
-	}
-	p, _ := bidi.LookupRune(r)
-	return p.Class() == bidi.R || p.Class() == bidi.AL
-}
-
-// isBidiControl reports the explicit directional formatting characters of
-// UAX #9 (marks, embeddings, overrides, isolates).
-func isBidiControl(r rune) bool {
-	switch {
-	case r == 0x061c, r == 0x200e, r == 0x200f:
-		return true
-	case r >= 0x202a && r <= 0x202e:
-		return true
-	case r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
+	return charclass.Lookup(r).Props&(charclass.Lookalike|charclass.NotNFC|charclass.Compat) != 0
 }
 
 // flagSet collects flags without duplicates.

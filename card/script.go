@@ -2,69 +2,14 @@ package card
 
 import (
 	"slices"
-	"sort"
 	"strings"
-	"unicode"
+
+	"github.com/agentstepup/asu/card/internal/charclass"
 )
 
-// scriptRange is a run of code points of one script. scriptRanges is every
-// range of every table in unicode.Scripts, strided ranges expanded, sorted
-// and disjoint: a rune's script is one binary search away, with no
-// allocation. It is computed once, when the package is initialised, from
-// the standard library's immutable tables, and never written afterwards.
-type scriptRange struct {
-	lo, hi rune
-	name   string
-}
-
-var scriptRanges = buildScriptRanges()
-
-func buildScriptRanges() []scriptRange {
-	var out []scriptRange
-	add := func(lo, hi rune, name string) {
-		if n := len(out); n > 0 && out[n-1].name == name && out[n-1].hi+1 == lo {
-			out[n-1].hi = hi
-			return
-		}
-		out = append(out, scriptRange{lo, hi, name})
-	}
-	var all []scriptRange
-	for name, t := range unicode.Scripts {
-		for _, r := range t.R16 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				if r.Stride == 1 {
-					all = append(all, scriptRange{rune(r.Lo), rune(r.Hi), name})
-					break
-				}
-				all = append(all, scriptRange{c, c, name})
-			}
-		}
-		for _, r := range t.R32 {
-			for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
-				if r.Stride == 1 {
-					all = append(all, scriptRange{rune(r.Lo), rune(r.Hi), name})
-					break
-				}
-				all = append(all, scriptRange{c, c, name})
-			}
-		}
-	}
-	slices.SortFunc(all, func(a, b scriptRange) int { return int(a.lo - b.lo) })
-	for _, r := range all {
-		add(r.lo, r.hi, r.name)
-	}
-	return out
-}
-
 // scriptName returns the Unicode script property of r ("Common",
-// "Inherited", "Latin", ...), or "Unknown".
-func scriptName(r rune) string {
-	i := sort.Search(len(scriptRanges), func(i int) bool { return scriptRanges[i].hi >= r })
-	if i < len(scriptRanges) && scriptRanges[i].lo <= r {
-		return scriptRanges[i].name
-	}
-	return "Unknown"
-}
+// "Inherited", "Latin", ...), or "Unknown", from the generated table.
+func scriptName(r rune) string { return charclass.Lookup(r).Script }
 
 // scriptOf returns the Unicode script of r, or "" for characters shared by
 // all scripts (digits, punctuation, combining marks inherited from their
@@ -76,7 +21,12 @@ func scriptOf(r rune) string {
 		}
 		return ""
 	}
-	switch s := scriptName(r); s {
+	return scriptOfInfo(charclass.Lookup(r))
+}
+
+// scriptOfInfo is scriptOf for a code point already looked up.
+func scriptOfInfo(info charclass.Info) string {
+	switch s := info.Script; s {
 	case "Common", "Inherited":
 		return ""
 	default:
@@ -128,5 +78,8 @@ func subset(s, of []string) bool {
 func (s scriptSet) String() string { return strings.Join(s, "+") }
 
 func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsDigit(r)
+	if r < 0x80 {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return charclass.Lookup(r).Props&charclass.Letterlike != 0
 }
