@@ -205,13 +205,18 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 			return d, fmt.Errorf("%w: a domain name holds invisible characters", ErrUnrenderable)
 		}
 	}
-	ascii, err := strictIDNA.ToASCII(host)
-	if err != nil {
-		return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)
-	}
-	uni, err := strictIDNA.ToUnicode(ascii)
-	if err != nil || !utf8.ValidString(uni) {
-		return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)
+	ascii, ok := plainHost(host)
+	uni := ascii
+	if !ok {
+		var err error
+		ascii, err = strictIDNA.ToASCII(host)
+		if err != nil {
+			return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)
+		}
+		uni, err = strictIDNA.ToUnicode(ascii)
+		if err != nil || !utf8.ValidString(uni) {
+			return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)
+		}
 	}
 	d.ASCII = ascii
 	var warns flagSet
@@ -286,6 +291,45 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 	}
 	d.Warnings = warns.f
 	return d, nil
+}
+
+// plainHost returns the lower-case form of a host name made only of ASCII
+// letters, digits and hyphens in labels of 1 to 63 characters, none
+// starting or ending with a hyphen or holding one in its third and fourth
+// places (A-labels and reserved labels go through IDNA): for such a name,
+// strict IDNA conversion is exactly this, and much cheaper.
+func plainHost(h string) (string, bool) {
+	if len(h) == 0 || len(h) > 253 {
+		return "", false
+	}
+	lower := true
+	label := 0
+	for i := 0; i <= len(h); i++ {
+		if i == len(h) || h[i] == '.' {
+			if label == 0 || label > 63 || h[i-1] == '-' {
+				return "", false
+			}
+			label = 0
+			continue
+		}
+		c := h[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c >= 'A' && c <= 'Z':
+			lower = false
+		case c == '-':
+			if label == 0 || label == 3 && h[i-1] == '-' {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+		label++
+	}
+	if !lower {
+		return strings.ToLower(h), true
+	}
+	return h, true
 }
 
 func removeAll(s []string, drop ...string) []string {

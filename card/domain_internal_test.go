@@ -2,6 +2,9 @@ package card
 
 import (
 	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -174,4 +177,68 @@ func TestPrepareTrustedRefuses(t *testing.T) {
 	}
 	_, err := prepareTrusted([]string{"example.com", "user.github.io", "example.co.uk"})
 	assert.NoError(t, err)
+}
+
+// TestPlainHostAgreesWithIDNA: the ASCII fast path gives what strict IDNA
+// gives, for generated names around every rule it checks.
+func TestPlainHostAgreesWithIDNA(t *testing.T) {
+	parts := []string{"a", "Z", "0", "-", ".", "xn--", "ab--c", "a-b", strings.Repeat("x", 63), strings.Repeat("y", 64), "_", "é", ""}
+	rng := rand.New(rand.NewPCG(5, 8))
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		h := b.String()
+		fast, ok := plainHost(h)
+		if !ok {
+			continue
+		}
+		slow, err := strictIDNA.ToASCII(h)
+		require.NoError(t, err, "%q", h)
+		require.Equal(t, slow, fast, "%q", h)
+	}
+}
+
+// FuzzPlainHost: whenever the fast path accepts a name, strict IDNA
+// accepts it with the same result.
+func FuzzPlainHost(f *testing.F) {
+	for _, s := range []string{"example.com", "EXAMPLE.com", "xn--pypal-4ve.com", "a-.com", "ab--c.com"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		if fast, ok := plainHost(h); ok {
+			slow, err := strictIDNA.ToASCII(h)
+			require.NoError(t, err)
+			require.Equal(t, slow, fast)
+		}
+	})
+}
+
+// TestModelFieldsInCanonicalOrder: seal relies on encoding/json writing
+// members in RFC 8785 order, which holds when every struct of the model
+// declares its fields in the order of their JSON names.
+func TestModelFieldsInCanonicalOrder(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var check func(reflect.Type)
+	check = func(ty reflect.Type) {
+		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice {
+			ty = ty.Elem()
+		}
+		if ty.Kind() != reflect.Struct || seen[ty] {
+			return
+		}
+		seen[ty] = true
+		prev := ""
+		for i := range ty.NumField() {
+			f := ty.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			require.NotEmpty(t, name, "%s.%s has no JSON name", ty.Name(), f.Name)
+			require.Less(t, prev, name, "%s: %q declared after %q", ty.Name(), name, prev)
+			prev = name
+			check(f.Type)
+		}
+	}
+	check(reflect.TypeOf(model{}))
+	assert.Greater(t, len(seen), 8)
 }

@@ -106,8 +106,8 @@ type escaper struct {
 
 // shown is a string prepared for display: escaped text and what was found.
 type shown struct {
-	Text  string   `json:"text"`
 	Flags []string `json:"flags,omitempty"`
+	Text  string   `json:"text"`
 }
 
 // plainASCII reports whether s needs no escaping and raises no flag beyond
@@ -148,7 +148,8 @@ func (e escaper) show(s string) shown {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	base := "" // script of the last base character, for its marks
-	var word scriptSet
+	var wordBuf [4]string
+	word := scriptSet(wordBuf[:0])
 	endWord := func() {
 		if len(word) > 1 && !word.allowedMix() {
 			flags.add(flagMixedScript)

@@ -295,6 +295,13 @@ func TestInjectivityCorpus(t *testing.T) {
 				}
 				r.rendered++
 				r.classes[strings.Fields(p.class)[0]]++
+				if i%7 == 0 {
+					// seal writes canonical JSON without canonicalizing.
+					js, _ := ca.JSON()
+					c, err := card.HashLimits().Canonicalize(js)
+					assert.NoError(t, err)
+					assert.Equal(t, string(c), string(js), "card JSON not canonical")
+				}
 				if foldVisible(visibleAt(ca, p.width)) == foldVisible(visibleAt(cb, p.width)) ||
 					foldVisible(htmlVisible(ca)) == foldVisible(htmlVisible(cb)) {
 					r.failures++
