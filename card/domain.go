@@ -158,7 +158,40 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 
 // skeleton is the UTS #39 skeleton of a domain, lower-cased so that 0 and
 // O, which the data maps to each other, also match o.
-func skeleton(s string) string { return strings.ToLower(confusable.Skeleton(strings.ToLower(s))) }
+func skeleton(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return strings.ToLower(confusable.Skeleton(strings.ToLower(s)))
+		}
+	}
+	// ASCII decomposes to itself: map byte by byte.
+	var b strings.Builder
+	b.Grow(len(s) + 4)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if sk, ok := confusable.Lookup(rune(c)); ok {
+			b.WriteString(strings.ToLower(sk))
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// registrable returns the registrable domain (eTLD+1) of an A-label host,
+// or "" when the host is a public suffix itself, and whether its suffix is
+// one ICANN lists; one lookup in the public suffix list.
+func registrable(ascii string) (string, bool) {
+	suffix, icann := publicsuffix.PublicSuffix(ascii)
+	if len(ascii) <= len(suffix) || ascii[len(ascii)-len(suffix)-1] != '.' {
+		return "", icann
+	}
+	rest := ascii[:len(ascii)-len(suffix)-1]
+	return rest[strings.LastIndexByte(rest, '.')+1:] + "." + suffix, icann
+}
 
 func sameHost(a, b string) bool {
 	return strings.EqualFold(strings.Trim(strings.TrimRight(a, "."), "[]"), strings.Trim(strings.TrimRight(b, "."), "[]"))
@@ -219,14 +252,17 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 		}
 	}
 	d.ASCII = ascii
-	var warns flagSet
-	if reg, err := publicsuffix.EffectiveTLDPlusOne(ascii); err == nil {
+	var warns warnSet
+	if reg, icann := registrable(ascii); reg != "" {
 		d.Registrable = reg
+		if !icann {
+			warns.add(warnUnlistedSuffix)
+		}
 	} else {
 		warns.add(warnNoRegistrable)
-	}
-	if _, icann := publicsuffix.PublicSuffix(ascii); !icann {
-		warns.add(warnUnlistedSuffix)
+		if !icann {
+			warns.add(warnUnlistedSuffix)
+		}
 	}
 	showUnicode := true
 	var all scriptSet
@@ -287,7 +323,7 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 		}
 	}
 	if d.Trusted {
-		warns = flagSet{f: removeAll(warns.f, warnLookalike, warnContainsTrusted)}
+		warns = warnSet{f: removeAll(warns.f, warnLookalike, warnContainsTrusted)}
 	}
 	d.Warnings = warns.f
 	return d, nil

@@ -1,6 +1,8 @@
 package card
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"reflect"
@@ -241,4 +243,40 @@ func TestModelFieldsInCanonicalOrder(t *testing.T) {
 	}
 	check(reflect.TypeOf(model{}))
 	assert.Greater(t, len(seen), 8)
+}
+
+// TestEncodeModelMatchesEncodingJSON: the hand-written card JSON is what
+// encoding/json writes for the model (struct tags name the members), and
+// is canonical.
+func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
+	step := shown{Text: "2"}
+	m := model{
+		Renderer: RendererID, Digest: "ab",
+		Tool: toolPart{Name: shown{Text: "t", Flags: []string{flagInvisible}}, Title: shown{Text: "T"}, Class: ClassRead},
+		Args: []field{{
+			Name: shown{Text: "a\"b\\c\u0001"}, Label: &shown{Text: "L"}, Role: "amount", Unit: &shown{Text: "u"},
+			Currency: &shown{Text: "EUR"}, NameDoms: []domainPart{{Written: shown{Text: "w"}, ASCII: "x.com", Trusted: true}},
+			Value: node{Kind: kindObject, Flags: []string{flagEmpty}, Members: []member{{
+				Key: shown{Text: "k"}, KeyDoms: []domainPart{{Written: shown{Text: "y"}, ASCII: "y.com", Registrable: "y.com",
+					Unicode: "ÿ.com", Scripts: "Latin", LooksLike: "x.com", Warnings: []string{warnLookalike}}},
+				Value: node{Kind: kindArray, Items: []node{{Kind: kindString, Text: "s", Long: &longPart{Bytes: 3, SHA256: "cd", Full: "sss"},
+					Domains: []domainPart{{Written: shown{Text: "z"}}}}}},
+			}}},
+		}},
+		Refs:    []refPart{{Index: 0, Name: shown{Text: "n"}, Kind: shown{Text: "file"}, SHA256: "ef", Size: 9}},
+		Unbound: []refPart{{Index: 1, Name: shown{Text: "u"}, Kind: shown{Text: "url"}, Reason: &shown{Text: "r"}}},
+		Context: contextPart{PolicyVersion: shown{Text: "p"}, Reasons: []shown{{Text: "r"}}, Provenance: []shown{},
+			Task: shown{Text: "t"}, Step: &step, User: shown{Text: "u"}, Agent: shown{Text: "a"}, Delegations: []shown{{Text: "d"}}, Audience: shown{Text: "x"}},
+		Untrusted: untrustedPart{Rationale: block{Text: "why\n", Flags: []string{flagLines}, Long: &longPart{Bytes: 1}}},
+	}
+	_ = step
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(m))
+	got := encodeModel(&m)
+	assert.Equal(t, strings.TrimSuffix(buf.String(), "\n"), string(got))
+	c, err := HashLimits().Canonicalize(got)
+	require.NoError(t, err)
+	assert.Equal(t, string(c), string(got))
 }

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -232,14 +233,21 @@ func (e escaper) show(s string) shown {
 	return shown{Text: b.String(), Flags: flags.list()}
 }
 
+// writeEscape writes \u{HEX}, at least four upper-case hex digits.
 func writeEscape(b *strings.Builder, r rune) {
-	b.WriteString(`\u{`)
-	h := strings.ToUpper(strconv.FormatInt(int64(r), 16))
-	for n := len(h); n < 4; n++ {
-		b.WriteByte('0')
+	const hex = "0123456789ABCDEF"
+	var buf [12]byte
+	n := copy(buf[:], `\u{`)
+	digits := 4
+	for v := uint32(r) >> 16; v != 0; v >>= 4 {
+		digits++
 	}
-	b.WriteString(h)
-	b.WriteByte('}')
+	for i := digits - 1; i >= 0; i-- {
+		buf[n] = hex[(uint32(r)>>(4*i))&0xf]
+		n++
+	}
+	buf[n] = '}'
+	b.Write(buf[:n+1])
 }
 
 // hiddenKind returns the flag for a non-ASCII code point that must be shown
@@ -300,31 +308,47 @@ func lookalike(r rune) bool {
 	return charclass.Lookup(r).Props&(charclass.Lookalike|charclass.NotNFC|charclass.Compat) != 0
 }
 
-// flagSet collects flags without duplicates.
-type flagSet struct{ f []string }
+// flagSet collects flags without duplicates, as bits in the order of
+// flagOrder.
+type flagSet struct{ bits uint32 }
 
 func (s *flagSet) add(f string) {
-	for _, g := range s.f {
+	for i, g := range flagOrder {
 		if g == f {
+			s.bits |= 1 << i
 			return
 		}
 	}
-	s.f = append(s.f, f)
 }
 
 // list returns the flags in display order, so a card's JSON does not
-// depend on where in a string a problem first appeared.
+// depend on where in a string a problem first appeared. A single flag is
+// a slice of flagOrder itself, which nothing writes to.
 func (s *flagSet) list() []string {
-	if len(s.f) == 0 {
+	switch {
+	case s.bits == 0:
 		return nil
+	case s.bits&(s.bits-1) == 0:
+		i := bits.TrailingZeros32(s.bits)
+		return flagOrder[i : i+1 : i+1]
 	}
-	out := make([]string, 0, len(s.f))
-	for _, f := range flagOrder {
-		for _, g := range s.f {
-			if f == g {
-				out = append(out, f)
-			}
+	out := make([]string, 0, bits.OnesCount32(s.bits))
+	for i, f := range flagOrder {
+		if s.bits&(1<<i) != 0 {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// warnSet collects domain warnings without duplicates, in the order found.
+type warnSet struct{ f []string }
+
+func (s *warnSet) add(w string) {
+	for _, g := range s.f {
+		if g == w {
+			return
+		}
+	}
+	s.f = append(s.f, w)
 }

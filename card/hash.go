@@ -1,9 +1,7 @@
 package card
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentstepup/asu/canon"
@@ -42,23 +40,10 @@ func hashCanonical(c []byte) canon.Digest {
 	return d
 }
 
-// seal computes the canonical JSON and hash of m.
-//
-// encoding/json writes the model in RFC 8785 form already, so it is not
-// canonicalized again: every struct's fields are declared in the order of
-// their JSON names (a test checks), every number is an integer, and every
-// string is display text, which holds no control character and no U+2028
-// or U+2029 (the only characters encoding/json escapes, with HTML
-// escaping off, that RFC 8785 does not). A test canonicalizes the JSON of
-// every card of the injectivity corpus and finds it unchanged.
+// seal computes the canonical JSON and hash of m. encodeModel writes
+// canonical JSON as it goes, so it is not canonicalized again.
 func seal(m model) (*Card, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, fmt.Errorf("%w: encode model", ErrUnrenderable)
-	}
-	c := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	c := encodeModel(&m)
 	if len(c) > HashLimits().MaxBytes {
 		return nil, fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
 	}

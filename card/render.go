@@ -308,7 +308,10 @@ func (r *renderer) keyHosts(key string, k *shown) ([]domainPart, error) {
 
 // addFlag adds f to a flag list, keeping display order.
 func addFlag(list []string, f string) []string {
-	s := flagSet{f: append([]string(nil), list...)}
+	var s flagSet
+	for _, g := range list {
+		s.add(g)
+	}
 	s.add(f)
 	return s.list()
 }
