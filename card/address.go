@@ -43,6 +43,20 @@ func parseWhole(s string, asHost bool) (target, bool) {
 	return target{}, false
 }
 
+// dropTabsAndNewlines removes what browsers remove from a URL before
+// parsing it.
+func dropTabsAndNewlines(s string) string {
+	if !strings.ContainsAny(s, "\t\n\r") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // forbiddenHost are the WHATWG URL standard's forbidden host code points
 // that can reach a host here.
 const forbiddenHost = " #%/:<>?@[\\]^|"
@@ -79,12 +93,7 @@ func parseURL(s string) (target, bool) {
 	// Browsers strip leading and trailing C0 controls and spaces, and
 	// remove every tab and newline.
 	s = strings.TrimFunc(s, func(r rune) bool { return r <= 0x20 })
-	s = strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return -1
-		}
-		return r
-	}, s)
+	s = dropTabsAndNewlines(s)
 	scheme, rest, ok := urlScheme(s)
 	if !ok {
 		return target{}, false
@@ -284,12 +293,7 @@ func scanHosts(s string) []string {
 	if !strings.ContainsAny(s, "@:") {
 		return nil
 	}
-	s = strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return -1
-		}
-		return r
-	}, s)
+	s = dropTabsAndNewlines(s)
 	var hosts []string
 	add := func(h string) {
 		h = strings.TrimRight(h, ".。．｡-")

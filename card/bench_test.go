@@ -110,7 +110,17 @@ func worstCaseArgs(size int) map[string]string {
 		deep.WriteString(`"\u13aa\u2d30 x"`)
 	}
 	deep.WriteString(strings.Repeat(`]}`, depth/2))
-	return map[string]string{"exotic": text.String(), "keys": keys.String(), "deep": deep.String()}
+	// Many distinct hosts: each one analysed (IDNA, public suffix list).
+	var hosts strings.Builder
+	hosts.WriteByte('{')
+	for i := 0; hosts.Len() < size-64; i++ {
+		if i > 0 {
+			hosts.WriteByte(',')
+		}
+		fmt.Fprintf(&hosts, `"%d":"x@h%d.com"`, i, i)
+	}
+	hosts.WriteByte('}')
+	return map[string]string{"exotic": text.String(), "keys": keys.String(), "deep": deep.String(), "hosts": hosts.String()}
 }
 
 // BenchmarkRenderWorstCase renders effects of close to canon's 1 MiB limit

@@ -3,6 +3,7 @@ package card
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -129,12 +130,12 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 		others++
 	}
 	if one {
-		d, err := analyzeHost(whole.host, one && whole.clean && others == 0, r.trusted, r.esc)
+		d, err := r.analyze(whole.host, one && whole.clean && others == 0)
 		if err != nil {
 			return nil, false, err
 		}
 		if whole.decoy {
-			d.Warnings = append(d.Warnings, warnDecoy)
+			d.Warnings = append(slices.Clip(d.Warnings), warnDecoy)
 		}
 		out = append(out, d)
 	}
@@ -142,11 +143,11 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 		if one && sameHost(h, whole.host) {
 			continue
 		}
-		d, err := analyzeHost(strings.Trim(h, "[]"), false, r.trusted, r.esc)
+		d, err := r.analyze(strings.Trim(h, "[]"), false)
 		if err != nil {
 			d.Warnings = []string{warnInvalid}
 		}
-		d.Warnings = append(d.Warnings, warnMentioned)
+		d.Warnings = append(slices.Clip(d.Warnings), warnMentioned)
 		out = append(out, d)
 	}
 	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
@@ -193,6 +194,29 @@ func registrable(ascii string) (string, bool) {
 	return rest[strings.LastIndexByte(rest, '.')+1:] + "." + suffix, icann
 }
 
+// hostKey identifies one analysis of a host within a render.
+type hostKey struct {
+	host     string
+	eligible bool
+}
+
+// analyze is analyzeHost, remembered for the rest of the render: an effect
+// names the same hosts again and again.
+func (r *renderer) analyze(host string, eligible bool) (domainPart, error) {
+	k := hostKey{host, eligible}
+	if d, ok := r.seen[k]; ok {
+		return d, nil
+	}
+	d, err := analyzeHost(host, eligible, r.trusted, r.esc)
+	if err == nil {
+		if r.seen == nil {
+			r.seen = map[hostKey]domainPart{}
+		}
+		r.seen[k] = d
+	}
+	return d, err
+}
+
 func sameHost(a, b string) bool {
 	return strings.EqualFold(strings.Trim(strings.TrimRight(a, "."), "[]"), strings.Trim(strings.TrimRight(b, "."), "[]"))
 }
@@ -200,8 +224,8 @@ func sameHost(a, b string) bool {
 // endsInNumber reports a host the WHATWG URL parser reads as an IPv4
 // address: its last label is a decimal, octal or hex number.
 func endsInNumber(h string) bool {
-	labels := strings.Split(strings.TrimSuffix(h, "."), ".")
-	last := labels[len(labels)-1]
+	h = strings.TrimSuffix(h, ".")
+	last := h[strings.LastIndexByte(h, '.')+1:]
 	if last == "" {
 		return false
 	}
@@ -266,7 +290,7 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 	}
 	showUnicode := true
 	var all scriptSet
-	for _, label := range strings.Split(uni, ".") {
+	for _, label := range labelsToCheck(uni) {
 		var scripts scriptSet
 		look := false
 		for _, r := range label {
@@ -296,8 +320,11 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 	}
 	regUni := uni
 	if d.Registrable != "" {
-		if u, err := strictIDNA.ToUnicode(d.Registrable); err == nil {
-			regUni = u
+		regUni = d.Registrable
+		if strings.Contains(d.Registrable, "xn--") {
+			if u, err := strictIDNA.ToUnicode(d.Registrable); err == nil {
+				regUni = u
+			}
 		}
 	}
 	skel := ""
@@ -327,6 +354,17 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 	}
 	d.Warnings = warns.f
 	return d, nil
+}
+
+// labelsToCheck returns the labels of a Unicode host name whose scripts
+// need checking: none for an ASCII name.
+func labelsToCheck(uni string) []string {
+	for i := 0; i < len(uni); i++ {
+		if uni[i] >= 0x80 {
+			return strings.Split(uni, ".")
+		}
+	}
+	return nil
 }
 
 // plainHost returns the lower-case form of a host name made only of ASCII

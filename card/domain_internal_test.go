@@ -274,7 +274,7 @@ func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	require.NoError(t, enc.Encode(m))
-	got := encodeModel(&m)
+	got := encodeModel(&m, 0)
 	assert.Equal(t, strings.TrimSuffix(buf.String(), "\n"), string(got))
 	c, err := HashLimits().Canonicalize(got)
 	require.NoError(t, err)

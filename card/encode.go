@@ -232,8 +232,10 @@ func (w *jsonWriter) block(b *block) {
 }
 
 // encodeModel returns the card JSON of m, canonical as written.
-func encodeModel(m *model) []byte {
-	w := &jsonWriter{b: make([]byte, 0, 4096)}
+// sizeHint is the expected size; the card JSON of an effect of n bytes is
+// a few times n.
+func encodeModel(m *model, sizeHint int) []byte {
+	w := &jsonWriter{b: make([]byte, 0, min(4096+sizeHint, HashLimits().MaxBytes))}
 	w.raw(`{"args":[`)
 	for i := range m.Args {
 		f := &m.Args[i]

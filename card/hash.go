@@ -42,8 +42,8 @@ func hashCanonical(c []byte) canon.Digest {
 
 // seal computes the canonical JSON and hash of m. encodeModel writes
 // canonical JSON as it goes, so it is not canonicalized again.
-func seal(m model) (*Card, error) {
-	c := encodeModel(&m)
+func seal(m model, sizeHint int) (*Card, error) {
+	c := encodeModel(&m, sizeHint)
 	if len(c) > HashLimits().MaxBytes {
 		return nil, fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
 	}

@@ -130,7 +130,7 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	return seal(m)
+	return seal(m, 4*len(canonical))
 }
 
 // renderer carries what one Render call needs while walking the arguments.
@@ -138,6 +138,7 @@ type renderer struct {
 	ctx     Context
 	trusted []trustedDomain
 	esc     escaper
+	seen    map[hostKey]domainPart // hosts analysed so far
 }
 
 func (r *renderer) showAll(list []string) []shown {

@@ -25,6 +25,15 @@ type entry struct {
 // Only code points in canonical decomposed form have entries that matter:
 // a skeleton starts by decomposing.
 func Lookup(r rune) (skel string, ok bool) {
+	if r < 0x80 {
+		// The few ASCII entries come first.
+		for i := 0; entries[i].r < 0x80; i++ {
+			if entries[i].r == r {
+				return entries[i].skel, true
+			}
+		}
+		return "", false
+	}
 	i := sort.Search(len(entries), func(i int) bool { return entries[i].r >= r })
 	if i < len(entries) && entries[i].r == r {
 		return entries[i].skel, true
