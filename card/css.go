@@ -20,7 +20,9 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-meta{margin:.4rem 0 0;color:#66666f;font-size:.85rem}
 .asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
 .asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
-.asu-host,.asu-number,.asu-hash{white-space:nowrap}
+.asu-host,.asu-number{white-space:nowrap}
+.asu-role-recipient .asu-str{white-space:pre}
+.asu-hash{overflow-wrap:anywhere}
 .asu-argtable{display:grid;grid-template-columns:minmax(7rem,11rem) minmax(0,1fr);gap:0 .9rem}
 .asu-arg{display:contents}
 .asu-arghead{font-weight:600;padding:.45rem 0;border-top:1px solid #f0f0f3}
@@ -37,7 +39,7 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-flags{list-style:none;padding:0!important;margin:.3rem 0 0!important}
 .asu-flags li,.asu-flagline{color:#8a1c00;font-size:.85rem}
 .asu-flags li::before{content:"\26A0\FE0E  "}
-.asu-domain{margin:.35rem 0 0;font-size:.9rem;padding:.3rem .5rem;border-radius:5px;background:#f7f7f9}
+.asu-domain{margin:.35rem 0 0;font-size:.9rem;padding:.3rem .5rem;border-radius:5px;background:#f7f7f9;overflow-x:auto}
 .asu-domain strong{font-weight:800;text-decoration:underline}
 .asu-domain.asu-warned{background:#fff0ec;border:1px solid #e8a08e}
 .asu-dlabel{color:#66666f}

@@ -25,19 +25,19 @@ type Props uint16
 
 // The properties.
 const (
-	Control     Props = 1 << iota // C0 or C1 control
-	Bidi                          // explicit directional formatting character
-	Invisible                     // default-ignorable, format, separator or blank
-	Space                         // a space other than U+0020
-	Private                       // private use, surrogate, unassigned or not graphic
-	Mark                          // combining mark (Mn, Me, Mc)
-	Drawing                       // box drawing or block element
-	NotNFC                        // not in NFC on its own (canonical singleton)
-	Compat                        // not in NFKC on its own (compatibility character)
-	Lookalike                     // a non-ASCII part of its decomposition is in the confusables data
-	RTL                           // right-to-left letter
-	Combines                      // NFC may combine it with the character before
-	Letterlike                    // letter, mark or digit: part of a word
+	Control    Props = 1 << iota // C0 or C1 control
+	Bidi                         // explicit directional formatting character
+	Invisible                    // default-ignorable, format, separator or blank
+	Space                        // a space other than U+0020
+	Private                      // private use, surrogate, unassigned or not graphic
+	Mark                         // combining mark (Mn, Me, Mc)
+	Drawing                      // box drawing or block element
+	NotNFC                       // not in NFC on its own (canonical singleton)
+	Compat                       // not in NFKC on its own (compatibility character)
+	Lookalike                    // a non-ASCII part of its decomposition is in the confusables data
+	RTL                          // right-to-left letter
+	Combines                     // NFC may combine it with the character before
+	Letterlike                   // letter, mark or digit: part of a word
 )
 
 // Info is what the table holds for a code point.
