@@ -76,10 +76,3 @@ func subset(s, of []string) bool {
 }
 
 func (s scriptSet) String() string { return strings.Join(s, "+") }
-
-func isWordRune(r rune) bool {
-	if r < 0x80 {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-	}
-	return charclass.Lookup(r).Props&charclass.Letterlike != 0
-}
