@@ -112,6 +112,9 @@ func prepareTrusted(list []string) ([]trustedDomain, error) {
 // other may be marked trusted. An error means the value is one address,
 // URL or declared host whose name is not a valid domain name.
 func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
+	if !asHost && !strings.ContainsAny(s, "@:") {
+		return nil, false, nil // neither an address nor a URL, nor names one
+	}
 	whole, one := parseWhole(s, asHost)
 	scanned := scanHosts(s)
 	if asHost && !one && s != "" {

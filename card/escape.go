@@ -142,22 +142,25 @@ func (e escaper) show(s string) shown {
 	if plainASCII(s) {
 		return shown{Text: s, Flags: flags.list()}
 	}
-	nfc := norm.NFC.IsNormalString(s)
-	if !nfc {
-		flags.add(flagNotNFC)
-	}
+	// NFC is checked only when a character that NFC could change shows up.
+	nfc, nfcKnown := true, false
+	// The display is s with some characters replaced by escapes; it is
+	// built only from the first escape on, so a string shown as it is
+	// costs no copy.
 	var b strings.Builder
-	b.Grow(len(s) + 8)
+	copied := 0 // s[:copied] is in b
+	escape := func(at, next int) {
+		if b.Len() == 0 {
+			b.Grow(len(s) + 16)
+		}
+		b.WriteString(s[copied:at])
+		copied = next
+	}
 	base := "" // script of the last base character, for its marks
 	var wordBuf [4]string
 	word := scriptSet(wordBuf[:0])
-	endWord := func() {
-		if len(word) > 1 && !word.allowedMix() {
-			flags.add(flagMixedScript)
-		}
-		word = word[:0]
-	}
 	for i := 0; i < len(s); {
+		at := i
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		if r < 0x80 {
@@ -165,27 +168,34 @@ func (e escaper) show(s string) shown {
 			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
 				word.add("Latin")
 				base = "Latin"
+				continue
 			case r >= '0' && r <= '9':
 				base = ""
-			default:
-				endWord()
-				base = ""
+				continue
 			}
+			if mixedWord(word) {
+				flags.add(flagMixedScript)
+			}
+			word, base = word[:0], ""
 		}
 		switch {
 		case r == '\\':
+			escape(at, i)
 			b.WriteString(`\\`)
 		case r == '"' && e.quote:
+			escape(at, i)
 			b.WriteString(`\"`)
 		case r == '\n' && e.keepNewlines:
-			b.WriteByte('\n')
 		case r == '\n':
+			escape(at, i)
 			b.WriteString(`\n`)
 			flags.add(flagLines)
 		case r == '\r':
+			escape(at, i)
 			b.WriteString(`\r`)
 			flags.add(flagControl)
 		case r == '\t':
+			escape(at, i)
 			b.WriteString(`\t`)
 			flags.add(flagControl)
 		case r == ' ':
@@ -194,29 +204,38 @@ func (e escaper) show(s string) shown {
 				n++
 				i++
 			}
-			if n == 1 {
-				b.WriteByte(' ')
-			} else {
+			if n > 1 {
+				escape(at, i)
 				b.WriteString(`\{` + strconv.Itoa(n) + ` spaces}`)
 				flags.add(flagSpaceRun)
 			}
 		case r < 0x80 && r >= 0x20 && r != 0x7f:
-			b.WriteByte(byte(r))
 		case r == utf8.RuneError:
 			// canon refuses invalid UTF-8, so this is a real U+FFFD.
+			escape(at, i)
 			writeEscape(&b, r)
 			flags.add(flagLookalike)
 		default:
 			info := charclass.Lookup(r)
 			if r >= 0x80 {
 				if info.Props&charclass.Letterlike == 0 {
-					endWord()
+					if mixedWord(word) {
+						flags.add(flagMixedScript)
+					}
+					word = word[:0]
 				} else {
 					word.add(scriptOfInfo(info))
 				}
 			}
+			if !nfcKnown && info.Props&(charclass.Mark|charclass.Combines|charclass.NotNFC) != 0 {
+				nfc, nfcKnown = norm.NFC.IsNormalString(s), true
+				if !nfc {
+					flags.add(flagNotNFC)
+				}
+			}
 			if f := hiddenKindOf(info, nfc, base); f != "" {
 				flags.add(f)
+				escape(at, i)
 				writeEscape(&b, r)
 				continue
 			}
@@ -226,12 +245,21 @@ func (e escaper) show(s string) shown {
 			if info.Props&charclass.Mark == 0 {
 				base = info.Script
 			}
-			b.WriteRune(r)
 		}
 	}
-	endWord()
+	if mixedWord(word) {
+		flags.add(flagMixedScript)
+	}
+	if copied == 0 && b.Len() == 0 {
+		return shown{Text: s, Flags: flags.list()}
+	}
+	b.WriteString(s[copied:])
 	return shown{Text: b.String(), Flags: flags.list()}
 }
+
+// mixedWord reports a word whose scripts UTS #39's highly restrictive
+// level does not allow together.
+func mixedWord(word scriptSet) bool { return len(word) > 1 && !word.allowedMix() }
 
 // writeEscape writes \u{HEX}, at least four upper-case hex digits.
 func writeEscape(b *strings.Builder, r rune) {
