@@ -66,6 +66,26 @@ func (w *lineWriter) line(indent int, cont string, ps ...piece) {
 	if max := w.width - 4 - displayWidth(cont) - minRoom; pad > max {
 		pad = max
 	}
+	// Most lines fit: write them as they are.
+	if total := 2 + pad; total <= w.width {
+		fits := true
+		for _, p := range ps {
+			if p.agent && strings.Contains(p.s, `\n`) {
+				fits = false // a \n ends a displayed line
+				break
+			}
+			total += displayWidth(p.s)
+		}
+		if fits && total <= w.width {
+			w.b.WriteString(lineMark)
+			writeSpaces(&w.b, pad)
+			for _, p := range ps {
+				w.b.WriteString(p.s)
+			}
+			w.b.WriteByte('\n')
+			return
+		}
+	}
 	head := strings.Repeat(" ", pad)
 	contHead := head + cont + "┆"
 	contCols := pad + displayWidth(cont) + 1
@@ -94,7 +114,15 @@ func (w *lineWriter) line(indent int, cont string, ps ...piece) {
 		sep = nextSep
 	}
 	col := 0
-	push := func(a atom) {
+	var push func(a atom)
+	push = func(a atom) {
+		if a.w > room() && utf8.RuneCountInString(a.s) > 1 {
+			// A word of the card's own wider than a line: by character.
+			for _, r := range a.s {
+				push(atom{s: string(r), w: runeWidth(r)})
+			}
+			return
+		}
 		if col+a.w > room() && len(w.cur) > 0 {
 			if a.space {
 				flush(" ")
@@ -147,6 +175,24 @@ func lineCols(as []atom) int {
 // is one atom.
 func splitAtoms(p piece, push func(atom)) {
 	s := p.s
+	if !p.agent {
+		// The card's own text breaks between words; a word wider than
+		// a line is split into characters by push.
+		for i := 0; i < len(s); {
+			if s[i] == ' ' {
+				push(atom{s: " ", w: 1, space: true})
+				i++
+				continue
+			}
+			j := strings.IndexByte(s[i:], ' ')
+			if j < 0 {
+				j = len(s) - i
+			}
+			push(atom{s: s[i : i+j], w: displayWidth(s[i : i+j])})
+			i += j
+		}
+		return
+	}
 	for i := 0; i < len(s); {
 		if p.agent && s[i] == '\\' && i+1 < len(s) {
 			j := escapeEnd(s, i)
@@ -189,8 +235,24 @@ func runeWidth(r rune) int {
 
 func displayWidth(s string) int {
 	n := 0
-	for _, r := range s {
-		n += runeWidth(r)
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			for _, r := range s[i:] {
+				n += runeWidth(r)
+			}
+			return n
+		}
+		n++
 	}
 	return n
+}
+
+const blanks = "                                                                "
+
+func writeSpaces(b *strings.Builder, n int) {
+	for n > len(blanks) {
+		b.WriteString(blanks)
+		n -= len(blanks)
+	}
+	b.WriteString(blanks[:n])
 }
