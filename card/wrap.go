@@ -26,6 +26,10 @@ const (
 	// minRoom is the fewest columns a line keeps for its text, however
 	// deeply it is indented.
 	minRoom = 24
+	// maxIndent is the deepest indentation, in columns. Deeper values are
+	// not indented further; each object and list says how many members or
+	// items follow it, so the nesting still reads unambiguously.
+	maxIndent = 32
 )
 
 // piece is part of a logical line: fixed text of the card, or display text
@@ -62,10 +66,7 @@ type lineWriter struct {
 // recovered exactly by joining the lines, so wrapping keeps the view
 // injective.
 func (w *lineWriter) line(indent int, cont string, ps ...piece) {
-	pad := 2 * indent
-	if max := w.width - 4 - displayWidth(cont) - minRoom; pad > max {
-		pad = max
-	}
+	pad := min(2*indent, maxIndent, w.width-4-displayWidth(cont)-minRoom)
 	// Most lines fit: write them as they are.
 	if total := 2 + pad; total <= w.width {
 		fits := true
