@@ -197,6 +197,23 @@ func registrable(ascii string) (string, bool) {
 	return rest[strings.LastIndexByte(rest, '.')+1:] + "." + suffix, icann
 }
 
+// holdsLabels reports whether the labels of name hold those of part, in
+// order, as "mail.example.com.evil.net" holds "example.com".
+func holdsLabels(name, part string) bool {
+	for from := 0; from <= len(name)-len(part); {
+		i := strings.Index(name[from:], part)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(part)
+		if (start == 0 || name[start-1] == '.') && (end == len(name) || name[end] == '.') {
+			return true
+		}
+		from = start + 1
+	}
+	return false
+}
+
 // hostKey identifies one analysis of a host within a render.
 type hostKey struct {
 	host     string
@@ -347,7 +364,7 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 		case d.Registrable != t.registrable && skel == t.skel:
 			d.LooksLike = t.ascii
 			warns.add(warnLookalike)
-		case d.Registrable != t.registrable && strings.Contains("."+ascii+".", "."+t.registrable+"."):
+		case d.Registrable != t.registrable && holdsLabels(ascii, t.registrable):
 			d.LooksLike = t.ascii
 			warns.add(warnContainsTrusted)
 		}

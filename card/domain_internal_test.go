@@ -280,3 +280,20 @@ func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(c), string(got))
 }
+
+func TestHoldsLabels(t *testing.T) {
+	for _, tc := range []struct {
+		name, part string
+		want       bool
+	}{
+		{"example.com.evil.net", "example.com", true},
+		{"mail.example.com", "example.com", true},
+		{"example.com", "example.com", true},
+		{"myexample.com.evil.net", "example.com", false},
+		{"example.community.net", "example.com", false},
+		{"xexample.com.example.com.net", "example.com", true},
+		{"com", "example.com", false},
+	} {
+		assert.Equal(t, tc.want, holdsLabels(tc.name, tc.part), "%s in %s", tc.part, tc.name)
+	}
+}
