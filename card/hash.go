@@ -44,6 +44,9 @@ func hashCanonical(c []byte) canon.Digest {
 // canonical JSON as it goes, so it is not canonicalized again.
 func seal(m model, sizeHint int) (*Card, error) {
 	c := encodeModel(&m, sizeHint)
+	if cap(c) > 2*len(c)+4096 {
+		c = append([]byte(nil), c...) // do not keep the unused estimate
+	}
 	if len(c) > HashLimits().MaxBytes {
 		return nil, fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
 	}

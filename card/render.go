@@ -130,7 +130,7 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	return seal(m, 4*len(canonical))
+	return seal(m, 8*len(canonical))
 }
 
 // renderer carries what one Render call needs while walking the arguments.
