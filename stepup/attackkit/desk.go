@@ -129,8 +129,8 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, who string) error {
 // Card headings of the region the gate's card labels as written by the
 // agent.
 const (
-	agentRegion    = "== WRITTEN BY THE AGENT: untrusted, not checked =="
-	agentRegionEnd = "== END OF AGENT TEXT =="
+	agentRegion    = "▌ == WRITTEN BY THE AGENT: untrusted, not checked =="
+	agentRegionEnd = "▌ == END OF AGENT TEXT =="
 )
 
 // View returns ticket id's card as the desk renders it, without its
