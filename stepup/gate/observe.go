@@ -195,10 +195,20 @@ func (g *Gate) observeDecided(ctx context.Context, a store.Approval, decision, r
 		}
 	}
 	if o.log.Enabled(ctx, slog.LevelInfo) {
-		o.log.LogAttrs(ctx, slog.LevelInfo, "gate decision", slog.String("decision", decision),
-			slog.String("tool", a.Tool), slog.String("class", class), slog.String("ticket", a.ID),
-			slog.String("digest", shortDigest(a)), slog.String("reason", reason))
+		o.log.LogAttrs(ctx, slog.LevelInfo, "gate decision", append(about(a, slog.String("decision", decision)),
+			slog.String("reason", reason))...)
 	}
+}
+
+// about is what a log record says about ticket a, after lead: its tool,
+// class, id and digest (in short form; none for a call refused before it
+// was sealed).
+func about(a store.Approval, lead ...slog.Attr) []slog.Attr {
+	attrs := append(lead, slog.String("tool", a.Tool), slog.String("class", classOf(a)), slog.String("ticket", a.ID))
+	if !a.Digest.IsZero() {
+		attrs = append(attrs, slog.String("digest", a.Digest.Short()))
+	}
+	return attrs
 }
 
 // observeFlood reports a refusal by flood control (err from Flood.Admit,
@@ -280,8 +290,7 @@ func (g *Gate) observeExecution(ctx context.Context, a store.Approval, outcome, 
 	if !o.log.Enabled(ctx, level) {
 		return
 	}
-	attrs := []slog.Attr{slog.String("outcome", outcome), slog.String("tool", a.Tool), slog.String("class", class),
-		slog.String("ticket", a.ID), slog.String("digest", shortDigest(a))}
+	attrs := about(a, slog.String("outcome", outcome))
 	if reason != "" {
 		attrs = append(attrs, slog.String("reason", reason))
 	}
@@ -297,8 +306,7 @@ func (g *Gate) observeReclaimed(ctx context.Context, a store.Approval) {
 	class := classOf(a)
 	o.reclaims.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrClass, class))))
 	if o.log.Enabled(ctx, slog.LevelWarn) {
-		o.log.LogAttrs(ctx, slog.LevelWarn, "gate reclaim", slog.String("tool", a.Tool), slog.String("class", class),
-			slog.String("ticket", a.ID), slog.String("digest", shortDigest(a)))
+		o.log.LogAttrs(ctx, slog.LevelWarn, "gate reclaim", about(a)...)
 	}
 }
 
@@ -308,14 +316,6 @@ func classOf(a store.Approval) string {
 		return "none"
 	}
 	return a.EffectClass
-}
-
-// shortDigest is the short form of a's digest, or "" before it has one.
-func shortDigest(a store.Approval) string {
-	if a.Digest.IsZero() {
-		return ""
-	}
-	return a.Digest.Short()
 }
 
 // observeParked reports ticket a parked for a person, or merged with an
