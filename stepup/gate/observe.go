@@ -122,7 +122,8 @@ func WithLogger(l *slog.Logger) Option {
 // the names become asu_gate_decisions_total, asu_gate_pending,
 // asu_gate_decision_duration_seconds, asu_gate_flood_refusals_total,
 // asu_gate_flood_lockouts_total, asu_gate_executions_total and
-// asu_gate_lease_reclaims_total, and the attributes asu_decision, ....
+// asu_gate_lease_reclaims_total, and the attribute keys' dots become
+// underscores (asu_decision, asu_effect_class, asu_flood_scope, ...).
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(g *Gate) error {
 		if mp == nil {
