@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -569,4 +570,22 @@ func TestObservedGateSharesNoStateBetweenGoroutines(t *testing.T) {
 	got := collect(t, r)
 	assert.Equal(t, 8.0, got["asu.gate.decisions"]["asu.decision=allow,asu.effect_class=read"])
 	assert.Equal(t, 8.0, got["asu.gate.executions"]["asu.effect_class=read,asu.execution.outcome=executed"])
+}
+
+// TestGateLinksOnlyTheMetricAPI: the gate links the OpenTelemetry metric
+// API (with its no-op), never an SDK or an exporter; those are the
+// integrator's choice.
+func TestGateLinksOnlyTheMetricAPI(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	require.NoError(t, err, string(out))
+	deps := strings.Fields(string(out))
+	assert.Contains(t, deps, "go.opentelemetry.io/otel/metric")
+	for _, dep := range deps {
+		for _, forbidden := range []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "prometheus"} {
+			assert.NotContains(t, dep, forbidden)
+		}
+	}
 }
