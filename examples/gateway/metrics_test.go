@@ -37,7 +37,7 @@ func TestMetricsFlagServesPrometheusOnItsOwnListener(t *testing.T) {
 	client, err := remote.NewClient(p.AgentURL, p.Token, nil)
 	require.NoError(t, err)
 	tk, err := client.Propose(context.Background(), stepup.Call{Tool: "send_email",
-		Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q3 summary","attachment":"q3.csv"}`),
+		Args:    json.RawMessage(`{"to":"finance@example.com","subject":"Q3 summary","attachment":"q3.csv"}`),
 		Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusPending, tk.Status)
