@@ -56,6 +56,15 @@
 //
 //	go run ./examples/verify audit audit.jsonl --checkpoint audit.jsonl.checkpoint.json --gate-key checkpoint.pem.pub
 //
+// # Metrics and logs
+//
+// -metrics ADDR serves the gate's metrics for Prometheus at
+// http://ADDR/metrics, on a listener of its own (never the agent API's or
+// the approval site's): decisions by kind and effect class, pending
+// tickets, time to decision, flood refusals and lockouts, executions by
+// outcome, lease recoveries. The service log (standard error) has one
+// line per decision, by tool, ticket and digest, never by argument.
+//
 // # Denials
 //
 // A denied call is answered at once and is final; it is not stored as a
@@ -116,6 +125,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.tokens, "tokens", "", "runtime tokens `file`, by hash (created with a new token if missing)")
 	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")
 	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "ed25519 PEM `file` that signs audit checkpoints with -audit (created if missing)")
+	fs.StringVar(&o.metrics, "metrics", "", "listen `address` of the Prometheus metrics endpoint, a listener of its own (default: none)")
 	fs.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
 	return fs
 }

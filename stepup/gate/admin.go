@@ -71,6 +71,7 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 		return stepup.Ticket{}, ticketErr("revoke", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionRevoked, "revoked by "+by, now)
 	return view(done, now), nil
 }
 

@@ -21,6 +21,7 @@ func (g *Gate) admit(ctx context.Context, r flood.Request) (string, time.Duratio
 	if err == nil {
 		return "", 0
 	}
+	g.observeFlood(ctx, err)
 	var le *flood.LimitError
 	if !errors.As(err, &le) {
 		return "approval requests cannot be admitted now; try again later", 0

@@ -145,6 +145,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 		return stepup.Ticket{}, ticketErr("approve", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionApproved, reason, now)
 	if a.Tool == GrantTool {
 		return g.issueGrant(context.WithoutCancel(ctx), done)
 	}
@@ -180,6 +181,7 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 		return stepup.Ticket{}, ticketErr("deny", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
 	if a.Tool != GrantTool {
 		if err := g.decided(ctx, done, false); err != nil {
 			return view(done, now), err

@@ -46,6 +46,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		return stepup.Result{}, err
 	}
 	refuse := func(err error, reason string) (stepup.Result, error) {
+		g.observeRefused(ctx, a, reason)
 		if _, aerr := g.st.AppendAudit(context.WithoutCancel(ctx), g.record(a, receipt.DecisionFailed, reason, now)); aerr != nil {
 			return stepup.Result{}, errors.Join(err, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
 		}
@@ -91,10 +92,11 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		// The consume may have committed before its answer was lost: the
 		// ticket may be executing under this gate's lease, and will then
 		// be run by recovery once the lease expires.
-		return stepup.Result{}, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
+		return stepup.Result{}, g.observeRun(ctx, a, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err))
 	}
 	g.changed()
-	return g.run(ctx, consumed, eff, exec)
+	res, err := g.run(ctx, consumed, eff, exec)
+	return res, g.observeRun(ctx, consumed, err)
 }
 
 // runnable refuses a ticket that cannot be spent at now.
@@ -345,6 +347,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue
 		}
 		g.changed()
+		g.observeReclaimed(ctx, claimed)
 		exec, ok := g.executor(claimed.Tool)
 		if !ok {
 			errs = append(errs, g.abandon(ctx, claimed, stepup.ErrNoExecutor, "no executor for the tool"))
@@ -356,6 +359,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue
 		}
 		res, err := g.run(ctx, claimed, eff, exec)
+		_ = g.observeRun(ctx, claimed, err)
 		if err != nil && !errors.Is(err, stepup.ErrExecutorFailed) {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
 			continue
@@ -384,6 +388,7 @@ func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why s
 		return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), ticketErr("recover: finish", err))
 	}
 	g.changed()
+	g.observeAbandoned(ctx, a, why)
 	return fmt.Errorf("recover %s: %w", a.ID, cause)
 }
 

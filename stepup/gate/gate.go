@@ -76,6 +76,8 @@ type Gate struct {
 	key       []byte // MACs the gate's own approvals; see WithKey
 	owner     string // this gate instance, as the owner of its executions
 
+	obs *observer // logs and metrics; nil reports nothing
+
 	mu     sync.Mutex
 	notify chan struct{} // closed and replaced whenever a ticket changes here
 }

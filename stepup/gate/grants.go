@@ -104,6 +104,7 @@ func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.T
 		return stepup.Ticket{}, ticketErr("grant", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, parked, receipt.DecisionNeedsApproval, dec.Reason, now)
 	return view(parked, now), nil
 }
 
@@ -187,6 +188,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionAllow, a.Reason, now)
 	return view(done, now), true, "", nil
 }
 

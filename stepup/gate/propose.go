@@ -139,6 +139,7 @@ func (g *Gate) deny(ctx context.Context, p *proposal, reason string) (stepup.Tic
 	if _, err := g.st.AppendAudit(context.WithoutCancel(ctx), g.record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: the refusal could not be recorded: %v", stepup.ErrStore, err)
 	}
+	g.observeDecided(ctx, a, receipt.DecisionDeny, reason, a.CreatedAt)
 	return stepup.Ticket{ID: stepup.TicketID(a.ID), Status: stepup.StatusDenied, Tool: a.Tool,
 		Digest: a.Digest, Reason: reason}, nil
 }
@@ -161,6 +162,7 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 		return g.refuseStore(ctx, p, err)
 	}
 	g.changed()
+	g.observeDecided(ctx, stored, receipt.DecisionAllow, p.d.Reason, a.CreatedAt)
 	return view(stored, a.CreatedAt), nil
 }
 
@@ -192,9 +194,10 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 			return g.record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
 		}
 	}
-	parked, _, err := g.st.Park(ctx, a, g.caps, merge(reason))
+	parked, merged, err := g.st.Park(ctx, a, g.caps, merge(reason))
 	switch {
 	case errors.Is(err, store.ErrPendingCap):
+		g.observeFlood(ctx, err)
 		return g.deny(ctx, p, "too many requests are waiting for approval; try again later")
 	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
 		return g.existing(ctx, p.a.ID) // another gate parked it first
@@ -203,6 +206,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	}
 	_ = approvers // counted by flood control at admission
 	g.changed()
+	g.observeParked(ctx, parked, merged, reason)
 	t := view(parked, a.CreatedAt)
 	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason
 	return t, nil
