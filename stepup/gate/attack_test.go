@@ -1,0 +1,109 @@
+package gate_test
+
+// Attacks on the gate from outside, through its public API and the
+// store's: what a runtime token holder, an agent process, a database
+// writer without keys, or a second enrolled person can do. A test that
+// passes documents a property that held; each one tries a class of
+// attacks with many spellings, timings or interleavings.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
+)
+
+// pendingTicket proposes a call that parks, for user:dana.
+func pendingTicket(t *testing.T, w *world, to string) stepup.Ticket {
+	t.Helper()
+	tk, err := w.Gate.Propose(context.Background(), sendEmail(to))
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	return tk
+}
+
+// TestRecoverDoesNotTrustTheDatabase has a database writer, holding no
+// passkey and not the gate's key, write an approval for a parked call
+// straight into the store, spend it itself under a short lease in the
+// name of a gate that does not exist, and wait for the lease to expire:
+// every live gate's Recover (run continuously by Maintain) then finds an
+// execution whose owner is gone. It must not run a call nobody approved.
+func TestRecoverDoesNotTrustTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	for _, donorKind := range []string{"a passkey approval", "a policy allowance"} {
+		for _, f := range forgeries() {
+			t.Run(donorKind+"/"+f.name, func(t *testing.T) {
+				w := newWorld(t)
+				var donor stepup.Ticket
+				if donorKind == "a passkey approval" {
+					donor = approved(t, w, sendEmail("finance@example.com"))
+				} else {
+					var err error
+					donor, err = w.Gate.Propose(ctx, stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`),
+						Session: "sess-1", Principal: agentFor("user:dana")})
+					require.NoError(t, err)
+					require.Equal(t, stepup.StatusAllowed, donor.Status)
+				}
+				row, err := w.Store.Get(ctx, string(donor.ID))
+				require.NoError(t, err)
+				target := pendingTicket(t, w, "finance@exarnple.com")
+
+				now := w.Clock.Now()
+				_, err = w.Store.Resolve(ctx, string(target.ID), store.Resolution{To: store.Approved,
+					Approver: f.approver(w), Evidence: f.evidence(t, w, row), At: now}, nil)
+				require.NoError(t, err)
+				_, err = w.Store.Consume(ctx, string(target.ID), store.Claim{Key: "k-forged", Owner: "gate-ghost",
+					At: now, LeaseUntil: now.Add(time.Second)}, nil)
+				require.NoError(t, err, "the writer's execution is in the database")
+				w.Clock.Advance(2 * time.Second)
+
+				before := w.Exec.Count()
+				_, _ = w.Gate.Recover(ctx)
+				assert.Equal(t, before, w.Exec.Count(), "a call nobody approved ran through Recover")
+			})
+		}
+	}
+}
+
+// TestApproverRuleFollowsTheEffectNotTheRow has a database writer
+// rewrite the User column of user:dana's parked call to user:erin, a
+// second enrolled person: the effect, its digest and card still say the
+// call runs for dana. Erin then approves it with her own passkey. The
+// approver rule (a ticket is decided by the user it runs on behalf of)
+// must be judged on what runs, not on a column the writer controls.
+func TestApproverRuleFollowsTheEffectNotTheRow(t *testing.T) {
+	ctx := context.Background()
+	for _, intruder := range []string{"user:erin", "user:dana2", "user:finance", "user:d"} {
+		t.Run(intruder, func(t *testing.T) {
+			w := newWorld(t)
+			other := w.Enroll(t, intruder)
+			tk := pendingTicket(t, w, "finance@exarnple.com")
+
+			row, err := w.Store.Get(ctx, string(tk.ID))
+			require.NoError(t, err)
+			row.ID = "" // the writer re-parks the row under its own id
+			row.User = intruder
+			row.Requester.User = intruder
+			forged, _, err := w.Store.Park(ctx, row, store.Caps{}, nil)
+			require.NoError(t, err)
+
+			eff, err := canon.ParseEffect(forged.Effect)
+			require.NoError(t, err)
+			require.Equal(t, "user:dana", eff.Principal.User, "what runs is dana's call")
+
+			_, aerr := stepuptest.Approve(ctx, w.Gate.Desk(), other, stepup.TicketID(forged.ID))
+			_, eerr := w.Gate.Execute(ctx, stepup.TicketID(forged.ID))
+			assert.Error(t, errors.Join(aerr, eerr))
+			assert.Zero(t, w.Exec.Count(), "%s approved a call that runs for user:dana", intruder)
+		})
+	}
+}
