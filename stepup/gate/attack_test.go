@@ -107,3 +107,43 @@ func TestApproverRuleFollowsTheEffectNotTheRow(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovalRunsOnceEvenIfTheRowIsCopied has a database writer copy a
+// genuinely approved ticket into a new row (same effect, nonce, expiry,
+// card and evidence; a fresh id), before or after the original ran, by
+// parking the copy approved or by parking it pending and resolving it
+// with the lifted evidence. One approval must run at most once: the
+// copy's evidence is a passkey assertion over the original's challenge.
+func TestApprovalRunsOnceEvenIfTheRowIsCopied(t *testing.T) {
+	ctx := context.Background()
+	for _, when := range []string{"before the original runs", "after the original ran"} {
+		for _, how := range []string{"parked approved", "parked pending then resolved"} {
+			t.Run(when+"/"+how, func(t *testing.T) {
+				w := newWorld(t)
+				tk := approved(t, w, sendEmail("finance@example.com"))
+				row, err := w.Store.Get(ctx, string(tk.ID))
+				require.NoError(t, err)
+				if when == "after the original ran" {
+					_, err := w.Gate.Execute(ctx, tk.ID)
+					require.NoError(t, err)
+				}
+				cp := row.Clone()
+				cp.ID = ""
+				if how == "parked pending then resolved" {
+					cp.State, cp.Approver, cp.Evidence, cp.Reason, cp.ResolvedAt = store.Pending, "", nil, "", time.Time{}
+					cp.Session = "sess-copy" // not merged into anything live
+				}
+				copied, _, err := w.Store.Park(ctx, cp, store.Caps{}, nil)
+				require.NoError(t, err)
+				if how == "parked pending then resolved" {
+					_, err = w.Store.Resolve(ctx, copied.ID, store.Resolution{To: store.Approved, Approver: row.Approver,
+						Evidence: row.Evidence, Reason: row.Reason, At: w.Clock.Now()}, nil)
+					require.NoError(t, err)
+				}
+				_, _ = w.Gate.Execute(ctx, stepup.TicketID(copied.ID))
+				_, _ = w.Gate.Execute(ctx, tk.ID)
+				assert.LessOrEqual(t, w.Exec.Count(), 1, "one approval ran %d times", w.Exec.Count())
+			})
+		}
+	}
+}
