@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -146,4 +149,125 @@ func TestApprovalRunsOnceEvenIfTheRowIsCopied(t *testing.T) {
 			})
 		}
 	}
+}
+
+// spoofsOf returns spellings an attacker would try for principal id:
+// case, width, homoglyphs, invisible and control characters, padding,
+// other kinds and the gate's reserved names.
+func spoofsOf(id string) []string {
+	kind, name, _ := strings.Cut(id, ":")
+	out := []string{
+		strings.ToUpper(kind) + ":" + name, kind + ":" + strings.ToUpper(name),
+		strings.ToUpper(kind[:1]) + kind[1:] + ":" + name,
+		" " + id, id + " ", id + "\t", id + "\n", id + "\x00", id + "\u200b", "\u200b" + id, id + "\u00ad",
+		id + "\u0301", kind + "\uff1a" + name, kind + "::" + name, kind + ": " + name,
+		strings.Replace(id, "a", "\u0430", 1), // Cyrillic a
+		strings.Replace(id, "e", "\u0435", 1), // Cyrillic e
+		strings.Replace(id, "u", "\uff55", 1), // fullwidth u
+		strings.Replace(id, "s", "\u017f", 1), // long s, which folds to s
+		kind + ":" + name + "/", kind + ":" + name + "@example.com", kind + ":./" + name,
+		"agent:" + name, "policy:" + name, "grant:" + name, "gate:" + name, name, kind + ":", ":" + name, "",
+	}
+	var uniq []string
+	seen := map[string]bool{id: true}
+	for _, s := range out {
+		if !seen[s] {
+			seen[s] = true
+			uniq = append(uniq, s)
+		}
+	}
+	return uniq
+}
+
+// TestOnlyWhoMayDecideDecides answers tickets in many names through an
+// approver that checks nothing (the Approver contract leaves who may
+// decide to the gate): the ticket's own user when no group is named,
+// the members of the group the policy names otherwise, never the
+// requester's agent or delegations, and no look-alike of any of them.
+// Each name tries to approve, deny, and revoke an approval.
+func TestOnlyWhoMayDecideDecides(t *testing.T) {
+	ctx := context.Background()
+	requester := canon.Principal{User: "user:dana", Agent: "agent:support", Delegations: []string{"user:erin"}}
+	routes := []struct {
+		name    string
+		group   string
+		members []string
+		may     []string
+	}{
+		{"the user decides", "", nil, []string{"user:dana"}},
+		{"a group decides", "finance", []string{"user:fin", "user:dana", "user:erin"},
+			[]string{"user:fin", "user:dana"}},
+	}
+	for _, r := range routes {
+		var names []string
+		for _, id := range []string{"user:dana", "user:fin", "user:erin", "agent:support", "user:mallory"} {
+			names = append(names, id)
+			names = append(names, spoofsOf(id)...)
+		}
+		for _, name := range names {
+			t.Run(fmt.Sprintf("%s/%q", r.name, name), func(t *testing.T) {
+				var opts []gate.Option
+				if r.group != "" {
+					opts = append(opts, gate.WithApproverGroup(r.group, r.members...))
+				}
+				h := stepuptest.NewGateWith(t, refundCatalog(t, r.group), namedApprover{name}, opts...)
+				call := refund(`{"order":"A-17","amount":120}`)
+				call.Principal = requester
+				may := contains(r.may, name)
+
+				for _, action := range []string{"approve", "deny", "revoke"} {
+					tk, err := h.Gate.Propose(ctx, call)
+					require.NoError(t, err)
+					require.Equal(t, stepup.StatusPending, tk.Status, tk.Reason)
+					call.Step += "+" // a fresh ticket for the next action
+					var derr error
+					switch action {
+					case "approve":
+						_, derr = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`))
+					case "deny":
+						_, derr = h.Gate.Desk().Deny(ctx, tk.ID, []byte(`no`), "")
+					case "revoke":
+						// a real approver approves first, through the passkey path
+						legit := stepuptest.NewGateWith(t, refundCatalog(t, r.group), namedApprover{"user:dana"}, opts...)
+						ltk, err := legit.Gate.Propose(ctx, call)
+						require.NoError(t, err)
+						_, err = legit.Gate.Desk().Approve(ctx, ltk.ID, []byte(`yes`))
+						require.NoError(t, err)
+						g, err := gate.New(legit.Store, refundCatalog(t, r.group), namedApprover{name},
+							append(opts, gate.WithoutFloodControlUnsafe())...)
+						require.NoError(t, err)
+						_, derr = g.Desk().Revoke(ctx, ltk.ID, []byte(`revoke`), "")
+						got, err := legit.Gate.Ticket(ctx, ltk.ID)
+						require.NoError(t, err)
+						if may {
+							assert.NoError(t, derr)
+							assert.Equal(t, stepup.StatusRevoked, got.Status)
+						} else {
+							assert.ErrorIs(t, derr, stepup.ErrNotPermitted)
+							assert.Equal(t, stepup.StatusApproved, got.Status, "%q revoked an approval", name)
+						}
+						continue
+					}
+					got, err := h.Gate.Ticket(ctx, tk.ID)
+					require.NoError(t, err)
+					if may {
+						assert.NoError(t, derr, action)
+						assert.NotEqual(t, stepup.StatusPending, got.Status, action)
+					} else {
+						assert.ErrorIs(t, derr, stepup.ErrNotPermitted, action)
+						assert.Equal(t, stepup.StatusPending, got.Status, "%q could %s", name, action)
+					}
+				}
+			})
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
