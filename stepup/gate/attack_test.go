@@ -165,7 +165,7 @@ func spoofsOf(id string) []string {
 		strings.Replace(id, "e", "\u0435", 1), // Cyrillic e
 		strings.Replace(id, "u", "\uff55", 1), // fullwidth u
 		strings.Replace(id, "s", "\u017f", 1), // long s, which folds to s
-		kind + ":" + name + "/", kind + ":" + name + "@example.com", kind + ":./" + name,
+		kind + ":" + name + "/", kind + ":./" + name, kind + ":" + name + "\u0131",
 		"agent:" + name, "policy:" + name, "grant:" + name, "gate:" + name, name, kind + ":", ":" + name, "",
 	}
 	var uniq []string
@@ -270,4 +270,42 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestLookalikePrincipalsAreRefusedEverywhere proposes calls and mints
+// invites for look-alikes of the reference program's principals: none
+// is parked, and no look-alike can be enrolled to approve later.
+func TestLookalikePrincipalsAreRefusedEverywhere(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	for _, user := range spoofsOf("user:dana") {
+		c := sendEmail("finance@example.com")
+		c.Principal.User = user
+		tk, err := w.Gate.Propose(ctx, c)
+		if err == nil {
+			assert.Equal(t, stepup.StatusDenied, tk.Status, "user %q", user)
+		}
+		if !strings.HasPrefix(user, "agent:") {
+			_, err = w.Enrollment.Invite(ctx, user)
+			assert.Error(t, err, "invite for %q", user)
+		}
+	}
+	for _, id := range append(spoofsOf("agent:reports"), spoofsOf("grant:x")...) {
+		if strings.HasPrefix(id, "agent:") || strings.HasPrefix(id, "grant:") || strings.HasPrefix(id, "policy:") {
+			continue // refused by prefix; the look-alikes are the attack
+		}
+		_, err := w.Enrollment.Invite(ctx, id)
+		assert.Error(t, err, "invite for %q", id)
+	}
+	for _, agent := range spoofsOf("agent:reports") {
+		c := sendEmail("finance@example.com")
+		c.Principal.Agent = agent
+		tk, err := w.Gate.Propose(ctx, c)
+		if err == nil {
+			assert.Equal(t, stepup.StatusDenied, tk.Status, "agent %q", agent)
+		}
+	}
+	page, _, err := w.Store.List(ctx, store.Filter{})
+	require.NoError(t, err)
+	assert.Empty(t, page, "a look-alike's call was stored")
 }
