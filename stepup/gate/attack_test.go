@@ -11,7 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +26,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/sqlite"
 )
 
 // pendingTicket proposes a call that parks, for user:dana.
@@ -308,4 +312,141 @@ func TestLookalikePrincipalsAreRefusedEverywhere(t *testing.T) {
 	page, _, err := w.Store.List(ctx, store.Filter{})
 	require.NoError(t, err)
 	assert.Empty(t, page, "a look-alike's call was stored")
+}
+
+// crashFirstRun is an executor that panics on its first run, as a gate
+// process dying inside the tool would, and records every run: the keys
+// it was given and whether two runs ever overlapped.
+type crashFirstRun struct {
+	mu       sync.Mutex
+	runs     int
+	ok       int
+	inFlight int
+	overlap  bool
+	keys     map[string]bool
+	hold     chan struct{} // when set, successful runs wait on it
+}
+
+func (c *crashFirstRun) Execute(ctx context.Context, _ canon.Effect, key string) ([]byte, error) {
+	c.mu.Lock()
+	c.runs++
+	first := c.runs == 1
+	if c.keys == nil {
+		c.keys = map[string]bool{}
+	}
+	c.keys[key] = true
+	c.inFlight++
+	if c.inFlight > 1 {
+		c.overlap = true
+	}
+	hold := c.hold
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
+	}()
+	if first {
+		panic("the gate process died inside the tool")
+	}
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	c.mu.Lock()
+	c.ok++
+	c.mu.Unlock()
+	return []byte(`{"ok":true}`), nil
+}
+
+// TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates crashes the first run
+// of an allowed call inside its executor on gate A, then lets two gates,
+// each with its own connection pool on one SQLite file, race Execute,
+// Recover and the store's clock advancing, in many interleavings. The
+// call runs again only once the crashed run's lease expired, exactly
+// once more, with the same key, never overlapping; nothing panics but the
+// executor, and no goroutine is left behind.
+func TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates(t *testing.T) {
+	const lease = 7 * time.Second
+	for trial := range 12 {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			ctx := context.Background()
+			base := runtime.NumGoroutine()
+			path := filepath.Join(t.TempDir(), "asu.db")
+			clock := stepuptest.NewClock(stepuptest.Start())
+			exec := &crashFirstRun{}
+			key := []byte("the key both gates of one store share!")
+			var gates []*gate.Gate
+			var dbs []*sqlite.Store
+			for i := range 2 {
+				db := openSQLiteAt(t, path, clock)
+				dbs = append(dbs, db)
+				g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db),
+					gate.WithExecutor("write_draft", exec), gate.WithKey(key), gate.WithLease(lease),
+					gate.WithInstance(fmt.Sprintf("gate-%c", 'a'+i)))
+				require.NoError(t, err)
+				gates = append(gates, g)
+			}
+			tk, err := gates[0].Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
+				Session: "s", Principal: agentFor("user:dana")})
+			require.NoError(t, err)
+			require.Equal(t, stepup.StatusAllowed, tk.Status)
+			func() {
+				defer func() { require.NotNil(t, recover(), "the executor's panic reaches the caller") }()
+				_, _ = gates[0].Execute(ctx, tk.ID)
+			}()
+			got, err := gates[1].Ticket(ctx, tk.ID)
+			require.NoError(t, err)
+			require.Equal(t, stepup.StatusExecuting, got.Status)
+
+			// Before the lease expires, nobody runs it again.
+			clock.Advance(lease - store.MaxSkew - time.Second)
+			for _, g := range gates {
+				_, _ = g.Recover(ctx)
+				_, err := g.Execute(ctx, tk.ID)
+				assert.ErrorIs(t, err, stepup.ErrConsumed)
+			}
+			require.Equal(t, 1, exec.runs, "a live lease was taken over")
+
+			// Then everything at once, the clock moving meanwhile.
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					g := gates[(i+trial)%2]
+					switch (i + trial) % 4 {
+					case 0, 1:
+						_, _ = g.Recover(ctx)
+					case 2:
+						_, _ = g.Execute(ctx, tk.ID)
+					case 3:
+						clock.Advance(time.Duration(trial) * time.Second / 2)
+					}
+				}()
+			}
+			wg.Wait()
+			clock.Advance(2 * lease)
+			for _, g := range gates {
+				_, _ = g.Recover(ctx)
+			}
+			exec.mu.Lock()
+			assert.Equal(t, 2, exec.runs, "the crashed run and exactly one more")
+			assert.Equal(t, 1, exec.ok)
+			assert.Len(t, exec.keys, 1, "every run had the ticket's one key")
+			assert.False(t, exec.overlap)
+			exec.mu.Unlock()
+			got, err = gates[1].Ticket(ctx, tk.ID)
+			require.NoError(t, err)
+			assert.Equal(t, stepup.StatusExecuted, got.Status)
+			for _, db := range dbs {
+				require.NoError(t, db.Close())
+			}
+			assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= base+2 }, 5*time.Second, 20*time.Millisecond,
+				"goroutines left behind: %d before, %d after", base, runtime.NumGoroutine())
+		})
+	}
 }
