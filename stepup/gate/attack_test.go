@@ -450,3 +450,79 @@ func TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates(t *testing.T) {
 		})
 	}
 }
+
+// blockingExec is an executor whose runs wait until released, counting
+// how many are inside it at once.
+type blockingExec struct {
+	release  chan struct{}
+	mu       sync.Mutex
+	inFlight int
+	most     int
+	runs     int
+}
+
+func (b *blockingExec) Execute(ctx context.Context, _ canon.Effect, _ string) ([]byte, error) {
+	b.mu.Lock()
+	b.runs++
+	b.inFlight++
+	b.most = max(b.most, b.inFlight)
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.inFlight--
+		b.mu.Unlock()
+	}()
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+	}
+	return []byte(`{}`), nil
+}
+
+func (b *blockingExec) counts() (runs, most int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.runs, b.most
+}
+
+// TestLiveExecutionIsNotRunTwiceWhenTheStoreClockSteps steps the store's
+// clock forward (an NTP step on the database host) while gate A's
+// executor is running and renewing its lease, then lets gate B, on the
+// same SQLite file, run Recover. The gate promises that two runs of one
+// ticket never overlap in time: B must not start the call while A's run
+// is still inside the executor.
+func TestLiveExecutionIsNotRunTwiceWhenTheStoreClockSteps(t *testing.T) {
+	const lease = 7 * time.Second
+	for _, step := range []time.Duration{lease, lease + store.MaxSkew, 3 * lease} {
+		t.Run(step.String(), func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "asu.db")
+			clock := stepuptest.NewClock(stepuptest.Start())
+			exec := &blockingExec{release: make(chan struct{})}
+			key := []byte("the key both gates of one store share!")
+			var gates []*gate.Gate
+			for i := range 2 {
+				db := openSQLiteAt(t, path, clock)
+				g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db),
+					gate.WithExecutor("write_draft", exec), gate.WithKey(key), gate.WithLease(lease),
+					gate.WithInstance(fmt.Sprintf("gate-%c", 'a'+i)))
+				require.NoError(t, err)
+				gates = append(gates, g)
+			}
+			tk, err := gates[0].Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
+				Session: "s", Principal: agentFor("user:dana")})
+			require.NoError(t, err)
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = gates[0].Execute(ctx, tk.ID) }()
+			require.Eventually(t, func() bool { r, _ := exec.counts(); return r == 1 }, 5*time.Second, 5*time.Millisecond)
+			clock.Advance(step)
+			go func() { defer wg.Done(); _, _ = gates[1].Recover(ctx) }()
+			time.Sleep(300 * time.Millisecond) // well inside A's renewal period (lease/3)
+			close(exec.release)
+			wg.Wait()
+			_, most := exec.counts()
+			assert.Equal(t, 1, most, "two runs of one ticket were inside the executor at once")
+		})
+	}
+}
