@@ -17,11 +17,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -523,6 +525,102 @@ func TestLiveExecutionIsNotRunTwiceWhenTheStoreClockSteps(t *testing.T) {
 			wg.Wait()
 			_, most := exec.counts()
 			assert.Equal(t, 1, most, "two runs of one ticket were inside the executor at once")
+		})
+	}
+}
+
+// TestEveryMalformedCallIsADenialWithARow proposes calls with each field
+// oversized, malformed or hostile, in several sizes and shapes: each is
+// answered as a denial (never a store error, never a panic), stores no
+// ticket, and leaves exactly one audit row. Fields within the store's
+// limits (store.MaxKeySize for identifiers, store.MaxFieldSize for text)
+// may also park; they must still not fail.
+func TestEveryMalformedCallIsADenialWithARow(t *testing.T) {
+	ctx := context.Background()
+	big := func(n int) string { return strings.Repeat("a", n) }
+	type mutation struct {
+		name    string
+		mayPark bool
+		edit    func(c *stepup.Call)
+	}
+	var muts []mutation
+	for _, n := range []int{store.MaxKeySize + 1, 64 << 10, store.MaxFieldSize + 1} {
+		s := big(n)
+		text := n <= store.MaxFieldSize // within the limit of free text
+		muts = append(muts,
+			mutation{fmt.Sprintf("task %d", n), false, func(c *stepup.Call) { c.Task = s }},
+			mutation{fmt.Sprintf("step %d", n), false, func(c *stepup.Call) { c.Step = s }},
+			mutation{fmt.Sprintf("session %d", n), false, func(c *stepup.Call) { c.Session = s }},
+			mutation{fmt.Sprintf("tool %d", n), false, func(c *stepup.Call) { c.Tool = s }},
+			mutation{fmt.Sprintf("grant %d", n), false, func(c *stepup.Call) { c.Grant = s }},
+			mutation{fmt.Sprintf("rationale %d", n), text, func(c *stepup.Call) { c.Rationale = s }},
+			mutation{fmt.Sprintf("taint label %d", n), text, func(c *stepup.Call) { c.Taint = []string{s} }},
+			mutation{fmt.Sprintf("agent %d", n), false, func(c *stepup.Call) { c.Principal.Agent = "agent:" + s }},
+			mutation{fmt.Sprintf("user %d", n), false, func(c *stepup.Call) { c.Principal.User = "user:" + s }},
+			mutation{fmt.Sprintf("delegation %d", n), false, func(c *stepup.Call) { c.Principal.Delegations = []string{"agent:" + s} }},
+			mutation{fmt.Sprintf("subject %d", n), text, func(c *stepup.Call) {
+				c.Args = json.RawMessage(`{"to":"finance@example.com","subject":"` + s + `","attachment":"q3.csv"}`)
+			}},
+		)
+	}
+	for _, n := range []int{store.MaxTaint + 1, 4096, 100000} {
+		muts = append(muts,
+			mutation{fmt.Sprintf("%d taint labels", n), false, func(c *stepup.Call) { c.Taint = make([]string, n) }},
+			mutation{fmt.Sprintf("%d delegations", n), false, func(c *stepup.Call) {
+				for i := range n {
+					c.Principal.Delegations = append(c.Principal.Delegations, fmt.Sprintf("agent:d%d", i))
+				}
+			}},
+		)
+	}
+	// Invalid UTF-8 is refused; control characters are valid text, kept
+	// and escaped where shown, so they may park.
+	for _, bad := range []string{"\xff", "\xed\xa0\x80", "a\x00b", "\x1b[2J"} {
+		valid := utf8.ValidString(bad)
+		muts = append(muts,
+			mutation{fmt.Sprintf("task %q", bad), valid, func(c *stepup.Call) { c.Task = bad }},
+			mutation{fmt.Sprintf("session %q", bad), valid, func(c *stepup.Call) { c.Session = bad }},
+			mutation{fmt.Sprintf("taint %q", bad), valid, func(c *stepup.Call) { c.Taint = []string{bad} }},
+			mutation{fmt.Sprintf("grant %q", bad), valid, func(c *stepup.Call) { c.Grant = bad }},
+			mutation{fmt.Sprintf("rationale %q", bad), valid, func(c *stepup.Call) { c.Rationale = bad }},
+		)
+	}
+	for _, args := range []string{``, `null`, `[]`, `"x"`, `{"to":1,"to":2}`, `{"to":"a@example.com"`,
+		strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat(`}`, 10000), `{"n":1e999999}`, `{"s":"\ud800"}`} {
+		muts = append(muts, mutation{fmt.Sprintf("args %.40q", args), false, func(c *stepup.Call) { c.Args = json.RawMessage(args) }})
+	}
+	muts = append(muts,
+		mutation{"reserved tool", false, func(c *stepup.Call) { c.Tool = gate.GrantTool }},
+		mutation{"no agent", false, func(c *stepup.Call) { c.Principal.Agent = "" }},
+		mutation{"no user", false, func(c *stepup.Call) { c.Principal.User = "" }},
+		mutation{"user is an agent", false, func(c *stepup.Call) { c.Principal.User = "agent:reports" }},
+		mutation{"agent is a user", false, func(c *stepup.Call) { c.Principal.Agent = "user:dana" }},
+		mutation{"agent is the policy", false, func(c *stepup.Call) { c.Principal.Agent = "policy:x" }},
+		mutation{"delegation is the user", false, func(c *stepup.Call) { c.Principal.Delegations = []string{"user:dana"} }},
+	)
+	w := newWorld(t, gate.WithoutFloodControlUnsafe())
+	for i, m := range muts {
+		t.Run(m.name, func(t *testing.T) {
+			head, err := w.Store.AuditHead(ctx)
+			require.NoError(t, err)
+			before, _, err := w.Store.List(ctx, store.Filter{Limit: store.MaxListLimit})
+			require.NoError(t, err)
+			c := sendEmail("finance@example.com")
+			c.Session = fmt.Sprintf("sess-%d", i)
+			m.edit(&c)
+			tk, err := w.Gate.Propose(ctx, c)
+			require.NoError(t, err, "a refusal must be a denial, not an error")
+			if m.mayPark && tk.Status == stepup.StatusPending {
+				return
+			}
+			assert.Equal(t, stepup.StatusDenied, tk.Status)
+			after, err := w.Store.AuditHead(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, head.Seq+1, after.Seq, "one row per refusal")
+			assert.Equal(t, receipt.DecisionDeny, after.Decision)
+			page, _, err := w.Store.List(ctx, store.Filter{Limit: store.MaxListLimit})
+			require.NoError(t, err)
+			assert.Equal(t, len(before), len(page), "nothing stored")
 		})
 	}
 }
