@@ -624,3 +624,75 @@ func TestEveryMalformedCallIsADenialWithARow(t *testing.T) {
 		})
 	}
 }
+
+// TestRacingDecisionsMakeOneDecision races, on one pending ticket, an
+// approval, a denial, the runtime's cancel, a sweep across the expiry,
+// executions and an administrator's revocation, in many orders and
+// timings. Whatever wins, the ticket gets one decision with one row: it
+// runs at most once, only if approved and not revoked, and a revoked,
+// denied, cancelled or expired ticket never runs.
+func TestRacingDecisionsMakeOneDecision(t *testing.T) {
+	ctx := context.Background()
+	decisions := map[string]bool{receipt.DecisionApproved: true, receipt.DecisionDenied: true,
+		receipt.DecisionCancelled: true, receipt.DecisionExpired: true}
+	for trial := range 40 {
+		t.Run(fmt.Sprint(trial), func(t *testing.T) {
+			w := stepuptest.NewWorldWith(t, namedApprover{"user:dana"}, gate.WithoutFloodControlUnsafe())
+			tk := pendingTicket(t, w, "finance@example.com")
+			if trial%4 == 3 {
+				w.Clock.Advance(gate.DefaultTTL - time.Second) // the expiry is in play
+			}
+			ops := []func(){
+				func() { _, _ = w.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`)) },
+				func() { _, _ = w.Gate.Desk().Deny(ctx, tk.ID, []byte(`no`), "") },
+				func() { _, _ = w.Gate.Cancel(ctx, tk.ID, "") },
+				func() { _, _ = w.Gate.Execute(ctx, tk.ID) },
+				func() { _, _ = w.Gate.Admin().RevokeTicket(ctx, tk.ID, "user:ops", "") },
+				func() {
+					if trial%4 == 3 {
+						w.Clock.Advance(time.Second)
+					}
+					_, _ = w.Gate.Sweep(ctx)
+				},
+				func() { _, _ = w.Gate.Execute(ctx, tk.ID) },
+			}
+			var wg sync.WaitGroup
+			for i := range ops {
+				op := ops[(i+trial)%len(ops)]
+				if (trial/7)%2 == 1 && i%2 == 0 {
+					op() // some run in order, the rest at once
+					continue
+				}
+				wg.Add(1)
+				go func() { defer wg.Done(); op() }()
+			}
+			wg.Wait()
+			_, _ = w.Gate.Execute(ctx, tk.ID) // and once more after the dust settles
+
+			a, err := w.Store.Get(ctx, string(tk.ID))
+			require.NoError(t, err)
+			rows, err := w.Store.AuditSeq(ctx, 0, 1<<62)
+			require.NoError(t, err)
+			var mine []string
+			for _, r := range rows {
+				if r.TicketID == string(tk.ID) && decisions[r.Decision] {
+					mine = append(mine, r.Decision)
+				}
+			}
+			assert.Len(t, mine, 1, "one decision per ticket, got %v (state %s)", mine, a.State)
+			runs := w.Exec.Count()
+			assert.LessOrEqual(t, runs, 1)
+			switch a.State {
+			case store.Done:
+				assert.Equal(t, 1, runs)
+				assert.Equal(t, []string{receipt.DecisionApproved}, mine)
+			case store.Revoked, store.Denied, store.Cancelled, store.Expired, store.Pending:
+				assert.Zero(t, runs, "a %s ticket ran", a.State)
+			case store.Approved:
+				assert.Zero(t, runs)
+			default:
+				t.Errorf("unexpected state %s", a.State)
+			}
+		})
+	}
+}
