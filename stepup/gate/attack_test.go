@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
@@ -694,5 +695,66 @@ func TestRacingDecisionsMakeOneDecision(t *testing.T) {
 				t.Errorf("unexpected state %s", a.State)
 			}
 		})
+	}
+}
+
+// TestNobodyGrantsForSomeoneElse has people other than user:dana try to
+// make a grant that covers dana's agent's calls: a grant asked for dana
+// and approved by another person, and grants another person asks for
+// and approves themselves that name dana's template, dana's exact call or
+// a plan of it. None may cover dana's call: it still goes to a person.
+func TestNobodyGrantsForSomeoneElse(t *testing.T) {
+	ctx := context.Background()
+	call := refund(`{"order":"A-17","amount":120}`)
+	d, err := canon.Effect{Tool: call.Tool, Args: call.Args, Task: call.Task, Step: call.Step, Principal: call.Principal,
+		PolicyVersion: "refunds-1", Audience: "payments"}.Digest()
+	require.NoError(t, err)
+	tmpl := func(user string) grant.Grant {
+		g := refundTemplate()
+		g.Template.User = user
+		return g
+	}
+	kinds := map[string]func(asker string) gate.GrantSpec{
+		"template for dana": func(string) gate.GrantSpec { return gate.GrantSpec{Grant: tmpl("user:dana"), Uses: 5} },
+		"template for the asker": func(a string) gate.GrantSpec {
+			return gate.GrantSpec{Grant: tmpl(a), Uses: 5}
+		},
+		"exact call of dana": func(string) gate.GrantSpec { return gate.GrantSpec{Grant: grant.Exact(d), Uses: 1} },
+		"plan of dana's call": func(string) gate.GrantSpec { return gate.GrantSpec{Grant: grant.Plan(d)} },
+	}
+	t.Run("dana's own grant covers it", func(t *testing.T) { // the control: the attack's path works
+		h := stepuptest.NewGateWith(t, refundCatalog(t, ""), namedApprover{"user:dana"}, gate.WithoutFloodControlUnsafe())
+		tk, err := h.Gate.Desk().Grant(ctx, "user:dana", gate.GrantSpec{Grant: tmpl("user:dana"), Uses: 5,
+			ExpiresAt: h.Clock.Now().Add(time.Hour)})
+		require.NoError(t, err)
+		_, err = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`))
+		require.NoError(t, err)
+		c := call
+		c.Grant = string(tk.ID)
+		got, err := h.Gate.Propose(ctx, c)
+		require.NoError(t, err)
+		assert.Equal(t, stepup.StatusApproved, got.Status)
+	})
+	for _, approver := range append([]string{"user:erin", "user:fin"}, spoofsOf("user:dana")[:6]...) {
+		for _, asker := range []string{"user:dana", approver} {
+			for kind, spec := range kinds {
+				t.Run(fmt.Sprintf("%q approves a %s asked for %q", approver, kind, asker), func(t *testing.T) {
+					h := stepuptest.NewGateWith(t, refundCatalog(t, ""), namedApprover{approver},
+						gate.WithoutFloodControlUnsafe())
+					s := spec(asker)
+					s.ExpiresAt = h.Clock.Now().Add(time.Hour)
+					var id stepup.TicketID
+					if tk, err := h.Gate.Desk().Grant(ctx, asker, s); err == nil {
+						id = tk.ID
+						_, _ = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`))
+					}
+					c := call
+					c.Grant = string(id)
+					tk, err := h.Gate.Propose(ctx, c)
+					require.NoError(t, err)
+					assert.Equal(t, stepup.StatusPending, tk.Status, "a grant %q approved covered dana's call", approver)
+				})
+			}
+		}
 	}
 }
