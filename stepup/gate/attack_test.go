@@ -23,10 +23,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/sqlite"
@@ -756,5 +758,43 @@ func TestNobodyGrantsForSomeoneElse(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestApproverGroupFollowsTheEffectNotTheRow has a database writer
+// rewrite the Tool column of a refund the policy routes to the finance
+// group into the name of a tool its user decides alone; the effect, its
+// digest and card still say issue_refund. The user, not in the group,
+// then approves it with her own passkey. Who may approve must be judged
+// on what runs: the refund must not run without finance.
+func TestApproverGroupFollowsTheEffectNotTheRow(t *testing.T) {
+	ctx := context.Background()
+	for _, other := range []string{"post_note", "send_memo"} {
+		t.Run(other, func(t *testing.T) {
+			cat, err := policy.NewCatalog("refunds-1",
+				policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
+					Schema: json.RawMessage(`{"type":"object","required":["order","amount"]}`),
+					Limits: []policy.Limit{policy.MaxAmount("amount", "5000")}, Approvers: "finance", Audience: "payments"},
+				policy.Tool{Name: other, Title: "Post a note", Class: card.ClassExternal, Audience: "payments"})
+			require.NoError(t, err)
+			exec := &stepuptest.Recorder{} // one executor per service, dispatching on the effect's tool
+			h := stepuptest.NewGate(t, cat, gate.WithApproverGroup("finance", "user:fin"),
+				gate.WithExecutor("issue_refund", exec), gate.WithExecutor(other, exec))
+			tk, err := h.Gate.Propose(ctx, refund(`{"order":"A-17","amount":4000}`))
+			require.NoError(t, err)
+			require.Equal(t, stepup.StatusPending, tk.Status)
+			_, err = h.Approve(tk.ID)
+			require.ErrorIs(t, err, stepup.ErrNotPermitted, "the control: dana is not in finance")
+
+			row, err := h.Store.Get(ctx, string(tk.ID))
+			require.NoError(t, err)
+			row.ID, row.Tool, row.Session = "", other, "sess-forged"
+			forged, _, err := h.Store.Park(ctx, row, store.Caps{}, nil)
+			require.NoError(t, err)
+			_, aerr := h.Approve(stepup.TicketID(forged.ID))
+			_, eerr := h.Gate.Execute(ctx, stepup.TicketID(forged.ID))
+			assert.Error(t, errors.Join(aerr, eerr))
+			assert.Zero(t, exec.Count(), "a refund routed to finance ran on its user's approval")
+		})
 	}
 }
