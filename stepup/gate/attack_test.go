@@ -798,3 +798,60 @@ func TestApproverGroupFollowsTheEffectNotTheRow(t *testing.T) {
 		})
 	}
 }
+
+// TestEscalationOpensOnlyAfterTheFirstStage has a member of the group a
+// ticket escalates to try to approve it at times around the end of the
+// first stage and of the ticket: not before the first stage ends, and
+// not once the ticket expired.
+func TestEscalationOpensOnlyAfterTheFirstStage(t *testing.T) {
+	ctx := context.Background()
+	const after = 10 * time.Minute
+	for _, off := range []time.Duration{-after + time.Second, -time.Second, -time.Millisecond, 0, time.Millisecond,
+		time.Second, after - time.Second, after, after + time.Second} {
+		t.Run(off.String(), func(t *testing.T) {
+			cat, err := policy.NewCatalog("refunds-1",
+				policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
+					Approvers: "finance", Audience: "payments",
+					Timeout: gate.Timeout{After: after, Outcome: gate.OutcomeEscalate, EscalateTo: "managers"}})
+			require.NoError(t, err)
+			h := stepuptest.NewGateWith(t, cat, namedApprover{"user:boss"}, gate.WithoutFloodControlUnsafe(),
+				gate.WithApproverGroup("finance", "user:fin"), gate.WithApproverGroup("managers", "user:boss"))
+			tk, err := h.Gate.Propose(ctx, refund(`{"order":"A-17","amount":10}`))
+			require.NoError(t, err)
+			require.Equal(t, stepup.StatusPending, tk.Status)
+			h.Clock.Advance(after + off)
+			_, err = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`))
+			switch {
+			case off < 0:
+				assert.ErrorIs(t, err, stepup.ErrNotPermitted, "approved before the escalation")
+			case off < after:
+				assert.NoError(t, err)
+			default:
+				assert.ErrorIs(t, err, stepup.ErrExpired)
+			}
+		})
+	}
+}
+
+// TestExpiryIsExactByTheStoreClock executes approved tickets at times
+// around their expiry, by the store's clock: at or after ExpiresAt
+// nothing runs and the refusal says expired.
+func TestExpiryIsExactByTheStoreClock(t *testing.T) {
+	ctx := context.Background()
+	for _, off := range []time.Duration{-time.Second, -time.Millisecond, -time.Nanosecond, 0, time.Nanosecond,
+		time.Second, time.Hour} {
+		t.Run(off.String(), func(t *testing.T) {
+			w := newWorld(t)
+			tk := approved(t, w, sendEmail("finance@example.com"))
+			w.Clock.Set(tk.ExpiresAt.Add(off))
+			_, err := w.Gate.Execute(ctx, tk.ID)
+			if off < 0 {
+				assert.NoError(t, err)
+				assert.Equal(t, 1, w.Exec.Count())
+				return
+			}
+			assert.ErrorIs(t, err, stepup.ErrExpired)
+			assert.Zero(t, w.Exec.Count())
+		})
+	}
+}
