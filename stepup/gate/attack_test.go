@@ -450,8 +450,7 @@ func TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates(t *testing.T) {
 			for _, db := range dbs {
 				require.NoError(t, db.Close())
 			}
-			assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= base+2 }, 5*time.Second, 20*time.Millisecond,
-				"goroutines left behind: %d before, %d after", base, runtime.NumGoroutine())
+			assertGoroutinesBack(t, base)
 		})
 	}
 }
@@ -853,5 +852,52 @@ func TestExpiryIsExactByTheStoreClock(t *testing.T) {
 			assert.ErrorIs(t, err, stepup.ErrExpired)
 			assert.Zero(t, w.Exec.Count())
 		})
+	}
+}
+
+// TestAbandonedCallsLeaveNoGoroutines has an agent start many Waits and
+// Executes and walk away (contexts cancelled at random points), and
+// starts and stops Maintain: once everything returned, the goroutine
+// count is back where it started.
+func TestAbandonedCallsLeaveNoGoroutines(t *testing.T) {
+	w := newWorld(t, gate.WithoutFloodControlUnsafe())
+	base := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	for i := range 64 {
+		c := sendEmail("finance@example.com")
+		c.Step = fmt.Sprintf("s-%d", i)
+		tk, err := w.Gate.Propose(context.Background(), c)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%8)*time.Millisecond)
+		wg.Add(2)
+		go func() { defer wg.Done(); _, _ = w.Gate.Wait(ctx, tk.ID) }()
+		go func() { defer wg.Done(); _, _ = w.Gate.Execute(ctx, tk.ID) }()
+		if i%3 == 0 {
+			cancel()
+		} else {
+			defer cancel()
+		}
+	}
+	mctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Gate.Maintain(mctx, time.Millisecond, nil) }()
+	time.Sleep(20 * time.Millisecond)
+	stop()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	wg.Wait()
+	assertGoroutinesBack(t, base)
+}
+
+// assertGoroutinesBack waits up to 5s for the goroutine count to fall
+// back to base.
+func assertGoroutinesBack(t *testing.T, base int) {
+	t.Helper()
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(5 * time.Second); n > base && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n > base {
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutines: %d before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
 	}
 }
