@@ -901,3 +901,30 @@ func assertGoroutinesBack(t *testing.T, base int) {
 		t.Errorf("goroutines: %d before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestPlantedCredentialDoesNotApprove has a database writer, holding
+// neither dana's passkey nor the gate's key, insert a credential of its
+// own for user:dana (and for look-alikes of her) straight into the
+// credentials table, then answer her parked call with it through the
+// ordinary desk. The database is not trusted to approve: a credential
+// no enrollment ceremony made must not make a call run.
+func TestPlantedCredentialDoesNotApprove(t *testing.T) {
+	ctx := context.Background()
+	for _, user := range []string{"user:dana", "user:dana ", "User:dana"} {
+		t.Run(fmt.Sprintf("%q", user), func(t *testing.T) {
+			w := newWorld(t)
+			planted := plantCredential(t, w, user)
+			tk := pendingTicket(t, w, "finance@exarnple.com")
+			p, err := w.Gate.Desk().Prompt(ctx, tk.ID)
+			require.NoError(t, err)
+			var aerr error
+			assertion, err := planted.Assert(p.Options, stepuptest.WithCredential(planted.CredentialIDs()[0]))
+			if err == nil {
+				_, aerr = w.Gate.Desk().Approve(ctx, tk.ID, assertion)
+			}
+			_, eerr := w.Gate.Execute(ctx, tk.ID)
+			assert.Error(t, errors.Join(err, aerr, eerr))
+			assert.Zero(t, w.Exec.Count(), "a credential planted in the database approved a call that ran")
+		})
+	}
+}
