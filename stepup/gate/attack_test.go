@@ -928,3 +928,32 @@ func TestPlantedCredentialDoesNotApprove(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoverDoesNotTrustTheDatabaseOnSQLite is the forged execution of
+// TestRecoverDoesNotTrustTheDatabase on the embedded durable store, with
+// the writer on its own connection pool to the gate's file: the writer's
+// row has no evidence at all.
+func TestRecoverDoesNotTrustTheDatabaseOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "asu.db")
+	clock := stepuptest.NewClock(stepuptest.Start())
+	exec := &stepuptest.Recorder{}
+	writer := openSQLiteAt(t, path, clock)
+	db := openSQLiteAt(t, path, clock)
+	g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db), gate.WithExecutor("issue_refund", exec),
+		gate.WithKey([]byte("the key both gates of one store share!")))
+	require.NoError(t, err)
+	tk, err := g.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-1","amount":400}`),
+		Session: "s", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	now := clock.Now()
+	_, err = writer.Resolve(ctx, string(tk.ID), store.Resolution{To: store.Approved, Approver: "user:dana", At: now}, nil)
+	require.NoError(t, err)
+	_, err = writer.Consume(ctx, string(tk.ID), store.Claim{Key: "k", Owner: "gate-ghost", At: now,
+		LeaseUntil: now.Add(time.Second)}, nil)
+	require.NoError(t, err)
+	clock.Advance(2 * time.Second)
+	_, _ = g.Recover(ctx)
+	assert.Zero(t, exec.Count(), "a refund nobody approved ran through Recover")
+}
