@@ -720,7 +720,7 @@ func TestNobodyGrantsForSomeoneElse(t *testing.T) {
 		"template for the asker": func(a string) gate.GrantSpec {
 			return gate.GrantSpec{Grant: tmpl(a), Uses: 5}
 		},
-		"exact call of dana": func(string) gate.GrantSpec { return gate.GrantSpec{Grant: grant.Exact(d), Uses: 1} },
+		"exact call of dana":  func(string) gate.GrantSpec { return gate.GrantSpec{Grant: grant.Exact(d), Uses: 1} },
 		"plan of dana's call": func(string) gate.GrantSpec { return gate.GrantSpec{Grant: grant.Plan(d)} },
 	}
 	t.Run("dana's own grant covers it", func(t *testing.T) { // the control: the attack's path works
