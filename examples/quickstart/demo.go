@@ -20,6 +20,9 @@ import (
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
+// demoKey is the demo gate's MAC key (see gate.WithKey).
+var demoKey = []byte("asu quickstart demo key, 32 bytes+")
+
 // q3 is the attachment of the reference approval program.
 const q3 = "region,revenue\nwest,410\neast,385\n"
 
@@ -107,7 +110,9 @@ func (d *demo) open(exec gate.Executor) error {
 		_ = st.Close()
 		return err
 	}
-	opts := []gate.Option{gate.WithResolver(canon.FileResolver{Root: d.dir}),
+	// A real gate reads its key from a secret store; it is the same after a
+	// restart and on every replica sharing the database.
+	opts := []gate.Option{gate.WithKey(demoKey), gate.WithResolver(canon.FileResolver{Root: d.dir}),
 		gate.WithFlood(lim)}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, gate.WithExecutor(tool, exec))

@@ -88,9 +88,9 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 // action about it, timing it out if it expired.
 func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (store.Approval, Request, time.Time, error) {
 	g := d.g
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "approval", id)
 	if err != nil {
-		return a, Request{}, time.Time{}, ticketErr("approval", err)
+		return a, Request{}, time.Time{}, err
 	}
 	now, err := g.now(ctx)
 	if err != nil {
@@ -138,7 +138,8 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	err = g.atNow(ctx, func(at time.Time) (err error) {
 		now = at
 		done, err = g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
-			Reason: reason, Evidence: v.Evidence, At: at}, g.note(receipt.DecisionApproved, reason, at))
+			Reason: reason, Evidence: g.sealAnswer(a, v.User, v.Evidence), At: at},
+			g.note(receipt.DecisionApproved, reason, at))
 		return err
 	})
 	if err != nil {
@@ -212,9 +213,9 @@ func (g *Gate) verify(ctx context.Context, req Request, a store.Approval, answer
 // key verifies offline with receipt.Verify. The ticket must have been
 // approved by a person; it may since have run, failed or expired.
 func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receipt, error) {
-	a, err := d.g.st.Get(ctx, string(id))
+	a, err := d.g.load(ctx, "receipt", id)
 	if err != nil {
-		return nil, ticketErr("receipt", err)
+		return nil, err
 	}
 	switch a.State {
 	case store.Approved, store.Executing, store.Done, store.Failed:
@@ -228,5 +229,9 @@ func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receip
 	if !ok {
 		return nil, fmt.Errorf("receipt: %w: the approver makes no receipts", ErrNoReceipt)
 	}
-	return r.Receipt(ctx, answerOf(a))
+	evidence, err := d.g.openAnswer(a)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	return r.Receipt(ctx, answerOf(a, evidence))
 }

@@ -37,9 +37,9 @@ import (
 // the ticket stays executing and, once its lease expires, any gate's
 // [Gate.Recover] runs it again with the same key.
 func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "execute", id)
 	if err != nil {
-		return stepup.Result{}, ticketErr("execute", err)
+		return stepup.Result{}, err
 	}
 	now, err := g.now(ctx)
 	if err != nil {
@@ -271,6 +271,14 @@ func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) 
 			return err
 		}
 	}
+	return g.evidenceHolds(ctx, a, now)
+}
+
+// evidenceHolds verifies an approval's stored evidence: the gate's MAC on
+// its own approvals; on a person's, that they may decide the ticket, the
+// gate's MAC tying their answer to this row, and the approver's Recheck of
+// the answer itself.
+func (g *Gate) evidenceHolds(ctx context.Context, a store.Approval, now time.Time) error {
 	if reservedApprover(a.Approver) {
 		return g.checkSeal(a)
 	}
@@ -280,7 +288,11 @@ func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) 
 	if users, err := g.approversOf(ctx, a, now); err != nil || !slices.Contains(users, a.Approver) {
 		return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
 	}
-	if err := g.approver.Recheck(ctx, answerOf(a)); err != nil {
+	evidence, err := g.openAnswer(a)
+	if err != nil {
+		return err
+	}
+	if err := g.approver.Recheck(ctx, answerOf(a, evidence)); err != nil {
 		if !errors.Is(err, stepup.ErrBadAssertion) {
 			err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
 		}
@@ -333,6 +345,9 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		if strings.HasPrefix(a.IdempotencyKey, ExternalKeyPrefix) {
 			continue // consumed by a separate executor: its to finish
 		}
+		if _, ok := g.executor(a.Tool); !ok {
+			continue // another replica's tool: left to a gate that can run it
+		}
 		var claimed store.Approval
 		err := g.atNow(ctx, func(at time.Time) (err error) {
 			claimed, err = g.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.owner, At: at,
@@ -348,9 +363,18 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		}
 		g.changed()
 		g.observeReclaimed(ctx, claimed)
-		exec, ok := g.executor(claimed.Tool)
-		if !ok {
-			errs = append(errs, g.abandon(ctx, claimed, stepup.ErrNoExecutor, "no executor for the tool"))
+		exec, _ := g.executor(claimed.Tool)
+		// The database is not trusted here either: a row it holds as spent
+		// runs again only if it agrees with its effect and its approval's
+		// evidence verifies. The policy is not asked again: the approval
+		// was spent under it, and a run once begun is finished with the
+		// same key (at least once).
+		if err := consistent(claimed); err != nil {
+			errs = append(errs, g.abandon(ctx, claimed, err, "the stored ticket does not match its effect"))
+			continue
+		}
+		if err := g.evidenceHolds(ctx, claimed, claimed.LeaseUntil); err != nil {
+			errs = append(errs, g.abandon(ctx, claimed, err, "approval evidence does not verify"))
 			continue
 		}
 		eff, err := g.recheck(ctx, claimed)
@@ -440,9 +464,9 @@ type Runnable struct {
 // [stepup.ErrEffectChanged]. Package exectoken issues execution tokens
 // with it.
 func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, error) {
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "runnable", id)
 	if err != nil {
-		return Runnable{}, ticketErr("runnable", err)
+		return Runnable{}, err
 	}
 	now, err := g.now(ctx)
 	if err != nil {

@@ -73,12 +73,14 @@ func WithGrants(gr Grants) Option {
 }
 
 // WithKey sets the key (at least 32 bytes, from a secret store) with which
-// the gate MACs the approvals it makes itself: a call the policy allowed,
-// or one a grant covered. Execute runs such a ticket only if its MAC
+// the gate MACs every approval it stores: those it makes itself (a call the
+// policy allowed, or one a grant covered) and people's, whose MAC ties the
+// approver's answer to its ticket so that the answer copied onto another
+// row does not run. Execute and recovery run a ticket only if its MAC
 // verifies, so a database writer without the key cannot make a call run.
-// Gates sharing a store must share the key; without WithKey each gate
-// draws a random one, and an allowed or granted ticket then runs only on
-// the gate that allowed it.
+// Gates sharing a store must share the key, and keep it across restarts;
+// without WithKey each gate draws a random one, and its approvals then run
+// only on that gate, in that process.
 func WithKey(key []byte) Option {
 	return func(g *Gate) error {
 		if len(key) < minKeySize {

@@ -84,11 +84,12 @@ func mayDecide(user string, a store.Approval) error {
 	return nil
 }
 
-// answerOf is the stored approval of ticket a.
-func answerOf(a store.Approval) Answer {
+// answerOf is the stored approval of ticket a, with the approver's own
+// evidence (from [Gate.openAnswer]).
+func answerOf(a store.Approval, evidence []byte) Answer {
 	return Answer{
 		Request:  newRequest(ActionApprove, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, []string{a.Approver}),
-		Verified: Verified{User: a.Approver, Evidence: bytes.Clone(a.Evidence)},
+		Verified: Verified{User: a.Approver, Evidence: bytes.Clone(evidence)},
 		Effect:   bytes.Clone(a.Effect), Card: bytes.Clone(a.Card), At: a.ResolvedAt,
 	}
 }
