@@ -200,6 +200,8 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	for _, tool := range tools {
 		gopts = append(gopts, gate.WithExecutor(tool, exec))
 	}
+	var popts []passkey.Option
+	var eopts []passkey.EnrollOption
 	if o.keyFile != "" {
 		key, created, err := gateKey(o.keyFile)
 		if err != nil {
@@ -209,6 +211,10 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 			fmt.Fprintf(out, "gate key: created %s (share it with every replica of this store)\n", o.keyFile)
 		}
 		gopts = append(gopts, gate.WithKey(key))
+		// The same key seals the credentials this site enrolls, and only
+		// sealed credentials approve.
+		popts = append(popts, passkey.RequireSeal(key))
+		eopts = append(eopts, passkey.WithSealKey(key))
 	}
 	if o.instance != "" {
 		gopts = append(gopts, gate.WithInstance(o.instance))
@@ -216,7 +222,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if o.lease > 0 {
 		gopts = append(gopts, gate.WithLease(o.lease))
 	}
-	approver, err := passkey.New(st, rp)
+	approver, err := passkey.New(st, rp, popts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -224,7 +230,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return nil, nil, err
 	}
-	enroll, err := passkey.NewEnrollment(st, rp)
+	enroll, err := passkey.NewEnrollment(st, rp, eopts...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -117,7 +117,7 @@ func (d *demo) open(exec gate.Executor) error {
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, gate.WithExecutor(tool, exec))
 	}
-	approver, err := passkey.New(st, stepuptest.RP())
+	approver, err := passkey.New(st, stepuptest.RP(), passkey.RequireSeal(demoKey))
 	if err != nil {
 		_ = st.Close()
 		return err
@@ -127,7 +127,8 @@ func (d *demo) open(exec gate.Executor) error {
 		_ = st.Close()
 		return err
 	}
-	enrol, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(d.clock.Now))
+	enrol, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(d.clock.Now),
+		passkey.WithSealKey(demoKey))
 	if err != nil {
 		_ = st.Close()
 		return err

@@ -57,9 +57,10 @@
 // (passkeys: the receipt verified offline against the enrolled key,
 // refused once the key is revoked). A database writer holding neither the
 // passkeys nor the key cannot make a call run, and an approval copied onto
-// another row does not run. Open: credential rows themselves carry no MAC,
-// so a writer who plants a credential can approve with it through the
-// desk.
+// another row does not run. Credential rows are sealed the same way when
+// the enrollment and the approver share a key (passkey.WithSealKey,
+// passkey.RequireSeal), so a credential planted in the table neither
+// approves at the desk nor lets a stored approval run.
 //
 // # One transaction per decision, one clock
 //

@@ -38,6 +38,9 @@ func (w *Approver) Recheck(ctx context.Context, a gate.Answer) error {
 	if !cred.RevokedAt.IsZero() {
 		return fmt.Errorf("recheck: %w: the credential was revoked", stepup.ErrRevoked)
 	}
+	if !w.seal.sealed(cred) {
+		return fmt.Errorf("recheck: %w: %w: the credential carries no seal of this enrollment", stepup.ErrBadAssertion, ErrUnknownCredential)
+	}
 	key, err := receipt.ParseCOSEKey(cred.PublicKey)
 	if err != nil {
 		return fmt.Errorf("recheck: %w: enrolled key does not parse", stepup.ErrBadAssertion)
