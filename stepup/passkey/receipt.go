@@ -38,9 +38,6 @@ func (w *Approver) Recheck(ctx context.Context, a gate.Answer) error {
 	if !cred.RevokedAt.IsZero() {
 		return fmt.Errorf("recheck: %w: the credential was revoked", stepup.ErrRevoked)
 	}
-	if !w.seal.sealed(cred) {
-		return fmt.Errorf("recheck: %w: %w: the credential carries no seal of this enrollment", stepup.ErrBadAssertion, ErrUnknownCredential)
-	}
 	key, err := receipt.ParseCOSEKey(cred.PublicKey)
 	if err != nil {
 		return fmt.Errorf("recheck: %w: enrolled key does not parse", stepup.ErrBadAssertion)
@@ -68,6 +65,10 @@ func (w *Approver) receipt(ctx context.Context, a gate.Answer) (*receipt.Receipt
 		// The evidence, the ticket and the enrolment disagree on who
 		// approved: a damaged store, not a receipt to hand out.
 		return nil, store.Credential{}, fmt.Errorf("receipt: %w: evidence does not name the ticket's approver", stepup.ErrBadAssertion)
+	}
+	if !w.seal.sealed(cred) {
+		return nil, store.Credential{}, fmt.Errorf("receipt: %w: %w: the credential carries no seal of this enrollment",
+			stepup.ErrBadAssertion, ErrUnknownCredential)
 	}
 	return &receipt.Receipt{
 		Format:     receipt.FormatV1,

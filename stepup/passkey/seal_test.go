@@ -120,7 +120,7 @@ func TestSealKeepsUnenrolledCredentialsOut(t *testing.T) {
 // TestSealIsRecheckedBeforeRunning approves a call with a credential no
 // enrollment sealed, at a gate that did not require seals, then runs it
 // from a gate of the same store that does: the stored approval does not
-// run.
+// run, and that gate gives no receipt of it.
 func TestSealIsRecheckedBeforeRunning(t *testing.T) {
 	ctx := context.Background()
 	rec := &stepuptest.Recorder{}
@@ -138,6 +138,11 @@ func TestSealIsRecheckedBeforeRunning(t *testing.T) {
 	require.NoError(t, err)
 	_, err = stepuptest.Approve(ctx, lax.Desk(), a, tk.ID, stepuptest.WithCredential(row.ID))
 	require.NoError(t, err)
+
+	_, err = lax.Desk().Receipt(ctx, tk.ID)
+	require.NoError(t, err, "control: the lax gate hands out its receipt")
+	_, err = h.Gate.Desk().Receipt(ctx, tk.ID)
+	assert.ErrorIs(t, err, passkey.ErrUnknownCredential, "no receipt of an approval by an unsealed credential")
 
 	_, err = h.Gate.Execute(ctx, tk.ID)
 	assert.ErrorIs(t, err, stepup.ErrBadAssertion)
