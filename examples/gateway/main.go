@@ -22,7 +22,8 @@
 //
 //   - -key-file FILE, the gate's MAC key (32 bytes or more; created, mode
 //     0600, if missing). Without it each replica draws its own, and a call
-//     the policy allowed runs only on the replica that allowed it.
+//     the policy allowed runs only on the replica that allowed it. The key
+//     also seals the passkeys the site enrolls; only sealed ones approve.
 //   - -tokens FILE, the runtime tokens by SHA-256, with the agent and users
 //     each acts for. Created on first start with one new token, printed
 //     once; after that the file holds only hashes, so tokens survive
