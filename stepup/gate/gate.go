@@ -12,6 +12,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -133,8 +134,14 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 // now reads the store's clock.
 func (g *Gate) now(ctx context.Context) (time.Time, error) {
 	t, err := g.st.Now(ctx)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: the store's clock: %v", stepup.ErrStore, err)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// The caller gave up (a Wait that ran out, a cancelled request):
+		// say so, not that the store failed.
+		return time.Time{}, fmt.Errorf("the store's clock: %w", ctx.Err())
+	default:
+		return time.Time{}, ticketstore.Err("the store's clock", err)
 	}
 	return t, nil
 }

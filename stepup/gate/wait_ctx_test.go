@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,4 +53,41 @@ func TestWaitReturnsLastReadTicketWhenContextEnds(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, tk.ID, got.ID)
 	assert.Equal(t, stepup.StatusPending, got.Status)
+}
+
+// clockEndingStore ends the caller's context while the gate reads the
+// store's clock, and reports it as a database would: a failure that does
+// not wrap the context's error.
+type clockEndingStore struct {
+	*memory.Store
+	armed  atomic.Bool
+	cancel context.CancelFunc
+}
+
+func (s *clockEndingStore) Now(ctx context.Context) (time.Time, error) {
+	if s.armed.Load() {
+		s.cancel()
+		return time.Time{}, errors.New("database: connection closed")
+	}
+	return s.Store.Now(ctx)
+}
+
+// Wait says that its context ended, not that the store failed, when the
+// context ends while the gate reads the store's clock: a runtime that
+// gave up waiting must not read its own deadline as a store outage.
+func TestWaitReportsItsContextWhenTheClockReadEnds(t *testing.T) {
+	clock := stepuptest.NewClock(time.Unix(1_000, 0))
+	st := &clockEndingStore{Store: stepuptest.Memory(clock)}
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	require.NoError(t, err)
+	tk, err := g.Propose(context.Background(), sendEmail("finance@example.com"))
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st.cancel = cancel
+	st.armed.Store(true)
+	_, err = g.Wait(ctx, tk.ID)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, stepup.ErrStore)
 }
