@@ -95,7 +95,9 @@ func (l *toolLoop) Execute(ctx context.Context, id stepup.TicketID) (stepup.Resu
 
 // naiveResume checks the ticket is approved, then runs the call it holds.
 func (l *toolLoop) naiveResume(ctx context.Context, id stepup.TicketID, call stepup.Call) (stepup.Result, error) {
-	tk, err := l.rt.Wait(ctx, id)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	tk, err := l.rt.Wait(wctx, id)
+	cancel()
 	if err != nil || !tk.Status.Runnable() {
 		return stepup.Result{}, stepup.ErrNotApproved
 	}
