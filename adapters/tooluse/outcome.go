@@ -186,3 +186,10 @@ func class(err error) string {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// Unscoped is the outcome of a call a wrapped tool refuses because its
+// context carries no [Scope]: it did not run.
+func Unscoped(r Request) Outcome {
+	return Outcome{CallID: r.ID, Tool: r.Name, State: Denied,
+		Ticket: stepup.Ticket{Status: stepup.StatusDenied, Reason: "the host gave this call no scope (user, session)"}}
+}

@@ -193,7 +193,9 @@ type fake struct {
 func (f *fake) Propose(context.Context, stepup.Call) (stepup.Ticket, error) {
 	return f.proposed, f.proposeE
 }
-func (f *fake) Wait(context.Context, stepup.TicketID) (stepup.Ticket, error) { return f.waited, f.waitE }
+func (f *fake) Wait(context.Context, stepup.TicketID) (stepup.Ticket, error) {
+	return f.waited, f.waitE
+}
 func (f *fake) Execute(_ context.Context, id stepup.TicketID) (stepup.Result, error) {
 	f.executed++
 	if f.execE != nil {
