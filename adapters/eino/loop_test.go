@@ -77,7 +77,9 @@ type resumePoint struct {
 type wrapper func(g *tooluse.Gate, name string) tool.BaseTool
 
 // gatedTool is the adapter under test.
-func gatedTool(g *tooluse.Gate, name string) tool.BaseTool { return einoadapter.Wrap(g, infoTool(name)) }
+func gatedTool(g *tooluse.Gate, name string) tool.BaseTool {
+	return einoadapter.Wrap(g, infoTool(name))
+}
 
 func newEinoLoop(rt stepup.Runtime, wrap wrapper, tools ...string) (*einoLoop, error) {
 	l := &einoLoop{rt: rt, points: &memoryCheckpoints{}, byCall: map[string]tooluse.Outcome{},
