@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"time"
 
+	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
 	gated "github.com/agentstepup/asu/adapters/langchaingo"
@@ -44,4 +46,23 @@ func ExampleWrap() {
 	// Output:
 	// calculator 42
 	// Not run: denied: the host gave this call no scope (user, session).
+}
+
+// ExampleToolCallResponse answers a model's function call, made through
+// LangChainGo's llms API, with the response for the next request.
+func ExampleToolCallResponse() {
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	defer st.Close()
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	if err != nil {
+		log.Fatal(err)
+	}
+	scope := tooluse.Scope{Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}, Session: "run-9",
+		Taint: []string{"read web page https://example.org/offer"}}
+	tc := llms.ToolCall{ID: "call_1", Type: "function", // from resp.Choices[0].ToolCalls
+		FunctionCall: &llms.FunctionCall{Name: "send_email", Arguments: `{"to":"finance@example.com"}`}}
+	resp, o := gated.ToolCallResponse(context.Background(), tooluse.New(g, &tooluse.Options{Wait: time.Millisecond}), scope, tc)
+	fmt.Println(resp.ToolCallID, resp.Name, o.State)
+	// Output: call_1 send_email pending
 }

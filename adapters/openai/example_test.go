@@ -7,6 +7,7 @@ import (
 	"log"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 
 	gated "github.com/agentstepup/asu/adapters/openai"
 	"github.com/agentstepup/asu/adapters/tooluse"
@@ -45,4 +46,26 @@ func ExampleToolMessages() {
 	// Output:
 	// call_1 ran {"draft":"d-1"}
 	// call_2 denied Not run: denied: unknown tool.
+}
+
+// ExampleFunctionCallOutput answers a Responses API function call with
+// the function_call_output item for the next request's input.
+func ExampleFunctionCallOutput() {
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	defer st.Close()
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	if err != nil {
+		log.Fatal(err)
+	}
+	var fc responses.ResponseFunctionToolCall // resp.Output[i].AsFunctionCall()
+	_ = json.Unmarshal([]byte(`{"type":"function_call","call_id":"call_1","name":"wire_money","arguments":"{}"}`), &fc)
+	scope := tooluse.Scope{Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}, Session: "run-9"}
+	item, o := gated.FunctionCallOutput(context.Background(), tooluse.New(g, nil), scope, fc)
+	b, _ := json.Marshal(item)
+	fmt.Println(o.State)
+	fmt.Println(string(b))
+	// Output:
+	// denied
+	// {"output":"Not run: denied: unknown tool.","call_id":"call_1","type":"function_call_output"}
 }

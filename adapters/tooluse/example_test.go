@@ -61,3 +61,36 @@ func ExampleGate_Run() {
 	// ran {"sent":true}
 	// Not run again: this approval was already used; the call ran or is running. Do not propose it again.
 }
+
+// ExampleGate_Propose has the gate decide a call without running it: the
+// host shows the approval link for a pending ticket, or runs it later with
+// Resume.
+func ExampleGate_Propose() {
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	defer st.Close()
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	if err != nil {
+		log.Fatal(err)
+	}
+	scope := tooluse.Scope{Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"},
+		Session: "run-9", Taint: []string{"read web page https://example.org/offer"}}
+	o := tooluse.New(g, nil).Propose(context.Background(), scope, tooluse.Request{ID: "call_1",
+		Name: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":40}`)})
+	fmt.Println(o.State, o.Ticket.ID != "", o.IsError())
+	// Output: pending true false
+}
+
+// ExampleWithScope is how a host running a framework agent says whom the
+// agent's tool calls act for: wrapped tools read it from their context.
+func ExampleWithScope() {
+	ctx := tooluse.WithScope(context.Background(), tooluse.Scope{
+		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}, Session: "run-9"})
+	s, ok := tooluse.ScopeFrom(ctx)
+	fmt.Println(s.Principal.User, ok)
+	_, ok = tooluse.ScopeFrom(context.Background())
+	fmt.Println(ok)
+	// Output:
+	// user:dana true
+	// false
+}
