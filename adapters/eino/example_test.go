@@ -75,7 +75,10 @@ func ExampleWrap() {
 	call := schema.AssistantMessage("", []schema.ToolCall{{ID: "call_1", Type: "function",
 		Function: schema.FunctionCall{Name: "send_email", Arguments: `{"to":"finance@example.com","subject":"Q3"}`}}})
 	_, err = run.Invoke(ctx, call, compose.WithCheckPointID("run-9"))
-	waiting := einoadapter.Pending(err)
+	waiting := einoadapter.Pending(err) // the interrupt's info: show the approval link
+	if len(waiting) != 1 {
+		log.Fatalf("not interrupted: %v", err)
+	}
 	fmt.Println("interrupted:", waiting[0].Tool, "waits for approval")
 
 	if _, err := stepuptest.Approve(ctx, g.Desk(), dana, waiting[0].Ticket); err != nil {

@@ -140,13 +140,16 @@ func (g *Gate) resume(ctx context.Context, id stepup.TicketID) Outcome {
 	o := Outcome{Ticket: stepup.Ticket{ID: id}}
 	wctx, cancel := context.WithTimeout(ctx, g.opts.Wait)
 	tk, err := g.rt.Wait(wctx, id)
+	ended := wctx.Err() != nil
 	cancel()
 	if tk.ID != "" {
 		o.Ticket = tk
 	}
 	o.Tool = o.Ticket.Tool
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		// A Runtime may report the end of the wait as another error (a
+		// store read cut short), so the wait's own context decides.
+		if ended || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			// The wait ended before the decision: nothing ran, and the
 			// ticket can be resumed later.
 			o.State, o.Err = Pending, ctx.Err()

@@ -311,3 +311,20 @@ func TestStateString(t *testing.T) {
 	assert.Len(t, names, int(tooluse.Unknown)+1)
 	assert.Equal(t, "State(99)", tooluse.State(99).String())
 }
+
+// TestWaitCutShortIsPending: a Runtime whose Wait reports the end of the
+// wait as a store error (the read it was doing was cut short) still
+// leaves the call pending, not "not run, propose again".
+func TestWaitCutShortIsPending(t *testing.T) {
+	f := &blockingWait{}
+	o := tooluse.New(f, &tooluse.Options{Wait: 10 * time.Millisecond}).Resume(context.Background(), "tk-1")
+	assert.Equal(t, tooluse.Pending, o.State, o.Text())
+}
+
+// blockingWait waits until its context ends, then fails as a store would.
+type blockingWait struct{ fake }
+
+func (b *blockingWait) Wait(ctx context.Context, _ stepup.TicketID) (stepup.Ticket, error) {
+	<-ctx.Done()
+	return stepup.Ticket{}, fmt.Errorf("%w: the store's clock: %v", stepup.ErrStore, ctx.Err())
+}
