@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -77,7 +76,7 @@ func TestMessagesLoop(t *testing.T) {
 		`{"id":"msg_3","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Done."}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`,
 	)
 	client := sdk.NewClient(option.WithBaseURL(model.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
-	g := tooluse.New(w.Gate, &tooluse.Options{Wait: 20 * time.Millisecond})
+	g := tooluse.New(w.Gate, &tooluse.Options{Wait: adaptertest.Wait})
 	ctx := context.Background()
 	params := sdk.MessageNewParams{Model: "claude-test", MaxTokens: 256,
 		Messages: []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("Send the Q3 summary to finance."))}}

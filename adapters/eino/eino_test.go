@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/compose"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	einoadapter "github.com/agentstepup/asu/adapters/eino"
+	"github.com/agentstepup/asu/adapters/internal/adaptertest"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/gate"
@@ -37,7 +37,7 @@ func newBench(t *testing.T) *bench {
 		opts = append(opts, gate.WithExecutor(st.Name, rec))
 	}
 	h0 := &bench{rec: rec, h: stepuptest.NewGate(t, nil, opts...)}
-	g := tooluse.New(h0.h.Gate, &tooluse.Options{Wait: 20 * time.Millisecond})
+	g := tooluse.New(h0.h.Gate, &tooluse.Options{Wait: adaptertest.Wait})
 	for _, name := range []string{"send_email", "write_draft", "delete_everything"} {
 		tools = append(tools, einoadapter.Wrap(g, infoTool(name)))
 	}

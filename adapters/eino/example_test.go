@@ -54,7 +54,7 @@ func ExampleWrap() {
 	}
 
 	// The agent: a ToolsNode of wrapped tools, checkpointed.
-	gated := einoadapter.Wrap(tooluse.New(g, &tooluse.Options{Wait: 50 * time.Millisecond}), send)
+	gated := einoadapter.Wrap(tooluse.New(g, &tooluse.Options{Wait: time.Second}), send)
 	tn, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: []tool.BaseTool{gated}})
 	if err != nil {
 		log.Fatal(err)

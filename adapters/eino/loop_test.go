@@ -13,6 +13,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	einoadapter "github.com/agentstepup/asu/adapters/eino"
+	"github.com/agentstepup/asu/adapters/internal/adaptertest"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/attackkit"
@@ -84,7 +85,7 @@ func gatedTool(g *tooluse.Gate, name string) tool.BaseTool {
 func newEinoLoop(rt stepup.Runtime, wrap wrapper, tools ...string) (*einoLoop, error) {
 	l := &einoLoop{rt: rt, points: &memoryCheckpoints{}, byCall: map[string]tooluse.Outcome{},
 		ran: map[stepup.TicketID]stepup.Result{}, resumes: map[stepup.TicketID]resumePoint{}}
-	g := tooluse.New(rt, &tooluse.Options{Wait: 20 * time.Millisecond, Observe: l.observe})
+	g := tooluse.New(rt, &tooluse.Options{Wait: adaptertest.Wait, Observe: l.observe})
 	var gated []tool.BaseTool
 	for _, name := range tools {
 		gated = append(gated, wrap(g, name))

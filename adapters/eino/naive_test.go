@@ -3,12 +3,12 @@ package eino_test
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/schema"
 
 	einoadapter "github.com/agentstepup/asu/adapters/eino"
+	"github.com/agentstepup/asu/adapters/internal/adaptertest"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -34,7 +34,7 @@ func (n *naiveTool) Info(context.Context) (*schema.ToolInfo, error) {
 func (n *naiveTool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
 	s, _ := tooluse.ScopeFrom(ctx)
 	if was, ok, id := tool.GetInterruptState[string](ctx); was && ok {
-		wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		wctx, cancel := context.WithTimeout(ctx, adaptertest.Wait)
 		tk, _ := n.rt.Wait(wctx, stepup.TicketID(id))
 		cancel()
 		if target, _, _ := tool.GetResumeContext[any](ctx); !target || !tk.Status.Runnable() {

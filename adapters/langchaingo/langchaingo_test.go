@@ -119,7 +119,7 @@ func (b *bench) agent(t *testing.T, replies ...string) string {
 }
 
 func TestAllowedToolRuns(t *testing.T) {
-	b := newBench(t, 20*time.Millisecond, nil)
+	b := newBench(t, adaptertest.Wait, nil)
 	out := b.agent(t, "Thought: add\nAction: calculator\nAction Input: 2+3", "Final Answer: five")
 	assert.Equal(t, "five", out)
 	require.Len(t, b.seen, 1)
@@ -153,7 +153,7 @@ func TestDeniedByTheApprover(t *testing.T) {
 // another address. That is a new call for a person; resuming the
 // approved ticket sends to finance only.
 func TestSubstitutionAfterApproval(t *testing.T) {
-	b := newBench(t, 20*time.Millisecond, nil) // both calls come back pending
+	b := newBench(t, adaptertest.Wait, nil) // both calls come back pending
 	b.toolSet = []tools.Tool{gated.Wrap(b.g, b.mail)}
 	b.agent(t, "Action: mailer\nAction Input: finance@example.com",
 		"Action: mailer\nAction Input: attacker@evil.example", "Final Answer: waiting")
@@ -169,7 +169,7 @@ func TestSubstitutionAfterApproval(t *testing.T) {
 }
 
 func TestNoScopeIsRefused(t *testing.T) {
-	b := newBench(t, 20*time.Millisecond, nil)
+	b := newBench(t, adaptertest.Wait, nil)
 	out, err := b.toolSet[1].Call(context.Background(), "2+3")
 	require.NoError(t, err)
 	assert.Contains(t, out, "no scope")
@@ -177,7 +177,7 @@ func TestNoScopeIsRefused(t *testing.T) {
 }
 
 func TestToolCallResponse(t *testing.T) {
-	b := newBench(t, 20*time.Millisecond, nil)
+	b := newBench(t, adaptertest.Wait, nil)
 	resp, o := gated.ToolCallResponse(b.ctx, b.g, adaptertest.Scope(), llms.ToolCall{ID: "call_1", Type: "function",
 		FunctionCall: &llms.FunctionCall{Name: "calculator", Arguments: `{"input":"6*7"}`}})
 	assert.Equal(t, tooluse.Ran, o.State)

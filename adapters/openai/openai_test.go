@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -62,7 +61,7 @@ func TestChatLoop(t *testing.T) {
 		`{"id":"chatcmpl-3","object":"chat.completion","created":0,"model":"gpt-test","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"Done."}}]}`,
 	)
 	client := oai.NewClient(option.WithBaseURL(model.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
-	g := tooluse.New(w.Gate, &tooluse.Options{Wait: 20 * time.Millisecond})
+	g := tooluse.New(w.Gate, &tooluse.Options{Wait: adaptertest.Wait})
 	ctx := context.Background()
 	params := oai.ChatCompletionNewParams{Model: "gpt-test",
 		Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("Send the Q3 summary to finance.")}}
@@ -129,7 +128,7 @@ func TestResponsesLoop(t *testing.T) {
 		`{"id":"resp_2","object":"response","created_at":0,"model":"gpt-test","status":"completed","output":[]}`,
 	)
 	client := oai.NewClient(option.WithBaseURL(model.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
-	g := tooluse.New(w.Gate, &tooluse.Options{Wait: 20 * time.Millisecond})
+	g := tooluse.New(w.Gate, &tooluse.Options{Wait: adaptertest.Wait})
 	ctx := context.Background()
 	resp, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "gpt-test",
 		Input: responses.ResponseNewParamsInputUnion{OfString: oai.String("draft it")}})

@@ -38,7 +38,7 @@ func ExampleGate_Run() {
 		log.Fatal(err)
 	}
 
-	tools := tooluse.New(g, &tooluse.Options{Wait: 50 * time.Millisecond})
+	tools := tooluse.New(g, &tooluse.Options{Wait: time.Second})
 	scope := tooluse.Scope{ // what the host knows, not what the model says
 		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"},
 		Session:   "run-9", Task: "t-42",

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstepup/asu/adapters/internal/adaptertest"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -42,7 +43,7 @@ type pendingCall struct {
 }
 
 func newToolLoop(rt stepup.Runtime, tools *attackkit.Tools, naive bool) *toolLoop {
-	return &toolLoop{g: tooluse.New(rt, &tooluse.Options{Wait: 20 * time.Millisecond}),
+	return &toolLoop{g: tooluse.New(rt, &tooluse.Options{Wait: adaptertest.Wait}),
 		rt: rt, tools: tools, naive: naive, checkpoint: map[stepup.TicketID]pendingCall{}}
 }
 
@@ -95,7 +96,7 @@ func (l *toolLoop) Execute(ctx context.Context, id stepup.TicketID) (stepup.Resu
 
 // naiveResume checks the ticket is approved, then runs the call it holds.
 func (l *toolLoop) naiveResume(ctx context.Context, id stepup.TicketID, call stepup.Call) (stepup.Result, error) {
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	wctx, cancel := context.WithTimeout(ctx, adaptertest.Wait)
 	tk, err := l.rt.Wait(wctx, id)
 	cancel()
 	if err != nil || !tk.Status.Runnable() {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/adapters/internal/adaptertest"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -104,7 +105,7 @@ func TestRunWaitsForApproval(t *testing.T) {
 
 func TestPendingThenResume(t *testing.T) {
 	h, rec := world(t)
-	g := tooluse.New(h.Gate, &tooluse.Options{Wait: 10 * time.Millisecond})
+	g := tooluse.New(h.Gate, &tooluse.Options{Wait: adaptertest.Wait})
 	ctx := context.Background()
 	o := g.Run(ctx, scope(), email("c1", "finance@example.com"))
 	require.Equal(t, tooluse.Pending, o.State)
@@ -131,7 +132,7 @@ func TestPendingThenResume(t *testing.T) {
 
 func TestDeniedByTheApprover(t *testing.T) {
 	h, rec := world(t)
-	g := tooluse.New(h.Gate, &tooluse.Options{Wait: 10 * time.Millisecond})
+	g := tooluse.New(h.Gate, &tooluse.Options{Wait: adaptertest.Wait})
 	o := g.Run(context.Background(), scope(), email("c1", "finance@example.com"))
 	require.Equal(t, tooluse.Pending, o.State)
 	_, err := h.Deny(o.Ticket.ID, "not this quarter")
@@ -147,7 +148,7 @@ func TestDeniedByTheApprover(t *testing.T) {
 // ticket that is.
 func TestExpiredOffersTheAlternative(t *testing.T) {
 	h, rec := world(t)
-	g := tooluse.New(h.Gate, &tooluse.Options{Wait: 10 * time.Millisecond})
+	g := tooluse.New(h.Gate, &tooluse.Options{Wait: adaptertest.Wait})
 	o := g.Run(context.Background(), scope(), email("c1", "finance@example.com"))
 	require.Equal(t, tooluse.Pending, o.State)
 	h.Clock.Advance(2 * time.Hour)
@@ -165,7 +166,7 @@ func TestExpiredOffersTheAlternative(t *testing.T) {
 func TestObserveSeesEveryOutcome(t *testing.T) {
 	h, _ := world(t)
 	var seen []tooluse.State
-	g := tooluse.New(h.Gate, &tooluse.Options{Wait: 10 * time.Millisecond,
+	g := tooluse.New(h.Gate, &tooluse.Options{Wait: adaptertest.Wait,
 		Observe: func(_ context.Context, o tooluse.Outcome) { seen = append(seen, o.State) }})
 	o := g.Run(context.Background(), scope(), email("c1", "finance@example.com"))
 	g.Resume(context.Background(), o.Ticket.ID)
@@ -317,7 +318,7 @@ func TestStateString(t *testing.T) {
 // leaves the call pending, not "not run, propose again".
 func TestWaitCutShortIsPending(t *testing.T) {
 	f := &blockingWait{}
-	o := tooluse.New(f, &tooluse.Options{Wait: 10 * time.Millisecond}).Resume(context.Background(), "tk-1")
+	o := tooluse.New(f, &tooluse.Options{Wait: adaptertest.Wait}).Resume(context.Background(), "tk-1")
 	assert.Equal(t, tooluse.Pending, o.State, o.Text())
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
@@ -84,3 +85,8 @@ func (m *Model) Requests() [][]byte {
 	defer m.mu.Unlock()
 	return append([][]byte(nil), m.requests...)
 }
+
+// Wait is how long tests let a gate wait for a person: long enough that
+// reading a decided ticket never runs out of it on a loaded machine, short
+// enough for the attacks that resume pending tickets many times.
+const Wait = 100 * time.Millisecond
