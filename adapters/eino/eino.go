@@ -90,8 +90,12 @@ func (w *gated) InvokableRun(ctx context.Context, args string, _ ...tool.Option)
 // resume runs ticket id when this interrupt is the resume's target; the
 // arguments Eino passed from its checkpoint play no part.
 func (w *gated) resume(ctx context.Context, id stepup.TicketID) (string, error) {
-	if target, _, _ := tool.GetResumeContext[any](ctx); !target {
-		return "", interrupt(ctx, tooluse.Outcome{Ticket: stepup.Ticket{ID: id}})
+	if target, _, _ := tool.GetResumeContext[any](ctx); !target { // another interrupt is resumed
+		o := tooluse.Outcome{Ticket: stepup.Ticket{ID: id}}
+		if info, err := w.t.Info(ctx); err == nil {
+			o.Tool = info.Name
+		}
+		return "", interrupt(ctx, o)
 	}
 	o := w.g.Resume(ctx, id)
 	if o.State == tooluse.Pending {

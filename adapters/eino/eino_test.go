@@ -105,6 +105,7 @@ func TestResumeDataDoesNotApprove(t *testing.T) {
 		require.Len(t, einoadapter.Pending(err), 1, "still waiting after resume data %v", data)
 		_, err = b.run.Invoke(b.ctx, nil, compose.WithCheckPointID("cp")) // not targeted
 		require.Len(t, einoadapter.Pending(err), 1)
+		assert.Equal(t, "send_email", einoadapter.Pending(err)[0].Tool)
 	}
 	assert.Zero(t, b.rec.Count())
 
