@@ -2,8 +2,10 @@ package card_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
@@ -71,4 +73,114 @@ func BenchmarkRender(b *testing.B) {
 	run("render+text", func(c *card.Card) { _ = c.Text() })
 	run("render+html", func(c *card.Card) { _ = c.HTML() })
 	run("render+json", func(c *card.Card) { _, _ = c.JSON() })
+}
+
+// worstCaseArgs builds argument objects of about size bytes of canonical
+// JSON that make the renderer work hardest per byte: letters of rare
+// scripts and look-alikes (script and confusables lookups for each), marks,
+// invisible characters and space runs (escapes), host names (IDNA and the
+// public suffix list), many keys, and the deepest nesting canon allows.
+func worstCaseArgs(size int) map[string]string {
+	exotic := []rune("\u2d30\u2d31\u13aa\U000104b0\ua4d0\u0430\u0251\u0131\uab32\u0301\u200b\u2800\u00a0\u1112\u1161\U0001d41a\uff54")
+	var text strings.Builder
+	for i := 0; text.Len() < size; i++ {
+		text.WriteRune(exotic[i%len(exotic)])
+		if i%11 == 0 {
+			text.WriteString("  x@ex\u0430mple.com ")
+		}
+	}
+	// Many keys: each a short mixed-script word, each value an address.
+	var keys strings.Builder
+	keys.WriteByte('{')
+	for i := 0; keys.Len() < size-64; i++ {
+		if i > 0 {
+			keys.WriteByte(',')
+		}
+		fmt.Fprintf(&keys, `"p\u0430y%d":"a@b%d.example.com"`, i, i%97)
+	}
+	keys.WriteByte('}')
+	// Deepest nesting, a long list of look-alike strings at the bottom.
+	var deep strings.Builder
+	depth := canon.DefaultMaxDepth - 3
+	deep.WriteString(strings.Repeat(`{"\u0430":[`, depth/2))
+	for i := 0; deep.Len() < size-4*depth; i++ {
+		if i > 0 {
+			deep.WriteByte(',')
+		}
+		deep.WriteString(`"\u13aa\u2d30 x"`)
+	}
+	deep.WriteString(strings.Repeat(`]}`, depth/2))
+	// Many distinct hosts: each one analysed (IDNA, public suffix list).
+	var hosts strings.Builder
+	hosts.WriteByte('{')
+	for i := 0; hosts.Len() < size-64; i++ {
+		if i > 0 {
+			hosts.WriteByte(',')
+		}
+		fmt.Fprintf(&hosts, `"%d":"x@h%d.com"`, i, i)
+	}
+	hosts.WriteByte('}')
+	return map[string]string{"exotic": text.String(), "keys": keys.String(), "deep": deep.String(), "hosts": hosts.String()}
+}
+
+// BenchmarkRenderWorstCase renders effects of close to canon's 1 MiB limit
+// built to be as slow as possible per byte, with each view, and reports
+// milliseconds per MiB of canonical effect, of wall time (ms/MiB) and of
+// the process's CPU time (cpu-ms/MiB, which other load on a shared machine
+// does not inflate; it includes the garbage collector's work). The
+// baseline, in the same run, is canon's own canonicalization of the same
+// effect, which every Render does first.
+//
+//	go test ./card -run '^$' -bench BenchmarkRenderWorstCase -benchtime 5x
+func BenchmarkRenderWorstCase(b *testing.B) {
+	const size = canon.DefaultMaxBytes - 64<<10
+	for name, raw := range worstCaseArgs(size) {
+		var args json.RawMessage
+		if name == "exotic" {
+			args, _ = json.Marshal(map[string]string{"body": raw})
+		} else {
+			args = json.RawMessage(`{"v":` + raw + `}`)
+		}
+		e := effectWith(string(args))
+		c, err := e.Canonical()
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		mib := float64(len(c)) / (1 << 20)
+		ctx := injectivityContext()
+		b.Run(name+"/baseline-canonical", func(b *testing.B) {
+			cpu := cpuTime()
+			for b.Loop() {
+				if _, err := e.Canonical(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			report(b, cpuTime()-cpu, mib)
+		})
+		for _, view := range []string{"render", "render+text", "render+html"} {
+			b.Run(name+"/"+view, func(b *testing.B) {
+				cpu := cpuTime()
+				for b.Loop() {
+					c, err := card.Render(e, ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					switch view {
+					case "render+text":
+						_ = c.Text()
+					case "render+html":
+						_ = c.HTML()
+					}
+				}
+				report(b, cpuTime()-cpu, mib)
+			})
+		}
+	}
+}
+
+func report(b *testing.B, cpu time.Duration, mib float64) {
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N)/mib, "ms/MiB")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N)/mib, "cpu-ms/MiB")
+	}
 }

@@ -8,10 +8,6 @@ import (
 	"github.com/agentstepup/asu/canon"
 )
 
-// Renderer names this renderer's version. It is written into every card's
-// JSON as "renderer", so the card hash changes whenever the rendering rules do.
-const Renderer = "asu.card.v1"
-
 // Effect classes a catalog assigns to a tool, from harmless to final.
 const (
 	ClassRead         = "read"
@@ -26,8 +22,8 @@ var (
 	// (a domain that fails IDNA conversion, say); the card is refused.
 	ErrUnrenderable = errors.New("card: effect cannot be shown faithfully")
 	// ErrBadContext means the trusted context is unusable: an unknown effect
-	// class, a trusted domain that is not a domain, or a policy version that
-	// disagrees with the effect's.
+	// class, a trusted domain that is not a domain or is a public suffix,
+	// or a policy version that disagrees with the effect's.
 	ErrBadContext = errors.New("card: invalid trusted context")
 	// ErrBadEffect means the effect itself cannot be canonicalized.
 	ErrBadEffect = errors.New("card: invalid effect")
@@ -55,7 +51,9 @@ type Context struct {
 	// Hints are the catalog's presentation hints for this tool.
 	Hints Hints
 	// Trusted lists domains the integrator trusts (allowlists, recipients
-	// approved before). Domains on the card that look like one of them but
+	// approved before); none may be a public suffix. A value that is
+	// exactly one address or URL at one of them, or under one, gets a
+	// TRUSTED badge; domains on the card that look like one of them but
 	// are not are flagged.
 	Trusted []string
 
@@ -66,9 +64,10 @@ type Context struct {
 	ToolDescription string
 }
 
-// Hints tell [Render] how to lay out a tool's arguments. They change layout,
-// never content: every argument is always shown, with its own name, whatever
-// the hints say. Hints naming arguments the call does not have are ignored.
+// Hints tell [Render] how to lay out a tool's arguments. They change labels
+// and order, never content: every argument is always shown, with its own
+// name and its value quoted, whatever the hints say. Hints naming
+// arguments the call does not have are ignored.
 type Hints struct {
 	// Labels maps a top-level argument name to a human label.
 	Labels map[string]string
@@ -90,10 +89,11 @@ type Hints struct {
 	// Units maps an argument name to the unit its number is in, e.g.
 	// "seconds".
 	Units map[string]string
-	// Domains names arguments holding bare host names ("example.com"),
-	// which are then analysed like the domains of e-mail addresses and URLs,
-	// which are recognised in every string anyway. A value of such an
-	// argument that is not a valid domain name refuses the card.
+	// Domains names arguments holding bare host names ("example.com",
+	// "example.com:8443"), which are then analysed like the domains of
+	// e-mail addresses and URLs, which are recognised in every string
+	// anyway. A value of such an argument that is not a valid host name
+	// refuses the card.
 	Domains []string
 }
 
@@ -116,7 +116,7 @@ type Card struct {
 func (c *Card) Hash() canon.Digest { return c.hash }
 
 // JSON returns the card model in canonical (RFC 8785) JSON, for native
-// apps and receipts. It includes "renderer": "asu.card.v1".
+// apps and receipts. It includes "renderer": [RendererID].
 func (c *Card) JSON() ([]byte, error) {
 	if len(c.canonical) == 0 {
 		return nil, fmt.Errorf("%w: card was not rendered", ErrUnrenderable)
@@ -126,14 +126,15 @@ func (c *Card) JSON() ([]byte, error) {
 	return out, nil
 }
 
-// Text returns the plain-text view, for terminals and logs. It holds no
-// control characters other than newlines.
-func (c *Card) Text() string { return c.text(true) }
+// Text returns the plain-text view at [DefaultWidth] columns, for terminals
+// and logs; see [Card.TextWidth]. It holds no control characters other
+// than newlines.
+func (c *Card) Text() string { return c.text(true, DefaultWidth) }
 
 // Visible returns the text view without the digest fingerprint: what
 // distinguishes one effect's card from another's to a reader. Two effects
 // with different digests never have equal Visible text.
-func (c *Card) Visible() string { return c.text(false) }
+func (c *Card) Visible() string { return c.text(false, DefaultWidth) }
 
 // HTML returns the card as an HTML fragment, safe to embed in an approval
 // page: every value, and all agent-written text, is escaped by html/template.

@@ -28,8 +28,8 @@ var hostileAgentTexts = []string{
 }
 
 const (
-	untrustedStart = "== WRITTEN BY THE AGENT: untrusted, not checked =="
-	untrustedEnd   = "== END OF AGENT TEXT =="
+	untrustedStart = "▌ == WRITTEN BY THE AGENT: untrusted, not checked =="
+	untrustedEnd   = "▌ == END OF AGENT TEXT =="
 )
 
 // confinedText checks that every line of text holding marker is agent text:
@@ -45,10 +45,10 @@ func confinedText(text, marker string) error {
 			inside = false
 			continue
 		}
-		if strings.Contains(l, marker) && (!inside || !strings.HasPrefix(l, "  | ")) {
+		if strings.Contains(l, marker) && (!inside || !strings.HasPrefix(l, "▌   | ")) {
 			return fmt.Errorf("line %d carries agent text outside the untrusted region: %q", i, l)
 		}
-		if !inside && (strings.HasPrefix(l, "== ") || l == "") && l != "" && !knownHeader(l) {
+		if !inside && strings.HasPrefix(l, "▌ == ") && !knownHeader(l) {
 			return fmt.Errorf("line %d is an unknown header: %q", i, l)
 		}
 	}
@@ -57,8 +57,8 @@ func confinedText(text, marker string) error {
 
 func knownHeader(l string) bool {
 	switch l {
-	case "== ACTION ==", "== ARGUMENTS ==", "== BOUND BY THIS APPROVAL: referenced content ==",
-		"== NOT BOUND BY THIS APPROVAL ==", "== CONTEXT ==":
+	case "▌ == WHAT WILL RUN ==", "▌ == WHY YOU ARE ASKED ==", "▌ == BOUND BY THIS APPROVAL: referenced content ==",
+		"▌ == NOT BOUND BY THIS APPROVAL ==", "▌ == CONTEXT ==":
 		return true
 	}
 	return false
@@ -220,7 +220,7 @@ func TestConfinementCheckerCatchesNaive(t *testing.T) {
 	ctx := sendEmailContext()
 	ctx.Rationale = hostileAgentTexts[5]
 	c := mustRender(t, sendEmailEffect(t, "finance@example.com"), ctx)
-	naiveText := strings.ReplaceAll(c.Text(), "\n  | ", "\n")
+	naiveText := strings.ReplaceAll(c.Text(), "\n▌   | ", "\n")
 	assert.Error(t, confinedText(naiveText, "MARK"))
 
 	ctx.Rationale = hostileAgentTexts[1]

@@ -19,23 +19,27 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-section ul{margin:0;padding-left:1.2rem}
 .asu-meta{margin:.4rem 0 0;color:#66666f;font-size:.85rem}
 .asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
-.asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate}
-.asu-argtable{border-collapse:collapse;width:100%}
-.asu-argtable th{text-align:left;vertical-align:top;padding:.45rem .9rem .45rem 0;width:11rem;font-weight:600}
-.asu-argtable td{vertical-align:top;padding:.45rem 0;border-top:1px solid #f0f0f3}
-.asu-argtable tr:first-child td{border-top:0}
+.asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
+.asu-host,.asu-number{white-space:nowrap}
+.asu-role-recipient .asu-str{white-space:pre}
+.asu-hash{overflow-wrap:anywhere}
+.asu-argtable{display:grid;grid-template-columns:minmax(7rem,11rem) minmax(0,1fr);gap:0 .9rem}
+.asu-arg{display:contents}
+.asu-arghead{font-weight:600;padding:.45rem 0;border-top:1px solid #f0f0f3}
+.asu-argval{padding:.45rem 0;border-top:1px solid #f0f0f3;min-width:0;overflow-x:auto}
+.asu-arg:first-child .asu-arghead,.asu-arg:first-child .asu-argval{border-top:0}
 .asu-argname{display:block;font-weight:400;font-size:.8rem;color:#66666f}
 .asu-label+.asu-argname{margin-top:.1rem}
 .asu-val{font-size:1rem;background:#f3f3f6;border-radius:4px;padding:.05rem .3rem}
 .asu-role-recipient .asu-val,.asu-role-amount .asu-val{font-size:1.1rem;font-weight:700;background:#eef3fb}
-.asu-unit{font-weight:700}
+.asu-unit{font-weight:400;color:#44444c;white-space:nowrap}
 .asu-type{color:#66666f;font-size:.85rem}
 .asu-tree{list-style:none;padding-left:1.1rem!important;margin:.2rem 0!important;border-left:2px solid #e4e4ea}
 .asu-esc{background:#ffe58a;color:#5a3d00;border-radius:3px;padding:0 .1rem;font-weight:700}
 .asu-flags{list-style:none;padding:0!important;margin:.3rem 0 0!important}
 .asu-flags li,.asu-flagline{color:#8a1c00;font-size:.85rem}
 .asu-flags li::before{content:"\26A0\FE0E  "}
-.asu-domain{margin:.35rem 0 0;font-size:.9rem;padding:.3rem .5rem;border-radius:5px;background:#f7f7f9}
+.asu-domain{margin:.35rem 0 0;font-size:.9rem;padding:.3rem .5rem;border-radius:5px;background:#f7f7f9;overflow-x:auto}
 .asu-domain strong{font-weight:800;text-decoration:underline}
 .asu-domain.asu-warned{background:#fff0ec;border:1px solid #e8a08e}
 .asu-dlabel{color:#66666f}
@@ -54,4 +58,5 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-none{margin:0;color:#77777f}
 .asu-long summary{cursor:pointer}
 .asu-foot{padding:.6rem 1.25rem;font-size:.85rem;color:#55555f;background:#f6f6f8}
+@media (max-width:32rem){.asu-card{margin:0;border-radius:0;font-size:16px}.asu-head,.asu-section,.asu-foot{padding-left:.8rem;padding-right:.8rem}.asu-argtable{display:block}.asu-arg{display:block;border-top:1px solid #f0f0f3;padding:.45rem 0}.asu-arg:first-child{border-top:0}.asu-arghead,.asu-argval{border-top:0;padding:.1rem 0}.asu-context dl{grid-template-columns:1fr}.asu-context dd{margin-bottom:.4rem}}
 `

@@ -6,70 +6,135 @@
 // A passkey signs the challenge but does not display it, so what a person
 // approves is whatever the card shows. The card is therefore built from the
 // canonical effect only, never from a summary the agent wrote, and two
-// effects with different digests never render to the same visible text.
+// effects with different digests never render to cards that look the
+// same.
 //
 // # Building a card
 //
-// [Render] takes the effect and a [Context]: the catalog's title, effect
-// class and presentation [Hints], the policy's reasons, provenance, and the
-// domains the integrator trusts. It fails closed, with [ErrBadEffect],
-// [ErrBadContext] or [ErrUnrenderable], whenever something cannot be shown
-// faithfully; no card means no approval. A [Card] is immutable.
+// [Render] (or [Renderer.Render]; the package function uses the default
+// [Renderer]) takes the effect and a [Context]: the catalog's title,
+// effect class and presentation [Hints], the policy's reasons, provenance,
+// and the domains the integrator trusts. It fails closed, with
+// [ErrBadEffect], [ErrBadContext] or [ErrUnrenderable], whenever something
+// cannot be shown faithfully; no card means no approval.
+// [Renderer.CheckContext] validates a context when a catalog is
+// configured: it refuses a public suffix ("com", "github.io") as a trusted
+// domain, which would trust every domain registered under it. A [Card] is
+// immutable.
 //
 // # Layout
 //
-// Every view shows, in this order: the tool and its effect class (external
-// and irreversible stand out); every argument with its label and its own
-// name, exactly once, whatever the hints say; the referenced content the
-// approval binds, with SHA-256 and size; what it does not bind (references
-// that could not be resolved); the context (principal, task, provenance);
-// the agent's rationale and the tool server's description, in a region
-// labelled as written by the agent; and a short fingerprint of the digest.
+// Every view shows, in this order: what will run (the tool and its effect
+// class, external and irreversible standing out, then every argument with
+// its label and its own name, exactly once, whatever the hints say); the
+// referenced content the approval binds, with SHA-256 and size, and what
+// it does not bind; why a person is asked (the policy and its reasons);
+// the context (principal, delegations, task, step when there is one,
+// executor, provenance); the agent's rationale and the tool server's
+// description, in a region labelled as written by the agent; and a short
+// fingerprint of the digest. Hints change labels and order only. Every
+// string that comes from the effect or the agent is quoted or boxed in
+// every view, never run on after text of the card's own: the amount's
+// currency reads 120 [currency "EUR"].
 //
 // # What is shown, exactly
 //
-// Strings are shown in quotes with an injective escaping: a backslash always
-// starts an escape (\\, \", \n, \r, \t, \u{HEX}), so the display determines
-// the string. Control characters, bidirectional controls, zero-width and
-// other default-ignorable characters, spaces other than U+0020, private-use
-// and unassigned code points are escaped and flagged. Text that is not in
-// NFC shows its combining marks escaped, so NFC and NFD spellings (which
-// hash differently) look different. In a word that mixes scripts, letters
-// that imitate Latin ones are escaped ("p\u{0430}ypal"), as are words made
-// only of such look-alikes. Leading and trailing spaces, compatibility
-// characters and right-to-left text are flagged.
+// Every string, in every place (argument values and names, object keys,
+// the tool name, task, step, user, agent, delegations, executor, reference
+// names, kinds and reasons, and the agent's text), goes through one
+// escaper, and what it finds is flagged where the string is shown, in
+// every view. The escaping is injective: a backslash always starts an
+// escape (\\, \", \n, \r, \t, \u{HEX} or \{N spaces}), so the display
+// determines the string.
 //
-// Numbers are shown as canonicalized, never rounded or localized; the
-// amount shows its currency when the catalog names it. A string longer than
-// the display limit is shortened, and the card says so and shows the full
-// value's size and SHA-256; the HTML view can expand it. Nothing is cut
-// silently.
+// Printable ASCII is shown as itself, except that a run of two or more
+// spaces is shown counted (\{3 spaces}). Any other character is shown as
+// itself only when a reader can see it and tell it from every other: it is
+// not a control, format, bidirectional, default-ignorable, blank (U+2800,
+// Hangul fillers), space, private-use or unassigned character; not a box
+// drawing or block character (which the text view uses for its own lines);
+// in NFC and NFKC on its own (so no full-width letter, ligature or
+// canonical duplicate such as U+212A KELVIN SIGN); not a combining mark
+// that could hide on its letter (generic marks, and marks on a letter of
+// another script, are escaped; a Devanagari vowel sign on a Devanagari
+// letter is not); and no non-ASCII part of its canonical decomposition is
+// listed in the confusables data of Unicode Technical Standard #39. In
+// text that is not in NFC, whatever NFC would combine is escaped too.
+// Everything else is escaped ("p\u{0430}ypal") and flagged. This makes the
+// rule injective under look-alikes by construction: every character a
+// shown one could be mistaken for is escaped, so if two strings can look
+// alike, at least one of them carries an escape where they differ. (ASCII
+// look-alikes such as I, l and 1, 0 and O, rn and m are left as they are:
+// the card sets values in a monospace font, which draws them apart, and
+// domains are compared by skeleton anyway.) The price is that text in
+// scripts whose letters are drawn like Latin ones (Cyrillic, Greek,
+// Cherokee, ...) shows many of its letters escaped.
+//
+// The confusables data is the complete table of UTS #39 for Unicode
+// 13.0.0, generated into card/internal/confusable; the per-character
+// properties are generated from the Unicode 15.0.0 tables of the Go
+// toolchain into card/internal/charclass, so rendering costs one table
+// lookup per character. Words that mix scripts beyond UTS #39's highly
+// restrictive level, right-to-left text, leading and trailing spaces and
+// multi-line values are flagged. A line break in a value is shown as \n
+// and ends a displayed line.
+//
+// Numbers are shown as canonicalized, never rounded or localized. A string
+// longer than the display limit is shortened, and the card says so and
+// shows the full value's size and SHA-256; the HTML view can expand it.
+// Nothing is cut silently.
 //
 // # Domains
 //
-// Host names of e-mail addresses and URLs in any string, and of arguments
-// the catalog declares as domains ([Hints].Domains), are converted with a
-// strict IDNA2008 profile (golang.org/x/net/idna); a conversion error, or an
-// invisible character in the name, refuses the card. The A-label (xn--)
-// form is authoritative and the registrable domain (public suffix list) is
-// emphasised. The Unicode form is shown only when each label is in one
-// script, or Latin with the scripts of Chinese, Japanese or Korean;
-// otherwise a warning names the scripts. A domain whose skeleton equals that
-// of a trusted domain ([Context].Trusted) but which is a different domain
-// is flagged as a look-alike ("exarnple.com", "p\u0430ypal.com").
+// Every string, and every key, is read as an e-mail address (RFC 5322 and
+// RFC 5321, with RFC 6531's UTF-8: a dot-atom or quoted local part, or a
+// display name and an address in angle brackets) and as a URL the way
+// browsers read one (the WHATWG URL standard: tab and newline removed, a
+// backslash is a slash in the special schemes, the host is what follows
+// the last @ of the authority, percent-encoding in the host decoded). An
+// argument the catalog declares as a domain ([Hints].Domains) is read as a
+// host name with an optional port. A value gets a TRUSTED badge only when
+// the whole value is exactly one address, URL or declared host, holds no
+// white space or control character, names no other host anywhere, and its
+// host is a trusted domain ([Context].Trusted) or under one. A value that
+// names hosts but is not exactly one, or that names more than one, never
+// gets the badge and says so; each host it names is listed (at most eight
+// per value), the one it goes to first. Text before the host that holds an
+// @ (user info, a quoted local part, a display name) is called out.
 //
-// The skeletons use a compact confusables table: Cyrillic, Greek and
-// Armenian letters drawn like Latin ones, and rn/m, vv/w, cl/d, 0/o, 1/l.
-// It is a subset of the data of Unicode Technical Standard #39, chosen for
-// the characters that matter on an approval card, not all of it.
+// Host names are converted with a strict IDNA2008 profile
+// (golang.org/x/net/idna); a conversion error, or an invisible character
+// in the name, refuses the card when the value is the address or URL, and
+// is flagged when the name is only mentioned. The A-label (xn--) form is
+// authoritative and the registrable domain (public suffix list) is
+// emphasised. The Unicode form is shown only when each label is in one
+// script, or Latin with the scripts of Chinese, Japanese or Korean, and has
+// no look-alike character. A domain whose UTS #39 skeleton equals that of a
+// trusted domain but which is a different domain is flagged as a
+// look-alike ("exarnple.com", "p\u0430ypal.com"), and one that holds a
+// trusted domain's name inside another registrable domain is flagged too.
 //
 // # Agent text
 //
 // [Context].Rationale and [Context].ToolDescription are untrusted. They
 // appear only inside the region labelled as written by the agent, escaped
-// in every view: in the text view each of their lines sits behind a bar, so
-// no line can pass for a line of the card; in the HTML view they cannot
-// open or close an element; in the JSON they sit under "untrusted".
+// like every string except that line breaks stay line breaks: in the text
+// view each of their lines sits behind a bar, so no line can pass for a
+// line of the card; in the HTML view they cannot open or close an element;
+// in the JSON they sit under "untrusted".
+//
+// # Text view and terminals
+//
+// [Card.TextWidth] wraps the text view at a stated width (at least
+// [MinWidth]); [Card.Text] uses [DefaultWidth]. Every line the card writes
+// starts with "▌", which no string from the effect or the agent can show
+// (box drawing and block characters are always escaped), so in a terminal
+// narrower than the card, where the terminal wraps long lines itself, the
+// pieces it wraps start without the mark and cannot pass for lines of the
+// card. A line the card wraps goes on after "┆", behind the same region
+// prefix; "┆ " when it broke at a space (the space dropped), "┆" when it
+// broke inside a word or after a \n, so joining the lines gives back the
+// text exactly.
 //
 // # Card hash
 //
@@ -77,32 +142,40 @@
 //
 //	SHA-256("asu/v1/card" ‖ 0x00 ‖ JCS(card JSON))
 //
-// where the card JSON is what [Card.JSON] returns and carries
-// "renderer": "asu.card.v1", so a change to the rendering rules changes
-// every hash. It is a function of the JSON bytes alone: a verifier holding
-// a receipt recomputes it with any RFC 8785 implementation and SHA-256,
-// without this package ([HashJSON] does the same here).
+// where the card JSON is what [Card.JSON] returns and carries "renderer":
+// the renderer's ID ([RendererID], "asu.card/v2"), so a change to the
+// rendering rules changes every hash. It is a function of the JSON bytes
+// alone: a verifier holding a receipt recomputes it with any RFC 8785
+// implementation and SHA-256, without this package ([HashJSON] does the
+// same here).
 //
 // # JSON format
 //
-// The card JSON ("asu.card.v1") is an object with the members renderer,
-// digest (the effect digest, hex), tool (name, title, class), args,
-// refs and unbound (references the approval binds and does not bind, each
-// with its index in the effect), context (policy_version, reasons,
-// provenance, task, step, user, agent, delegations, audience) and
-// untrusted (rationale, tool_description). Every string in it is display
-// text, already escaped as described above, as {"text": ..., "flags": [...]}.
-// Each argument has a name, an optional label, role, unit and currency, and
-// a value node: {"kind": "string"|"number"|"bool"|"null"|"object"|"array",
-// "text": ..., "flags", "long" ({"bytes", "sha256", "full"} when shortened),
-// "domains", "members" ({"key", "value"}) or "items"}. A native app shows
-// these fields as the views here do and never renders raw argument values.
+// The card JSON ("asu.card/v2") is an object with the members renderer,
+// digest (the effect digest, hex), tool (name, title, class), args, refs
+// and unbound (references the approval binds and does not bind, each with
+// its index in the effect, kind, name and, when unbound, reason), context
+// (policy_version, reasons, provenance, task, step when the effect has
+// one, user, agent, delegations, audience) and untrusted (rationale,
+// tool_description). Every string in it is display text, already escaped
+// as described above, as {"text": ..., "flags": [...]}. Each argument has
+// a name (with name_domains when the name holds a host), an optional
+// label, role, unit and currency, and a value node: {"kind":
+// "string"|"number"|"bool"|"null"|"object"|"array", "text": ..., "flags",
+// "long" ({"bytes", "sha256", "full"} when shortened), "domains",
+// "members" ({"key", "key_domains", "value"}) or "items"}. A domain is
+// {"written", "ascii", "registrable", "unicode", "scripts", "trusted",
+// "looks_like", "warnings"}. A native app shows these fields as the views
+// here do and never renders raw argument values.
 //
 // # Views
 //
-// [Card.Text] is for terminals and logs; [Card.Visible] is the same without
-// the fingerprint, what distinguishes one effect's card from another's.
-// [Card.HTML] is a fragment to embed in an approval page styled by [CSS];
-// the page around it sets the content security policy. [Card.JSON] is the
-// model for native apps and receipts.
+// [Card.Text] and [Card.TextWidth] are for terminals and logs;
+// [Card.Visible] is the text view without the fingerprint, what
+// distinguishes one effect's card from another's. [Card.HTML] is a
+// fragment to embed in an approval page styled by [CSS], which stacks each
+// label above its value on a phone-width screen and never breaks an
+// address, host or number inside itself; the page around it sets the
+// content security policy. [Card.JSON] is the model for native apps and
+// receipts.
 package card

@@ -1,7 +1,12 @@
 package card
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,7 +21,6 @@ func TestSkeleton(t *testing.T) {
 		{"paypal.com", "paypa1.com"},
 		{"google.com", "g00gle.com"},
 		{"google.com", "g\u03bf\u03bfgle.com"},
-		{"wikipedia.org", "vvikipedia.org"},
 		{"apple.com", "\u0430\u0440\u0440l\u0435.com"},
 	}
 	for _, p := range same {
@@ -32,24 +36,80 @@ func TestSkeleton(t *testing.T) {
 	}
 }
 
-func TestFindHosts(t *testing.T) {
+// TestParseWhole: a value is exactly one address, URL or declared host,
+// read the way mail software and browsers read it, or it is not.
+func TestParseWhole(t *testing.T) {
 	cases := []struct {
 		in     string
 		asHost bool
-		want   []hostHit
+		host   string // "" when the value is not exactly one
+		decoy  bool
+		clean  bool
 	}{
-		{"finance@example.com", false, []hostHit{{"example.com", true}}},
-		{"Dana <dana@example.com>", false, []hostHit{{"example.com", false}}},
-		{"a@x.com, b@y.org", false, []hostHit{{"x.com", false}, {"y.org", false}}},
-		{"https://user@evil.example.net:8443/path?q=1", false, []hostHit{{"evil.example.net", true}}},
-		{"see https://[::1]/x", false, []hostHit{{"::1", false}}},
-		{"meet @ 5pm", false, nil},
-		{"example.com", true, []hostHit{{"example.com", true}}},
-		{"example.com", false, nil},
-		{"x@exa\u200bmple.com", false, []hostHit{{"exa\u200bmple.com", true}}},
+		{"finance@example.com", false, "example.com", false, true},
+		{"Dana <dana@example.com>", false, "example.com", false, true},
+		{`"finance@example.com"@evil.net`, false, "evil.net", true, false},
+		{"finance@example.com@evil.net", false, "", false, false},
+		{"a@x.com, b@y.org", false, "", false, false},
+		{`"Finance" <x@evil.net>`, false, "evil.net", false, true},
+		{`finance@example.com <x@evil.net>`, false, "", false, false},
+		{"https://user@evil.example.net:8443/path?q=1", false, "evil.example.net", false, true},
+		{"https://example.com@evil.net/", false, "evil.net", true, true},
+		{"https://evil.net/@example.com", false, "evil.net", false, true},
+		{"https://evil.net#@example.com", false, "evil.net", false, true},
+		{"https://evil.net?@example.com", false, "evil.net", false, true},
+		{`https://evil.net\@example.com/`, false, "evil.net", false, true},
+		{"https://example.com\t.evil.net/", false, "example.com.evil.net", false, false},
+		{"https://exa\nmple.com/", false, "example.com", false, false},
+		{`https:\\example.com/x`, false, "example.com", false, true},
+		{"HTTPS:example.com", false, "example.com", false, true},
+		{"https://ex%61mple.com/", false, "example.com", false, true},
+		{"https://[::1]:8080/x", false, "::1", false, true},
+		{"mailto:finance@example.com?subject=x", false, "example.com", false, true},
+		{"ftp://files.example.org", false, "files.example.org", false, true},
+		{"git+ssh://git@example.org/repo", false, "example.org", false, true},
+		{"javascript:alert(1)", false, "", false, false},
+		{"see https://example.com", false, "", false, false},
+		{"meet @ 5pm", false, "", false, false},
+		{"example.com", true, "example.com", false, true},
+		{"example.com:8443", true, "example.com", false, true},
+		{"[2001:db8::1]:443", true, "2001:db8::1", false, true},
+		{"example.com:http", true, "", false, false},
+		{"example.com", false, "", false, false},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, findHosts(tc.in, tc.asHost), tc.in)
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := parseWhole(tc.in, tc.asHost)
+			if tc.host == "" {
+				assert.False(t, ok, "parsed as one, host %q", got.host)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tc.host, got.host)
+			assert.Equal(t, tc.decoy, got.decoy, "decoy")
+			assert.Equal(t, tc.clean, got.clean, "clean")
+		})
+	}
+}
+
+// TestScanHosts: every host a reader could take a value to name is found,
+// more than the whole-value parsers find.
+func TestScanHosts(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"finance@example.com", []string{"example.com"}},
+		{"finance@example.com@evil.net", []string{"example.com", "evil.net"}},
+		{`"finance@example.com"@evil.net`, []string{"example.com", "evil.net"}},
+		{"https://evil.net/@example.com", []string{"evil.net", "example.com"}},
+		{"write to a@x.com or see https://y.org/page now", []string{"x.com", "y.org"}},
+		{"https://example.com\t.evil.net/", []string{"example.com.evil.net"}},
+		{"meet @ 5pm", nil},
+		{"no hosts here", nil},
+	}
+	for _, tc := range cases {
+		assert.ElementsMatch(t, tc.want, scanHosts(tc.in), tc.in)
 	}
 }
 
@@ -89,7 +149,7 @@ func TestAnalyzeHost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.host, func(t *testing.T) {
-			d, err := analyzeHost(hostHit{host: tc.host, whole: true}, trusted, esc)
+			d, err := analyzeHost(tc.host, true, trusted, esc)
 			require.NoError(t, err)
 			assert.Equal(t, tc.ascii, d.ASCII)
 			assert.Equal(t, tc.registrable, d.Registrable)
@@ -104,12 +164,136 @@ func TestAnalyzeHost(t *testing.T) {
 func TestAnalyzeHostRefuses(t *testing.T) {
 	for _, h := range []string{"foo_bar.com", "exa\u200bmple.com", "a..com", "-x.com", "x\u202e.com", "exa\u00admple.com", "ex\u2060ample.com", "\u05d0a.com",
 		string(make([]byte, 300))} {
-		_, err := analyzeHost(hostHit{host: h, whole: true}, nil, escaper{})
+		_, err := analyzeHost(h, true, nil, escaper{})
 		assert.True(t, errors.Is(err, ErrUnrenderable), "%q: %v", h, err)
 	}
 }
 
 func TestPrepareTrustedRefuses(t *testing.T) {
-	_, err := prepareTrusted([]string{"example.com", "not a domain"})
-	assert.ErrorIs(t, err, ErrBadContext)
+	for _, list := range [][]string{
+		{"example.com", "not a domain"},
+		{"com"}, {"github.io"}, {"co.uk"}, {"s3.amazonaws.com"}, {"192.0.2.1"}, {""},
+	} {
+		_, err := prepareTrusted(list)
+		assert.ErrorIs(t, err, ErrBadContext, "%q", list)
+	}
+	_, err := prepareTrusted([]string{"example.com", "user.github.io", "example.co.uk"})
+	assert.NoError(t, err)
+}
+
+// TestPlainHostAgreesWithIDNA: the ASCII fast path gives what strict IDNA
+// gives, for generated names around every rule it checks.
+func TestPlainHostAgreesWithIDNA(t *testing.T) {
+	parts := []string{"a", "Z", "0", "-", ".", "xn--", "ab--c", "a-b", strings.Repeat("x", 63), strings.Repeat("y", 64), "_", "é", ""}
+	rng := rand.New(rand.NewPCG(5, 8))
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		h := b.String()
+		fast, ok := plainHost(h)
+		if !ok {
+			continue
+		}
+		slow, err := strictIDNA.ToASCII(h)
+		require.NoError(t, err, "%q", h)
+		require.Equal(t, slow, fast, "%q", h)
+	}
+}
+
+// FuzzPlainHost: whenever the fast path accepts a name, strict IDNA
+// accepts it with the same result.
+func FuzzPlainHost(f *testing.F) {
+	for _, s := range []string{"example.com", "EXAMPLE.com", "xn--pypal-4ve.com", "a-.com", "ab--c.com"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		if fast, ok := plainHost(h); ok {
+			slow, err := strictIDNA.ToASCII(h)
+			require.NoError(t, err)
+			require.Equal(t, slow, fast)
+		}
+	})
+}
+
+// TestModelFieldsInCanonicalOrder: seal relies on encoding/json writing
+// members in RFC 8785 order, which holds when every struct of the model
+// declares its fields in the order of their JSON names.
+func TestModelFieldsInCanonicalOrder(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var check func(reflect.Type)
+	check = func(ty reflect.Type) {
+		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice {
+			ty = ty.Elem()
+		}
+		if ty.Kind() != reflect.Struct || seen[ty] {
+			return
+		}
+		seen[ty] = true
+		prev := ""
+		for i := range ty.NumField() {
+			f := ty.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			require.NotEmpty(t, name, "%s.%s has no JSON name", ty.Name(), f.Name)
+			require.Less(t, prev, name, "%s: %q declared after %q", ty.Name(), name, prev)
+			prev = name
+			check(f.Type)
+		}
+	}
+	check(reflect.TypeOf(model{}))
+	assert.Greater(t, len(seen), 8)
+}
+
+// TestEncodeModelMatchesEncodingJSON: the hand-written card JSON is what
+// encoding/json writes for the model (struct tags name the members), and
+// is canonical.
+func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
+	step := shown{Text: "2"}
+	m := model{
+		Renderer: RendererID, Digest: "ab",
+		Tool: toolPart{Name: shown{Text: "t", Flags: []string{flagInvisible}}, Title: shown{Text: "T"}, Class: ClassRead},
+		Args: []field{{
+			Name: shown{Text: "a\"b\\c\u0001"}, Label: &shown{Text: "L"}, Role: "amount", Unit: &shown{Text: "u"},
+			Currency: &shown{Text: "EUR"}, NameDoms: []domainPart{{Written: shown{Text: "w"}, ASCII: "x.com", Trusted: true}},
+			Value: node{Kind: kindObject, Flags: []string{flagEmpty}, Members: []member{{
+				Key: shown{Text: "k"}, KeyDoms: []domainPart{{Written: shown{Text: "y"}, ASCII: "y.com", Registrable: "y.com",
+					Unicode: "ÿ.com", Scripts: "Latin", LooksLike: "x.com", Warnings: []string{warnLookalike}}},
+				Value: node{Kind: kindArray, Items: []node{{Kind: kindString, Text: "s", Long: &longPart{Bytes: 3, SHA256: "cd", Full: "sss"},
+					Domains: []domainPart{{Written: shown{Text: "z"}}}}}},
+			}}},
+		}},
+		Refs:    []refPart{{Index: 0, Name: shown{Text: "n"}, Kind: shown{Text: "file"}, SHA256: "ef", Size: 9}},
+		Unbound: []refPart{{Index: 1, Name: shown{Text: "u"}, Kind: shown{Text: "url"}, Reason: &shown{Text: "r"}}},
+		Context: contextPart{PolicyVersion: shown{Text: "p"}, Reasons: []shown{{Text: "r"}}, Provenance: []shown{},
+			Task: shown{Text: "t"}, Step: &step, User: shown{Text: "u"}, Agent: shown{Text: "a"}, Delegations: []shown{{Text: "d"}}, Audience: shown{Text: "x"}},
+		Untrusted: untrustedPart{Rationale: block{Text: "why\n", Flags: []string{flagLines}, Long: &longPart{Bytes: 1}}},
+	}
+	_ = step
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(m))
+	got := encodeModel(&m, 0)
+	assert.Equal(t, strings.TrimSuffix(buf.String(), "\n"), string(got))
+	c, err := HashLimits().Canonicalize(got)
+	require.NoError(t, err)
+	assert.Equal(t, string(c), string(got))
+}
+
+func TestHoldsLabels(t *testing.T) {
+	for _, tc := range []struct {
+		name, part string
+		want       bool
+	}{
+		{"example.com.evil.net", "example.com", true},
+		{"mail.example.com", "example.com", true},
+		{"example.com", "example.com", true},
+		{"myexample.com.evil.net", "example.com", false},
+		{"example.community.net", "example.com", false},
+		{"xexample.com.example.com.net", "example.com", true},
+		{"com", "example.com", false},
+	} {
+		assert.Equal(t, tc.want, holdsLabels(tc.name, tc.part), "%s in %s", tc.part, tc.name)
+	}
 }

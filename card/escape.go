@@ -1,52 +1,74 @@
 package card
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentstepup/asu/card/internal/charclass"
 )
 
 // Flags a displayed string can carry. Each names something a reader could
 // not see in the characters themselves; the views spell them out.
 const (
-	flagControl       = "control"        // control characters, shown escaped
-	flagInvisible     = "invisible"      // zero-width, format or other default-ignorable code points, shown escaped
-	flagBidi          = "bidi"           // bidirectional overrides, embeddings or isolates, shown escaped
-	flagSpace         = "unusual-space"  // spaces other than U+0020, shown escaped
-	flagNotNFC        = "not-nfc"        // decomposed or unnormalized text; combining marks shown escaped
-	flagCompat        = "compatibility"  // compatibility characters (ligatures, full-width forms)
-	flagMixedScript   = "mixed-script"   // a word mixing scripts; look-alike letters shown escaped
-	flagWholeScript   = "lookalike-word" // a word made only of letters that imitate Latin ones, shown escaped
-	flagLeadingSpace  = "leading-space"  // starts with white space
-	flagTrailingSpace = "trailing-space" // ends with white space
-	flagPrivate       = "private-use"    // private-use or unassigned code points, shown escaped
-	flagEmpty         = "empty"          // the empty string
-	flagRTL           = "rtl"            // right-to-left letters: display order differs from stored order
+	flagControl       = "control"         // control characters, shown escaped
+	flagLines         = "multi-line"      // line breaks, shown as \n, each ending a displayed line
+	flagInvisible     = "invisible"       // zero-width, format, blank or other default-ignorable code points, shown escaped
+	flagBidi          = "bidi"            // bidirectional overrides, embeddings or isolates, shown escaped
+	flagSpace         = "unusual-space"   // spaces other than U+0020, shown escaped
+	flagSpaceRun      = "space-run"       // two or more spaces in a row, shown counted
+	flagNotNFC        = "not-nfc"         // decomposed or unnormalized text; combining marks shown escaped
+	flagCombining     = "combining"       // combining marks that could hide on their base, shown escaped
+	flagCompat        = "compatibility"   // compatibility characters (ligatures, full-width forms), shown escaped
+	flagLookalike     = "lookalike-char"  // characters UTS #39 lists as confusable with others, shown escaped
+	flagMixedScript   = "mixed-script"    // a word mixing scripts
+	flagDrawing       = "drawing"         // box-drawing or block characters, which the card uses for its own lines
+	flagLeadingSpace  = "leading-space"   // starts with white space
+	flagTrailingSpace = "trailing-space"  // ends with white space
+	flagPrivate       = "private-use"     // private-use or unassigned code points, shown escaped
+	flagEmpty         = "empty"           // the empty string
+	flagRTL           = "rtl"             // right-to-left letters: display order differs from stored order
+	flagNotOneHost    = "not-one-address" // mentions hosts but is not exactly one address or URL: no domain is trusted
 )
+
+// flagOrder is the display order of flags: the most basic surprises first.
+var flagOrder = [...]string{
+	flagEmpty, flagLeadingSpace, flagTrailingSpace, flagNotOneHost, flagLines, flagControl, flagBidi,
+	flagInvisible, flagSpace, flagSpaceRun, flagPrivate, flagNotNFC, flagCombining, flagCompat,
+	flagLookalike, flagMixedScript, flagDrawing, flagRTL,
+}
 
 // flagText is what the views say for each flag.
 func flagText(f string) string {
 	switch f {
 	case flagControl:
 		return "contains control characters (shown escaped)"
+	case flagLines:
+		return `has several lines: each line break is shown as \n and ends a displayed line`
 	case flagInvisible:
 		return "contains invisible characters (shown escaped)"
 	case flagBidi:
 		return "contains text-direction controls (shown escaped)"
 	case flagSpace:
 		return "contains unusual spaces (shown escaped)"
+	case flagSpaceRun:
+		return `contains runs of spaces (shown as \{N spaces})`
 	case flagNotNFC:
-		return "not in normalized (NFC) form: combining marks shown escaped"
+		return "not in normalized (NFC) form: combining marks and canonical duplicates shown escaped"
+	case flagCombining:
+		return "contains combining marks that could hide on their letter (shown escaped)"
 	case flagCompat:
-		return "contains compatibility characters (ligatures or full-width forms)"
+		return "contains compatibility characters such as ligatures or full-width forms (shown escaped)"
+	case flagLookalike:
+		return "contains characters that look like other characters (shown escaped)"
 	case flagMixedScript:
-		return "mixes scripts in one word: look-alike letters shown escaped"
-	case flagWholeScript:
-		return "has a word of non-Latin letters that look Latin (shown escaped)"
+		return "mixes scripts in one word"
+	case flagDrawing:
+		return "contains box-drawing or block characters (shown escaped)"
 	case flagLeadingSpace:
 		return "starts with white space"
 	case flagTrailingSpace:
@@ -57,31 +79,45 @@ func flagText(f string) string {
 		return "empty string"
 	case flagRTL:
 		return "contains right-to-left text: characters are displayed in a different order than stored"
+	case flagNotOneHost:
+		return "is not exactly one address or URL: none of its domains is marked trusted"
 	}
 	return f
 }
 
 // escaper turns a string into text whose every character is plainly
 // visible. The encoding is injective: a backslash always starts an escape
-// (\\, \", \n, \r, \t or \u{HEX}), so the original string can be read back
-// from the display whatever the escaper chose to escape.
+// (\\, \", \n, \r, \t, \u{HEX} or \{N spaces}), so the original string can
+// be read back from the display whatever the escaper chose to escape.
+//
+// Which characters are shown as themselves is decided character by
+// character, so that the rule is injective under look-alikes by
+// construction: a character other than printable ASCII is shown as itself
+// only when it is visible, in NFC on its own, not a combining mark that
+// could hide on its base, and no part of its canonical decomposition is
+// listed in the UTS #39 confusables data. Every character a shown one
+// could be mistaken for is therefore escaped, so two strings that look
+// alike on the card are equal. (Printable ASCII is shown as itself: the
+// card's values are set in a monospace font, where I, l, 1, 0 and O, and rn
+// and m, are drawn apart.)
 type escaper struct {
-	keepNewlines bool // for multi-line agent text: \n stays a line break
+	keepNewlines bool // for multi-line agent text: \n stays a bare line break
 	quote        bool // escape '"' (inside a quoted value)
 }
 
 // shown is a string prepared for display: escaped text and what was found.
 type shown struct {
-	Text  string   `json:"text"`
 	Flags []string `json:"flags,omitempty"`
+	Text  string   `json:"text"`
 }
 
 // plainASCII reports whether s needs no escaping and raises no flag beyond
-// the edge-space ones: printable ASCII without backslash or quote.
+// the edge-space ones: printable ASCII without backslash, quote or two
+// spaces in a row.
 func plainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '\\' || c == '"' {
+		if c < 0x20 || c > 0x7e || c == '\\' || c == '"' || c == ' ' && i > 0 && s[i-1] == ' ' {
 			return false
 		}
 	}
@@ -106,188 +142,241 @@ func (e escaper) show(s string) shown {
 	if plainASCII(s) {
 		return shown{Text: s, Flags: flags.list()}
 	}
-	nfc := norm.NFC.IsNormalString(s)
-	if !nfc {
-		flags.add(flagNotNFC)
-	}
-	suspect := suspectLetters(s, &flags)
+	// NFC is checked only when a character that NFC could change shows up.
+	nfc, nfcKnown := true, false
+	// The display is s with some characters replaced by escapes; it is
+	// built only from the first escape on, so a string shown as it is
+	// costs no copy.
 	var b strings.Builder
-	b.Grow(len(s) + 8)
-	var literal []byte // non-ASCII characters shown as themselves
-	i := 0
-	for _, r := range s {
+	copied := 0 // s[:copied] is in b
+	escape := func(at, next int) {
+		if b.Len() == 0 {
+			b.Grow(len(s) + 16)
+		}
+		b.WriteString(s[copied:at])
+		copied = next
+	}
+	base := "" // script of the last base character, for its marks
+	var wordBuf [4]string
+	word := scriptSet(wordBuf[:0])
+	for i := 0; i < len(s); {
+		at := i
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r < 0x80 {
+			switch {
+			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+				word.add("Latin")
+				base = "Latin"
+				continue
+			case r >= '0' && r <= '9':
+				base = ""
+				continue
+			}
+			if mixedWord(word) {
+				flags.add(flagMixedScript)
+			}
+			word, base = word[:0], ""
+		}
 		switch {
 		case r == '\\':
+			escape(at, i)
 			b.WriteString(`\\`)
 		case r == '"' && e.quote:
+			escape(at, i)
 			b.WriteString(`\"`)
 		case r == '\n' && e.keepNewlines:
-			b.WriteByte('\n')
 		case r == '\n':
+			escape(at, i)
 			b.WriteString(`\n`)
-			flags.add(flagControl)
+			flags.add(flagLines)
 		case r == '\r':
+			escape(at, i)
 			b.WriteString(`\r`)
 			flags.add(flagControl)
 		case r == '\t':
+			escape(at, i)
 			b.WriteString(`\t`)
 			flags.add(flagControl)
+		case r == ' ':
+			n := 1
+			for i < len(s) && s[i] == ' ' {
+				n++
+				i++
+			}
+			if n > 1 {
+				escape(at, i)
+				b.WriteString(`\{` + strconv.Itoa(n) + ` spaces}`)
+				flags.add(flagSpaceRun)
+			}
+		case r < 0x80 && r >= 0x20 && r != 0x7f:
 		case r == utf8.RuneError:
 			// canon refuses invalid UTF-8, so this is a real U+FFFD.
+			escape(at, i)
 			writeEscape(&b, r)
+			flags.add(flagLookalike)
 		default:
-			if f := hiddenKind(r, nfc); f != "" {
+			info := charclass.Lookup(r)
+			if r >= 0x80 {
+				if info.Props&charclass.Letterlike == 0 {
+					if mixedWord(word) {
+						flags.add(flagMixedScript)
+					}
+					word = word[:0]
+				} else {
+					word.add(scriptOfInfo(info))
+				}
+			}
+			if !nfcKnown && info.Props&(charclass.Mark|charclass.Combines|charclass.NotNFC) != 0 {
+				nfc, nfcKnown = norm.NFC.IsNormalString(s), true
+				if !nfc {
+					flags.add(flagNotNFC)
+				}
+			}
+			if f := hiddenKindOf(info, nfc, base); f != "" {
 				flags.add(f)
+				escape(at, i)
 				writeEscape(&b, r)
-			} else if suspect != nil && suspect[i] {
-				writeEscape(&b, r)
-			} else {
-				if isRTL(r) {
-					flags.add(flagRTL)
-				}
-				if r >= 0x80 {
-					literal = utf8.AppendRune(literal, r)
-				}
-				b.WriteRune(r)
+				continue
+			}
+			if info.Props&charclass.RTL != 0 {
+				flags.add(flagRTL)
+			}
+			if info.Props&charclass.Mark == 0 {
+				base = info.Script
 			}
 		}
-		i++
 	}
-	if len(literal) > 0 && !norm.NFKC.IsNormal(literal) {
-		flags.add(flagCompat)
+	if mixedWord(word) {
+		flags.add(flagMixedScript)
 	}
+	if copied == 0 && b.Len() == 0 {
+		return shown{Text: s, Flags: flags.list()}
+	}
+	b.WriteString(s[copied:])
 	return shown{Text: b.String(), Flags: flags.list()}
 }
 
+// mixedWord reports a word whose scripts UTS #39's highly restrictive
+// level does not allow together.
+func mixedWord(word scriptSet) bool { return len(word) > 1 && !word.allowedMix() }
+
+// writeEscape writes \u{HEX}, at least four upper-case hex digits.
 func writeEscape(b *strings.Builder, r rune) {
-	b.WriteString(`\u{`)
-	h := strings.ToUpper(strconv.FormatInt(int64(r), 16))
-	for n := len(h); n < 4; n++ {
-		b.WriteByte('0')
+	const hex = "0123456789ABCDEF"
+	var buf [12]byte
+	n := copy(buf[:], `\u{`)
+	digits := 4
+	for v := uint32(r) >> 16; v != 0; v >>= 4 {
+		digits++
 	}
-	b.WriteString(h)
-	b.WriteByte('}')
+	for i := digits - 1; i >= 0; i-- {
+		buf[n] = hex[(uint32(r)>>(4*i))&0xf]
+		n++
+	}
+	buf[n] = '}'
+	b.Write(buf[:n+1])
 }
 
-// hiddenKind returns the flag for a code point that must be shown escaped
-// because a reader could not see it, or could not tell it from another one;
-// "" for a code point shown as itself.
-func hiddenKind(r rune, nfc bool) string {
+// hiddenKind returns the flag for a non-ASCII code point that must be shown
+// escaped because a reader could not see it, or could not tell it from
+// another one; "" for a code point shown as itself. nfc says whether the
+// whole string is in NFC; base is the script of the character a combining
+// mark would sit on.
+func hiddenKind(r rune, nfc bool, base string) string {
+	return hiddenKindOf(charclass.Lookup(r), nfc, base)
+}
+
+func hiddenKindOf(info charclass.Info, nfc bool, base string) string {
+	p := info.Props
 	switch {
-	case r < 0x20 || (r >= 0x7f && r < 0xa0):
+	case p&charclass.Control != 0:
 		return flagControl
-	case r == ' ':
-		return ""
-	case isBidiControl(r):
+	case p&charclass.Bidi != 0:
 		return flagBidi
-	case unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
-		unicode.Is(unicode.Variation_Selector, r),
-		unicode.Is(unicode.Cf, r),
-		unicode.In(r, unicode.Zl, unicode.Zp):
+	case p&charclass.Invisible != 0:
 		return flagInvisible
-	case unicode.Is(unicode.Zs, r):
+	case p&charclass.Space != 0:
 		return flagSpace
-	case unicode.Is(unicode.Co, r), unicode.Is(unicode.Cs, r), !unicode.IsGraphic(r):
+	case p&charclass.Private != 0:
 		return flagPrivate
-	case !nfc && unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc):
+	case !nfc && p&(charclass.Mark|charclass.Combines) != 0:
+		// In text that is not in NFC, whatever NFC would combine with
+		// the character before it (marks, conjoining jamo) is escaped, so
+		// a decomposed spelling never looks like the composed one.
 		return flagNotNFC
-	case unicode.Is(unicode.Mn, r) && isInvisibleMark(r):
-		return flagInvisible
+	case p&charclass.Mark != 0:
+		// A mark shown as itself must belong to the script of its base
+		// (a Devanagari vowel sign on a Devanagari letter); generic marks
+		// (script Inherited or Common), marks on another script's letter
+		// and marks with no base could hide a difference.
+		if s := info.Script; s == "Inherited" || s == "Common" || s != base {
+			return flagCombining
+		}
+	case p&charclass.Drawing != 0:
+		return flagDrawing
+	}
+	switch {
+	case p&charclass.NotNFC != 0:
+		return flagNotNFC
+	case p&charclass.Compat != 0:
+		// Full-width and mathematical letters, ligatures, superscripts:
+		// drawn like other characters, some not listed as confusable.
+		return flagCompat
+	case p&charclass.Lookalike != 0:
+		return flagLookalike
 	}
 	return ""
 }
 
-// isRTL reports letters of right-to-left scripts, whose presence reorders
-// what is displayed around them.
-func isRTL(r rune) bool {
-	if r < 0x0590 {
-		return false
-	}
-	p, _ := bidi.LookupRune(r)
-	return p.Class() == bidi.R || p.Class() == bidi.AL
+// lookalike reports whether a non-ASCII part of r's canonical decomposition
+// is listed in the UTS #39 confusables data, or r is a canonical or
+// compatibility variant of other characters.
+func lookalike(r rune) bool {
+	return charclass.Lookup(r).Props&(charclass.Lookalike|charclass.NotNFC|charclass.Compat) != 0
 }
 
-// isBidiControl reports the explicit directional formatting characters of
-// UAX #9 (marks, embeddings, overrides, isolates).
-func isBidiControl(r rune) bool {
-	switch {
-	case r == 0x061c, r == 0x200e, r == 0x200f:
-		return true
-	case r >= 0x202a && r <= 0x202e:
-		return true
-	case r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
-
-// isInvisibleMark reports combining marks that draw nothing on their own
-// base (combining grapheme joiner is Default_Ignorable and handled before).
-func isInvisibleMark(r rune) bool {
-	return r >= 0xe0100 && r <= 0xe01ef // variation selectors supplement
-}
-
-// flagSet collects flags in first-seen order without duplicates.
-type flagSet struct{ f []string }
+// flagSet collects flags without duplicates, as bits in the order of
+// flagOrder.
+type flagSet struct{ bits uint32 }
 
 func (s *flagSet) add(f string) {
-	for _, g := range s.f {
+	for i, g := range flagOrder {
 		if g == f {
+			s.bits |= 1 << i
 			return
 		}
 	}
-	s.f = append(s.f, f)
 }
 
+// list returns the flags in display order, so a card's JSON does not
+// depend on where in a string a problem first appeared. A single flag is
+// a slice of flagOrder itself, which nothing writes to.
 func (s *flagSet) list() []string {
-	if len(s.f) == 0 {
+	switch {
+	case s.bits == 0:
 		return nil
+	case s.bits&(s.bits-1) == 0:
+		i := bits.TrailingZeros32(s.bits)
+		return flagOrder[i : i+1 : i+1]
 	}
-	out := make([]string, len(s.f))
-	copy(out, s.f)
-	sortFlags(out)
+	out := make([]string, 0, bits.OnesCount32(s.bits))
+	for i, f := range flagOrder {
+		if s.bits&(1<<i) != 0 {
+			out = append(out, f)
+		}
+	}
 	return out
 }
 
-// sortFlags orders flags by their order in flagOrder, so a card's JSON does
-// not depend on where in a string a problem first appeared.
-func sortFlags(f []string) {
-	for i := 1; i < len(f); i++ {
-		for j := i; j > 0 && flagRank(f[j]) < flagRank(f[j-1]); j-- {
-			f[j], f[j-1] = f[j-1], f[j]
+// warnSet collects domain warnings without duplicates, in the order found.
+type warnSet struct{ f []string }
+
+func (s *warnSet) add(w string) {
+	for _, g := range s.f {
+		if g == w {
+			return
 		}
 	}
-}
-
-// flagRank orders flags for display: the most basic surprises first.
-func flagRank(f string) int {
-	switch f {
-	case flagEmpty:
-		return 0
-	case flagLeadingSpace:
-		return 1
-	case flagTrailingSpace:
-		return 2
-	case flagControl:
-		return 3
-	case flagBidi:
-		return 4
-	case flagInvisible:
-		return 5
-	case flagSpace:
-		return 6
-	case flagPrivate:
-		return 7
-	case flagNotNFC:
-		return 8
-	case flagCompat:
-		return 9
-	case flagMixedScript:
-		return 10
-	case flagWholeScript:
-		return 11
-	case flagRTL:
-		return 12
-	}
-	return 13
+	s.f = append(s.f, w)
 }

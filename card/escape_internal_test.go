@@ -19,7 +19,7 @@ func TestEscaperShow(t *testing.T) {
 		{"plain", "Q3 summary", "Q3 summary", nil},
 		{"empty", "", "", []string{flagEmpty}},
 		{"quote and backslash", `a"b\c`, `a\"b\\c`, nil},
-		{"newline tab cr", "a\nb\tc\rd", `a\nb\tc\rd`, []string{flagControl}},
+		{"newline tab cr", "a\nb\tc\rd", `a\nb\tc\rd`, []string{flagLines, flagControl}},
 		{"escape", "\x1b[31m", `\u{001B}[31m`, []string{flagControl}},
 		{"C1 control", "a\u0085b", `a\u{0085}b`, []string{flagControl}},
 		{"zero-width space", "a\u200bb", `a\u{200B}b`, []string{flagInvisible}},
@@ -38,16 +38,28 @@ func TestEscaperShow(t *testing.T) {
 		{"unassigned", "a\U0003FFFD", `a\u{3FFFD}`, []string{flagPrivate}},
 		{"NFC precomposed", "Caf\u00e9", "Caf\u00e9", nil},
 		{"NFD decomposed", "Cafe\u0301", `Cafe\u{0301}`, []string{flagNotNFC}},
-		{"NFC base with mark", "q\u0301", "q\u0301", nil},
+		{"generic mark on a base", "q\u0301", `q\u{0301}`, []string{flagCombining}},
+		{"dot above with no precomposed form", "q\u0307", `q\u{0307}`, []string{flagCombining}},
+		{"script mark on its own script", "\u0928\u092e\u0938\u094d\u0924\u0947", "\u0928\u092e\u0938\u094d\u0924\u0947", nil},
+		{"script mark on another script", "a\u094d", `a\u{094D}`, []string{flagCombining, flagMixedScript}},
+		{"braille blank", "x\u2800y", `x\u{2800}y`, []string{flagInvisible}},
+		{"space runs", "a  b    c", `a\{2 spaces}b\{4 spaces}c`, []string{flagSpaceRun}},
+		{"box drawing", "\u258c x \u2506", `\u{258C} x \u{2506}`, []string{flagDrawing}},
+		{"canonical singleton", "\u212a", `\u{212A}`, []string{flagNotNFC}},
 		{"trailing space", "abc ", "abc ", []string{flagTrailingSpace}},
 		{"leading space", " abc", " abc", []string{flagLeadingSpace}},
-		{"mixed script word", "p\u0430ypal", `p\u{0430}ypal`, []string{flagMixedScript}},
-		{"Cyrillic imitating Latin", "see \u0441\u043e\u0440", `see \u{0441}\u{043E}\u{0440}`, []string{flagWholeScript}},
-		{"Russian text", "\u041c\u043e\u0441\u043a\u0432\u0430", "\u041c\u043e\u0441\u043a\u0432\u0430", nil},
-		{"Greek text", "\u03b1\u03b8\u03ae\u03bd\u03b1", "\u03b1\u03b8\u03ae\u03bd\u03b1", nil},
+		{"mixed script word", "p\u0430ypal", `p\u{0430}ypal`, []string{flagLookalike, flagMixedScript}},
+		{"Cyrillic imitating Latin", "see \u0441\u043e\u0440", `see \u{0441}\u{043E}\u{0440}`, []string{flagLookalike}},
+		{"Cherokee in a Latin word", "Q3 summ\u0251ry \u13aaCME", `Q3 summ\u{0251}ry \u{13AA}CME`, []string{flagLookalike, flagMixedScript}},
+		{"Latin look-alikes", "\u0131 \uab32", `\u{0131} \u{AB32}`, []string{flagLookalike}},
+		{"typographic apostrophe and dash", "Dana\u2019s \u2013 draft", `Dana\u{2019}s \u{2013} draft`, []string{flagLookalike}},
+		{"Cyrillic letter without a look-alike", "\u0436\u0434", "\u0436\u0434", nil},
+		{"accented Latin", "caf\u00e9 na\u00efve", "caf\u00e9 na\u00efve", nil},
 		{"Japanese mixed", "Go\u8a00\u8a9e\u306e\u672c", "Go\u8a00\u8a9e\u306e\u672c", nil},
-		{"full-width", "\uff45xample", "\uff45xample", []string{flagCompat}},
-		{"Hebrew", "\u05e9\u05dc\u05d5\u05dd 123", "\u05e9\u05dc\u05d5\u05dd 123", []string{flagRTL}},
+		{"full-width", "\uff45xample", `\u{FF45}xample`, []string{flagCompat}},
+		{"full-width not in the confusables data", "\uff54o", `\u{FF54}o`, []string{flagCompat}},
+		{"ligature", "\ufb01le", `\u{FB01}le`, []string{flagCompat}},
+		{"Hebrew", "\u05e9\u05dc\u05dd 123", "\u05e9\u05dc\u05dd 123", []string{flagRTL}},
 		{"escape look-alike", `\u{200B}`, `\\u{200B}`, nil},
 	}
 	for _, tc := range cases {
@@ -81,6 +93,15 @@ func unescape(t *testing.T, s string, keepNewlines bool) string {
 			b.WriteByte('\r')
 		case 't':
 			b.WriteByte('\t')
+		case '{':
+			end := strings.IndexByte(s[i:], '}')
+			require.Greater(t, end, 2)
+			n, err := strconv.Atoi(strings.TrimSuffix(s[i+2:i+end], " spaces"))
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, n, 2)
+			b.WriteString(strings.Repeat(" ", n))
+			i += end + 1
+			continue
 		case 'u':
 			end := strings.IndexByte(s[i:], '}')
 			require.Greater(t, end, 3)
@@ -100,7 +121,7 @@ func unescape(t *testing.T, s string, keepNewlines bool) string {
 // TestEscaperInjective: for random strings over an alphabet of troublesome
 // characters, the display decodes back to the string.
 func TestEscaperInjective(t *testing.T) {
-	alphabet := []rune("aeo pmrnl1I0\\\"{}u\n\r\t\x1b\u0085\u00a0\u00ad\u0301\u0323\u00e9\u0430\u0435\u043e\u03bf" +
+	alphabet := []rune("aeo   pmrnl1I0\\\"{}u\n\r\t\x1b\u0085\u00a0\u00ad\u0301\u0323\u00e9\u0430\u0435\u043e\u03bf" +
 		"\u200b\u200c\u200d\u200e\u202e\u2066\u2028\u3000\ufe0f\ufeff\ue000\uff45\u05d0\u0627\U0001F600\U000E0041")
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 5000 {
@@ -134,4 +155,52 @@ func TestSegments(t *testing.T) {
 	got := segments(`a\u{200B}b\\c\"d\ne`)
 	assert.Equal(t, []seg{{Text: "a"}, {Text: `\u{200B}`, Esc: true}, {Text: `b\\c\"d`}, {Text: `\n`, Esc: true}, {Text: "e"}}, got)
 	assert.Equal(t, []seg{{Text: "plain"}}, segments("plain"))
+	assert.Equal(t, []seg{{Text: "a"}, {Text: `\{3 spaces}`, Esc: true}, {Text: "b"}}, segments(`a\{3 spaces}b`))
+}
+
+// FuzzEscaper: whatever the string, the display decodes back to it, holds
+// no bare control, invisible, drawing or look-alike character, and every
+// character shown as itself is its own fold.
+//
+//	go test ./card -run '^$' -fuzz FuzzEscaper -fuzztime 20s
+func FuzzEscaper(f *testing.F) {
+	for _, s := range []string{"", "a  b", "p\u0430ypal", "e\u0301", "\u1112\u1161", "x\u2800y", "\u258c==", `\{2 spaces}`, "a\nb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		for _, e := range []escaper{{quote: true}, {keepNewlines: true}} {
+			got := e.show(s).Text
+			require.Equal(t, s, unescape(t, got, e.keepNewlines), "display %q", got)
+			for _, r := range got {
+				if r < 0x80 {
+					require.True(t, r >= 0x20 && r != 0x7f || r == '\n' && e.keepNewlines, "bare control %U in %q", r, got)
+					continue
+				}
+				require.Empty(t, hiddenKind(r, true, scriptName(r)), "%U shown bare in %q", r, got)
+			}
+		}
+	})
+}
+
+// FuzzParseWhole: the address and URL parsers never panic, and a host
+// they return is never empty and holds no character a host cannot.
+//
+//	go test ./card -run '^$' -fuzz FuzzParseWhole -fuzztime 20s
+func FuzzParseWhole(f *testing.F) {
+	for _, s := range []string{`"a@b.c"@d.e`, "https://a.b\\@c.d/", "mailto:a@b.c", "x <a@b.c>", "[::1]:80", "https://a.b\t.c/", "a@b.c@d.e"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, asHost bool) {
+		if got, ok := parseWhole(s, asHost); ok {
+			require.NotEmpty(t, got.host)
+			require.NotContains(t, got.host, "/")
+			require.NotContains(t, got.host, "@")
+		}
+		for _, h := range scanHosts(s) {
+			require.NotEmpty(t, h)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package card_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -38,27 +39,27 @@ func ExampleRender() {
 	}
 	fmt.Print(c.Text())
 	// Output:
-	// APPROVAL REQUEST  (card asu.card.v1)
-	// == ACTION ==
-	//   Issue refund  [tool "issue_refund"]
-	//   (!) IRREVERSIBLE: cannot be undone
-	//   policy "2026-10-30.1" asks a person because:
-	//     - issue_refund is irreversible
-	// == ARGUMENTS ==
-	//   Amount (amount): 120 EUR
-	//   currency: "EUR"
-	//   Order (order): "A-17"
-	// == BOUND BY THIS APPROVAL: referenced content ==
-	//   (no references)
-	// == CONTEXT ==
-	//   on behalf of "user:lee" through agent "agent:support"
-	//   task "t-77", step "2", executor "payments"
-	// == WRITTEN BY THE AGENT: untrusted, not checked ==
-	//   agent's rationale:
-	//   | Parcel arrived damaged.
-	//   tool description from the tool server: (none)
-	// == END OF AGENT TEXT ==
-	// fingerprint 57877586343b
+	// ▌ APPROVAL REQUEST  (card asu.card/v2)
+	// ▌ == WHAT WILL RUN ==
+	// ▌   Issue refund  [tool "issue_refund"]
+	// ▌   (!) IRREVERSIBLE: cannot be undone
+	// ▌   Amount (amount): 120 [currency "EUR"]
+	// ▌   currency: "EUR"
+	// ▌   Order (order): "A-17"
+	// ▌ == BOUND BY THIS APPROVAL: referenced content ==
+	// ▌   (no references)
+	// ▌ == WHY YOU ARE ASKED ==
+	// ▌   policy "2026-10-30.1" asks a person because:
+	// ▌     - issue_refund is irreversible
+	// ▌ == CONTEXT ==
+	// ▌   on behalf of "user:lee" through agent "agent:support"
+	// ▌   task "t-77", step "2", executor "payments"
+	// ▌ == WRITTEN BY THE AGENT: untrusted, not checked ==
+	// ▌   agent's rationale:
+	// ▌   | Parcel arrived damaged.
+	// ▌   tool description from the tool server: (none)
+	// ▌ == END OF AGENT TEXT ==
+	// ▌ fingerprint 57877586343b
 }
 
 func ExampleRender_refused() {
@@ -113,7 +114,7 @@ func ExampleCard_JSON() {
 	_ = json.Unmarshal(js, &m)
 	fmt.Println(m.Renderer, m.Tool.Class)
 	// Output:
-	// asu.card.v1 irreversible
+	// asu.card/v2 irreversible
 }
 
 func ExampleCard_HTML() {
@@ -136,8 +137,8 @@ func ExampleCard_Text() {
 		}
 	}
 	// Output:
-	//   Order (order): "A-17\u{200B}"
-	//       (!) contains invisible characters (shown escaped)
+	// ▌   Order (order): "A-17\u{200B}"
+	// ▌       (!) contains invisible characters (shown escaped)
 }
 
 func ExampleHashLimits() {
@@ -149,4 +150,45 @@ func ExampleHashLimits() {
 	fmt.Println(string(canonical) == string(js))
 	// Output:
 	// true
+}
+
+func ExampleRenderer_Render() {
+	e, ctx := exampleRefund()
+	var r card.Renderer
+	c, err := r.Render(e, ctx)
+	if err != nil {
+		fmt.Println("no card, no approval:", err)
+		return
+	}
+	js, _ := c.JSON()
+	fmt.Println(r.ID(), strings.Contains(string(js), `"renderer":"`+r.ID()+`"`))
+	// Output:
+	// asu.card/v2 true
+}
+
+func ExampleRenderer_CheckContext() {
+	_, ctx := exampleRefund()
+	ctx.Trusted = []string{"example.com", "github.io"}
+	err := card.Renderer{}.CheckContext(ctx)
+	fmt.Println(errors.Is(err, card.ErrBadContext))
+	fmt.Println(err)
+	// Output:
+	// true
+	// card: invalid trusted context: trusted domain 1 is a public suffix, which would trust every domain under it
+}
+
+func ExampleCard_TextWidth() {
+	e, ctx := exampleRefund()
+	e.Args = json.RawMessage(`{"order":"A-17","note":"refund the order in full, as the customer asked in the ticket"}`)
+	c, _ := card.Render(e, ctx)
+	inNote := false
+	for _, l := range strings.Split(c.TextWidth(card.MinWidth), "\n") {
+		inNote = strings.Contains(l, "note:") || inNote && strings.Contains(l, "┆")
+		if inNote {
+			fmt.Println(l)
+		}
+	}
+	// Output:
+	// ▌   note: "refund the order in full, as
+	// ▌   ┆ the customer asked in the ticket"
 }

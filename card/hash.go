@@ -2,7 +2,6 @@ package card
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentstepup/asu/canon"
@@ -41,15 +40,15 @@ func hashCanonical(c []byte) canon.Digest {
 	return d
 }
 
-// seal computes the canonical JSON and hash of m.
-func seal(m model) (*Card, error) {
-	raw, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("%w: encode model", ErrUnrenderable)
+// seal computes the canonical JSON and hash of m. encodeModel writes
+// canonical JSON as it goes, so it is not canonicalized again.
+func seal(m model, sizeHint int) (*Card, error) {
+	c := encodeModel(&m, sizeHint)
+	if cap(c) > 2*len(c)+4096 {
+		c = append([]byte(nil), c...) // do not keep the unused estimate
 	}
-	c, err := HashLimits().Canonicalize(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: canonicalize model: %w", ErrUnrenderable, err)
+	if len(c) > HashLimits().MaxBytes {
+		return nil, fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
 	}
 	return &Card{m: m, canonical: c, hash: hashCanonical(c)}, nil
 }

@@ -24,12 +24,8 @@ func segments(s string) []seg {
 		if s[i] != '\\' || i+1 >= len(s) {
 			continue
 		}
-		j := i + 2
+		j := escapeEnd(s, i)
 		switch s[i+1] {
-		case 'u':
-			for j < len(s) && s[j-1] != '}' {
-				j++
-			}
 		case '\\', '"':
 			i++ // a literal backslash or quote: plain text
 			continue
@@ -60,6 +56,9 @@ func escHTML(s string) template.HTML {
 			b.WriteString(`<span class="asu-esc">`)
 			b.WriteString(template.HTMLEscapeString(sg.Text))
 			b.WriteString(`</span>`)
+			if sg.Text == `\n` {
+				b.WriteByte('\n') // the value goes on on a new line, after the visible \n
+			}
 		} else {
 			b.WriteString(template.HTMLEscapeString(sg.Text))
 		}
@@ -102,42 +101,34 @@ func (c *Card) html() template.HTML {
 	}
 	w := &hw{}
 	w.b.Grow(4096)
-	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + Renderer + `" dir="ltr" lang="en">` + "\n")
+	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + template.HTMLEscapeString(m.Renderer) + `" dir="ltr" lang="en">` + "\n")
 	w.raw("<header class=\"asu-head\">\n<p class=\"asu-kicker\">Approval request</p>\n<h2 class=\"asu-title\">")
 	if m.Tool.Title.Text != "" {
 		w.esc(m.Tool.Title.Text)
 	} else {
 		w.esc(m.Tool.Name.Text)
 	}
-	w.raw("</h2>\n<p class=\"asu-tool\">tool <span class=\"asu-mono\">")
-	w.esc(m.Tool.Name.Text)
-	w.raw("</span></p>\n<p class=\"asu-class\">")
+	w.raw("</h2>\n")
+	if m.Tool.Title.Text != "" {
+		writeFlagsHTML(&w.b, "the title ", m.Tool.Title.Flags)
+	}
+	w.raw("<p class=\"asu-tool\">tool ")
+	w.quoted(m.Tool.Name)
+	w.raw("</p>\n")
+	writeFlagsHTML(&w.b, "the tool name ", m.Tool.Name.Flags)
+	w.raw("<p class=\"asu-class\">")
 	w.plain(strings.TrimPrefix(classLine(m.Tool.Class), "(!) "))
 	w.raw("</p>\n</header>\n")
-
-	w.section("asu-reasons", "Why you are asked")
-	w.raw("<ul>")
-	for _, r := range m.Context.Reasons {
-		w.raw("<li>")
-		w.esc(r.Text)
-		w.raw("</li>")
-	}
-	if len(m.Context.Reasons) == 0 {
-		w.raw("<li>(no reason given)</li>")
-	}
-	w.raw("</ul>\n<p class=\"asu-meta\">policy <span class=\"asu-mono\">")
-	w.esc(m.Context.PolicyVersion.Text)
-	w.raw("</span></p>\n</section>\n")
 
 	w.section("asu-args", "What will run")
 	if len(m.Args) == 0 {
 		w.raw("<p class=\"asu-none\">(no arguments)</p>")
 	} else {
-		w.raw(`<table class="asu-argtable">`)
+		w.raw(`<div class="asu-argtable">`)
 		for i := range m.Args {
 			w.field(&m.Args[i])
 		}
-		w.raw("\n</table>")
+		w.raw("\n</div>")
 	}
 	w.raw("\n</section>\n")
 
@@ -148,12 +139,15 @@ func (c *Card) html() template.HTML {
 		w.raw("<ul>")
 		for _, r := range m.Refs {
 			w.raw(`<li><span class="asu-type">[` + strconv.Itoa(r.Index) + `]</span> `)
-			w.esc(r.Kind.Text)
+			w.quoted(r.Kind)
 			w.raw(" ")
 			w.quoted(r.Name)
 			w.raw(": " + strconv.FormatInt(r.Size, 10) + ` bytes, SHA-256 <span class="asu-mono asu-hash">`)
 			w.plain(r.SHA256)
-			w.raw("</span></li>")
+			w.raw("</span>")
+			writeFlagsHTML(&w.b, "the kind ", r.Kind.Flags)
+			writeFlagsHTML(&w.b, "the name ", r.Name.Flags)
+			w.raw("</li>")
 		}
 		w.raw("</ul>")
 	}
@@ -164,26 +158,48 @@ func (c *Card) html() template.HTML {
 		w.raw("<ul>")
 		for _, r := range m.Unbound {
 			w.raw(`<li><span class="asu-type">[` + strconv.Itoa(r.Index) + `]</span> `)
-			w.esc(r.Kind.Text)
+			w.quoted(r.Kind)
 			w.raw(" ")
 			w.quoted(r.Name)
-			w.raw(": content not covered, ")
+			w.raw(": content not covered, because ")
 			w.quoted(*r.Reason)
 			if r.SHA256 != "" {
 				w.raw("; recorded as " + strconv.FormatInt(r.Size, 10) + ` bytes, SHA-256 <span class="asu-mono asu-hash">`)
 				w.plain(r.SHA256)
 				w.raw("</span>")
 			}
+			writeFlagsHTML(&w.b, "the kind ", r.Kind.Flags)
+			writeFlagsHTML(&w.b, "the name ", r.Name.Flags)
+			writeFlagsHTML(&w.b, "the reason ", r.Reason.Flags)
 			w.raw("</li>")
 		}
 		w.raw("</ul>\n</section>\n")
 	}
+
+	w.section("asu-reasons", "Why you are asked")
+	w.raw("<ul>")
+	for _, r := range m.Context.Reasons {
+		w.raw("<li>")
+		w.esc(r.Text)
+		writeFlagsHTML(&w.b, "", r.Flags)
+		w.raw("</li>")
+	}
+	if len(m.Context.Reasons) == 0 {
+		w.raw("<li>(no reason given)</li>")
+	}
+	w.raw("</ul>\n<p class=\"asu-meta\">policy ")
+	w.quoted(m.Context.PolicyVersion)
+	w.raw("</p>\n")
+	writeFlagsHTML(&w.b, "the policy version ", m.Context.PolicyVersion.Flags)
+	w.raw("</section>\n")
 
 	w.section("asu-context", "Context")
 	w.raw("<dl>\n<dt>on behalf of</dt><dd>")
 	w.quoted(m.Context.User)
 	w.raw(" through agent ")
 	w.quoted(m.Context.Agent)
+	writeFlagsHTML(&w.b, "the user ", m.Context.User.Flags)
+	writeFlagsHTML(&w.b, "the agent ", m.Context.Agent.Flags)
 	w.raw("</dd>\n")
 	if len(m.Context.Delegations) > 0 {
 		w.raw("<dt>delegations</dt><dd>")
@@ -193,18 +209,29 @@ func (c *Card) html() template.HTML {
 			}
 			w.quoted(d)
 		}
+		for i, d := range m.Context.Delegations {
+			writeFlagsHTML(&w.b, "delegation "+strconv.Itoa(i+1)+" ", d.Flags)
+		}
 		w.raw("</dd>\n")
 	}
 	w.raw("<dt>task</dt><dd>")
 	w.quoted(m.Context.Task)
-	w.raw(", step ")
-	w.quoted(m.Context.Step)
+	if m.Context.Step != nil {
+		w.raw(", step ")
+		w.quoted(*m.Context.Step)
+	}
 	w.raw(", executor ")
 	w.quoted(m.Context.Audience)
+	writeFlagsHTML(&w.b, "the task ", m.Context.Task.Flags)
+	if m.Context.Step != nil {
+		writeFlagsHTML(&w.b, "the step ", m.Context.Step.Flags)
+	}
+	writeFlagsHTML(&w.b, "the executor ", m.Context.Audience.Flags)
 	w.raw("</dd>\n")
 	for _, p := range m.Context.Provenance {
 		w.raw("<dt>proposed after</dt><dd>")
-		w.esc(p.Text)
+		w.quoted(p)
+		writeFlagsHTML(&w.b, "", p.Flags)
 		w.raw("</dd>\n")
 	}
 	w.raw("</dl>\n</section>\n")
@@ -240,11 +267,11 @@ func roleSlug(role string) string {
 }
 
 func (w *hw) field(f *field) {
-	w.raw("\n<tr class=\"asu-arg")
+	w.raw("\n<div class=\"asu-arg")
 	if r := roleSlug(f.Role); r != "" {
 		w.raw(" asu-role-" + r)
 	}
-	w.raw(`"><th scope="row">`)
+	w.raw(`"><div class="asu-arghead">`)
 	if f.Label != nil {
 		w.raw(`<span class="asu-label">`)
 		w.esc(f.Label.Text)
@@ -252,19 +279,24 @@ func (w *hw) field(f *field) {
 	}
 	w.raw(`<span class="asu-argname">`)
 	writeKeyHTML(&w.b, f.Name)
-	w.raw("</span></th>\n<td>")
+	w.raw("</span></div>\n<div class=\"asu-argval\">")
+	writeKeyNotesHTML(&w.b, f.Name, f.NameDoms)
+	if f.Label != nil {
+		writeFlagsHTML(&w.b, "the label ", f.Label.Flags)
+	}
 	writeNodeHTML(&w.b, &f.Value)
 	if f.Currency != nil {
-		w.raw(` <span class="asu-unit">`)
-		w.esc(f.Currency.Text)
+		w.raw(` <span class="asu-unit">currency `)
+		w.quoted(*f.Currency)
 		w.raw(`</span>`)
+		writeFlagsHTML(&w.b, "the currency ", f.Currency.Flags)
 	}
 	if f.Unit != nil {
-		w.raw(` <span class="asu-unit">`)
-		w.esc(f.Unit.Text)
+		w.raw(` <span class="asu-unit">unit `)
+		w.quoted(*f.Unit)
 		w.raw(`</span>`)
 	}
-	w.raw("</td></tr>")
+	w.raw("</div></div>")
 }
 
 // block writes agent text inside a pre element, in the untrusted section.
@@ -284,5 +316,5 @@ func (w *hw) block(bl block) {
 		w.plain(bl.Long.SHA256)
 		w.raw("</span></p>")
 	}
-	writeFlagsHTML(&w.b, bl.Flags)
+	writeFlagsHTML(&w.b, "", bl.Flags)
 }

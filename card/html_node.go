@@ -18,17 +18,27 @@ func writeKeyHTML(b *strings.Builder, k shown) {
 	b.WriteByte('"')
 }
 
-func writeFlagsHTML(b *strings.Builder, flags []string) {
+// writeFlagsHTML lists a string's flags; what names the string when it is
+// not the value just shown ("the tool name ").
+func writeFlagsHTML(b *strings.Builder, what string, flags []string) {
 	if len(flags) == 0 {
 		return
 	}
 	b.WriteString(`<ul class="asu-flags">`)
 	for _, f := range flags {
 		b.WriteString("<li>")
-		b.WriteString(template.HTMLEscapeString(flagText(f)))
+		b.WriteString(template.HTMLEscapeString(what + flagText(f)))
 		b.WriteString("</li>")
 	}
 	b.WriteString("</ul>")
+}
+
+// writeKeyNotesHTML lists what was found in a key or argument name.
+func writeKeyNotesHTML(b *strings.Builder, k shown, doms []domainPart) {
+	writeFlagsHTML(b, "the name ", k.Flags)
+	for i := range doms {
+		writeDomainHTML(b, "in the name: ", &doms[i])
+	}
 }
 
 func writeNodeHTML(b *strings.Builder, n *node) {
@@ -43,6 +53,7 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			b.WriteString(`<li><span class="asu-key">`)
 			writeKeyHTML(b, n.Members[i].Key)
 			b.WriteString(`</span>: `)
+			writeKeyNotesHTML(b, n.Members[i].Key, n.Members[i].KeyDoms)
 			writeNodeHTML(b, &n.Members[i].Value)
 			b.WriteString(`</li>`)
 		}
@@ -73,9 +84,9 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			writeEsc(b, n.Text)
 			b.WriteString(`"</span>`)
 		}
-		writeFlagsHTML(b, n.Flags)
+		writeFlagsHTML(b, "", n.Flags)
 		for i := range n.Domains {
-			writeDomainHTML(b, &n.Domains[i])
+			writeDomainHTML(b, "", &n.Domains[i])
 		}
 	default: // number, bool, null: canonical text, from a fixed alphabet
 		kind := kindNull
@@ -89,7 +100,7 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 	}
 }
 
-func writeDomainHTML(b *strings.Builder, d *domainPart) {
+func writeDomainHTML(b *strings.Builder, where string, d *domainPart) {
 	b.WriteString(`<div class="asu-domain`)
 	if d.Trusted {
 		b.WriteString(` asu-trusted`)
@@ -97,7 +108,7 @@ func writeDomainHTML(b *strings.Builder, d *domainPart) {
 	if len(d.Warnings) > 0 {
 		b.WriteString(` asu-warned`)
 	}
-	b.WriteString(`"><span class="asu-dlabel">domain</span> <span class="asu-host">`)
+	b.WriteString(`"><span class="asu-dlabel">` + template.HTMLEscapeString(where) + `domain</span> <span class="asu-host">`)
 	parts := regSplit(*d)
 	b.WriteString(template.HTMLEscapeString(parts[0]))
 	b.WriteString(`<strong>` + template.HTMLEscapeString(parts[1]) + `</strong></span>`)

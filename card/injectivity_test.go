@@ -2,7 +2,9 @@ package card_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -225,4 +227,130 @@ func sortedKeys(m map[string]any) []string {
 		}
 	}
 	return keys
+}
+
+// corpus is every generated pair, in a fixed order.
+func corpus() []corpusPair {
+	rng := rand.New(rand.NewPCG(12, 39))
+	var all []corpusPair
+	all = append(all, confusablePairs()...)
+	all = append(all, scriptPairs()...)
+	all = append(all, invisiblePairs()...)
+	all = append(all, markPairs()...)
+	all = append(all, spacePairs()...)
+	all = append(all, textPairs(rng, 4000)...)
+	all = append(all, wrapPairs(rng, 3000)...)
+	all = append(all, contextPairs()...)
+	return all
+}
+
+// visibleAt is the text view at width without its fingerprint line.
+func visibleAt(c *card.Card, width int) string {
+	if width == 0 {
+		return c.Visible()
+	}
+	t := strings.TrimSuffix(c.TextWidth(width), "\n")
+	return t[:strings.LastIndexByte(t, '\n')+1]
+}
+
+// TestInjectivityCorpus: for tens of thousands of generated pairs of
+// different effects (every confusable in the UTS #39 table, letters of
+// every script, every invisible character and combining mark, runs of
+// spaces, escapes and line breaks, long values wrapped at widths 40 to
+// 200, and every field around the call), the two cards differ visibly:
+// after invisible characters are removed and look-alikes folded, in the
+// text view and in the text the HTML view displays. With -short or -race,
+// a deterministic tenth of the corpus runs (all of it takes about 20 s of
+// CPU without the race detector).
+func TestInjectivityCorpus(t *testing.T) {
+	ctx := injectivityContext()
+	pairs := corpus()
+	require.Greater(t, len(pairs), 30000)
+	step := 1
+	if testing.Short() || raceEnabled {
+		step = 10
+	}
+	type result struct {
+		rendered, failures int
+		classes            map[string]int
+	}
+	const workers = 2
+	results := make([]result, workers)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			r := result{classes: map[string]int{}}
+			for i := w * step; i < len(pairs); i += workers * step {
+				p := pairs[i]
+				da, errA := p.a.Digest()
+				db, errB := p.b.Digest()
+				if errA != nil || errB != nil || da == db {
+					continue
+				}
+				ca, errA := card.Render(p.a, ctx)
+				cb, errB := card.Render(p.b, ctx)
+				if errA != nil || errB != nil {
+					continue // no card, no approval
+				}
+				r.rendered++
+				r.classes[strings.Fields(p.class)[0]]++
+				if i%7 == 0 {
+					// seal writes canonical JSON without canonicalizing.
+					js, _ := ca.JSON()
+					c, err := card.HashLimits().Canonicalize(js)
+					assert.NoError(t, err)
+					assert.Equal(t, string(c), string(js), "card JSON not canonical")
+				}
+				if foldVisible(visibleAt(ca, p.width)) == foldVisible(visibleAt(cb, p.width)) ||
+					foldVisible(htmlVisible(ca)) == foldVisible(htmlVisible(cb)) {
+					r.failures++
+					if r.failures <= 3 {
+						mu.Lock()
+						t.Errorf("%s: two effects look the same:\n%s", p.class, visibleAt(ca, p.width))
+						mu.Unlock()
+					}
+				}
+			}
+			results[w] = r
+		})
+	}
+	wg.Wait()
+	total := result{classes: map[string]int{}}
+	for _, r := range results {
+		total.rendered += r.rendered
+		total.failures += r.failures
+		for k, v := range r.classes {
+			total.classes[k] += v
+		}
+	}
+	t.Logf("%d pairs rendered and compared, by class %v", total.rendered, total.classes)
+	assert.Zero(t, total.failures)
+	assert.Greater(t, total.rendered, len(pairs)/step*9/10, "most pairs render")
+}
+
+// TestInjectivityCorpusCatchesNaive: the corpus and its fold have teeth. A
+// renderer that shows strings as they are (quoted, JSON-escaped, which is
+// what a careful but Unicode-unaware view does) lets many pairs look the
+// same.
+func TestInjectivityCorpusCatchesNaive(t *testing.T) {
+	naive := func(e canon.Effect) string {
+		b, _ := json.Marshal(e)
+		var m any
+		_ = json.Unmarshal(b, &m)
+		out, _ := json.Marshal(m)
+		return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(out))
+	}
+	pairs := corpus()
+	collide := map[string]int{}
+	for i := 0; i < len(pairs); i += 10 {
+		p := pairs[i]
+		if foldVisible(naive(p.a)) == foldVisible(naive(p.b)) {
+			collide[strings.Fields(p.class)[0]]++
+		}
+	}
+	t.Logf("naive collisions by class: %v", collide)
+	for _, class := range []string{"confusable", "invisible", "mark"} {
+		assert.Greater(t, collide[class], 50, class)
+	}
 }

@@ -3,32 +3,33 @@ package card
 // model is the card: everything any view shows, already escaped. Its JSON
 // (through Card.JSON) is the card a native app renders and the bytes the
 // card hash covers, so every field name here is part of the card format
-// "asu.card.v1"; changing one means a new Renderer version.
+// "asu.card/v2"; changing one means a new renderer ID.
 type model struct {
-	Renderer  string        `json:"renderer"`
-	Digest    string        `json:"digest"` // the effect digest, 64 hex
-	Tool      toolPart      `json:"tool"`
 	Args      []field       `json:"args"`
-	Refs      []refPart     `json:"refs"`    // references whose content the approval binds
-	Unbound   []refPart     `json:"unbound"` // references it does not bind
 	Context   contextPart   `json:"context"`
+	Digest    string        `json:"digest"` // the effect digest, 64 hex
+	Refs      []refPart     `json:"refs"`   // references whose content the approval binds
+	Renderer  string        `json:"renderer"`
+	Tool      toolPart      `json:"tool"`
+	Unbound   []refPart     `json:"unbound"` // references it does not bind
 	Untrusted untrustedPart `json:"untrusted"`
 }
 
 type toolPart struct {
+	Class string `json:"class"`
 	Name  shown  `json:"name"`  // the catalog name, from the effect
 	Title shown  `json:"title"` // the catalog's title (trusted)
-	Class string `json:"class"`
 }
 
 // field is one top-level argument.
 type field struct {
-	Name     shown  `json:"name"`
-	Label    *shown `json:"label,omitempty"`    // the catalog's label, when it has one
-	Role     string `json:"role,omitempty"`     // "recipient", "amount" or "currency"
-	Unit     *shown `json:"unit,omitempty"`     // the catalog's unit for a number
-	Currency *shown `json:"currency,omitempty"` // for the amount: its currency
-	Value    node   `json:"value"`
+	Currency *shown       `json:"currency,omitempty"` // for the amount: its currency
+	Label    *shown       `json:"label,omitempty"`    // the catalog's label, when it has one
+	Name     shown        `json:"name"`
+	NameDoms []domainPart `json:"name_domains,omitempty"` // hosts the argument's name holds
+	Role     string       `json:"role,omitempty"`         // "recipient", "amount" or "currency"
+	Unit     *shown       `json:"unit,omitempty"`         // the catalog's unit for a number
+	Value    node         `json:"value"`
 }
 
 // Kinds of node, the JSON types.
@@ -45,59 +46,60 @@ const (
 // escaped characters (without quotes), a number's canonical text, "true",
 // "false" or "null". Objects carry Members in canonical order, arrays Items.
 type node struct {
-	Kind    string       `json:"kind"`
-	Text    string       `json:"text"`
-	Flags   []string     `json:"flags,omitempty"`
-	Long    *longPart    `json:"long,omitempty"`
 	Domains []domainPart `json:"domains,omitempty"`
-	Members []member     `json:"members,omitempty"`
+	Flags   []string     `json:"flags,omitempty"`
 	Items   []node       `json:"items,omitempty"`
+	Kind    string       `json:"kind"`
+	Long    *longPart    `json:"long,omitempty"`
+	Members []member     `json:"members,omitempty"`
+	Text    string       `json:"text"`
 }
 
 // longPart describes a string shown shortened: Text holds the start, Full
 // all of it (escaped), Bytes and SHA256 the original value's size and hash.
 type longPart struct {
 	Bytes  int    `json:"bytes"`
-	SHA256 string `json:"sha256"`
 	Full   string `json:"full"`
+	SHA256 string `json:"sha256"`
 }
 
 type member struct {
-	Key   shown `json:"key"`
-	Value node  `json:"value"`
+	Key     shown        `json:"key"`
+	KeyDoms []domainPart `json:"key_domains,omitempty"` // hosts the key holds, analysed like a value's
+	Value   node         `json:"value"`
 }
 
 // domainPart is what a host name found in a string resolves to.
 type domainPart struct {
-	Written     shown    `json:"written"`               // as the argument spells it
 	ASCII       string   `json:"ascii"`                 // the authoritative A-label form
+	LooksLike   string   `json:"looks_like,omitempty"`  // the trusted domain it imitates
 	Registrable string   `json:"registrable,omitempty"` // eTLD+1, A-label form
-	Unicode     string   `json:"unicode,omitempty"`     // when safe to show
 	Scripts     string   `json:"scripts,omitempty"`     // when mixed, e.g. "Cyrillic+Latin"
 	Trusted     bool     `json:"trusted,omitempty"`     // registrable domain is a trusted one
-	LooksLike   string   `json:"looks_like,omitempty"`  // the trusted domain it imitates
+	Unicode     string   `json:"unicode,omitempty"`     // when safe to show
 	Warnings    []string `json:"warnings,omitempty"`
+	Written     shown    `json:"written"` // as the argument spells it
 }
 
 type refPart struct {
 	Index  int    `json:"index"` // position in the effect's refs, which the digest covers
-	Name   shown  `json:"name"`
 	Kind   shown  `json:"kind"`
+	Name   shown  `json:"name"`
+	Reason *shown `json:"reason,omitempty"` // why an unbound reference is not covered
 	SHA256 string `json:"sha256,omitempty"`
 	Size   int64  `json:"size"`
-	Reason *shown `json:"reason,omitempty"` // why an unbound reference is not covered
 }
 
 type contextPart struct {
-	PolicyVersion shown   `json:"policy_version"`
-	Reasons       []shown `json:"reasons"`
-	Provenance    []shown `json:"provenance"`
-	Task          shown   `json:"task"`
-	Step          shown   `json:"step"`
-	User          shown   `json:"user"`
 	Agent         shown   `json:"agent"`
-	Delegations   []shown `json:"delegations"`
 	Audience      shown   `json:"audience"`
+	Delegations   []shown `json:"delegations"`
+	PolicyVersion shown   `json:"policy_version"`
+	Provenance    []shown `json:"provenance"`
+	Reasons       []shown `json:"reasons"`
+	Step          *shown  `json:"step,omitempty"` // absent when the effect has no step
+	Task          shown   `json:"task"`
+	User          shown   `json:"user"`
 }
 
 // untrustedPart holds agent-written text; views show it only inside the
@@ -109,9 +111,9 @@ type untrustedPart struct {
 
 // block is multi-line text, escaped except for its line breaks.
 type block struct {
-	Text  string    `json:"text"`
 	Flags []string  `json:"flags,omitempty"`
 	Long  *longPart `json:"long,omitempty"`
+	Text  string    `json:"text"`
 }
 
 // fingerprint is the short form of the digest people compare by eye: the

@@ -19,20 +19,49 @@ const (
 	keepBlock     = 3000
 )
 
+// Renderer is the default card renderer: the rules this package
+// documents. Its [Renderer.ID] is written into every card it renders, so
+// the card hash changes whenever the rendering rules do. The zero value is
+// ready to use and safe for concurrent use.
+type Renderer struct{}
+
+// ID names the rendering rules, "asu.card/v2". It is the card JSON's
+// "renderer" member and so part of the card hash.
+func (Renderer) ID() string { return RendererID }
+
+// RendererID is the ID of [Renderer].
+const RendererID = "asu.card/v2"
+
+// Render builds the card for effect e with the default [Renderer].
+func Render(e canon.Effect, ctx Context) (*Card, error) { return Renderer{}.Render(e, ctx) }
+
+// CheckContext validates the trusted parts of ctx that do not depend on an
+// effect: the effect class and the trusted domains (none may be a public
+// suffix such as "com" or "github.io", which would trust every domain
+// registered under it). Call it when configuring a catalog, to fail there
+// rather than at the first approval. Errors wrap [ErrBadContext].
+func (Renderer) CheckContext(ctx Context) error {
+	switch ctx.Class {
+	case ClassRead, ClassReversible, ClassExternal, ClassIrreversible:
+	default:
+		return fmt.Errorf("%w: unknown effect class", ErrBadContext)
+	}
+	_, err := prepareTrusted(ctx.Trusted)
+	return err
+}
+
 // Render builds the card for effect e from e itself and the trusted parts
 // of ctx; ctx's untrusted fields are placed, escaped, in the region
 // labelled as written by the agent.
 //
 // Render fails closed: it returns an error wrapping [ErrBadEffect] when e
-// cannot be canonicalized, [ErrBadContext] when ctx is unusable, and
-// [ErrUnrenderable] when part of e cannot be shown faithfully, such as an
-// e-mail address or URL whose domain fails strict IDNA conversion. No card
-// means no approval.
-func Render(e canon.Effect, ctx Context) (*Card, error) {
-	switch ctx.Class {
-	case ClassRead, ClassReversible, ClassExternal, ClassIrreversible:
-	default:
-		return nil, fmt.Errorf("%w: unknown effect class", ErrBadContext)
+// cannot be canonicalized, [ErrBadContext] when ctx is unusable (see
+// [Renderer.CheckContext]), and [ErrUnrenderable] when part of e cannot be
+// shown faithfully, such as an e-mail address or URL whose domain fails
+// strict IDNA conversion. No card means no approval.
+func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
+	if err := rr.CheckContext(ctx); err != nil {
+		return nil, err
 	}
 	if ctx.PolicyVersion != "" && ctx.PolicyVersion != e.PolicyVersion {
 		return nil, fmt.Errorf("%w: policy version differs from the effect's", ErrBadContext)
@@ -57,7 +86,7 @@ func Render(e canon.Effect, ctx Context) (*Card, error) {
 	}
 	r := renderer{ctx: ctx, trusted: trusted, esc: escaper{quote: true}}
 	m := model{
-		Renderer: Renderer,
+		Renderer: rr.ID(),
 		Digest:   canon.Sum(canonical).String(),
 		Tool: toolPart{
 			Name:  r.esc.show(e.Tool),
@@ -71,7 +100,6 @@ func Render(e canon.Effect, ctx Context) (*Card, error) {
 			Reasons:       r.showAll(ctx.Reasons),
 			Provenance:    r.showAll(ctx.Provenance),
 			Task:          r.esc.show(e.Task),
-			Step:          r.esc.show(e.Step),
 			User:          r.esc.show(e.Principal.User),
 			Agent:         r.esc.show(e.Principal.Agent),
 			Delegations:   r.showAll(e.Principal.Delegations),
@@ -81,6 +109,10 @@ func Render(e canon.Effect, ctx Context) (*Card, error) {
 			Rationale:       showBlock(ctx.Rationale),
 			ToolDescription: showBlock(ctx.ToolDescription),
 		},
+	}
+	if e.Step != "" {
+		step := r.esc.show(e.Step)
+		m.Context.Step = &step
 	}
 	if m.Args, err = r.fields(tree); err != nil {
 		return nil, err
@@ -98,7 +130,7 @@ func Render(e canon.Effect, ctx Context) (*Card, error) {
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	return seal(m)
+	return seal(m, 8*len(canonical))
 }
 
 // renderer carries what one Render call needs while walking the arguments.
@@ -106,6 +138,7 @@ type renderer struct {
 	ctx     Context
 	trusted []trustedDomain
 	esc     escaper
+	seen    map[hostKey]domainPart // hosts analysed so far
 }
 
 func (r *renderer) showAll(list []string) []shown {
@@ -162,6 +195,11 @@ func (r *renderer) fields(args value) ([]field, error) {
 func (r *renderer) field(m kv, args value) (field, error) {
 	h := r.ctx.Hints
 	f := field{Name: r.esc.show(m.key)}
+	doms, err := r.keyHosts(m.key, &f.Name)
+	if err != nil {
+		return field{}, err
+	}
+	f.NameDoms = doms
 	if l, ok := h.Labels[m.key]; ok {
 		s := r.esc.show(l)
 		f.Label = &s
@@ -219,15 +257,13 @@ func (r *renderer) node(v value, asHost bool) (node, error) {
 			n.Text = cutEscaped(s.Text, keepShown)
 			n.Long = long(v.text, s.Text)
 		}
-		for _, h := range findHosts(v.text, asHost) {
-			d, err := analyzeHost(h, r.trusted, r.esc)
-			if err != nil {
-				if h.whole {
-					return node{}, err
-				}
-				d.Warnings = []string{warnInvalid}
-			}
-			n.Domains = append(n.Domains, d)
+		doms, notOne, err := r.hosts(v.text, asHost)
+		if err != nil {
+			return node{}, err
+		}
+		n.Domains = doms
+		if notOne {
+			n.Flags = addFlag(n.Flags, flagNotOneHost)
 		}
 	case kindObject:
 		n.Members = make([]member, len(v.members))
@@ -236,7 +272,12 @@ func (r *renderer) node(v value, asHost bool) (node, error) {
 			if err != nil {
 				return node{}, err
 			}
-			n.Members[i] = member{Key: r.esc.show(m.key), Value: c}
+			k := r.esc.show(m.key)
+			doms, err := r.keyHosts(m.key, &k)
+			if err != nil {
+				return node{}, err
+			}
+			n.Members[i] = member{Key: k, KeyDoms: doms, Value: c}
 		}
 	case kindArray:
 		n.Items = make([]node, len(v.items))
@@ -253,6 +294,29 @@ func (r *renderer) node(v value, asHost bool) (node, error) {
 	return n, nil
 }
 
+// keyHosts analyses an object key or argument name like a string value:
+// an address used as a key ({"cc":{"x@example.com":"X"}}) is checked too.
+func (r *renderer) keyHosts(key string, k *shown) ([]domainPart, error) {
+	doms, notOne, err := r.hosts(key, false)
+	if err != nil {
+		return nil, err
+	}
+	if notOne {
+		k.Flags = addFlag(k.Flags, flagNotOneHost)
+	}
+	return doms, nil
+}
+
+// addFlag adds f to a flag list, keeping display order.
+func addFlag(list []string, f string) []string {
+	var s flagSet
+	for _, g := range list {
+		s.add(g)
+	}
+	s.add(f)
+	return s.list()
+}
+
 func long(raw, escaped string) *longPart {
 	sum := sha256.Sum256([]byte(raw))
 	return &longPart{Bytes: len(raw), SHA256: hex.EncodeToString(sum[:]), Full: escaped}
@@ -267,12 +331,7 @@ func cutEscaped(s string, n int) string {
 			return s[:i]
 		}
 		if s[i] == '\\' && i+1 < len(s) {
-			j := i + 2
-			if s[i+1] == 'u' {
-				for j < len(s) && s[j-1] != '}' {
-					j++
-				}
-			}
+			j := escapeEnd(s, i)
 			count += j - i
 			i = j
 			continue
@@ -284,7 +343,8 @@ func cutEscaped(s string, n int) string {
 	return s
 }
 
-// showBlock prepares agent-written multi-line text.
+// showBlock prepares agent-written multi-line text: escaped like any
+// string, except that a line break stays a line break.
 func showBlock(s string) block {
 	sh := escaper{keepNewlines: true}.show(s)
 	b := block{Text: sh.Text, Flags: sh.Flags}

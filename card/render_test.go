@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -75,15 +76,18 @@ func TestHintsChangeLayoutNotContent(t *testing.T) {
 	}})
 	for _, v := range []string{`"last"`, "120", `"EUR"`, `"a@example.com"`, `"n"`} {
 		assert.Equal(t, 1, strings.Count(plain.Visible(), v), v)
+	}
+	for _, v := range []string{`"last"`, "120", `"a@example.com"`, `"n"`} {
 		assert.Equal(t, 1, strings.Count(hinted.Visible(), v), v)
 	}
+	assert.Equal(t, 2, strings.Count(hinted.Visible(), `"EUR"`), "the currency argument, and quoted beside the amount")
 	hv := hinted.Visible()
 	for _, name := range []string{"Recipient (zeta):", "Recipient (to):", "  amount:", "  currency:", "  note:"} {
 		assert.Contains(t, hv, name)
 	}
 	assert.NotContains(t, hv, "Ghost")
 	assert.NotContains(t, hv, "ignored for strings")
-	assert.Contains(t, hv, "120 EUR per month")
+	assert.Contains(t, hv, `120 [currency "EUR"] [unit "per month"]`)
 	assert.Less(t, strings.Index(hv, "(zeta)"), strings.Index(hv, "amount:"), "catalog order first")
 	assert.Less(t, strings.Index(hv, "amount:"), strings.Index(hv, "currency:"), "then canonical order")
 	assert.Less(t, strings.Index(hv, "note:"), strings.Index(hv, "(to):"), "then canonical order")
@@ -96,7 +100,7 @@ func TestDefaultOrderPutsRecipientAndAmountFirst(t *testing.T) {
 	v := c.Visible()
 	assert.Less(t, strings.Index(v, "to:"), strings.Index(v, "amount:"))
 	assert.Less(t, strings.Index(v, "amount:"), strings.Index(v, "  a:"))
-	assert.Contains(t, v, "amount: 5 USD")
+	assert.Contains(t, v, `amount: 5 [currency "USD"]`)
 }
 
 func TestNumbersShownExactly(t *testing.T) {
@@ -114,11 +118,14 @@ func TestLongValuesSayTheyAreShortened(t *testing.T) {
 	require.NoError(t, err)
 	c := mustRender(t, effectWith(string(args)), card.Context{Class: card.ClassExternal})
 	sum := sha256.Sum256([]byte(body))
-	text := c.Text()
+	text := c.TextWidth(1000)
 	assert.Contains(t, text, "shortened: 5407 bytes in full, SHA-256 "+hexString(sum[:]))
 	assert.NotContains(t, text, "THE END")
 	for _, l := range strings.Split(text, "\n") {
 		assert.Less(t, len(l), 400, "line not shortened")
+	}
+	for _, l := range strings.Split(c.Text(), "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(l), card.DefaultWidth, "line not wrapped")
 	}
 	h := string(c.HTML())
 	assert.Contains(t, h, "<details")
@@ -160,7 +167,7 @@ func TestHashFormula(t *testing.T) {
 	canonical, err := canon.Canonicalize(js)
 	require.NoError(t, err)
 	assert.Equal(t, canonical, js, "JSON() is already canonical")
-	assert.Contains(t, string(js), `"renderer":"asu.card.v1"`)
+	assert.Contains(t, string(js), `"renderer":"asu.card/v2"`)
 
 	h := sha256.New()
 	h.Write([]byte("asu/v1/card"))

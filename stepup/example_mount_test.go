@@ -45,21 +45,22 @@ func Example_mount() {
 		log.Fatal(err)
 	}
 	rp := passkey.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com"}
-	approver, err := passkey.New(st, rp)
+	key := []byte("32+ random bytes kept outside the database") // gate.WithKey, passkey seals
+	approver, err := passkey.New(st, rp, passkey.RequireSeal(key))
 	if err != nil {
 		log.Fatal(err)
 	}
 	mailer := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil // use key to send at most once
 	})
-	g, err := gate.New(st, cat, approver, gate.WithExecutor("send_email", mailer))
+	g, err := gate.New(st, cat, approver, gate.WithExecutor("send_email", mailer), gate.WithKey(key))
 	if err != nil {
 		log.Fatal(err)
 	}
 
 	// Administrator (never reachable by the agent): a one-time invite,
 	// redeemed by the approver's browser to register a passkey.
-	enroll, err := passkey.NewEnrollment(st, rp)
+	enroll, err := passkey.NewEnrollment(st, rp, passkey.WithSealKey(key))
 	if err != nil {
 		log.Fatal(err)
 	}

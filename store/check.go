@@ -232,7 +232,7 @@ func (c Credential) Check() error {
 	switch {
 	case len(c.ID) == 0 || len(c.PublicKey) == 0 || c.User == "":
 		return fmt.Errorf("%w: credential needs id, user and public key", ErrInvalid)
-	case len(c.ID) > MaxKeySize || len(c.User) > MaxKeySize || len(c.AAGUID) > MaxKeySize:
+	case len(c.ID) > MaxKeySize || len(c.User) > MaxKeySize || len(c.AAGUID) > MaxKeySize || len(c.Seal) > MaxKeySize:
 		return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)
 	case len(c.PublicKey) > MaxFieldSize:
 		return fmt.Errorf("%w: public key over %d bytes", ErrTooLarge, MaxFieldSize)

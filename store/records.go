@@ -184,6 +184,10 @@ type Credential struct {
 	AAGUID         []byte
 	CreatedAt      time.Time
 	RevokedAt      time.Time // zero unless revoked; a revoked credential never approves
+	// Seal is the enrolling side's MAC over the credential (package
+	// passkey seals what it enrolls), so that a credential written into
+	// the database by anyone else does not approve. Stored as given.
+	Seal []byte
 }
 
 // Clone returns a deep copy of c.
@@ -191,6 +195,7 @@ func (c Credential) Clone() Credential {
 	c.ID = cloneBytes(c.ID)
 	c.PublicKey = cloneBytes(c.PublicKey)
 	c.AAGUID = cloneBytes(c.AAGUID)
+	c.Seal = cloneBytes(c.Seal)
 	return c
 }
 

@@ -22,7 +22,8 @@
 //
 //   - -key-file FILE, the gate's MAC key (32 bytes or more; created, mode
 //     0600, if missing). Without it each replica draws its own, and a call
-//     the policy allowed runs only on the replica that allowed it.
+//     the policy allowed runs only on the replica that allowed it. The key
+//     also seals the passkeys the site enrolls; only sealed ones approve.
 //   - -tokens FILE, the runtime tokens by SHA-256, with the agent and users
 //     each acts for. Created on first start with one new token, printed
 //     once; after that the file holds only hashes, so tokens survive
@@ -55,6 +56,15 @@
 // chain's head signed by the gate, for
 //
 //	go run ./examples/verify audit audit.jsonl --checkpoint audit.jsonl.checkpoint.json --gate-key checkpoint.pem.pub
+//
+// # Metrics and logs
+//
+// -metrics ADDR serves the gate's metrics for Prometheus at
+// http://ADDR/metrics, on a listener of its own (never the agent API's or
+// the approval site's): decisions by kind and effect class, pending
+// tickets, time to decision, flood refusals and lockouts, executions by
+// outcome, lease recoveries. The service log (standard error) has one
+// line per decision, by tool, ticket and digest, never by argument.
 //
 // # Denials
 //
@@ -116,6 +126,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.tokens, "tokens", "", "runtime tokens `file`, by hash (created with a new token if missing)")
 	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")
 	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "ed25519 PEM `file` that signs audit checkpoints with -audit (created if missing)")
+	fs.StringVar(&o.metrics, "metrics", "", "listen `address` of the Prometheus metrics endpoint, a listener of its own (default: none)")
 	fs.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
 	return fs
 }

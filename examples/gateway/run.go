@@ -36,6 +36,8 @@ type options struct {
 	instance            string // this replica's name
 	checkpointKey       string // ed25519 key that signs audit checkpoints
 	audit               string // export the audit chain to this file and exit
+	metrics             string // listen address of the Prometheus endpoint (empty: none)
+	observe             []gate.Option
 	log                 io.Writer
 
 	// Hooks for tests: the SQLite store's clock, the tools' executor, the
@@ -57,6 +59,7 @@ type started struct {
 	InviteLink        string
 	Token             string // empty when the tokens file already existed
 	Agent, User       string // whom the printed example call names
+	MetricsURL        string // empty without -metrics
 }
 
 // tools are the reference catalog's tools, each run by the executor.
@@ -106,6 +109,15 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(&syncWriter{w: o.log}, nil))
+	metrics, metricsLn, err := listenMetrics(o)
+	if err != nil {
+		return err
+	}
+	if metricsLn != nil {
+		defer metricsLn.Close()
+		o.observe = append(o.observe, gate.WithMeterProvider(metrics.MeterProvider()))
+	}
+	o.observe = append(o.observe, gate.WithLogger(log))
 	g, enroll, err := newGate(st, rp, o, out)
 	if err != nil {
 		return err
@@ -138,6 +150,9 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 
 	s := started{AgentURL: agentURL, SiteURL: rp.Origin, Origin: rp.Origin, Token: fresh,
 		Agent: tokens[0].Agent, User: tokens[0].Users[0]}
+	if metricsLn != nil {
+		s.MetricsURL = "http://" + metricsLn.Addr().String() + gateway.MetricsPath
+	}
 	if o.approver != "" {
 		if s.InviteLink, err = gateway.InviteLink(ctx, enroll, rp.Origin, o.approver); err != nil {
 			return err
@@ -148,7 +163,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make([]error, 2)
+	errs := make([]error, 3)
 	// Recovery is continuous: every replica takes over executions whose
 	// owner's lease expired and times out stale tickets, so nothing waits
 	// for a restart, and a peer finishing a ticket is never an error here.
@@ -157,6 +172,9 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	})
 	wg.Go(func() { errs[0] = gateway.Serve(ctx, gateway.NewServer(api, api.MaxWait()), agentLn); cancel() })
 	wg.Go(func() { errs[1] = gateway.Serve(ctx, gateway.NewServer(site, 0), siteLn); cancel() })
+	if metricsLn != nil {
+		wg.Go(func() { errs[2] = gateway.Serve(ctx, gateway.NewServer(metrics, 0), metricsLn); cancel() })
+	}
 	if onReady != nil {
 		onReady(s)
 	}
@@ -175,13 +193,15 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if o.exec != nil {
 		exec = o.exec
 	}
-	gopts := []gate.Option{}
+	gopts := append([]gate.Option{}, o.observe...)
 	if o.files != "" {
 		gopts = append(gopts, gate.WithResolver(canon.FileResolver{Root: o.files}))
 	}
 	for _, tool := range tools {
 		gopts = append(gopts, gate.WithExecutor(tool, exec))
 	}
+	var popts []passkey.Option
+	var eopts []passkey.EnrollOption
 	if o.keyFile != "" {
 		key, created, err := gateKey(o.keyFile)
 		if err != nil {
@@ -191,6 +211,10 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 			fmt.Fprintf(out, "gate key: created %s (share it with every replica of this store)\n", o.keyFile)
 		}
 		gopts = append(gopts, gate.WithKey(key))
+		// The same key seals the credentials this site enrolls, and only
+		// sealed credentials approve.
+		popts = append(popts, passkey.RequireSeal(key))
+		eopts = append(eopts, passkey.WithSealKey(key))
 	}
 	if o.instance != "" {
 		gopts = append(gopts, gate.WithInstance(o.instance))
@@ -198,7 +222,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if o.lease > 0 {
 		gopts = append(gopts, gate.WithLease(o.lease))
 	}
-	approver, err := passkey.New(st, rp)
+	approver, err := passkey.New(st, rp, popts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +230,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return nil, nil, err
 	}
-	enroll, err := passkey.NewEnrollment(st, rp)
+	enroll, err := passkey.NewEnrollment(st, rp, eopts...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -151,7 +151,7 @@ func (d *demoRun) person(ctx context.Context, approve bool) (stepup.Ticket, erro
 	}
 	fmt.Fprintf(d.out, "   [approver, played by the demo] card of ticket %s:\n", short(tk.ID))
 	for _, l := range strings.Split(strings.TrimRight(p.Card.Visible(), "\n"), "\n") {
-		fmt.Fprintln(d.out, "     | "+l)
+		fmt.Fprintln(d.out, "     "+l)
 	}
 	if approve {
 		if _, err := stepuptest.Approve(ctx, d.desk, d.passkey, tk.ID); err != nil {

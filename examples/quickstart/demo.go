@@ -20,6 +20,9 @@ import (
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
+// demoKey is the demo gate's MAC key (see gate.WithKey).
+var demoKey = []byte("asu quickstart demo key, 32 bytes+")
+
 // q3 is the attachment of the reference approval program.
 const q3 = "region,revenue\nwest,410\neast,385\n"
 
@@ -107,12 +110,14 @@ func (d *demo) open(exec gate.Executor) error {
 		_ = st.Close()
 		return err
 	}
-	opts := []gate.Option{gate.WithResolver(canon.FileResolver{Root: d.dir}),
+	// A real gate reads its key from a secret store; it is the same after a
+	// restart and on every replica sharing the database.
+	opts := []gate.Option{gate.WithKey(demoKey), gate.WithResolver(canon.FileResolver{Root: d.dir}),
 		gate.WithFlood(lim)}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, gate.WithExecutor(tool, exec))
 	}
-	approver, err := passkey.New(st, stepuptest.RP())
+	approver, err := passkey.New(st, stepuptest.RP(), passkey.RequireSeal(demoKey))
 	if err != nil {
 		_ = st.Close()
 		return err
@@ -122,7 +127,8 @@ func (d *demo) open(exec gate.Executor) error {
 		_ = st.Close()
 		return err
 	}
-	enrol, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(d.clock.Now))
+	enrol, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(d.clock.Now),
+		passkey.WithSealKey(demoKey))
 	if err != nil {
 		_ = st.Close()
 		return err

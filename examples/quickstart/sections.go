@@ -100,7 +100,7 @@ func (d *demo) approvalCard(ctx context.Context) error {
 	}
 	fmt.Fprintln(d.out, "\napproval card (rendered by the gate from the stored effect):")
 	for _, l := range strings.Split(strings.TrimRight(p.Card.Text(), "\n"), "\n") {
-		fmt.Fprintln(d.out, "  | "+l)
+		fmt.Fprintln(d.out, "  "+l)
 	}
 	_, err = stepuptest.Deny(ctx, d.gate.Desk(), d.dana, tk.ID, "demo card only")
 	return err

@@ -34,7 +34,8 @@ func onSQLite(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	}
 	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), opts...)
 	require.NoError(t, err)
-	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now))
+	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now),
+		passkey.WithSealKey(stepuptest.SealKey()))
 	require.NoError(t, err)
 	d := attackkit.NewDesk(g.Desk(), enroll, stepuptest.RP(), clock.Now)
 	_, err = d.Person(t.Context(), attackkit.User) // the user has a passkey before any call reaches them
@@ -74,7 +75,7 @@ func onPostgres(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	}
 	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), opts...)
 	require.NoError(t, err)
-	enroll, err := passkey.NewEnrollment(st, stepuptest.RP())
+	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKey(stepuptest.SealKey()))
 	require.NoError(t, err)
 	d := attackkit.NewDesk(g.Desk(), enroll, stepuptest.RP(), time.Now)
 	_, err = d.Person(t.Context(), attackkit.User)

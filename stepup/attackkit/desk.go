@@ -110,15 +110,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, who string) erro
 
 // Deny signs ticket id's deny challenge with who's passkey.
 func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, who string) error {
-	a, err := d.Person(ctx, who)
-	if err != nil {
-		return err
-	}
-	p, err := d.desk.Prompt(ctx, id)
-	if err != nil {
-		return err
-	}
-	answer, err := a.Assert(p.DenyOptions)
+	answer, err := d.refusal(ctx, id, who, d.desk.Prompt)
 	if err != nil {
 		return err
 	}
@@ -126,11 +118,26 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, who string) error {
 	return err
 }
 
+// refusal is who's passkey answer to the deny challenge of the prompt
+// prompt returns for ticket id.
+func (d *Desk) refusal(ctx context.Context, id stepup.TicketID, who string,
+	prompt func(context.Context, stepup.TicketID) (gate.Prompt, error)) ([]byte, error) {
+	a, err := d.Person(ctx, who)
+	if err != nil {
+		return nil, err
+	}
+	p, err := prompt(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return a.Assert(p.DenyOptions)
+}
+
 // Card headings of the region the gate's card labels as written by the
 // agent.
 const (
-	agentRegion    = "== WRITTEN BY THE AGENT: untrusted, not checked =="
-	agentRegionEnd = "== END OF AGENT TEXT =="
+	agentRegion    = "▌ == WRITTEN BY THE AGENT: untrusted, not checked =="
+	agentRegionEnd = "▌ == END OF AGENT TEXT =="
 )
 
 // View returns ticket id's card as the desk renders it, without its
@@ -177,15 +184,7 @@ func lineIndex(text, line string, last bool) int {
 
 // Revoke revokes approved ticket id with who's passkey.
 func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, who string) error {
-	a, err := d.Person(ctx, who)
-	if err != nil {
-		return err
-	}
-	p, err := d.desk.RevokePrompt(ctx, id)
-	if err != nil {
-		return err
-	}
-	answer, err := a.Assert(p.DenyOptions)
+	answer, err := d.refusal(ctx, id, who, d.desk.RevokePrompt)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func TestSplitCardKeepsAgentTextOutOfTheTrustedPart(t *testing.T) {
 		assert.NotContains(t, cd.Trusted, "boss@example.com", "narration %d", i)
 		assert.Contains(t, cd.Untrusted, kitMarker, "narration %d", i)
 		assert.Contains(t, cd.Trusted, `"finance@exarnple.com"`, "narration %d", i)
-		assert.Contains(t, cd.Trusted, "== ARGUMENTS ==", "narration %d", i)
+		assert.Contains(t, cd.Trusted, "== WHAT WILL RUN ==", "narration %d", i)
 	}
 }
 

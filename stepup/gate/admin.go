@@ -46,9 +46,9 @@ func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reaso
 
 // revoke moves an approved ticket to revoked with its audit row.
 func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "revoke", id)
 	if err != nil {
-		return stepup.Ticket{}, ticketErr("revoke", err)
+		return stepup.Ticket{}, err
 	}
 	switch a.State {
 	case store.Approved:
@@ -71,6 +71,7 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 		return stepup.Ticket{}, ticketErr("revoke", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionRevoked, "revoked by "+by, now)
 	return view(done, now), nil
 }
 
@@ -192,9 +193,9 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]Entry, 
 // only someone who may decide the ticket can answer.
 func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	g := d.g
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "revoke", id)
 	if err != nil {
-		return Prompt{}, ticketErr("revoke", err)
+		return Prompt{}, err
 	}
 	if a.State != store.Approved {
 		return Prompt{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
@@ -221,9 +222,9 @@ func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (Prompt, er
 // the approval before it runs.
 func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
 	g := d.g
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "revoke", id)
 	if err != nil {
-		return stepup.Ticket{}, ticketErr("revoke", err)
+		return stepup.Ticket{}, err
 	}
 	if a.State != store.Approved {
 		return stepup.Ticket{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)

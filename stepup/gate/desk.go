@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
@@ -90,9 +88,9 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 // action about it, timing it out if it expired.
 func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (store.Approval, Request, time.Time, error) {
 	g := d.g
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "approval", id)
 	if err != nil {
-		return a, Request{}, time.Time{}, ticketErr("approval", err)
+		return a, Request{}, time.Time{}, err
 	}
 	now, err := g.now(ctx)
 	if err != nil {
@@ -115,65 +113,6 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (
 		return a, Request{}, now, fmt.Errorf("approval: %w", err)
 	}
 	return a, newRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), now, nil
-}
-
-// route returns the route of a stored ticket under the policy it was
-// parked under.
-func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
-	if a.Tool == GrantTool {
-		return Route{}, nil // its own user approves it
-	}
-	if r, ok := g.policy.(Router); ok {
-		if route, ok := r.Route(a.Tool, a.PolicyVersion); ok {
-			return route, nil
-		}
-		return Route{}, fmt.Errorf("%w: the policy no longer routes the ticket", stepup.ErrPolicyChanged)
-	}
-	d, _, err := g.redecide(ctx, a)
-	if err != nil {
-		return Route{}, err
-	}
-	return Route{Approvers: d.Approvers, Timeout: d.Timeout}, nil
-}
-
-// approversOf returns who may decide ticket a at now.
-func (g *Gate) approversOf(ctx context.Context, a store.Approval, now time.Time) ([]string, error) {
-	route, err := g.route(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	return g.routeOf(a, route, now)
-}
-
-// routeOf returns who may decide ticket a at now under route: its user
-// when the route names no approver group, otherwise the group's members
-// (and, once an escalating ticket's first stage has passed, the members of
-// the group it escalates to). The requester's agent and delegations are
-// never among them, nor anyone whose id is not a person's.
-func (g *Gate) routeOf(a store.Approval, route Route, now time.Time) ([]string, error) {
-	groups := []string{route.Approvers}
-	if route.Timeout.Outcome == OutcomeEscalate && !now.Before(a.CreatedAt.Add(g.stage(route.Timeout))) {
-		groups = append(groups, route.Timeout.EscalateTo)
-	}
-	var users []string
-	for _, name := range groups {
-		if name == "" {
-			users = append(users, a.User)
-			continue
-		}
-		members, ok := g.groups[name]
-		if !ok {
-			return nil, fmt.Errorf("%w: unknown approver group %q", stepup.ErrConfig, name)
-		}
-		users = append(users, members...)
-	}
-	users = slices.DeleteFunc(users, func(u string) bool { return mayDecide(u, a) != nil })
-	slices.Sort(users)
-	users = slices.Compact(users)
-	if len(users) == 0 {
-		return nil, fmt.Errorf("%w: nobody may decide this ticket", stepup.ErrNotPermitted)
-	}
-	return users, nil
 }
 
 // Approve verifies answer (for passkeys, the JSON of the browser's
@@ -199,13 +138,15 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	err = g.atNow(ctx, func(at time.Time) (err error) {
 		now = at
 		done, err = g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
-			Reason: reason, Evidence: v.Evidence, At: at}, g.note(receipt.DecisionApproved, reason, at))
+			Reason: reason, Evidence: g.sealAnswer(a, v.User, v.Evidence), At: at},
+			g.note(receipt.DecisionApproved, reason, at))
 		return err
 	})
 	if err != nil {
 		return stepup.Ticket{}, ticketErr("approve", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionApproved, reason, now)
 	if a.Tool == GrantTool {
 		return g.issueGrant(context.WithoutCancel(ctx), done)
 	}
@@ -241,6 +182,7 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 		return stepup.Ticket{}, ticketErr("deny", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
 	if a.Tool != GrantTool {
 		if err := g.decided(ctx, done, false); err != nil {
 			return view(done, now), err
@@ -265,28 +207,15 @@ func (g *Gate) verify(ctx context.Context, req Request, a store.Approval, answer
 	return v, nil
 }
 
-// mayDecide refuses as deciders of a anyone who is not a person (agents,
-// the gate's reserved names, malformed ids) and the requester's own
-// principals.
-func mayDecide(user string, a store.Approval) error {
-	switch {
-	case checkPerson(user) != nil:
-		return stepup.ErrNotPermitted
-	case user == a.Requester.Agent, slices.Contains(a.Requester.Delegations, user):
-		return stepup.ErrNotPermitted
-	}
-	return nil
-}
-
 // Receipt returns the receipt of ticket id's approval, made by the
 // approver (it must implement [Receipter]): for passkeys, the
 // receipt.FormatV1 layout that anyone holding only the approver's public
 // key verifies offline with receipt.Verify. The ticket must have been
 // approved by a person; it may since have run, failed or expired.
 func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receipt, error) {
-	a, err := d.g.st.Get(ctx, string(id))
+	a, err := d.g.load(ctx, "receipt", id)
 	if err != nil {
-		return nil, ticketErr("receipt", err)
+		return nil, err
 	}
 	switch a.State {
 	case store.Approved, store.Executing, store.Done, store.Failed:
@@ -300,24 +229,9 @@ func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receip
 	if !ok {
 		return nil, fmt.Errorf("receipt: %w: the approver makes no receipts", ErrNoReceipt)
 	}
-	return r.Receipt(ctx, answerOf(a))
-}
-
-// answerOf is the stored approval of ticket a.
-func answerOf(a store.Approval) Answer {
-	return Answer{
-		Request:  newRequest(ActionApprove, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, []string{a.Approver}),
-		Verified: Verified{User: a.Approver, Evidence: bytes.Clone(a.Evidence)},
-		Effect:   bytes.Clone(a.Effect), Card: bytes.Clone(a.Card), At: a.ResolvedAt,
+	evidence, err := d.g.openAnswer(a)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
 	}
-}
-
-// recheckStored re-parses a stored effect and checks it against its
-// digest, without re-resolving its references.
-func (g *Gate) recheckStored(a store.Approval) (canon.Sealed, error) {
-	s, err := canon.ParseSealed(a.Effect)
-	if err != nil || !s.Digest().Equal(a.Digest) {
-		return canon.Sealed{}, fmt.Errorf("%w: stored effect does not hash as approved", stepup.ErrEffectChanged)
-	}
-	return s, nil
+	return r.Receipt(ctx, answerOf(a, evidence))
 }

@@ -49,12 +49,18 @@
 //
 // # The database is not trusted to approve
 //
-// Execute re-verifies the stored evidence of every approval before it
-// runs: the approver's Recheck for a person's (passkeys: the receipt
-// verified offline against the enrolled key, refused once the key is
-// revoked), and the gate's MAC ([WithKey]) on the approvals it makes
-// itself (an allowed call, a call a grant covered). A database writer
-// holding neither the passkeys nor the key cannot make a call run.
+// Before a ticket runs, by Execute or by recovery, the gate checks that the
+// row agrees with the effect it stores (tool, user, requester, policy
+// version: what the digest binds) and re-verifies the approval's evidence:
+// the gate's MAC ([WithKey]) over the row, which binds the ticket's id, and
+// for a person's approval the approver's Recheck of their own answer
+// (passkeys: the receipt verified offline against the enrolled key,
+// refused once the key is revoked). A database writer holding neither the
+// passkeys nor the key cannot make a call run, and an approval copied onto
+// another row does not run. Credential rows are sealed the same way when
+// the enrollment and the approver share a key (passkey.WithSealKey,
+// passkey.RequireSeal), so a credential planted in the table neither
+// approves at the desk nor lets a stored approval run.
 //
 // # One transaction per decision, one clock
 //

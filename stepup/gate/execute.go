@@ -18,11 +18,6 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// ExternalKeyPrefix marks the idempotency keys of tickets consumed by an
-// executor in another service (package exectoken): the gate's recovery
-// leaves them to that executor.
-const ExternalKeyPrefix = "exec-"
-
 // Execute runs the call stored under ticket id, at most once. It takes no
 // arguments. Before anything is spent it checks the ticket as it stands:
 // approved and unexpired by the store's clock, decided under the current
@@ -42,15 +37,16 @@ const ExternalKeyPrefix = "exec-"
 // the ticket stays executing and, once its lease expires, any gate's
 // [Gate.Recover] runs it again with the same key.
 func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "execute", id)
 	if err != nil {
-		return stepup.Result{}, ticketErr("execute", err)
+		return stepup.Result{}, err
 	}
 	now, err := g.now(ctx)
 	if err != nil {
 		return stepup.Result{}, err
 	}
 	refuse := func(err error, reason string) (stepup.Result, error) {
+		g.observeRefused(ctx, a, reason)
 		if _, aerr := g.st.AppendAudit(context.WithoutCancel(ctx), g.record(a, receipt.DecisionFailed, reason, now)); aerr != nil {
 			return stepup.Result{}, errors.Join(err, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
 		}
@@ -66,7 +62,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	if err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), "action differs from what was approved")
 	}
-	exec, ok := g.executors[a.Tool]
+	exec, ok := g.executor(a.Tool)
 	if !ok {
 		return refuse(fmt.Errorf("execute: %w", stepup.ErrNoExecutor), "no executor for the tool")
 	}
@@ -96,10 +92,11 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		// The consume may have committed before its answer was lost: the
 		// ticket may be executing under this gate's lease, and will then
 		// be run by recovery once the lease expires.
-		return stepup.Result{}, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
+		return stepup.Result{}, g.observeRun(ctx, a, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err))
 	}
 	g.changed()
-	return g.run(ctx, consumed, eff, exec)
+	res, err := g.run(ctx, consumed, eff, exec)
+	return res, g.observeRun(ctx, consumed, err)
 }
 
 // runnable refuses a ticket that cannot be spent at now.
@@ -274,6 +271,14 @@ func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) 
 			return err
 		}
 	}
+	return g.evidenceHolds(ctx, a, now)
+}
+
+// evidenceHolds verifies an approval's stored evidence: the gate's MAC on
+// its own approvals; on a person's, that they may decide the ticket, the
+// gate's MAC tying their answer to this row, and the approver's Recheck of
+// the answer itself.
+func (g *Gate) evidenceHolds(ctx context.Context, a store.Approval, now time.Time) error {
 	if reservedApprover(a.Approver) {
 		return g.checkSeal(a)
 	}
@@ -283,7 +288,11 @@ func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) 
 	if users, err := g.approversOf(ctx, a, now); err != nil || !slices.Contains(users, a.Approver) {
 		return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
 	}
-	if err := g.approver.Recheck(ctx, answerOf(a)); err != nil {
+	evidence, err := g.openAnswer(a)
+	if err != nil {
+		return err
+	}
+	if err := g.approver.Recheck(ctx, answerOf(a, evidence)); err != nil {
 		if !errors.Is(err, stepup.ErrBadAssertion) {
 			err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
 		}
@@ -336,6 +345,9 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		if strings.HasPrefix(a.IdempotencyKey, ExternalKeyPrefix) {
 			continue // consumed by a separate executor: its to finish
 		}
+		if _, ok := g.executor(a.Tool); !ok {
+			continue // another replica's tool: left to a gate that can run it
+		}
 		var claimed store.Approval
 		err := g.atNow(ctx, func(at time.Time) (err error) {
 			claimed, err = g.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.owner, At: at,
@@ -350,9 +362,19 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue
 		}
 		g.changed()
-		exec, ok := g.executors[claimed.Tool]
-		if !ok {
-			errs = append(errs, g.abandon(ctx, claimed, stepup.ErrNoExecutor, "no executor for the tool"))
+		g.observeReclaimed(ctx, claimed)
+		exec, _ := g.executor(claimed.Tool)
+		// The database is not trusted here either: a row it holds as spent
+		// runs again only if it agrees with its effect and its approval's
+		// evidence verifies. The policy is not asked again: the approval
+		// was spent under it, and a run once begun is finished with the
+		// same key (at least once).
+		if err := consistent(claimed); err != nil {
+			errs = append(errs, g.abandon(ctx, claimed, err, "the stored ticket does not match its effect"))
+			continue
+		}
+		if err := g.evidenceHolds(ctx, claimed, claimed.LeaseUntil); err != nil {
+			errs = append(errs, g.abandon(ctx, claimed, err, "approval evidence does not verify"))
 			continue
 		}
 		eff, err := g.recheck(ctx, claimed)
@@ -361,6 +383,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue
 		}
 		res, err := g.run(ctx, claimed, eff, exec)
+		_ = g.observeRun(ctx, claimed, err)
 		if err != nil && !errors.Is(err, stepup.ErrExecutorFailed) {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
 			continue
@@ -389,6 +412,7 @@ func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why s
 		return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), ticketErr("recover: finish", err))
 	}
 	g.changed()
+	g.observeAbandoned(ctx, a, why)
 	return fmt.Errorf("recover %s: %w", a.ID, cause)
 }
 
@@ -440,9 +464,9 @@ type Runnable struct {
 // [stepup.ErrEffectChanged]. Package exectoken issues execution tokens
 // with it.
 func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, error) {
-	a, err := g.st.Get(ctx, string(id))
+	a, err := g.load(ctx, "runnable", id)
 	if err != nil {
-		return Runnable{}, ticketErr("runnable", err)
+		return Runnable{}, err
 	}
 	now, err := g.now(ctx)
 	if err != nil {
@@ -460,4 +484,37 @@ func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, erro
 	}
 	return Runnable{ID: id, Digest: a.Digest, Effect: eff, Approver: a.Approver, Nonce: a.Nonce,
 		ExpiresAt: a.ExpiresAt, Now: now}, nil
+}
+
+// issueGrant runs an approved [GrantTool] ticket: it is consumed with a key
+// naming the ticket, and [grantExecutor] stores the grant under the
+// ticket's id. A crash in between leaves the ticket executing;
+// [Gate.Recover] stores it with the same key.
+func (g *Gate) issueGrant(ctx context.Context, a store.Approval) (stepup.Ticket, error) {
+	s, err := g.recheckStored(a)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	at, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	consumed, err := g.st.Consume(ctx, a.ID, store.Claim{Key: grantKeyPrefix + a.ID, Owner: g.owner, At: at,
+		LeaseUntil: at.Add(g.lease)}, g.note(receipt.DecisionExecuting, "issuing the grant", at))
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("grant", err)
+	}
+	g.changed()
+	if _, err := g.run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	done, err := g.st.Get(ctx, a.ID)
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("grant", err)
+	}
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return view(done, now), nil
 }

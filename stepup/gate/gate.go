@@ -11,44 +11,9 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/flood"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
-
-// Store is what the gate keeps durably, one small interface per concern:
-// the store's clock, tickets, their timeouts, their single use under a
-// lease, grants used in the transaction that approves a call, and the
-// audit chain. Every backend in store/ implements it. Credentials and
-// invites belong to the approver (package passkey), counters to flood
-// control.
-type Store interface {
-	store.Clock
-	store.Tickets
-	store.Sweeper
-	store.Execution
-	GrantStore
-	AuditLog
-}
-
-// GrantStore is the part of store.Grants the gate uses: reading, issuing
-// and revoking grants, and taking a use of one in the transaction that
-// stores the call it covers as approved.
-type GrantStore interface {
-	GetGrant(ctx context.Context, id string) (store.Grant, error)
-	PutGrant(ctx context.Context, g store.Grant) error
-	ParkGranted(ctx context.Context, a store.Approval, grantID string, note store.Note) (store.Approval, store.Grant, error)
-	RevokeGrant(ctx context.Context, id string, at time.Time, note store.Note) error
-}
-
-// AuditLog is the part of store.AuditLog the gate uses: a refusal that
-// stores no ticket is a row of its own, and checkpoints sign the head.
-// Every other decision's row is written by the store method that makes
-// it, in the same transaction.
-type AuditLog interface {
-	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
-	AuditHead(ctx context.Context) (receipt.AuditRecord, error)
-}
 
 // Executor runs one tool's effect. It receives the stored effect, never
 // the runtime's arguments, and the ticket's idempotency key.
@@ -111,6 +76,8 @@ type Gate struct {
 	key       []byte // MACs the gate's own approvals; see WithKey
 	owner     string // this gate instance, as the owner of its executions
 
+	obs *observer // logs and metrics; nil reports nothing
+
 	mu     sync.Mutex
 	notify chan struct{} // closed and replaced whenever a ticket changes here
 }
@@ -146,8 +113,7 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 		}
 		g.flood = lim
 	}
-	g.caps = g.parkCaps()
-	g.executors[GrantTool] = grantExecutor{g: g}
+	g.caps = parkCaps(g.caps, g.flood)
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, fmt.Errorf("%w: no randomness: %v", stepup.ErrConfig, err)
@@ -214,3 +180,9 @@ func (g *Gate) changes() <-chan struct{} {
 	defer g.mu.Unlock()
 	return g.notify
 }
+
+// Option configures a [Gate].
+type Option func(*Gate) error
+
+// minKeySize is the shortest gate key [WithKey] accepts.
+const minKeySize = 32

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -308,21 +309,23 @@ func TestGrantIssuance(t *testing.T) {
 func TestGrantRecoveredAfterACrash(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, refundCatalog(t, ""))
-	tk, err := h.Gate.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{
+	st := &crashingGrants{Store: h.Store}
+	st.crash.Store(true)
+	g, err := gate.New(st, refundCatalog(t, ""), stepuptest.Passkeys(h.Store))
+	require.NoError(t, err)
+	tk, err := g.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{
 		Grant: refundTemplate(), Uses: 1, ExpiresAt: h.Clock.Now().Add(time.Hour)})
 	require.NoError(t, err)
 	id := string(tk.ID)
-	_, err = h.Store.Resolve(ctx, id, store.Resolution{To: store.Approved, Approver: stepuptest.Approver,
-		At: h.Clock.Now()}, nil)
-	require.NoError(t, err)
-	_, err = h.Store.Consume(ctx, id, store.Claim{Key: "asu.grant-" + id, Owner: "a-crashed-gate", At: h.Clock.Now(),
-		LeaseUntil: h.Clock.Now().Add(time.Second)}, nil)
-	require.NoError(t, err)
-	h.Clock.Advance(time.Second)
+	func() {
+		defer func() { assert.NotNil(t, recover(), "the gate died while storing the grant") }()
+		_, _ = stepuptest.Approve(ctx, g.Desk(), h.Authenticator, tk.ID)
+	}()
 	_, err = h.Store.GetGrant(ctx, id)
 	require.Error(t, err, "crashed before the grant was stored")
 
-	res, err := h.Gate.Recover(ctx)
+	h.Clock.Advance(gate.DefaultLease) // the crashed gate's lease runs out
+	res, err := g.Recover(ctx)
 	require.NoError(t, err)
 	require.Len(t, res, 1)
 	assert.JSONEq(t, `{"grant":"`+id+`"}`, string(res[0].Output))
@@ -330,6 +333,20 @@ func TestGrantRecoveredAfterACrash(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, stepuptest.Approver, got.User)
 	assert.Equal(t, 1, got.Remaining)
+}
+
+// crashingGrants dies (panics) on its first PutGrant while crash is set,
+// as a gate process killed while storing a grant.
+type crashingGrants struct {
+	store.Store
+	crash atomic.Bool
+}
+
+func (c *crashingGrants) PutGrant(ctx context.Context, g store.Grant) error {
+	if c.crash.Swap(false) {
+		panic("process killed")
+	}
+	return c.Store.PutGrant(ctx, g)
 }
 
 // askForEverything is a policy that sends every call to an approver.

@@ -11,33 +11,11 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
-
-// GrantTool is the tool of the tickets that ask an approver to issue a
-// grant ([Desk.Grant]). Tool names starting with "asu." are the
-// gate's own: a runtime proposing one is denied, and no executor may be
-// registered for one.
-const GrantTool = ReservedToolPrefix + "grant"
-
-// ReservedToolPrefix starts the names of the gate's own tools.
-const ReservedToolPrefix = "asu."
-
-const (
-	grantPolicyVersion = "asu.grant/v1"
-	grantKeyPrefix     = "asu.grant-" // idempotency key of a grant ticket: prefix + ticket id
-	grantTitle         = "Delegate approval (grant)"
-	grantReason        = "a grant lets the agent run every call it covers without asking you again"
-)
-
-// ReservedTool reports whether tool names one of the gate's own tools
-// (prefix [ReservedToolPrefix]): a runtime proposing one is denied, and no
-// executor or catalog entry may use one.
-func ReservedTool(tool string) bool { return strings.HasPrefix(tool, ReservedToolPrefix) }
 
 // GrantSpec is a delegated approval an approver asks to issue: what it
 // covers, how often and until when.
@@ -126,49 +104,8 @@ func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.T
 		return stepup.Ticket{}, ticketErr("grant", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, parked, receipt.DecisionNeedsApproval, dec.Reason, now)
 	return view(parked, now), nil
-}
-
-// grantDecision is the gate's own fixed decision about [GrantTool]
-// tickets: the approver's own passkey, any time within the gate's TTL.
-func grantDecision() Decision {
-	return Decision{Verdict: NeedsApproval, Reason: grantReason, PolicyVersion: grantPolicyVersion,
-		Class: card.ClassIrreversible, Title: grantTitle, Audience: "asu",
-		Hints: card.Hints{Order: []string{"grant", "uses", "expires_at"}, Labels: map[string]string{
-			"grant": "what it covers", "uses": "calls it covers", "expires_at": "expires at (UTC)"}}}
-}
-
-// issueGrant runs an approved [GrantTool] ticket: it is consumed with a key
-// naming the ticket, and [grantExecutor] stores the grant under the
-// ticket's id. A crash in between leaves the ticket executing;
-// [Gate.Recover] stores it with the same key.
-func (g *Gate) issueGrant(ctx context.Context, a store.Approval) (stepup.Ticket, error) {
-	s, err := g.recheckStored(a)
-	if err != nil {
-		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
-	}
-	at, err := g.now(ctx)
-	if err != nil {
-		return stepup.Ticket{}, err
-	}
-	consumed, err := g.st.Consume(ctx, a.ID, store.Claim{Key: grantKeyPrefix + a.ID, Owner: g.owner, At: at,
-		LeaseUntil: at.Add(g.lease)}, g.note(receipt.DecisionExecuting, "issuing the grant", at))
-	if err != nil {
-		return stepup.Ticket{}, ticketErr("grant", err)
-	}
-	g.changed()
-	if _, err := g.run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
-		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
-	}
-	done, err := g.st.Get(ctx, a.ID)
-	if err != nil {
-		return stepup.Ticket{}, ticketErr("grant", err)
-	}
-	now, err := g.now(ctx)
-	if err != nil {
-		return stepup.Ticket{}, err
-	}
-	return view(done, now), nil
 }
 
 // grantExecutor stores the grant of a consumed [GrantTool] ticket.
@@ -251,6 +188,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionAllow, a.Reason, now)
 	return view(done, now), true, "", nil
 }
 
@@ -288,4 +226,14 @@ func grantRefusal(err error) string {
 		return "stored grant is malformed"
 	}
 	return "grant store unavailable"
+}
+
+// executor returns the executor of tool: the gate's own for [GrantTool],
+// otherwise the one registered with [WithExecutor].
+func (g *Gate) executor(tool string) (Executor, bool) {
+	if tool == GrantTool {
+		return grantExecutor{g: g}, true
+	}
+	e, ok := g.executors[tool]
+	return e, ok
 }

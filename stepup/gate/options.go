@@ -11,9 +11,6 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// Option configures a [Gate].
-type Option func(*Gate) error
-
 // WithResolver resolves the references calls name (default: none, so every
 // reference is marked unbound on the card).
 func WithResolver(r canon.Resolver) Option {
@@ -76,12 +73,14 @@ func WithGrants(gr Grants) Option {
 }
 
 // WithKey sets the key (at least 32 bytes, from a secret store) with which
-// the gate MACs the approvals it makes itself: a call the policy allowed,
-// or one a grant covered. Execute runs such a ticket only if its MAC
+// the gate MACs every approval it stores: those it makes itself (a call the
+// policy allowed, or one a grant covered) and people's, whose MAC ties the
+// approver's answer to its ticket so that the answer copied onto another
+// row does not run. Execute and recovery run a ticket only if its MAC
 // verifies, so a database writer without the key cannot make a call run.
-// Gates sharing a store must share the key; without WithKey each gate
-// draws a random one, and an allowed or granted ticket then runs only on
-// the gate that allowed it.
+// Gates sharing a store must share the key, and keep it across restarts;
+// without WithKey each gate draws a random one, and its approvals then run
+// only on that gate, in that process.
 func WithKey(key []byte) Option {
 	return func(g *Gate) error {
 		if len(key) < minKeySize {
@@ -185,6 +184,35 @@ func WithPollInterval(d time.Duration) Option {
 			return fmt.Errorf("%w: poll interval must be positive", stepup.ErrConfig)
 		}
 		g.poll = d
+		return nil
+	}
+}
+
+// WithFlood sets the flood control of approval requests. Without it the
+// gate uses flood's default limits over the store's counters; to run
+// without any, say so with [WithoutFloodControlUnsafe].
+func WithFlood(f Flood) Option {
+	return func(g *Gate) error {
+		if f == nil {
+			return fmt.Errorf("%w: nil flood control; use WithoutFloodControlUnsafe to turn it off", stepup.ErrConfig)
+		}
+		if g.floodSet {
+			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
+		}
+		g.flood, g.floodSet = f, true
+		return nil
+	}
+}
+
+// WithoutFloodControlUnsafe turns flood control off: an agent may then
+// prompt people as often as it likes, which is how approval fatigue is
+// made. For tests and demos.
+func WithoutFloodControlUnsafe() Option {
+	return func(g *Gate) error {
+		if g.floodSet {
+			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
+		}
+		g.flood, g.floodSet = nil, true
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -140,7 +141,13 @@ func TestEvidenceKeepsTheRawAssertion(t *testing.T) {
 	require.NoError(t, err)
 	a, err := w.Store.Get(ctx, string(id))
 	require.NoError(t, err)
-	ev, err := passkey.ParseEvidence(a.Evidence)
+	var sealed struct {
+		MAC    string `json:"gate_mac"`
+		Answer []byte `json:"answer"`
+	}
+	require.NoError(t, json.Unmarshal(a.Evidence, &sealed))
+	assert.Len(t, sealed.MAC, 64, "the gate's MAC ties the answer to this ticket")
+	ev, err := passkey.ParseEvidence(sealed.Answer)
 	require.NoError(t, err)
 	assert.Equal(t, stepuptest.Approver, ev.User)
 	assert.Equal(t, w.Authenticator.CredentialIDs()[0], ev.CredentialID)

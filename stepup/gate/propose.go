@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
@@ -32,14 +30,6 @@ import (
 // then be treated as denied.
 func (g *Gate) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, error) {
 	return g.propose(ctx, c, "")
-}
-
-// proposal is one call on its way through Propose.
-type proposal struct {
-	c      stepup.Call
-	a      store.Approval // the ticket it will be stored as
-	sealed canon.Sealed
-	d      Decision
 }
 
 // propose is Propose with a fixed ticket id (empty for a fresh one).
@@ -149,6 +139,7 @@ func (g *Gate) deny(ctx context.Context, p *proposal, reason string) (stepup.Tic
 	if _, err := g.st.AppendAudit(context.WithoutCancel(ctx), g.record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: the refusal could not be recorded: %v", stepup.ErrStore, err)
 	}
+	g.observeDecided(ctx, a, receipt.DecisionDeny, reason, a.CreatedAt)
 	return stepup.Ticket{ID: stepup.TicketID(a.ID), Status: stepup.StatusDenied, Tool: a.Tool,
 		Digest: a.Digest, Reason: reason}, nil
 }
@@ -171,6 +162,7 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 		return g.refuseStore(ctx, p, err)
 	}
 	g.changed()
+	g.observeDecided(ctx, stored, receipt.DecisionAllow, p.d.Reason, a.CreatedAt)
 	return view(stored, a.CreatedAt), nil
 }
 
@@ -202,9 +194,10 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 			return g.record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
 		}
 	}
-	parked, _, err := g.st.Park(ctx, a, g.caps, merge(reason))
+	parked, merged, err := g.st.Park(ctx, a, g.caps, merge(reason))
 	switch {
 	case errors.Is(err, store.ErrPendingCap):
+		g.observeFlood(ctx, err)
 		return g.deny(ctx, p, "too many requests are waiting for approval; try again later")
 	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
 		return g.existing(ctx, p.a.ID) // another gate parked it first
@@ -213,6 +206,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	}
 	_ = approvers // counted by flood control at admission
 	g.changed()
+	g.observeParked(ctx, parked, merged, reason)
 	t := view(parked, a.CreatedAt)
 	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason
 	return t, nil
@@ -241,20 +235,6 @@ func (g *Gate) existing(ctx context.Context, id string) (stepup.Ticket, error) {
 		return stepup.Ticket{}, err
 	}
 	return view(a, now), nil
-}
-
-// render builds the approval card from the sealed effect and trusted
-// context; the rationale is the only agent-written text on it.
-func (g *Gate) render(s canon.Sealed, d Decision, taint []string, rationale string) (*card.Card, error) {
-	reasons := []string{}
-	if d.Reason != "" {
-		reasons = append(reasons, d.Reason)
-	}
-	return g.renderer.Render(s, card.Context{
-		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
-		Reasons: reasons, Provenance: taint, Hints: d.Hints, Trusted: d.Trusted,
-		Rationale: rationale, ToolDescription: d.Description,
-	})
 }
 
 // bounded returns c with every field over the store's bounds replaced by
@@ -305,49 +285,4 @@ func textValid(c stepup.Call) bool {
 		}
 	}
 	return true
-}
-
-// stage returns how long the first approver group has.
-func (g *Gate) stage(t Timeout) time.Duration {
-	if t.After > 0 {
-		return t.After
-	}
-	return g.ttl
-}
-
-// window returns how long a parked ticket lives: one stage, or two when it
-// escalates to another group.
-func (g *Gate) window(t Timeout) time.Duration {
-	if t.Outcome == OutcomeEscalate {
-		return 2 * g.stage(t)
-	}
-	return g.stage(t)
-}
-
-// redecide asks the policy again about a stored ticket, for its route and
-// card context. It fails with [stepup.ErrPolicyChanged] when the policy's
-// version differs from the one the ticket was decided under, or the
-// policy now denies the call: the ticket was decided under rules that no
-// longer hold.
-func (g *Gate) redecide(ctx context.Context, a store.Approval) (Decision, canon.Sealed, error) {
-	s, err := canon.ParseSealed(a.Effect)
-	if err != nil {
-		return Decision{}, canon.Sealed{}, fmt.Errorf("%w: stored effect does not parse", stepup.ErrEffectChanged)
-	}
-	if a.Tool == GrantTool {
-		return grantDecision(), s, nil
-	}
-	eff := s.Effect()
-	d, err := g.policy.Decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Task: eff.Task, Step: eff.Step,
-		Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
-	switch {
-	case err != nil:
-		return Decision{}, s, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
-	case d.PolicyVersion != eff.PolicyVersion:
-		return Decision{}, s, fmt.Errorf("%w: decided under %q, the policy is now %q", stepup.ErrPolicyChanged,
-			eff.PolicyVersion, d.PolicyVersion)
-	case d.Verdict == Deny:
-		return Decision{}, s, fmt.Errorf("%w: the policy now denies the call", stepup.ErrPolicyChanged)
-	}
-	return d, s, nil
 }

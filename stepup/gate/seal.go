@@ -16,9 +16,6 @@ import (
 // key.
 const sealTag = "asu/v1/gate-approval"
 
-// minKeySize is the shortest gate key [WithKey] accepts.
-const minKeySize = 32
-
 // sealEvidence is the evidence of an approval the gate made itself (the
 // policy allowed the call, or a grant covered it): a MAC with the gate's
 // key over everything the approval binds. The database is not trusted to
@@ -70,4 +67,34 @@ func (g *Gate) mac(a store.Approval, approver string) []byte {
 	binary.BigEndian.PutUint64(exp[:], uint64(a.ExpiresAt.Unix()))
 	m.Write(exp[:])
 	return m.Sum(nil)
+}
+
+// sealedAnswer is the evidence of a person's approval as the gate keeps
+// it: the approver's own evidence, and the gate's MAC over the row it
+// approves. The approver's evidence proves who approved what; the MAC
+// ties it to this ticket, so the same evidence copied onto another row
+// (the same call, nonce and card under a new id) does not run.
+type sealedAnswer struct {
+	MAC    string `json:"gate_mac"`
+	Answer []byte `json:"answer"`
+}
+
+// sealAnswer returns the evidence to store for approver's answer about a.
+func (g *Gate) sealAnswer(a store.Approval, approver string, evidence []byte) []byte {
+	raw, _ := json.Marshal(sealedAnswer{MAC: hex.EncodeToString(g.mac(a, approver)), Answer: evidence})
+	return raw
+}
+
+// openAnswer checks the gate's MAC on a person's approval of a and
+// returns the approver's own evidence.
+func (g *Gate) openAnswer(a store.Approval) ([]byte, error) {
+	var ev sealedAnswer
+	if err := json.Unmarshal(a.Evidence, &ev); err != nil || len(ev.Answer) == 0 {
+		return nil, fmt.Errorf("%w: the approval carries no sealed answer", stepup.ErrBadAssertion)
+	}
+	got, err := hex.DecodeString(ev.MAC)
+	if err != nil || !hmac.Equal(got, g.mac(a, a.Approver)) {
+		return nil, fmt.Errorf("%w: the approval is not this ticket's", stepup.ErrBadAssertion)
+	}
+	return ev.Answer, nil
 }

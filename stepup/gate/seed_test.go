@@ -35,26 +35,13 @@ func reordered(c stepup.Call) stepup.Call {
 func TestSeedPolicyDecisions(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	tests := []struct {
-		tool, args string
-		status     stepup.Status
-		reason     string
-	}{
-		{"read_file", `{"path":"q3.csv"}`, stepup.StatusAllowed, ""},
-		{"write_draft", `{"to":"finance@example.com"}`, stepup.StatusAllowed, ""},
-		{"send_email", `{"to":"finance@example.com"}`, stepup.StatusPending, ""},
-		{"issue_refund", `{"order":"A-17","amount":900}`, stepup.StatusDenied, "over the per-call limit"},
-		{"run_shell", `{"cmd":"curl ..."}`, stepup.StatusDenied, "unknown tool"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.tool, func(t *testing.T) {
-			tk, err := w.Gate.Propose(ctx, stepup.Call{Tool: tt.tool, Args: json.RawMessage(tt.args),
+	for _, tt := range stepuptest.SeedDecisions() {
+		t.Run(tt.Tool, func(t *testing.T) {
+			tk, err := w.Gate.Propose(ctx, stepup.Call{Tool: tt.Tool, Args: json.RawMessage(tt.Args),
 				Task: "t-42", Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
 			require.NoError(t, err)
-			assert.Equal(t, tt.status, tk.Status)
-			if tt.reason != "" {
-				assert.Equal(t, tt.reason, tk.Reason)
-			}
+			assert.Equal(t, tt.Status, tk.Status)
+			assert.Equal(t, tt.Reason, tk.Reason)
 		})
 	}
 }

@@ -66,6 +66,7 @@ func (g *Gate) timeout(ctx context.Context, a store.Approval) error {
 		return ticketErr("timeout", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, a, receipt.DecisionExpired, reason, now)
 	if outcome != OutcomeAlternative {
 		return nil
 	}

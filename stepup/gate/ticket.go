@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/store"
@@ -71,3 +75,59 @@ func (g *Gate) withNext(ctx context.Context, t stepup.Ticket) stepup.Ticket {
 
 // ticketErr maps a store refusal to the runtime's sentinels.
 func ticketErr(op string, err error) error { return ticketstore.Err(op, err) }
+
+// proposal is one call on its way through Propose.
+type proposal struct {
+	c      stepup.Call
+	a      store.Approval // the ticket it will be stored as
+	sealed canon.Sealed
+	d      Decision
+}
+
+// render builds the approval card from the sealed effect and trusted
+// context; the rationale is the only agent-written text on it.
+func (g *Gate) render(s canon.Sealed, d Decision, taint []string, rationale string) (*card.Card, error) {
+	reasons := []string{}
+	if d.Reason != "" {
+		reasons = append(reasons, d.Reason)
+	}
+	return g.renderer.Render(s, card.Context{
+		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
+		Reasons: reasons, Provenance: taint, Hints: d.Hints, Trusted: d.Trusted,
+		Rationale: rationale, ToolDescription: d.Description,
+	})
+}
+
+// load reads ticket id and checks that the row agrees with the effect it
+// stores: the tool, the user, the requester and the policy version the
+// gate routes, authorizes and runs by are the effect's own, which the
+// digest, and with it every approval's evidence, binds. A row edited to
+// name another user or tool is refused as a changed action.
+func (g *Gate) load(ctx context.Context, op string, id stepup.TicketID) (store.Approval, error) {
+	a, err := g.st.Get(ctx, string(id))
+	if err != nil {
+		return a, ticketErr(op, err)
+	}
+	if err := consistent(a); err != nil {
+		return a, fmt.Errorf("%s: %w", op, err)
+	}
+	return a, nil
+}
+
+// consistent reports whether ticket a's columns are its effect's.
+func consistent(a store.Approval) error {
+	s, err := canon.ParseSealed(a.Effect)
+	if err != nil || !s.Digest().Equal(a.Digest) {
+		return fmt.Errorf("%w: the stored effect does not hash as recorded", stepup.ErrEffectChanged)
+	}
+	p := s.Principal()
+	if s.Tool() != a.Tool || p.User != a.User || !samePrincipal(p, a.Requester) ||
+		s.Effect().PolicyVersion != a.PolicyVersion {
+		return fmt.Errorf("%w: the stored ticket does not match its effect", stepup.ErrEffectChanged)
+	}
+	return nil
+}
+
+func samePrincipal(x, y canon.Principal) bool {
+	return x.User == y.User && x.Agent == y.Agent && slices.Equal(x.Delegations, y.Delegations)
+}

@@ -108,5 +108,6 @@ func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (s
 		return stepup.Ticket{}, ticketErr("cancel", err)
 	}
 	g.changed()
+	g.observeDecided(ctx, done, receipt.DecisionCancelled, "withdrawn by the agent", now)
 	return view(done, now), nil
 }

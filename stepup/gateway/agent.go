@@ -194,7 +194,7 @@ func (a *AgentAPI) wait(w http.ResponseWriter, r *http.Request, who runtime) {
 		}
 		d = min(v, a.maxWait)
 	}
-	if err := a.owned(r.Context(), id, agent); err != nil {
+	if err := a.owned(r.Context(), id, who); err != nil {
 		a.refuse(w, "wait", agent, err)
 		return
 	}
@@ -227,7 +227,7 @@ func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, who runtime) 
 		a.refuse(w, "execute", agent, fmt.Errorf("%w: execute takes no arguments; it runs the stored call", remote.ErrInvalid))
 		return
 	}
-	if err := a.owned(r.Context(), id, agent); err != nil {
+	if err := a.owned(r.Context(), id, who); err != nil {
 		a.refuse(w, "execute", agent, err)
 		return
 	}
@@ -260,7 +260,7 @@ func (a *AgentAPI) cancel(w http.ResponseWriter, r *http.Request, who runtime) {
 			return
 		}
 	}
-	if err := a.owned(r.Context(), id, agent); err != nil {
+	if err := a.owned(r.Context(), id, who); err != nil {
 		a.refuse(w, "cancel", agent, err)
 		return
 	}
@@ -278,13 +278,14 @@ func (a *AgentAPI) standing(ctx context.Context, id stepup.TicketID) (stepup.Tic
 	return a.rt.Ticket(ctx, id)
 }
 
-// owned fails with not found unless ticket id was proposed by agent: a
-// ticket of another agent is not this one's to wait on or execute, and
-// saying it exists would say too much.
-func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, agent string) error {
+// owned fails with not found unless ticket id was proposed by the
+// token's agent for one of the token's users: a ticket of another agent,
+// or of a user the token does not act for, is not this runtime's to wait
+// on, cancel or execute, and saying it exists would say too much.
+func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, who runtime) error {
 	p, err := a.rt.Requester(ctx, id)
 	switch {
-	case errors.Is(err, stepup.ErrNotFound), err == nil && p.Agent != agent:
+	case errors.Is(err, stepup.ErrNotFound), err == nil && (p.Agent != who.agent || !who.users[p.User]):
 		return fmt.Errorf("ticket: %w: no ticket of this agent has that id (a denied call's id is not one: "+
 			"the denial at propose is final and is not stored)", stepup.ErrNotFound)
 	case err != nil:

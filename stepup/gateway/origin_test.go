@@ -26,7 +26,7 @@ func TestPagesOnTheWrongOrigin(t *testing.T) {
 	const origin = "http://localhost:8701"
 	h := stepuptest.NewGate(t, nil)
 	rp := passkey.RelyingParty{ID: "localhost", Origin: origin, Name: "asu"}
-	enroll, err := passkey.NewEnrollment(h.Store, rp)
+	enroll, err := passkey.NewEnrollment(h.Store, rp, passkey.WithSealKey(stepuptest.SealKey()))
 	require.NoError(t, err)
 	site, err := gateway.NewSite(h.Gate.Desk(), enroll, rp, nil)
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/remote"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // TestSeedPolicyDecisionsOverHTTP: the reference program's policy table through the
@@ -24,26 +25,13 @@ import (
 func TestSeedPolicyDecisionsOverHTTP(t *testing.T) {
 	r := newRig(t, nil)
 	ctx := context.Background()
-	tests := []struct {
-		tool, args string
-		status     stepup.Status
-		reason     string
-	}{
-		{"read_file", `{"path":"q3.csv"}`, stepup.StatusAllowed, ""},
-		{"write_draft", `{"to":"finance@example.com"}`, stepup.StatusAllowed, ""},
-		{"send_email", `{"to":"finance@example.com"}`, stepup.StatusPending, ""},
-		{"issue_refund", `{"order":"A-17","amount":900}`, stepup.StatusDenied, "over the per-call limit"},
-		{"run_shell", `{"cmd":"curl ..."}`, stepup.StatusDenied, "unknown tool"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.tool, func(t *testing.T) {
-			tk, err := r.client.Propose(ctx, stepup.Call{Tool: tt.tool, Args: json.RawMessage(tt.args),
+	for _, tt := range stepuptest.SeedDecisions() {
+		t.Run(tt.Tool, func(t *testing.T) {
+			tk, err := r.client.Propose(ctx, stepup.Call{Tool: tt.Tool, Args: json.RawMessage(tt.Args),
 				Task: "t-42", Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
 			require.NoError(t, err)
-			assert.Equal(t, tt.status, tk.Status)
-			if tt.reason != "" {
-				assert.Equal(t, tt.reason, tk.Reason)
-			}
+			assert.Equal(t, tt.Status, tk.Status)
+			assert.Equal(t, tt.Reason, tk.Reason)
 		})
 	}
 }

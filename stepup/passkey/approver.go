@@ -31,6 +31,7 @@ type Approver struct {
 	creds store.Credentials
 	rp    RelyingParty
 	wa    *webauthn.WebAuthn
+	seal  sealKey // nil: credentials are not required to carry a seal
 }
 
 var (
@@ -39,8 +40,9 @@ var (
 )
 
 // New returns the passkey approver for credentials kept in creds and
-// scoped to rp.
-func New(creds store.Credentials, rp RelyingParty) (*Approver, error) {
+// scoped to rp. With [RequireSeal] it refuses credentials the enrollment
+// did not seal; without it, it trusts every row of the credential table.
+func New(creds store.Credentials, rp RelyingParty, opts ...Option) (*Approver, error) {
 	if creds == nil {
 		return nil, fmt.Errorf("%w: approver needs a credential store", stepup.ErrConfig)
 	}
@@ -48,7 +50,13 @@ func New(creds store.Credentials, rp RelyingParty) (*Approver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Approver{creds: creds, rp: rp, wa: wa}, nil
+	w := &Approver{creds: creds, rp: rp, wa: wa}
+	for _, o := range opts {
+		if err := o(w); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // userHandle is the WebAuthn user handle of an approver: a hash, so the
@@ -74,7 +82,7 @@ func (w *Approver) Options(ctx context.Context, req gate.Request) (json.RawMessa
 			return nil, ticketstore.Err("options", err)
 		}
 		for _, c := range creds {
-			if !c.RevokedAt.IsZero() {
+			if !c.RevokedAt.IsZero() || !w.seal.sealed(c) {
 				continue
 			}
 			opts.AllowedCredentials = append(opts.AllowedCredentials, protocol.CredentialDescriptor{
@@ -110,6 +118,9 @@ func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) 
 	}
 	if !slices.Contains(req.Approvers, cred.User) {
 		return gate.Verified{}, fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
+	}
+	if !w.seal.sealed(cred) {
+		return gate.Verified{}, fmt.Errorf("verify: %w: the credential carries no seal of this enrollment", ErrUnknownCredential)
 	}
 	u := &waUser{id: userHandle(cred.User), name: cred.User, creds: []webauthn.Credential{{
 		ID:        cred.ID,

@@ -38,11 +38,12 @@ type InviteStore interface {
 // the agent's own host cannot be enrolled through the agent's channel. It
 // is never handed to the agent runtime.
 type Enrollment struct {
-	st  InviteStore
-	rp  RelyingParty
-	wa  *webauthn.WebAuthn
-	now func() time.Time
-	ttl time.Duration
+	st   InviteStore
+	rp   RelyingParty
+	wa   *webauthn.WebAuthn
+	now  func() time.Time
+	ttl  time.Duration
+	seal sealKey // nil: credentials are stored unsealed
 }
 
 // EnrollOption configures an [Enrollment].
@@ -204,11 +205,15 @@ func (ad *Enrollment) FinishEnroll(ctx context.Context, token string, response [
 	case inv.User != user:
 		return nil, fmt.Errorf("enroll: %w", ErrInvite)
 	}
-	err = ad.st.PutCredential(ctx, store.Credential{
+	c := store.Credential{
 		ID: cred.ID, User: user, PublicKey: cred.PublicKey, SignCount: cred.Authenticator.SignCount,
 		BackupEligible: cred.Flags.BackupEligible, BackupState: cred.Flags.BackupState,
 		AAGUID: cred.Authenticator.AAGUID, CreatedAt: now,
-	})
+	}
+	if ad.seal != nil {
+		c.Seal = ad.seal.seal(c)
+	}
+	err = ad.st.PutCredential(ctx, c)
 	if err != nil {
 		return nil, ticketstore.Err("enroll", err)
 	}

@@ -13,7 +13,8 @@ import (
 // is an [*AssertionError], which wraps [stepup.ErrBadAssertion].
 var (
 	// ErrUnknownCredential means the answer was signed by a credential that
-	// is not enrolled.
+	// is not enrolled, or (with [RequireSeal]) that the enrollment did not
+	// seal.
 	ErrUnknownCredential = errors.New("passkey: credential not enrolled")
 	// ErrCounter means the authenticator's signature counter did not
 	// advance: a cloned or replayed authenticator.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -70,4 +72,60 @@ func ExampleEnrollment_BeginEnroll() {
 	// Output:
 	// true <nil>
 	// true
+}
+
+// ExampleRequireSeal seals enrolled credentials with a key kept outside
+// the database and has the approver accept only sealed ones: a credential
+// row written straight into the table does not approve.
+func ExampleRequireSeal() {
+	ctx := context.Background()
+	key := []byte("32+ random bytes kept outside the database")
+	st := memory.New(nil)
+	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKey(key))
+	if err != nil {
+		panic(err)
+	}
+	approver, err := passkey.New(st, stepuptest.RP(), passkey.RequireSeal(key))
+	if err != nil {
+		panic(err)
+	}
+	g, err := gate.New(st, stepuptest.SeedCatalog(), approver)
+	if err != nil {
+		panic(err)
+	}
+	dana, err := stepuptest.Enroll(ctx, enroll, "user:dana")
+	if err != nil {
+		panic(err)
+	}
+	tk, err := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: []byte(`{"to":"a@example.com"}`),
+		Session: "s", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+	if err != nil {
+		panic(err)
+	}
+	tk, err = stepuptest.Approve(ctx, g.Desk(), dana, tk.ID)
+	fmt.Println(tk.Status, err)
+	_, err = passkey.New(st, stepuptest.RP(), passkey.RequireSeal([]byte("short")))
+	fmt.Println(err)
+	// Output:
+	// approved <nil>
+	// stepup: invalid configuration: seal key must be at least 32 bytes
+}
+
+// ExampleWithSealKey is the enrollment's half of [ExampleRequireSeal]: the
+// credential it stores carries the seal.
+func ExampleWithSealKey() {
+	ctx := context.Background()
+	st := memory.New(nil)
+	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKey(make([]byte, passkey.MinSealKeySize)))
+	if err != nil {
+		panic(err)
+	}
+	a, err := stepuptest.Enroll(ctx, enroll, "user:erin")
+	if err != nil {
+		panic(err)
+	}
+	c, err := st.GetCredential(ctx, a.CredentialIDs()[0])
+	fmt.Println(len(c.Seal), err)
+	// Output:
+	// 32 <nil>
 }

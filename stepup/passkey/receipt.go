@@ -66,6 +66,10 @@ func (w *Approver) receipt(ctx context.Context, a gate.Answer) (*receipt.Receipt
 		// approved: a damaged store, not a receipt to hand out.
 		return nil, store.Credential{}, fmt.Errorf("receipt: %w: evidence does not name the ticket's approver", stepup.ErrBadAssertion)
 	}
+	if !w.seal.sealed(cred) {
+		return nil, store.Credential{}, fmt.Errorf("receipt: %w: %w: the credential carries no seal of this enrollment",
+			stepup.ErrBadAssertion, ErrUnknownCredential)
+	}
 	return &receipt.Receipt{
 		Format:     receipt.FormatV1,
 		Effect:     bytes.Clone(a.Effect),

@@ -237,6 +237,10 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 		default:
 			return nil, fmt.Errorf("%w: tool %q has unknown timeout outcome", stepup.ErrConfig, t.Name)
 		}
+		if err := (card.Renderer{}).CheckContext(card.Context{Title: t.Title, Class: t.Class, Hints: t.Hints,
+			Trusted: t.Trusted}); err != nil {
+			return nil, fmt.Errorf("%w: tool %q: %v", stepup.ErrConfig, t.Name, err)
+		}
 		if t.Timeout.After < 0 {
 			return nil, fmt.Errorf("%w: tool %q has a negative timeout", stepup.ErrConfig, t.Name)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/policy"
 )
@@ -67,4 +68,16 @@ func TestCatalogIsImmutable(t *testing.T) {
 			assert.Equal(t, gate.Deny, badAfter.Verdict)
 		})
 	}
+}
+
+// TestCatalogRefusesPublicSuffixesAsTrusted: a public suffix, or an IP
+// address, listed as trusted would make every name under it wear the
+// TRUSTED badge; the catalog refuses it at configuration.
+func TestCatalogRefusesPublicSuffixesAsTrusted(t *testing.T) {
+	for _, d := range []string{"com", "github.io", "co.uk", "127.0.0.1"} {
+		_, err := policy.NewCatalog("v1", policy.Tool{Name: "send", Class: card.ClassExternal, Trusted: []string{d}})
+		assert.ErrorIs(t, err, stepup.ErrConfig, d)
+	}
+	_, err := policy.NewCatalog("v1", policy.Tool{Name: "send", Class: card.ClassExternal, Trusted: []string{"example.github.io"}})
+	assert.NoError(t, err)
 }

@@ -21,7 +21,7 @@ func TestClientLinksNoGateStack(t *testing.T) {
 		require.NoError(t, err, string(out))
 		for _, forbidden := range []string{"go-webauthn", "go-tpm", "fxamacker/cbor", "golang-jwt", "jsonschema",
 			"golang.org/x/net", "golang.org/x/text", "modernc.org", "jackc/pgx", "asu/store", "asu/stepup/gate",
-			"asu/card", "asu/flood", "asu/grant", "asu/receipt"} {
+			"asu/card", "asu/flood", "asu/grant", "asu/receipt", "go.opentelemetry.io", "prometheus"} {
 			for _, dep := range strings.Fields(string(out)) {
 				if strings.HasPrefix(dep, "vendor/") {
 					continue // the standard library's own vendored copies

@@ -90,3 +90,25 @@ func ExampleHarness_Grant() {
 	fmt.Println(tk.Status)
 	// Output: approved
 }
+
+// ExampleSeedDecisions runs the reference policy table through a runtime
+// (here an in-process gate; a remote client works alike).
+func ExampleSeedDecisions() {
+	mem := memory.New(nil)
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
+	if err != nil {
+		panic(err)
+	}
+	var rt stepup.Runtime = g
+	for _, d := range stepuptest.SeedDecisions() {
+		tk, err := rt.Propose(context.Background(), stepup.Call{Tool: d.Tool, Args: json.RawMessage(d.Args),
+			Session: "s", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+		fmt.Println(d.Tool, err == nil && tk.Status == d.Status && tk.Reason == d.Reason)
+	}
+	// Output:
+	// read_file true
+	// write_draft true
+	// send_email true
+	// issue_refund true
+	// run_shell true
+}

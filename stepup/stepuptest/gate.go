@@ -61,7 +61,7 @@ func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts 
 	h := &Harness{Clock: NewClock(Start())}
 	h.Store = memory.New(&memory.Options{Clock: h.Clock.Now})
 	if approver == nil {
-		pk, err := passkey.New(h.Store, RP())
+		pk, err := passkey.New(h.Store, RP(), passkey.RequireSeal(SealKey()))
 		if err != nil {
 			t.Fatalf("stepuptest: passkey approver: %v", err)
 		}
@@ -72,7 +72,8 @@ func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts 
 		t.Fatalf("stepuptest: new gate: %v", err)
 	}
 	h.Gate = g
-	h.Enrollment, err = passkey.NewEnrollment(h.Store, RP(), passkey.WithClock(h.Clock.Now))
+	h.Enrollment, err = passkey.NewEnrollment(h.Store, RP(), passkey.WithClock(h.Clock.Now),
+		passkey.WithSealKey(SealKey()))
 	if err != nil {
 		t.Fatalf("stepuptest: enrollment: %v", err)
 	}
@@ -173,10 +174,16 @@ func (h *Harness) Deny(id stepup.TicketID, reason string, tweaks ...Tweak) (step
 	return Deny(context.Background(), h.Gate.Desk(), h.Authenticator, id, reason, tweaks...)
 }
 
+// SealKey is the key test enrollments seal credentials with and test
+// approvers require ([passkey.WithSealKey], [passkey.RequireSeal]). It is
+// public: never use it outside tests.
+func SealKey() []byte { return []byte("stepuptest: the credential seal key of every test world") }
+
 // Passkeys returns the passkey approver of credentials kept in creds for
-// [RP]: the approver [NewGate] gives its gate.
+// [RP], requiring the [SealKey] seal: the approver [NewGate] gives its
+// gate.
 func Passkeys(creds store.Credentials) *passkey.Approver {
-	a, err := passkey.New(creds, RP())
+	a, err := passkey.New(creds, RP(), passkey.RequireSeal(SealKey()))
 	if err != nil {
 		panic("stepuptest: passkey approver: " + err.Error()) // RP is valid: a bug in this file
 	}
@@ -184,9 +191,9 @@ func Passkeys(creds store.Credentials) *passkey.Approver {
 }
 
 // Enrollment returns the passkey enrollment of st for [RP], on the wall
-// clock.
+// clock, sealing with [SealKey].
 func Enrollment(st passkey.InviteStore) *passkey.Enrollment {
-	e, err := passkey.NewEnrollment(st, RP())
+	e, err := passkey.NewEnrollment(st, RP(), passkey.WithSealKey(SealKey()))
 	if err != nil {
 		panic("stepuptest: enrollment: " + err.Error()) // RP is valid: a bug in this file
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/policy"
 )
@@ -49,4 +50,27 @@ func SeedCatalog() *policy.Catalog {
 		panic("stepuptest: seed catalog: " + err.Error()) // a bug in this file, not an input error
 	}
 	return c
+}
+
+// SeedDecision is one row of the reference program's policy table: what
+// [SeedCatalog] decides for a call of Tool with Args, and the reason the
+// ticket carries.
+type SeedDecision struct {
+	Tool, Args string
+	Status     stepup.Status
+	Reason     string
+}
+
+// SeedDecisions returns the reference program's policy table under
+// [SeedCatalog]: reads and drafts allowed, mail pending a person, a refund
+// over the limit and an unknown tool denied. Run it through any
+// [stepup.Runtime] to check that the runtime decides as the gate does.
+func SeedDecisions() []SeedDecision {
+	return []SeedDecision{
+		{"read_file", `{"path":"q3.csv"}`, stepup.StatusAllowed, "read effect"},
+		{"write_draft", `{"to":"finance@example.com"}`, stepup.StatusAllowed, "reversible effect"},
+		{"send_email", `{"to":"finance@example.com"}`, stepup.StatusPending, "external effect"},
+		{"issue_refund", `{"order":"A-17","amount":900}`, stepup.StatusDenied, "over the per-call limit"},
+		{"run_shell", `{"cmd":"curl ..."}`, stepup.StatusDenied, "unknown tool"},
+	}
 }

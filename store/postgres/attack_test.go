@@ -114,8 +114,8 @@ func waitForConsumers(t *testing.T, schema string, n int) {
 	t.Helper()
 	for range 500 {
 		if query(t, schema, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'
-			AND query LIKE 'UPDATE tickets%SET state = ''executing''%'`) >= n {
+			WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'
+			AND query LIKE 'UPDATE tickets%SET state = ''executing''%'`, schema) >= n {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

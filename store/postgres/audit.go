@@ -38,9 +38,9 @@ func scanAudit(row pgx.Row) (receipt.AuditRecord, error) {
 	return r, nil
 }
 
-// AppendAudit implements [store.AuditLog] with one statement, which is
-// its own transaction: it locks the head, chains, hashes and inserts the
-// record and moves the head (see queryAppend).
+// AppendAudit implements [store.AuditLog] in one round trip: BEGIN, the
+// statement that locks the head, chains, hashes and inserts the record and
+// moves the head (see queryAppend), and COMMIT.
 func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error) {
 	const op = "append audit"
 	if err := store.CheckAudit(r); err != nil {
@@ -49,16 +49,14 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 	if err := s.enter(ctx); err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, op, err)
 	}
-	b := &pgx.Batch{}
-	read, err := queueAppend(b, r)
-	if err != nil {
-		return receipt.AuditRecord{}, fmt.Errorf("%s: %w", op, err)
-	}
-	br := s.pool.SendBatch(ctx, b)
-	out, err := read(br)
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
+	var out receipt.AuditRecord
+	err := s.inTxn(ctx, func(t *txn) error {
+		recs, err := t.commit(ctx, r)
+		if err == nil {
+			out = recs[0]
+		}
+		return err
+	})
 	if err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, op, err)
 	}

@@ -62,6 +62,23 @@ var errCut = errors.New("postgres: audit record cannot be cut for the database t
 // Seq, PrevHash and Time, and returns it with the arguments of
 // queryAppend.
 func cutRecord(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
+	// A placeholder also found in the record's text (Args may hold any
+	// JSON) makes the cut ambiguous; new placeholders make it unambiguous.
+	for range 3 {
+		rec, args, err := cutOnce(r)
+		if !errors.Is(err, errAmbiguous) {
+			return rec, args, err
+		}
+	}
+	return receipt.AuditRecord{}, nil, errCut
+}
+
+// errAmbiguous is returned by cutOnce when a placeholder occurs more than
+// once.
+var errAmbiguous = errors.New("postgres: placeholder found in the record")
+
+// cutOnce is cutRecord with one draw of placeholders.
+func cutOnce(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 	// Placeholders: a random 16-digit Seq and Time (below 2^53, so canon
 	// writes them as plain digits) and a random PrevHash; each must occur
 	// once, next to its key.
@@ -98,7 +115,7 @@ func cutRecord(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 	rest := c
 	for i, m := range marks {
 		if bytes.Count(c, m) != 1 {
-			return receipt.AuditRecord{}, nil, errCut
+			return receipt.AuditRecord{}, nil, errAmbiguous
 		}
 		j := bytes.Index(rest, m)
 		if j < 0 {
@@ -126,12 +143,9 @@ func cutRecord(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 }
 
 // canonicalForm is the canonical JSON ComputeHash hashes for r: r with a
-// zero Hash and empty lists for nil ones. Args, already canonical, is the
-// first key in canonical order, so it is joined in front rather than
-// canonicalized again.
+// zero Hash and empty lists for nil ones.
 func canonicalForm(r receipt.AuditRecord) ([]byte, error) {
-	args := r.Args
-	r.Args, r.Hash = nil, canon.Digest{}
+	r.Hash = canon.Digest{}
 	if r.Taint == nil {
 		r.Taint = []string{}
 	}
@@ -146,14 +160,7 @@ func canonicalForm(r receipt.AuditRecord) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", store.ErrInvalid, err)
 	}
-	if len(args) == 0 {
-		return c, nil
-	}
-	out := make([]byte, 0, len(c)+len(args)+9)
-	out = append(out, `{"args":`...)
-	out = append(out, args...)
-	out = append(out, ',')
-	return append(out, c[1:]...), nil
+	return c, nil
 }
 
 // queueAppend queues on b the append of r and returns what reads its

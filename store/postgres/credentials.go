@@ -13,7 +13,7 @@ import (
 )
 
 const credentialColumns = `id, user_name, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at,
-	revoked_at`
+	revoked_at, seal`
 
 func scanCredential(row pgx.Row) (store.Credential, error) {
 	var (
@@ -23,7 +23,7 @@ func scanCredential(row pgx.Row) (store.Credential, error) {
 		revoked pgtype.Timestamptz
 	)
 	err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID, &created,
-		&revoked)
+		&revoked, &c.Seal)
 	if err != nil {
 		return store.Credential{}, err
 	}
@@ -42,9 +42,9 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 		return s.fail(ctx, op, err)
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO credentials
-		(id, user_name, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible, c.BackupState, c.AAGUID, ts(c.CreatedAt))
+		(id, user_name, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at, seal)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible, c.BackupState, c.AAGUID, ts(c.CreatedAt), c.Seal)
 	return s.fail(ctx, op, err)
 }
 

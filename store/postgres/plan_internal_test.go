@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
@@ -85,10 +86,15 @@ func TestQueryPlans(t *testing.T) {
 // TestCustomPlans checks that the store's connections plan each statement
 // with its arguments. A generic plan cached while the tickets table was
 // small is a sequential scan, which TestQueryPlans (fresh statements, so
-// custom plans) would not see.
+// custom plans) would not see. The generic plans appends use end with
+// their transactions.
 func TestCustomPlans(t *testing.T) {
 	t.Parallel()
 	s := testStore(t)
+	for i := range 8 {
+		_, err := s.AppendAudit(t.Context(), storetest.Record(fmt.Sprint(i), time.Now()))
+		require.NoError(t, err)
+	}
 	for range 3 { // several pooled connections
 		var mode string
 		require.NoError(t, s.pool.QueryRow(context.Background(), `SHOW plan_cache_mode`).Scan(&mode))

@@ -26,9 +26,13 @@
 //   - Park serializes on transaction-scoped advisory locks taken on the
 //     session and then the user, so merging duplicates and counting pending
 //     tickets against a cap see every ticket parked before them.
-//   - An audit append locks the chain head row (SELECT ... FOR UPDATE),
-//     inserts the next records and moves the head. A state change and its
-//     audit row are one transaction: both commit or neither does.
+//   - An audit append is one statement that locks the chain head row
+//     (SELECT ... FOR UPDATE), links the record to it, hashes it, inserts
+//     it and moves the head, so concurrent appends from every replica
+//     queue on that row and never fork the chain, and none holds it across
+//     a round trip to its client. A state change and its audit row are one
+//     transaction: both commit or neither does. A decision takes two round
+//     trips: BEGIN with the change, then the append with COMMIT.
 //
 // # Time
 //
@@ -36,8 +40,7 @@
 // replica shares. The deciding statements (approve, Consume, Reclaim,
 // UseGrant, ParkGranted) compare the caller's time with it in their WHERE
 // clause and refuse with [store.ErrClockSkew] beyond [store.MaxSkew]. Audit
-// records are stamped with it once the head is locked, never earlier than
-// the head.
+// records are stamped with it by the append, never earlier than the head.
 //
 // # Migrations
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -54,10 +55,13 @@ func newSchema(t testing.TB) string {
 	return schema
 }
 
-// open opens the store in schema and closes it when t ends.
+// open opens the store in schema and closes it when t ends. Its
+// connections carry schema as their application_name, so a test that
+// looks for its own backends in pg_stat_activity does not find another
+// test's (tests of every package share the database).
 func open(t testing.TB, schema string) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), dsn(t), &postgres.Options{Schema: schema})
+	s, err := postgres.Open(context.Background(), named(dsn(t), schema), &postgres.Options{Schema: schema})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -96,4 +100,23 @@ func note(decision string) store.Note {
 			Principal: a.Requester, Decision: decision, Reason: string(a.State), Approver: a.Approver,
 			IdempotencyKey: a.IdempotencyKey}
 	}
+}
+
+// TestRunClock declares what this backend cannot do: storetest.RunClock
+// sets the store's clock, and the database's clock cannot be set. The
+// conformance suite reads the clock instead, and the skew refusals are
+// tested there against the database's own clock.
+func TestRunClock(t *testing.T) {
+	t.Skip("storetest.RunClock needs a settable clock; PostgreSQL's clock_timestamp() is not one")
+}
+
+// named returns dsn with application_name set to name.
+func named(dsn, name string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		q.Set("application_name", name)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return dsn + " application_name=" + name
 }

@@ -242,10 +242,12 @@ func TestLiveLeaseNotReclaimed(t *testing.T) {
 	owner, other := reps[0], reps[1]
 	a := approved(t, owner, 1)
 	at := dbNow(t, owner)
-	a, err := owner.Consume(ctx, a.ID, store.Claim{Key: "k", Owner: "gate-a", At: at, LeaseUntil: at.Add(200 * time.Millisecond)},
+	a, err := owner.Consume(ctx, a.ID, store.Claim{Key: "k", Owner: "gate-a", At: at, LeaseUntil: at.Add(time.Second)},
 		note("consume"))
 	require.NoError(t, err)
-	for range 10 {
+	// Three seconds of tries against a one-second lease: only the
+	// renewals keep it live.
+	for range 30 {
 		now := dbNow(t, other)
 		lapsed, err := other.Expired(ctx, now, 0)
 		require.NoError(t, err)
@@ -253,8 +255,8 @@ func TestLiveLeaseNotReclaimed(t *testing.T) {
 		_, err = other.Reclaim(ctx, a.ID, a.Fence, store.Claim{Owner: "gate-b", At: now, LeaseUntil: now.Add(time.Minute)},
 			note("reclaim"))
 		require.ErrorIs(t, err, store.ErrLeaseLive)
-		require.NoError(t, owner.Renew(ctx, a.ID, "gate-a", a.Fence, dbNow(t, owner).Add(200*time.Millisecond)))
-		time.Sleep(20 * time.Millisecond)
+		require.NoError(t, owner.Renew(ctx, a.ID, "gate-a", a.Fence, dbNow(t, owner).Add(time.Second)))
+		time.Sleep(100 * time.Millisecond)
 	}
 	got, err := other.Get(ctx, a.ID)
 	require.NoError(t, err)

@@ -100,7 +100,8 @@ func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps)
 			b.Queue(queryCap(c.what), c.key, a.CreatedAt, c.limit, a.User)
 		}
 	}
-	// Inserted before the counts are read, and rolled back if one is full.
+	// Queued with the counts, so the insert runs before they are read: a
+	// full cap rolls it back with the transaction.
 	b.Queue(queryInsertTicket, insertArgs(a)...)
 	br := t.send(ctx, b)
 	for _, c := range limits {

@@ -80,7 +80,7 @@ func TestDecisionDiesWithItsRow(t *testing.T) {
 			done <- err
 		}()
 		_ = query(t, schema, `SELECT count(*) FROM (SELECT pg_terminate_backend($1)) AS k`, waitForHeadWaiter(t, schema))
-		require.Error(t, <-done)
+		require.Error(t, within(t, done))
 		release()
 		a, err := s.Get(ctx, sub.pending)
 		require.NoError(t, err)
@@ -111,7 +111,7 @@ func TestDecisionDiesWithItsRow(t *testing.T) {
 			go func() { done <- d.call(ctx, sub) }()
 			pid := waitForHeadWaiter(t, schema)
 			_ = query(t, schema, `SELECT count(*) FROM (SELECT pg_terminate_backend($1)) AS k`, pid)
-			err := <-done
+			err := within(t, done)
 			require.Error(t, err, "the decision whose connection died fails")
 			assert.ErrorIs(t, err, postgres.ErrDatabase)
 			release()
@@ -121,18 +121,31 @@ func TestDecisionDiesWithItsRow(t *testing.T) {
 	}
 }
 
-// waitForHeadWaiter returns the process id of the backend waiting for the
-// chain head lock.
+// waitForHeadWaiter returns the process id of the backend of schema's
+// store waiting for the chain head lock.
 func waitForHeadWaiter(t *testing.T, schema string) int {
 	t.Helper()
 	for range 500 {
 		if pid := query(t, schema, `SELECT coalesce(max(pid), 0) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'
-			AND query LIKE 'WITH h AS (%FROM audit_head FOR UPDATE%'`); pid != 0 {
+			WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'
+			AND query LIKE 'WITH h AS (%FROM audit_head FOR UPDATE%'`, schema); pid != 0 {
 			return pid
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("no decision is waiting on the chain head")
 	return 0
+}
+
+// within returns what done delivers, failing t if nothing arrives in a
+// minute: a test that killed the wrong backend stops instead of hanging.
+func within(t *testing.T, done <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatal("the decision whose connection was killed never returned")
+		return nil
+	}
 }

@@ -94,11 +94,23 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
+// querySkipPlanning lets the appends that follow it in a transaction run
+// their cached generic plan. The store's connections plan every statement
+// for its arguments (plan_cache_mode force_custom_plan, see Open), which
+// keeps ticket lookups on their indexes whatever the table held when a
+// plan was first made; an append reads the one head row and inserts, so
+// its plan never depends on the data, and planning it each time would
+// cost more than running it.
+const querySkipPlanning = `SET LOCAL plan_cache_mode = force_generic_plan`
+
 // commit appends recs, in order, and commits, in one round trip, and
 // returns the records as stored. A record the chain refuses fails the
 // transaction before anything is sent.
 func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receipt.AuditRecord, error) {
 	b := &pgx.Batch{}
+	if len(recs) > 0 {
+		b.Queue(querySkipPlanning)
+	}
 	reads := make([]func(pgx.BatchResults) (receipt.AuditRecord, error), len(recs))
 	for i, r := range recs {
 		read, err := queueAppend(b, r)
@@ -109,6 +121,12 @@ func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receip
 	}
 	b.Queue("COMMIT")
 	br := t.send(ctx, b)
+	if len(recs) > 0 {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	}
 	out := make([]receipt.AuditRecord, len(recs))
 	for i, read := range reads {
 		r, err := read(br)

@@ -10,7 +10,7 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-const credentialCols = `id, user, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at, revoked_at`
+const credentialCols = `id, user, public_key, sign_count, backup_eligible, backup_state, aaguid, created_at, revoked_at, seal`
 
 func scanCredential(row scanner) (store.Credential, error) {
 	var (
@@ -20,7 +20,7 @@ func scanCredential(row scanner) (store.Credential, error) {
 		count   int64
 	)
 	if err := row.Scan(&c.ID, &c.User, &c.PublicKey, &count, &c.BackupEligible, &c.BackupState, &c.AAGUID,
-		&created, &revoked); err != nil {
+		&created, &revoked, &c.Seal); err != nil {
 		return store.Credential{}, err
 	}
 	c.SignCount = uint32(count)
@@ -34,9 +34,9 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 		return fmt.Errorf("sqlite: put credential: %w", err)
 	}
 	return s.write(ctx, "put credential", func(tx runner) error {
-		n, err := tx.changes(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(9)+`)
+		n, err := tx.changes(ctx, `INSERT INTO credentials (`+credentialCols+`) VALUES (`+placeholders(10)+`)
 			ON CONFLICT (id) DO NOTHING`, c.ID, c.User, c.PublicKey, int64(c.SignCount), c.BackupEligible,
-			c.BackupState, c.AAGUID, micros(c.CreatedAt), nil)
+			c.BackupState, c.AAGUID, micros(c.CreatedAt), nil, c.Seal)
 		if err != nil {
 			return err
 		}

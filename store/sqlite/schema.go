@@ -167,6 +167,9 @@ ALTER TABLE credentials ADD COLUMN revoked_at INTEGER;
 ALTER TABLE invites ADD COLUMN revoked_at INTEGER;
 ALTER TABLE grants ADD COLUMN revoked_at INTEGER;
 `,
+	// 3: a credential carries the enrolling side's seal (a MAC), so a row
+	// written into the database by anyone else does not approve.
+	`ALTER TABLE credentials ADD COLUMN seal BLOB;`,
 }
 
 // migrate brings the schema to len(migrations), each step in its own

@@ -124,6 +124,9 @@ func testProcessCampaign(t *testing.T, p Processes) {
 		_ = g.cmd.Wait()
 	}
 
+	// A killed gate's last statement may still be committed by the
+	// database after the kill (it was sent): let it land before looking.
+	time.Sleep(campaignLease / 2)
 	s := p.Open(t, target)
 	claimNow := func(key string) store.Claim {
 		at := now(t, s)

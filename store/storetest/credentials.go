@@ -14,7 +14,7 @@ import (
 func credential(id, user string, count uint32) store.Credential {
 	return store.Credential{
 		ID: []byte(id), User: user, PublicKey: []byte("cose-key-" + id), SignCount: count,
-		BackupEligible: true, BackupState: false, AAGUID: make([]byte, 16), CreatedAt: t0,
+		BackupEligible: true, BackupState: false, AAGUID: make([]byte, 16), CreatedAt: t0, Seal: []byte("seal-" + id),
 	}
 }
 

@@ -304,8 +304,10 @@ func testProcessCrash(t *testing.T, p Processes) {
 	_, err = s.Consume(ctx, id, claim("second-key", "gate-2", now(t, s)), nil)
 	assert.ErrorIs(t, err, store.ErrConsumed, "a crash never frees the approval for a second consume")
 
-	for now(t, s).Before(a.LeaseUntil) {
-		_, err = s.Reclaim(ctx, id, 1, claim("", "gate-2", now(t, s)), nil)
+	for at := now(t, s); at.Before(a.LeaseUntil); at = now(t, s) {
+		// One reading of the clock for the check and the claim: read
+		// twice, the lease could end in between.
+		_, err = s.Reclaim(ctx, id, 1, claim("", "gate-2", at), nil)
 		require.ErrorIs(t, err, store.ErrLeaseLive, "the crashed owner's lease is honoured until it ends")
 		time.Sleep(crashLease / 10)
 	}

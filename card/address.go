@@ -1,0 +1,354 @@
+package card
+
+import (
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A value is given a TRUSTED badge only when the whole value is exactly one
+// e-mail address, one URL or (for an argument the catalog declares as a
+// domain) one host name, and it names no other host. The parsers below
+// decide "exactly one": e-mail addresses as RFC 5322 and RFC 5321 (with
+// RFC 6531's UTF-8) read them, URLs as browsers do (the WHATWG URL
+// standard: tab and newline removed, a backslash is a slash in the special
+// schemes, the host is what follows the last @ of the authority).
+
+// target is the host a whole value sends something to.
+type target struct {
+	host  string // the host as the parser resolved it, before IDNA
+	decoy bool   // text before the host (user info, quoted local part, display name) holds an @
+	clean bool   // the value holds no white space or control characters
+}
+
+// parseWhole reads s as exactly one address, URL or (asHost) host[:port].
+func parseWhole(s string, asHost bool) (target, bool) {
+	clean := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) < 0
+	if t, ok := parseURL(s); ok {
+		t.clean = clean
+		return t, true
+	}
+	if t, ok := parseMailbox(s); ok {
+		// A display name may hold spaces ("Dana Lee <dana@example.com>");
+		// the address itself cannot.
+		t.clean = strings.IndexFunc(s, unicode.IsControl) < 0 && !t.decoy
+		return t, true
+	}
+	if asHost {
+		if h, ok := splitHostPort(s); ok && h != "" && (strings.HasPrefix(s, "[") || !strings.ContainsAny(h, forbiddenHost)) {
+			return target{host: h, clean: clean}, true
+		}
+	}
+	return target{}, false
+}
+
+// dropTabsAndNewlines removes what browsers remove from a URL before
+// parsing it.
+func dropTabsAndNewlines(s string) string {
+	if !strings.ContainsAny(s, "\t\n\r") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// forbiddenHost are the WHATWG URL standard's forbidden host code points
+// that can reach a host here.
+const forbiddenHost = " #%/:<>?@[\\]^|"
+
+// specialSchemes are the WHATWG URL standard's special schemes, whose
+// authority a backslash also ends.
+func isSpecialScheme(s string) bool {
+	switch strings.ToLower(s) {
+	case "http", "https", "ws", "wss", "ftp", "file":
+		return true
+	}
+	return false
+}
+
+// urlScheme returns the scheme of s and the rest after its colon.
+func urlScheme(s string) (scheme, rest string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case i > 0 && c == ':':
+			return s[:i], s[i+1:], true
+		default:
+			return "", "", false
+		}
+	}
+	return "", "", false
+}
+
+// parseURL reads s as a browser would and returns its host. A URL without
+// a host (a mailto: URL is read as its address) is not a target.
+func parseURL(s string) (target, bool) {
+	// Browsers strip leading and trailing C0 controls and spaces, and
+	// remove every tab and newline.
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= 0x20 })
+	s = dropTabsAndNewlines(s)
+	scheme, rest, ok := urlScheme(s)
+	if !ok {
+		return target{}, false
+	}
+	special := isSpecialScheme(scheme)
+	switch {
+	case strings.EqualFold(scheme, "mailto"):
+		addr, _, _ := strings.Cut(rest, "?")
+		if u, err := url.PathUnescape(addr); err == nil {
+			addr = u
+		}
+		return parseMailbox(addr)
+	case special:
+		rest = strings.TrimLeft(rest, `/\`)
+	case strings.HasPrefix(rest, "//"):
+		rest = rest[2:]
+	default:
+		return target{}, false
+	}
+	end := len(rest)
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if c == '/' || c == '?' || c == '#' || special && c == '\\' {
+			end = i
+			break
+		}
+	}
+	auth := rest[:end]
+	t := target{}
+	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
+		t.decoy = strings.ContainsAny(auth[:i], "@.")
+		auth = auth[i+1:]
+	}
+	host, ok := splitHostPort(auth)
+	if !ok || host == "" {
+		return target{}, false
+	}
+	if strings.Contains(host, "%") {
+		u, err := url.PathUnescape(host)
+		if err != nil || !utf8.ValidString(u) {
+			return target{}, false
+		}
+		host = u
+	}
+	if strings.ContainsAny(host, forbiddenHost) && !strings.HasPrefix(auth, "[") {
+		return target{}, false
+	}
+	t.host = host
+	return t, true
+}
+
+// splitHostPort splits host[:port] or [v6]:port; the port must be digits.
+func splitHostPort(s string) (string, bool) {
+	if strings.HasPrefix(s, "[") {
+		i := strings.IndexByte(s, ']')
+		if i < 0 {
+			return "", false
+		}
+		host, rest := s[1:i], s[i+1:]
+		if rest != "" && !isPort(strings.TrimPrefix(rest, ":")) || rest != "" && rest[0] != ':' {
+			return "", false
+		}
+		return host, true
+	}
+	host, port, found := strings.Cut(s, ":")
+	if found && !isPort(port) {
+		return "", false
+	}
+	return host, true
+}
+
+func isPort(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// parseMailbox reads s as one RFC 5322 address: an addr-spec
+// (local@domain, the local part a dot-atom or a quoted string) or a
+// name-addr (display name <local@domain>).
+func parseMailbox(s string) (target, bool) {
+	if strings.HasSuffix(s, ">") {
+		i := strings.LastIndexByte(s, '<')
+		if i < 0 {
+			return target{}, false
+		}
+		name := s[:i]
+		if strings.ContainsAny(name, "<>") || !validDisplayName(name) {
+			return target{}, false
+		}
+		t, ok := parseAddrSpec(s[i+1 : len(s)-1])
+		t.decoy = t.decoy || strings.ContainsAny(name, "@")
+		return t, ok
+	}
+	return parseAddrSpec(s)
+}
+
+// validDisplayName accepts a phrase of words and quoted strings.
+func validDisplayName(s string) bool {
+	inQuote := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case inQuote && c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && strings.IndexByte("()<>[]:;@\\,", c) >= 0:
+			return false
+		case c < 0x20:
+			return false
+		}
+	}
+	return !inQuote
+}
+
+func parseAddrSpec(s string) (target, bool) {
+	var local, domain string
+	t := target{}
+	if strings.HasPrefix(s, `"`) {
+		i := 1
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c == '\\' {
+				i++
+				continue
+			}
+			if c == '"' {
+				break
+			}
+			if c < 0x20 || c == 0x7f {
+				return target{}, false
+			}
+		}
+		if i >= len(s) || i+1 >= len(s) || s[i+1] != '@' {
+			return target{}, false
+		}
+		local, domain = s[:i+1], s[i+2:]
+		t.decoy = strings.Contains(local, "@")
+	} else {
+		var found bool
+		local, domain, found = strings.Cut(s, "@")
+		if !found || !isDotAtom(local) {
+			return target{}, false
+		}
+	}
+	if domain == "" || strings.Contains(domain, "@") {
+		return target{}, false
+	}
+	if strings.HasPrefix(domain, "[") && strings.HasSuffix(domain, "]") {
+		t.host = strings.TrimPrefix(domain[1:len(domain)-1], "IPv6:")
+		return t, true
+	}
+	for _, r := range domain {
+		if r < 0x80 && !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return target{}, false
+		}
+	}
+	t.host = domain
+	return t, true
+}
+
+// isDotAtom reports an RFC 5322 dot-atom, with RFC 6531's UTF-8 letters.
+func isDotAtom(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 0x80:
+			if !unicode.IsGraphic(r) || unicode.IsSpace(r) {
+				return false
+			}
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case strings.ContainsRune("!#$%&'*+-/=?^_`{|}~.", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// maxMentioned is how many hosts of one value the card analyses; a value
+// naming more says so. It bounds the work IDNA and the public suffix list
+// do for one string.
+const maxMentioned = 8
+
+// scanHosts returns the hosts a reader could take a value to name: the
+// text after each @, and the authority of each scheme:// (or special
+// scheme:) in it, up to maxMentioned+1 of them. It finds more than the
+// whole-value parsers, on purpose: a value naming a second host anywhere
+// never gets a TRUSTED badge.
+func scanHosts(s string) []string {
+	if !strings.ContainsAny(s, "@:") {
+		return nil
+	}
+	s = dropTabsAndNewlines(s)
+	var hosts []string
+	add := func(h string) {
+		h = strings.TrimRight(h, ".。．｡-")
+		if h == "" || !strings.ContainsAny(h, ".。．｡") && !strings.HasPrefix(h, "[") {
+			return
+		}
+		for _, g := range hosts {
+			if g == h {
+				return
+			}
+		}
+		hosts = append(hosts, h)
+	}
+	for i := 0; i < len(s) && len(hosts) <= maxMentioned; i++ {
+		switch {
+		case s[i] == '@':
+			add(hostRun(s[i+1:]))
+		case s[i] == ':' && i > 0:
+			j := i
+			for j > 0 && isSchemeByte(s[j-1]) {
+				j--
+			}
+			scheme := s[j:i]
+			if scheme == "" || !(isSpecialScheme(scheme) || strings.HasPrefix(s[i+1:], "//")) {
+				continue
+			}
+			k := strings.IndexFunc(s[i:], unicode.IsSpace)
+			if k < 0 {
+				k = len(s) - i
+			}
+			if t, ok := parseURL(s[j : i+k]); ok {
+				add(strings.TrimRight(hostRun(t.host), "."))
+			}
+		}
+	}
+	return hosts
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// hostRun returns the longest prefix of s made of characters that can be
+// part of a host name, before IDNA mapping.
+func hostRun(s string) string {
+	if strings.HasPrefix(s, "[") {
+		if i := strings.IndexByte(s, ']'); i > 0 {
+			return s[:i+1]
+		}
+	}
+	for i, r := range s {
+		if !(r == '-' || r == '.' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) ||
+			r == '。' || r == '．' || r == '｡' || (r >= 0x80 && unicode.Is(unicode.Cf, r))) {
+			return s[:i]
+		}
+	}
+	return s
+}

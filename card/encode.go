@@ -1,0 +1,315 @@
+package card
+
+import "strconv"
+
+// The card JSON is written by hand rather than by encoding/json: it is the
+// largest part of rendering a big effect, and reflection made it several
+// times slower. Members are written in RFC 8785 order (sorted names), so
+// the output is canonical as written; a test checks it against
+// encoding/json and against canon's canonicalization. Names are those of
+// the model's struct tags.
+
+type jsonWriter struct{ b []byte }
+
+func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
+
+// str writes a JSON string the way RFC 8785 does: only '"', '\' and
+// control characters are escaped.
+func (w *jsonWriter) str(s string) {
+	w.b = append(w.b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		w.b = append(w.b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			w.b = append(w.b, '\\', c)
+		case '\b':
+			w.b = append(w.b, '\\', 'b')
+		case '\f':
+			w.b = append(w.b, '\\', 'f')
+		case '\n':
+			w.b = append(w.b, '\\', 'n')
+		case '\r':
+			w.b = append(w.b, '\\', 'r')
+		case '\t':
+			w.b = append(w.b, '\\', 't')
+		default:
+			const hex = "0123456789abcdef"
+			w.b = append(w.b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	w.b = append(w.b, s[start:]...)
+	w.b = append(w.b, '"')
+}
+
+func (w *jsonWriter) int(n int64) { w.b = strconv.AppendInt(w.b, n, 10) }
+
+func (w *jsonWriter) strs(list []string) {
+	w.b = append(w.b, '[')
+	for i, s := range list {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.str(s)
+	}
+	w.b = append(w.b, ']')
+}
+
+func (w *jsonWriter) shown(s shown) {
+	w.raw("{")
+	if len(s.Flags) > 0 {
+		w.raw(`"flags":`)
+		w.strs(s.Flags)
+		w.raw(",")
+	}
+	w.raw(`"text":`)
+	w.str(s.Text)
+	w.raw("}")
+}
+
+func (w *jsonWriter) shownList(list []shown) {
+	w.raw("[")
+	for i := range list {
+		if i > 0 {
+			w.raw(",")
+		}
+		w.shown(list[i])
+	}
+	w.raw("]")
+}
+
+func (w *jsonWriter) long(l *longPart) {
+	w.raw(`{"bytes":`)
+	w.int(int64(l.Bytes))
+	w.raw(`,"full":`)
+	w.str(l.Full)
+	w.raw(`,"sha256":`)
+	w.str(l.SHA256)
+	w.raw("}")
+}
+
+func (w *jsonWriter) domains(list []domainPart) {
+	w.raw("[")
+	for i := range list {
+		d := &list[i]
+		if i > 0 {
+			w.raw(",")
+		}
+		w.raw(`{"ascii":`)
+		w.str(d.ASCII)
+		if d.LooksLike != "" {
+			w.raw(`,"looks_like":`)
+			w.str(d.LooksLike)
+		}
+		if d.Registrable != "" {
+			w.raw(`,"registrable":`)
+			w.str(d.Registrable)
+		}
+		if d.Scripts != "" {
+			w.raw(`,"scripts":`)
+			w.str(d.Scripts)
+		}
+		if d.Trusted {
+			w.raw(`,"trusted":true`)
+		}
+		if d.Unicode != "" {
+			w.raw(`,"unicode":`)
+			w.str(d.Unicode)
+		}
+		if len(d.Warnings) > 0 {
+			w.raw(`,"warnings":`)
+			w.strs(d.Warnings)
+		}
+		w.raw(`,"written":`)
+		w.shown(d.Written)
+		w.raw("}")
+	}
+	w.raw("]")
+}
+
+func (w *jsonWriter) node(n *node) {
+	w.raw("{")
+	sep := ""
+	if len(n.Domains) > 0 {
+		w.raw(`"domains":`)
+		w.domains(n.Domains)
+		sep = ","
+	}
+	if len(n.Flags) > 0 {
+		w.raw(sep + `"flags":`)
+		w.strs(n.Flags)
+		sep = ","
+	}
+	if len(n.Items) > 0 {
+		w.raw(sep + `"items":[`)
+		for i := range n.Items {
+			if i > 0 {
+				w.raw(",")
+			}
+			w.node(&n.Items[i])
+		}
+		w.raw("]")
+		sep = ","
+	}
+	w.raw(sep + `"kind":`)
+	w.str(n.Kind)
+	if n.Long != nil {
+		w.raw(`,"long":`)
+		w.long(n.Long)
+	}
+	if len(n.Members) > 0 {
+		w.raw(`,"members":[`)
+		for i := range n.Members {
+			m := &n.Members[i]
+			if i > 0 {
+				w.raw(",")
+			}
+			w.raw(`{"key":`)
+			w.shown(m.Key)
+			if len(m.KeyDoms) > 0 {
+				w.raw(`,"key_domains":`)
+				w.domains(m.KeyDoms)
+			}
+			w.raw(`,"value":`)
+			w.node(&m.Value)
+			w.raw("}")
+		}
+		w.raw("]")
+	}
+	w.raw(`,"text":`)
+	w.str(n.Text)
+	w.raw("}")
+}
+
+func (w *jsonWriter) refs(list []refPart) {
+	w.raw("[")
+	for i := range list {
+		r := &list[i]
+		if i > 0 {
+			w.raw(",")
+		}
+		w.raw(`{"index":`)
+		w.int(int64(r.Index))
+		w.raw(`,"kind":`)
+		w.shown(r.Kind)
+		w.raw(`,"name":`)
+		w.shown(r.Name)
+		if r.Reason != nil {
+			w.raw(`,"reason":`)
+			w.shown(*r.Reason)
+		}
+		if r.SHA256 != "" {
+			w.raw(`,"sha256":`)
+			w.str(r.SHA256)
+		}
+		w.raw(`,"size":`)
+		w.int(r.Size)
+		w.raw("}")
+	}
+	w.raw("]")
+}
+
+func (w *jsonWriter) block(b *block) {
+	w.raw("{")
+	if len(b.Flags) > 0 {
+		w.raw(`"flags":`)
+		w.strs(b.Flags)
+		w.raw(",")
+	}
+	if b.Long != nil {
+		w.raw(`"long":`)
+		w.long(b.Long)
+		w.raw(",")
+	}
+	w.raw(`"text":`)
+	w.str(b.Text)
+	w.raw("}")
+}
+
+// encodeModel returns the card JSON of m, canonical as written.
+// sizeHint is the expected size; the card JSON of an effect of n bytes is
+// a few times n.
+func encodeModel(m *model, sizeHint int) []byte {
+	w := &jsonWriter{b: make([]byte, 0, min(4096+sizeHint, HashLimits().MaxBytes))}
+	w.raw(`{"args":[`)
+	for i := range m.Args {
+		f := &m.Args[i]
+		if i > 0 {
+			w.raw(",")
+		}
+		w.raw("{")
+		if f.Currency != nil {
+			w.raw(`"currency":`)
+			w.shown(*f.Currency)
+			w.raw(",")
+		}
+		if f.Label != nil {
+			w.raw(`"label":`)
+			w.shown(*f.Label)
+			w.raw(",")
+		}
+		w.raw(`"name":`)
+		w.shown(f.Name)
+		if len(f.NameDoms) > 0 {
+			w.raw(`,"name_domains":`)
+			w.domains(f.NameDoms)
+		}
+		if f.Role != "" {
+			w.raw(`,"role":`)
+			w.str(f.Role)
+		}
+		if f.Unit != nil {
+			w.raw(`,"unit":`)
+			w.shown(*f.Unit)
+		}
+		w.raw(`,"value":`)
+		w.node(&f.Value)
+		w.raw("}")
+	}
+	c := &m.Context
+	w.raw(`],"context":{"agent":`)
+	w.shown(c.Agent)
+	w.raw(`,"audience":`)
+	w.shown(c.Audience)
+	w.raw(`,"delegations":`)
+	w.shownList(c.Delegations)
+	w.raw(`,"policy_version":`)
+	w.shown(c.PolicyVersion)
+	w.raw(`,"provenance":`)
+	w.shownList(c.Provenance)
+	w.raw(`,"reasons":`)
+	w.shownList(c.Reasons)
+	if c.Step != nil {
+		w.raw(`,"step":`)
+		w.shown(*c.Step)
+	}
+	w.raw(`,"task":`)
+	w.shown(c.Task)
+	w.raw(`,"user":`)
+	w.shown(c.User)
+	w.raw(`},"digest":`)
+	w.str(m.Digest)
+	w.raw(`,"refs":`)
+	w.refs(m.Refs)
+	w.raw(`,"renderer":`)
+	w.str(m.Renderer)
+	w.raw(`,"tool":{"class":`)
+	w.str(m.Tool.Class)
+	w.raw(`,"name":`)
+	w.shown(m.Tool.Name)
+	w.raw(`,"title":`)
+	w.shown(m.Tool.Title)
+	w.raw(`},"unbound":`)
+	w.refs(m.Unbound)
+	w.raw(`,"untrusted":{"rationale":`)
+	w.block(&m.Untrusted.Rationale)
+	w.raw(`,"tool_description":`)
+	w.block(&m.Untrusted.ToolDescription)
+	w.raw("}}")
+	return w.b
+}

@@ -1,0 +1,259 @@
+package card
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/width"
+)
+
+// Text view line layout. Every physical line the card writes starts with
+// lineMark, and agent-controlled text never shows that character (box
+// drawing and block characters are always escaped), so a line that starts
+// with it is the card's own at any terminal width: a terminal narrower than
+// the card wraps long lines, and the pieces it makes start without it. A
+// line the card wraps itself continues after contMark, which agent text
+// cannot show either.
+const (
+	lineMark = "▌ "
+	contMark = "┆ "
+
+	// DefaultWidth is the width in columns of [Card.Text].
+	DefaultWidth = 80
+	// MinWidth is the narrowest text view [Card.TextWidth] writes.
+	MinWidth = 40
+	// minRoom is the fewest columns a line keeps for its text, however
+	// deeply it is indented.
+	minRoom = 24
+	// maxIndent is the deepest indentation, in columns. Deeper values are
+	// not indented further; each object and list says how many members or
+	// items follow it, so the nesting still reads unambiguously.
+	maxIndent = 32
+)
+
+// piece is part of a logical line: fixed text of the card, or display text
+// derived from the effect (already escaped).
+type piece struct {
+	s     string
+	agent bool
+}
+
+func fixed(s string) piece   { return piece{s: s} }
+func derived(s string) piece { return piece{s: s, agent: true} }
+
+// atom is the unit a line is broken between: one character, or one escape
+// sequence, which is never split.
+type atom struct {
+	s     string
+	w     int
+	space bool // a break may come before it
+	brk   bool // a line break must follow it (a \n escape)
+}
+
+// lineWriter writes the text view, wrapping at width columns.
+type lineWriter struct {
+	b     strings.Builder
+	width int
+	cur   []atom
+}
+
+// line writes one logical line at indent (in steps of two columns),
+// wrapped. A continuation line repeats the indent, then cont (the region's
+// prefix, such as "| " in the agent's region), then "┆". A line broken at a
+// space goes on after "┆ ", the space itself dropped; a line broken inside
+// a word, or after a \n, goes on right after "┆". Either way the text is
+// recovered exactly by joining the lines, so wrapping keeps the view
+// injective.
+func (w *lineWriter) line(indent int, cont string, ps ...piece) {
+	pad := min(2*indent, maxIndent, w.width-4-displayWidth(cont)-minRoom)
+	// Most lines fit: write them as they are.
+	if total := 2 + pad; total <= w.width {
+		fits := true
+		for _, p := range ps {
+			if p.agent && strings.Contains(p.s, `\n`) {
+				fits = false // a \n ends a displayed line
+				break
+			}
+			total += displayWidth(p.s)
+		}
+		if fits && total <= w.width {
+			w.b.WriteString(lineMark)
+			writeSpaces(&w.b, pad)
+			for _, p := range ps {
+				w.b.WriteString(p.s)
+			}
+			w.b.WriteByte('\n')
+			return
+		}
+	}
+	head := strings.Repeat(" ", pad)
+	contHead := head + cont + "┆"
+	contCols := pad + displayWidth(cont) + 1
+	first := true
+	sep := ""
+	room := func() int {
+		if first {
+			return w.width - 2 - pad // lineMark is two columns
+		}
+		return w.width - 2 - contCols - len(sep)
+	}
+	flush := func(nextSep string) {
+		w.b.WriteString(lineMark)
+		if first {
+			w.b.WriteString(head)
+		} else {
+			w.b.WriteString(contHead)
+			w.b.WriteString(sep)
+		}
+		for _, a := range w.cur {
+			w.b.WriteString(a.s)
+		}
+		w.b.WriteByte('\n')
+		w.cur = w.cur[:0]
+		first = false
+		sep = nextSep
+	}
+	col := 0
+	var push func(a atom)
+	push = func(a atom) {
+		if a.w > room() && utf8.RuneCountInString(a.s) > 1 {
+			// A word of the card's own wider than a line: by character.
+			for _, r := range a.s {
+				push(atom{s: string(r), w: runeWidth(r)})
+			}
+			return
+		}
+		if col+a.w > room() && len(w.cur) > 0 {
+			if a.space {
+				flush(" ")
+				col = 0
+				return
+			}
+			// Break at the last space of the line when that leaves the
+			// line at least a third full; else inside the word.
+			cut := -1
+			for i := len(w.cur) - 1; i > 0; i-- {
+				if w.cur[i].space {
+					cut = i
+					break
+				}
+			}
+			if cut > 0 && lineCols(w.cur[:cut]) >= room()/3 {
+				carry := append([]atom(nil), w.cur[cut+1:]...)
+				w.cur = w.cur[:cut]
+				flush(" ")
+				w.cur = append(w.cur, carry...)
+			} else {
+				flush("")
+			}
+			col = lineCols(w.cur)
+		}
+		w.cur = append(w.cur, a)
+		col += a.w
+		if a.brk {
+			flush("")
+			col = 0
+		}
+	}
+	for _, p := range ps {
+		splitAtoms(p, push)
+	}
+	if len(w.cur) > 0 || first {
+		flush("")
+	}
+}
+
+func lineCols(as []atom) int {
+	n := 0
+	for _, a := range as {
+		n += a.w
+	}
+	return n
+}
+
+// splitAtoms cuts a piece into atoms; in derived text an escape sequence
+// is one atom.
+func splitAtoms(p piece, push func(atom)) {
+	s := p.s
+	if !p.agent {
+		// The card's own text breaks between words; a word wider than
+		// a line is split into characters by push.
+		for i := 0; i < len(s); {
+			if s[i] == ' ' {
+				push(atom{s: " ", w: 1, space: true})
+				i++
+				continue
+			}
+			j := strings.IndexByte(s[i:], ' ')
+			if j < 0 {
+				j = len(s) - i
+			}
+			push(atom{s: s[i : i+j], w: displayWidth(s[i : i+j])})
+			i += j
+		}
+		return
+	}
+	for i := 0; i < len(s); {
+		if p.agent && s[i] == '\\' && i+1 < len(s) {
+			j := escapeEnd(s, i)
+			push(atom{s: s[i:j], w: j - i, brk: s[i+1] == 'n'})
+			i = j
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		push(atom{s: s[i : i+size], w: runeWidth(r), space: r == ' '})
+		i += size
+	}
+}
+
+// escapeEnd returns the end of the escape sequence starting at s[i], a
+// backslash.
+func escapeEnd(s string, i int) int {
+	j := i + 2
+	if s[i+1] == 'u' || s[i+1] == '{' {
+		for j < len(s) && s[j-1] != '}' {
+			j++
+		}
+	}
+	return j
+}
+
+// runeWidth is the number of terminal columns r takes.
+func runeWidth(r rune) int {
+	switch {
+	case r < 0x300:
+		return 1
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		return 0
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+func displayWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			for _, r := range s[i:] {
+				n += runeWidth(r)
+			}
+			return n
+		}
+		n++
+	}
+	return n
+}
+
+const blanks = "                                                                "
+
+func writeSpaces(b *strings.Builder, n int) {
+	for n > len(blanks) {
+		b.WriteString(blanks)
+		n -= len(blanks)
+	}
+	b.WriteString(blanks[:n])
+}

@@ -1,0 +1,47 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+func ExampleNewMetrics() {
+	m, err := gateway.NewMetrics()
+	if err != nil {
+		panic(err)
+	}
+	defer m.Shutdown(context.Background())
+	mem := stepuptest.Memory(stepuptest.NewClock(stepuptest.Start()))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithMeterProvider(m.MeterProvider()))
+	if err != nil {
+		panic(err)
+	}
+	// In a service: gateway.Serve(ctx, gateway.NewServer(m, 0), ln) on a
+	// listener of its own.
+	for _, args := range []string{`{"to":"finance@example.com"}`, `{"to":"legal@example.com"}`} {
+		_, _ = g.Propose(context.Background(), stepup.Call{Tool: "send_email", Args: json.RawMessage(args),
+			Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+	}
+
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.MetricsPath, nil))
+	sc := bufio.NewScanner(rec.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "asu_gate_decisions_total") || strings.HasPrefix(line, "asu_gate_pending") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// asu_gate_decisions_total{asu_decision="needs_approval",asu_effect_class="external"} 2
+	// asu_gate_pending{asu_effect_class="external"} 2
+}
