@@ -47,7 +47,8 @@ func ExampleWrap() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	enrollment, _ := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now))
+	enrollment, _ := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now),
+		passkey.WithSealKey(stepuptest.SealKey()))
 	dana, err := stepuptest.Enroll(ctx, enrollment, "user:dana")
 	if err != nil {
 		log.Fatal(err)

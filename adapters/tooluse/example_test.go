@@ -29,7 +29,8 @@ func ExampleGate_Run() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	enrollment, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now))
+	enrollment, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now),
+		passkey.WithSealKey(stepuptest.SealKey()))
 	if err != nil {
 		log.Fatal(err)
 	}
