@@ -1,0 +1,208 @@
+package tooluse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+)
+
+// Request is one tool call as the model wrote it.
+type Request struct {
+	// ID is the model's id for the call (OpenAI's tool_call id,
+	// Anthropic's tool_use id). It becomes the call's step.
+	ID string
+	// Name is the tool's name, which the gate looks up in its catalog.
+	Name string
+	// Args are the JSON arguments as the model wrote them. Empty means
+	// no arguments ({}).
+	Args json.RawMessage
+}
+
+// Scope is what the host knows about a call and the model does not
+// choose: whom it acts for and which run it belongs to.
+type Scope struct {
+	// Principal is the user, the agent and any delegations the call acts
+	// for.
+	Principal canon.Principal
+	// Session groups the calls of one agent run; Task names the unit of
+	// work.
+	Session, Task string
+	// Taint lists the untrusted content the session has seen.
+	Taint []string
+	// Rationale is the agent's own explanation, shown to the approver
+	// only in the region labelled as written by the agent.
+	Rationale string
+	// Grant names a delegated approval the call claims to be covered by.
+	Grant string
+}
+
+// Call returns the stepup.Call for request r in scope s. The model's call
+// id is the step.
+func (s Scope) Call(r Request) stepup.Call {
+	args := r.Args
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	return stepup.Call{
+		Tool: r.Name, Args: args,
+		Task: s.Task, Step: r.ID, Session: s.Session,
+		Principal: s.Principal, Taint: s.Taint, Rationale: s.Rationale, Grant: s.Grant,
+	}
+}
+
+// DefaultWait is how long [Gate.Run] and [Gate.Resume] wait for a
+// person's decision when [Options.Wait] is zero.
+const DefaultWait = 30 * time.Second
+
+// Options tune a [Gate]. The zero value is usable.
+type Options struct {
+	// Wait bounds how long Run and Resume wait for a pending call to be
+	// decided before answering [Pending]; zero means [DefaultWait].
+	Wait time.Duration
+	// Observe, when set, is told every outcome before it is returned: to
+	// show the approval link of a pending ticket, to log, to count.
+	Observe func(ctx context.Context, o Outcome)
+}
+
+// Gate runs models' tool calls through a stepup.Runtime. It is safe for
+// concurrent use if the Runtime is.
+type Gate struct {
+	rt   stepup.Runtime
+	opts Options
+}
+
+// New returns a Gate over rt: the in-process gate, or the HTTP client of
+// a remote one. opts may be nil.
+func New(rt stepup.Runtime, opts *Options) *Gate {
+	g := &Gate{rt: rt}
+	if opts != nil {
+		g.opts = *opts
+	}
+	if g.opts.Wait <= 0 {
+		g.opts.Wait = DefaultWait
+	}
+	return g
+}
+
+// Propose asks the gate to decide request r in scope s and never runs
+// it: the outcome is [Runnable], [Pending] or [Denied].
+func (g *Gate) Propose(ctx context.Context, s Scope, r Request) Outcome {
+	return g.observe(ctx, g.propose(ctx, s, r))
+}
+
+func (g *Gate) propose(ctx context.Context, s Scope, r Request) Outcome {
+	o := Outcome{CallID: r.ID, Tool: r.Name}
+	tk, err := g.rt.Propose(ctx, s.Call(r))
+	if err != nil {
+		o.State, o.Err = Denied, err // the gate could not decide: fail closed
+		return o
+	}
+	o.Ticket = tk
+	switch {
+	case tk.Status.Runnable():
+		o.State = Runnable
+	case tk.Status == stepup.StatusPending:
+		o.State = Pending
+	default:
+		o.State = Denied
+	}
+	return o
+}
+
+// Run proposes request r in scope s, waits up to [Options.Wait] for a
+// person if it needs one, and executes it by ticket id if it may run.
+func (g *Gate) Run(ctx context.Context, s Scope, r Request) Outcome {
+	o := g.propose(ctx, s, r)
+	if o.State == Runnable || o.State == Pending {
+		next := g.resume(ctx, o.Ticket.ID)
+		next.CallID = o.CallID
+		if next.Ticket.ID == "" {
+			next.Ticket = o.Ticket
+		}
+		o = next
+	}
+	return g.observe(ctx, o)
+}
+
+// Resume waits up to [Options.Wait] for ticket id to be decided and
+// executes it if it may run. It takes no arguments: what runs is the call
+// the gate stored when it was proposed.
+func (g *Gate) Resume(ctx context.Context, id stepup.TicketID) Outcome {
+	return g.observe(ctx, g.resume(ctx, id))
+}
+
+func (g *Gate) resume(ctx context.Context, id stepup.TicketID) Outcome {
+	o := Outcome{Ticket: stepup.Ticket{ID: id}}
+	wctx, cancel := context.WithTimeout(ctx, g.opts.Wait)
+	tk, err := g.rt.Wait(wctx, id)
+	ended := wctx.Err() != nil
+	cancel()
+	if tk.ID != "" {
+		o.Ticket = tk
+	}
+	o.Tool = o.Ticket.Tool
+	if err != nil {
+		// A Runtime may report the end of the wait as another error (a
+		// store read cut short), so the wait's own context decides.
+		if ended || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			// The wait ended before the decision: nothing ran, and the
+			// ticket can be resumed later.
+			o.State, o.Err = Pending, ctx.Err()
+			return o
+		}
+		o.State, o.Err = classify(err), err
+		return o
+	}
+	switch st := tk.Status; {
+	case st.Runnable():
+	case st == stepup.StatusPending:
+		o.State = Pending
+		return o
+	case st == stepup.StatusDenied:
+		o.State = Denied
+		return o
+	case st == stepup.StatusExecuting || st == stepup.StatusExecuted || st == stepup.StatusFailed:
+		o.State = Spent
+		return o
+	default: // expired, cancelled, revoked, abandoned
+		o.State = NotRun
+		return o
+	}
+	res, err := g.rt.Execute(ctx, id)
+	if err != nil {
+		o.State, o.Err = classify(err), err
+		return o
+	}
+	o.State, o.Result = Ran, res
+	return o
+}
+
+func (g *Gate) observe(ctx context.Context, o Outcome) Outcome {
+	if g.opts.Observe != nil {
+		g.opts.Observe(ctx, o)
+	}
+	return o
+}
+
+// classify maps an error of Wait or Execute to what happened to the
+// effect, by the sentinel it wraps.
+func classify(err error) State {
+	switch {
+	case errors.Is(err, stepup.ErrOutcomeUnknown):
+		return Unknown
+	case errors.Is(err, stepup.ErrExecutorFailed):
+		return Failed
+	case errors.Is(err, stepup.ErrConsumed):
+		return Spent
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// An Execute cut short by its context may have started the run.
+		return Unknown
+	default:
+		return NotRun
+	}
+}
