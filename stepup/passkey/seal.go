@@ -57,6 +57,11 @@ func (k sealKey) sealed(c store.Credential) bool {
 // (a database writer, a restored backup from another deployment) never
 // approves. Keep the key outside the database. The gate's own key
 // (gate.WithKey) may serve: seals are labelled apart from the gate's MACs.
+//
+// A seal proves that this deployment enrolled the credential, not that it
+// is still in force: a database writer can clear a revocation or restore
+// an older table. Signed audit checkpoints (receipt) show such a rollback
+// after the fact.
 func WithSealKey(key []byte) EnrollOption {
 	return func(e *Enrollment) error {
 		k, err := newSealKey(key)
