@@ -470,6 +470,14 @@ func (p *parser) hex4() (rune, bool) {
 // writeString writes decoded string bytes with RFC 8785's escaping.
 func (p *parser) writeString(s []byte) { p.out = appendString(p.out, s) }
 
+// AppendString appends s to out as an RFC 8785 string: quoted, with the two
+// mandatory escapes, the five short control escapes and \u00xx for the
+// other control characters; everything else is copied. s must be valid
+// UTF-8 (no canonical form holds anything else; check with
+// utf8.ValidString): invalid bytes would be copied as they are. For code
+// that writes a canonical form of a fixed shape itself, without a parse.
+func AppendString(out []byte, s string) []byte { return appendString(out, s) }
+
 // appendString appends s as a JSON string with RFC 8785's escaping: the two
 // mandatory escapes, the five short control escapes, \u00xx for the other
 // control characters, everything else as UTF-8.

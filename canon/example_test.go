@@ -156,3 +156,17 @@ func ExampleFileResolver_Resolve() {
 	// 15 50f739205e4a07e3918eaf4e276e090c016bb14be6b41d591150c6181b91b492 <nil>
 	// true
 }
+
+// ExampleAppendString writes the canonical form of a fixed-shape object
+// without a parse: keys in RFC 8785 order, strings with its escaping.
+func ExampleAppendString() {
+	out := []byte(`{"reason":`)
+	out = canon.AppendString(out, "line one\nsaid \"no\" <to> \x01 é")
+	out = append(out, '}')
+	c, _ := canon.Canonicalize(out)
+	fmt.Println(string(out))
+	fmt.Println(string(c) == string(out))
+	// Output:
+	// {"reason":"line one\nsaid \"no\" <to> \u0001 é"}
+	// true
+}

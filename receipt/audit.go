@@ -2,9 +2,11 @@ package receipt
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
@@ -78,19 +80,12 @@ func (r AuditRecord) ComputeHash() (canon.Digest, error) {
 		return canon.Digest{}, fmt.Errorf("audit record: text field: %w", canon.ErrInvalidUTF8)
 	}
 	r.Hash = canon.Digest{}
-	if r.Taint == nil {
-		r.Taint = []string{}
-	}
-	if r.Principal.Delegations == nil {
-		r.Principal.Delegations = []string{}
-	}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return canon.Digest{}, fmt.Errorf("audit record: %w", err)
-	}
-	c, err := canon.Canonicalize(raw)
-	if err != nil {
-		return canon.Digest{}, fmt.Errorf("audit record: %w", err)
+	c, ok := r.appendCanonical(make([]byte, 0, 1024))
+	if !ok {
+		var err error
+		if c, err = r.marshalCanonical(); err != nil {
+			return canon.Digest{}, err
+		}
 	}
 	h := sha256.New()
 	h.Write([]byte(AuditTag))
@@ -99,6 +94,112 @@ func (r AuditRecord) ComputeHash() (canon.Digest, error) {
 	var d canon.Digest
 	h.Sum(d[:0])
 	return d, nil
+}
+
+// marshalCanonical is the canonical form of r by definition: r as
+// encoding/json writes it (nil lists as empty ones), canonicalized.
+func (r AuditRecord) marshalCanonical() ([]byte, error) {
+	if r.Taint == nil {
+		r.Taint = []string{}
+	}
+	if r.Principal.Delegations == nil {
+		r.Principal.Delegations = []string{}
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("audit record: %w", err)
+	}
+	c, err := canon.Canonicalize(raw)
+	if err != nil {
+		return nil, fmt.Errorf("audit record: %w", err)
+	}
+	return c, nil
+}
+
+// maxSafeInteger is the largest integer whose ES6 form is its decimal
+// digits.
+const maxSafeInteger = 1<<53 - 1
+
+// appendCanonical appends the canonical form of r (valid UTF-8 text, as
+// ComputeHash checks first) to out without encoding/json or a parse: the
+// keys in RFC 8785 order, strings with its escaping. It reports false,
+// leaving the work to marshalCanonical, for what it does not write the
+// same way: arguments, integers an ES6 number does not hold exactly, and
+// records so large that encoding/json's form (up to six bytes for each
+// canonical one) might exceed canon's size limit.
+func (r AuditRecord) appendCanonical(out []byte) ([]byte, bool) {
+	if len(r.Args) > 0 {
+		return out, false
+	}
+	for _, n := range []int64{r.Seq, r.Time, r.DecisionMillis} {
+		if n > maxSafeInteger || n < -maxSafeInteger {
+			return out, false
+		}
+	}
+	str := func(key, v string) {
+		out = append(out, ',', '"')
+		out = append(out, key...)
+		out = append(out, '"', ':')
+		out = canon.AppendString(out, v)
+	}
+	num := func(key string, v int64) {
+		out = append(out, ',', '"')
+		out = append(out, key...)
+		out = append(out, '"', ':')
+		out = strconv.AppendInt(out, v, 10)
+	}
+	digest := func(key string, d canon.Digest) {
+		out = append(out, ',', '"')
+		out = append(out, key...)
+		out = append(out, '"', ':', '"')
+		out = hex.AppendEncode(out, d[:])
+		out = append(out, '"')
+	}
+	list := func(vs []string) {
+		out = append(out, '[')
+		for i, v := range vs {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = canon.AppendString(out, v)
+		}
+		out = append(out, ']')
+	}
+	out = append(out, '{', '"', 'a', 'p', 'p', 'r', 'o', 'v', 'e', 'r', '"', ':')
+	out = canon.AppendString(out, r.Approver)
+	digest("args_digest", r.ArgsDigest)
+	str("card_hash", r.CardHash)
+	str("decision", r.Decision)
+	num("decision_millis", r.DecisionMillis)
+	str("effect_class", r.EffectClass)
+	digest("hash", r.Hash)
+	str("idempotency_key", r.IdempotencyKey)
+	str("nonce", r.Nonce)
+	str("policy_version", r.PolicyVersion)
+	digest("prev_hash", r.PrevHash)
+	out = append(out, `,"principal":{"agent":`...)
+	out = canon.AppendString(out, r.Principal.Agent)
+	out = append(out, `,"delegations":`...)
+	list(r.Principal.Delegations)
+	out = append(out, `,"user":`...)
+	out = canon.AppendString(out, r.Principal.User)
+	out = append(out, '}')
+	str("reason", r.Reason)
+	str("result", r.Result)
+	num("seq", r.Seq)
+	str("session", r.Session)
+	str("step", r.Step)
+	out = append(out, `,"taint":`...)
+	list(r.Taint)
+	str("task", r.Task)
+	str("ticket_id", r.TicketID)
+	num("time", r.Time)
+	str("tool", r.Tool)
+	out = append(out, '}')
+	if len(out) > canon.DefaultMaxBytes/6 {
+		return out, false
+	}
+	return out, true
 }
 
 // validUTF8 reports whether every text field of r is valid UTF-8.
