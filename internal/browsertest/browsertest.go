@@ -46,6 +46,11 @@ func Start(t testing.TB, why string, width, height int) context.Context {
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
+	// Headless Chromium keeps its window at least 500 pixels wide whatever
+	// the window size says; the viewport is set as a device would set it.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatalf("Chromium viewport: %v", err)
+	}
 	return ctx
 }
 

@@ -161,18 +161,18 @@ func TestSimpleWebAuthnVerifiesGateReceipts(t *testing.T) {
 	p := receipt.Policy{RPID: stepuptest.RP().ID, Origins: []string{stepuptest.RP().Origin}}
 
 	for _, tc := range []struct {
-		name string
-		a    *stepuptest.Authenticator
+		name, user string // only the ticket's user approves it
+		a          *stepuptest.Authenticator
 	}{
-		{"ES256 passkey", h.Authenticator},
-		{"Ed25519 passkey", lee},
+		{"ES256 passkey", stepuptest.Approver, h.Authenticator},
+		{"Ed25519 passkey", "user:lee", lee},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tk, err := h.Gate.Propose(ctx, stepup.Call{
 				Tool: "send_email",
 				Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q3 summary"}`),
 				Task: "t-42", Step: "s-" + tc.name, Session: "sess-" + tc.name,
-				Principal: canon.Principal{User: "user:ravi", Agent: "agent:reports"},
+				Principal: canon.Principal{User: tc.user, Agent: "agent:reports"},
 			})
 			require.NoError(t, err)
 			require.Equal(t, stepup.StatusPending, tk.Status)
