@@ -1,6 +1,7 @@
 package card
 
 import (
+	"net/netip"
 	"net/url"
 	"strings"
 	"unicode"
@@ -154,6 +155,11 @@ func splitHostPort(s string) (string, bool) {
 		}
 		host, rest := s[1:i], s[i+1:]
 		if rest != "" && !isPort(strings.TrimPrefix(rest, ":")) || rest != "" && rest[0] != ':' {
+			return "", false
+		}
+		// Brackets hold an IPv6 address and nothing else (no zone), as
+		// the WHATWG URL standard parses them.
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || a.Zone() != "" {
 			return "", false
 		}
 		return host, true

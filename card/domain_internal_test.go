@@ -75,6 +75,13 @@ func TestParseWhole(t *testing.T) {
 		{"example.com:8443", true, "example.com", false, true},
 		{"[2001:db8::1]:443", true, "2001:db8::1", false, true},
 		{"example.com:http", true, "", false, false},
+		{"[@]", true, "", false, false},
+		{"[example.com]", true, "", false, false},
+		{"[a@example.com]:80", true, "", false, false},
+		{"[fe80::1%eth0]", true, "", false, false},
+		{"[1.2.3.4]", true, "", false, false},
+		{"https://[evil.net]/", false, "", false, false},
+		{"https://[::ffff:1.2.3.4]/", false, "::ffff:1.2.3.4", false, true},
 		{"example.com", false, "", false, false},
 	}
 	for _, tc := range cases {
