@@ -55,16 +55,7 @@ func TestRecoverDoesNotTrustTheDatabase(t *testing.T) {
 		for _, f := range forgeries() {
 			t.Run(donorKind+"/"+f.name, func(t *testing.T) {
 				w := newWorld(t)
-				var donor stepup.Ticket
-				if donorKind == "a passkey approval" {
-					donor = approved(t, w, sendEmail("finance@example.com"))
-				} else {
-					var err error
-					donor, err = w.Gate.Propose(ctx, stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`),
-						Session: "sess-1", Principal: agentFor("user:dana")})
-					require.NoError(t, err)
-					require.Equal(t, stepup.StatusAllowed, donor.Status)
-				}
+				donor := donorTicket(t, w, donorKind)
 				row, err := w.Store.Get(ctx, string(donor.ID))
 				require.NoError(t, err)
 				target := pendingTicket(t, w, "finance@exarnple.com")

@@ -64,16 +64,7 @@ func TestExecuteDoesNotTrustTheDatabase(t *testing.T) {
 		for _, f := range forgeries() {
 			t.Run(donorKind+"/"+f.name, func(t *testing.T) {
 				w := newWorld(t)
-				var donor stepup.Ticket
-				if donorKind == "a passkey approval" {
-					donor = approved(t, w, sendEmail("finance@example.com"))
-				} else {
-					var err error
-					donor, err = w.Gate.Propose(ctx, stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`),
-						Session: "sess-1", Principal: agentFor("user:dana")})
-					require.NoError(t, err)
-					require.Equal(t, stepup.StatusAllowed, donor.Status)
-				}
+				donor := donorTicket(t, w, donorKind)
 				row, err := w.Store.Get(ctx, string(donor.ID))
 				require.NoError(t, err)
 
@@ -112,4 +103,19 @@ func TestExecuteRunsGenuineApprovals(t *testing.T) {
 	_, err = w.Gate.Execute(ctx, allowed.ID)
 	require.NoError(t, err)
 	assert.Equal(t, 2, w.Exec.Count())
+}
+
+// donorTicket is a real approval whose evidence a database writer lifts:
+// kind "a passkey approval" (a person's passkey answer) or "a policy
+// allowance" (the gate's own MAC on an allowed call).
+func donorTicket(t *testing.T, w *world, kind string) stepup.Ticket {
+	t.Helper()
+	if kind == "a passkey approval" {
+		return approved(t, w, sendEmail("finance@example.com"))
+	}
+	donor, err := w.Gate.Propose(context.Background(), stepup.Call{Tool: "read_file",
+		Args: json.RawMessage(`{"path":"q3.csv"}`), Session: "sess-1", Principal: agentFor("user:dana")})
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusAllowed, donor.Status)
+	return donor
 }
