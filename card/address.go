@@ -252,8 +252,12 @@ func parseAddrSpec(s string) (target, bool) {
 	if domain == "" || strings.Contains(domain, "@") {
 		return target{}, false
 	}
-	if strings.HasPrefix(domain, "[") && strings.HasSuffix(domain, "]") {
-		t.host = strings.TrimPrefix(domain[1:len(domain)-1], "IPv6:")
+	if strings.HasPrefix(domain, "[") {
+		host, ok := addressLiteral(domain)
+		if !ok {
+			return target{}, false
+		}
+		t.host = host
 		return t, true
 	}
 	for _, r := range domain {
@@ -263,6 +267,25 @@ func parseAddrSpec(s string) (target, bool) {
 	}
 	t.host = domain
 	return t, true
+}
+
+// addressLiteral reads an RFC 5321 address literal: [dotted IPv4] or
+// [IPv6:address]. A general address literal (another tag) names no host
+// the card can judge, so it is not a target.
+func addressLiteral(s string) (string, bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return "", false
+	}
+	in := s[1 : len(s)-1]
+	v6, isV6 := strings.CutPrefix(in, "IPv6:")
+	if isV6 {
+		in = v6
+	}
+	a, err := netip.ParseAddr(in)
+	if err != nil || a.Zone() != "" || a.Is6() != isV6 {
+		return "", false
+	}
+	return in, true
 }
 
 // isDotAtom reports an RFC 5322 dot-atom, with RFC 6531's UTF-8 letters.

@@ -83,6 +83,16 @@ func TestParseWhole(t *testing.T) {
 		{"https://[evil.net]/", false, "", false, false},
 		{"https://[::ffff:1.2.3.4]/", false, "::ffff:1.2.3.4", false, true},
 		{"example.com", false, "", false, false},
+		{"ops@[192.0.2.7]", false, "192.0.2.7", false, true},
+		{"ops@[IPv6:2001:db8::7]", false, "2001:db8::7", false, true},
+		{"ops@[]", false, "", false, false},
+		{"ops@[IPv6:]", false, "", false, false},
+		{"mailto:ops@[]", false, "", false, false},
+		{"ops@[evil.net/x]", false, "", false, false},
+		{"ops@[IPv6:192.0.2.7]", false, "", false, false},
+		{"ops@[2001:db8::7]", false, "", false, false},
+		{"ops@[x:evil.net]", false, "", false, false},
+		{"ops@[IPv6:fe80::1%eth0]", false, "", false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
