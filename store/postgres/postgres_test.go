@@ -36,7 +36,12 @@ func dsn(t testing.TB) string {
 // parallel and leave nothing behind.
 func newSchema(t testing.TB) string {
 	t.Helper()
-	d := dsn(t)
+	return newSchemaAt(t, dsn(t))
+}
+
+// newSchemaAt is newSchema in the database d.
+func newSchemaAt(t testing.TB, d string) string {
+	t.Helper()
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	schema := "asu_test_" + hex.EncodeToString(b[:])
@@ -61,7 +66,13 @@ func newSchema(t testing.TB) string {
 // test's (tests of every package share the database).
 func open(t testing.TB, schema string) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), named(dsn(t), schema), &postgres.Options{Schema: schema})
+	return openAt(t, dsn(t), schema)
+}
+
+// openAt is open in the database d.
+func openAt(t testing.TB, d, schema string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), named(d, schema), &postgres.Options{Schema: schema})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s

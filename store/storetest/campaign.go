@@ -24,82 +24,177 @@ const (
 
 // runGate plays one gate of the kill campaign until it is killed: whole
 // approval cycles, each decision with its row, and recovery of executions
-// whose lease expired, as a live gate runs it in the background.
-func runGate(ctx context.Context, t *testing.T, s store.Store, racer string) {
+// whose lease expired, as a live gate runs it in the background. With
+// outages, the database may vanish under it at any statement: an error
+// that is none of the store's refusals drops the cycle, as a gate drops a
+// request whose connection broke, and leaves whatever committed to
+// recovery.
+func runGate(ctx context.Context, t *testing.T, s store.Store, racer string, outages bool) {
 	owner := fmt.Sprintf("gate-%s-%d", racer, os.Getpid()) // a restarted gate is a new owner
 	r := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
-	claimNow := func(key string) store.Claim {
-		at := now(t, s)
-		return store.Claim{Key: key, Owner: owner, At: at, LeaseUntil: at.Add(campaignLease)}
-	}
 	// A gate that waited for the write lock longer than store.MaxSkew is
 	// refused and drops the cycle, leaving its ticket where it was; any
-	// other error fails the campaign.
+	// other error fails the campaign, unless it is an outage's.
 	check := func(what string, err error) bool {
-		if err != nil && !errors.Is(err, store.ErrClockSkew) {
+		if err != nil && !errors.Is(err, store.ErrClockSkew) && !(outages && transient(err)) {
 			t.Fatalf("%s: %v", what, err)
+		}
+		if err != nil && outages && transient(err) {
+			time.Sleep(10 * time.Millisecond) // the database is away
 		}
 		return err == nil
 	}
+	clock := func() (time.Time, bool) {
+		at, err := s.Now(ctx)
+		return at.UTC().Truncate(time.Millisecond), check("now", err)
+	}
+	claimAt := func(key string, at time.Time) store.Claim {
+		return store.Claim{Key: key, Owner: owner, At: at, LeaseUntil: at.Add(campaignLease)}
+	}
 	report("ready")
 	for {
-		recoverLeases(ctx, t, s, claimNow)
+		if !recoverLeases(ctx, s, clock, claimAt, check) {
+			continue
+		}
+		at, ok := clock()
+		if !ok {
+			continue
+		}
 		n := int(r.Int32()) // distinct effects: nothing merges
-		a, _, err := s.Park(ctx, TicketAt("campaign", "u1", n, now(t, s)), store.Caps{}, note("park"))
+		a, _, err := s.Park(ctx, TicketAt("campaign", "u1", n, at), store.Caps{}, note("park"))
 		if !check("park", err) {
 			continue
 		}
-		_, err = s.Resolve(ctx, a.ID, approve(now(t, s)), note("approve"))
+		if at, ok = clock(); !ok {
+			continue
+		}
+		_, err = s.Resolve(ctx, a.ID, approve(at), note("approve"))
 		if !check("approve", err) {
 			continue
 		}
-		a, err = s.Consume(ctx, a.ID, claimNow("key-"+a.ID), note("consume"))
+		if at, ok = clock(); !ok {
+			continue
+		}
+		a, err = s.Consume(ctx, a.ID, claimAt("key-"+a.ID, at), note("consume"))
 		if !check("consume", err) {
 			continue
 		}
-		if err := s.Renew(ctx, a.ID, owner, a.Fence, now(t, s).Add(campaignLease)); !errors.Is(err, store.ErrFenced) {
+		if at, ok = clock(); !ok {
+			continue
+		}
+		if err := s.Renew(ctx, a.ID, owner, a.Fence, at.Add(campaignLease)); !errors.Is(err, store.ErrFenced) {
 			check("renew", err) // fenced: the lease expired and another gate took it over
 		}
-		_, err = s.Finish(ctx, a.ID, a.Fence, done(now(t, s)), note("finish"))
+		if at, ok = clock(); !ok {
+			continue
+		}
+		_, err = s.Finish(ctx, a.ID, a.Fence, done(at), note("finish"))
 		if !errors.Is(err, store.ErrFenced) {
 			check("finish", err)
 		}
 	}
 }
 
-// recoverLeases reclaims and finishes every execution whose lease expired;
-// another gate may win any of them, which is not an error.
-func recoverLeases(ctx context.Context, t testing.TB, s store.Store, claimNow func(string) store.Claim) int {
-	expired, err := s.Expired(ctx, now(t, s), 0)
-	if err != nil {
-		t.Fatalf("expired: %v", err)
+// transient reports an error that is none of the store's refusals: a
+// broken connection, a database shutting down or starting.
+func transient(err error) bool {
+	for _, refusal := range []error{store.ErrNotFound, store.ErrDuplicate, store.ErrInvalid, store.ErrTooLarge,
+		store.ErrResolved, store.ErrExpired, store.ErrNotApproved, store.ErrConsumed, store.ErrFenced,
+		store.ErrLeaseLive, store.ErrRevoked, store.ErrClockSkew, store.ErrPendingCap, store.ErrCounter,
+		store.ErrGrantUsedUp, store.ErrClosed} {
+		if errors.Is(err, refusal) {
+			return false
+		}
 	}
-	n := 0
+	return true
+}
+
+// recoverLeases reclaims and finishes every execution whose lease expired;
+// another gate may win any of them, which is not an error. It reports
+// whether it could list them.
+func recoverLeases(ctx context.Context, s store.Store, clock func() (time.Time, bool),
+	claimAt func(string, time.Time) store.Claim, check func(string, error) bool) bool {
+	at, ok := clock()
+	if !ok {
+		return false
+	}
+	expired, err := s.Expired(ctx, at, 0)
+	if !check("expired", err) {
+		return false
+	}
 	for _, e := range expired {
-		a, err := s.Reclaim(ctx, e.ID, e.Fence, claimNow(""), note("reclaim"))
+		if at, ok = clock(); !ok {
+			return false
+		}
+		a, err := s.Reclaim(ctx, e.ID, e.Fence, claimAt("", at), note("reclaim"))
 		if err != nil {
 			continue // fenced, renewed or refused for skew meanwhile
 		}
-		if _, err := s.Finish(ctx, a.ID, a.Fence, done(now(t, s)), note("finish")); err == nil {
-			n++
+		if at, ok = clock(); !ok {
+			return false
+		}
+		_, err = s.Finish(ctx, a.ID, a.Fence, done(at), note("finish"))
+		if !errors.Is(err, store.ErrFenced) {
+			check("finish", err)
 		}
 	}
-	return n
+	return true
 }
 
 // testProcessCampaign runs gates in separate processes on one database and
 // kills one with SIGKILL every few hundred milliseconds, starting another
 // in its place, for a few seconds. Then it recovers every execution left
 // behind and checks, from the database alone, that every decision it holds
-// has exactly its row and no row names a decision it does not hold, that
-// the chain verifies from the start with times that never decrease, and
-// that nothing is left executing.
-func testProcessCampaign(t *testing.T, p Processes) {
+// has exactly its audit row and no row names a decision it does not hold,
+// that the chain verifies from the start with times that never decrease,
+// and that nothing is left executing.
+func testProcessCampaign(t *testing.T, p Processes) { campaign(t, p, nil) }
+
+// RunRestartCampaign runs the kill campaign of [RunProcesses] with the
+// database server itself stopped abruptly and started again (p.Restart)
+// once, a third of the way in, while the gates are busy, and killed gates
+// replaced as before. Gates meet broken connections mid-statement; a
+// statement whose answer was lost may or may not have committed. The same
+// checks follow: nothing left executing after recovery, every decision
+// with exactly its audit row, the chain whole. Like RunProcesses, the
+// calling test re-executes its binary and must do nothing else first.
+func RunRestartCampaign(t *testing.T, p Processes) {
+	if role := os.Getenv(envRole); role != "" && os.Getenv(envName) == t.Name() {
+		runChild(t, p, role)
+		return
+	}
+	if p.Restart == nil {
+		t.Fatal("storetest: RunRestartCampaign needs Processes.Restart")
+	}
+	if p.Racers < 2 {
+		p.Racers = 3
+	}
+	restarted := false
+	campaign(t, p, func(elapsed time.Duration) {
+		if !restarted && elapsed >= campaignLength/3 {
+			restarted = true
+			p.Restart(t)
+		}
+	})
+	require.True(t, restarted, "the database was restarted mid-load")
+}
+
+// campaign is the kill campaign; between kills it calls between, if set,
+// with the time since the campaign began. A campaign with between set is
+// one with outages: its gates outlive broken connections.
+func campaign(t *testing.T, p Processes, between func(elapsed time.Duration)) {
 	ctx := t.Context()
 	target := p.Create(t)
-	name := t.Name()[:strings.LastIndex(t.Name(), "/")]
+	name := t.Name()
+	if between == nil {
+		name = name[:strings.LastIndex(name, "/")]
+	}
+	role := "gate"
+	if between != nil {
+		role = "outage-gate"
+	}
 	start := func(racer int) *child {
-		c := startChild(t, name, "gate", target, racer, nil)
+		c := startChild(t, name, role, target, racer, nil)
 		_, err := c.await("ready")
 		require.NoError(t, err)
 		return c
@@ -110,8 +205,12 @@ func testProcessCampaign(t *testing.T, p Processes) {
 	}
 	r := rand.New(rand.NewPCG(7, 7))
 	kills := 0
-	for end := time.Now().Add(campaignLength); time.Now().Before(end); {
+	began := time.Now()
+	for end := began.Add(campaignLength); time.Now().Before(end); {
 		time.Sleep(100*time.Millisecond + time.Duration(r.Int64N(int64(200*time.Millisecond))))
+		if between != nil {
+			between(time.Since(began))
+		}
 		i := r.IntN(len(gates))
 		require.NoError(t, gates[i].cmd.Process.Kill())
 		_ = gates[i].cmd.Wait()
@@ -128,12 +227,18 @@ func testProcessCampaign(t *testing.T, p Processes) {
 	// database after the kill (it was sent): let it land before looking.
 	time.Sleep(campaignLease / 2)
 	s := p.Open(t, target)
-	claimNow := func(key string) store.Claim {
-		at := now(t, s)
+	clock := func() (time.Time, bool) { return now(t, s), true }
+	claimAt := func(key string, at time.Time) store.Claim {
 		return store.Claim{Key: key, Owner: "recovery", At: at, LeaseUntil: at.Add(campaignLease)}
 	}
+	strict := func(what string, err error) bool {
+		if err != nil && !errors.Is(err, store.ErrClockSkew) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return err == nil
+	}
 	for deadline := time.Now().Add(10 * campaignLease); ; {
-		recoverLeases(ctx, t, s, claimNow)
+		recoverLeases(ctx, s, clock, claimAt, strict)
 		left, _, err := s.List(ctx, store.Filter{States: []store.State{store.Executing}})
 		require.NoError(t, err)
 		if len(left) == 0 {

@@ -51,11 +51,15 @@ type Processes struct {
 	Open func(t testing.TB, target string) store.Store
 	// Racers is how many processes race (default 4, at least 2).
 	Racers int
+	// Restart, when set, stops the database server abruptly (PostgreSQL:
+	// pg_ctl restart -m immediate) and returns once it accepts
+	// connections again. [RunRestartCampaign] needs it.
+	Restart func(t *testing.T)
 }
 
 // The environment of a child process.
 const (
-	envRole    = "ASU_STORETEST_ROLE"    // "race", "crash" or "gate"
+	envRole    = "ASU_STORETEST_ROLE"    // "race", "crash", "gate" or "outage-gate"
 	envName    = "ASU_STORETEST_NAME"    // t.Name() of the calling test
 	envTarget  = "ASU_STORETEST_TARGET"  // what Create returned
 	envTickets = "ASU_STORETEST_TICKETS" // comma-separated ticket ids
@@ -181,7 +185,9 @@ func runChild(t *testing.T, p Processes, role string) {
 	in := bufio.NewReader(os.Stdin)
 	switch role {
 	case "gate":
-		runGate(ctx, t, s, racer)
+		runGate(ctx, t, s, racer, false)
+	case "outage-gate":
+		runGate(ctx, t, s, racer, true)
 	case "race":
 		report("ready")
 		if _, err := in.ReadString('\n'); err != nil {
