@@ -194,8 +194,11 @@ func TestReplicaKilledMidExecution(t *testing.T) {
 	require.Equal(t, stepup.StatusExecuting, got.Status, "nor does a replica starting up")
 	c.stop(t)
 
+	// Time passes: a's lease runs out, and b watches it stay unrenewed
+	// for a lease of its own (simulated) time before taking it over.
 	rs.clock.Advance(testLease + time.Second)
 	require.Eventually(t, func() bool {
+		rs.clock.Advance(testLease / 8)
 		got, err = rs.B.Wait(ctx, tk.ID)
 		return err == nil && got.Status == stepup.StatusExecuted
 	}, 10*time.Second, 20*time.Millisecond, "b's recovery finishes the ticket")

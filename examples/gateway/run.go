@@ -222,6 +222,9 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if o.lease > 0 {
 		gopts = append(gopts, gate.WithLease(o.lease))
 	}
+	if o.clock != nil {
+		gopts = append(gopts, gate.WithLocalClock(o.clock)) // a test's simulated time
+	}
 	approver, err := passkey.New(st, rp, popts...)
 	if err != nil {
 		return nil, nil, err

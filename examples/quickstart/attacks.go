@@ -243,6 +243,12 @@ func (d *demo) crash(ctx context.Context) (string, string, error) {
 		return "", "", fmt.Errorf("recovery took a live lease: %v", err)
 	}
 	d.clock.Advance(gate.DefaultLease) // the crashed owner's lease runs out
+	// Recovery takes a run over only after watching its lease go
+	// unrenewed for a whole lease of its own clock.
+	if results, err := d.gate.Recover(ctx); err != nil || len(results) != 0 {
+		return "", "", fmt.Errorf("recovery took a lease it had not watched: %v", err)
+	}
+	d.clock.Advance(gate.DefaultLease)
 	results, err := d.gate.Recover(ctx)
 	if err != nil {
 		return "", "", err

@@ -112,8 +112,10 @@ func (d *demo) open(exec gate.Executor) error {
 	}
 	// A real gate reads its key from a secret store; it is the same after a
 	// restart and on every replica sharing the database.
+	// The demo's time is simulated: the gate measures its own waits on the
+	// same clock as the database (a real gate leaves its local clock be).
 	opts := []gate.Option{gate.WithKey(demoKey), gate.WithResolver(canon.FileResolver{Root: d.dir}),
-		gate.WithFlood(lim)}
+		gate.WithFlood(lim), gate.WithLocalClock(d.clock.Now)}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, gate.WithExecutor(tool, exec))
 	}

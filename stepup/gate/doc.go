@@ -78,8 +78,11 @@
 // then runs the tool's [Executor] with that key, renewing the lease every
 // third of it and cancelling the executor's context, while a third is
 // still left, if it cannot. [Gate.Recover] takes over only executions
-// whose lease expired, under a new fencing token, and runs them again
-// with the same key; a stale owner's outcome is refused. [Gate.Maintain]
+// whose lease expired by the store's clock and that it then watched go
+// unrenewed for a whole lease of its own clock (so a step of the
+// database's clock takes nothing from a live owner), under a new fencing
+// token, and runs them again with the same key; a stale owner's outcome
+// is refused. [Gate.Maintain]
 // does this, and the timeouts of [Gate.Sweep], continuously on every
 // gate. Executors see each ticket at least once with one key, never two
 // runs at once.

@@ -215,7 +215,7 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 		wg   sync.WaitGroup
 		gone atomic.Bool
 	)
-	held := time.Now() // the lease ran from at most this moment
+	held := g.local() // the lease ran from at most this moment
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -227,13 +227,13 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 				return
 			case <-tick.C:
 			}
-			asked := time.Now()
+			asked := g.local()
 			err := g.renew(context.WithoutCancel(ctx), a)
 			if err == nil {
 				held = asked
 				continue
 			}
-			if errors.Is(err, store.ErrFenced) || time.Since(held) > g.lease-g.lease/3 {
+			if errors.Is(err, store.ErrFenced) || g.local().Sub(held) > g.lease-g.lease/3 {
 				gone.Store(true)
 				cancel()
 				return
@@ -330,6 +330,16 @@ func (g *Gate) recheck(ctx context.Context, a store.Approval) (canon.Effect, err
 // are never touched. Tickets a separate executor consumed (package
 // exectoken) are left to it. It returns the results of the executions it
 // finished. [Gate.Maintain] calls it continuously.
+//
+// Expiry by the store's clock makes an execution a candidate; it is taken
+// over only once this gate has seen it expired, unrenewed, for a whole
+// lease of its own clock ([WithLocalClock]): the first call that sees it
+// starts that watch. A step of the database's clock therefore never
+// takes a run from a live owner, and two runs of one ticket never overlap
+// in time, provided executors return when their context is cancelled (an
+// owner that cannot renew cancels its run before a lease of its own time
+// has passed). A crashed owner's work resumes about one lease after its
+// lease ran out.
 func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	now, err := g.now(ctx)
 	if err != nil {
@@ -341,12 +351,18 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	}
 	var results []stepup.Result
 	var errs []error
+	seen := map[string]bool{}
+	defer g.forget(seen)
 	for _, a := range list {
 		if strings.HasPrefix(a.IdempotencyKey, ExternalKeyPrefix) {
 			continue // consumed by a separate executor: its to finish
 		}
 		if _, ok := g.executor(a.Tool); !ok {
 			continue // another replica's tool: left to a gate that can run it
+		}
+		seen[a.ID] = true
+		if !g.unrenewed(a) {
+			continue // watched for less than a lease of this gate's own time
 		}
 		var claimed store.Approval
 		err := g.atNow(ctx, func(at time.Time) (err error) {
@@ -391,6 +407,45 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		results = append(results, res)
 	}
 	return results, errors.Join(errs...)
+}
+
+// watched is an expired execution as Recover first saw it.
+type watched struct {
+	fence      int64
+	leaseUntil time.Time
+	since      time.Time // by the gate's local clock
+}
+
+// unrenewed reports whether this gate has watched execution a stay
+// expired, with the same fence and lease, for a whole lease of its own
+// clock. Its owner, if alive, renews every third of a lease, changing the
+// lease, and gives up its run before a lease of its own time has passed
+// without one; so whatever the database's clock did meanwhile, a run taken
+// over now does not overlap the owner's. A first sighting starts the
+// watch.
+func (g *Gate) unrenewed(a store.Approval) bool {
+	now := g.local()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w, ok := g.watched[a.ID]
+	if !ok || w.fence != a.Fence || !w.leaseUntil.Equal(a.LeaseUntil) {
+		g.watched[a.ID] = watched{fence: a.Fence, leaseUntil: a.LeaseUntil, since: now}
+		return false
+	}
+	return now.Sub(w.since) >= g.lease
+}
+
+// forget drops the watch of every execution Recover did not list this
+// time: renewed, finished or taken over. The watch holds at most what
+// one listing holds.
+func (g *Gate) forget(seen map[string]bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id := range g.watched {
+		if !seen[id] {
+			delete(g.watched, id)
+		}
+	}
 }
 
 // abandon finishes a reclaimed execution that cannot run: it is recorded

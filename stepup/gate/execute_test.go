@@ -128,7 +128,7 @@ func recoverScenario(t *testing.T, clock *stepuptest.Clock, st store.Store, reop
 	exec := &crashOnce{}
 	key := []byte("the key both gates of one store share!")
 	g1, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", exec),
-		gate.WithKey(key))
+		gate.WithKey(key), gate.WithLocalClock(clock.Now))
 	require.NoError(t, err)
 	tk, err := g1.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
 		Session: "s", Principal: agentFor("user:dana")})
@@ -142,7 +142,7 @@ func recoverScenario(t *testing.T, clock *stepuptest.Clock, st store.Store, reop
 
 	st = reopen()
 	g2, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", exec),
-		gate.WithKey(key))
+		gate.WithKey(key), gate.WithLocalClock(clock.Now))
 	require.NoError(t, err)
 	got, err := g2.Ticket(ctx, tk.ID)
 	require.NoError(t, err)
@@ -153,6 +153,10 @@ func recoverScenario(t *testing.T, clock *stepuptest.Clock, st store.Store, reop
 	results, err := g2.Recover(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, results, "the crashed owner's lease is still live: nothing is taken over")
+	clock.Advance(gate.DefaultLease)
+	results, err = g2.Recover(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, results, "expired by the store's clock: g2 starts watching it for renewals")
 	clock.Advance(gate.DefaultLease)
 	results, err = g2.Recover(ctx)
 	require.NoError(t, err)
@@ -183,6 +187,7 @@ func TestRecoverDoesNotRunAChangedEffect(t *testing.T) {
 	require.NoError(t, err)
 	w.Clock.Advance(time.Second)
 	require.NoError(t, writeFile(w.Dir, "q3.csv", "changed while the gate was down\n"))
+	watchExpired(t, w.Clock, gate.DefaultLease, w.Gate)
 	results, err := w.Gate.Recover(ctx)
 	assert.ErrorIs(t, err, stepup.ErrEffectChanged)
 	assert.Empty(t, results)
@@ -242,4 +247,17 @@ func TestExecuteStatusesTellOutcomesApart(t *testing.T) {
 		assert.Equal(t, want, got.Status)
 		assert.True(t, got.Status.Final())
 	}
+}
+
+// watchExpired has gates see the executions whose leases expired, then
+// lets a lease of their own clock pass with no renewal: what Recover
+// waits for before it takes an execution over.
+func watchExpired(t testing.TB, clock *stepuptest.Clock, lease time.Duration, gates ...*gate.Gate) {
+	t.Helper()
+	for _, g := range gates {
+		results, err := g.Recover(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, results, "a first sighting takes nothing over")
+	}
+	clock.Advance(lease)
 }

@@ -76,11 +76,13 @@ type Gate struct {
 	poll      time.Duration
 	key       []byte // MACs the gate's own approvals; see WithKey
 	owner     string // this gate instance, as the owner of its executions
+	local     func() time.Time // this process's clock; see WithLocalClock
 
 	obs *observer // logs and metrics; nil reports nothing
 
-	mu     sync.Mutex
-	notify chan struct{} // closed and replaced whenever a ticket changes here
+	mu      sync.Mutex
+	notify  chan struct{}      // closed and replaced whenever a ticket changes here
+	watched map[string]watched // expired executions Recover has seen, by ticket
 }
 
 // New returns a gate on st deciding with policy, whose approvers answer
@@ -96,7 +98,8 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 		executors: map[string]Executor{},
 		groups:    map[string][]string{},
 		ttl:       DefaultTTL, lease: DefaultLease, poll: 50 * time.Millisecond,
-		notify: make(chan struct{}),
+		local:  time.Now,
+		notify: make(chan struct{}), watched: map[string]watched{},
 	}
 	for _, o := range opts {
 		if err := o(g); err != nil {

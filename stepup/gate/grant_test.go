@@ -311,7 +311,7 @@ func TestGrantRecoveredAfterACrash(t *testing.T) {
 	h := stepuptest.NewGate(t, refundCatalog(t, ""))
 	st := &crashingGrants{Store: h.Store}
 	st.crash.Store(true)
-	g, err := gate.New(st, refundCatalog(t, ""), stepuptest.Passkeys(h.Store))
+	g, err := gate.New(st, refundCatalog(t, ""), stepuptest.Passkeys(h.Store), gate.WithLocalClock(h.Clock.Now))
 	require.NoError(t, err)
 	tk, err := g.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{
 		Grant: refundTemplate(), Uses: 1, ExpiresAt: h.Clock.Now().Add(time.Hour)})
@@ -325,6 +325,7 @@ func TestGrantRecoveredAfterACrash(t *testing.T) {
 	require.Error(t, err, "crashed before the grant was stored")
 
 	h.Clock.Advance(gate.DefaultLease) // the crashed gate's lease runs out
+	watchExpired(t, h.Clock, gate.DefaultLease, g)
 	res, err := g.Recover(ctx)
 	require.NoError(t, err)
 	require.Len(t, res, 1)

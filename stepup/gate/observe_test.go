@@ -260,7 +260,8 @@ func TestMetricsOfReclaimsAndOutcomes(t *testing.T) {
 		return nil, errors.New("mailbox full")
 	})
 	g2, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), opt,
-		gate.WithExecutor("write_draft", crash), gate.WithExecutor("search_tickets", failing), gate.WithKey(key))
+		gate.WithExecutor("write_draft", crash), gate.WithExecutor("search_tickets", failing), gate.WithKey(key),
+		gate.WithLocalClock(h.Clock.Now))
 	require.NoError(t, err)
 
 	// Two executions die with their gate: one is re-run; the other's tool
@@ -286,6 +287,7 @@ func TestMetricsOfReclaimsAndOutcomes(t *testing.T) {
 		_, _ = g0.Execute(ctx, rd.ID)
 	}()
 	h.Clock.Advance(gate.DefaultLease)
+	watchExpired(t, h.Clock, gate.DefaultLease, g2)
 	_, err = g2.Recover(ctx)
 	require.NoError(t, err)
 	left, err := g2.Ticket(ctx, rd.ID)
@@ -326,7 +328,8 @@ func TestMetricsOfAnUnknownOutcome(t *testing.T) {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := &lostFinish{Store: stepuptest.Memory(clock)}
 	exec := &recorder{}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), opt, gate.WithExecutor("write_draft", exec))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), opt, gate.WithExecutor("write_draft", exec),
+		gate.WithLocalClock(clock.Now))
 	require.NoError(t, err)
 	ctx := context.Background()
 	tk, err := g.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
@@ -338,6 +341,7 @@ func TestMetricsOfAnUnknownOutcome(t *testing.T) {
 		collect(t, r)["asu.gate.executions"])
 
 	clock.Advance(gate.DefaultLease)
+	watchExpired(t, clock, gate.DefaultLease, g)
 	_, err = g.Recover(ctx)
 	require.NoError(t, err)
 	got := collect(t, r)

@@ -155,6 +155,24 @@ func WithLease(d time.Duration) Option {
 	}
 }
 
+// WithLocalClock sets the clock the gate measures its own waits with
+// (default time.Now, whose readings are monotonic): how long since its
+// last renewal of a lease it holds, and how long it has watched another
+// owner's expired lease go unrenewed before taking the execution over.
+// Deadlines stored in the database are judged by the database's clock;
+// these waits are not, so a step of the database's clock neither ends a
+// live owner's lease nor lets two runs of one ticket overlap. Tests drive
+// it with the fake clock they give the store.
+func WithLocalClock(now func() time.Time) Option {
+	return func(g *Gate) error {
+		if now == nil {
+			return fmt.Errorf("%w: nil local clock", stepup.ErrConfig)
+		}
+		g.local = now
+		return nil
+	}
+}
+
 // WithInstance names this gate instance: the owner recorded on the
 // executions it runs (default a random "gate-..." name). Names must be
 // unique among the gates sharing a store.

@@ -38,7 +38,8 @@ type Harness struct {
 // NewGate builds a [Harness] deciding with policy (nil means
 // [SeedCatalog]) and enrolls [Approver] through the real invite and
 // registration path. The store's clock is the harness's fake [Clock]:
-// the gate reads every time from its store. opts are passed to gate.New.
+// the gate reads every time from its store, and measures its own waits
+// (gate.WithLocalClock) on the same clock. opts are passed to gate.New.
 // In a test:
 //
 //	h := stepuptest.NewGate(t, nil, stepup.WithExecutor("send_email", exec))
@@ -67,7 +68,9 @@ func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts 
 		}
 		approver = pk
 	}
-	g, err := gate.New(h.Store, policy, approver, opts...)
+	// The gate's own waits run on the fake clock too (a test advancing
+	// it past a lease sees the lease's owner gone).
+	g, err := gate.New(h.Store, policy, approver, append([]gate.Option{gate.WithLocalClock(h.Clock.Now)}, opts...)...)
 	if err != nil {
 		t.Fatalf("stepuptest: new gate: %v", err)
 	}
