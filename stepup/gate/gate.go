@@ -74,8 +74,8 @@ type Gate struct {
 	lease     time.Duration
 	auditArgs bool
 	poll      time.Duration
-	key       []byte // MACs the gate's own approvals; see WithKey
-	owner     string // this gate instance, as the owner of its executions
+	key       []byte           // MACs the gate's own approvals; see WithKey
+	owner     string           // this gate instance, as the owner of its executions
 	local     func() time.Time // this process's clock; see WithLocalClock
 
 	obs *observer // logs and metrics; nil reports nothing
