@@ -7,8 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -36,7 +37,7 @@ func runAudit(args []string, stdout io.Writer) (int, error) {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	anchorHex := fs.String("anchor", "", "hash of the record before the first one in FILE, to check the link")
 	headHex := fs.String("head", "", "expected hash of the last record (the store's audit head)")
-	withMetrics := fs.Bool("metrics", false, "print approval metrics of the records")
+	withMetrics := fs.Bool("metrics", false, "print approval metrics of the records: per effect class and per approver, with rubber-stamp warnings")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	cpFile := fs.String("checkpoint", "", "a checkpoint the gate signed, to verify a chain that starts after it (or passes through it)")
 	gateKeyFile := fs.String("gate-key", "", "the gate's ed25519 public key (PEM) that signs checkpoints")
@@ -172,19 +173,50 @@ func readCheckpoint(cpFile, keyFile string) (receipt.SignedCheckpoint, ed25519.P
 	return sc, pub, nil
 }
 
+// printMetrics prints the approval figures: overall and per effect class,
+// then per approver, then the rubber-stamp warnings (or the rule none of
+// them tripped).
 func printMetrics(w io.Writer, m *receipt.ApprovalMetrics) {
-	row := func(name string, c receipt.ClassMetrics) {
-		fmt.Fprintf(w, "  %-14s requests %4d  approved %4d  denied %4d  expired %4d  rate %5.1f%%  median %8s  per reviewer-hour %5.1f  peak hour %3d\n",
-			name, c.Requests, c.Approved, c.Denied, c.Expired, 100*c.ApprovalRate, c.MedianDecision.Round(time.Second), c.ApprovalsPerReviewerHour, c.PeakReviewerHour)
-	}
-	fmt.Fprintln(w, "approval metrics:")
-	row("all", m.Overall)
-	names := make([]string, 0, len(m.ByClass))
+	width := len("all")
 	for n := range m.ByClass {
-		names = append(names, n)
+		width = max(width, len(n))
 	}
-	sort.Strings(names)
-	for _, n := range names {
+	for n := range m.ByApprover {
+		width = max(width, len(n))
+	}
+	dur := func(d time.Duration) string { return d.Round(time.Second).String() }
+	flag := func(c receipt.ClassMetrics) string {
+		if c.RubberStamp {
+			return "  RUBBER-STAMP"
+		}
+		return ""
+	}
+	row := func(name string, c receipt.ClassMetrics) {
+		fmt.Fprintf(w, "  %-*s  requests %4d  approved %4d  denied %4d  expired %4d  rate %5.1f%%  median %7s  p90 %7s  per reviewer-hour %5.1f  peak hour %3d%s\n",
+			width, name, c.Requests, c.Approved, c.Denied, c.Expired, 100*c.ApprovalRate, dur(c.MedianDecision), dur(c.P90Decision),
+			c.ApprovalsPerReviewerHour, c.PeakReviewerHour, flag(c))
+	}
+	fmt.Fprintln(w, "approval metrics (all, then by effect class):")
+	row("all", m.Overall)
+	for _, n := range slices.Sorted(maps.Keys(m.ByClass)) {
 		row(n, m.ByClass[n])
+	}
+	if len(m.ByApprover) > 0 {
+		fmt.Fprintln(w, "by approver:")
+		for _, n := range slices.Sorted(maps.Keys(m.ByApprover)) {
+			c := m.ByApprover[n]
+			fmt.Fprintf(w, "  %-*s  approved %4d  denied %4d  rate %5.1f%%  median %7s  p90 %7s  per reviewer-hour %5.1f  peak hour %3d%s\n",
+				width, n, c.Approved, c.Denied, 100*c.ApprovalRate, dur(c.MedianDecision), dur(c.P90Decision),
+				c.ApprovalsPerReviewerHour, c.PeakReviewerHour, flag(c))
+		}
+	}
+	if len(m.Warnings) == 0 {
+		fmt.Fprintf(w, "no rubber-stamp warnings (rule: over %.1f%% approved, median under %s, at least %d decisions)\n",
+			100*m.Rule.Rate, m.Rule.Median, m.Rule.MinDecisions)
+		return
+	}
+	fmt.Fprintln(w, "warnings:")
+	for _, warning := range m.Warnings {
+		fmt.Fprintln(w, "  "+warning)
 	}
 }

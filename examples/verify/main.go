@@ -1,10 +1,14 @@
 // Command verify checks asu evidence with nothing but the approver's public
-// key: a receipt of one approval, or an exported audit chain.
+// key: a receipt of one approval, or an exported audit chain. It also sizes
+// the reviewers an approval queue needs, from a model or from an exported
+// audit chain.
 //
 //	verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
 //	               [--user NAME] [--credential-id B64URL] [--json]
 //	verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
 //	             [--head HEX] [--metrics] [--json]
+//	verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]
+//	                [--review DURATION] [--utilization F] [--wait DURATION] [--json]
 //
 // KEYFILE holds the approver's COSE_Key in base64url (the encoding of a
 // receipt's approver.public_key, as the gate enrolled it) or a PEM public
@@ -22,9 +26,28 @@
 // verification. --head checks that the last record is the head the store
 // reports, which is what exposes records removed from the end.
 //
-// The exit status is 0 only when the evidence is valid, 1 when it is not
-// (with a one-line reason), and 2 for a usage or file error. --json prints
-// the full result as one JSON object instead.
+// --metrics prints the approval figures of the records that show approval
+// fatigue: per effect class and per approver, the approval rate, the
+// median and 90th-percentile time to decision, approvals per
+// reviewer-hour, and a warning for every group that approves more than
+// 95% of requests with a median decision under 5 seconds over at least 20
+// decisions (receipt.DefaultRubberStampRule).
+//
+// staffing sizes the reviewers behind the approval queue (package
+// staffing): approvals per day and in the peak hour, reviewers busy at the
+// peak, reviewers on shift at the target utilization, and tickets parked
+// by Little's law. The flags default to the worked example (20,000 tasks
+// a day, 6% needing approval, 1.2 approvals each, peak at 3 times the
+// mean, 60s of review, 70% utilization, a 20-minute wait). --audit reads
+// what it can from an exported audit chain (read, not verified): tasks per
+// day, the share asking for approval, approvals per such task, the peak
+// factor, and the median time to decision as both review time and wait.
+// Flags given override the file. Durations are Go durations (90s, 20m).
+//
+// The exit status is 0 only when the evidence is valid (for staffing: a
+// plan was made), 1 when it is not (with a one-line reason), and 2 for a
+// usage or file error, or figures out of range. --json prints the full
+// result as one JSON object instead.
 package main
 
 import (
@@ -48,7 +71,9 @@ const usage = `usage:
   verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
                  [--user NAME] [--credential-id B64URL] [--json]
   verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
-               [--head HEX] [--metrics] [--json]`
+               [--head HEX] [--metrics] [--json]
+  verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]
+                  [--review DURATION] [--utilization F] [--wait DURATION] [--json]`
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, time.Now))
@@ -69,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		code, err = runReceipt(args[1:], stdout, now)
 	case "audit":
 		code, err = runAudit(args[1:], stdout)
+	case "staffing":
+		code, err = runStaffing(args[1:], stdout)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return exitValid

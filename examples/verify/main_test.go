@@ -206,7 +206,7 @@ func TestAudit(t *testing.T) {
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain), "--head", head, "--metrics")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "approval metrics:")
+	assert.Contains(t, out, "approval metrics (all, then by effect class):")
 	assert.Contains(t, out, "external")
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain[10:]))
