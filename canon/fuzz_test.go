@@ -43,6 +43,13 @@ func FuzzCanonicalize(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := canon.Canonicalize(in)
+		// Parse is Canonicalize and ParseValue in one: it refuses the
+		// same inputs, and its Value spells the same text.
+		v, perr := canon.Parse(in)
+		require.Equal(t, err == nil, perr == nil, "Parse and Canonicalize disagree: %v / %v", perr, err)
+		if err == nil {
+			require.Equal(t, string(out), v.Canonical())
+		}
 		if err != nil {
 			ce, ok := errorsAsCanon(err)
 			require.True(t, ok, "refusal is not a *canon.Error: %T %v", err, err)

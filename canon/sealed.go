@@ -71,6 +71,34 @@ func Seal(e Effect) (Sealed, error) {
 	return Sealed{&sealed{effect: e.clone(), argsLen: argsLen, src: t.src, digest: Sum(out), args: Value{t: t}}}, nil
 }
 
+// SealArgs is [Seal] with the arguments already parsed, by [Parse] or
+// [ParseValue]: they are not read again, only copied into the effect's
+// canonical bytes, and [Sealed.Args] returns args itself. e.Args is
+// ignored. It refuses what Seal refuses.
+func SealArgs(e Effect, args Value) (Sealed, error) {
+	if args.Kind() != KindObject {
+		return Sealed{}, ErrNotObject
+	}
+	e.Args = nil
+	if !e.validUTF8() {
+		return Sealed{}, fmt.Errorf("effect field: %w", ErrInvalidUTF8)
+	}
+	c := args.Canonical()
+	if len(c) > DefaultMaxBytes {
+		return Sealed{}, fmt.Errorf("args: %w", &Error{Offset: DefaultMaxBytes, Err: ErrTooLarge})
+	}
+	out := make([]byte, 0, int(argsAt)+len(c)+256)
+	out = append(append(out, `{"args":`...), c...)
+	out, err := appendEffectRest(out, e)
+	if err != nil {
+		return Sealed{}, err
+	}
+	if len(out) > effectLimits().MaxBytes {
+		return Sealed{}, &Error{Offset: effectLimits().MaxBytes, Err: ErrTooLarge}
+	}
+	return Sealed{&sealed{effect: e.clone(), argsLen: len(c), src: string(out), digest: Sum(out), args: args}}, nil
+}
+
 // appendEffectRest writes the canonical effect after its args: the members
 // in RFC 8785 order, every field present, empty lists as [].
 func appendEffectRest(out []byte, e Effect) ([]byte, error) {

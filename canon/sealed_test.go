@@ -81,6 +81,39 @@ func TestSealIsTheCanonicalEffect(t *testing.T) {
 	}
 }
 
+// TestSealArgsIsSeal: sealing arguments parsed once by Parse gives the
+// bytes, digest and arguments Seal gives from the raw arguments, and the
+// sealed arguments are the very Value handed in.
+func TestSealArgsIsSeal(t *testing.T) {
+	for seed := range uint64(300) {
+		g := newGen(seed)
+		e := g.effect()
+		want, err := canon.Seal(e)
+		require.NoError(t, err, "seed %d", seed)
+		args, err := canon.Parse(e.Args)
+		require.NoError(t, err)
+		e.Args = json.RawMessage(`"ignored"`)
+		got, err := canon.SealArgs(e, args)
+		require.NoError(t, err, "seed %d", seed)
+		assert.Equal(t, string(want.Bytes()), string(got.Bytes()), "seed %d", seed)
+		assert.Equal(t, want.Digest(), got.Digest())
+		assert.Equal(t, want.Effect(), got.Effect())
+		assert.True(t, got.Args().Equal(args))
+	}
+	for _, bad := range []string{`[]`, `"x"`, `1`, `null`} {
+		v, err := canon.Parse([]byte(bad))
+		require.NoError(t, err)
+		_, err = canon.SealArgs(canon.Effect{Tool: "t"}, v)
+		assert.ErrorIs(t, err, canon.ErrNotObject, bad)
+	}
+	_, err := canon.SealArgs(canon.Effect{Tool: "t"}, canon.Value{})
+	assert.ErrorIs(t, err, canon.ErrNotObject, "the zero Value")
+	v, err := canon.Parse([]byte(`{}`))
+	require.NoError(t, err)
+	_, err = canon.SealArgs(canon.Effect{Tool: "t\xff"}, v)
+	assert.ErrorIs(t, err, canon.ErrInvalidUTF8)
+}
+
 // TestParseSealedRoundTrip: a stored effect reads back to the same bytes,
 // digest, effect and arguments, and sealing what it read gives the same
 // bytes again.

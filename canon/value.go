@@ -152,6 +152,24 @@ func (l Limits) ParseValue(canonical []byte) (Value, error) {
 	return Value{t: t}, nil
 }
 
+// Parse canonicalizes raw and parses the result into a [Value], in one
+// pass when raw's object members are already in canonical order (two
+// otherwise), in time and memory linear in its size. The Value's
+// [Value.Canonical] is what [Canonicalize] returns for raw; it refuses
+// what Canonicalize refuses. A gate parses a call's arguments once with
+// it and hands the Value on, to the policy and to [SealArgs].
+func Parse(raw []byte) (Value, error) { return Limits{}.Parse(raw) }
+
+// Parse is [Parse] within l.
+func (l Limits) Parse(raw []byte) (Value, error) {
+	t, out, err := l.parseAny(raw, "")
+	if err != nil {
+		return Value{}, err
+	}
+	t.src = string(out)
+	return Value{t: t}, nil
+}
+
 // parseAny canonicalizes raw and parses the result, in one pass when raw's
 // members are already in canonical order and two otherwise. It returns the
 // tree, without its text, and the buffer holding prefix followed by the

@@ -12,9 +12,25 @@ import (
 // card, the grant check, the store and the executor. canon.Seal is the
 // default; a Canon may refuse more (tighter size or depth bounds), but
 // what it seals must be canon's canonical form, since Execute re-reads it
-// with canon.ParseSealed.
+// with canon.ParseSealed. A Canon that also has a method
+// SealArgs(e canon.Effect, args canon.Value) (canon.Sealed, error), as
+// canon.SealArgs, is handed the arguments the gate already parsed and
+// seals without reading them again.
 type Canon interface {
 	Seal(e canon.Effect) (canon.Sealed, error)
+}
+
+// argsSealer is a [Canon] that seals parsed arguments.
+type argsSealer interface {
+	SealArgs(e canon.Effect, args canon.Value) (canon.Sealed, error)
+}
+
+// sealEffect seals e, whose arguments are args, with the gate's Canon.
+func (g *Gate) sealEffect(e canon.Effect, args canon.Value) (canon.Sealed, error) {
+	if s, ok := g.canon.(argsSealer); ok {
+		return s.SealArgs(e, args)
+	}
+	return g.canon.Seal(e)
 }
 
 // Grants decides whether the delegated approval a call names covers it,
@@ -29,6 +45,10 @@ type Grants interface {
 type defaultCanon struct{}
 
 func (defaultCanon) Seal(e canon.Effect) (canon.Sealed, error) { return canon.Seal(e) }
+
+func (defaultCanon) SealArgs(e canon.Effect, args canon.Value) (canon.Sealed, error) {
+	return canon.SealArgs(e, args)
+}
 
 // storeGrants is package grant's coverage over the gate's store.
 type storeGrants struct{ st GrantStore }

@@ -17,8 +17,12 @@ type Policy interface {
 
 // Proposal is what a policy decides on: the call with canonical arguments.
 type Proposal struct {
-	Tool      string
-	Args      json.RawMessage // canonical JSON object
+	Tool string
+	Args json.RawMessage // canonical JSON object
+	// Parsed is Args parsed, as the gate parsed them once: a policy reads
+	// the arguments here rather than parsing Args again. A caller of
+	// Decide other than the gate may leave it zero.
+	Parsed    canon.Value
 	Task      string
 	Step      string
 	Session   string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -53,11 +54,14 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 		}
 		return g.deny(ctx, p, why)
 	}
-	args, err := canon.Canonicalize(c.Args)
-	if err != nil || len(args) == 0 || args[0] != '{' {
+	// The arguments are parsed once, here; the policy and the seal take
+	// the parsed Value and never read the text again.
+	parsed, err := canon.Parse(c.Args)
+	if err != nil || parsed.Kind() != canon.KindObject {
 		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
 	}
-	d, err := g.policy.Decide(ctx, Proposal{Tool: c.Tool, Args: args, Task: c.Task, Step: c.Step,
+	args := json.RawMessage(parsed.Canonical())
+	d, err := g.policy.Decide(ctx, Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
 	p.d = d
 	switch {
@@ -75,8 +79,8 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 	if err != nil {
 		return g.deny(ctx, p, "a referenced item could not be resolved")
 	}
-	p.sealed, err = g.canon.Seal(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
-		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience})
+	p.sealed, err = g.sealEffect(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
+		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience}, parsed)
 	if err != nil {
 		return g.deny(ctx, p, "effect cannot be hashed faithfully")
 	}

@@ -351,7 +351,10 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 			return d, nil
 		}
 	}
-	args, err := canon.ParseValue(p.Args)
+	args, err := p.Parsed, error(nil)
+	if args.Kind() != canon.KindObject || args.Canonical() != string(p.Args) {
+		args, err = canon.ParseValue(p.Args)
+	}
 	if errors.Is(err, canon.ErrNotCanonical) {
 		// The gate hands canonical arguments; a caller of Decide may not.
 		if c, cerr := canon.Canonicalize(p.Args); cerr == nil {
