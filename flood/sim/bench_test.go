@@ -7,7 +7,7 @@ import (
 
 // BenchmarkShift measures one default shift, per configuration.
 func BenchmarkShift(b *testing.B) {
-	for _, n := range Ablation() {
+	for _, n := range Ablation(AllControls()) {
 		b.Run(n.Name, func(b *testing.B) {
 			sc := DefaultScenario()
 			for i := 0; b.Loop(); i++ {

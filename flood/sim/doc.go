@@ -61,7 +61,7 @@
 // decision time) are means over runs with 95% normal intervals
 // ([Estimate]). [Compare] runs several configurations on the same
 // requests; [Ablation] lists the naive queue, each control alone and all
-// of them.
+// of them together.
 //
 // # Bounds
 //

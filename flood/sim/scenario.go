@@ -162,20 +162,25 @@ func AllControls() Controls {
 
 // Named is a configuration with a name for a table.
 type Named struct {
-	Name     string
-	Controls Controls
+	Name     string   `json:"name"`
+	Controls Controls `json:"controls"`
 }
 
-// Ablation returns the naive queue, each control alone at its default,
-// and all of them together, so an operator sees what each one buys.
-func Ablation() []Named {
-	return []Named{
-		{"off (naive queue)", NaiveQueue()},
-		{"flood limits only", Controls{Flood: true, Approvals: 1}},
-		{"dwell only", Controls{Dwell: DefaultDwell, Approvals: 1}},
-		{"rule of two only", Controls{Approvals: DefaultApprovals}},
-		{"all on", AllControls()},
+// Ablation returns the naive queue, each control of on alone, and on
+// itself, so an operator sees what each control buys and costs. A control
+// that on leaves off has no row of its own.
+func Ablation(on Controls) []Named {
+	rows := []Named{{"off (naive queue)", NaiveQueue()}}
+	if on.Flood {
+		rows = append(rows, Named{"flood limits only", Controls{Flood: true, Limits: on.Limits, Approvals: 1}})
 	}
+	if on.Dwell > 0 {
+		rows = append(rows, Named{"dwell only", Controls{Dwell: on.Dwell, Approvals: 1}})
+	}
+	if on.Approvals > 1 {
+		rows = append(rows, Named{fmt.Sprintf("rule of %d only", on.Approvals), Controls{Approvals: on.Approvals}})
+	}
+	return append(rows, Named{"all on", on})
 }
 
 // Validate reports whether s is usable and within the bounds.

@@ -32,7 +32,7 @@ func runOK(t *testing.T, sc Scenario, c Controls, runs int, seed uint64) Result 
 func TestDeterministic(t *testing.T) {
 	sc := short()
 	sc.Attack.Rate, sc.Attack.Disguise = 10, true
-	for _, n := range Ablation() {
+	for _, n := range Ablation(AllControls()) {
 		c := Config{Scenario: sc, Controls: n.Controls, Runs: 12, Seed: 42}
 		one, err := run(context.Background(), c, 1)
 		require.NoError(t, err)
@@ -54,7 +54,7 @@ func TestDeterministic(t *testing.T) {
 // requests at the same times.
 func TestSameRequests(t *testing.T) {
 	var sent []float64
-	for _, n := range Ablation() {
+	for _, n := range Ablation(AllControls()) {
 		sent = append(sent, runOK(t, short(), n.Controls, 20, 9).MaliciousSent.Mean)
 	}
 	for _, s := range sent[1:] {
@@ -127,7 +127,7 @@ func TestNoAttackerNoSuccess(t *testing.T) {
 	for i := range 4 {
 		sc := genScenario(rng)
 		sc.Attack.Rate = 0
-		for _, n := range Ablation() {
+		for _, n := range Ablation(AllControls()) {
 			r := runOK(t, sc, n.Controls, 10, uint64(i))
 			assert.Zero(t, r.AttackSuccess.Successes, n.Name)
 			assert.Zero(t, r.MaliciousSent.Mean, n.Name)
