@@ -340,25 +340,28 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 	if d.Audience == "" {
 		d.Audience = t.Name
 	}
+	// The gate hands the arguments parsed (p.Parsed); another caller of
+	// Decide may hand text only, or text not in canonical form.
+	args, err := p.Parsed, error(nil)
+	if args.Kind() != canon.KindObject || args.Canonical() != string(p.Args) {
+		args, err = canon.ParseValue(p.Args)
+		if errors.Is(err, canon.ErrNotCanonical) {
+			if c, cerr := canon.Canonicalize(p.Args); cerr == nil {
+				args, err = canon.ParseValue(c)
+			}
+		}
+	}
 	if t.schema != nil {
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(p.Args))
-		if err != nil {
+		var inst any
+		if err == nil {
+			inst = instance(args)
+		} else if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(p.Args)); err != nil {
 			d.Reason = "arguments are not JSON"
 			return d, nil
 		}
 		if err := t.schema.Validate(inst); err != nil {
 			d.Reason = "arguments do not match the tool's schema"
 			return d, nil
-		}
-	}
-	args, err := p.Parsed, error(nil)
-	if args.Kind() != canon.KindObject || args.Canonical() != string(p.Args) {
-		args, err = canon.ParseValue(p.Args)
-	}
-	if errors.Is(err, canon.ErrNotCanonical) {
-		// The gate hands canonical arguments; a caller of Decide may not.
-		if c, cerr := canon.Canonicalize(p.Args); cerr == nil {
-			args, err = canon.ParseValue(c)
 		}
 	}
 	if err != nil || args.Kind() != canon.KindObject {
@@ -409,4 +412,31 @@ func (t *catalogTool) refs(args canon.Value) ([]canon.Ref, string) {
 		refs = append(refs, canon.Ref{Name: v.String(), Kind: t.Refs[name]})
 	}
 	return refs, ""
+}
+
+// instance is v as the schema validator reads JSON: objects as maps,
+// arrays as slices, numbers as json.Number (their canonical text). It
+// spares the validator a second parse of the arguments.
+func instance(v canon.Value) any {
+	switch v.Kind() {
+	case canon.KindObject:
+		m := make(map[string]any, v.Len())
+		for k, c := range v.Members() {
+			m[k] = instance(c)
+		}
+		return m
+	case canon.KindArray:
+		a := make([]any, 0, v.Len())
+		for _, c := range v.Elems() {
+			a = append(a, instance(c))
+		}
+		return a
+	case canon.KindString:
+		return v.String()
+	case canon.KindNumber:
+		return json.Number(v.Number())
+	case canon.KindBool:
+		return v.Bool()
+	}
+	return nil
 }
