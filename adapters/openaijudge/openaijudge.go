@@ -1,0 +1,193 @@
+// Package openaijudge is a modelapprove.Model for OpenAI-compatible chat
+// completion endpoints, through github.com/openai/openai-go/v3: OpenAI
+// itself, or any server that speaks the same API (a local one included),
+// by its base URL.
+//
+// Each Complete sends one chat completion request with two messages, the
+// system message and then the user message, at temperature 0, asking for
+// a JSON object (response_format json_object, unless Options.PlainText),
+// without retries unless Options.Retries says so. The response body is
+// read up to Options.MaxResponseBytes and no further. Only what Options
+// says is used: the environment (OPENAI_API_KEY, OPENAI_BASE_URL, ...) is
+// never read, so a key meant for one host is never sent to another.
+//
+// Errors say what failed (the status code, a response too long, no
+// choices) and never carry the response body or the SDK's error type.
+//
+//	m, err := openaijudge.New("gpt-4o-mini", &openaijudge.Options{APIKey: key})
+//	// or a local server: &openaijudge.Options{BaseURL: "http://127.0.0.1:8080/v1"}
+//	judge, err := modelapprove.NewJudge(m, nil)
+//	v := judge.Decide(ctx, c.Text(), call.Rationale)
+package openaijudge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/agentstepup/asu/stepup/modelapprove"
+)
+
+// DefaultBaseURL is OpenAI's API.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
+// ErrResponseTooLarge means the endpoint's response body was longer than
+// Options.MaxResponseBytes; it was not read further.
+var ErrResponseTooLarge = errors.New("openaijudge: response too large")
+
+// Options configures a [Model]; nil or zero fields take the defaults.
+type Options struct {
+	// BaseURL is the API's base URL, ending in the version path, e.g.
+	// "http://127.0.0.1:8080/v1" (default [DefaultBaseURL]).
+	BaseURL string
+	// APIKey is sent as a bearer token; empty sends none.
+	APIKey string
+	// HTTPClient sends the requests (default: a client of its own).
+	HTTPClient *http.Client
+	// MaxResponseBytes bounds the response body (default 64 KiB).
+	MaxResponseBytes int64
+	// MaxCompletionTokens bounds the answer's length in tokens; zero
+	// leaves it to the server.
+	MaxCompletionTokens int64
+	// Retries is how many times a failed request is tried again (default
+	// none: the judge's timeout bounds the whole decision, and a failure
+	// is a denial).
+	Retries int
+	// PlainText leaves response_format out, for servers that do not
+	// support JSON mode.
+	PlainText bool
+}
+
+// Model asks one model on an OpenAI-compatible endpoint. It implements
+// modelapprove.Model and is safe for concurrent use.
+type Model struct {
+	name      string
+	id        string
+	o         Options
+	completer oai.ChatCompletionService
+}
+
+var _ modelapprove.Model = (*Model)(nil)
+
+// New returns a Model asking the model named name. opts may be nil.
+func New(name string, opts *Options) (*Model, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, errors.New("openaijudge: no model name")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return nil, errors.New("openaijudge: base URL is not an absolute http(s) URL without user information")
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = 64 << 10
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	client := o.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	limit := o.MaxResponseBytes
+	reqOpts := []option.RequestOption{
+		option.WithBaseURL(o.BaseURL),
+		option.WithHTTPClient(client),
+		option.WithMaxRetries(o.Retries),
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			resp, err := next(req)
+			if err != nil {
+				return resp, err
+			}
+			return capBody(resp, limit)
+		}),
+	}
+	if o.APIKey != "" {
+		reqOpts = append(reqOpts, option.WithAPIKey(o.APIKey))
+	}
+	// The service, unlike oai.NewClient, reads no environment variables.
+	return &Model{name: name, id: name + "@" + u.Host, o: o, completer: oai.NewChatCompletionService(reqOpts...)}, nil
+}
+
+// capBody reads resp's body up to limit bytes, failing with
+// ErrResponseTooLarge beyond.
+func capBody(resp *http.Response, limit int64) (*http.Response, error) {
+	defer resp.Body.Close()
+	if resp.ContentLength > limit {
+		return nil, ErrResponseTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("openaijudge: reading the response failed: %w", err)
+	}
+	if int64(len(b)) > limit {
+		return nil, ErrResponseTooLarge
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	return resp, nil
+}
+
+// ID returns the model's name and the endpoint's host, e.g.
+// "gpt-4o-mini@api.openai.com".
+func (m *Model) ID() string { return m.id }
+
+// Complete sends system and user as the conversation's two messages and
+// returns the first choice's content.
+func (m *Model) Complete(ctx context.Context, system, user string) (string, error) {
+	p := oai.ChatCompletionNewParams{
+		Model: m.name,
+		Messages: []oai.ChatCompletionMessageParamUnion{
+			oai.SystemMessage(system),
+			oai.UserMessage(user),
+		},
+		Temperature: oai.Float(0),
+	}
+	if m.o.MaxCompletionTokens > 0 {
+		p.MaxCompletionTokens = oai.Int(m.o.MaxCompletionTokens)
+	}
+	if !m.o.PlainText {
+		p.ResponseFormat = oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
+	}
+	resp, err := m.completer.New(ctx, p)
+	if err != nil {
+		var apiErr *oai.Error
+		var urlErr *url.Error
+		switch {
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case errors.Is(err, ErrResponseTooLarge):
+			return "", ErrResponseTooLarge
+		case errors.As(err, &apiErr):
+			return "", fmt.Errorf("openaijudge: status %d", apiErr.StatusCode)
+		case errors.As(err, &urlErr):
+			return "", fmt.Errorf("openaijudge: request failed: %v", urlErr.Err)
+		default:
+			return "", errors.New("openaijudge: response unreadable")
+		}
+	}
+	if resp == nil || len(resp.Choices) == 0 {
+		// A body of null decodes to no response at all.
+		return "", errors.New("openaijudge: response has no choices")
+	}
+	msg := resp.Choices[0].Message
+	if msg.Refusal != "" {
+		return "", errors.New("openaijudge: the model refused to answer")
+	}
+	return msg.Content, nil
+}
