@@ -229,7 +229,11 @@ func tally(m map[string]float64) string {
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %.1f", k, m[k])
+		prec := 1
+		if m[k] < 0.1 {
+			prec = 3 // a rare refusal still shows
+		}
+		parts[i] = fmt.Sprintf("%s %.*f", k, prec, m[k])
 	}
 	return strings.Join(parts, ", ")
 }

@@ -61,3 +61,17 @@ func ExampleConfig_Validate() {
 	// Output:
 	// sim: invalid parameters: approvals must be between 1 and 8, got 0
 }
+
+func ExampleAblation() {
+	on := sim.AllControls()
+	on.Dwell = 10 * time.Second
+	for _, n := range sim.Ablation(on) {
+		fmt.Printf("%-18s flood %-5v dwell %-4v approvals %d\n", n.Name, n.Controls.Flood, n.Controls.Dwell, n.Controls.Approvals)
+	}
+	// Output:
+	// off (naive queue)  flood false dwell 0s   approvals 1
+	// flood limits only  flood true  dwell 0s   approvals 1
+	// dwell only         flood false dwell 10s  approvals 1
+	// rule of 2 only     flood false dwell 0s   approvals 2
+	// all on             flood true  dwell 10s  approvals 2
+}
