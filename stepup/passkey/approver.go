@@ -102,56 +102,14 @@ func (w *Approver) Options(ctx context.Context, req gate.Request) (json.RawMessa
 
 // Verify implements [gate.Approver].
 func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) (gate.Verified, error) {
-	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
-	if err != nil {
-		return gate.Verified{}, &AssertionError{Check: "malformed"}
-	}
-	cred, err := w.creds.GetCredential(ctx, parsed.RawID)
-	if errors.Is(err, store.ErrNotFound) {
-		return gate.Verified{}, ErrUnknownCredential
-	}
-	if err != nil {
-		return gate.Verified{}, ticketstore.Err("verify", err)
-	}
-	if !cred.RevokedAt.IsZero() {
-		return gate.Verified{}, fmt.Errorf("verify: %w: the credential was revoked", stepup.ErrRevoked)
-	}
-	if !slices.Contains(req.Approvers, cred.User) {
-		return gate.Verified{}, fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
-	}
-	if !w.seal.sealed(cred) {
-		return gate.Verified{}, fmt.Errorf("verify: %w: the credential carries no seal of this enrollment", ErrUnknownCredential)
-	}
-	u := &waUser{id: userHandle(cred.User), name: cred.User, creds: []webauthn.Credential{{
-		ID:        cred.ID,
-		PublicKey: cred.PublicKey,
-		Flags: webauthn.CredentialFlags{UserPresent: true, UserVerified: true,
-			BackupEligible: cred.BackupEligible, BackupState: cred.BackupState},
-		Authenticator: webauthn.Authenticator{AAGUID: cred.AAGUID, SignCount: cred.SignCount},
-	}}}
-	session := webauthn.SessionData{
-		Challenge:            base64.RawURLEncoding.EncodeToString(req.Challenge[:]),
-		RelyingPartyID:       w.rp.ID,
-		UserID:               u.id,
-		AllowedCredentialIDs: [][]byte{cred.ID},
-		UserVerification:     protocol.VerificationRequired,
-	}
-	if check := w.precheck(parsed, req.Challenge[:]); check != "" {
-		return gate.Verified{}, &AssertionError{Check: check}
-	}
-	got, err := w.wa.ValidateLogin(u, session, parsed)
-	if err != nil {
-		check := describe(err)
-		if strings.Contains(strings.ToLower(check), "signature") {
-			check = "signature"
+	cred, parsed, err := w.check(ctx, req.Challenge[:], answer, func(user string) error {
+		if !slices.Contains(req.Approvers, user) {
+			return fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
 		}
-		return gate.Verified{}, &AssertionError{Check: check}
-	}
-	if got.Authenticator.CloneWarning {
-		return gate.Verified{}, ErrCounter
-	}
-	if err := w.creds.AdvanceSignCount(ctx, cred.ID, parsed.Response.AuthenticatorData.Counter); err != nil {
-		return gate.Verified{}, ticketstore.Err("verify", err)
+		return nil
+	})
+	if err != nil {
+		return gate.Verified{}, err
 	}
 	raw := parsed.Raw.AssertionResponse
 	ev, err := json.Marshal(Evidence{
@@ -164,6 +122,66 @@ func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) 
 		return gate.Verified{}, fmt.Errorf("verify: %w", err)
 	}
 	return gate.Verified{User: cred.User, Evidence: ev}, nil
+}
+
+// check verifies an assertion answer over challenge, by an enrolled,
+// unrevoked (and, with [RequireSeal], sealed) credential whose user
+// permit accepts, and advances the credential's signature counter. It is
+// the one verification of an assertion that approvals and sign-ins
+// share; they differ only in the challenge and in whom they permit.
+func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit func(user string) error) (store.Credential, *protocol.ParsedCredentialAssertionData, error) {
+	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
+	if err != nil {
+		return store.Credential{}, nil, &AssertionError{Check: "malformed"}
+	}
+	cred, err := w.creds.GetCredential(ctx, parsed.RawID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Credential{}, nil, ErrUnknownCredential
+	}
+	if err != nil {
+		return store.Credential{}, nil, ticketstore.Err("verify", err)
+	}
+	if !cred.RevokedAt.IsZero() {
+		return store.Credential{}, nil, fmt.Errorf("verify: %w: the credential was revoked", stepup.ErrRevoked)
+	}
+	if err := permit(cred.User); err != nil {
+		return store.Credential{}, nil, err
+	}
+	if !w.seal.sealed(cred) {
+		return store.Credential{}, nil, fmt.Errorf("verify: %w: the credential carries no seal of this enrollment", ErrUnknownCredential)
+	}
+	u := &waUser{id: userHandle(cred.User), name: cred.User, creds: []webauthn.Credential{{
+		ID:        cred.ID,
+		PublicKey: cred.PublicKey,
+		Flags: webauthn.CredentialFlags{UserPresent: true, UserVerified: true,
+			BackupEligible: cred.BackupEligible, BackupState: cred.BackupState},
+		Authenticator: webauthn.Authenticator{AAGUID: cred.AAGUID, SignCount: cred.SignCount},
+	}}}
+	session := webauthn.SessionData{
+		Challenge:            base64.RawURLEncoding.EncodeToString(challenge),
+		RelyingPartyID:       w.rp.ID,
+		UserID:               u.id,
+		AllowedCredentialIDs: [][]byte{cred.ID},
+		UserVerification:     protocol.VerificationRequired,
+	}
+	if check := w.precheck(parsed, challenge); check != "" {
+		return store.Credential{}, nil, &AssertionError{Check: check}
+	}
+	got, err := w.wa.ValidateLogin(u, session, parsed)
+	if err != nil {
+		check := describe(err)
+		if strings.Contains(strings.ToLower(check), "signature") {
+			check = "signature"
+		}
+		return store.Credential{}, nil, &AssertionError{Check: check}
+	}
+	if got.Authenticator.CloneWarning {
+		return store.Credential{}, nil, ErrCounter
+	}
+	if err := w.creds.AdvanceSignCount(ctx, cred.ID, parsed.Response.AuthenticatorData.Counter); err != nil {
+		return store.Credential{}, nil, ticketstore.Err("verify", err)
+	}
+	return cred, parsed, nil
 }
 
 // precheck names the first of the plain checks an assertion fails, so a
