@@ -37,6 +37,8 @@
 //     shown again; see [Approver] for what that buys.
 //   - Approvals: a rule of k; the call runs only when k distinct
 //     approvers, each with their own load and time on shift, approved it.
+//     Their answers to one card are correlated ([Approver]): a card that
+//     fools one careful reader is likelier to fool the next.
 //
 // With every control off ([NaiveQueue]) every request is a card for one
 // approver, and nothing limits them.

@@ -15,7 +15,9 @@ type Proportion struct {
 }
 
 // NewProportion returns successes out of trials with its 95% Wilson
-// interval (Wilson 1927), which, unlike the normal approximation, stays
+// interval (E. B. Wilson, "Probable inference, the law of succession, and
+// statistical inference", Journal of the American Statistical Association
+// 22(158):209-212, 1927), which, unlike the normal approximation, stays
 // inside [0, 1] and is not empty at 0 or at trials successes. Zero trials
 // give P 0 and the interval [0, 1].
 func NewProportion(successes, trials int) Proportion {
