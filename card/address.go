@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // A value is given a TRUSTED badge only when the whole value is exactly one
@@ -65,7 +64,14 @@ const forbiddenHost = " #%/:<>?@[\\]^|"
 // specialSchemes are the WHATWG URL standard's special schemes, whose
 // authority a backslash also ends.
 func isSpecialScheme(s string) bool {
-	switch strings.ToLower(s) {
+	if len(s) < 2 || len(s) > 5 {
+		return false
+	}
+	var b [5]byte
+	for i := 0; i < len(s); i++ {
+		b[i] = s[i] | 0x20 // lower-cases letters; a scheme holds nothing it could confuse
+	}
+	switch string(b[:len(s)]) {
 	case "http", "https", "ws", "wss", "ftp", "file":
 		return true
 	}
@@ -128,18 +134,8 @@ func parseURL(s string) (target, bool) {
 		t.decoy = strings.ContainsAny(auth[:i], "@.")
 		auth = auth[i+1:]
 	}
-	host, ok := splitHostPort(auth)
-	if !ok || host == "" {
-		return target{}, false
-	}
-	if strings.Contains(host, "%") {
-		u, err := url.PathUnescape(host)
-		if err != nil || !utf8.ValidString(u) {
-			return target{}, false
-		}
-		host = u
-	}
-	if strings.ContainsAny(host, forbiddenHost) && !strings.HasPrefix(auth, "[") {
+	host, ok := authorityHost(auth)
+	if !ok {
 		return target{}, false
 	}
 	t.host = host
@@ -159,7 +155,7 @@ func splitHostPort(s string) (string, bool) {
 		}
 		// Brackets hold an IPv6 address and nothing else (no zone), as
 		// the WHATWG URL standard parses them.
-		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || a.Zone() != "" {
+		if !isBracketHost(host) {
 			return "", false
 		}
 		return host, true
@@ -169,6 +165,22 @@ func splitHostPort(s string) (string, bool) {
 		return "", false
 	}
 	return host, true
+}
+
+// maxIPv6Text is the length of the longest IPv6 address without a zone
+// that netip parses: six groups of four hex digits and a dotted IPv4
+// address ("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255").
+const maxIPv6Text = 45
+
+// isBracketHost reports an IPv6 address without a zone, what brackets may
+// hold. Longer text is refused before netip reads it, so a long value
+// costs nothing here.
+func isBracketHost(host string) bool {
+	if len(host) > maxIPv6Text {
+		return false
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Is6() && a.Zone() == ""
 }
 
 func isPort(s string) bool {
@@ -260,13 +272,23 @@ func parseAddrSpec(s string) (target, bool) {
 		t.host = host
 		return t, true
 	}
-	for _, r := range domain {
-		if r < 0x80 && !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
-			return target{}, false
-		}
+	if !isDomainText(domain) {
+		return target{}, false
 	}
 	t.host = domain
 	return t, true
+}
+
+// isDomainText reports a domain of an address: ASCII letters, digits,
+// hyphens, dots and underscores, and any non-ASCII character (IDNA judges
+// those).
+func isDomainText(domain string) bool {
+	for _, r := range domain {
+		if r < 0x80 && !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // addressLiteral reads an RFC 5321 address literal: [dotted IPv4] or
@@ -275,6 +297,9 @@ func parseAddrSpec(s string) (target, bool) {
 func addressLiteral(s string) (string, bool) {
 	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
 		return "", false
+	}
+	if len(s) > maxLiteral {
+		return "", false // longer than any address netip parses
 	}
 	in := s[1 : len(s)-1]
 	v6, isV6 := strings.CutPrefix(in, "IPv6:")
@@ -294,71 +319,23 @@ func isDotAtom(s string) bool {
 		return false
 	}
 	for _, r := range s {
-		switch {
-		case r >= 0x80:
-			if !unicode.IsGraphic(r) || unicode.IsSpace(r) {
-				return false
-			}
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("!#$%&'*+-/=?^_`{|}~.", r):
-		default:
+		if !isAtomRune(r) {
 			return false
 		}
 	}
 	return true
 }
 
-// maxMentioned is how many hosts of one value the card analyses; a value
-// naming more says so. It bounds the work IDNA and the public suffix list
-// do for one string.
-const maxMentioned = 8
-
-// scanHosts returns the hosts a reader could take a value to name: the
-// text after each @, and the authority of each scheme:// (or special
-// scheme:) in it, up to maxMentioned+1 of them. It finds more than the
-// whole-value parsers, on purpose: a value naming a second host anywhere
-// never gets a TRUSTED badge.
-func scanHosts(s string) []string {
-	if !strings.ContainsAny(s, "@:") {
-		return nil
+// isAtomRune reports a character of an RFC 5322 atom, with RFC 6531's
+// UTF-8 letters.
+func isAtomRune(r rune) bool {
+	switch {
+	case r >= 0x80:
+		return unicode.IsGraphic(r) && !unicode.IsSpace(r)
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
 	}
-	s = dropTabsAndNewlines(s)
-	var hosts []string
-	add := func(h string) {
-		h = strings.TrimRight(h, ".。．｡-")
-		if h == "" || !strings.ContainsAny(h, ".。．｡") && !strings.HasPrefix(h, "[") {
-			return
-		}
-		for _, g := range hosts {
-			if g == h {
-				return
-			}
-		}
-		hosts = append(hosts, h)
-	}
-	for i := 0; i < len(s) && len(hosts) <= maxMentioned; i++ {
-		switch {
-		case s[i] == '@':
-			add(hostRun(s[i+1:]))
-		case s[i] == ':' && i > 0:
-			j := i
-			for j > 0 && isSchemeByte(s[j-1]) {
-				j--
-			}
-			scheme := s[j:i]
-			if scheme == "" || !(isSpecialScheme(scheme) || strings.HasPrefix(s[i+1:], "//")) {
-				continue
-			}
-			k := strings.IndexFunc(s[i:], unicode.IsSpace)
-			if k < 0 {
-				k = len(s) - i
-			}
-			if t, ok := parseURL(s[j : i+k]); ok {
-				add(strings.TrimRight(hostRun(t.host), "."))
-			}
-		}
-	}
-	return hosts
+	return strings.ContainsRune("!#$%&'*+-/=?^_`{|}~.", r)
 }
 
 func isSchemeByte(c byte) bool {

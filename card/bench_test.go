@@ -79,7 +79,8 @@ func BenchmarkRender(b *testing.B) {
 // JSON that make the renderer work hardest per byte: letters of rare
 // scripts and look-alikes (script and confusables lookups for each), marks,
 // invisible characters and space runs (escapes), host names (IDNA and the
-// public suffix list), many keys, and the deepest nesting canon allows.
+// public suffix list), many keys, the deepest nesting canon allows, many
+// distinct non-ASCII hosts per value, and text of URL schemes back to back.
 func worstCaseArgs(size int) map[string]string {
 	exotic := []rune("\u2d30\u2d31\u13aa\U000104b0\ua4d0\u0430\u0251\u0131\uab32\u0301\u200b\u2800\u00a0\u1112\u1161\U0001d41a\uff54")
 	var text strings.Builder
@@ -120,7 +121,30 @@ func worstCaseArgs(size int) map[string]string {
 		fmt.Fprintf(&hosts, `"%d":"x@h%d.com"`, i, i)
 	}
 	hosts.WriteByte('}')
-	return map[string]string{"exotic": text.String(), "keys": keys.String(), "deep": deep.String(), "hosts": hosts.String()}
+	// Many hosts per value, each distinct and non-ASCII (so each takes
+	// the full IDNA conversion), eight per value and one more, which the
+	// card says it does not analyse.
+	var idna strings.Builder
+	idna.WriteByte('[')
+	for i := 0; idna.Len() < size-256; i++ {
+		if i > 0 {
+			idna.WriteByte(',')
+		}
+		idna.WriteByte('"')
+		for k, l := range []string{"\u00fc", "\u00f6", "\u00e4", "\u00e9", "\u00f1", "\u00e7", "\u00f8", "\u00e5", "\u00df"} {
+			if k > 0 {
+				idna.WriteByte(' ')
+			}
+			fmt.Fprintf(&idna, "@%s%d.de", l, i)
+		}
+		idna.WriteByte('"')
+	}
+	idna.WriteByte(']')
+	// URL schemes back to back with no space: each colon starts a URL
+	// that runs to the end of the text ("a://a://a://...").
+	schemes := `"` + strings.Repeat("a://", (size-64)/4) + `"`
+	return map[string]string{"exotic": text.String(), "keys": keys.String(), "deep": deep.String(), "hosts": hosts.String(),
+		"idna": idna.String(), "schemes": schemes}
 }
 
 // BenchmarkRenderWorstCase renders effects of close to canon's 1 MiB limit
