@@ -78,7 +78,8 @@ type Gate struct {
 	owner     string           // this gate instance, as the owner of its executions
 	local     func() time.Time // this process's clock; see WithLocalClock
 
-	obs *observer // logs and metrics; nil reports nothing
+	obs      *observer // logs and metrics; nil reports nothing
+	notifier *notifier // tells approvers a ticket waits; nil tells no one
 
 	mu      sync.Mutex
 	notify  chan struct{}      // closed and replaced whenever a ticket changes here

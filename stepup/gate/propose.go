@@ -208,9 +208,11 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	case err != nil:
 		return g.refuseStore(ctx, p, err)
 	}
-	_ = approvers // counted by flood control at admission
 	g.changed()
 	g.observeParked(ctx, parked, merged, reason)
+	if !merged {
+		g.notifyParked(ctx, parked, approvers)
+	}
 	t := view(parked, a.CreatedAt)
 	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason
 	return t, nil
