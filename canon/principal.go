@@ -11,18 +11,21 @@ const (
 	PrefixUser  = "user:"  // a person a call runs on behalf of, or who approves
 	PrefixAgent = "agent:" // an agent that proposes calls; never approves
 	PrefixGroup = "group:" // an approver group a policy names
-	// PrefixPolicy and PrefixGrant are reserved for the gate, which records
-	// "policy:<version>" or "grant:<id>" as the approver of a call it
-	// allowed itself. They are never accepted from outside ([Reserved]).
+	// PrefixPolicy, PrefixGrant and PrefixModel are reserved for the
+	// gate, which records "policy:<version>", "grant:<id>" or
+	// "model:<name>" as the approver of a call it allowed itself, a grant
+	// covered, or a model approver decided. They are never accepted from
+	// outside ([Reserved]), and a model is never a person.
 	PrefixPolicy = "policy:"
 	PrefixGrant  = "grant:"
+	PrefixModel  = "model:"
 )
 
 // MaxPrincipalName is the longest name after the prefix, in bytes.
 const MaxPrincipalName = 128
 
 // CheckPrincipalID checks the one syntax of principal ids: lowercase ASCII
-// "kind:name", kind one of user, agent, group, policy and grant, name 1 to
+// "kind:name", kind one of user, agent, group, policy, grant and model, name 1 to
 // [MaxPrincipalName] bytes of a-z, 0-9 and ". _ @ + -", starting with a
 // letter or digit. So "user:dana", "agent:reports-bot" and
 // "user:erin@example.com" are ids; "User:dana", "user:Dana", "аgent:x"
@@ -38,9 +41,9 @@ func CheckPrincipalID(s string) error {
 		return fmt.Errorf("%w: no kind prefix", ErrPrincipal)
 	}
 	switch kind + ":" {
-	case PrefixUser, PrefixAgent, PrefixGroup, PrefixPolicy, PrefixGrant:
+	case PrefixUser, PrefixAgent, PrefixGroup, PrefixPolicy, PrefixGrant, PrefixModel:
 	default:
-		return fmt.Errorf("%w: kind is not user, agent, group, policy or grant", ErrPrincipal)
+		return fmt.Errorf("%w: kind is not user, agent, group, policy, grant or model", ErrPrincipal)
 	}
 	if name == "" || len(name) > MaxPrincipalName {
 		return fmt.Errorf("%w: name is not 1 to %d characters", ErrPrincipal, MaxPrincipalName)
@@ -59,10 +62,11 @@ func CheckPrincipalID(s string) error {
 func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 // Reserved reports whether id has a kind only the gate may write:
-// policy: and grant:. It looks at the prefix only: "policy:" with any name,
+// policy:, grant: and model:. It looks at the prefix only: "policy:" with any name,
 // valid or not, is reserved.
 func Reserved(id string) bool {
-	return strings.HasPrefix(id, PrefixPolicy) || strings.HasPrefix(id, PrefixGrant)
+	return strings.HasPrefix(id, PrefixPolicy) || strings.HasPrefix(id, PrefixGrant) ||
+		strings.HasPrefix(id, PrefixModel)
 }
 
 // Check reports whether p names a user by a "user:" id, an agent by an

@@ -151,7 +151,7 @@ func TestPrincipalIDNaiveCheckIsFooled(t *testing.T) {
 }
 
 func TestReserved(t *testing.T) {
-	for _, id := range []string{"policy:catalog-v3", "grant:g-17", "policy:", "grant:X"} {
+	for _, id := range []string{"policy:catalog-v3", "grant:g-17", "policy:", "grant:X", "model:gpt-judge", "model:"} {
 		assert.True(t, canon.Reserved(id), id)
 	}
 	for _, id := range []string{"user:policy", "agent:grant", "group:policy-admins", "Policy:x", "рolicy:x", "grants:x"} {
@@ -178,7 +178,7 @@ func TestPrincipalCheck(t *testing.T) {
 		case 3: // the right syntax, the wrong kind
 			p.User, p.Agent = p.Agent, p.User
 		case 4: // a reserved kind smuggled in
-			p.Delegations[r.IntN(2)] = []string{"policy:v1", "grant:g1"}[r.IntN(2)]
+			p.Delegations[r.IntN(2)] = []string{"policy:v1", "grant:g1", "model:m1"}[r.IntN(3)]
 		}
 		assert.ErrorIs(t, p.Check(), canon.ErrPrincipal, "%+v", p)
 	}

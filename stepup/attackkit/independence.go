@@ -61,7 +61,7 @@ func unapprovedRun(c *check, k *kit) {
 // spelling of its name, and as the gate's own reserved names.
 func requesterApproves(c *check, k *kit) {
 	who := []string{Agent, "Agent:reports", "AGENT:REPORTS", "agent:reports ", " agent:reports",
-		"\u0430gent:reports", "agent:reports\u200b", "agent:reports/sub", "policy:" + Agent, "grant:" + Agent}
+		"\u0430gent:reports", "agent:reports\u200b", "agent:reports/sub", "policy:" + Agent, "grant:" + Agent, "model:" + Agent}
 	approveAs(c, k, who, "the requesting agent")
 }
 

@@ -80,6 +80,7 @@ type Gate struct {
 
 	obs      *observer // logs and metrics; nil reports nothing
 	notifier *notifier // tells approvers a ticket waits; nil tells no one
+	judging  *judging  // a model deciding some classes; nil: people decide all
 
 	mu      sync.Mutex
 	notify  chan struct{}      // closed and replaced whenever a ticket changes here

@@ -210,6 +210,9 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	}
 	g.changed()
 	g.observeParked(ctx, parked, merged, reason)
+	if !merged && g.judges(parked) {
+		return g.judge(ctx, parked, cd)
+	}
 	if !merged {
 		g.notifyParked(ctx, parked, approvers)
 	}

@@ -135,8 +135,8 @@ func (g *Gate) redecide(ctx context.Context, a store.Approval) (Decision, canon.
 		return grantDecision(), s, nil
 	}
 	eff := s.Effect()
-	d, err := g.policy.Decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Task: eff.Task, Step: eff.Step,
-		Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
+	d, err := g.policy.Decide(ctx, Proposal{Tool: eff.Tool, Args: eff.Args, Parsed: s.Args(), Task: eff.Task,
+		Step: eff.Step, Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
 	switch {
 	case err != nil:
 		return Decision{}, s, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
