@@ -3,7 +3,6 @@ package card
 import (
 	"errors"
 	"fmt"
-	"html/template"
 
 	"github.com/agentstepup/asu/canon"
 )
@@ -125,19 +124,3 @@ func (c *Card) JSON() ([]byte, error) {
 	copy(out, c.canonical)
 	return out, nil
 }
-
-// Text returns the plain-text view at [DefaultWidth] columns, for terminals
-// and logs; see [Card.TextWidth]. It holds no control characters other
-// than newlines.
-func (c *Card) Text() string { return c.text(true, DefaultWidth) }
-
-// Visible returns the text view without the digest fingerprint: what
-// distinguishes one effect's card from another's to a reader. Two effects
-// with different digests never have equal Visible text.
-func (c *Card) Visible() string { return c.text(false, DefaultWidth) }
-
-// HTML returns the card as an HTML fragment, safe to embed in an approval
-// page: every value, and all agent-written text, is escaped by html/template.
-// It uses the classes styled by [CSS]; the page around it sets the
-// content security policy.
-func (c *Card) HTML() template.HTML { return c.html() }

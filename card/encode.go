@@ -1,6 +1,11 @@
 package card
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/agentstepup/asu/card/internal/escape"
+	"github.com/agentstepup/asu/card/internal/host"
+)
 
 // The card JSON is written by hand rather than by encoding/json: it is the
 // largest part of rendering a big effect, and reflection made it several
@@ -60,7 +65,7 @@ func (w *jsonWriter) strs(list []string) {
 	w.b = append(w.b, ']')
 }
 
-func (w *jsonWriter) shown(s shown) {
+func (w *jsonWriter) shown(s escape.Shown) {
 	w.raw("{")
 	if len(s.Flags) > 0 {
 		w.raw(`"flags":`)
@@ -72,7 +77,7 @@ func (w *jsonWriter) shown(s shown) {
 	w.raw("}")
 }
 
-func (w *jsonWriter) shownList(list []shown) {
+func (w *jsonWriter) shownList(list []escape.Shown) {
 	w.raw("[")
 	for i := range list {
 		if i > 0 {
@@ -93,7 +98,7 @@ func (w *jsonWriter) long(l *longPart) {
 	w.raw("}")
 }
 
-func (w *jsonWriter) domains(list []domainPart) {
+func (w *jsonWriter) domains(list []host.Domain) {
 	w.raw("[")
 	for i := range list {
 		d := &list[i]

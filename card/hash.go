@@ -39,16 +39,3 @@ func hashCanonical(c []byte) canon.Digest {
 	h.Sum(d[:0])
 	return d
 }
-
-// seal computes the canonical JSON and hash of m. encodeModel writes
-// canonical JSON as it goes, so it is not canonicalized again.
-func seal(m model, sizeHint int) (*Card, error) {
-	c := encodeModel(&m, sizeHint)
-	if cap(c) > 2*len(c)+4096 {
-		c = append([]byte(nil), c...) // do not keep the unused estimate
-	}
-	if len(c) > HashLimits().MaxBytes {
-		return nil, fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
-	}
-	return &Card{m: m, canonical: c, hash: hashCanonical(c)}, nil
-}

@@ -4,77 +4,9 @@ import (
 	"html/template"
 	"strconv"
 	"strings"
+
+	"github.com/agentstepup/asu/card/internal/escape"
 )
-
-// seg is a run of displayed text; Esc marks an escape sequence (\u{200B},
-// \n, ...), which the HTML view highlights so it cannot pass for text.
-type seg struct {
-	Text string
-	Esc  bool
-}
-
-// segments splits escaped text into plain runs and escape sequences.
-func segments(s string) []seg {
-	if !strings.Contains(s, `\`) {
-		return []seg{{Text: s}}
-	}
-	var out []seg
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] != '\\' || i+1 >= len(s) {
-			continue
-		}
-		j := escapeEnd(s, i)
-		switch s[i+1] {
-		case '\\', '"':
-			i++ // a literal backslash or quote: plain text
-			continue
-		}
-		if start < i {
-			out = append(out, seg{Text: s[start:i]})
-		}
-		out = append(out, seg{Text: s[i:j], Esc: true})
-		start = j
-		i = j - 1
-	}
-	if start < len(s) {
-		out = append(out, seg{Text: s[start:]})
-	}
-	return out
-}
-
-// escHTML renders escaped display text as HTML: html/template's own
-// escaper for the characters, a highlighted span for each escape sequence.
-// Doing this in one call, rather than a nested template per string, keeps
-// the HTML view fast.
-func escHTML(s string) template.HTML {
-	var b strings.Builder
-	b.Grow(len(s) + 32)
-	b.WriteString(`<span class="asu-t">`)
-	for _, sg := range segments(s) {
-		if sg.Esc {
-			b.WriteString(`<span class="asu-esc">`)
-			b.WriteString(template.HTMLEscapeString(sg.Text))
-			b.WriteString(`</span>`)
-			if sg.Text == `\n` {
-				b.WriteByte('\n') // the value goes on on a new line, after the visible \n
-			}
-		} else {
-			b.WriteString(template.HTMLEscapeString(sg.Text))
-		}
-	}
-	b.WriteString(`</span>`)
-	return template.HTML(b.String()) // every character passed through HTMLEscapeString
-}
-
-// regSplit splits an A-label host into the part before its registrable
-// domain and the registrable domain, which the view emphasises.
-func regSplit(d domainPart) []string {
-	if d.Registrable == "" || !strings.HasSuffix(d.ASCII, d.Registrable) {
-		return []string{d.ASCII, ""}
-	}
-	return []string{strings.TrimSuffix(d.ASCII, d.Registrable), d.Registrable}
-}
 
 // The HTML view is written by code, not by a template: every character of
 // every string from the effect or the context passes through escHTML or
@@ -89,10 +21,20 @@ type hw struct{ b strings.Builder }
 func (w *hw) raw(s string)   { w.b.WriteString(s) }
 func (w *hw) esc(s string)   { w.b.WriteString(string(escHTML(s))) }
 func (w *hw) plain(s string) { w.b.WriteString(template.HTMLEscapeString(s)) }
-func (w *hw) quoted(s shown) { w.raw(`<span class="asu-mono">"`); w.esc(s.Text); w.raw(`"</span>`) }
+func (w *hw) quoted(s escape.Shown) {
+	w.raw(`<span class="asu-mono">"`)
+	w.esc(s.Text)
+	w.raw(`"</span>`)
+}
 func (w *hw) section(cls, title string) {
 	w.raw(`<section class="asu-section ` + cls + `">` + "\n<h3>" + title + "</h3>\n")
 }
+
+// HTML returns the card as an HTML fragment, safe to embed in an approval
+// page: every value, and all agent-written text, is escaped by html/template.
+// It uses the classes styled by [CSS]; the page around it sets the
+// content security policy.
+func (c *Card) HTML() template.HTML { return c.html() }
 
 func (c *Card) html() template.HTML {
 	m := &c.m

@@ -4,11 +4,84 @@ import (
 	"html/template"
 	"strconv"
 	"strings"
+
+	"github.com/agentstepup/asu/card/internal/escape"
+	"github.com/agentstepup/asu/card/internal/host"
 )
+
+// seg is a run of displayed text; Esc marks an escape sequence (\u{200B},
+// \n, ...), which the HTML view highlights so it cannot pass for text.
+type seg struct {
+	Text string
+	Esc  bool
+}
+
+// segments splits escaped text into plain runs and escape sequences.
+func segments(s string) []seg {
+	if !strings.Contains(s, `\`) {
+		return []seg{{Text: s}}
+	}
+	var out []seg
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			continue
+		}
+		j := escape.End(s, i)
+		switch s[i+1] {
+		case '\\', '"':
+			i++ // a literal backslash or quote: plain text
+			continue
+		}
+		if start < i {
+			out = append(out, seg{Text: s[start:i]})
+		}
+		out = append(out, seg{Text: s[i:j], Esc: true})
+		start = j
+		i = j - 1
+	}
+	if start < len(s) {
+		out = append(out, seg{Text: s[start:]})
+	}
+	return out
+}
+
+// escHTML renders escaped display text as HTML: html/template's own
+// escaper for the characters, a highlighted span for each escape sequence.
+// Doing this in one call, rather than a nested template per string, keeps
+// the HTML view fast.
+func escHTML(s string) template.HTML {
+	var b strings.Builder
+	b.Grow(len(s) + 32)
+	b.WriteString(`<span class="asu-t">`)
+	for _, sg := range segments(s) {
+		if sg.Esc {
+			b.WriteString(`<span class="asu-esc">`)
+			b.WriteString(template.HTMLEscapeString(sg.Text))
+			b.WriteString(`</span>`)
+			if sg.Text == `\n` {
+				b.WriteByte('\n') // the value goes on on a new line, after the visible \n
+			}
+		} else {
+			b.WriteString(template.HTMLEscapeString(sg.Text))
+		}
+	}
+	b.WriteString(`</span>`)
+	return template.HTML(b.String()) // every character passed through HTMLEscapeString
+}
+
+// regSplit splits an A-label host into the part before its registrable
+// domain and the registrable domain, which the view emphasises.
+func regSplit(d host.Domain) []string {
+	if d.Registrable == "" || !strings.HasSuffix(d.ASCII, d.Registrable) {
+		return []string{d.ASCII, ""}
+	}
+	return []string{strings.TrimSuffix(d.ASCII, d.Registrable), d.Registrable}
+}
 
 func writeEsc(b *strings.Builder, s string) { b.WriteString(string(escHTML(s))) }
 
-func writeKeyHTML(b *strings.Builder, k shown) {
+func writeKeyHTML(b *strings.Builder, k escape.Shown) {
 	if isPlainKey(k.Text) {
 		writeEsc(b, k.Text)
 		return
@@ -27,14 +100,14 @@ func writeFlagsHTML(b *strings.Builder, what string, flags []string) {
 	b.WriteString(`<ul class="asu-flags">`)
 	for _, f := range flags {
 		b.WriteString("<li>")
-		b.WriteString(template.HTMLEscapeString(what + flagText(f)))
+		b.WriteString(template.HTMLEscapeString(what + escape.FlagText(f)))
 		b.WriteString("</li>")
 	}
 	b.WriteString("</ul>")
 }
 
 // writeKeyNotesHTML lists what was found in a key or argument name.
-func writeKeyNotesHTML(b *strings.Builder, k shown, doms []domainPart) {
+func writeKeyNotesHTML(b *strings.Builder, k escape.Shown, doms []host.Domain) {
 	writeFlagsHTML(b, "the name ", k.Flags)
 	for i := range doms {
 		writeDomainHTML(b, "in the name: ", &doms[i])
@@ -100,7 +173,7 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 	}
 }
 
-func writeDomainHTML(b *strings.Builder, where string, d *domainPart) {
+func writeDomainHTML(b *strings.Builder, where string, d *host.Domain) {
 	b.WriteString(`<div class="asu-domain`)
 	if d.Trusted {
 		b.WriteString(` asu-trusted`)
@@ -128,11 +201,11 @@ func writeDomainHTML(b *strings.Builder, where string, d *domainPart) {
 	if len(d.Warnings) > 0 {
 		b.WriteString(`<ul class="asu-flags">`)
 		for _, w := range d.Warnings {
-			b.WriteString(`<li>` + template.HTMLEscapeString(warnText(w)))
+			b.WriteString(`<li>` + template.HTMLEscapeString(host.WarnText(w)))
 			switch w {
-			case warnLookalike, warnContainsTrusted:
+			case host.WarnLookalike, host.WarnContainsTrusted:
 				b.WriteString(`: <strong class="asu-mono">` + template.HTMLEscapeString(d.LooksLike) + `</strong>`)
-			case warnMixedScript, warnLookalikeLabel:
+			case host.WarnMixedScript, host.WarnLookalikeLabel:
 				b.WriteString(` (scripts: ` + template.HTMLEscapeString(d.Scripts) + `)`)
 			}
 			b.WriteString(`</li>`)

@@ -1,5 +1,11 @@
 package card
 
+import (
+	"github.com/agentstepup/asu/card/internal/escape"
+	"github.com/agentstepup/asu/card/internal/host"
+	"github.com/agentstepup/asu/card/internal/jsonread"
+)
+
 // model is the card: everything any view shows, already escaped. Its JSON
 // (through Card.JSON) is the card a native app renders and the bytes the
 // card hash covers, so every field name here is part of the card format
@@ -16,43 +22,43 @@ type model struct {
 }
 
 type toolPart struct {
-	Class string `json:"class"`
-	Name  shown  `json:"name"`  // the catalog name, from the effect
-	Title shown  `json:"title"` // the catalog's title (trusted)
+	Class string       `json:"class"`
+	Name  escape.Shown `json:"name"`  // the catalog name, from the effect
+	Title escape.Shown `json:"title"` // the catalog's title (trusted)
 }
 
 // field is one top-level argument.
 type field struct {
-	Currency *shown       `json:"currency,omitempty"` // for the amount: its currency
-	Label    *shown       `json:"label,omitempty"`    // the catalog's label, when it has one
-	Name     shown        `json:"name"`
-	NameDoms []domainPart `json:"name_domains,omitempty"` // hosts the argument's name holds
-	Role     string       `json:"role,omitempty"`         // "recipient", "amount" or "currency"
-	Unit     *shown       `json:"unit,omitempty"`         // the catalog's unit for a number
-	Value    node         `json:"value"`
+	Currency *escape.Shown `json:"currency,omitempty"` // for the amount: its currency
+	Label    *escape.Shown `json:"label,omitempty"`    // the catalog's label, when it has one
+	Name     escape.Shown  `json:"name"`
+	NameDoms []host.Domain `json:"name_domains,omitempty"` // hosts the argument's name holds
+	Role     string        `json:"role,omitempty"`         // "recipient", "amount" or "currency"
+	Unit     *escape.Shown `json:"unit,omitempty"`         // the catalog's unit for a number
+	Value    node          `json:"value"`
 }
 
 // Kinds of node, the JSON types.
 const (
-	kindString = "string"
-	kindNumber = "number"
-	kindBool   = "bool"
-	kindNull   = "null"
-	kindObject = "object"
-	kindArray  = "array"
+	kindString = jsonread.String
+	kindNumber = jsonread.Number
+	kindBool   = jsonread.Bool
+	kindNull   = jsonread.Null
+	kindObject = jsonread.Object
+	kindArray  = jsonread.Array
 )
 
 // node is one JSON value of the arguments. Scalars carry Text: a string's
 // escaped characters (without quotes), a number's canonical text, "true",
 // "false" or "null". Objects carry Members in canonical order, arrays Items.
 type node struct {
-	Domains []domainPart `json:"domains,omitempty"`
-	Flags   []string     `json:"flags,omitempty"`
-	Items   []node       `json:"items,omitempty"`
-	Kind    string       `json:"kind"`
-	Long    *longPart    `json:"long,omitempty"`
-	Members []member     `json:"members,omitempty"`
-	Text    string       `json:"text"`
+	Domains []host.Domain `json:"domains,omitempty"`
+	Flags   []string      `json:"flags,omitempty"`
+	Items   []node        `json:"items,omitempty"`
+	Kind    string        `json:"kind"`
+	Long    *longPart     `json:"long,omitempty"`
+	Members []member      `json:"members,omitempty"`
+	Text    string        `json:"text"`
 }
 
 // longPart describes a string shown shortened: Text holds the start, Full
@@ -64,42 +70,30 @@ type longPart struct {
 }
 
 type member struct {
-	Key     shown        `json:"key"`
-	KeyDoms []domainPart `json:"key_domains,omitempty"` // hosts the key holds, analysed like a value's
-	Value   node         `json:"value"`
-}
-
-// domainPart is what a host name found in a string resolves to.
-type domainPart struct {
-	ASCII       string   `json:"ascii"`                 // the authoritative A-label form
-	LooksLike   string   `json:"looks_like,omitempty"`  // the trusted domain it imitates
-	Registrable string   `json:"registrable,omitempty"` // eTLD+1, A-label form
-	Scripts     string   `json:"scripts,omitempty"`     // when mixed, e.g. "Cyrillic+Latin"
-	Trusted     bool     `json:"trusted,omitempty"`     // registrable domain is a trusted one
-	Unicode     string   `json:"unicode,omitempty"`     // when safe to show
-	Warnings    []string `json:"warnings,omitempty"`
-	Written     shown    `json:"written"` // as the argument spells it
+	Key     escape.Shown  `json:"key"`
+	KeyDoms []host.Domain `json:"key_domains,omitempty"` // hosts the key holds, analysed like a value's
+	Value   node          `json:"value"`
 }
 
 type refPart struct {
-	Index  int    `json:"index"` // position in the effect's refs, which the digest covers
-	Kind   shown  `json:"kind"`
-	Name   shown  `json:"name"`
-	Reason *shown `json:"reason,omitempty"` // why an unbound reference is not covered
-	SHA256 string `json:"sha256,omitempty"`
-	Size   int64  `json:"size"`
+	Index  int           `json:"index"` // position in the effect's refs, which the digest covers
+	Kind   escape.Shown  `json:"kind"`
+	Name   escape.Shown  `json:"name"`
+	Reason *escape.Shown `json:"reason,omitempty"` // why an unbound reference is not covered
+	SHA256 string        `json:"sha256,omitempty"`
+	Size   int64         `json:"size"`
 }
 
 type contextPart struct {
-	Agent         shown   `json:"agent"`
-	Audience      shown   `json:"audience"`
-	Delegations   []shown `json:"delegations"`
-	PolicyVersion shown   `json:"policy_version"`
-	Provenance    []shown `json:"provenance"`
-	Reasons       []shown `json:"reasons"`
-	Step          *shown  `json:"step,omitempty"` // absent when the effect has no step
-	Task          shown   `json:"task"`
-	User          shown   `json:"user"`
+	Agent         escape.Shown   `json:"agent"`
+	Audience      escape.Shown   `json:"audience"`
+	Delegations   []escape.Shown `json:"delegations"`
+	PolicyVersion escape.Shown   `json:"policy_version"`
+	Provenance    []escape.Shown `json:"provenance"`
+	Reasons       []escape.Shown `json:"reasons"`
+	Step          *escape.Shown  `json:"step,omitempty"` // absent when the effect has no step
+	Task          escape.Shown   `json:"task"`
+	User          escape.Shown   `json:"user"`
 }
 
 // untrustedPart holds agent-written text; views show it only inside the

@@ -7,6 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card/internal/escape"
+	"github.com/agentstepup/asu/card/internal/host"
+	"github.com/agentstepup/asu/card/internal/jsonread"
 )
 
 // Display limits. A string longer than maxShown runes (after escaping) is
@@ -50,6 +53,15 @@ func (Renderer) CheckContext(ctx Context) error {
 	return err
 }
 
+// prepareTrusted checks and normalizes the trusted domains.
+func prepareTrusted(list []string) ([]host.Trusted, error) {
+	trusted, err := host.PrepareTrusted(list)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadContext, err)
+	}
+	return trusted, nil
+}
+
 // Render builds the card for effect e from e itself and the trusted parts
 // of ctx; ctx's untrusted fields are placed, escaped, in the region
 // labelled as written by the agent.
@@ -72,38 +84,38 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 	}
 	// The arguments are shown from the canonical effect itself, the bytes
 	// the digest covers, not from the caller's spelling of them.
-	whole, err := parseCanonical(canonical)
+	whole, err := jsonread.Parse(canonical)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadEffect, err)
 	}
-	tree := whole.member("args")
-	if tree.kind != kindObject {
+	tree := whole.Member("args")
+	if tree.Kind != kindObject {
 		return nil, fmt.Errorf("%w: arguments", ErrBadEffect)
 	}
 	trusted, err := prepareTrusted(ctx.Trusted)
 	if err != nil {
 		return nil, err
 	}
-	r := renderer{ctx: ctx, trusted: trusted, esc: escaper{quote: true}}
+	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true}}
 	m := model{
 		Renderer: rr.ID(),
 		Digest:   canon.Sum(canonical).String(),
 		Tool: toolPart{
-			Name:  r.esc.show(e.Tool),
-			Title: r.esc.show(ctx.Title),
+			Name:  r.esc.Show(e.Tool),
+			Title: r.esc.Show(ctx.Title),
 			Class: ctx.Class,
 		},
 		Refs:    []refPart{},
 		Unbound: []refPart{},
 		Context: contextPart{
-			PolicyVersion: r.esc.show(e.PolicyVersion),
+			PolicyVersion: r.esc.Show(e.PolicyVersion),
 			Reasons:       r.showAll(ctx.Reasons),
 			Provenance:    r.showAll(ctx.Provenance),
-			Task:          r.esc.show(e.Task),
-			User:          r.esc.show(e.Principal.User),
-			Agent:         r.esc.show(e.Principal.Agent),
+			Task:          r.esc.Show(e.Task),
+			User:          r.esc.Show(e.Principal.User),
+			Agent:         r.esc.Show(e.Principal.Agent),
 			Delegations:   r.showAll(e.Principal.Delegations),
-			Audience:      r.esc.show(e.Audience),
+			Audience:      r.esc.Show(e.Audience),
 		},
 		Untrusted: untrustedPart{
 			Rationale:       showBlock(ctx.Rationale),
@@ -111,18 +123,18 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 		},
 	}
 	if e.Step != "" {
-		step := r.esc.show(e.Step)
+		step := r.esc.Show(e.Step)
 		m.Context.Step = &step
 	}
 	if m.Args, err = r.fields(tree); err != nil {
 		return nil, err
 	}
 	for i, ref := range e.Refs {
-		p := refPart{Index: i, Name: r.esc.show(ref.Name), Kind: r.esc.show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
+		p := refPart{Index: i, Name: r.esc.Show(ref.Name), Kind: r.esc.Show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
 		if ref.Bound() {
 			m.Refs = append(m.Refs, p)
 		} else {
-			why := r.esc.show(ref.Unbound)
+			why := r.esc.Show(ref.Unbound)
 			p.Reason = &why
 			if ref.SHA256.IsZero() && ref.Size == 0 {
 				p.SHA256 = "" // nothing recorded: say nothing
@@ -133,18 +145,40 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 	return seal(m, 8*len(canonical))
 }
 
-// renderer carries what one Render call needs while walking the arguments.
-type renderer struct {
-	ctx     Context
-	trusted []trustedDomain
-	esc     escaper
-	seen    map[hostKey]domainPart // hosts analysed so far
+// seal computes the canonical JSON and hash of m. encodeModel writes
+// canonical JSON as it goes, so it is not canonicalized again.
+func seal(m model, sizeHint int) (*Card, error) {
+	c := encodeModel(&m, sizeHint)
+	if cap(c) > 2*len(c)+4096 {
+		c = append([]byte(nil), c...) // do not keep the unused estimate
+	}
+	if len(c) > HashLimits().MaxBytes {
+		return nil, fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
+	}
+	return &Card{m: m, canonical: c, hash: hashCanonical(c)}, nil
 }
 
-func (r *renderer) showAll(list []string) []shown {
-	out := make([]shown, len(list))
+// renderer carries what one Render call needs while walking the arguments.
+type renderer struct {
+	ctx   Context
+	hosts *host.Analyzer
+	esc   escape.Escaper
+}
+
+// valueHosts finds and analyses the hosts of a string; see
+// [host.Analyzer.Hosts].
+func (r *renderer) valueHosts(s string, asHost bool) ([]host.Domain, bool, error) {
+	doms, notOne, err := r.hosts.Hosts(s, asHost)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrUnrenderable, err)
+	}
+	return doms, notOne, nil
+}
+
+func (r *renderer) showAll(list []string) []escape.Shown {
+	out := make([]escape.Shown, len(list))
 	for i, s := range list {
-		out[i] = r.esc.show(s)
+		out[i] = r.esc.Show(s)
 	}
 	return out
 }
@@ -152,20 +186,20 @@ func (r *renderer) showAll(list []string) []shown {
 // fields lays out the top-level arguments: the recipient, amount and
 // currency first (or the catalog's order), then the rest in canonical order.
 // Every argument appears exactly once.
-func (r *renderer) fields(args value) ([]field, error) {
+func (r *renderer) fields(args jsonread.Value) ([]field, error) {
 	h := r.ctx.Hints
 	first := h.Order
 	if len(first) == 0 {
 		first = []string{h.Recipient, h.Amount, h.Currency}
 	}
-	out := make([]field, 0, len(args.members))
-	placed := make([]bool, len(args.members))
+	out := make([]field, 0, len(args.Members))
+	placed := make([]bool, len(args.Members))
 	place := func(i int) error {
 		if placed[i] {
 			return nil
 		}
 		placed[i] = true
-		f, err := r.field(args.members[i], args)
+		f, err := r.field(args.Members[i], args)
 		if err != nil {
 			return err
 		}
@@ -176,15 +210,15 @@ func (r *renderer) fields(args value) ([]field, error) {
 		if name == "" {
 			continue
 		}
-		for i, m := range args.members {
-			if m.key == name {
+		for i, m := range args.Members {
+			if m.Key == name {
 				if err := place(i); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	for i := range args.members {
+	for i := range args.Members {
 		if err := place(i); err != nil {
 			return nil, err
 		}
@@ -192,39 +226,39 @@ func (r *renderer) fields(args value) ([]field, error) {
 	return out, nil
 }
 
-func (r *renderer) field(m kv, args value) (field, error) {
+func (r *renderer) field(m jsonread.Member, args jsonread.Value) (field, error) {
 	h := r.ctx.Hints
-	f := field{Name: r.esc.show(m.key)}
-	doms, err := r.keyHosts(m.key, &f.Name)
+	f := field{Name: r.esc.Show(m.Key)}
+	doms, err := r.keyHosts(m.Key, &f.Name)
 	if err != nil {
 		return field{}, err
 	}
 	f.NameDoms = doms
-	if l, ok := h.Labels[m.key]; ok {
-		s := r.esc.show(l)
+	if l, ok := h.Labels[m.Key]; ok {
+		s := r.esc.Show(l)
 		f.Label = &s
 	}
 	asHost := false
 	for _, d := range h.Domains {
-		asHost = asHost || d == m.key
+		asHost = asHost || d == m.Key
 	}
-	switch m.key {
+	switch m.Key {
 	case h.Recipient:
 		f.Role = "recipient"
 	case h.Amount:
 		f.Role = "amount"
 		if cur := r.currency(args); cur != "" {
-			s := r.esc.show(cur)
+			s := r.esc.Show(cur)
 			f.Currency = &s
 		}
 	case h.Currency:
 		f.Role = "currency"
 	}
-	if u, ok := h.Units[m.key]; ok && m.val.kind == kindNumber {
-		s := r.esc.show(u)
+	if u, ok := h.Units[m.Key]; ok && m.Val.Kind == kindNumber {
+		s := r.esc.Show(u)
 		f.Unit = &s
 	}
-	v, err := r.node(m.val, asHost)
+	v, err := r.node(m.Val, asHost)
 	if err != nil {
 		return field{}, err
 	}
@@ -234,12 +268,12 @@ func (r *renderer) field(m kv, args value) (field, error) {
 
 // currency returns the amount's currency: the currency argument's string
 // value, or the catalog's fixed currency.
-func (r *renderer) currency(args value) string {
+func (r *renderer) currency(args jsonread.Value) string {
 	h := r.ctx.Hints
 	if h.Currency != "" {
-		for _, m := range args.members {
-			if m.key == h.Currency && m.val.kind == kindString {
-				return m.val.text
+		for _, m := range args.Members {
+			if m.Key == h.Currency && m.Val.Kind == kindString {
+				return m.Val.Text
 			}
 		}
 		return ""
@@ -247,41 +281,41 @@ func (r *renderer) currency(args value) string {
 	return h.FixedCurrency
 }
 
-func (r *renderer) node(v value, asHost bool) (node, error) {
-	n := node{Kind: v.kind}
-	switch v.kind {
+func (r *renderer) node(v jsonread.Value, asHost bool) (node, error) {
+	n := node{Kind: v.Kind}
+	switch v.Kind {
 	case kindString:
-		s := r.esc.show(v.text)
+		s := r.esc.Show(v.Text)
 		n.Text, n.Flags = s.Text, s.Flags
 		if utf8.RuneCountInString(s.Text) > maxShown {
-			n.Text = cutEscaped(s.Text, keepShown)
-			n.Long = long(v.text, s.Text)
+			n.Text = escape.Cut(s.Text, keepShown)
+			n.Long = long(v.Text, s.Text)
 		}
-		doms, notOne, err := r.hosts(v.text, asHost)
+		doms, notOne, err := r.valueHosts(v.Text, asHost)
 		if err != nil {
 			return node{}, err
 		}
 		n.Domains = doms
 		if notOne {
-			n.Flags = addFlag(n.Flags, flagNotOneHost)
+			n.Flags = escape.AddFlag(n.Flags, escape.FlagNotOneHost)
 		}
 	case kindObject:
-		n.Members = make([]member, len(v.members))
-		for i, m := range v.members {
-			c, err := r.node(m.val, false)
+		n.Members = make([]member, len(v.Members))
+		for i, m := range v.Members {
+			c, err := r.node(m.Val, false)
 			if err != nil {
 				return node{}, err
 			}
-			k := r.esc.show(m.key)
-			doms, err := r.keyHosts(m.key, &k)
+			k := r.esc.Show(m.Key)
+			doms, err := r.keyHosts(m.Key, &k)
 			if err != nil {
 				return node{}, err
 			}
 			n.Members[i] = member{Key: k, KeyDoms: doms, Value: c}
 		}
 	case kindArray:
-		n.Items = make([]node, len(v.items))
-		for i, it := range v.items {
+		n.Items = make([]node, len(v.Items))
+		for i, it := range v.Items {
 			c, err := r.node(it, asHost)
 			if err != nil {
 				return node{}, err
@@ -289,32 +323,22 @@ func (r *renderer) node(v value, asHost bool) (node, error) {
 			n.Items[i] = c
 		}
 	default:
-		n.Text = v.text
+		n.Text = v.Text
 	}
 	return n, nil
 }
 
 // keyHosts analyses an object key or argument name like a string value:
 // an address used as a key ({"cc":{"x@example.com":"X"}}) is checked too.
-func (r *renderer) keyHosts(key string, k *shown) ([]domainPart, error) {
-	doms, notOne, err := r.hosts(key, false)
+func (r *renderer) keyHosts(key string, k *escape.Shown) ([]host.Domain, error) {
+	doms, notOne, err := r.valueHosts(key, false)
 	if err != nil {
 		return nil, err
 	}
 	if notOne {
-		k.Flags = addFlag(k.Flags, flagNotOneHost)
+		k.Flags = escape.AddFlag(k.Flags, escape.FlagNotOneHost)
 	}
 	return doms, nil
-}
-
-// addFlag adds f to a flag list, keeping display order.
-func addFlag(list []string, f string) []string {
-	var s flagSet
-	for _, g := range list {
-		s.add(g)
-	}
-	s.add(f)
-	return s.list()
 }
 
 func long(raw, escaped string) *longPart {
@@ -322,34 +346,13 @@ func long(raw, escaped string) *longPart {
 	return &longPart{Bytes: len(raw), SHA256: hex.EncodeToString(sum[:]), Full: escaped}
 }
 
-// cutEscaped returns the first n runes of escaped text, never cutting an
-// escape sequence in two.
-func cutEscaped(s string, n int) string {
-	count := 0
-	for i := 0; i < len(s); {
-		if count >= n {
-			return s[:i]
-		}
-		if s[i] == '\\' && i+1 < len(s) {
-			j := escapeEnd(s, i)
-			count += j - i
-			i = j
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	return s
-}
-
 // showBlock prepares agent-written multi-line text: escaped like any
 // string, except that a line break stays a line break.
 func showBlock(s string) block {
-	sh := escaper{keepNewlines: true}.show(s)
+	sh := escape.Escaper{KeepNewlines: true}.Show(s)
 	b := block{Text: sh.Text, Flags: sh.Flags}
 	if utf8.RuneCountInString(sh.Text) > maxBlockShown {
-		b.Text = cutEscaped(sh.Text, keepBlock)
+		b.Text = escape.Cut(sh.Text, keepBlock)
 		b.Long = long(s, sh.Text)
 	}
 	return b

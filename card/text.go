@@ -3,6 +3,10 @@ package card
 import (
 	"strconv"
 	"strings"
+
+	"github.com/agentstepup/asu/card/internal/escape"
+	"github.com/agentstepup/asu/card/internal/host"
+	"github.com/agentstepup/asu/card/internal/wrap"
 )
 
 // classLine is what each effect class means to a reviewer; the two that
@@ -24,7 +28,7 @@ func classLine(class string) string {
 // keyText shows an object key or argument name: bare when it is a plain
 // identifier, quoted and escaped otherwise, so keys never blur into the
 // punctuation around them.
-func keyText(s shown) string {
+func keyText(s escape.Shown) string {
 	if isPlainKey(s.Text) {
 		return s.Text
 	}
@@ -45,7 +49,7 @@ func isPlainKey(s string) bool {
 }
 
 // quoted shows a string from the effect or context in quotes.
-func quoted(s shown) piece { return derived(`"` + s.Text + `"`) }
+func quoted(s escape.Shown) wrap.Piece { return wrap.Derived(`"` + s.Text + `"`) }
 
 // Headers of the text view, in order.
 const (
@@ -57,6 +61,24 @@ const (
 	headAgent   = "== WRITTEN BY THE AGENT: untrusted, not checked =="
 	headEnd     = "== END OF AGENT TEXT =="
 )
+
+// Widths of the text view, in columns.
+const (
+	// DefaultWidth is the width in columns of [Card.Text].
+	DefaultWidth = 80
+	// MinWidth is the narrowest text view [Card.TextWidth] writes.
+	MinWidth = 40
+)
+
+// Text returns the plain-text view at [DefaultWidth] columns, for terminals
+// and logs; see [Card.TextWidth]. It holds no control characters other
+// than newlines.
+func (c *Card) Text() string { return c.text(true, DefaultWidth) }
+
+// Visible returns the text view without the digest fingerprint: what
+// distinguishes one effect's card from another's to a reader. Two effects
+// with different digests never have equal Visible text.
+func (c *Card) Visible() string { return c.text(false, DefaultWidth) }
 
 // TextWidth returns the plain-text view wrapped at width columns; a width
 // below [MinWidth] is taken as MinWidth. Every line the card writes starts
@@ -75,133 +97,132 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if width < MinWidth {
 		width = MinWidth
 	}
-	w := &lineWriter{width: width}
-	w.b.Grow(2048)
+	w := wrap.New(width, 2048)
 	flags := func(indent int, what string, fs []string) {
 		for _, f := range fs {
 			if what != "" {
-				w.line(indent, "", fixed("(!) "+what+" "+flagText(f)))
+				w.Line(indent, "", wrap.Fixed("(!) "+what+" "+escape.FlagText(f)))
 			} else {
-				w.line(indent, "", fixed("(!) "+flagText(f)))
+				w.Line(indent, "", wrap.Fixed("(!) "+escape.FlagText(f)))
 			}
 		}
 	}
 
-	w.line(0, "", fixed("APPROVAL REQUEST  (card "+m.Renderer+")"))
-	w.line(0, "", fixed(headWhat))
+	w.Line(0, "", wrap.Fixed("APPROVAL REQUEST  (card "+m.Renderer+")"))
+	w.Line(0, "", wrap.Fixed(headWhat))
 	if m.Tool.Title.Text != "" {
-		w.line(1, "", derived(m.Tool.Title.Text), fixed("  [tool "), quoted(m.Tool.Name), fixed("]"))
+		w.Line(1, "", wrap.Derived(m.Tool.Title.Text), wrap.Fixed("  [tool "), quoted(m.Tool.Name), wrap.Fixed("]"))
 	} else {
-		w.line(1, "", fixed("tool "), quoted(m.Tool.Name))
+		w.Line(1, "", wrap.Fixed("tool "), quoted(m.Tool.Name))
 	}
 	if m.Tool.Title.Text != "" {
 		flags(2, "the title", m.Tool.Title.Flags)
 	}
 	flags(2, "the tool name", m.Tool.Name.Flags)
-	w.line(1, "", fixed(classLine(m.Tool.Class)))
+	w.Line(1, "", wrap.Fixed(classLine(m.Tool.Class)))
 	if len(m.Args) == 0 {
-		w.line(1, "", fixed("(no arguments)"))
+		w.Line(1, "", wrap.Fixed("(no arguments)"))
 	}
 	for i := range m.Args {
 		writeField(w, &m.Args[i])
 	}
 
-	w.line(0, "", fixed(headRefs))
+	w.Line(0, "", wrap.Fixed(headRefs))
 	if len(m.Refs) == 0 {
-		w.line(1, "", fixed("(no references)"))
+		w.Line(1, "", wrap.Fixed("(no references)"))
 	}
 	for _, r := range m.Refs {
-		w.line(1, "", fixed("["+strconv.Itoa(r.Index)+"] "), quoted(r.Kind), fixed(" "), quoted(r.Name),
-			fixed(": "+strconv.FormatInt(r.Size, 10)+" bytes, SHA-256 "+r.SHA256))
+		w.Line(1, "", wrap.Fixed("["+strconv.Itoa(r.Index)+"] "), quoted(r.Kind), wrap.Fixed(" "), quoted(r.Name),
+			wrap.Fixed(": "+strconv.FormatInt(r.Size, 10)+" bytes, SHA-256 "+r.SHA256))
 		flags(3, "the kind", r.Kind.Flags)
 		flags(3, "the name", r.Name.Flags)
 	}
 	if len(m.Unbound) > 0 {
-		w.line(0, "", fixed(headUnbound))
+		w.Line(0, "", wrap.Fixed(headUnbound))
 		for _, r := range m.Unbound {
 			recorded := ""
 			if r.SHA256 != "" {
 				recorded = "; recorded as " + strconv.FormatInt(r.Size, 10) + " bytes, SHA-256 " + r.SHA256
 			}
-			w.line(1, "", fixed("["+strconv.Itoa(r.Index)+"] "), quoted(r.Kind), fixed(" "), quoted(r.Name),
-				fixed(": content not covered, because "), quoted(*r.Reason), fixed(recorded))
+			w.Line(1, "", wrap.Fixed("["+strconv.Itoa(r.Index)+"] "), quoted(r.Kind), wrap.Fixed(" "), quoted(r.Name),
+				wrap.Fixed(": content not covered, because "), quoted(*r.Reason), wrap.Fixed(recorded))
 			flags(3, "the kind", r.Kind.Flags)
 			flags(3, "the name", r.Name.Flags)
 			flags(3, "the reason", r.Reason.Flags)
 		}
 	}
 
-	w.line(0, "", fixed(headWhy))
-	w.line(1, "", fixed("policy "), quoted(m.Context.PolicyVersion), fixed(" asks a person because:"))
+	w.Line(0, "", wrap.Fixed(headWhy))
+	w.Line(1, "", wrap.Fixed("policy "), quoted(m.Context.PolicyVersion), wrap.Fixed(" asks a person because:"))
 	flags(3, "the policy version", m.Context.PolicyVersion.Flags)
 	if len(m.Context.Reasons) == 0 {
-		w.line(2, "", fixed("- (no reason given)"))
+		w.Line(2, "", wrap.Fixed("- (no reason given)"))
 	}
 	for _, r := range m.Context.Reasons {
-		w.line(2, "", fixed("- "), derived(r.Text))
+		w.Line(2, "", wrap.Fixed("- "), wrap.Derived(r.Text))
 		flags(3, "", r.Flags)
 	}
 
-	w.line(0, "", fixed(headContext))
-	w.line(1, "", fixed("on behalf of "), quoted(m.Context.User), fixed(" through agent "), quoted(m.Context.Agent))
+	w.Line(0, "", wrap.Fixed(headContext))
+	w.Line(1, "", wrap.Fixed("on behalf of "), quoted(m.Context.User), wrap.Fixed(" through agent "), quoted(m.Context.Agent))
 	flags(3, "the user", m.Context.User.Flags)
 	flags(3, "the agent", m.Context.Agent.Flags)
 	if len(m.Context.Delegations) > 0 {
-		ps := []piece{fixed("delegations: ")}
+		ps := []wrap.Piece{wrap.Fixed("delegations: ")}
 		for i, d := range m.Context.Delegations {
 			if i > 0 {
-				ps = append(ps, fixed(", "))
+				ps = append(ps, wrap.Fixed(", "))
 			}
 			ps = append(ps, quoted(d))
 		}
-		w.line(1, "", ps...)
+		w.Line(1, "", ps...)
 		for i, d := range m.Context.Delegations {
 			flags(3, "delegation "+strconv.Itoa(i+1), d.Flags)
 		}
 	}
-	ps := []piece{fixed("task "), quoted(m.Context.Task)}
+	ps := []wrap.Piece{wrap.Fixed("task "), quoted(m.Context.Task)}
 	if m.Context.Step != nil {
-		ps = append(ps, fixed(", step "), quoted(*m.Context.Step))
+		ps = append(ps, wrap.Fixed(", step "), quoted(*m.Context.Step))
 	}
-	ps = append(ps, fixed(", executor "), quoted(m.Context.Audience))
-	w.line(1, "", ps...)
+	ps = append(ps, wrap.Fixed(", executor "), quoted(m.Context.Audience))
+	w.Line(1, "", ps...)
 	flags(3, "the task", m.Context.Task.Flags)
 	if m.Context.Step != nil {
 		flags(3, "the step", m.Context.Step.Flags)
 	}
 	flags(3, "the executor", m.Context.Audience.Flags)
 	for _, p := range m.Context.Provenance {
-		w.line(1, "", fixed("proposed after: "), quoted(p))
+		w.Line(1, "", wrap.Fixed("proposed after: "), quoted(p))
 		flags(3, "", p.Flags)
 	}
 
-	w.line(0, "", fixed(headAgent))
+	w.Line(0, "", wrap.Fixed(headAgent))
 	writeBlock(w, "agent's rationale", m.Untrusted.Rationale)
 	writeBlock(w, "tool description from the tool server", m.Untrusted.ToolDescription)
-	w.line(0, "", fixed(headEnd))
+	w.Line(0, "", wrap.Fixed(headEnd))
 	if fingerprint {
-		w.line(0, "", fixed("fingerprint "+m.fingerprint()))
+		w.Line(0, "", wrap.Fixed("fingerprint "+m.fingerprint()))
 	}
-	return w.b.String()
+	return w.String()
 }
 
 // writeBlock writes agent text with every line behind a bar, so nothing in
 // it can pass for a line of the card; a line the card wraps goes on behind
 // the same bar.
-func writeBlock(w *lineWriter, title string, bl block) {
+func writeBlock(w *wrap.Writer, title string, bl block) {
 	if bl.Text == "" && bl.Long == nil {
-		w.line(1, "", fixed(title+": (none)"))
+		w.Line(1, "", wrap.Fixed(title+": (none)"))
 		return
 	}
-	w.line(1, "", fixed(title+":"))
+	w.Line(1, "", wrap.Fixed(title+":"))
 	for _, l := range strings.Split(bl.Text, "\n") {
-		w.line(1, "| ", fixed("| "), derived(l))
+		w.Line(1, "| ", wrap.Fixed("| "), wrap.Derived(l))
 	}
 	if bl.Long != nil {
-		w.line(1, "", fixed("(!) shortened: "+strconv.Itoa(bl.Long.Bytes)+" bytes in full, SHA-256 "+bl.Long.SHA256))
+		w.Line(1, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(bl.Long.Bytes)+" bytes in full, SHA-256 "+bl.Long.SHA256))
 	}
 	for _, f := range bl.Flags {
-		w.line(1, "", fixed("(!) "+flagText(f)))
+		w.Line(1, "", wrap.Fixed("(!) "+escape.FlagText(f)))
 	}
 }
 
@@ -217,109 +238,109 @@ func scalarText(n *node) string {
 	return n.Text
 }
 
-func writeField(w *lineWriter, f *field) {
-	head := []piece{derived(keyText(f.Name))}
+func writeField(w *wrap.Writer, f *field) {
+	head := []wrap.Piece{wrap.Derived(keyText(f.Name))}
 	if f.Label != nil {
-		head = []piece{derived(f.Label.Text), fixed(" ("), derived(keyText(f.Name)), fixed(")")}
+		head = []wrap.Piece{wrap.Derived(f.Label.Text), wrap.Fixed(" ("), wrap.Derived(keyText(f.Name)), wrap.Fixed(")")}
 	}
-	var tail []piece
+	var tail []wrap.Piece
 	if f.Currency != nil {
-		tail = append(tail, fixed(" [currency "), quoted(*f.Currency), fixed("]"))
+		tail = append(tail, wrap.Fixed(" [currency "), quoted(*f.Currency), wrap.Fixed("]"))
 	}
 	if f.Unit != nil {
-		tail = append(tail, fixed(" [unit "), quoted(*f.Unit), fixed("]"))
+		tail = append(tail, wrap.Fixed(" [unit "), quoted(*f.Unit), wrap.Fixed("]"))
 	}
 	writeNode(w, 1, head, f.Name, f.NameDoms, &f.Value, tail)
 	if f.Label != nil {
 		for _, fl := range f.Label.Flags {
-			w.line(3, "", fixed("(!) the label "+flagText(fl)))
+			w.Line(3, "", wrap.Fixed("(!) the label "+escape.FlagText(fl)))
 		}
 	}
 	if f.Currency != nil {
 		for _, fl := range f.Currency.Flags {
-			w.line(3, "", fixed("(!) the currency "+flagText(fl)))
+			w.Line(3, "", wrap.Fixed("(!) the currency "+escape.FlagText(fl)))
 		}
 	}
 }
 
 // writeNode writes a value under its head (the key, label or index), then
 // what was found in the key and in the value.
-func writeNode(w *lineWriter, indent int, head []piece, key shown, keyDoms []domainPart, n *node, tail []piece) {
+func writeNode(w *wrap.Writer, indent int, head []wrap.Piece, key escape.Shown, keyDoms []host.Domain, n *node, tail []wrap.Piece) {
 	keyNotes := func() {
 		for _, f := range key.Flags {
-			w.line(indent+2, "", fixed("(!) the name "+flagText(f)))
+			w.Line(indent+2, "", wrap.Fixed("(!) the name "+escape.FlagText(f)))
 		}
 		for i := range keyDoms {
 			writeDomain(w, indent+2, "in the name: ", &keyDoms[i])
 		}
 	}
-	line := append(head, fixed(": "))
+	line := append(head, wrap.Fixed(": "))
 	switch n.Kind {
 	case kindObject:
 		if len(n.Members) == 0 {
-			w.line(indent, "", append(line, fixed("{} (empty object)"))...)
+			w.Line(indent, "", append(line, wrap.Fixed("{} (empty object)"))...)
 			keyNotes()
 			return
 		}
-		w.line(indent, "", append(line, fixed("object of "+strconv.Itoa(len(n.Members))))...)
+		w.Line(indent, "", append(line, wrap.Fixed("object of "+strconv.Itoa(len(n.Members))))...)
 		keyNotes()
 		for i := range n.Members {
 			mb := &n.Members[i]
-			writeNode(w, indent+2, []piece{derived(keyText(mb.Key))}, mb.Key, mb.KeyDoms, &mb.Value, nil)
+			writeNode(w, indent+2, []wrap.Piece{wrap.Derived(keyText(mb.Key))}, mb.Key, mb.KeyDoms, &mb.Value, nil)
 		}
 		return
 	case kindArray:
 		if len(n.Items) == 0 {
-			w.line(indent, "", append(line, fixed("[] (empty list)"))...)
+			w.Line(indent, "", append(line, wrap.Fixed("[] (empty list)"))...)
 			keyNotes()
 			return
 		}
-		w.line(indent, "", append(line, fixed("list of "+strconv.Itoa(len(n.Items))))...)
+		w.Line(indent, "", append(line, wrap.Fixed("list of "+strconv.Itoa(len(n.Items))))...)
 		keyNotes()
 		for i := range n.Items {
-			writeNode(w, indent+2, []piece{fixed("[" + strconv.Itoa(i) + "]")}, shown{}, nil, &n.Items[i], nil)
+			writeNode(w, indent+2, []wrap.Piece{wrap.Fixed("[" + strconv.Itoa(i) + "]")}, escape.Shown{}, nil, &n.Items[i], nil)
 		}
 		return
 	}
-	line = append(line, derived(scalarText(n)))
-	w.line(indent, "", append(line, tail...)...)
+	line = append(line, wrap.Derived(scalarText(n)))
+	w.Line(indent, "", append(line, tail...)...)
 	keyNotes()
 	if n.Long != nil {
-		w.line(indent+2, "", fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
+		w.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
 	}
 	for _, f := range n.Flags {
-		w.line(indent+2, "", fixed("(!) "+flagText(f)))
+		w.Line(indent+2, "", wrap.Fixed("(!) "+escape.FlagText(f)))
 	}
 	for i := range n.Domains {
 		writeDomain(w, indent+2, "", &n.Domains[i])
 	}
 }
 
-func writeDomain(w *lineWriter, indent int, where string, d *domainPart) {
-	ps := []piece{fixed(where + "domain ")}
+func writeDomain(w *wrap.Writer, indent int, where string, d *host.Domain) {
+	ps := []wrap.Piece{wrap.Fixed(where + "domain ")}
 	if d.ASCII != "" {
-		ps = append(ps, fixed(d.ASCII))
+		ps = append(ps, wrap.Fixed(d.ASCII))
 	} else {
 		ps = append(ps, quoted(d.Written))
 	}
 	if d.Registrable != "" && d.Registrable != d.ASCII {
-		ps = append(ps, fixed(", registrable domain "+d.Registrable))
+		ps = append(ps, wrap.Fixed(", registrable domain "+d.Registrable))
 	}
 	if d.Unicode != "" {
-		ps = append(ps, fixed(", shown as "), derived(d.Unicode))
+		ps = append(ps, wrap.Fixed(", escape.Shown as "), wrap.Derived(d.Unicode))
 	}
 	if d.Trusted {
-		ps = append(ps, fixed(", TRUSTED"))
+		ps = append(ps, wrap.Fixed(", TRUSTED"))
 	}
-	w.line(indent, "", ps...)
+	w.Line(indent, "", ps...)
 	for _, wn := range d.Warnings {
-		s := "(!) " + warnText(wn)
+		s := "(!) " + host.WarnText(wn)
 		switch wn {
-		case warnLookalike, warnContainsTrusted:
+		case host.WarnLookalike, host.WarnContainsTrusted:
 			s += ": " + d.LooksLike
-		case warnMixedScript, warnLookalikeLabel:
+		case host.WarnMixedScript, host.WarnLookalikeLabel:
 			s += " (scripts: " + d.Scripts + ")"
 		}
-		w.line(indent+1, "", fixed(s))
+		w.Line(indent+1, "", wrap.Fixed(s))
 	}
 }

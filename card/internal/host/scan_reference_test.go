@@ -1,4 +1,4 @@
-package card
+package host
 
 import (
 	"math/rand/v2"
@@ -368,7 +368,7 @@ func TestScanHostsMatchesReference(t *testing.T) {
 
 // FuzzScanHosts: the linear scanner agrees with the reference.
 //
-//	go test ./card -run '^$' -fuzz FuzzScanHosts -fuzztime 20s
+//	go test ./card/internal/host -run '^$' -fuzz FuzzScanHosts -fuzztime 20s
 func FuzzScanHosts(f *testing.F) {
 	for _, s := range []string{"http:http:x@y.z:80", "mailto://a%40b.c?x", `mailto://"a" <b@c.d>`, "a://[::1]:80/", "http://@[::1]", "x@[1.2.3.4] y@b.c"} {
 		f.Add(s)

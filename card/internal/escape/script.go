@@ -1,4 +1,4 @@
-package card
+package escape
 
 import (
 	"slices"
@@ -14,7 +14,7 @@ func scriptName(r rune) string { return charclass.Lookup(r).Script }
 // scriptOf returns the Unicode script of r, or "" for characters shared by
 // all scripts (digits, punctuation, combining marks inherited from their
 // base).
-func scriptOf(r rune) string {
+func ScriptOf(r rune) string {
 	if r < 0x80 {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
 			return "Latin"
@@ -34,10 +34,10 @@ func scriptOfInfo(info charclass.Info) string {
 	}
 }
 
-// scriptSet is the sorted set of scripts of a word or label.
-type scriptSet []string
+// ScriptSet is the sorted set of scripts of a word or label.
+type ScriptSet []string
 
-func (s *scriptSet) add(name string) {
+func (s *ScriptSet) Add(name string) {
 	if name == "" {
 		return
 	}
@@ -47,10 +47,10 @@ func (s *scriptSet) add(name string) {
 	}
 }
 
-// allowedMix reports whether a word or label's scripts may be shown as they
+// AllowedMix reports whether a word or label's scripts may be shown as they
 // are: one script, or Latin with the scripts of Japanese, Chinese or Korean
 // writing (the "highly restrictive" level of UTS #39).
-func (s scriptSet) allowedMix() bool {
+func (s ScriptSet) AllowedMix() bool {
 	if len(s) <= 1 {
 		return true
 	}
@@ -75,4 +75,4 @@ func subset(s, of []string) bool {
 	return true
 }
 
-func (s scriptSet) String() string { return strings.Join(s, "+") }
+func (s ScriptSet) String() string { return strings.Join(s, "+") }

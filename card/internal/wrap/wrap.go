@@ -1,10 +1,15 @@
-package card
+// Package wrap lays out the card's text view: logical lines of the card's
+// own text and of escaped display text, each physical line starting with
+// a mark that display text cannot show, wrapped at a width so that joining
+// the wrapped lines gives the text back exactly.
+package wrap
 
 import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentstepup/asu/card/internal/escape"
 	"golang.org/x/text/width"
 )
 
@@ -19,10 +24,6 @@ const (
 	lineMark = "▌ "
 	contMark = "┆ "
 
-	// DefaultWidth is the width in columns of [Card.Text].
-	DefaultWidth = 80
-	// MinWidth is the narrowest text view [Card.TextWidth] writes.
-	MinWidth = 40
 	// minRoom is the fewest columns a line keeps for its text, however
 	// deeply it is indented.
 	minRoom = 24
@@ -32,15 +33,18 @@ const (
 	maxIndent = 32
 )
 
-// piece is part of a logical line: fixed text of the card, or display text
+// Piece is part of a logical line: fixed text of the card, or display text
 // derived from the effect (already escaped).
-type piece struct {
+type Piece struct {
 	s     string
 	agent bool
 }
 
-func fixed(s string) piece   { return piece{s: s} }
-func derived(s string) piece { return piece{s: s, agent: true} }
+// Fixed is text of the card's own.
+func Fixed(s string) Piece { return Piece{s: s} }
+
+// Derived is display text from the effect or the agent, already escaped.
+func Derived(s string) Piece { return Piece{s: s, agent: true} }
 
 // atom is the unit a line is broken between: one character, or one escape
 // sequence, which is never split.
@@ -51,21 +55,32 @@ type atom struct {
 	brk   bool // a line break must follow it (a \n escape)
 }
 
-// lineWriter writes the text view, wrapping at width columns.
-type lineWriter struct {
+// Writer writes the text view, wrapping at width columns.
+type Writer struct {
 	b     strings.Builder
 	width int
 	cur   []atom
 }
 
-// line writes one logical line at indent (in steps of two columns),
+// New returns a writer wrapping at width columns, with room for about
+// size bytes.
+func New(width, size int) *Writer {
+	w := &Writer{width: width}
+	w.b.Grow(size)
+	return w
+}
+
+// String returns what was written.
+func (w *Writer) String() string { return w.b.String() }
+
+// Line writes one logical line at indent (in steps of two columns),
 // wrapped. A continuation line repeats the indent, then cont (the region's
 // prefix, such as "| " in the agent's region), then "┆". A line broken at a
 // space goes on after "┆ ", the space itself dropped; a line broken inside
 // a word, or after a \n, goes on right after "┆". Either way the text is
 // recovered exactly by joining the lines, so wrapping keeps the view
 // injective.
-func (w *lineWriter) line(indent int, cont string, ps ...piece) {
+func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 	pad := min(2*indent, maxIndent, w.width-4-displayWidth(cont)-minRoom)
 	// Most lines fit: write them as they are.
 	if total := 2 + pad; total <= w.width {
@@ -172,9 +187,9 @@ func lineCols(as []atom) int {
 	return n
 }
 
-// splitAtoms cuts a piece into atoms; in derived text an escape sequence
+// splitAtoms cuts a Piece into atoms; in derived text an escape sequence
 // is one atom.
-func splitAtoms(p piece, push func(atom)) {
+func splitAtoms(p Piece, push func(atom)) {
 	s := p.s
 	if !p.agent {
 		// The card's own text breaks between words; a word wider than
@@ -196,7 +211,7 @@ func splitAtoms(p piece, push func(atom)) {
 	}
 	for i := 0; i < len(s); {
 		if p.agent && s[i] == '\\' && i+1 < len(s) {
-			j := escapeEnd(s, i)
+			j := escape.End(s, i)
 			push(atom{s: s[i:j], w: j - i, brk: s[i+1] == 'n'})
 			i = j
 			continue
@@ -205,18 +220,6 @@ func splitAtoms(p piece, push func(atom)) {
 		push(atom{s: s[i : i+size], w: runeWidth(r), space: r == ' '})
 		i += size
 	}
-}
-
-// escapeEnd returns the end of the escape sequence starting at s[i], a
-// backslash.
-func escapeEnd(s string, i int) int {
-	j := i + 2
-	if s[i+1] == 'u' || s[i+1] == '{' {
-		for j < len(s) && s[j-1] != '}' {
-			j++
-		}
-	}
-	return j
 }
 
 // runeWidth is the number of terminal columns r takes.

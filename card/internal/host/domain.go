@@ -1,6 +1,12 @@
-package card
+// Package host finds the hosts a string names and analyses each: the one
+// host of a value that is exactly one e-mail address, URL or declared host
+// name, read as mail software and browsers read them, every other host it
+// mentions, and for each its A-label form, registrable domain, scripts,
+// look-alikes of trusted domains and whether it is trusted.
+package host
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -12,53 +18,79 @@ import (
 
 	"github.com/agentstepup/asu/card/internal/charclass"
 	"github.com/agentstepup/asu/card/internal/confusable"
+	"github.com/agentstepup/asu/card/internal/escape"
 )
 
-// Warnings a domain can carry; the views spell them out.
+// Domain is what a host name found in a string resolves to. Its JSON is
+// the card format's "domains" member, so the field names are part of the
+// card format.
+type Domain struct {
+	ASCII       string       `json:"ascii"`                 // the authoritative A-label form
+	LooksLike   string       `json:"looks_like,omitempty"`  // the trusted domain it imitates
+	Registrable string       `json:"registrable,omitempty"` // eTLD+1, A-label form
+	Scripts     string       `json:"scripts,omitempty"`     // when mixed, e.g. "Cyrillic+Latin"
+	Trusted     bool         `json:"trusted,omitempty"`     // registrable domain is a trusted one
+	Unicode     string       `json:"unicode,omitempty"`     // when safe to show
+	Warnings    []string     `json:"warnings,omitempty"`
+	Written     escape.Shown `json:"written"` // as the argument spells it
+}
+
+// Warnings a domain can carry; the views spell them out with WarnText.
 const (
-	warnMixedScript     = "mixed-script"      // a label mixes scripts; Unicode form not shown
-	warnLookalikeLabel  = "lookalike-label"   // a label written with look-alike characters
-	warnLookalike       = "lookalike"         // looks like a trusted domain but is not one
-	warnContainsTrusted = "contains-trusted"  // a trusted name inside another registrable domain
-	warnNoRegistrable   = "no-registrable"    // the host is a public suffix itself
-	warnUnlistedSuffix  = "unlisted-suffix"   // the top-level domain is not a known public suffix
-	warnIP              = "ip-address"        // a literal IP address, not a name
-	warnInvalid         = "invalid-domain"    // not a valid domain name (only for names inside longer text)
-	warnHiddenNonASCII  = "non-ascii-in-name" // the A-label form hides non-ASCII letters
-	warnDecoy           = "decoy-before-host" // user info, a quoted local part or a display name before the host holds an @
-	warnMentioned       = "mentioned"         // named inside a longer text or beside another host: never trusted
-	warnMore            = "more-hosts"        // the value names more hosts than the card analyses
+	WarnMixedScript     = "mixed-script"      // a label mixes scripts; Unicode form not shown
+	WarnLookalikeLabel  = "lookalike-label"   // a label written with look-alike characters
+	WarnLookalike       = "lookalike"         // looks like a trusted domain but is not one
+	WarnContainsTrusted = "contains-trusted"  // a trusted name inside another registrable domain
+	WarnNoRegistrable   = "no-registrable"    // the host is a public suffix itself
+	WarnUnlistedSuffix  = "unlisted-suffix"   // the top-level domain is not a known public suffix
+	WarnIP              = "ip-address"        // a literal IP address, not a name
+	WarnInvalid         = "invalid-domain"    // not a valid domain name (only for names inside longer text)
+	WarnHiddenNonASCII  = "non-ascii-in-name" // the A-label form hides non-ASCII letters
+	WarnDecoy           = "decoy-before-host" // user info, a quoted local part or a display name before the host holds an @
+	WarnMentioned       = "mentioned"         // named inside a longer text or beside another host: never trusted
+	WarnMore            = "more-hosts"        // the value names more hosts than the card analyses
 )
 
-func warnText(w string) string {
+// WarnText is what the views say for each warning.
+func WarnText(w string) string {
 	switch w {
-	case warnMixedScript:
+	case WarnMixedScript:
 		return "mixes scripts within a label; the Unicode form is not shown"
-	case warnLookalikeLabel:
+	case WarnLookalikeLabel:
 		return "a label has characters that look like others; the Unicode form is not shown"
-	case warnLookalike:
+	case WarnLookalike:
 		return "LOOKS LIKE a trusted domain but is a different one"
-	case warnContainsTrusted:
+	case WarnContainsTrusted:
 		return "contains a trusted domain's name but belongs to a different registrable domain"
-	case warnNoRegistrable:
+	case WarnNoRegistrable:
 		return "is a public suffix: no registrable domain"
-	case warnUnlistedSuffix:
+	case WarnUnlistedSuffix:
 		return "its top-level domain is not a known public suffix"
-	case warnIP:
+	case WarnIP:
 		return "is an IP address, not a domain name"
-	case warnInvalid:
+	case WarnInvalid:
 		return "is not a valid domain name"
-	case warnHiddenNonASCII:
+	case WarnHiddenNonASCII:
 		return "is written in A-label (xn--) form of non-ASCII letters"
-	case warnDecoy:
+	case WarnDecoy:
 		return "the text before this host holds an @ or a dot: THIS host is where it goes"
-	case warnMentioned:
+	case WarnMentioned:
 		return "named in a text that is not one address or URL: never marked trusted"
-	case warnMore:
+	case WarnMore:
 		return "the value names more hosts than these; the rest are not analysed"
 	}
 	return w
 }
+
+// Errors of Hosts, which the card reports as unrenderable.
+var (
+	errNotHost   = errors.New("an argument declared as a domain does not hold a host name")
+	errInvisible = errors.New("a domain name holds invisible characters")
+	errIDNA      = errors.New("a domain name fails IDNA conversion")
+)
+
+// display is how a host is shown: escaped like every string of the card.
+var display = escape.Escaper{Quote: true}
 
 // strictIDNA is the IDNA2008 (UTS #46, non-transitional) lookup profile with
 // every check on: a name it refuses is never shown as a domain.
@@ -73,54 +105,66 @@ var strictIDNA = idna.New(
 	idna.Transitional(false),
 )
 
-// trustedDomain is an entry of Context.Trusted, normalized once per render.
-type trustedDomain struct {
+// Trusted is an entry of Context.Trusted, normalized once per render.
+type Trusted struct {
 	ascii       string
 	registrable string
 	skel        string // skeleton of the registrable domain's Unicode form
 }
 
-// prepareTrusted checks and normalizes the trusted domains. A public
+// PrepareTrusted checks and normalizes the trusted domains. A public
 // suffix (com, github.io) is refused: trusting it would trust every domain
 // registered under it.
-func prepareTrusted(list []string) ([]trustedDomain, error) {
-	out := make([]trustedDomain, 0, len(list))
+func PrepareTrusted(list []string) ([]Trusted, error) {
+	out := make([]Trusted, 0, len(list))
 	for i, t := range list {
 		ascii, err := strictIDNA.ToASCII(strings.TrimSuffix(t, "."))
 		if err != nil || ascii == "" {
-			return nil, fmt.Errorf("%w: trusted domain %d is not a domain name", ErrBadContext, i)
+			return nil, fmt.Errorf("trusted domain %d is not a domain name", i)
 		}
 		if _, err := netip.ParseAddr(ascii); err == nil {
-			return nil, fmt.Errorf("%w: trusted domain %d is an IP address", ErrBadContext, i)
+			return nil, fmt.Errorf("trusted domain %d is an IP address", i)
 		}
 		reg, err := publicsuffix.EffectiveTLDPlusOne(ascii)
 		if err != nil {
-			return nil, fmt.Errorf("%w: trusted domain %d is a public suffix, which would trust every domain under it", ErrBadContext, i)
+			return nil, fmt.Errorf("trusted domain %d is a public suffix, which would trust every domain under it", i)
 		}
 		uni, err := strictIDNA.ToUnicode(reg)
 		if err != nil {
-			return nil, fmt.Errorf("%w: trusted domain %d is not a domain name", ErrBadContext, i)
+			return nil, fmt.Errorf("trusted domain %d is not a domain name", i)
 		}
-		out = append(out, trustedDomain{ascii: ascii, registrable: reg, skel: skeleton(uni)})
+		out = append(out, Trusted{ascii: ascii, registrable: reg, skel: skeleton(uni)})
 	}
 	return out, nil
 }
 
-// hosts finds the hosts of a value: the one host of a value that is
+// Analyzer finds and analyses the hosts of the strings of one card,
+// remembering each host it has analysed: an effect names the same hosts
+// again and again.
+type Analyzer struct {
+	trusted []Trusted
+	seen    map[hostKey]Domain
+}
+
+// NewAnalyzer returns an analyzer that marks hosts at or under the trusted
+// domains as trusted.
+func NewAnalyzer(trusted []Trusted) *Analyzer { return &Analyzer{trusted: trusted} }
+
+// Hosts finds the hosts of a value: the one host of a value that is
 // exactly one address, URL or (asHost) host name, and every host it
 // mentions besides. Only the one host of a clean value that mentions no
 // other may be marked trusted. An error means the value is one address,
 // URL or declared host whose name is not a valid domain name.
-func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
+func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	if !asHost && !strings.ContainsAny(s, "@:") {
 		return nil, false, nil // neither an address nor a URL, nor names one
 	}
 	whole, one := parseWhole(s, asHost)
 	scanned := scanHosts(s)
 	if asHost && !one && s != "" {
-		return nil, false, fmt.Errorf("%w: an argument declared as a domain does not hold a host name", ErrUnrenderable)
+		return nil, false, errNotHost
 	}
-	var out []domainPart
+	var out []Domain
 	many := len(scanned) > maxMentioned
 	if many {
 		scanned = scanned[:maxMentioned]
@@ -133,12 +177,12 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 		others++
 	}
 	if one {
-		d, err := r.analyze(whole.host, one && whole.clean && others == 0)
+		d, err := a.analyze(whole.host, one && whole.clean && others == 0)
 		if err != nil {
 			return nil, false, err
 		}
 		if whole.decoy {
-			d.Warnings = append(slices.Clip(d.Warnings), warnDecoy)
+			d.Warnings = append(slices.Clip(d.Warnings), WarnDecoy)
 		}
 		out = append(out, d)
 	}
@@ -146,16 +190,16 @@ func (r *renderer) hosts(s string, asHost bool) ([]domainPart, bool, error) {
 		if one && sameHost(h, whole.host) {
 			continue
 		}
-		d, err := r.analyze(strings.Trim(h, "[]"), false)
+		d, err := a.analyze(strings.Trim(h, "[]"), false)
 		if err != nil {
-			d.Warnings = []string{warnInvalid}
+			d.Warnings = []string{WarnInvalid}
 		}
-		d.Warnings = append(slices.Clip(d.Warnings), warnMentioned)
+		d.Warnings = append(slices.Clip(d.Warnings), WarnMentioned)
 		out = append(out, d)
 	}
 	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
 	if many {
-		out = append(out, domainPart{Written: shown{Text: "..."}, Warnings: []string{warnMore}})
+		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: []string{WarnMore}})
 	}
 	return out, notOne, nil
 }
@@ -220,19 +264,18 @@ type hostKey struct {
 	eligible bool
 }
 
-// analyze is analyzeHost, remembered for the rest of the render: an effect
-// names the same hosts again and again.
-func (r *renderer) analyze(host string, eligible bool) (domainPart, error) {
+// analyze is analyzeHost, remembered for the rest of the render.
+func (a *Analyzer) analyze(host string, eligible bool) (Domain, error) {
 	k := hostKey{host, eligible}
-	if d, ok := r.seen[k]; ok {
+	if d, ok := a.seen[k]; ok {
 		return d, nil
 	}
-	d, err := analyzeHost(host, eligible, r.trusted, r.esc)
+	d, err := analyzeHost(host, eligible, a.trusted)
 	if err == nil {
-		if r.seen == nil {
-			r.seen = map[hostKey]domainPart{}
+		if a.seen == nil {
+			a.seen = map[hostKey]Domain{}
 		}
-		r.seen[k] = d
+		a.seen[k] = d
 	}
 	return d, err
 }
@@ -264,22 +307,22 @@ func endsInNumber(h string) bool {
 // analyzeHost resolves one host name. The error is set only when the name
 // is not a valid domain name. eligible says whether the host may be marked
 // trusted at all.
-func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escaper) (domainPart, error) {
-	d := domainPart{Written: esc.show(host)}
+func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) {
+	d := Domain{Written: display.Show(host)}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		d.ASCII = ip.String()
-		d.Warnings = []string{warnIP}
+		d.Warnings = []string{WarnIP}
 		return d, nil
 	}
 	if endsInNumber(host) {
-		d.Warnings = []string{warnIP}
+		d.Warnings = []string{WarnIP}
 		return d, nil
 	}
 	for _, r := range host {
 		if r >= 0x80 && charclass.Lookup(r).Props&(charclass.Invisible|charclass.Bidi) != 0 {
 			// IDNA would silently drop some of these (U+200B, U+00AD); a
 			// name that changes when mapped is not shown as a domain.
-			return d, fmt.Errorf("%w: a domain name holds invisible characters", ErrUnrenderable)
+			return d, errInvisible
 		}
 	}
 	ascii, ok := plainHost(host)
@@ -288,11 +331,11 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 		var err error
 		ascii, err = strictIDNA.ToASCII(host)
 		if err != nil {
-			return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)
+			return d, errIDNA
 		}
 		uni, err = strictIDNA.ToUnicode(ascii)
 		if err != nil || !utf8.ValidString(uni) {
-			return d, fmt.Errorf("%w: a domain name fails IDNA conversion", ErrUnrenderable)
+			return d, errIDNA
 		}
 	}
 	d.ASCII = ascii
@@ -300,30 +343,30 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 	if reg, icann := registrable(ascii); reg != "" {
 		d.Registrable = reg
 		if !icann {
-			warns.add(warnUnlistedSuffix)
+			warns.add(WarnUnlistedSuffix)
 		}
 	} else {
-		warns.add(warnNoRegistrable)
+		warns.add(WarnNoRegistrable)
 		if !icann {
-			warns.add(warnUnlistedSuffix)
+			warns.add(WarnUnlistedSuffix)
 		}
 	}
 	showUnicode := true
-	var all scriptSet
+	var all escape.ScriptSet
 	for _, label := range labelsToCheck(uni) {
-		var scripts scriptSet
+		var scripts escape.ScriptSet
 		look := false
 		for _, r := range label {
-			scripts.add(scriptOf(r))
-			all.add(scriptOf(r))
-			look = look || r >= 0x80 && lookalike(r)
+			scripts.Add(escape.ScriptOf(r))
+			all.Add(escape.ScriptOf(r))
+			look = look || r >= 0x80 && escape.Lookalike(r)
 		}
 		switch {
-		case !scripts.allowedMix():
-			warns.add(warnMixedScript)
+		case !scripts.AllowedMix():
+			warns.add(WarnMixedScript)
 			showUnicode = false
 		case look:
-			warns.add(warnLookalikeLabel)
+			warns.add(WarnLookalikeLabel)
 			showUnicode = false
 		}
 	}
@@ -332,10 +375,10 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 	}
 	if uni != ascii {
 		if showUnicode {
-			d.Unicode = esc.show(uni).Text
+			d.Unicode = display.Show(uni).Text
 		}
 		if strings.Contains(strings.ToLower(host), "xn--") {
-			warns.add(warnHiddenNonASCII)
+			warns.add(WarnHiddenNonASCII)
 		}
 	}
 	regUni := uni
@@ -363,14 +406,14 @@ func analyzeHost(host string, eligible bool, trusted []trustedDomain, esc escape
 		switch {
 		case d.Registrable != t.registrable && skel == t.skel:
 			d.LooksLike = t.ascii
-			warns.add(warnLookalike)
+			warns.add(WarnLookalike)
 		case d.Registrable != t.registrable && holdsLabels(ascii, t.registrable):
 			d.LooksLike = t.ascii
-			warns.add(warnContainsTrusted)
+			warns.add(WarnContainsTrusted)
 		}
 	}
 	if d.Trusted {
-		warns = warnSet{f: removeAll(warns.f, warnLookalike, warnContainsTrusted)}
+		warns = warnSet{f: removeAll(warns.f, WarnLookalike, WarnContainsTrusted)}
 	}
 	d.Warnings = warns.f
 	return d, nil
@@ -440,4 +483,16 @@ func removeAll(s []string, drop ...string) []string {
 		}
 	}
 	return out
+}
+
+// warnSet collects domain warnings without duplicates, in the order found.
+type warnSet struct{ f []string }
+
+func (s *warnSet) add(w string) {
+	for _, g := range s.f {
+		if g == w {
+			return
+		}
+	}
+	s.f = append(s.f, w)
 }

@@ -1,10 +1,11 @@
-package card
+package host
 
 import (
 	"net/netip"
 	"net/url"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // A value is given a TRUSTED badge only when the whole value is exactly one
@@ -140,6 +141,25 @@ func parseURL(s string) (target, bool) {
 	}
 	t.host = host
 	return t, true
+}
+
+// authorityHost is what parseURL makes of an authority after its last @.
+func authorityHost(auth string) (string, bool) {
+	host, ok := splitHostPort(auth)
+	if !ok || host == "" {
+		return "", false
+	}
+	if strings.Contains(host, "%") {
+		u, err := url.PathUnescape(host)
+		if err != nil || !utf8.ValidString(u) {
+			return "", false
+		}
+		host = u
+	}
+	if strings.ContainsAny(host, forbiddenHost) && !strings.HasPrefix(auth, "[") {
+		return "", false
+	}
+	return host, true
 }
 
 // splitHostPort splits host[:port] or [v6]:port; the port must be digits.
@@ -290,6 +310,10 @@ func isDomainText(domain string) bool {
 	}
 	return true
 }
+
+// maxLiteral is the longest address literal addressLiteral accepts:
+// brackets, "IPv6:" and the longest IPv6 address netip parses.
+const maxLiteral = 2 + len("IPv6:") + maxIPv6Text
 
 // addressLiteral reads an RFC 5321 address literal: [dotted IPv4] or
 // [IPv6:address]. A general address literal (another tag) names no host

@@ -1,4 +1,6 @@
-package card
+// Package jsonread reads JSON already in canonical form (RFC 8785, as
+// canon emits it) into a tree that keeps the members' canonical order.
+package jsonread
 
 import (
 	"errors"
@@ -7,42 +9,53 @@ import (
 	"unicode/utf8"
 )
 
-// value is a parsed JSON value of canonical (RFC 8785) text.
-type value struct {
-	kind    string
-	text    string // decoded string, number text, or literal
-	members []kv
-	items   []value
+// Kinds of value, the JSON types; the card model uses the same names.
+const (
+	String = "string"
+	Number = "number"
+	Bool   = "bool"
+	Null   = "null"
+	Object = "object"
+	Array  = "array"
+)
+
+// Value is a parsed JSON value of canonical (RFC 8785) text.
+type Value struct {
+	Kind    string
+	Text    string // decoded string, number text, or literal
+	Members []Member
+	Items   []Value
 }
 
-type kv struct {
-	key string
-	val value
+// Member is a member of an object.
+type Member struct {
+	Key string
+	Val Value
 }
 
-// member returns the value of the object member named key, or the zero
+// Member returns the value of the object member named key, or the zero
 // value.
-func (v value) member(key string) value {
-	for _, m := range v.members {
-		if m.key == key {
-			return m.val
+func (v Value) Member(key string) Value {
+	for _, m := range v.Members {
+		if m.Key == key {
+			return m.Val
 		}
 	}
-	return value{}
+	return Value{}
 }
 
 var errNotCanonical = errors.New("card: arguments are not canonical JSON")
 
-// parseCanonical parses JSON already in canonical form (as canon emits it):
+// Parse parses JSON already in canonical form (as canon emits it):
 // no white space, members in canonical order. It keeps that order.
-func parseCanonical(b []byte) (value, error) {
+func Parse(b []byte) (Value, error) {
 	p := cparser{b: b}
 	v, err := p.value()
 	if err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	if p.i != len(b) {
-		return value{}, errNotCanonical
+		return Value{}, errNotCanonical
 	}
 	return v, nil
 }
@@ -52,14 +65,14 @@ type cparser struct {
 	i int
 }
 
-func (p *cparser) value() (value, error) {
+func (p *cparser) value() (Value, error) {
 	if p.i >= len(p.b) {
-		return value{}, errNotCanonical
+		return Value{}, errNotCanonical
 	}
 	switch c := p.b[p.i]; {
 	case c == '{':
 		p.i++
-		v := value{kind: kindObject}
+		v := Value{Kind: Object}
 		if p.i < len(p.b) && p.b[p.i] == '}' {
 			p.i++
 			return v, nil
@@ -67,19 +80,19 @@ func (p *cparser) value() (value, error) {
 		for {
 			k, err := p.str()
 			if err != nil {
-				return value{}, err
+				return Value{}, err
 			}
 			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return value{}, errNotCanonical
+				return Value{}, errNotCanonical
 			}
 			p.i++
 			m, err := p.value()
 			if err != nil {
-				return value{}, err
+				return Value{}, err
 			}
-			v.members = append(v.members, kv{key: k, val: m})
+			v.Members = append(v.Members, Member{Key: k, Val: m})
 			if p.i >= len(p.b) {
-				return value{}, errNotCanonical
+				return Value{}, errNotCanonical
 			}
 			p.i++
 			switch p.b[p.i-1] {
@@ -87,12 +100,12 @@ func (p *cparser) value() (value, error) {
 			case '}':
 				return v, nil
 			default:
-				return value{}, errNotCanonical
+				return Value{}, errNotCanonical
 			}
 		}
 	case c == '[':
 		p.i++
-		v := value{kind: kindArray}
+		v := Value{Kind: Array}
 		if p.i < len(p.b) && p.b[p.i] == ']' {
 			p.i++
 			return v, nil
@@ -100,11 +113,11 @@ func (p *cparser) value() (value, error) {
 		for {
 			m, err := p.value()
 			if err != nil {
-				return value{}, err
+				return Value{}, err
 			}
-			v.items = append(v.items, m)
+			v.Items = append(v.Items, m)
 			if p.i >= len(p.b) {
-				return value{}, errNotCanonical
+				return Value{}, errNotCanonical
 			}
 			p.i++
 			switch p.b[p.i-1] {
@@ -112,24 +125,24 @@ func (p *cparser) value() (value, error) {
 			case ']':
 				return v, nil
 			default:
-				return value{}, errNotCanonical
+				return Value{}, errNotCanonical
 			}
 		}
 	case c == '"':
 		s, err := p.str()
-		return value{kind: kindString, text: s}, err
+		return Value{Kind: String, Text: s}, err
 	case c == 't' || c == 'f' || c == 'n':
 		for _, lit := range [...]string{"true", "false", "null"} {
 			if len(p.b)-p.i >= len(lit) && string(p.b[p.i:p.i+len(lit)]) == lit {
 				p.i += len(lit)
-				k := kindBool
+				k := Bool
 				if lit == "null" {
-					k = kindNull
+					k = Null
 				}
-				return value{kind: k, text: lit}, nil
+				return Value{Kind: k, Text: lit}, nil
 			}
 		}
-		return value{}, errNotCanonical
+		return Value{}, errNotCanonical
 	default:
 		start := p.i
 		for p.i < len(p.b) {
@@ -139,7 +152,7 @@ func (p *cparser) value() (value, error) {
 			}
 			p.i++
 		}
-		return value{kind: kindNumber, text: string(p.b[start:p.i])}, nil
+		return Value{Kind: Number, Text: string(p.b[start:p.i])}, nil
 	}
 }
 

@@ -1,4 +1,8 @@
-package card
+// Package escape turns strings into the card's display text: every
+// character plainly visible, the escaping injective (a backslash always
+// starts an escape), and what was found in the string named by flags. It
+// also classifies characters by script for the mixed-script rules.
+package escape
 
 import (
 	"math/bits"
@@ -15,80 +19,80 @@ import (
 // Flags a displayed string can carry. Each names something a reader could
 // not see in the characters themselves; the views spell them out.
 const (
-	flagControl       = "control"         // control characters, shown escaped
-	flagLines         = "multi-line"      // line breaks, shown as \n, each ending a displayed line
-	flagInvisible     = "invisible"       // zero-width, format, blank or other default-ignorable code points, shown escaped
-	flagBidi          = "bidi"            // bidirectional overrides, embeddings or isolates, shown escaped
-	flagSpace         = "unusual-space"   // spaces other than U+0020, shown escaped
-	flagSpaceRun      = "space-run"       // two or more spaces in a row, shown counted
-	flagNotNFC        = "not-nfc"         // decomposed or unnormalized text; combining marks shown escaped
-	flagCombining     = "combining"       // combining marks that could hide on their base, shown escaped
-	flagCompat        = "compatibility"   // compatibility characters (ligatures, full-width forms), shown escaped
-	flagLookalike     = "lookalike-char"  // characters UTS #39 lists as confusable with others, shown escaped
-	flagMixedScript   = "mixed-script"    // a word mixing scripts
-	flagDrawing       = "drawing"         // box-drawing or block characters, which the card uses for its own lines
-	flagLeadingSpace  = "leading-space"   // starts with white space
-	flagTrailingSpace = "trailing-space"  // ends with white space
-	flagPrivate       = "private-use"     // private-use or unassigned code points, shown escaped
-	flagEmpty         = "empty"           // the empty string
-	flagRTL           = "rtl"             // right-to-left letters: display order differs from stored order
-	flagNotOneHost    = "not-one-address" // mentions hosts but is not exactly one address or URL: no domain is trusted
+	FlagControl       = "control"         // control characters, shown escaped
+	FlagLines         = "multi-line"      // line breaks, shown as \n, each ending a displayed line
+	FlagInvisible     = "invisible"       // zero-width, format, blank or other default-ignorable code points, shown escaped
+	FlagBidi          = "bidi"            // bidirectional overrides, embeddings or isolates, shown escaped
+	FlagSpace         = "unusual-space"   // spaces other than U+0020, shown escaped
+	FlagSpaceRun      = "space-run"       // two or more spaces in a row, shown counted
+	FlagNotNFC        = "not-nfc"         // decomposed or unnormalized text; combining marks shown escaped
+	FlagCombining     = "combining"       // combining marks that could hide on their base, shown escaped
+	FlagCompat        = "compatibility"   // compatibility characters (ligatures, full-width forms), shown escaped
+	FlagLookalike     = "lookalike-char"  // characters UTS #39 lists as confusable with others, shown escaped
+	FlagMixedScript   = "mixed-script"    // a word mixing scripts
+	FlagDrawing       = "drawing"         // box-drawing or block characters, which the card uses for its own lines
+	FlagLeadingSpace  = "leading-space"   // starts with white space
+	FlagTrailingSpace = "trailing-space"  // ends with white space
+	FlagPrivate       = "private-use"     // private-use or unassigned code points, shown escaped
+	FlagEmpty         = "empty"           // the empty string
+	FlagRTL           = "rtl"             // right-to-left letters: display order differs from stored order
+	FlagNotOneHost    = "not-one-address" // mentions hosts but is not exactly one address or URL: no domain is trusted
 )
 
-// flagOrder is the display order of flags: the most basic surprises first.
-var flagOrder = [...]string{
-	flagEmpty, flagLeadingSpace, flagTrailingSpace, flagNotOneHost, flagLines, flagControl, flagBidi,
-	flagInvisible, flagSpace, flagSpaceRun, flagPrivate, flagNotNFC, flagCombining, flagCompat,
-	flagLookalike, flagMixedScript, flagDrawing, flagRTL,
+// FlagOrder is the display order of flags: the most basic surprises first.
+var FlagOrder = [...]string{
+	FlagEmpty, FlagLeadingSpace, FlagTrailingSpace, FlagNotOneHost, FlagLines, FlagControl, FlagBidi,
+	FlagInvisible, FlagSpace, FlagSpaceRun, FlagPrivate, FlagNotNFC, FlagCombining, FlagCompat,
+	FlagLookalike, FlagMixedScript, FlagDrawing, FlagRTL,
 }
 
-// flagText is what the views say for each flag.
-func flagText(f string) string {
+// FlagText is what the views say for each flag.
+func FlagText(f string) string {
 	switch f {
-	case flagControl:
+	case FlagControl:
 		return "contains control characters (shown escaped)"
-	case flagLines:
+	case FlagLines:
 		return `has several lines: each line break is shown as \n and ends a displayed line`
-	case flagInvisible:
+	case FlagInvisible:
 		return "contains invisible characters (shown escaped)"
-	case flagBidi:
+	case FlagBidi:
 		return "contains text-direction controls (shown escaped)"
-	case flagSpace:
+	case FlagSpace:
 		return "contains unusual spaces (shown escaped)"
-	case flagSpaceRun:
+	case FlagSpaceRun:
 		return `contains runs of spaces (shown as \{N spaces})`
-	case flagNotNFC:
+	case FlagNotNFC:
 		return "not in normalized (NFC) form: combining marks and canonical duplicates shown escaped"
-	case flagCombining:
+	case FlagCombining:
 		return "contains combining marks that could hide on their letter (shown escaped)"
-	case flagCompat:
+	case FlagCompat:
 		return "contains compatibility characters such as ligatures or full-width forms (shown escaped)"
-	case flagLookalike:
+	case FlagLookalike:
 		return "contains characters that look like other characters (shown escaped)"
-	case flagMixedScript:
+	case FlagMixedScript:
 		return "mixes scripts in one word"
-	case flagDrawing:
+	case FlagDrawing:
 		return "contains box-drawing or block characters (shown escaped)"
-	case flagLeadingSpace:
+	case FlagLeadingSpace:
 		return "starts with white space"
-	case flagTrailingSpace:
+	case FlagTrailingSpace:
 		return "ends with white space"
-	case flagPrivate:
+	case FlagPrivate:
 		return "contains private-use or unassigned characters (shown escaped)"
-	case flagEmpty:
+	case FlagEmpty:
 		return "empty string"
-	case flagRTL:
+	case FlagRTL:
 		return "contains right-to-left text: characters are displayed in a different order than stored"
-	case flagNotOneHost:
+	case FlagNotOneHost:
 		return "is not exactly one address or URL: none of its domains is marked trusted"
 	}
 	return f
 }
 
-// escaper turns a string into text whose every character is plainly
+// Escaper turns a string into text whose every character is plainly
 // visible. The encoding is injective: a backslash always starts an escape
 // (\\, \", \n, \r, \t, \u{HEX} or \{N spaces}), so the original string can
-// be read back from the display whatever the escaper chose to escape.
+// be read back from the display whatever the Escaper chose to escape.
 //
 // Which characters are shown as themselves is decided character by
 // character, so that the rule is injective under look-alikes by
@@ -100,13 +104,13 @@ func flagText(f string) string {
 // alike on the card are equal. (Printable ASCII is shown as itself: the
 // card's values are set in a monospace font, where I, l, 1, 0 and O, and rn
 // and m, are drawn apart.)
-type escaper struct {
-	keepNewlines bool // for multi-line agent text: \n stays a bare line break
-	quote        bool // escape '"' (inside a quoted value)
+type Escaper struct {
+	KeepNewlines bool // for multi-line agent text: \n stays a bare line break
+	Quote        bool // escape '"' (inside a quoted value)
 }
 
-// shown is a string prepared for display: escaped text and what was found.
-type shown struct {
+// Shown is a string prepared for display: escaped text and what was found.
+type Shown struct {
 	Flags []string `json:"flags,omitempty"`
 	Text  string   `json:"text"`
 }
@@ -124,23 +128,23 @@ func plainASCII(s string) bool {
 	return true
 }
 
-func (e escaper) show(s string) shown {
+func (e Escaper) Show(s string) Shown {
 	var flags flagSet
 	switch {
 	case s == "":
-		flags.add(flagEmpty)
+		flags.add(FlagEmpty)
 	default:
 		first, _ := utf8.DecodeRuneInString(s)
 		last, _ := utf8.DecodeLastRuneInString(s)
 		if unicode.IsSpace(first) {
-			flags.add(flagLeadingSpace)
+			flags.add(FlagLeadingSpace)
 		}
 		if unicode.IsSpace(last) {
-			flags.add(flagTrailingSpace)
+			flags.add(FlagTrailingSpace)
 		}
 	}
 	if plainASCII(s) {
-		return shown{Text: s, Flags: flags.list()}
+		return Shown{Text: s, Flags: flags.list()}
 	}
 	// NFC is checked only when a character that NFC could change shows up.
 	nfc, nfcKnown := true, false
@@ -158,7 +162,7 @@ func (e escaper) show(s string) shown {
 	}
 	base := "" // script of the last base character, for its marks
 	var wordBuf [4]string
-	word := scriptSet(wordBuf[:0])
+	word := ScriptSet(wordBuf[:0])
 	for i := 0; i < len(s); {
 		at := i
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -166,7 +170,7 @@ func (e escaper) show(s string) shown {
 		if r < 0x80 {
 			switch {
 			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-				word.add("Latin")
+				word.Add("Latin")
 				base = "Latin"
 				continue
 			case r >= '0' && r <= '9':
@@ -174,7 +178,7 @@ func (e escaper) show(s string) shown {
 				continue
 			}
 			if mixedWord(word) {
-				flags.add(flagMixedScript)
+				flags.add(FlagMixedScript)
 			}
 			word, base = word[:0], ""
 		}
@@ -182,22 +186,22 @@ func (e escaper) show(s string) shown {
 		case r == '\\':
 			escape(at, i)
 			b.WriteString(`\\`)
-		case r == '"' && e.quote:
+		case r == '"' && e.Quote:
 			escape(at, i)
 			b.WriteString(`\"`)
-		case r == '\n' && e.keepNewlines:
+		case r == '\n' && e.KeepNewlines:
 		case r == '\n':
 			escape(at, i)
 			b.WriteString(`\n`)
-			flags.add(flagLines)
+			flags.add(FlagLines)
 		case r == '\r':
 			escape(at, i)
 			b.WriteString(`\r`)
-			flags.add(flagControl)
+			flags.add(FlagControl)
 		case r == '\t':
 			escape(at, i)
 			b.WriteString(`\t`)
-			flags.add(flagControl)
+			flags.add(FlagControl)
 		case r == ' ':
 			n := 1
 			for i < len(s) && s[i] == ' ' {
@@ -207,30 +211,30 @@ func (e escaper) show(s string) shown {
 			if n > 1 {
 				escape(at, i)
 				b.WriteString(`\{` + strconv.Itoa(n) + ` spaces}`)
-				flags.add(flagSpaceRun)
+				flags.add(FlagSpaceRun)
 			}
 		case r < 0x80 && r >= 0x20 && r != 0x7f:
 		case r == utf8.RuneError:
 			// canon refuses invalid UTF-8, so this is a real U+FFFD.
 			escape(at, i)
 			writeEscape(&b, r)
-			flags.add(flagLookalike)
+			flags.add(FlagLookalike)
 		default:
 			info := charclass.Lookup(r)
 			if r >= 0x80 {
 				if info.Props&charclass.Letterlike == 0 {
 					if mixedWord(word) {
-						flags.add(flagMixedScript)
+						flags.add(FlagMixedScript)
 					}
 					word = word[:0]
 				} else {
-					word.add(scriptOfInfo(info))
+					word.Add(scriptOfInfo(info))
 				}
 			}
 			if !nfcKnown && info.Props&(charclass.Mark|charclass.Combines|charclass.NotNFC) != 0 {
 				nfc, nfcKnown = norm.NFC.IsNormalString(s), true
 				if !nfc {
-					flags.add(flagNotNFC)
+					flags.add(FlagNotNFC)
 				}
 			}
 			if f := hiddenKindOf(info, nfc, base); f != "" {
@@ -240,7 +244,7 @@ func (e escaper) show(s string) shown {
 				continue
 			}
 			if info.Props&charclass.RTL != 0 {
-				flags.add(flagRTL)
+				flags.add(FlagRTL)
 			}
 			if info.Props&charclass.Mark == 0 {
 				base = info.Script
@@ -248,18 +252,18 @@ func (e escaper) show(s string) shown {
 		}
 	}
 	if mixedWord(word) {
-		flags.add(flagMixedScript)
+		flags.add(FlagMixedScript)
 	}
 	if copied == 0 && b.Len() == 0 {
-		return shown{Text: s, Flags: flags.list()}
+		return Shown{Text: s, Flags: flags.list()}
 	}
 	b.WriteString(s[copied:])
-	return shown{Text: b.String(), Flags: flags.list()}
+	return Shown{Text: b.String(), Flags: flags.list()}
 }
 
 // mixedWord reports a word whose scripts UTS #39's highly restrictive
 // level does not allow together.
-func mixedWord(word scriptSet) bool { return len(word) > 1 && !word.allowedMix() }
+func mixedWord(word ScriptSet) bool { return len(word) > 1 && !word.AllowedMix() }
 
 // writeEscape writes \u{HEX}, at least four upper-case hex digits.
 func writeEscape(b *strings.Builder, r rune) {
@@ -291,40 +295,40 @@ func hiddenKindOf(info charclass.Info, nfc bool, base string) string {
 	p := info.Props
 	switch {
 	case p&charclass.Control != 0:
-		return flagControl
+		return FlagControl
 	case p&charclass.Bidi != 0:
-		return flagBidi
+		return FlagBidi
 	case p&charclass.Invisible != 0:
-		return flagInvisible
+		return FlagInvisible
 	case p&charclass.Space != 0:
-		return flagSpace
+		return FlagSpace
 	case p&charclass.Private != 0:
-		return flagPrivate
+		return FlagPrivate
 	case !nfc && p&(charclass.Mark|charclass.Combines) != 0:
 		// In text that is not in NFC, whatever NFC would combine with
 		// the character before it (marks, conjoining jamo) is escaped, so
 		// a decomposed spelling never looks like the composed one.
-		return flagNotNFC
+		return FlagNotNFC
 	case p&charclass.Mark != 0:
 		// A mark shown as itself must belong to the script of its base
 		// (a Devanagari vowel sign on a Devanagari letter); generic marks
 		// (script Inherited or Common), marks on another script's letter
 		// and marks with no base could hide a difference.
 		if s := info.Script; s == "Inherited" || s == "Common" || s != base {
-			return flagCombining
+			return FlagCombining
 		}
 	case p&charclass.Drawing != 0:
-		return flagDrawing
+		return FlagDrawing
 	}
 	switch {
 	case p&charclass.NotNFC != 0:
-		return flagNotNFC
+		return FlagNotNFC
 	case p&charclass.Compat != 0:
 		// Full-width and mathematical letters, ligatures, superscripts:
 		// drawn like other characters, some not listed as confusable.
-		return flagCompat
+		return FlagCompat
 	case p&charclass.Lookalike != 0:
-		return flagLookalike
+		return FlagLookalike
 	}
 	return ""
 }
@@ -332,16 +336,16 @@ func hiddenKindOf(info charclass.Info, nfc bool, base string) string {
 // lookalike reports whether a non-ASCII part of r's canonical decomposition
 // is listed in the UTS #39 confusables data, or r is a canonical or
 // compatibility variant of other characters.
-func lookalike(r rune) bool {
+func Lookalike(r rune) bool {
 	return charclass.Lookup(r).Props&(charclass.Lookalike|charclass.NotNFC|charclass.Compat) != 0
 }
 
 // flagSet collects flags without duplicates, as bits in the order of
-// flagOrder.
+// FlagOrder.
 type flagSet struct{ bits uint32 }
 
 func (s *flagSet) add(f string) {
-	for i, g := range flagOrder {
+	for i, g := range FlagOrder {
 		if g == f {
 			s.bits |= 1 << i
 			return
@@ -351,32 +355,20 @@ func (s *flagSet) add(f string) {
 
 // list returns the flags in display order, so a card's JSON does not
 // depend on where in a string a problem first appeared. A single flag is
-// a slice of flagOrder itself, which nothing writes to.
+// a slice of FlagOrder itself, which nothing writes to.
 func (s *flagSet) list() []string {
 	switch {
 	case s.bits == 0:
 		return nil
 	case s.bits&(s.bits-1) == 0:
 		i := bits.TrailingZeros32(s.bits)
-		return flagOrder[i : i+1 : i+1]
+		return FlagOrder[i : i+1 : i+1]
 	}
 	out := make([]string, 0, bits.OnesCount32(s.bits))
-	for i, f := range flagOrder {
+	for i, f := range FlagOrder {
 		if s.bits&(1<<i) != 0 {
 			out = append(out, f)
 		}
 	}
 	return out
-}
-
-// warnSet collects domain warnings without duplicates, in the order found.
-type warnSet struct{ f []string }
-
-func (s *warnSet) add(w string) {
-	for _, g := range s.f {
-		if g == w {
-			return
-		}
-	}
-	s.f = append(s.f, w)
 }

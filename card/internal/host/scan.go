@@ -1,10 +1,9 @@
-package card
+package host
 
 import (
 	"net/url"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // maxMentioned is how many hosts of one value the card analyses; a value
@@ -185,25 +184,6 @@ func (sc *hostScanner) urlHost(j, i int) (string, bool) {
 	return authorityHost(s[a:e])
 }
 
-// authorityHost is what parseURL makes of an authority after its last @.
-func authorityHost(auth string) (string, bool) {
-	host, ok := splitHostPort(auth)
-	if !ok || host == "" {
-		return "", false
-	}
-	if strings.Contains(host, "%") {
-		u, err := url.PathUnescape(host)
-		if err != nil || !utf8.ValidString(u) {
-			return "", false
-		}
-		host = u
-	}
-	if strings.ContainsAny(host, forbiddenHost) && !strings.HasPrefix(auth, "[") {
-		return "", false
-	}
-	return host, true
-}
-
 // authEnds remembers, for one kind of scheme, where authorities end and
 // what ends them.
 type authEnds struct {
@@ -353,10 +333,6 @@ func lastBadEscape(s string, from, end int) int {
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-// maxLiteral is the longest address literal addressLiteral accepts:
-// brackets, "IPv6:" and the longest IPv6 address netip parses.
-const maxLiteral = 2 + len("IPv6:") + maxIPv6Text
 
 // unquotedAddrSpecHost is parseAddrSpec(s) for s that does not start with
 // a quote, reading s only as far as it can be an address: the local part

@@ -1,0 +1,78 @@
+package card
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentstepup/asu/card/internal/escape"
+	"github.com/agentstepup/asu/card/internal/host"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestModelFieldsInCanonicalOrder: seal relies on encoding/json writing
+// members in RFC 8785 order, which holds when every struct of the model
+// declares its fields in the order of their JSON names.
+func TestModelFieldsInCanonicalOrder(t *testing.T) {
+	seen := map[reflect.Type]bool{}
+	var check func(reflect.Type)
+	check = func(ty reflect.Type) {
+		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice {
+			ty = ty.Elem()
+		}
+		if ty.Kind() != reflect.Struct || seen[ty] {
+			return
+		}
+		seen[ty] = true
+		prev := ""
+		for i := range ty.NumField() {
+			f := ty.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			require.NotEmpty(t, name, "%s.%s has no JSON name", ty.Name(), f.Name)
+			require.Less(t, prev, name, "%s: %q declared after %q", ty.Name(), name, prev)
+			prev = name
+			check(f.Type)
+		}
+	}
+	check(reflect.TypeOf(model{}))
+	assert.Greater(t, len(seen), 8)
+}
+
+// TestEncodeModelMatchesEncodingJSON: the hand-written card JSON is what
+// encoding/json writes for the model (struct tags name the members), and
+// is canonical.
+func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
+	step := escape.Shown{Text: "2"}
+	m := model{
+		Renderer: RendererID, Digest: "ab",
+		Tool: toolPart{Name: escape.Shown{Text: "t", Flags: []string{escape.FlagInvisible}}, Title: escape.Shown{Text: "T"}, Class: ClassRead},
+		Args: []field{{
+			Name: escape.Shown{Text: "a\"b\\c\u0001"}, Label: &escape.Shown{Text: "L"}, Role: "amount", Unit: &escape.Shown{Text: "u"},
+			Currency: &escape.Shown{Text: "EUR"}, NameDoms: []host.Domain{{Written: escape.Shown{Text: "w"}, ASCII: "x.com", Trusted: true}},
+			Value: node{Kind: kindObject, Flags: []string{escape.FlagEmpty}, Members: []member{{
+				Key: escape.Shown{Text: "k"}, KeyDoms: []host.Domain{{Written: escape.Shown{Text: "y"}, ASCII: "y.com", Registrable: "y.com",
+					Unicode: "ÿ.com", Scripts: "Latin", LooksLike: "x.com", Warnings: []string{host.WarnLookalike}}},
+				Value: node{Kind: kindArray, Items: []node{{Kind: kindString, Text: "s", Long: &longPart{Bytes: 3, SHA256: "cd", Full: "sss"},
+					Domains: []host.Domain{{Written: escape.Shown{Text: "z"}}}}}},
+			}}},
+		}},
+		Refs:    []refPart{{Index: 0, Name: escape.Shown{Text: "n"}, Kind: escape.Shown{Text: "file"}, SHA256: "ef", Size: 9}},
+		Unbound: []refPart{{Index: 1, Name: escape.Shown{Text: "u"}, Kind: escape.Shown{Text: "url"}, Reason: &escape.Shown{Text: "r"}}},
+		Context: contextPart{PolicyVersion: escape.Shown{Text: "p"}, Reasons: []escape.Shown{{Text: "r"}}, Provenance: []escape.Shown{},
+			Task: escape.Shown{Text: "t"}, Step: &step, User: escape.Shown{Text: "u"}, Agent: escape.Shown{Text: "a"}, Delegations: []escape.Shown{{Text: "d"}}, Audience: escape.Shown{Text: "x"}},
+		Untrusted: untrustedPart{Rationale: block{Text: "why\n", Flags: []string{escape.FlagLines}, Long: &longPart{Bytes: 1}}},
+	}
+	_ = step
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(m))
+	got := encodeModel(&m, 0)
+	assert.Equal(t, strings.TrimSuffix(buf.String(), "\n"), string(got))
+	c, err := HashLimits().Canonicalize(got)
+	require.NoError(t, err)
+	assert.Equal(t, string(c), string(got))
+}
