@@ -1,0 +1,52 @@
+// Package inbox is the approver's inbox on the approval site: an approver
+// signs in with their passkey and sees their queue, every ticket they may
+// decide, soonest expiry first, updated live, each with its card, the
+// time left and who else may decide it, and approves or denies it with
+// the passkey.
+//
+// # A session only lists
+//
+// Signing in runs package passkey's [passkey.SignIn], whose challenge is
+// apart from every ticket's: a sign-in assertion never approves or denies
+// anything, and a ticket's assertion never signs in. The session it opens
+// is a cookie (HttpOnly, SameSite=Strict, Secure and "__Host-" on an
+// https origin) holding the approver, the credential that signed in and
+// an expiry, under a MAC. It is checked on every request, stream polls
+// included: it ends when it expires ([DefaultSessionTTL]), on sign-out,
+// and as soon as its credential is revoked. It authorizes nothing but
+// reading the queue: the [Desk] the inbox is given has no method that
+// decides, and the approve and deny buttons sign the one ticket's own
+// challenge (gate.Prompt's Options and DenyOptions) and post the
+// assertion to the ticket's page on the approval site (gateway.Site's
+// /approve/{id}), exactly as the ticket's link does.
+//
+// # Live
+//
+// The page reads its queue from a server-sent event stream: the whole
+// queue on connect and whenever it changes (the stream reads it every
+// [DefaultPoll]), a comment every [DefaultHeartbeat], and an "end" event
+// when the session ends. Streams are bounded per approver
+// ([DefaultStreamsPerApprover]; the next is refused with 429) and in all
+// ([DefaultStreams]); each ends with its request, and [Inbox.Drain] ends
+// them all for a graceful shutdown. A stream keeps its own write
+// deadlines, so it outlives a server's WriteTimeout.
+//
+// # Serving
+//
+// Mount the inbox on the approval site's listener and origin, beside the
+// site, at its prefix:
+//
+//	mux := http.NewServeMux()
+//	mux.Handle(in.Prefix()+"/", in)
+//	mux.Handle("/", site)
+//
+// Every response carries the approval site's headers ([CSP]: nothing
+// inline, frame-ancestors 'none'; no-store). Posts must come from the
+// relying party's origin and carry JSON, and bodies are bounded. The page
+// is keyboard-friendly (j/k to move, a to approve, d to deny, o to open)
+// and thumb-friendly on a phone (full-width buttons at least 48 px high).
+//
+// Sign-in uses discoverable credentials (passkeys): the browser offers
+// the site's passkeys without being told whose they are, so the page
+// asks for no name and reveals no one's.
+package inbox

@@ -1,0 +1,396 @@
+// The approver's inbox: sign in with a passkey, then watch the queue of
+// requests this approver may decide, live. Approving or denying a
+// request signs that request's own challenge with the passkey and posts
+// it to the request's page on the approval site; the session only lists.
+"use strict";
+
+(function () {
+  var root = document.getElementById("inbox");
+  var list = document.getElementById("inbox-list");
+  if (!root || !list) { return; }
+  var prefix = root.dataset.prefix;
+  var approvePath = root.dataset.approve;
+  var body = document.body;
+
+  var items = new Map(); // ticket id -> {el, entry, left, status, reason, busy}
+  var offset = 0;        // the server's clock minus this browser's, in ms
+  var sessionEnds = 0;   // ms since the epoch, on the server's clock
+  var stream = null;
+  var retry = null;
+  var first = true;
+
+  function $(id) { return document.getElementById(id); }
+
+  function toBytes(s) {
+    var b64 = s.replace(/-/g, "+").replace(/_/g, "/");
+    while (b64.length % 4) { b64 += "="; }
+    var bin = atob(b64);
+    var out = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { out[i] = bin.charCodeAt(i); }
+    return out.buffer;
+  }
+
+  function toB64(buf) {
+    var bytes = new Uint8Array(buf);
+    var bin = "";
+    for (var i = 0; i < bytes.length; i++) { bin += String.fromCharCode(bytes[i]); }
+    return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function requestOptions(options) {
+    var o = JSON.parse(JSON.stringify(options));
+    o.challenge = toBytes(o.challenge);
+    (o.allowCredentials || []).forEach(function (c) { c.id = toBytes(c.id); });
+    return o;
+  }
+
+  function credentialJSON(cred) {
+    var r = cred.response;
+    var resp = {
+      clientDataJSON: toB64(r.clientDataJSON),
+      authenticatorData: toB64(r.authenticatorData),
+      signature: toB64(r.signature)
+    };
+    if (r.userHandle) { resp.userHandle = toB64(r.userHandle); }
+    return {
+      id: cred.id,
+      rawId: toB64(cred.rawId),
+      type: cred.type,
+      authenticatorAttachment: cred.authenticatorAttachment || undefined,
+      clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
+      response: resp
+    };
+  }
+
+  function call(method, url, payload) {
+    var init = { method: method, credentials: "same-origin", headers: {} };
+    if (method === "POST") {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(payload === undefined ? {} : payload);
+    }
+    return fetch(url, init).then(function (resp) {
+      return resp.json().catch(function () { return {}; }).then(function (j) {
+        if (!resp.ok) {
+          var e = (j && j.error) || {};
+          var err = new Error(e.message || e.code || ("HTTP " + resp.status));
+          err.status = resp.status;
+          throw err;
+        }
+        return j;
+      });
+    });
+  }
+
+  function say(text, kind) {
+    var el = $("inbox-status");
+    el.textContent = text || "";
+    el.className = "inbox-status " + (kind || "");
+  }
+
+  function live(text, kind) {
+    var el = $("inbox-live");
+    el.textContent = text;
+    el.className = "inbox-live " + (kind || "");
+  }
+
+  function show(state) {
+    body.dataset.inbox = state;
+    $("inbox-signin").hidden = state !== "signin";
+    $("inbox-queue").hidden = state !== "queue";
+    $("inbox-signout").hidden = state !== "queue";
+    if (state !== "queue") {
+      $("inbox-who").textContent = "";
+      live("");
+    }
+  }
+
+  // --- the session ---------------------------------------------------------
+
+  function start() {
+    retry = null;
+    call("GET", prefix + "/session").then(function (s) {
+      offset = Date.parse(s.now) - Date.now();
+      sessionEnds = Date.parse(s.expires_at);
+      $("inbox-who").textContent = s.user;
+      show("queue");
+      connect();
+    }).catch(function (e) {
+      if (e.status === 401) {
+        show("signin");
+        return;
+      }
+      say(e.message, "bad");
+      later(start);
+    });
+  }
+
+  function later(fn) {
+    if (!retry) { retry = setTimeout(fn, 5000); }
+  }
+
+  function signIn() {
+    var button = $("inbox-signin-button");
+    button.disabled = true;
+    say("Waiting for your passkey…");
+    call("POST", prefix + "/signin/begin").then(function (b) {
+      return navigator.credentials.get({ publicKey: requestOptions(b.options) }).then(function (cred) {
+        return call("POST", prefix + "/signin", { state: b.state, credential: credentialJSON(cred) });
+      });
+    }).then(function () {
+      say("");
+      button.disabled = false;
+      start();
+    }).catch(function (e) {
+      say("Not signed in: " + e.message, "bad");
+      button.disabled = false;
+    });
+  }
+
+  function signOut() {
+    disconnect();
+    call("POST", prefix + "/signout").catch(function () {}).then(function () {
+      clear();
+      show("signin");
+      say("Signed out.");
+    });
+  }
+
+  // --- the stream ------------------------------------------------------------
+
+  function connect() {
+    disconnect();
+    stream = new EventSource(prefix + "/events");
+    stream.addEventListener("open", function () { live("Live", "ok"); });
+    stream.addEventListener("queue", function (ev) {
+      var q = JSON.parse(ev.data);
+      offset = Date.parse(q.now) - Date.now();
+      sessionEnds = Date.parse(q.session_expires_at);
+      render(q.entries || []);
+      live("Live", "ok");
+      say("");
+    });
+    stream.addEventListener("end", function () {
+      disconnect();
+      clear();
+      show("signin");
+      say("Your session ended. Sign in again to see your requests.");
+    });
+    stream.addEventListener("error", function () {
+      live("Reconnecting…", "warn");
+      if (stream && stream.readyState === EventSource.CLOSED) {
+        // Refused (signed out, or too many windows): ask the session why.
+        disconnect();
+        later(start);
+      }
+    });
+  }
+
+  function disconnect() {
+    if (stream) { stream.close(); stream = null; }
+  }
+
+  // --- the list ----------------------------------------------------------------
+
+  function clear() {
+    items.forEach(function (it) { it.el.remove(); });
+    items.clear();
+    body.dataset.count = "0";
+    first = true;
+  }
+
+  function render(entries) {
+    var keep = new Set(entries.map(function (e) { return e.id; }));
+    var focused = document.activeElement && document.activeElement.closest ?
+      document.activeElement.closest(".inbox-item") : null;
+    var refocus = null;
+    items.forEach(function (it, id) {
+      if (keep.has(id)) { return; }
+      if (focused === it.el) {
+        refocus = it.el.nextElementSibling || it.el.previousElementSibling;
+      }
+      it.el.remove();
+      items.delete(id);
+    });
+    var prev = null;
+    entries.forEach(function (e) {
+      var it = items.get(e.id);
+      if (!it) {
+        it = build(e);
+        items.set(e.id, it);
+        if (!first) { it.el.classList.add("inbox-new"); }
+      }
+      var want = prev ? prev.nextElementSibling : list.firstElementChild;
+      if (it.el !== want) { list.insertBefore(it.el, want); }
+      prev = it.el;
+    });
+    first = false;
+    if (refocus && items.has(refocus.dataset.id)) { refocus.focus(); }
+    $("inbox-empty").hidden = entries.length > 0;
+    body.dataset.count = String(entries.length);
+    document.title = (entries.length ? "(" + entries.length + ") " : "") + "Approvals inbox";
+    tick();
+  }
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  function build(e) {
+    var li = el("li", "inbox-item");
+    li.tabIndex = 0;
+    li.dataset.id = e.id;
+    var head = el("div", "inbox-head");
+    var title = el("strong", "inbox-tool", e.tool);
+    title.id = "inbox-t-" + e.id;
+    li.setAttribute("aria-labelledby", title.id);
+    var left = el("span", "inbox-left");
+    head.append(title, left);
+    li.append(head);
+    var meta = e.agent + " for " + e.user + (e.group ? " · routed to " + e.group : "");
+    li.append(el("p", "inbox-meta", meta));
+    li.append(el("p", "inbox-others", e.others && e.others.length ?
+      "Also may decide: " + e.others.join(", ") : "Only you may decide this."));
+
+    var details = el("details", "inbox-card");
+    details.open = true;
+    details.append(el("summary", "", "Card"));
+    var card = el("div", "inbox-card-body");
+    // The card's HTML is the gate's, rendered from the stored effect with
+    // every value escaped by package card; the page's CSP forbids script.
+    card.innerHTML = e.card;
+    details.append(card);
+    li.append(details);
+
+    var label = el("label", "inbox-reason-label", "Reason for a denial (the agent is shown it)");
+    var reason = el("input", "inbox-reason");
+    reason.type = "text";
+    reason.maxLength = 280;
+    reason.autocomplete = "off";
+    label.append(reason);
+    li.append(label);
+
+    var actions = el("div", "inbox-actions");
+    var approve = el("button", "inbox-approve", "Approve with passkey");
+    approve.type = "button";
+    var deny = el("button", "inbox-deny", "Deny with passkey");
+    deny.type = "button";
+    var open = el("a", "inbox-open", "Open page");
+    open.href = e.link;
+    open.target = "_blank";
+    open.rel = "noopener";
+    actions.append(approve, deny, open);
+    li.append(actions);
+    var status = el("p", "inbox-item-status");
+    status.setAttribute("role", "status");
+    li.append(status);
+
+    var it = { el: li, entry: e, left: left, status: status, reason: reason, busy: false };
+    approve.addEventListener("click", function () { decide(it, "approve"); });
+    deny.addEventListener("click", function () { decide(it, "deny"); });
+    return it;
+  }
+
+  function itemSay(it, text, kind) {
+    it.status.textContent = text;
+    it.status.className = "inbox-item-status " + (kind || "");
+  }
+
+  function buttons(it, on) {
+    it.el.querySelectorAll("button").forEach(function (b) { b.disabled = !on; });
+  }
+
+  // decide signs the ticket's own challenge (or its deny challenge) and
+  // posts it to the ticket's page on the approval site.
+  function decide(it, kind) {
+    if (!it || it.busy || it.el.dataset.decided) { return; }
+    it.busy = true;
+    buttons(it, false);
+    itemSay(it, "Waiting for your passkey…");
+    var e = it.entry;
+    navigator.credentials.get({ publicKey: requestOptions(kind === "approve" ? e.approve : e.deny) }).then(function (cred) {
+      var c = credentialJSON(cred);
+      if (kind === "approve") {
+        return call("POST", approvePath + encodeURIComponent(e.id), c);
+      }
+      return call("POST", approvePath + encodeURIComponent(e.id) + "/deny", { credential: c, reason: it.reason.value });
+    }).then(function (t) {
+      it.el.dataset.decided = t.status;
+      it.el.classList.add("inbox-done");
+      itemSay(it, kind === "approve" ? "Approved. The agent may now run exactly this action, once." :
+        "Denied. The agent is told so.", "ok");
+    }).catch(function (err) {
+      it.busy = false;
+      buttons(it, true);
+      itemSay(it, (kind === "approve" ? "Not approved: " : "Not denied: ") + err.message, "bad");
+    });
+  }
+
+  // --- time -------------------------------------------------------------------
+
+  function pad(n) { return (n < 10 ? "0" : "") + n; }
+
+  function left(ms) {
+    if (ms <= 0) { return "expired"; }
+    var s = Math.floor(ms / 1000);
+    if (s < 600) { return Math.floor(s / 60) + ":" + pad(s % 60) + " left"; }
+    if (s < 3600) { return Math.floor(s / 60) + " min left"; }
+    return Math.floor(s / 3600) + " h " + pad(Math.floor(s % 3600 / 60)) + " min left";
+  }
+
+  function tick() {
+    var now = Date.now() + offset;
+    items.forEach(function (it) {
+      var ms = Date.parse(it.entry.expires_at) - now;
+      it.left.textContent = left(ms);
+      it.el.classList.toggle("inbox-urgent", ms < 60000);
+    });
+    if (body.dataset.inbox === "queue" && sessionEnds) {
+      $("inbox-signout").title = "Session " + left(sessionEnds - now);
+    }
+  }
+
+  // --- keys ---------------------------------------------------------------------
+
+  function move(all, i) {
+    if (!all.length) { return; }
+    all[Math.max(0, Math.min(all.length - 1, i))].focus();
+  }
+
+  document.addEventListener("keydown", function (ev) {
+    if (body.dataset.inbox !== "queue" || ev.altKey || ev.ctrlKey || ev.metaKey) { return; }
+    var t = ev.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA")) {
+      if (ev.key === "Escape") { t.blur(); }
+      return;
+    }
+    var all = Array.prototype.slice.call(list.children);
+    var cur = t && t.closest ? t.closest(".inbox-item") : null;
+    var i = cur ? all.indexOf(cur) : -1;
+    var it = cur ? items.get(cur.dataset.id) : null;
+    switch (ev.key) {
+    case "j": case "ArrowDown": move(all, i + 1); break;
+    case "k": case "ArrowUp": move(all, i < 0 ? 0 : i - 1); break;
+    case "a": decide(it, "approve"); break;
+    case "d": decide(it, "deny"); break;
+    case "o": if (it) { window.open(it.entry.link, "_blank", "noopener"); } break;
+    default: return;
+    }
+    ev.preventDefault();
+  });
+
+  // --- go ---------------------------------------------------------------------
+
+  if (window.location.origin !== root.dataset.origin) {
+    body.dataset.inbox = "misdirected";
+    say("Passkeys for this site work only at " + root.dataset.origin + ". Open " + root.dataset.origin +
+      window.location.pathname + " instead.", "bad");
+    return;
+  }
+  $("inbox-signin-button").addEventListener("click", signIn);
+  $("inbox-signout").addEventListener("click", signOut);
+  setInterval(tick, 1000);
+  start();
+})();
