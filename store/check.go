@@ -130,6 +130,27 @@ func (r Resolution) Check() error {
 	return nil
 }
 
+// CheckVote reports whether v may be recorded by Vote towards quorum: an
+// Approver within [MaxKeySize] and valid UTF-8, Evidence and reason
+// within [MaxFieldSize], At set, and a quorum from 2 to [MaxQuorum].
+func CheckVote(v Vote, quorum int, reason string) error {
+	switch {
+	case quorum < 2 || quorum > MaxQuorum:
+		return fmt.Errorf("%w: a quorum is 2 to %d approvals", ErrInvalid, MaxQuorum)
+	case v.Approver == "":
+		return fmt.Errorf("%w: a vote names its approver", ErrInvalid)
+	case len(v.Approver) > MaxKeySize:
+		return fmt.Errorf("%w: approver over %d bytes", ErrTooLarge, MaxKeySize)
+	case len(v.Evidence) > MaxFieldSize || len(reason) > MaxFieldSize:
+		return fmt.Errorf("%w: field over %d bytes", ErrTooLarge, MaxFieldSize)
+	case v.At.IsZero():
+		return fmt.Errorf("%w: vote time unset", ErrInvalid)
+	case !utf8.ValidString(v.Approver) || !utf8.ValidString(reason):
+		return fmt.Errorf("%w: text field is not UTF-8", ErrInvalid)
+	}
+	return nil
+}
+
 // CheckConsume reports whether c may be recorded by Consume: a non-empty
 // Key and what [Claim.Check] asks.
 func CheckConsume(c Claim) error {

@@ -81,11 +81,19 @@ type Approval struct {
 	Approvers string
 	Merged    int // duplicates merged into this ticket by Park
 
+	// ShownAt is when the ticket's card was first shown to an approver
+	// ([Votes.Show]); zero until then.
+	ShownAt time.Time
+
 	// The decision.
 	Approver   string
 	Reason     string
 	Evidence   []byte // raw WebAuthn assertion JSON, kept for the receipt
 	ResolvedAt time.Time
+	// Votes are the approvals of a ticket that needs several people
+	// ([Votes.Vote]), in the order given; the ticket is approved when
+	// they reach its quorum, and Approver is then the last of them.
+	Votes []Vote
 
 	// The execution.
 	IdempotencyKey string    // the same at every run of this ticket
@@ -105,8 +113,26 @@ func (a Approval) Clone() Approval {
 	a.Result = cloneBytes(a.Result)
 	a.Taint = cloneStrings(a.Taint)
 	a.Requester.Delegations = cloneStrings(a.Requester.Delegations)
+	if a.Votes != nil {
+		votes := make([]Vote, len(a.Votes))
+		for i, v := range a.Votes {
+			v.Evidence = cloneBytes(v.Evidence)
+			votes[i] = v
+		}
+		a.Votes = votes
+	}
 	return a
 }
+
+// Vote is one person's approval of a ticket that needs several.
+type Vote struct {
+	Approver string
+	Evidence []byte // the approver's evidence, as the gate keeps it
+	At       time.Time
+}
+
+// MaxQuorum bounds how many distinct approvals a ticket may need.
+const MaxQuorum = 16
 
 // Caps bounds the live pending tickets Park admits. Zero means no cap.
 type Caps struct {

@@ -144,6 +144,29 @@ type Tickets interface {
 	List(ctx context.Context, f Filter) (page []Approval, next string, err error)
 }
 
+// Votes keeps what a ticket's approvers did before it was decided: when
+// its card was first shown, and the approvals of a ticket that needs
+// several distinct people (a quorum).
+type Votes interface {
+	// Show records that ticket id's card was shown at at: ShownAt is set
+	// when it is zero and kept otherwise (the first showing counts). It
+	// fails with [ErrNotFound] for an unknown id and writes no audit row.
+	Show(ctx context.Context, id string, at time.Time) (Approval, error)
+	// Vote adds v, one person's approval, to pending ticket id, which
+	// needs quorum distinct approvals, in one transaction with note's
+	// record. When the votes reach quorum the ticket is approved in the
+	// same transaction: State approved, Approver v.Approver, Reason
+	// reason, ResolvedAt v.At, Evidence nil (each vote keeps its own).
+	// It fails with [ErrResolved] when the ticket is not pending, with
+	// [ErrDuplicate] when v.Approver already voted on it, with
+	// [ErrClockSkew] when v.At is off the store's clock by more than
+	// [MaxSkew] and with [ErrExpired] when v.At is at or after ExpiresAt;
+	// see [CheckVote] for the rest. Across replicas sharing a database,
+	// votes on one ticket are serialized: two people voting at once both
+	// count, one person voting twice counts once.
+	Vote(ctx context.Context, id string, v Vote, quorum int, reason string, note Note) (Approval, error)
+}
+
 // Sweeper expires pending tickets nobody decided.
 type Sweeper interface {
 	// ExpirePending marks every pending ticket whose ExpiresAt is at or
@@ -307,6 +330,7 @@ type Grants interface {
 type Store interface {
 	Clock
 	Tickets
+	Votes
 	Sweeper
 	Execution
 	Credentials
