@@ -51,3 +51,42 @@ func ExampleOpen() {
 	// sqlite: consume: store: already used
 	// 3 consume
 }
+
+// A ticket that needs two approvers: its card is shown, two people vote
+// on it, and the second vote approves it in the same transaction.
+func ExampleStore_Vote() {
+	dir, err := os.MkdirTemp("", "asu")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(dir, "asu.db"), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+
+	now, _ := s.Now(ctx)
+	t, _, err := s.Park(ctx, storetest.TicketAt("session-1", "alice", 1, now), store.Caps{}, nil)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.Show(ctx, t.ID, now); err != nil {
+		panic(err)
+	}
+	note := func(a store.Approval, merged bool) receipt.AuditRecord {
+		return receipt.AuditRecord{TicketID: a.ID, Decision: "vote", Reason: string(a.State)}
+	}
+	for _, who := range []string{"bob", "carol", "carol"} {
+		got, err := s.Vote(ctx, t.ID, store.Vote{Approver: who, At: now}, 2, "two of finance", note)
+		fmt.Println(who, got.State, len(got.Votes), err)
+	}
+	t, _ = s.Get(ctx, t.ID)
+	fmt.Println(t.State, t.Approver, len(t.Votes), !t.ShownAt.IsZero())
+	// Output:
+	// bob pending 1 <nil>
+	// carol approved 2 <nil>
+	// carol  0 sqlite: vote: store: ticket already resolved
+	// approved carol 2 true
+}

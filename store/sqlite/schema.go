@@ -170,6 +170,14 @@ ALTER TABLE grants ADD COLUMN revoked_at INTEGER;
 	// 3: a credential carries the enrolling side's seal (a MAC), so a row
 	// written into the database by anyone else does not approve.
 	`ALTER TABLE credentials ADD COLUMN seal BLOB;`,
+	// 4: when a ticket's card was first shown, and the approvals of a
+	// ticket that needs several people: a JSON array of
+	// {"approver","evidence","at"} (at in Unix microseconds, evidence in
+	// base64), NULL until the first vote. Votes are read and written
+	// under the write lock BEGIN IMMEDIATE takes, so the array is the
+	// ticket's whole tally, never a stale copy.
+	`ALTER TABLE approvals ADD COLUMN shown_at INTEGER;
+ALTER TABLE approvals ADD COLUMN votes TEXT;`,
 }
 
 // migrate brings the schema to len(migrations), each step in its own

@@ -115,13 +115,18 @@ func (s *Store) insertNoted(ctx context.Context, tx runner, a store.Approval, re
 	} else {
 		a.State = store.Pending
 	}
+	votes, err := encodeVotes(a.Votes)
+	if err != nil {
+		return store.Approval{}, err
+	}
 	n, err := tx.changes(ctx, `INSERT INTO approvals (id, state, effect, digest, tool, effect_class,
 		card, card_hash, nonce, created_at, expires_at, requester, user, session, task, step,
-		policy_version, taint, rationale, approvers, approver, reason, evidence, resolved_at)
-		VALUES (`+placeholders(24)+`) ON CONFLICT (id) DO NOTHING`,
+		policy_version, taint, rationale, approvers, approver, reason, evidence, resolved_at, shown_at, votes)
+		VALUES (`+placeholders(26)+`) ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.State, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
 		a.CreatedAt.UnixMicro(), a.ExpiresAt.UnixMicro(), requester, a.User, a.Session, a.Task, a.Step,
-		a.PolicyVersion, taint, a.Rationale, a.Approvers, a.Approver, a.Reason, a.Evidence, micros(a.ResolvedAt))
+		a.PolicyVersion, taint, a.Rationale, a.Approvers, a.Approver, a.Reason, a.Evidence, micros(a.ResolvedAt),
+		micros(a.ShownAt), votes)
 	if err != nil {
 		return store.Approval{}, err
 	}
