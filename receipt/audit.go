@@ -20,7 +20,8 @@ const (
 	DecisionAllow         = "allow"          // policy allowed the call at once
 	DecisionDeny          = "deny"           // policy or a check refused it
 	DecisionNeedsApproval = "needs_approval" // parked for an approver
-	DecisionApproved      = "approved"       // an approver approved the ticket
+	DecisionApproved      = "approved"       // an approver approved the ticket (the last of its quorum)
+	DecisionCosigned      = "cosigned"       // one approver of several a ticket needs approved it
 	DecisionDenied        = "denied"         // an approver denied the ticket
 	DecisionExpired       = "expired"        // the ticket timed out
 	DecisionCancelled     = "cancelled"      // the ticket was withdrawn or timed out to cancel

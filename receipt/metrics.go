@@ -31,8 +31,10 @@ type ApprovalMetrics struct {
 type ClassMetrics struct {
 	// Requests counts calls parked for an approver (needs_approval).
 	Requests int `json:"requests"`
-	// Approved and Denied count approvers' decisions; Expired counts
-	// tickets that expired or were cancelled without one.
+	// Approved and Denied count approvers' decisions (each approval of a
+	// ticket that needs several people counts: "cosigned" rows and the
+	// last "approved"); Expired counts tickets that expired or were
+	// cancelled without one.
 	Approved int `json:"approved"`
 	Denied   int `json:"denied"`
 	Expired  int `json:"expired"`
@@ -142,7 +144,7 @@ func MetricsWithRule(records []AuditRecord, rule RubberStampRule) ApprovalMetric
 			classes[r.EffectClass] = c
 		}
 		c.add(r)
-		if r.Approver != "" && (r.Decision == DecisionApproved || r.Decision == DecisionDenied) {
+		if r.Approver != "" && (r.Decision == DecisionApproved || r.Decision == DecisionCosigned || r.Decision == DecisionDenied) {
 			a := approvers[r.Approver]
 			if a == nil {
 				a = &tally{}
@@ -198,7 +200,7 @@ func (t *tally) add(r *AuditRecord) {
 	switch r.Decision {
 	case DecisionNeedsApproval:
 		t.m.Requests++
-	case DecisionApproved:
+	case DecisionApproved, DecisionCosigned: // each approver of a quorum decided
 		t.m.Approved++
 		t.decisions = append(t.decisions, r.DecisionMillis)
 		if t.approvals == nil {

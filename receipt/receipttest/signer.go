@@ -228,6 +228,32 @@ func (s *Signer) Sign(effect canon.Effect, card []byte, expiresAt, approvedAt ti
 	return r, nil
 }
 
+// Cosign approves the same request as r (its effect, card, nonce and
+// expiry: one challenge) as this signer, at approvedAt: a second
+// approver's receipt for a [receipt.Quorum].
+func (s *Signer) Cosign(r *receipt.Receipt, approvedAt time.Time, tweaks ...Tweak) (*receipt.Receipt, error) {
+	if len(r.Nonce) != 32 {
+		return nil, fmt.Errorf("receipttest: receipt nonce is not 32 bytes")
+	}
+	out := &receipt.Receipt{
+		Format: receipt.FormatV1, Effect: bytes.Clone(r.Effect), Digest: r.Digest, Card: bytes.Clone(r.Card),
+		CardHash: r.CardHash, Nonce: bytes.Clone(r.Nonce), ExpiresAt: r.ExpiresAt, ApprovedAt: approvedAt.Unix(),
+		Approver: receipt.Approver{User: s.user, CredentialID: bytes.Clone(s.credID), PublicKey: s.COSEKey()},
+		RPID:     s.rpID, Origin: s.origin,
+	}
+	challenge := receipt.Challenge(out.Digest, [32]byte(out.Nonce), out.ExpiresAt, out.CardHash)
+	c := ceremony{typ: "webauthn.get", origin: s.origin, rpID: s.rpID, flags: 0x05, challenge: challenge[:], count: 1}
+	for _, t := range tweaks {
+		t(&c)
+	}
+	a, err := s.assert(c)
+	if err != nil {
+		return nil, err
+	}
+	out.Assertion = a
+	return out, nil
+}
+
 // assert produces the authenticator's and browser's part of an assertion.
 func (s *Signer) assert(c ceremony) (receipt.Assertion, error) {
 	rpHash := sha256.Sum256([]byte(c.rpID))

@@ -63,6 +63,11 @@ type Request struct {
 	Challenge [32]byte
 	// Approvers lists the people who may answer now, never empty.
 	Approvers []string
+	// Quorum is how many distinct people must approve (at least one);
+	// Approved lists those who already did, for a ticket that needs
+	// several.
+	Quorum   int
+	Approved []string
 }
 
 // newRequest builds the request of action about a stored ticket.

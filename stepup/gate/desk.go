@@ -108,11 +108,20 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (
 		}
 		return a, Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
 	}
-	approvers, err := g.approversOf(ctx, a, now)
+	route, err := g.route(ctx, a)
 	if err != nil {
 		return a, Request{}, now, fmt.Errorf("approval: %w", err)
 	}
-	return a, newRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers), now, nil
+	approvers, err := g.routeOf(a, route, now)
+	if err != nil {
+		return a, Request{}, now, fmt.Errorf("approval: %w", err)
+	}
+	req := newRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers)
+	req.Quorum = quorumOf(route)
+	for _, v := range a.Votes {
+		req.Approved = append(req.Approved, v.Approver)
+	}
+	return a, req, now, nil
 }
 
 // Approve verifies answer (for passkeys, the JSON of the browser's
@@ -129,6 +138,9 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	v, err := g.verify(ctx, req, a, answer)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	if req.Quorum > 1 {
+		return g.vote(ctx, a, v, req.Quorum)
 	}
 	reason := "approved by " + v.User
 	var (
@@ -211,23 +223,21 @@ func (g *Gate) verify(ctx context.Context, req Request, a store.Approval, answer
 // approver (it must implement [Receipter]): for passkeys, the
 // receipt.FormatV1 layout that anyone holding only the approver's public
 // key verifies offline with receipt.Verify. The ticket must have been
-// approved by a person; it may since have run, failed or expired.
+// approved by a person; it may since have run, failed or expired. Of a
+// ticket that needed several people, it is the receipt of the approval
+// that completed the quorum; [Desk.QuorumReceipt] has them all.
 func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receipt, error) {
-	a, err := d.g.load(ctx, "receipt", id)
+	a, r, err := d.receipter(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	switch a.State {
-	case store.Approved, store.Executing, store.Done, store.Failed:
-	default:
-		return nil, fmt.Errorf("receipt: %w: ticket is %s", ErrNoReceipt, a.State)
-	}
-	if reservedApprover(a.Approver) || len(a.Evidence) == 0 {
-		return nil, fmt.Errorf("receipt: %w: no person approved this ticket", ErrNoReceipt)
-	}
-	r, ok := d.g.approver.(Receipter)
-	if !ok {
-		return nil, fmt.Errorf("receipt: %w: the approver makes no receipts", ErrNoReceipt)
+	if n := len(a.Votes); n > 0 {
+		last := a.Votes[n-1]
+		evidence, err := d.g.openAnswerOf(a, last.Approver, last.Evidence)
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		return r.Receipt(ctx, answerFor(a, last.Approver, evidence, last.At))
 	}
 	evidence, err := d.g.openAnswer(a)
 	if err != nil {

@@ -66,6 +66,9 @@ type Decision struct {
 	// Approvers names the approver group that may approve; empty means any
 	// enrolled approver.
 	Approvers string
+	// Quorum is how many distinct approvers must approve; zero or one
+	// means one. A model never counts towards it.
+	Quorum int
 	// Timeout says how long approvers have and what happens after.
 	Timeout Timeout
 }
@@ -103,6 +106,8 @@ type Timeout struct {
 type Route struct {
 	Approvers string
 	Timeout   Timeout
+	// Quorum is how many distinct approvers must approve (zero: one).
+	Quorum int
 }
 
 // Router is an optional capability of a [Policy]: the route of a tool's

@@ -91,7 +91,11 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 		return g.allow(ctx, p)
 	}
 	note := ""
-	if c.Grant != "" {
+	switch {
+	case c.Grant != "" && d.Quorum > 1:
+		// One person's grant never stands in for several people.
+		note = "a grant does not cover a call that needs several approvers"
+	case c.Grant != "":
 		t, used, why, err := g.byGrant(ctx, p)
 		if used || err != nil {
 			return t, err
@@ -102,6 +106,10 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 	if err != nil {
 		return g.deny(ctx, p, "nobody may approve the call")
 	}
+	if quorum := max(d.Quorum, 1); len(approvers) < quorum {
+		return g.deny(ctx, p, fmt.Sprintf("the call needs %d approvers and only %d may approve it", quorum, len(approvers)))
+	}
+	p.quorum = max(d.Quorum, 1)
 	if why, retry := g.admit(ctx, floodRequest(p.a, approvers)); why != "" {
 		t, err := g.deny(ctx, p, why)
 		t.RetryAfter = retry
@@ -210,7 +218,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	}
 	g.changed()
 	g.observeParked(ctx, parked, merged, reason)
-	if !merged && g.judges(parked) {
+	if !merged && p.quorum <= 1 && g.judges(parked) { // a model never counts towards a quorum
 		return g.judge(ctx, parked, cd)
 	}
 	if !merged {

@@ -28,8 +28,11 @@ func (g *Gate) route(ctx context.Context, a store.Approval) (Route, error) {
 	if err != nil {
 		return Route{}, err
 	}
-	return Route{Approvers: d.Approvers, Timeout: d.Timeout}, nil
+	return Route{Approvers: d.Approvers, Timeout: d.Timeout, Quorum: d.Quorum}, nil
 }
+
+// quorumOf is how many distinct approvals route needs: at least one.
+func quorumOf(r Route) int { return max(r.Quorum, 1) }
 
 // approversOf returns who may decide ticket a at now.
 func (g *Gate) approversOf(ctx context.Context, a store.Approval, now time.Time) ([]string, error) {
@@ -87,10 +90,15 @@ func mayDecide(user string, a store.Approval) error {
 // answerOf is the stored approval of ticket a, with the approver's own
 // evidence (from [Gate.openAnswer]).
 func answerOf(a store.Approval, evidence []byte) Answer {
+	return answerFor(a, a.Approver, evidence, a.ResolvedAt)
+}
+
+// answerFor is who's stored approval of ticket a, given at at.
+func answerFor(a store.Approval, who string, evidence []byte, at time.Time) Answer {
 	return Answer{
-		Request:  newRequest(ActionApprove, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, []string{a.Approver}),
-		Verified: Verified{User: a.Approver, Evidence: bytes.Clone(evidence)},
-		Effect:   bytes.Clone(a.Effect), Card: bytes.Clone(a.Card), At: a.ResolvedAt,
+		Request:  newRequest(ActionApprove, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, []string{who}),
+		Verified: Verified{User: who, Evidence: bytes.Clone(evidence)},
+		Effect:   bytes.Clone(a.Effect), Card: bytes.Clone(a.Card), At: at,
 	}
 }
 

@@ -88,12 +88,18 @@ func (g *Gate) sealAnswer(a store.Approval, approver string, evidence []byte) []
 // openAnswer checks the gate's MAC on a person's approval of a and
 // returns the approver's own evidence.
 func (g *Gate) openAnswer(a store.Approval) ([]byte, error) {
+	return g.openAnswerOf(a, a.Approver, a.Evidence)
+}
+
+// openAnswerOf checks the gate's MAC in raw, approver's sealed answer
+// about a, and returns the approver's own evidence.
+func (g *Gate) openAnswerOf(a store.Approval, approver string, raw []byte) ([]byte, error) {
 	var ev sealedAnswer
-	if err := json.Unmarshal(a.Evidence, &ev); err != nil || len(ev.Answer) == 0 {
+	if err := json.Unmarshal(raw, &ev); err != nil || len(ev.Answer) == 0 {
 		return nil, fmt.Errorf("%w: the approval carries no sealed answer", stepup.ErrBadAssertion)
 	}
 	got, err := hex.DecodeString(ev.MAC)
-	if err != nil || !hmac.Equal(got, g.mac(a, a.Approver)) {
+	if err != nil || !hmac.Equal(got, g.mac(a, approver)) {
 		return nil, fmt.Errorf("%w: the approval is not this ticket's", stepup.ErrBadAssertion)
 	}
 	return ev.Answer, nil

@@ -9,14 +9,15 @@ import (
 )
 
 // Store is what the gate keeps durably, one small interface per concern:
-// the store's clock, tickets, their timeouts, their single use under a
-// lease, grants used in the transaction that approves a call, and the
-// audit chain. Every backend in store/ implements it. Credentials and
+// the store's clock, tickets, their approvers' votes and first showing,
+// their timeouts, their single use under a lease, grants used in the
+// transaction that approves a call, and the audit chain. Every backend in store/ implements it. Credentials and
 // invites belong to the approver (package passkey), counters to flood
 // control.
 type Store interface {
 	store.Clock
 	store.Tickets
+	store.Votes
 	store.Sweeper
 	store.Execution
 	GrantStore

@@ -82,6 +82,7 @@ type proposal struct {
 	a      store.Approval // the ticket it will be stored as
 	sealed canon.Sealed
 	d      Decision
+	quorum int // how many people must approve, once routed
 }
 
 // render builds the approval card from the sealed effect and trusted

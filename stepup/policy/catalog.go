@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/store"
 )
 
 // Tool is one catalog entry: what the tool is, how dangerous it is, and the
@@ -44,6 +45,11 @@ type Tool struct {
 	Unattended bool
 	// Approvers names the approver group; empty means any enrolled approver.
 	Approvers string
+	// Quorum is how many distinct people must approve a call (the rule of
+	// two is 2): each signs the same ticket with their own passkey, and
+	// the call runs after the last. Zero or one means one approver. It
+	// needs an approver group with at least that many members.
+	Quorum int
 	// Timeout bounds the approval; see [Timeout].
 	Timeout gate.Timeout
 	// Hints lay out the card.
@@ -58,6 +64,25 @@ type Tool struct {
 	Description string
 	// Audience names the executor; empty means the tool name.
 	Audience string
+}
+
+// RequireQuorum returns tools with Quorum set to k for every tool of
+// effect class class that needs approval: one line gives irreversible
+// effects the rule of two,
+//
+//	tools = policy.RequireQuorum(card.ClassIrreversible, 2, tools...)
+//
+// Each such tool must name an approver group (Approvers) with at least k
+// members, or the gate denies its calls: nobody could complete them.
+func RequireQuorum(class string, k int, tools ...Tool) []Tool {
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		if t.Class == class {
+			t.Quorum = k
+		}
+		out[i] = t
+	}
+	return out
 }
 
 // Limit is a check in code on a call's arguments: the canonical argument
@@ -224,6 +249,12 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 		default:
 			return nil, fmt.Errorf("%w: tool %q has unknown effect class %q", stepup.ErrConfig, t.Name, t.Class)
 		}
+		if t.Quorum < 0 || t.Quorum > store.MaxQuorum {
+			return nil, fmt.Errorf("%w: tool %q needs a quorum from 1 to %d", stepup.ErrConfig, t.Name, store.MaxQuorum)
+		}
+		if t.Quorum > 1 && t.Approvers == "" {
+			return nil, fmt.Errorf("%w: tool %q needs %d approvers but names no approver group", stepup.ErrConfig, t.Name, t.Quorum)
+		}
 		switch t.Timeout.Outcome {
 		case "", gate.OutcomeCancel:
 		case gate.OutcomeEscalate:
@@ -322,7 +353,7 @@ func (c *Catalog) Route(tool, policyVersion string) (gate.Route, bool) {
 	if !ok || policyVersion != c.version {
 		return gate.Route{}, false
 	}
-	return gate.Route{Approvers: t.Approvers, Timeout: t.Timeout}, true
+	return gate.Route{Approvers: t.Approvers, Timeout: t.Timeout, Quorum: t.Quorum}, true
 }
 
 // Decide implements [Policy].
@@ -334,6 +365,7 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 		return d, nil
 	}
 	d.Class, d.Title, d.Hints, d.Approvers = t.Class, t.Title, cloneHints(t.Hints), t.Approvers
+	d.Quorum = t.Quorum
 	d.Trusted, d.Description = slices.Clone(t.Trusted), t.Description
 	d.Timeout = t.Timeout
 	d.Audience = t.Audience

@@ -1,0 +1,165 @@
+package receipt_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/receipt/receipttest"
+)
+
+// quorumOf signs one approval request as each of signers in turn.
+func quorumOf(t testing.TB, signers ...*receipttest.Signer) *receipt.Quorum {
+	t.Helper()
+	e := receipttest.Effect("finance@example.com")
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	first, err := signers[0].Sign(e, receipttest.Card(e), at.Add(15*time.Minute), at)
+	require.NoError(t, err)
+	q := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: len(signers), Receipts: []*receipt.Receipt{first}}
+	for i, s := range signers[1:] {
+		r, err := s.Cosign(first, at.Add(time.Duration(i+1)*time.Minute))
+		require.NoError(t, err)
+		q.Receipts = append(q.Receipts, r)
+	}
+	return q
+}
+
+func signers(t testing.TB, n int) []*receipttest.Signer {
+	t.Helper()
+	var out []*receipttest.Signer
+	for i := range n {
+		alg := receipttest.Algorithms()[i%len(receipttest.Algorithms())]
+		s, err := receipttest.New(alg, fmt.Sprintf("user:approver-%d", i))
+		require.NoError(t, err)
+		out = append(out, s)
+	}
+	return out
+}
+
+func trusted(ss []*receipttest.Signer) []*receipt.TrustedKey {
+	var keys []*receipt.TrustedKey
+	for _, s := range ss {
+		keys = append(keys, s.Trusted())
+	}
+	return keys
+}
+
+// TestVerifyQuorumCountsDistinctTrustedPeople: over generated quorums
+// (sizes, orders, duplicated receipts, missing and foreign keys, a receipt
+// about another request), a quorum verifies for k exactly when at least k
+// of its receipts verify under distinct trusted keys of distinct people
+// over one request.
+func TestVerifyQuorumCountsDistinctTrustedPeople(t *testing.T) {
+	pool := signers(t, 5)
+	policy := pool[0].Policy()
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := 1 + r.IntN(4)
+		perm := r.Perm(len(pool))[:n]
+		var who []*receipttest.Signer
+		for _, i := range perm {
+			who = append(who, pool[i])
+		}
+		q := quorumOf(t, who...)
+		distinct := n
+		if r.IntN(3) == 0 { // one receipt twice
+			q.Receipts = append(q.Receipts, q.Receipts[r.IntN(n)])
+		}
+		keys := trusted(who)
+		if r.IntN(3) == 0 && n > 1 { // the verifier does not trust one of them
+			drop := r.IntN(len(keys))
+			keys = append(keys[:drop:drop], keys[drop+1:]...)
+			distinct--
+		}
+		if r.IntN(4) == 0 { // and trusts a bystander
+			keys = append(keys, pool[(perm[0]+1)%len(pool)].Trusted())
+		}
+		k := 1 + r.IntN(5)
+		_, err := receipt.VerifyQuorum(q, keys, k, policy)
+		if distinct >= k {
+			assert.NoError(t, err, "trial %d: %d distinct, k %d", trial, distinct, k)
+		} else {
+			assert.ErrorIs(t, err, receipt.ErrQuorum, "trial %d: %d distinct, k %d", trial, distinct, k)
+		}
+	}
+
+	// A receipt about another request breaks the quorum, whatever k.
+	q := quorumOf(t, pool[0], pool[1])
+	other := quorumOf(t, pool[2])
+	q.Receipts = append(q.Receipts, other.Receipts[0])
+	_, err := receipt.VerifyQuorum(q, trusted(pool), 1, policy)
+	assert.ErrorIs(t, err, receipt.ErrQuorum)
+
+	// A tampered signature does not count.
+	q = quorumOf(t, pool[0], pool[1])
+	q.Receipts[1].Assertion.Signature[len(q.Receipts[1].Assertion.Signature)-1] ^= 1
+	_, err = receipt.VerifyQuorum(q, trusted(pool), 2, policy)
+	assert.ErrorIs(t, err, receipt.ErrQuorum)
+	_, err = receipt.VerifyQuorum(q, trusted(pool), 1, policy)
+	assert.NoError(t, err)
+}
+
+func TestParseQuorumRoundTripAndRefusals(t *testing.T) {
+	q := quorumOf(t, signers(t, 2)...)
+	raw, err := q.Marshal()
+	require.NoError(t, err)
+	back, err := receipt.ParseQuorum(raw)
+	require.NoError(t, err)
+	again, err := back.Marshal()
+	require.NoError(t, err)
+	assert.Equal(t, string(raw), string(again))
+	for _, bad := range []string{`{}`, `[]`, `{"format":"asu.quorum.v1","needed":2}`,
+		`{"format":"asu.quorum.v2","needed":2,"receipts":[]}`, `{"format":"asu.quorum.v1","needed":0,"receipts":[]}`,
+		`{"format":"asu.quorum.v1","needed":1,"receipts":[]}`, `{"format":"asu.quorum.v1","needed":1,"receipts":[{}]}`,
+		`{"format":"asu.quorum.v1","needed":1,"receipts":[],"extra":1}`} {
+		_, err := receipt.ParseQuorum([]byte(bad))
+		assert.Error(t, err, bad)
+	}
+	_, err = receipt.VerifyQuorum(q, nil, 1, receipt.Policy{RPID: "x", Origins: []string{"https://x"}})
+	assert.ErrorIs(t, err, receipt.ErrPolicy)
+}
+
+// FuzzParseQuorum: ParseQuorum never panics, and what it accepts
+// marshals back to what it parses again the same.
+func FuzzParseQuorum(f *testing.F) {
+	q := quorumOf(f, signers(f, 2)...)
+	raw, err := q.Marshal()
+	require.NoError(f, err)
+	f.Add(raw)
+	f.Add([]byte(`{"format":"asu.quorum.v1","needed":1,"receipts":[{}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, err := receipt.ParseQuorum(data)
+		if err != nil {
+			return
+		}
+		out, err := q.Marshal()
+		require.NoError(t, err)
+		back, err := receipt.ParseQuorum(out)
+		require.NoError(t, err)
+		require.Equal(t, len(q.Receipts), len(back.Receipts))
+	})
+}
+
+func ExampleVerifyQuorum() {
+	dana, _ := receipttest.New(receipttest.ES256, "user:dana")
+	erin, _ := receipttest.New(receipttest.EdDSA, "user:erin")
+	e := receipttest.Effect("finance@example.com")
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	first, _ := dana.Sign(e, receipttest.Card(e), at.Add(15*time.Minute), at)
+	second, _ := erin.Cosign(first, at.Add(time.Minute))
+	q := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: 2, Receipts: []*receipt.Receipt{first, second}}
+
+	keys := []*receipt.TrustedKey{dana.Trusted(), erin.Trusted()} // from the approvers, not the receipts
+	_, err := receipt.VerifyQuorum(q, keys, 2, dana.Policy())
+	fmt.Println(err)
+	_, err = receipt.VerifyQuorum(q, keys[:1], 2, dana.Policy())
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// receipt: quorum not met: 1 distinct trusted approvers verify, 2 needed
+}

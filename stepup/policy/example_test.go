@@ -1,0 +1,44 @@
+package policy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
+)
+
+func ExampleNewCatalog() {
+	cat, err := policy.NewCatalog("tools-v1",
+		policy.Tool{Name: "read_file", Class: card.ClassRead},
+		policy.Tool{Name: "issue_refund", Class: card.ClassIrreversible,
+			Limits: []policy.Limit{policy.MaxAmount("amount", "500")}})
+	if err != nil {
+		panic(err)
+	}
+	for _, args := range []string{`{"amount":20}`, `{"amount":900}`} {
+		d, _ := cat.Decide(context.Background(), gate.Proposal{Tool: "issue_refund", Args: json.RawMessage(args)})
+		fmt.Println(d.Verdict, d.Reason)
+	}
+	// Output:
+	// needs_approval irreversible effect
+	// deny over the per-call limit
+}
+
+func ExampleRequireQuorum() {
+	tools := []policy.Tool{
+		{Name: "send_email", Class: card.ClassExternal},
+		{Name: "issue_refund", Class: card.ClassIrreversible, Approvers: "finance"},
+	}
+	// The rule of two for every irreversible effect, in one line.
+	tools = policy.RequireQuorum(card.ClassIrreversible, 2, tools...)
+	cat, err := policy.NewCatalog("tools-v2", tools...)
+	if err != nil {
+		panic(err)
+	}
+	route, _ := cat.Route("issue_refund", "tools-v2")
+	fmt.Println(route.Approvers, route.Quorum)
+	// Output: finance 2
+}
