@@ -327,7 +327,7 @@ func writeDomain(w *wrap.Writer, indent int, where string, d *host.Domain) {
 		ps = append(ps, wrap.Fixed(", registrable domain "+d.Registrable))
 	}
 	if d.Unicode != "" {
-		ps = append(ps, wrap.Fixed(", escape.Shown as "), wrap.Derived(d.Unicode))
+		ps = append(ps, wrap.Fixed(", shown as "), wrap.Derived(d.Unicode))
 	}
 	if d.Trusted {
 		ps = append(ps, wrap.Fixed(", TRUSTED"))
