@@ -9,12 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentstepup/asu/card/internal/charclass"
 	"github.com/agentstepup/asu/card/internal/confusable"
@@ -143,7 +144,10 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 // again and again.
 type Analyzer struct {
 	trusted []Trusted
-	seen    map[hostKey]Domain
+	seen    map[hostKey]int // index in domains
+	domains []Domain
+	scanned []string // room for the hosts of one string
+	scratch scratch
 }
 
 // NewAnalyzer returns an analyzer that marks hosts at or under the trusted
@@ -160,11 +164,15 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 		return nil, false, nil // neither an address nor a URL, nor names one
 	}
 	whole, one := parseWhole(s, asHost)
-	scanned := scanHosts(s)
+	scanned := appendHosts(a.scanned, s)
+	a.scanned = scanned
 	if asHost && !one && s != "" {
 		return nil, false, errNotHost
 	}
-	var out []Domain
+	if !one && len(scanned) == 0 {
+		return nil, false, nil
+	}
+	out := make([]Domain, 0, min(len(scanned), maxMentioned+1)+1)
 	many := len(scanned) > maxMentioned
 	if many {
 		scanned = scanned[:maxMentioned]
@@ -182,7 +190,7 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 			return nil, false, err
 		}
 		if whole.decoy {
-			d.Warnings = append(slices.Clip(d.Warnings), WarnDecoy)
+			d.Warnings = withWarning(d.Warnings, WarnDecoy)
 		}
 		out = append(out, d)
 	}
@@ -192,42 +200,106 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 		}
 		d, err := a.analyze(strings.Trim(h, "[]"), false)
 		if err != nil {
-			d.Warnings = []string{WarnInvalid}
+			d.Warnings = warningList(WarnInvalid)
 		}
-		d.Warnings = append(slices.Clip(d.Warnings), WarnMentioned)
+		d.Warnings = withWarning(d.Warnings, WarnMentioned)
 		out = append(out, d)
 	}
 	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
 	if many {
-		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: []string{WarnMore}})
+		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
 	}
 	return out, notOne, nil
 }
 
 // skeleton is the UTS #39 skeleton of a domain, lower-cased so that 0 and
 // O, which the data maps to each other, also match o.
-func skeleton(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return strings.ToLower(confusable.Skeleton(strings.ToLower(s)))
-		}
-	}
-	// ASCII decomposes to itself: map byte by byte.
-	var b strings.Builder
-	b.Grow(len(s) + 4)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if sk, ok := confusable.Lookup(rune(c)); ok {
-			b.WriteString(strings.ToLower(sk))
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+func skeleton(s string) string { return string(appendSkeleton(nil, s, &scratch{})) }
+
+// scratch is room analyzeHost and appendSkeleton reuse, with a normalizer:
+// norm's Append and String allocate one for each call.
+type scratch struct {
+	nfd, mapped, skel []byte
+	iter              norm.Iter
+	all, label        escape.ScriptSet // for analyzeHost
 }
+
+// appendNFD appends the NFD form of s to dst.
+func (sc *scratch) appendNFD(dst []byte, s string) []byte {
+	sc.iter.InitString(norm.NFD, s)
+	for !sc.iter.Done() {
+		dst = append(dst, sc.iter.Next()...)
+	}
+	return dst
+}
+
+// appendSkeleton appends skeleton(s) to dst, using sc for room.
+func appendSkeleton(dst []byte, s string, sc *scratch) []byte {
+	if !nonASCII(s) {
+		// ASCII decomposes to itself: map byte by byte.
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if sk, ok := confusable.Lookup(rune(c)); ok {
+				dst = appendLower(dst, sk)
+			} else {
+				dst = append(dst, c)
+			}
+		}
+		return dst
+	}
+	// strings.ToLower(confusable.Skeleton(strings.ToLower(s))), without
+	// a string for each step.
+	sc.nfd = sc.appendNFD(sc.nfd[:0], strings.ToLower(s))
+	sc.mapped = sc.mapped[:0]
+	for _, r := range string(sc.nfd) {
+		if sk, ok := confusable.Lookup(r); ok {
+			sc.mapped = append(sc.mapped, sk...)
+		} else {
+			sc.mapped = utf8.AppendRune(sc.mapped, r)
+		}
+	}
+	sc.nfd = sc.appendNFD(sc.nfd[:0], string(sc.mapped))
+	return appendLower(dst, string(sc.nfd))
+}
+
+// appendLower appends strings.ToLower(s) to dst.
+func appendLower(dst []byte, s string) []byte {
+	for _, r := range s {
+		if r < 0x80 {
+			if r >= 'A' && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			dst = append(dst, byte(r))
+			continue
+		}
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+	}
+	return dst
+}
+
+// isSubdomain reports whether name is under domain.
+func isSubdomain(name, domain string) bool {
+	return len(name) > len(domain) && name[len(name)-len(domain)-1] == '.' && strings.HasSuffix(name, domain)
+}
+
+// parseIP is netip.ParseAddr for what can be an IP address: a name with a
+// character other than digits and dots and without a colon is not, and is
+// refused without the error value netip would make.
+func parseIP(s string) (netip.Addr, error) {
+	if !strings.Contains(s, ":") {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c != '.' && (c < '0' || c > '9') {
+				return netip.Addr{}, errNotIP
+			}
+		}
+	}
+	return netip.ParseAddr(s)
+}
+
+var errNotIP = errors.New("not an IP address")
 
 // registrable returns the registrable domain (eTLD+1) of an A-label host,
 // or "" when the host is a public suffix itself, and whether its suffix is
@@ -238,7 +310,7 @@ func registrable(ascii string) (string, bool) {
 		return "", icann
 	}
 	rest := ascii[:len(ascii)-len(suffix)-1]
-	return rest[strings.LastIndexByte(rest, '.')+1:] + "." + suffix, icann
+	return ascii[strings.LastIndexByte(rest, '.')+1:], icann
 }
 
 // holdsLabels reports whether the labels of name hold those of part, in
@@ -267,15 +339,16 @@ type hostKey struct {
 // analyze is analyzeHost, remembered for the rest of the render.
 func (a *Analyzer) analyze(host string, eligible bool) (Domain, error) {
 	k := hostKey{host, eligible}
-	if d, ok := a.seen[k]; ok {
-		return d, nil
+	if i, ok := a.seen[k]; ok {
+		return a.domains[i], nil
 	}
-	d, err := analyzeHost(host, eligible, a.trusted)
+	d, err := analyzeHost(host, eligible, a.trusted, &a.scratch)
 	if err == nil {
 		if a.seen == nil {
-			a.seen = map[hostKey]Domain{}
+			a.seen = map[hostKey]int{}
 		}
-		a.seen[k] = d
+		a.seen[k] = len(a.domains)
+		a.domains = append(a.domains, d)
 	}
 	return d, err
 }
@@ -307,15 +380,15 @@ func endsInNumber(h string) bool {
 // analyzeHost resolves one host name. The error is set only when the name
 // is not a valid domain name. eligible says whether the host may be marked
 // trusted at all.
-func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) {
+func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch) (Domain, error) {
 	d := Domain{Written: display.Show(host)}
-	if ip, err := netip.ParseAddr(host); err == nil {
+	if ip, err := parseIP(host); err == nil {
 		d.ASCII = ip.String()
-		d.Warnings = []string{WarnIP}
+		d.Warnings = warningList(WarnIP)
 		return d, nil
 	}
 	if endsInNumber(host) {
-		d.Warnings = []string{WarnIP}
+		d.Warnings = warningList(WarnIP)
 		return d, nil
 	}
 	for _, r := range host {
@@ -327,7 +400,12 @@ func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) 
 	}
 	ascii, ok := plainHost(host)
 	uni := ascii
+	fast := !ok
 	if !ok {
+		ascii, uni, ok = fastIDNA(host)
+	}
+	if !ok {
+		fast = false
 		var err error
 		ascii, err = strictIDNA.ToASCII(host)
 		if err != nil {
@@ -352,9 +430,10 @@ func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) 
 		}
 	}
 	showUnicode := true
-	var all escape.ScriptSet
-	for _, label := range labelsToCheck(uni) {
-		var scripts escape.ScriptSet
+	all := scratch.all[:0]
+	for label, rest := "", uni; nonASCII(uni) && rest != ""; {
+		label, rest, _ = strings.Cut(rest, ".")
+		scripts := scratch.label[:0]
 		look := false
 		for _, r := range label {
 			scripts.Add(escape.ScriptOf(r))
@@ -369,7 +448,9 @@ func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) 
 			warns.add(WarnLookalikeLabel)
 			showUnicode = false
 		}
+		scratch.label = scripts
 	}
+	scratch.all = all
 	if !showUnicode {
 		d.Scripts = all.String()
 	}
@@ -384,15 +465,18 @@ func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) 
 	regUni := uni
 	if d.Registrable != "" {
 		regUni = d.Registrable
-		if strings.Contains(d.Registrable, "xn--") {
+		if fast {
+			// The fast path's Unicode form has the A-label form's labels.
+			regUni = lastLabels(uni, strings.Count(d.Registrable, ".")+1)
+		} else if strings.Contains(d.Registrable, "xn--") {
 			if u, err := strictIDNA.ToUnicode(d.Registrable); err == nil {
 				regUni = u
 			}
 		}
 	}
-	skel := ""
+	var skel []byte
 	for _, t := range trusted {
-		if ascii == t.ascii || strings.HasSuffix(ascii, "."+t.ascii) {
+		if ascii == t.ascii || isSubdomain(ascii, t.ascii) {
 			d.Trusted = eligible
 			d.LooksLike = ""
 			break
@@ -400,11 +484,12 @@ func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) 
 		if d.LooksLike != "" {
 			continue
 		}
-		if skel == "" {
-			skel = skeleton(regUni)
+		if skel == nil {
+			skel = appendSkeleton(scratch.skel[:0], regUni, scratch)
+			scratch.skel = skel
 		}
 		switch {
-		case d.Registrable != t.registrable && skel == t.skel:
+		case d.Registrable != t.registrable && string(skel) == t.skel:
 			d.LooksLike = t.ascii
 			warns.add(WarnLookalike)
 		case d.Registrable != t.registrable && holdsLabels(ascii, t.registrable):
@@ -413,21 +498,29 @@ func analyzeHost(host string, eligible bool, trusted []Trusted) (Domain, error) 
 		}
 	}
 	if d.Trusted {
-		warns = warnSet{f: removeAll(warns.f, WarnLookalike, WarnContainsTrusted)}
+		warns.remove(WarnLookalike, WarnContainsTrusted)
 	}
-	d.Warnings = warns.f
+	d.Warnings = warns.list()
 	return d, nil
 }
 
-// labelsToCheck returns the labels of a Unicode host name whose scripts
-// need checking: none for an ASCII name.
-func labelsToCheck(uni string) []string {
-	for i := 0; i < len(uni); i++ {
-		if uni[i] >= 0x80 {
-			return strings.Split(uni, ".")
+// nonASCII reports whether s holds a character other than ASCII.
+func nonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
 		}
 	}
-	return nil
+	return false
+}
+
+// lastLabels returns the last n labels of a host name.
+func lastLabels(h string, n int) string {
+	i := len(h)
+	for ; n > 0 && i > 0; n-- {
+		i = strings.LastIndexByte(h[:i], '.')
+	}
+	return h[i+1:]
 }
 
 // plainHost returns the lower-case form of a host name made only of ASCII
@@ -467,32 +560,4 @@ func plainHost(h string) (string, bool) {
 		return strings.ToLower(h), true
 	}
 	return h, true
-}
-
-func removeAll(s []string, drop ...string) []string {
-	out := s[:0]
-	for _, x := range s {
-		keep := true
-		for _, d := range drop {
-			if x == d {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// warnSet collects domain warnings without duplicates, in the order found.
-type warnSet struct{ f []string }
-
-func (s *warnSet) add(w string) {
-	for _, g := range s.f {
-		if g == w {
-			return
-		}
-	}
-	s.f = append(s.f, w)
 }

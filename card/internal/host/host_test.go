@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentstepup/asu/card/internal/confusable"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -161,7 +162,7 @@ func TestAnalyzeHost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.host, func(t *testing.T) {
-			d, err := analyzeHost(tc.host, true, trusted)
+			d, err := analyzeHost(tc.host, true, trusted, &scratch{})
 			require.NoError(t, err)
 			assert.Equal(t, tc.ascii, d.ASCII)
 			assert.Equal(t, tc.registrable, d.Registrable)
@@ -176,7 +177,7 @@ func TestAnalyzeHost(t *testing.T) {
 func TestAnalyzeHostRefuses(t *testing.T) {
 	for _, h := range []string{"foo_bar.com", "exa\u200bmple.com", "a..com", "-x.com", "x\u202e.com", "exa\u00admple.com", "ex\u2060ample.com", "\u05d0a.com",
 		string(make([]byte, 300))} {
-		_, err := analyzeHost(h, true, nil)
+		_, err := analyzeHost(h, true, nil, &scratch{})
 		assert.Error(t, err, "%q", h)
 	}
 }
@@ -264,4 +265,31 @@ func FuzzParseWhole(f *testing.F) {
 			require.NotEmpty(t, h)
 		}
 	})
+}
+
+// TestSkeletonMatchesConfusable: the skeleton built in reused room is the
+// one the confusables package computes, for names in many scripts.
+func TestSkeletonMatchesConfusable(t *testing.T) {
+	alphabet := []rune("aAeE0O1lIrnmM.-\u00e9\u00c9\u00fc\u0430\u0410\u03bf\u039f\u0131\u0301\u0308\u1e9e\u00df\u212a\u4f8b\u3048\u0915\u094d\u05d0\u13aa\uff45")
+	rng := rand.New(rand.NewPCG(2, 71))
+	var sc scratch
+	for range 20000 {
+		rs := make([]rune, 1+rng.IntN(10))
+		for i := range rs {
+			rs[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(rs)
+		want := strings.ToLower(confusable.Skeleton(strings.ToLower(s)))
+		if !nonASCII(s) {
+			want = ""
+			for _, r := range strings.ToLower(s) {
+				if sk, ok := confusable.Lookup(r); ok {
+					want += strings.ToLower(sk)
+				} else {
+					want += string(r)
+				}
+			}
+		}
+		require.Equal(t, want, string(appendSkeleton(nil, s, &sc)), "%q", s)
+	}
 }

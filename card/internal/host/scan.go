@@ -23,11 +23,14 @@ const maxMentioned = 8
 // (where their authority ends, its last @, the mailto address's decoded
 // form) is found once, and each URL's own part is read only as far as it
 // can be a host.
-func scanHosts(s string) []string {
+func scanHosts(s string) []string { return appendHosts(nil, s) }
+
+// appendHosts is scanHosts, appending the hosts to buf[:0].
+func appendHosts(buf []string, s string) []string {
 	if !strings.ContainsAny(s, "@:") {
-		return nil
+		return buf[:0]
 	}
-	sc := hostScanner{s: dropTabsAndNewlines(s)}
+	sc := hostScanner{s: dropTabsAndNewlines(s), hosts: buf[:0]}
 	s = sc.s
 	for i := 0; i < len(s) && len(sc.hosts) <= maxMentioned; i++ {
 		switch {

@@ -1,0 +1,108 @@
+package host
+
+import (
+	"slices"
+	"sync"
+)
+
+// allWarnings are the warnings a domain can carry, each with its index
+// plus one as its code in a list's key.
+var allWarnings = [...]string{
+	WarnMixedScript, WarnLookalikeLabel, WarnLookalike, WarnContainsTrusted, WarnNoRegistrable, WarnUnlistedSuffix,
+	WarnIP, WarnInvalid, WarnHiddenNonASCII, WarnDecoy, WarnMentioned, WarnMore,
+}
+
+func warningCode(w string) uint64 {
+	for i, g := range allWarnings {
+		if g == w {
+			return uint64(i + 1)
+		}
+	}
+	return 0
+}
+
+// warnSet collects domain warnings without duplicates, in the order found.
+type warnSet struct {
+	f [len(allWarnings)]string
+	n int
+}
+
+func (s *warnSet) add(w string) {
+	for _, g := range s.f[:s.n] {
+		if g == w {
+			return
+		}
+	}
+	if s.n < len(s.f) {
+		s.f[s.n] = w
+		s.n++
+	}
+}
+
+// remove drops the given warnings, keeping the order of the rest.
+func (s *warnSet) remove(drop ...string) {
+	n := 0
+	for _, w := range s.f[:s.n] {
+		keep := true
+		for _, d := range drop {
+			keep = keep && w != d
+		}
+		if keep {
+			s.f[n] = w
+			n++
+		}
+	}
+	s.n = n
+}
+
+// list returns the warnings as a shared list; see warningList.
+func (s *warnSet) list() []string { return warningList(s.f[:s.n]...) }
+
+// withWarning returns list with w added at its end.
+func withWarning(list []string, w string) []string {
+	var s warnSet
+	for _, g := range list {
+		s.add(g)
+	}
+	s.add(w)
+	return s.list()
+}
+
+// warningList returns a list of these warnings, in this order, shared with
+// every domain that has the same list (nothing writes to them), so that
+// the many hosts of a card with the same warnings share one list. An
+// empty list is nil.
+func warningList(ws ...string) []string {
+	if len(ws) == 0 {
+		return nil
+	}
+	var key uint64
+	for i, w := range ws {
+		c := warningCode(w)
+		if c == 0 || i >= 16 {
+			return append([]string(nil), ws...) // not a known warning: not shared
+		}
+		key |= c << (4 * i)
+	}
+	lists.RLock()
+	l, ok := lists.m[key]
+	lists.RUnlock()
+	if ok {
+		return l
+	}
+	l = slices.Clip(append([]string(nil), ws...))
+	lists.Lock()
+	if len(lists.m) < maxLists {
+		lists.m[key] = l
+	}
+	lists.Unlock()
+	return l
+}
+
+// lists holds the lists warningList made, up to maxLists of them.
+var lists = struct {
+	sync.RWMutex
+	m map[uint64][]string
+}{m: map[uint64][]string{}}
+
+const maxLists = 1024
