@@ -19,8 +19,8 @@ import (
 type hw struct{ b strings.Builder }
 
 func (w *hw) raw(s string)   { w.b.WriteString(s) }
-func (w *hw) esc(s string)   { w.b.WriteString(string(escHTML(s))) }
-func (w *hw) plain(s string) { w.b.WriteString(template.HTMLEscapeString(s)) }
+func (w *hw) esc(s string)   { writeEsc(&w.b, s) }
+func (w *hw) plain(s string) { writeHTMLText(&w.b, s) }
 func (w *hw) quoted(s escape.Shown) {
 	w.raw(`<span class="asu-mono">"`)
 	w.esc(s.Text)
@@ -42,7 +42,7 @@ func (c *Card) html() template.HTML {
 		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
 	}
 	w := &hw{}
-	w.b.Grow(4096)
+	w.b.Grow(viewSize(c, 8, 4096))
 	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + template.HTMLEscapeString(m.Renderer) + `" dir="ltr" lang="en">` + "\n")
 	w.raw("<header class=\"asu-head\">\n<p class=\"asu-kicker\">Approval request</p>\n<h2 class=\"asu-title\">")
 	if m.Tool.Title.Text != "" {
@@ -187,7 +187,7 @@ func (c *Card) html() template.HTML {
 	w.raw(`<footer class="asu-foot">fingerprint <span class="asu-mono">`)
 	w.plain(m.fingerprint())
 	w.raw("</span></footer>\n</article>")
-	return template.HTML(w.b.String()) // every string escaped on the way in
+	return template.HTML(fitted(&w.b)) // every string escaped on the way in
 }
 
 // classSlug returns the CSS class suffix of an effect class; Render admits

@@ -18,12 +18,16 @@ type seg struct {
 
 // segments splits escaped text into plain runs and escape sequences.
 func segments(s string) []seg {
-	if !strings.Contains(s, `\`) {
-		return []seg{{Text: s}}
-	}
 	var out []seg
+	eachSegment(s, func(text string, esc bool) { out = append(out, seg{Text: text, Esc: esc}) })
+	return out
+}
+
+// eachSegment calls f with each plain run and escape sequence of escaped
+// text, in order.
+func eachSegment(s string, f func(text string, esc bool)) {
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i < len(s); i++ {
 		if s[i] != '\\' || i+1 >= len(s) {
 			continue
 		}
@@ -34,52 +38,74 @@ func segments(s string) []seg {
 			continue
 		}
 		if start < i {
-			out = append(out, seg{Text: s[start:i]})
+			f(s[start:i], false)
 		}
-		out = append(out, seg{Text: s[i:j], Esc: true})
+		f(s[i:j], true)
 		start = j
 		i = j - 1
 	}
-	if start < len(s) {
-		out = append(out, seg{Text: s[start:]})
+	if start < len(s) || s == "" {
+		f(s[start:], false)
 	}
-	return out
 }
 
-// escHTML renders escaped display text as HTML: html/template's own
-// escaper for the characters, a highlighted span for each escape sequence.
-// Doing this in one call, rather than a nested template per string, keeps
-// the HTML view fast.
-func escHTML(s string) template.HTML {
-	var b strings.Builder
-	b.Grow(len(s) + 32)
+// writeEsc writes escaped display text as HTML: html/template's escaping
+// for the characters, a highlighted span for each escape sequence.
+// Writing it straight into the view, rather than a nested template per
+// string, keeps the HTML view fast.
+func writeEsc(b *strings.Builder, s string) {
 	b.WriteString(`<span class="asu-t">`)
-	for _, sg := range segments(s) {
-		if sg.Esc {
-			b.WriteString(`<span class="asu-esc">`)
-			b.WriteString(template.HTMLEscapeString(sg.Text))
-			b.WriteString(`</span>`)
-			if sg.Text == `\n` {
-				b.WriteByte('\n') // the value goes on on a new line, after the visible \n
-			}
-		} else {
-			b.WriteString(template.HTMLEscapeString(sg.Text))
+	eachSegment(s, func(text string, esc bool) {
+		if !esc {
+			writeHTMLText(b, text)
+			return
 		}
-	}
+		b.WriteString(`<span class="asu-esc">`)
+		writeHTMLText(b, text)
+		b.WriteString(`</span>`)
+		if text == `\n` {
+			b.WriteByte('\n') // the value goes on on a new line, after the visible \n
+		}
+	})
 	b.WriteString(`</span>`)
-	return template.HTML(b.String()) // every character passed through HTMLEscapeString
+}
+
+// writeHTMLText writes template.HTMLEscapeString(s) to b.
+func writeHTMLText(b *strings.Builder, s string) {
+	last := 0
+	for i := 0; i < len(s); i++ {
+		var rep string
+		switch s[i] {
+		case 0:
+			rep = "\uFFFD"
+		case '"':
+			rep = "&#34;"
+		case '\'':
+			rep = "&#39;"
+		case '&':
+			rep = "&amp;"
+		case '<':
+			rep = "&lt;"
+		case '>':
+			rep = "&gt;"
+		default:
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(rep)
+		last = i + 1
+	}
+	b.WriteString(s[last:])
 }
 
 // regSplit splits an A-label host into the part before its registrable
 // domain and the registrable domain, which the view emphasises.
-func regSplit(d host.Domain) []string {
+func regSplit(d *host.Domain) (sub, reg string) {
 	if d.Registrable == "" || !strings.HasSuffix(d.ASCII, d.Registrable) {
-		return []string{d.ASCII, ""}
+		return d.ASCII, ""
 	}
-	return []string{strings.TrimSuffix(d.ASCII, d.Registrable), d.Registrable}
+	return strings.TrimSuffix(d.ASCII, d.Registrable), d.Registrable
 }
-
-func writeEsc(b *strings.Builder, s string) { b.WriteString(string(escHTML(s))) }
 
 func writeKeyHTML(b *strings.Builder, k escape.Shown) {
 	if isPlainKey(k.Text) {
@@ -100,7 +126,8 @@ func writeFlagsHTML(b *strings.Builder, what string, flags []string) {
 	b.WriteString(`<ul class="asu-flags">`)
 	for _, f := range flags {
 		b.WriteString("<li>")
-		b.WriteString(template.HTMLEscapeString(what + escape.FlagText(f)))
+		writeHTMLText(b, what)
+		writeHTMLText(b, escape.FlagText(f))
 		b.WriteString("</li>")
 	}
 	b.WriteString("</ul>")
@@ -121,7 +148,9 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			b.WriteString(`<span class="asu-val">{}</span> <span class="asu-type">(empty object)</span>`)
 			return
 		}
-		b.WriteString(`<span class="asu-type">object of ` + strconv.Itoa(len(n.Members)) + `</span><ul class="asu-tree">`)
+		b.WriteString(`<span class="asu-type">object of `)
+		writeInt(b, len(n.Members))
+		b.WriteString(`</span><ul class="asu-tree">`)
 		for i := range n.Members {
 			b.WriteString(`<li><span class="asu-key">`)
 			writeKeyHTML(b, n.Members[i].Key)
@@ -136,9 +165,13 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			b.WriteString(`<span class="asu-val">[]</span> <span class="asu-type">(empty list)</span>`)
 			return
 		}
-		b.WriteString(`<span class="asu-type">list of ` + strconv.Itoa(len(n.Items)) + `</span><ul class="asu-tree">`)
+		b.WriteString(`<span class="asu-type">list of `)
+		writeInt(b, len(n.Items))
+		b.WriteString(`</span><ul class="asu-tree">`)
 		for i := range n.Items {
-			b.WriteString(`<li><span class="asu-key">[` + strconv.Itoa(i) + `]</span>: `)
+			b.WriteString(`<li><span class="asu-key">[`)
+			writeInt(b, i)
+			b.WriteString(`]</span>: `)
 			writeNodeHTML(b, &n.Items[i])
 			b.WriteString(`</li>`)
 		}
@@ -167,8 +200,10 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 		case kindNumber, kindBool:
 			kind = n.Kind
 		}
-		b.WriteString(`<span class="asu-val asu-` + kind + `">`)
-		b.WriteString(template.HTMLEscapeString(n.Text))
+		b.WriteString(`<span class="asu-val asu-`)
+		b.WriteString(kind)
+		b.WriteString(`">`)
+		writeHTMLText(b, n.Text)
 		b.WriteString(`</span>`)
 	}
 }
@@ -181,10 +216,14 @@ func writeDomainHTML(b *strings.Builder, where string, d *host.Domain) {
 	if len(d.Warnings) > 0 {
 		b.WriteString(` asu-warned`)
 	}
-	b.WriteString(`"><span class="asu-dlabel">` + template.HTMLEscapeString(where) + `domain</span> <span class="asu-host">`)
-	parts := regSplit(*d)
-	b.WriteString(template.HTMLEscapeString(parts[0]))
-	b.WriteString(`<strong>` + template.HTMLEscapeString(parts[1]) + `</strong></span>`)
+	b.WriteString(`"><span class="asu-dlabel">`)
+	writeHTMLText(b, where)
+	b.WriteString(`domain</span> <span class="asu-host">`)
+	sub, reg := regSplit(d)
+	writeHTMLText(b, sub)
+	b.WriteString(`<strong>`)
+	writeHTMLText(b, reg)
+	b.WriteString(`</strong></span>`)
 	if d.Unicode != "" {
 		b.WriteString(` <span class="asu-dnote">shown as <span class="asu-mono">`)
 		writeEsc(b, d.Unicode)
@@ -201,16 +240,27 @@ func writeDomainHTML(b *strings.Builder, where string, d *host.Domain) {
 	if len(d.Warnings) > 0 {
 		b.WriteString(`<ul class="asu-flags">`)
 		for _, w := range d.Warnings {
-			b.WriteString(`<li>` + template.HTMLEscapeString(host.WarnText(w)))
+			b.WriteString(`<li>`)
+			writeHTMLText(b, host.WarnText(w))
 			switch w {
 			case host.WarnLookalike, host.WarnContainsTrusted:
-				b.WriteString(`: <strong class="asu-mono">` + template.HTMLEscapeString(d.LooksLike) + `</strong>`)
+				b.WriteString(`: <strong class="asu-mono">`)
+				writeHTMLText(b, d.LooksLike)
+				b.WriteString(`</strong>`)
 			case host.WarnMixedScript, host.WarnLookalikeLabel:
-				b.WriteString(` (scripts: ` + template.HTMLEscapeString(d.Scripts) + `)`)
+				b.WriteString(` (scripts: `)
+				writeHTMLText(b, d.Scripts)
+				b.WriteString(`)`)
 			}
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)
 	}
 	b.WriteString(`</div>`)
+}
+
+// writeInt writes n in decimal.
+func writeInt(b *strings.Builder, n int) {
+	var buf [20]byte
+	b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
 }

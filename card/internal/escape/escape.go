@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -39,8 +40,8 @@ const (
 	FlagNotOneHost    = "not-one-address" // mentions hosts but is not exactly one address or URL: no domain is trusted
 )
 
-// FlagOrder is the display order of flags: the most basic surprises first.
-var FlagOrder = [...]string{
+// flagOrder is the display order of flags: the most basic surprises first.
+var flagOrder = [...]string{
 	FlagEmpty, FlagLeadingSpace, FlagTrailingSpace, FlagNotOneHost, FlagLines, FlagControl, FlagBidi,
 	FlagInvisible, FlagSpace, FlagSpaceRun, FlagPrivate, FlagNotNFC, FlagCombining, FlagCompat,
 	FlagLookalike, FlagMixedScript, FlagDrawing, FlagRTL,
@@ -341,11 +342,11 @@ func Lookalike(r rune) bool {
 }
 
 // flagSet collects flags without duplicates, as bits in the order of
-// FlagOrder.
+// flagOrder.
 type flagSet struct{ bits uint32 }
 
 func (s *flagSet) add(f string) {
-	for i, g := range FlagOrder {
+	for i, g := range flagOrder {
 		if g == f {
 			s.bits |= 1 << i
 			return
@@ -355,20 +356,42 @@ func (s *flagSet) add(f string) {
 
 // list returns the flags in display order, so a card's JSON does not
 // depend on where in a string a problem first appeared. A single flag is
-// a slice of FlagOrder itself, which nothing writes to.
+// a slice of flagOrder itself, several a list from lists; nothing writes
+// to either.
 func (s *flagSet) list() []string {
 	switch {
 	case s.bits == 0:
 		return nil
 	case s.bits&(s.bits-1) == 0:
 		i := bits.TrailingZeros32(s.bits)
-		return FlagOrder[i : i+1 : i+1]
+		return flagOrder[i : i+1 : i+1]
 	}
-	out := make([]string, 0, bits.OnesCount32(s.bits))
-	for i, f := range FlagOrder {
+	lists.RLock()
+	out, ok := lists.m[s.bits]
+	lists.RUnlock()
+	if ok {
+		return out
+	}
+	out = make([]string, 0, bits.OnesCount32(s.bits))
+	for i, f := range flagOrder {
 		if s.bits&(1<<i) != 0 {
 			out = append(out, f)
 		}
 	}
+	lists.Lock()
+	if len(lists.m) < maxLists {
+		lists.m[s.bits] = out
+	}
+	lists.Unlock()
 	return out
 }
+
+// lists holds the lists of several flags made so far, each shared by
+// every string with the same flags (nothing writes to them), up to
+// maxLists of them.
+var lists = struct {
+	sync.RWMutex
+	m map[uint32][]string
+}{m: map[uint32][]string{}}
+
+const maxLists = 1024

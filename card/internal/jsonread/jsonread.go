@@ -49,7 +49,7 @@ var errNotCanonical = errors.New("card: arguments are not canonical JSON")
 // Parse parses JSON already in canonical form (as canon emits it):
 // no white space, members in canonical order. It keeps that order.
 func Parse(b []byte) (Value, error) {
-	p := cparser{b: b}
+	p := cparser{b: b, s: string(b)}
 	v, err := p.value()
 	if err != nil {
 		return Value{}, err
@@ -60,9 +60,15 @@ func Parse(b []byte) (Value, error) {
 	return v, nil
 }
 
+// cparser reads b; s is b as one string, which the strings read share.
+// The members and items of the objects and arrays being read wait on a
+// stack, so each object or array gets a slice of exactly its size.
 type cparser struct {
-	b []byte
-	i int
+	b     []byte
+	s     string
+	i     int
+	mems  []Member
+	items []Value
 }
 
 func (p *cparser) value() (Value, error) {
@@ -77,6 +83,7 @@ func (p *cparser) value() (Value, error) {
 			p.i++
 			return v, nil
 		}
+		base := len(p.mems)
 		for {
 			k, err := p.str()
 			if err != nil {
@@ -90,7 +97,7 @@ func (p *cparser) value() (Value, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			v.Members = append(v.Members, Member{Key: k, Val: m})
+			p.mems = append(p.mems, Member{Key: k, Val: m})
 			if p.i >= len(p.b) {
 				return Value{}, errNotCanonical
 			}
@@ -98,6 +105,9 @@ func (p *cparser) value() (Value, error) {
 			switch p.b[p.i-1] {
 			case ',':
 			case '}':
+				v.Members = append([]Member(nil), p.mems[base:]...)
+				clear(p.mems[base:])
+				p.mems = p.mems[:base]
 				return v, nil
 			default:
 				return Value{}, errNotCanonical
@@ -110,12 +120,13 @@ func (p *cparser) value() (Value, error) {
 			p.i++
 			return v, nil
 		}
+		base := len(p.items)
 		for {
 			m, err := p.value()
 			if err != nil {
 				return Value{}, err
 			}
-			v.Items = append(v.Items, m)
+			p.items = append(p.items, m)
 			if p.i >= len(p.b) {
 				return Value{}, errNotCanonical
 			}
@@ -123,6 +134,9 @@ func (p *cparser) value() (Value, error) {
 			switch p.b[p.i-1] {
 			case ',':
 			case ']':
+				v.Items = append([]Value(nil), p.items[base:]...)
+				clear(p.items[base:])
+				p.items = p.items[:base]
 				return v, nil
 			default:
 				return Value{}, errNotCanonical
@@ -152,7 +166,7 @@ func (p *cparser) value() (Value, error) {
 			}
 			p.i++
 		}
-		return Value{Kind: Number, Text: string(p.b[start:p.i])}, nil
+		return Value{Kind: Number, Text: p.s[start:p.i]}, nil
 	}
 }
 
@@ -165,7 +179,7 @@ func (p *cparser) str() (string, error) {
 	for p.i < len(p.b) {
 		switch p.b[p.i] {
 		case '"':
-			s := string(p.b[start:p.i])
+			s := p.s[start:p.i]
 			p.i++
 			return s, nil
 		case '\\':

@@ -70,8 +70,14 @@ func New(width, size int) *Writer {
 	return w
 }
 
-// String returns what was written.
-func (w *Writer) String() string { return w.b.String() }
+// String returns what was written, as a copy of its own size when the
+// writer was given much more room than it used.
+func (w *Writer) String() string {
+	if w.b.Cap() > w.b.Len()+w.b.Len()/4+4096 {
+		return strings.Clone(w.b.String())
+	}
+	return w.b.String()
+}
 
 // Line writes one logical line at indent (in steps of two columns),
 // wrapped. A continuation line repeats the indent, then cont (the region's
