@@ -111,3 +111,39 @@ func ExampleStore_Reclaim() {
 		_ = t
 	}
 }
+
+// A ticket that needs two approvers, whichever replicas they reach: the
+// card is shown, two people approve, and the second vote approves the
+// ticket in the same transaction as its audit row. The same person voting
+// again, from any replica, is refused.
+func ExampleStore_Vote() {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, os.Getenv("ASU_POSTGRES_DSN"), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	note := func(a store.Approval, _ bool) receipt.AuditRecord {
+		return receipt.AuditRecord{TicketID: a.ID, Session: a.Session, Decision: "vote", Reason: string(a.State)}
+	}
+
+	now, err := s.Now(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	t, _, err := s.Park(ctx, storetest.TicketAt("session-1", "alice", 2, now), store.Caps{}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := s.Show(ctx, t.ID, now); err != nil {
+		log.Fatal(err)
+	}
+	for _, who := range []string{"bob", "carol"} {
+		if t, err = s.Vote(ctx, t.ID, store.Vote{Approver: who, At: now}, 2, "two of finance", note); err != nil {
+			log.Fatal(err)
+		}
+	}
+	fmt.Println(t.State, t.Approver, len(t.Votes))
+	_, err = s.Vote(ctx, t.ID, store.Vote{Approver: "carol", At: now}, 2, "two of finance", note)
+	fmt.Println(errors.Is(err, store.ErrResolved))
+}

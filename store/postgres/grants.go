@@ -132,6 +132,9 @@ func (s *Store) ParkGranted(ctx context.Context, a store.Approval, grantID strin
 	if a.State != store.Approved {
 		return store.Approval{}, store.Grant{}, fmt.Errorf("%s: %w: a granted ticket is approved", op, store.ErrInvalid)
 	}
+	if err := checkVotes(a.Votes); err != nil {
+		return store.Approval{}, store.Grant{}, fmt.Errorf("%s: %w", op, err)
+	}
 	if err := s.enter(ctx); err != nil {
 		return store.Approval{}, store.Grant{}, s.fail(ctx, op, err)
 	}

@@ -23,6 +23,11 @@
 //   - Leases are fenced the same way: Renew, Finish and Reclaim match the
 //     fencing token (and Reclaim an expired lease) in their WHERE clause,
 //     so a stale owner's statement matches nothing.
+//   - A vote towards a ticket's quorum is one conditional UPDATE that
+//     appends to the ticket's tally, and approves it when the tally
+//     reaches the quorum, only if that approver is not in it yet: votes on
+//     one ticket queue on its row lock, so two approvers voting at once
+//     both count and one approver voting twice counts once.
 //   - Park serializes on transaction-scoped advisory locks taken on the
 //     session and then the user, so merging duplicates and counting pending
 //     tickets against a cap see every ticket parked before them.
@@ -37,10 +42,11 @@
 // # Time
 //
 // [Store.Now] is the database's clock_timestamp(), the one clock every
-// replica shares. The deciding statements (approve, Consume, Reclaim,
-// UseGrant, ParkGranted) compare the caller's time with it in their WHERE
-// clause and refuse with [store.ErrClockSkew] beyond [store.MaxSkew]. Audit
-// records are stamped with it by the append, never earlier than the head.
+// replica shares. The deciding statements (approve, Vote, Consume,
+// Reclaim, UseGrant, ParkGranted) compare the caller's time with it in
+// their WHERE clause and refuse with [store.ErrClockSkew] beyond
+// [store.MaxSkew]. Audit records are stamped with it by the append, never
+// earlier than the head.
 //
 // # Migrations
 //

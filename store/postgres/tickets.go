@@ -24,6 +24,9 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 	if err := a.Check(); err != nil {
 		return store.Approval{}, false, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := checkVotes(a.Votes); err != nil {
+		return store.Approval{}, false, fmt.Errorf("%s: %w", op, err)
+	}
 	if err := s.enter(ctx); err != nil {
 		return store.Approval{}, false, s.fail(ctx, op, err)
 	}
@@ -169,11 +172,11 @@ const (
 	// queryInsertTicket stores a new ticket from insertArgs.
 	queryInsertTicket = `INSERT INTO tickets (` + insertColumns + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-			$21, $22, $23, $24, $25, $26)
+			$21, $22, $23, $24, $25, $26, $27, $28)
 		RETURNING ` + ticketColumns
 	insertColumns = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce, created_at, expires_at,
 		requester_user, requester_agent, requester_delegations, user_name, session, task, step, policy_version,
-		taint, rationale, approvers, approver, reason, evidence, resolved_at`
+		taint, rationale, approvers, approver, reason, evidence, resolved_at, shown_at, votes`
 )
 
 // mergeArgs is a as the arguments of queryMerge.
@@ -188,7 +191,7 @@ func insertArgs(a store.Approval) []any {
 	return []any{a.ID, string(a.State), a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:],
 		a.Nonce[:], a.CreatedAt, a.ExpiresAt, a.Requester.User, a.Requester.Agent, a.Requester.Delegations,
 		a.User, a.Session, a.Task, a.Step, a.PolicyVersion, a.Taint, a.Rationale, a.Approvers,
-		a.Approver, a.Reason, a.Evidence, ts(a.ResolvedAt)}
+		a.Approver, a.Reason, a.Evidence, ts(a.ResolvedAt), ts(a.ShownAt), encodeVotes(a.Votes)}
 }
 
 // queryCap counts, up to $3, the pending tickets live at $2 whose session
