@@ -123,8 +123,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if len(m.Args) == 0 {
 		w.Line(1, "", wrap.Fixed("(no arguments)"))
 	}
+	v := &textView{Writer: w}
 	for i := range m.Args {
-		writeField(w, &m.Args[i])
+		v.field(&m.Args[i])
 	}
 
 	w.Line(0, "", wrap.Fixed(headRefs))
@@ -226,22 +227,82 @@ func writeBlock(w *wrap.Writer, title string, bl block) {
 	}
 }
 
-// scalarText shows a scalar node exactly: strings quoted, numbers and
-// literals as canonicalized.
-func scalarText(n *node) string {
-	if n.Kind == kindString {
-		if n.Long != nil {
-			return `"` + n.Text + `"...`
-		}
-		return `"` + n.Text + `"`
-	}
-	return n.Text
+// textView writes the arguments of the text view. A card can have a
+// great many values, so it writes each line from pieces in room it reuses
+// and shares the text of its notes.
+type textView struct {
+	*wrap.Writer
+	ps    []wrap.Piece
+	num   []byte
+	notes map[noteKey]string // "(!) " + what + what a flag or warning says
 }
 
-func writeField(w *wrap.Writer, f *field) {
-	head := []wrap.Piece{wrap.Derived(keyText(f.Name))}
+// noteKey names a note: a flag, or a domain's warning (some have the same
+// names), about what.
+type noteKey struct {
+	what, name string
+	warning    bool
+}
+
+// note returns "(!) " + what + what the flag (or, for a warning, the
+// domain warning) says.
+func (v *textView) note(what, name string, warning bool) string {
+	k := noteKey{what, name, warning}
+	if s, ok := v.notes[k]; ok {
+		return s
+	}
+	text := escape.FlagText
+	if warning {
+		text = host.WarnText
+	}
+	s := "(!) " + what + text(name)
+	if len(v.notes) < 256 {
+		if v.notes == nil {
+			v.notes = map[noteKey]string{}
+		}
+		v.notes[k] = s
+	}
+	return s
+}
+
+// appendKey appends the pieces of keyText(s) to ps.
+func appendKey(ps []wrap.Piece, s escape.Shown) []wrap.Piece {
+	if isPlainKey(s.Text) {
+		return append(ps, wrap.Derived(s.Text))
+	}
+	return append(ps, wrap.Derived(`"`), wrap.Derived(s.Text), wrap.Derived(`"`))
+}
+
+// appendScalar appends the pieces of a scalar node, shown exactly: strings
+// quoted, numbers and literals as canonicalized.
+func appendScalar(ps []wrap.Piece, n *node) []wrap.Piece {
+	if n.Kind != kindString {
+		return append(ps, wrap.Derived(n.Text))
+	}
+	ps = append(ps, wrap.Derived(`"`), wrap.Derived(n.Text))
+	if n.Long != nil {
+		return append(ps, wrap.Derived(`"...`))
+	}
+	return append(ps, wrap.Derived(`"`))
+}
+
+// count returns prefix + n.
+func (v *textView) count(prefix string, n int, suffix string) string {
+	v.num = append(v.num[:0], prefix...)
+	v.num = strconv.AppendInt(v.num, int64(n), 10)
+	v.num = append(v.num, suffix...)
+	return string(v.num)
+}
+
+func (v *textView) field(f *field) {
+	var h [6]wrap.Piece
+	head := h[:0]
 	if f.Label != nil {
-		head = []wrap.Piece{wrap.Derived(f.Label.Text), wrap.Fixed(" ("), wrap.Derived(keyText(f.Name)), wrap.Fixed(")")}
+		head = append(head, wrap.Derived(f.Label.Text), wrap.Fixed(" ("))
+		head = appendKey(head, f.Name)
+		head = append(head, wrap.Fixed(")"))
+	} else {
+		head = appendKey(head, f.Name)
 	}
 	var tail []wrap.Piece
 	if f.Currency != nil {
@@ -250,81 +311,85 @@ func writeField(w *wrap.Writer, f *field) {
 	if f.Unit != nil {
 		tail = append(tail, wrap.Fixed(" [unit "), quoted(*f.Unit), wrap.Fixed("]"))
 	}
-	writeNode(w, 1, head, f.Name, f.NameDoms, &f.Value, tail)
+	v.node(1, head, f.Name, f.NameDoms, &f.Value, tail)
 	if f.Label != nil {
 		for _, fl := range f.Label.Flags {
-			w.Line(3, "", wrap.Fixed("(!) the label "+escape.FlagText(fl)))
+			v.Line(3, "", wrap.Fixed(v.note("the label ", fl, false)))
 		}
 	}
 	if f.Currency != nil {
 		for _, fl := range f.Currency.Flags {
-			w.Line(3, "", wrap.Fixed("(!) the currency "+escape.FlagText(fl)))
+			v.Line(3, "", wrap.Fixed(v.note("the currency ", fl, false)))
 		}
 	}
 }
 
-// writeNode writes a value under its head (the key, label or index), then
-// what was found in the key and in the value.
-func writeNode(w *wrap.Writer, indent int, head []wrap.Piece, key escape.Shown, keyDoms []host.Domain, n *node, tail []wrap.Piece) {
+// node writes a value under its head (the key, label or index), then what
+// was found in the key and in the value.
+func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms []host.Domain, n *node, tail []wrap.Piece) {
 	keyNotes := func() {
 		for _, f := range key.Flags {
-			w.Line(indent+2, "", wrap.Fixed("(!) the name "+escape.FlagText(f)))
+			v.Line(indent+2, "", wrap.Fixed(v.note("the name ", f, false)))
 		}
 		for i := range keyDoms {
-			writeDomain(w, indent+2, "in the name: ", &keyDoms[i])
+			v.domain(indent+2, "in the name: ", &keyDoms[i])
 		}
 	}
-	line := append(head, wrap.Fixed(": "))
+	line := append(append(v.ps[:0], head...), wrap.Fixed(": "))
 	switch n.Kind {
 	case kindObject:
 		if len(n.Members) == 0 {
-			w.Line(indent, "", append(line, wrap.Fixed("{} (empty object)"))...)
+			v.Line(indent, "", append(line, wrap.Fixed("{} (empty object)"))...)
 			keyNotes()
 			return
 		}
-		w.Line(indent, "", append(line, wrap.Fixed("object of "+strconv.Itoa(len(n.Members))))...)
+		v.Line(indent, "", append(line, wrap.Fixed(v.count("object of ", len(n.Members), "")))...)
 		keyNotes()
 		for i := range n.Members {
 			mb := &n.Members[i]
-			writeNode(w, indent+2, []wrap.Piece{wrap.Derived(keyText(mb.Key))}, mb.Key, mb.KeyDoms, &mb.Value, nil)
+			var h [3]wrap.Piece
+			v.node(indent+2, appendKey(h[:0], mb.Key), mb.Key, mb.KeyDoms, &mb.Value, nil)
 		}
 		return
 	case kindArray:
 		if len(n.Items) == 0 {
-			w.Line(indent, "", append(line, wrap.Fixed("[] (empty list)"))...)
+			v.Line(indent, "", append(line, wrap.Fixed("[] (empty list)"))...)
 			keyNotes()
 			return
 		}
-		w.Line(indent, "", append(line, wrap.Fixed("list of "+strconv.Itoa(len(n.Items))))...)
+		v.Line(indent, "", append(line, wrap.Fixed(v.count("list of ", len(n.Items), "")))...)
 		keyNotes()
 		for i := range n.Items {
-			writeNode(w, indent+2, []wrap.Piece{wrap.Fixed("[" + strconv.Itoa(i) + "]")}, escape.Shown{}, nil, &n.Items[i], nil)
+			h := [1]wrap.Piece{wrap.Fixed(v.count("[", i, "]"))}
+			v.node(indent+2, h[:], escape.Shown{}, nil, &n.Items[i], nil)
 		}
 		return
 	}
-	line = append(line, wrap.Derived(scalarText(n)))
-	w.Line(indent, "", append(line, tail...)...)
+	line = append(appendScalar(line, n), tail...)
+	v.ps = line
+	v.Line(indent, "", line...)
 	keyNotes()
 	if n.Long != nil {
-		w.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
+		v.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
 	}
 	for _, f := range n.Flags {
-		w.Line(indent+2, "", wrap.Fixed("(!) "+escape.FlagText(f)))
+		v.Line(indent+2, "", wrap.Fixed(v.note("", f, false)))
 	}
 	for i := range n.Domains {
-		writeDomain(w, indent+2, "", &n.Domains[i])
+		v.domain(indent+2, "", &n.Domains[i])
 	}
 }
 
-func writeDomain(w *wrap.Writer, indent int, where string, d *host.Domain) {
-	ps := []wrap.Piece{wrap.Fixed(where + "domain ")}
+func (v *textView) domain(indent int, where string, d *host.Domain) {
+	var p [8]wrap.Piece
+	ps := append(p[:0], wrap.Fixed(where), wrap.Fixed("domain "))
 	if d.ASCII != "" {
 		ps = append(ps, wrap.Fixed(d.ASCII))
 	} else {
 		ps = append(ps, quoted(d.Written))
 	}
 	if d.Registrable != "" && d.Registrable != d.ASCII {
-		ps = append(ps, wrap.Fixed(", registrable domain "+d.Registrable))
+		ps = append(ps, wrap.Fixed(", registrable domain "), wrap.Fixed(d.Registrable))
 	}
 	if d.Unicode != "" {
 		ps = append(ps, wrap.Fixed(", shown as "), wrap.Derived(d.Unicode))
@@ -332,15 +397,15 @@ func writeDomain(w *wrap.Writer, indent int, where string, d *host.Domain) {
 	if d.Trusted {
 		ps = append(ps, wrap.Fixed(", TRUSTED"))
 	}
-	w.Line(indent, "", ps...)
+	v.Line(indent, "", ps...)
 	for _, wn := range d.Warnings {
-		s := "(!) " + host.WarnText(wn)
+		s := v.note("", wn, true)
 		switch wn {
 		case host.WarnLookalike, host.WarnContainsTrusted:
 			s += ": " + d.LooksLike
 		case host.WarnMixedScript, host.WarnLookalikeLabel:
 			s += " (scripts: " + d.Scripts + ")"
 		}
-		w.Line(indent+1, "", wrap.Fixed(s))
+		v.Line(indent+1, "", wrap.Fixed(s))
 	}
 }

@@ -60,7 +60,17 @@ type Writer struct {
 	b     strings.Builder
 	width int
 	cur   []atom
+	fixed map[fixedLine]string // how lines of fixed text were wrapped
 }
+
+// fixedLine is a line of one piece of fixed text at an indent.
+type fixedLine struct {
+	pad     int
+	cont, s string
+}
+
+// maxFixed is how many wrapped lines of fixed text a writer remembers.
+const maxFixed = 64
 
 // New returns a writer wrapping at width columns, with room for about
 // size bytes.
@@ -107,6 +117,25 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			w.b.WriteByte('\n')
 			return
 		}
+	}
+	// A line of the card's own text alone (a flag, a warning) is wrapped
+	// the same way each time it comes at the same indent.
+	var key fixedLine
+	if len(ps) == 1 && !ps[0].agent {
+		key = fixedLine{pad, cont, ps[0].s}
+		if out, ok := w.fixed[key]; ok {
+			w.b.WriteString(out)
+			return
+		}
+		start := w.b.Len()
+		defer func() {
+			if len(w.fixed) < maxFixed {
+				if w.fixed == nil {
+					w.fixed = map[fixedLine]string{}
+				}
+				w.fixed[key] = strings.Clone(w.b.String()[start:])
+			}
+		}()
 	}
 	head := strings.Repeat(" ", pad)
 	contHead := head + cont + "┆"
