@@ -157,6 +157,10 @@ func testNotes(t *testing.T, newStore func(*testing.T) store.Store) {
 			_, err := sub.s.Resolve(t.Context(), sub.ids["approved"], store.Resolution{To: store.Revoked, At: sub.at}, n)
 			return err
 		}},
+		{"Vote", func(t *testing.T, sub subject, n store.Note) error {
+			_, err := sub.s.Vote(t.Context(), sub.ids["pending"], vote("bob", sub.at), 2, "two", n)
+			return err
+		}},
 		{"ExpirePending", func(t *testing.T, sub subject, n store.Note) error {
 			got, err := sub.s.ExpirePending(t.Context(), sub.at.Add(ttl), n)
 			if err == nil && len(got) != 1 {
@@ -246,6 +250,13 @@ func testClock(t *testing.T, newStore func(*testing.T) store.Store) {
 			p, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at.Add(-time.Minute)), store.Caps{}, nil)
 			require.NoError(t, err)
 			_, err = s.Resolve(t.Context(), p.ID, approve(at.Add(d)), nil)
+			return err
+		}},
+		{"Vote", func(t *testing.T, s store.Store, d time.Duration) error {
+			at := now(t, s)
+			p, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at.Add(-time.Minute)), store.Caps{}, nil)
+			require.NoError(t, err)
+			_, err = s.Vote(t.Context(), p.ID, vote("bob", at.Add(d)), 2, "two", nil)
 			return err
 		}},
 		{"Consume", func(t *testing.T, s store.Store, d time.Duration) error {

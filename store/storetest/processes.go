@@ -64,6 +64,7 @@ const (
 	envTarget  = "ASU_STORETEST_TARGET"  // what Create returned
 	envTickets = "ASU_STORETEST_TICKETS" // comma-separated ticket ids
 	envRacer   = "ASU_STORETEST_RACER"   // the child's number
+	envVotes   = "ASU_STORETEST_VOTES"   // comma-separated id:quorum of the tickets to vote on
 )
 
 // Work each racing child does after the start signal.
@@ -72,15 +73,20 @@ const (
 	procAudit   = 16 // audit records every child appends
 	procParks   = 4  // distinct tickets every child parks in one capped session
 	procCap     = 5  // that session's cap
+	procVotes   = 4  // pending tickets every child votes on, twice
 	// crashLease is the lease of the crashing child's execution.
 	crashLease = 300 * time.Millisecond
 )
 
 // RunProcesses runs the multi-process tests: Race (several processes
-// consume the same approved tickets, append to one audit chain and park
-// under one pending cap, all on the same database: each ticket has exactly
-// one winner, the chain is unbroken with one row per decision, the cap
-// holds), and Crash (a child is killed with SIGKILL after Consume and
+// consume the same approved tickets, append to one audit chain, park under
+// one pending cap and vote on the same pending tickets, each as its own
+// approver and once more as one shared approver, all on the same database:
+// each ticket has exactly one winner, the chain is unbroken with one row
+// per decision, the cap holds, and, read again from a store opened anew,
+// every voted ticket holds each approver at most once, every accepted vote
+// and no other, and is approved exactly when its votes reached the
+// quorum), and Crash (a child is killed with SIGKILL after Consume and
 // before Finish: on reopen the ticket is executing with the child's
 // idempotency key and its row, a second Consume fails with
 // [store.ErrConsumed], Reclaim refuses until the child's lease ends, then
@@ -111,8 +117,9 @@ type child struct {
 	lines *bufio.Scanner
 }
 
-// startChild starts the test binary in role, for the test named name.
-func startChild(t *testing.T, name, role, target string, racer int, tickets []string) *child {
+// startChild starts the test binary in role, for the test named name, with
+// env added to its environment.
+func startChild(t *testing.T, name, role, target string, racer int, tickets []string, env ...string) *child {
 	t.Helper()
 	var pattern []string
 	for _, part := range strings.Split(name, "/") {
@@ -122,6 +129,7 @@ func startChild(t *testing.T, name, role, target string, racer int, tickets []st
 	cmd.Env = append(os.Environ(),
 		envRole+"="+role, envName+"="+name, envTarget+"="+target,
 		envTickets+"="+strings.Join(tickets, ","), fmt.Sprintf("%s=%d", envRacer, racer))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -168,6 +176,10 @@ func outcome(err error) string {
 		return "capped"
 	case errors.Is(err, store.ErrClockSkew):
 		return "skew"
+	case errors.Is(err, store.ErrDuplicate):
+		return "duplicate"
+	case errors.Is(err, store.ErrResolved):
+		return "resolved"
 	}
 	return "error:" + strings.ReplaceAll(err.Error(), " ", "_")
 }
@@ -207,6 +219,19 @@ func runChild(t *testing.T, p Processes, role string) {
 			_, _, err := s.Park(ctx, Ticket("capped", "u-shared", n), store.Caps{PerSession: procCap}, note("park"))
 			report("park %d %s", i, outcome(err))
 		}
+		for _, pair := range strings.Split(os.Getenv(envVotes), ",") {
+			id, q, _ := strings.Cut(pair, ":")
+			quorum, err := strconv.Atoi(q)
+			if err != nil {
+				t.Fatalf("bad quorum: %v", err)
+			}
+			for _, who := range []string{"racer-" + racer, "shared"} {
+				// The clock is read again for each vote: the work before
+				// may have taken longer than the skew bound.
+				_, err := s.Vote(ctx, id, vote(who, now(t, s)), quorum, "quorum", note("vote"))
+				report("vote %s %s %s", id, who, outcome(err))
+			}
+		}
 		report("done")
 	case "crash":
 		at := now(t, s)
@@ -232,9 +257,21 @@ func testProcessRace(t *testing.T, p Processes) {
 	for n := 0; n < procTickets; n++ {
 		ids = append(ids, parkApproved(t, s, n).ID)
 	}
+	// Tickets to vote on, whose quorums are reached early, by the last
+	// approver and never: there are p.Racers+1 distinct approvers.
+	quorums := map[string]int{}
+	var pairs []string
+	at := now(t, s)
+	for i, q := range []int{2, p.Racers, p.Racers + 1, p.Racers + 2}[:procVotes] {
+		v, _, err := s.Park(ctx, TicketAt("voted", "u-voted", 2000+i, at), store.Caps{}, note("park"))
+		require.NoError(t, err)
+		quorums[v.ID] = min(q, store.MaxQuorum)
+		pairs = append(pairs, fmt.Sprintf("%s:%d", v.ID, quorums[v.ID]))
+	}
 	children := make([]*child, p.Racers)
 	for r := range children {
-		children[r] = startChild(t, t.Name()[:strings.LastIndex(t.Name(), "/")], "race", target, r, ids)
+		children[r] = startChild(t, t.Name()[:strings.LastIndex(t.Name(), "/")], "race", target, r, ids,
+			envVotes+"="+strings.Join(pairs, ","))
 	}
 	for _, c := range children {
 		_, err := c.await("ready")
@@ -246,12 +283,29 @@ func testProcessRace(t *testing.T, p Processes) {
 	}
 	winners := map[string][]int{} // ticket id -> racers whose consume succeeded
 	audits, parks := 0, 0
+	accepted := map[string]map[string]int{} // voted ticket id -> approver -> accepted votes
+	refused := map[string][]string{}        // voted ticket id -> "approver outcome" of refused votes
 	for r, c := range children {
 		lines, err := c.await("done")
 		require.NoError(t, err, "racer %d", r)
 		require.NoError(t, c.cmd.Wait(), "racer %d", r)
 		for _, line := range lines {
 			f := strings.Fields(line)
+			if f[0] == "vote" {
+				require.Len(t, f, 4, "racer %d: %s", r, line)
+				if accepted[f[1]] == nil {
+					accepted[f[1]] = map[string]int{}
+				}
+				switch f[3] {
+				case "ok":
+					accepted[f[1]][f[2]]++
+				case "duplicate", "resolved":
+					refused[f[1]] = append(refused[f[1]], f[2]+" "+f[3])
+				default:
+					t.Errorf("racer %d: unexpected %s", r, line)
+				}
+				continue
+			}
 			require.Len(t, f, 3, "racer %d: %s", r, line)
 			switch {
 			case f[0] == "consume" && f[2] == "ok":
@@ -275,8 +329,10 @@ func testProcessRace(t *testing.T, p Processes) {
 	}
 	assert.Equal(t, p.Racers*procAudit, audits)
 	rows := chain(t, s)
-	assert.Len(t, rows, 2*procTickets+procTickets+p.Racers*procAudit+parks,
-		"one row per decision: parks and approvals, one consume per ticket, appends, capped parks")
+	votes := checkProcessVotes(t, p.Open(t, target), quorums, accepted, refused, p.Racers+1)
+	assert.Len(t, rows, 2*procTickets+procTickets+p.Racers*procAudit+parks+procVotes+votes,
+		"one row per decision: parks and approvals, one consume per ticket, appends, capped parks, "+
+			"voted tickets' parks and accepted votes")
 	assert.Equal(t, min(procCap, p.Racers*procParks), parks, "the pending cap holds across processes")
 	pending, _, err := s.List(ctx, store.Filter{Session: "capped", States: []store.State{store.Pending}})
 	require.NoError(t, err)
@@ -332,4 +388,60 @@ func testProcessCrash(t *testing.T, p Processes) {
 	require.NoError(t, err)
 	assert.Empty(t, rec)
 	chain(t, s)
+}
+
+// checkProcessVotes checks the tickets racing processes voted on, read
+// through s, a store opened after they ended: each holds the votes the
+// processes were told were accepted, each approver at most once, one row
+// each, and is approved, by its last vote, exactly when its votes reached
+// its quorum; of approvers distinct approvers, all counted unless the
+// quorum was reached first. It returns the number of accepted votes.
+func checkProcessVotes(t *testing.T, s store.Store, quorums map[string]int, accepted map[string]map[string]int,
+	refused map[string][]string, approvers int) int {
+	t.Helper()
+	rows := map[string]int{}
+	for _, r := range chain(t, s) {
+		if r.Decision == "vote" {
+			rows[r.TicketID]++
+		}
+	}
+	total := 0
+	for id, quorum := range quorums {
+		a, err := s.Get(t.Context(), id)
+		require.NoError(t, err)
+		stored := map[string]int{}
+		for _, v := range a.Votes {
+			stored[v.Approver]++
+		}
+		for who, n := range stored {
+			assert.Equal(t, 1, n, "ticket %s: %s holds one vote", id, who)
+		}
+		for who, n := range accepted[id] {
+			assert.Equal(t, 1, n, "ticket %s: %s was accepted once", id, who)
+		}
+		if len(accepted[id]) > 0 || len(stored) > 0 {
+			assert.Equal(t, accepted[id], stored, "ticket %s: the accepted votes, and only they, survive reopening", id)
+		}
+		assert.Equal(t, len(a.Votes), rows[id], "ticket %s: one row per accepted vote", id)
+		total += len(a.Votes)
+		if approvers >= quorum {
+			assert.Equal(t, store.Approved, a.State, "ticket %s: the quorum %d was reachable", id, quorum)
+			if assert.Len(t, a.Votes, quorum, "ticket %s: approved exactly at the quorum", id) {
+				assert.Equal(t, a.Votes[quorum-1].Approver, a.Approver, "ticket %s: by the last vote", id)
+			}
+		} else {
+			assert.Equal(t, store.Pending, a.State, "ticket %s: the quorum %d was out of reach", id, quorum)
+			assert.Len(t, a.Votes, approvers, "ticket %s: every approver counted", id)
+		}
+		for _, r := range refused[id] {
+			who, why, _ := strings.Cut(r, " ")
+			switch why {
+			case "duplicate":
+				assert.Equal(t, "shared", who, "ticket %s: only the shared approver votes twice", id)
+			case "resolved":
+				assert.Equal(t, store.Approved, a.State, "ticket %s: refused as decided, so it was", id)
+			}
+		}
+	}
+	return total
 }

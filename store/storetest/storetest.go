@@ -6,7 +6,8 @@
 //
 // [Run] checks every transition and every refusal of the store interfaces:
 // merging only identical proposals, expiry, pending caps, leases and
-// fencing, revocation, listing, the store's clock and its skew refusal, the
+// fencing, revocation, listing, showings and votes towards a quorum, the
+// store's clock and its skew refusal, the
 // audit chain (with [receipt.VerifyChain]) and its times, grants' remaining
 // uses and their use with a park, the credential counter rule, single-use
 // invites; that every state change and its audit record appear together or
@@ -14,7 +15,8 @@
 // nothing is half-written by bad input, a closed store or a cancelled
 // context; and concurrency: 64 goroutines race on one ticket's consume,
 // reclaim, finish and revocation, one audit chain, one pending cap, one
-// grant's last use.
+// grant's last use, and one ticket's votes (each approver counts once, the
+// quorum approves once).
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store {
@@ -112,6 +114,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"Grants", testGrants},
 		{"RevokeGrant", testRevokeGrant},
 		{"ParkGranted", testParkGranted},
+		{"Votes", func(t *testing.T, newStore func(*testing.T) store.Store) { testVotes(t, newStore, o.concurrency) }},
 		{"Closed", testClosed},
 		{"Cancelled", testCancelled},
 	}
@@ -231,8 +234,22 @@ func parkExecuting(t testing.TB, s store.Store, n int, owner string, leaseUntil 
 // normalize makes records comparable across backends: times in UTC without
 // monotonic readings, empty slices as nil.
 func normalize(a store.Approval) store.Approval {
-	for _, p := range []*time.Time{&a.CreatedAt, &a.ExpiresAt, &a.ResolvedAt, &a.ConsumedAt, &a.LeaseUntil, &a.FinishedAt} {
+	for _, p := range []*time.Time{&a.CreatedAt, &a.ExpiresAt, &a.ResolvedAt, &a.ConsumedAt, &a.LeaseUntil, &a.FinishedAt,
+		&a.ShownAt} {
 		*p = p.UTC()
+	}
+	if len(a.Votes) == 0 {
+		a.Votes = nil
+	} else {
+		votes := make([]store.Vote, len(a.Votes))
+		for i, v := range a.Votes {
+			v.At = v.At.UTC()
+			if len(v.Evidence) == 0 {
+				v.Evidence = nil
+			}
+			votes[i] = v
+		}
+		a.Votes = votes
 	}
 	for _, p := range []*[]byte{&a.Effect, &a.Card, &a.Evidence, &a.Result} {
 		if len(*p) == 0 {
