@@ -435,9 +435,13 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 		label, rest, _ = strings.Cut(rest, ".")
 		scripts := scratch.label[:0]
 		look := false
+		last := ""
 		for _, r := range label {
-			scripts.Add(escape.ScriptOf(r))
-			all.Add(escape.ScriptOf(r))
+			if sc := escape.ScriptOf(r); sc != last {
+				scripts.Add(sc)
+				all.Add(sc)
+				last = sc
+			}
 			look = look || r >= 0x80 && escape.Lookalike(r)
 		}
 		switch {
@@ -456,7 +460,11 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 	}
 	if uni != ascii {
 		if showUnicode {
-			d.Unicode = display.Show(uni).Text
+			if uni == host {
+				d.Unicode = d.Written.Text // already shown
+			} else {
+				d.Unicode = display.Show(uni).Text
+			}
 		}
 		if strings.Contains(strings.ToLower(host), "xn--") {
 			warns.add(WarnHiddenNonASCII)
