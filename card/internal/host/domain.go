@@ -13,7 +13,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
 	"golang.org/x/text/unicode/norm"
 
@@ -36,53 +35,6 @@ type Domain struct {
 	Written     escape.Shown `json:"written"` // as the argument spells it
 }
 
-// Warnings a domain can carry; the views spell them out with WarnText.
-const (
-	WarnMixedScript     = "mixed-script"      // a label mixes scripts; Unicode form not shown
-	WarnLookalikeLabel  = "lookalike-label"   // a label written with look-alike characters
-	WarnLookalike       = "lookalike"         // looks like a trusted domain but is not one
-	WarnContainsTrusted = "contains-trusted"  // a trusted name inside another registrable domain
-	WarnNoRegistrable   = "no-registrable"    // the host is a public suffix itself
-	WarnUnlistedSuffix  = "unlisted-suffix"   // the top-level domain is not a known public suffix
-	WarnIP              = "ip-address"        // a literal IP address, not a name
-	WarnInvalid         = "invalid-domain"    // not a valid domain name (only for names inside longer text)
-	WarnHiddenNonASCII  = "non-ascii-in-name" // the A-label form hides non-ASCII letters
-	WarnDecoy           = "decoy-before-host" // user info, a quoted local part or a display name before the host holds an @
-	WarnMentioned       = "mentioned"         // named inside a longer text or beside another host: never trusted
-	WarnMore            = "more-hosts"        // the value names more hosts than the card analyses
-)
-
-// WarnText is what the views say for each warning.
-func WarnText(w string) string {
-	switch w {
-	case WarnMixedScript:
-		return "mixes scripts within a label; the Unicode form is not shown"
-	case WarnLookalikeLabel:
-		return "a label has characters that look like others; the Unicode form is not shown"
-	case WarnLookalike:
-		return "LOOKS LIKE a trusted domain but is a different one"
-	case WarnContainsTrusted:
-		return "contains a trusted domain's name but belongs to a different registrable domain"
-	case WarnNoRegistrable:
-		return "is a public suffix: no registrable domain"
-	case WarnUnlistedSuffix:
-		return "its top-level domain is not a known public suffix"
-	case WarnIP:
-		return "is an IP address, not a domain name"
-	case WarnInvalid:
-		return "is not a valid domain name"
-	case WarnHiddenNonASCII:
-		return "is written in A-label (xn--) form of non-ASCII letters"
-	case WarnDecoy:
-		return "the text before this host holds an @ or a dot: THIS host is where it goes"
-	case WarnMentioned:
-		return "named in a text that is not one address or URL: never marked trusted"
-	case WarnMore:
-		return "the value names more hosts than these; the rest are not analysed"
-	}
-	return w
-}
-
 // Errors of Hosts, which the card reports as unrenderable.
 var (
 	errNotHost   = errors.New("an argument declared as a domain does not hold a host name")
@@ -92,19 +44,6 @@ var (
 
 // display is how a host is shown: escaped like every string of the card.
 var display = escape.Escaper{Quote: true}
-
-// strictIDNA is the IDNA2008 (UTS #46, non-transitional) lookup profile with
-// every check on: a name it refuses is never shown as a domain.
-var strictIDNA = idna.New(
-	idna.MapForLookup(),
-	idna.BidiRule(),
-	idna.CheckHyphens(true),
-	idna.CheckJoiners(true),
-	idna.StrictDomainName(true),
-	idna.ValidateLabels(true),
-	idna.VerifyDNSLength(true),
-	idna.Transitional(false),
-)
 
 // Trusted is an entry of Context.Trusted, normalized once per render.
 type Trusted struct {

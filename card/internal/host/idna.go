@@ -4,9 +4,23 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/net/idna"
 	"golang.org/x/text/unicode/bidi"
 
 	"github.com/agentstepup/asu/card/internal/charclass"
+)
+
+// strictIDNA is the IDNA2008 (UTS #46, non-transitional) lookup profile with
+// every check on: a name it refuses is never shown as a domain.
+var strictIDNA = idna.New(
+	idna.MapForLookup(),
+	idna.BidiRule(),
+	idna.CheckHyphens(true),
+	idna.CheckJoiners(true),
+	idna.StrictDomainName(true),
+	idna.ValidateLabels(true),
+	idna.VerifyDNSLength(true),
+	idna.Transitional(false),
 )
 
 //go:generate go run ./gen -o idna_table.go
