@@ -46,6 +46,10 @@ var (
 	// the requester, an agent principal, or neither the ticket's user nor
 	// in the approver group the policy names.
 	ErrNotPermitted = errors.New("stepup: approver may not decide this ticket")
+	// ErrTooFast means an approval came sooner after its card was first
+	// shown than the gate's dwell time for the call's class allows
+	// (gate.WithDwell): the approver is asked to read it and approve again.
+	ErrTooFast = errors.New("stepup: approved too soon after the card was shown")
 	// ErrExecutorFailed means the tool's executor returned an error. The
 	// approval is spent: the call ran, or tried to. The executor's own
 	// error is wrapped too; it is the integrator's text, so front ends do

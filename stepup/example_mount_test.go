@@ -53,7 +53,8 @@ func Example_mount() {
 	mailer := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil // use key to send at most once
 	})
-	g, err := gate.New(st, cat, approver, gate.WithExecutor("send_email", mailer), gate.WithKey(key))
+	g, err := gate.New(st, cat, approver, gate.WithExecutor("send_email", mailer), gate.WithKey(key),
+		gate.WithDwell(0)) // approvals in this example come at once; a deployed gate keeps its dwell
 	if err != nil {
 		log.Fatal(err)
 	}

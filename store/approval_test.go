@@ -62,6 +62,13 @@ func TestCheckApproved(t *testing.T) {
 		{"pending with a reason", func(a *store.Approval) { a.Reason = "ok" }, false},
 		{"revoked", func(a *store.Approval) { a.State, a.Approver = store.Revoked, "policy" }, false},
 		{"executing", func(a *store.Approval) { a.State = store.Executing }, false},
+		{"pending with a vote", func(a *store.Approval) {
+			a.Votes = []store.Vote{{Approver: "user:erin", At: a.CreatedAt}}
+		}, false},
+		{"approved with a vote", func(a *store.Approval) {
+			a.State, a.Approver, a.Votes = store.Approved, "policy", []store.Vote{{Approver: "user:erin", At: a.CreatedAt}}
+		}, false},
+		{"already shown", func(a *store.Approval) { a.ShownAt = a.CreatedAt }, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

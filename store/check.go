@@ -61,6 +61,8 @@ func (a Approval) Check() error {
 		return fmt.Errorf("%w: approval before creation", ErrInvalid)
 	case a.State != Approved && (a.Approver != "" || a.Reason != "" || !a.ResolvedAt.IsZero() || a.Evidence != nil):
 		return fmt.Errorf("%w: a pending ticket has no decision", ErrInvalid)
+	case len(a.Votes) != 0 || !a.ShownAt.IsZero():
+		return fmt.Errorf("%w: a new ticket has no votes and was never shown", ErrInvalid)
 	}
 	return nil
 }

@@ -37,7 +37,9 @@ func demo(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lg, err := openGate(tmp, stepuptest.RP(), pol, root, up, cat)
+	// The demo plays the approver, who answers the moment a card is shown;
+	// the gate run for a person keeps its dwell time.
+	lg, err := openGate(tmp, stepuptest.RP(), pol, root, up, cat, gate.WithDwell(0))
 	if err != nil {
 		return err
 	}

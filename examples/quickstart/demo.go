@@ -114,8 +114,10 @@ func (d *demo) open(exec gate.Executor) error {
 	// restart and on every replica sharing the database.
 	// The demo's time is simulated: the gate measures its own waits on the
 	// same clock as the database (a real gate leaves its local clock be).
+	// Dana answers the moment she is shown a card; a deployed gate keeps
+	// its dwell time (gate.DefaultDwell) before external calls' approvals.
 	opts := []gate.Option{gate.WithKey(demoKey), gate.WithResolver(canon.FileResolver{Root: d.dir}),
-		gate.WithFlood(lim), gate.WithLocalClock(d.clock.Now)}
+		gate.WithFlood(lim), gate.WithLocalClock(d.clock.Now), gate.WithDwell(0)}
 	for _, tool := range []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"} {
 		opts = append(opts, gate.WithExecutor(tool, exec))
 	}

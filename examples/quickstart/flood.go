@@ -112,7 +112,7 @@ func (d *demo) floodGate(opts ...gate.Option) (*gate.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gate.New(d.st, cat, approver, append([]gate.Option{gate.WithKey(demoKey), gate.WithExecutor("send_email", d.mail), gate.WithApproverGroup("finance", "user:dana")}, opts...)...)
+	return gate.New(d.st, cat, approver, append([]gate.Option{gate.WithKey(demoKey), gate.WithExecutor("send_email", d.mail), gate.WithApproverGroup("finance", "user:dana"), gate.WithDwell(0)}, opts...)...)
 }
 
 // floodCall is the i-th distinct send_email of user's agent, all in one

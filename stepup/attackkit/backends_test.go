@@ -32,7 +32,7 @@ func onSQLite(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	for _, tool := range stepuptest.SeedTools() {
 		opts = append(opts, gate.WithExecutor(tool.Name, tools))
 	}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), opts...)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0)}, opts...)...)
 	require.NoError(t, err)
 	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now),
 		passkey.WithSealKey(stepuptest.SealKey()))
@@ -73,7 +73,7 @@ func onPostgres(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	for _, tool := range stepuptest.SeedTools() {
 		opts = append(opts, gate.WithExecutor(tool.Name, tools))
 	}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), opts...)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0)}, opts...)...)
 	require.NoError(t, err)
 	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKey(stepuptest.SealKey()))
 	require.NoError(t, err)

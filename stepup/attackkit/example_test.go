@@ -47,7 +47,8 @@ func ExampleNewDesk() {
 	st := stepuptest.Memory(clock)
 	defer st.Close()
 	tools := &attackkit.Tools{}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("send_email", tools))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("send_email", tools),
+		gate.WithDwell(0)) // the kit's approvers answer at once
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -258,7 +258,7 @@ func tokenExample() (*gate.Gate, *memory.Store, *stepuptest.Clock, stepup.Ticket
 	ctx := context.Background()
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}

@@ -155,7 +155,7 @@ func runWithFault(t *testing.T, nth int, after bool) (*faultRun, bool) {
 	for _, tool := range stepuptest.SeedTools() {
 		opts = append(opts, gate.WithExecutor(tool.Name, exec))
 	}
-	g, err := gate.New(fs, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), opts...)
+	g, err := gate.New(fs, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0)}, opts...)...)
 	require.NoError(t, err)
 	run := &faultRun{st: st, exec: exec, notRun: map[stepup.TicketID]int{}}
 

@@ -111,7 +111,7 @@ func TestDecisionsRetryASkewedTime(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	st := &skewOnce{Store: w.Store}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st),
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0),
 		gate.WithExecutor("send_email", w.Exec), gate.WithResolver(canon.FileResolver{Root: w.Dir}))
 	require.NoError(t, err)
 	tk, err := g.Propose(ctx, sendEmail("finance@example.com"))

@@ -74,6 +74,9 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
+	if err := d.g.shown(ctx, a, now); err != nil {
+		return Prompt{}, err
+	}
 	denyReq := newRequest(ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
 	denyOpts, err := d.g.approver.Options(ctx, denyReq)
 	if err != nil {
@@ -131,9 +134,14 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action Action) (
 // Approving a [GrantTool] ticket issues the grant.
 func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (stepup.Ticket, error) {
 	g := d.g
-	a, req, _, err := d.pending(ctx, id, ActionApprove)
+	a, req, now, err := d.pending(ctx, id, ActionApprove)
 	if err != nil {
 		return stepup.Ticket{}, err
+	}
+	// Before the answer is verified, so a refusal moves no signature
+	// counter: the approver answers again once they have read the card.
+	if err := g.dwelt(a, now); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
 	v, err := g.verify(ctx, req, a, answer)
 	if err != nil {
@@ -143,10 +151,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 		return g.vote(ctx, a, v, req.Quorum)
 	}
 	reason := "approved by " + v.User
-	var (
-		done store.Approval
-		now  time.Time
-	)
+	var done store.Approval
 	err = g.atNow(ctx, func(at time.Time) (err error) {
 		now = at
 		done, err = g.st.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,

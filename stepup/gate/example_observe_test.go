@@ -26,7 +26,7 @@ func ExampleWithMeterProvider() {
 
 	clock := stepuptest.NewClock(stepuptest.Start())
 	mem := stepuptest.Memory(clock)
-	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithMeterProvider(mp))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithMeterProvider(mp), gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}
@@ -78,7 +78,7 @@ func ExampleWithLogger() {
 	}))
 	clock := stepuptest.NewClock(stepuptest.Start())
 	mem := stepuptest.Memory(clock)
-	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithLogger(log))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithLogger(log), gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}

@@ -23,8 +23,10 @@ func exampleGate() (*gate.Gate, *stepuptest.Authenticator, *stepuptest.Clock) {
 		return []byte(`{"sent":true}`), nil
 	})
 	mem := stepuptest.Memory(clock)
+	// The examples' approver answers at once; a deployed gate keeps its
+	// dwell time (see ExampleWithDwell).
 	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem),
-		gate.WithExecutor("send_email", send))
+		gate.WithExecutor("send_email", send), gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}

@@ -78,9 +78,10 @@ type Gate struct {
 	owner     string           // this gate instance, as the owner of its executions
 	local     func() time.Time // this process's clock; see WithLocalClock
 
-	obs      *observer // logs and metrics; nil reports nothing
-	notifier *notifier // tells approvers a ticket waits; nil tells no one
-	judging  *judging  // a model deciding some classes; nil: people decide all
+	obs      *observer                // logs and metrics; nil reports nothing
+	notifier *notifier                // tells approvers a ticket waits; nil tells no one
+	judging  *judging                 // a model deciding some classes; nil: people decide all
+	dwell    map[string]time.Duration // least time from showing to approval, by class
 
 	mu      sync.Mutex
 	notify  chan struct{}      // closed and replaced whenever a ticket changes here
@@ -100,7 +101,7 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 		executors: map[string]Executor{},
 		groups:    map[string][]string{},
 		ttl:       DefaultTTL, lease: DefaultLease, poll: 50 * time.Millisecond,
-		local:  time.Now,
+		local: time.Now, dwell: defaultDwells(),
 		notify: make(chan struct{}), watched: map[string]watched{},
 	}
 	for _, o := range opts {

@@ -311,7 +311,8 @@ func TestGrantRecoveredAfterACrash(t *testing.T) {
 	h := stepuptest.NewGate(t, refundCatalog(t, ""))
 	st := &crashingGrants{Store: h.Store}
 	st.crash.Store(true)
-	g, err := gate.New(st, refundCatalog(t, ""), stepuptest.Passkeys(h.Store), gate.WithLocalClock(h.Clock.Now))
+	g, err := gate.New(st, refundCatalog(t, ""), stepuptest.Passkeys(h.Store), gate.WithLocalClock(h.Clock.Now),
+		gate.WithDwell(0))
 	require.NoError(t, err)
 	tk, err := g.Desk().Grant(ctx, stepuptest.Approver, gate.GrantSpec{
 		Grant: refundTemplate(), Uses: 1, ExpiresAt: h.Clock.Now().Add(time.Hour)})

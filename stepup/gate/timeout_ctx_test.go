@@ -77,7 +77,7 @@ func TestGrantIssuedOnceApproved(t *testing.T) {
 	reqCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g, err := gate.New(cancelAfterTimeout{Store: mem, cancel: cancel, to: store.Approved},
-		stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
+		stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithDwell(0))
 	require.NoError(t, err)
 	ctx := context.Background()
 	dana, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(mem), stepuptest.Approver)

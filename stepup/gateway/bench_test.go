@@ -41,7 +41,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	for _, s := range stores {
 		st := s.open(b)
-		gate, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("read_file", &recorder{}))
+		gate, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("read_file", &recorder{}),
+			gate.WithDwell(0))
 		require.NoError(b, err)
 		api, err := gateway.NewAgentAPI(gate, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 		require.NoError(b, err)

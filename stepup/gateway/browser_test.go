@@ -58,7 +58,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	require.NoError(t, err)
 	enroll, err := passkey.NewEnrollment(st, rp)
 	require.NoError(t, err)
-	gate, err := gate.New(st, stepuptest.SeedCatalog(), approver,
+	gate, err := gate.New(st, stepuptest.SeedCatalog(), approver, gate.WithDwell(0),
 		gate.WithResolver(canon.FileResolver{Root: files}), gate.WithExecutor("send_email", exec))
 	require.NoError(t, err)
 	api, err := gateway.NewAgentAPI(gate, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)

@@ -22,7 +22,8 @@ func ExampleNewMetrics() {
 	}
 	defer m.Shutdown(context.Background())
 	mem := stepuptest.Memory(stepuptest.NewClock(stepuptest.Start()))
-	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithMeterProvider(m.MeterProvider()))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithMeterProvider(m.MeterProvider()),
+		gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}

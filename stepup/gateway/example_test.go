@@ -20,7 +20,7 @@ import (
 // newGate is the gate of the examples: the reference program's catalog on store/memory.
 func newGate() (*gate.Gate, *memory.Store) {
 	st := memory.New(nil)
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st),
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0),
 		gate.WithExecutor("read_file", gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			return []byte(`{"rows":2}`), nil
 		})))

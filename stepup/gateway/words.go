@@ -19,6 +19,7 @@ var words = map[string]string{
 	remote.CodeOutcomeUnknown: "The action may have run, but its outcome is not recorded yet. The gate finishes it by itself; do not ask for it again.",
 	remote.CodeConsumed:       "This approval was already used: the action ran or is running.",
 	remote.CodeNotPermitted:   "Your passkey may not decide this request: the page says who may.",
+	remote.CodeTooFast:        "That was within seconds of the request being shown. Read it through, then approve again.",
 	remote.CodeBadAssertion:   "Your passkey's answer did not verify for this request. Reload the page and try again.",
 	remote.CodeForbidden:      "Requests must come from this site's own pages.",
 	remote.CodeInvalid:        "The request was malformed.",

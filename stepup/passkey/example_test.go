@@ -22,7 +22,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), approver)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), approver, gate.WithDwell(0)) // approved at once, for brevity
 	fmt.Println(g != nil, err)
 
 	_, err = passkey.New(st, passkey.RelyingParty{ID: "approve.example.com", Origin: "http://approve.example.com"})
@@ -89,7 +89,7 @@ func ExampleRequireSeal() {
 	if err != nil {
 		panic(err)
 	}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), approver)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), approver, gate.WithDwell(0)) // approved at once, for brevity
 	if err != nil {
 		panic(err)
 	}

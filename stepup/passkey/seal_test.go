@@ -95,7 +95,7 @@ func TestSealKeepsUnenrolledCredentialsOut(t *testing.T) {
 				if !sealed {
 					naive, err := passkey.New(h.Store, stepuptest.RP())
 					require.NoError(t, err)
-					g, err = gate.New(h.Store, stepuptest.SeedCatalog(), naive, gate.WithKey(gateKey))
+					g, err = gate.New(h.Store, stepuptest.SeedCatalog(), naive, gate.WithKey(gateKey), gate.WithDwell(0))
 					require.NoError(t, err)
 				}
 				tk, err := g.Propose(ctx, stepup.Call{Tool: "send_email", Args: []byte(`{"to":"a@example.com"}`),
@@ -129,7 +129,7 @@ func TestSealIsRecheckedBeforeRunning(t *testing.T) {
 	require.NoError(t, h.Store.PutCredential(ctx, row))
 	naive, err := passkey.New(h.Store, stepuptest.RP())
 	require.NoError(t, err)
-	lax, err := gate.New(h.Store, stepuptest.SeedCatalog(), naive, gate.WithKey(gateKey),
+	lax, err := gate.New(h.Store, stepuptest.SeedCatalog(), naive, gate.WithKey(gateKey), gate.WithDwell(0),
 		gate.WithExecutor("send_email", rec))
 	require.NoError(t, err)
 

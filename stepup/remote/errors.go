@@ -74,6 +74,7 @@ const (
 	CodeEffectChanged  = "effect_changed"
 	CodeBadAssertion   = "bad_assertion"
 	CodeNotPermitted   = "not_permitted"
+	CodeTooFast        = "too_fast"
 	CodeNoExecutor     = "no_executor"
 	CodeExecutor       = "executor_failed"
 	CodeUnauthorized   = "unauthorized"
@@ -110,6 +111,7 @@ var codes = []Code{
 	{stepup.ErrOutcomeUnknown, CodeOutcomeUnknown, http.StatusServiceUnavailable, true},
 	{stepup.ErrBadAssertion, CodeBadAssertion, http.StatusBadRequest, true},
 	{stepup.ErrNotPermitted, CodeNotPermitted, http.StatusForbidden, true},
+	{stepup.ErrTooFast, CodeTooFast, http.StatusTooEarly, true},
 	{stepup.ErrNoExecutor, CodeNoExecutor, http.StatusNotImplemented, true},
 	{stepup.ErrExecutorFailed, CodeExecutor, http.StatusBadGateway, false},
 	{ErrUnauthorized, CodeUnauthorized, http.StatusUnauthorized, true},

@@ -45,7 +45,7 @@ func ExampleSeedCatalog() {
 
 func ExampleEnroll() {
 	mem := memory.New(nil)
-	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}
@@ -64,7 +64,7 @@ func ExampleEnroll() {
 func ExampleHarness_Grant() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	mem := stepuptest.Memory(clock)
-	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}
@@ -95,7 +95,7 @@ func ExampleHarness_Grant() {
 // (here an in-process gate; a remote client works alike).
 func ExampleSeedDecisions() {
 	mem := memory.New(nil)
-	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem), gate.WithDwell(0))
 	if err != nil {
 		panic(err)
 	}

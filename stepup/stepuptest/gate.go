@@ -69,8 +69,11 @@ func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts 
 		approver = pk
 	}
 	// The gate's own waits run on the fake clock too (a test advancing
-	// it past a lease sees the lease's owner gone).
-	g, err := gate.New(h.Store, policy, approver, append([]gate.Option{gate.WithLocalClock(h.Clock.Now)}, opts...)...)
+	// it past a lease sees the lease's owner gone). Its approvers answer
+	// as soon as they are shown a card: a test of the dwell time passes
+	// gate.WithDwell, or advances the clock between prompt and answer.
+	g, err := gate.New(h.Store, policy, approver,
+		append([]gate.Option{gate.WithLocalClock(h.Clock.Now), gate.WithDwell(0)}, opts...)...)
 	if err != nil {
 		t.Fatalf("stepuptest: new gate: %v", err)
 	}
