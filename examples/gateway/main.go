@@ -81,6 +81,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/agentstepup/asu/stepup/gate"
 )
 
 func main() {
@@ -127,6 +129,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")
 	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "ed25519 PEM `file` that signs audit checkpoints with -audit (created if missing)")
 	fs.StringVar(&o.metrics, "metrics", "", "listen `address` of the Prometheus metrics endpoint, a listener of its own (default: none)")
+	fs.DurationVar(&o.dwell, "dwell", gate.DefaultDwell, "least `time` between an approver first seeing an external or irreversible call's card and approving it (0: none)")
 	fs.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
 	return fs
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
@@ -31,12 +32,13 @@ type options struct {
 	files               string
 	approver, agent     string
 	user                string
-	keyFile             string // the gate's MAC key, shared by replicas
-	tokens              string // runtime tokens, by hash
-	instance            string // this replica's name
-	checkpointKey       string // ed25519 key that signs audit checkpoints
-	audit               string // export the audit chain to this file and exit
-	metrics             string // listen address of the Prometheus endpoint (empty: none)
+	keyFile             string        // the gate's MAC key, shared by replicas
+	tokens              string        // runtime tokens, by hash
+	instance            string        // this replica's name
+	checkpointKey       string        // ed25519 key that signs audit checkpoints
+	audit               string        // export the audit chain to this file and exit
+	metrics             string        // listen address of the Prometheus endpoint (empty: none)
+	dwell               time.Duration // least time from showing a card to approving it (external, irreversible)
 	observe             []gate.Option
 	log                 io.Writer
 
@@ -225,6 +227,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if o.clock != nil {
 		gopts = append(gopts, gate.WithLocalClock(o.clock)) // a test's simulated time
 	}
+	gopts = append(gopts, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
 	approver, err := passkey.New(st, rp, popts...)
 	if err != nil {
 		return nil, nil, err
