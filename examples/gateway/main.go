@@ -66,6 +66,13 @@
 // outcome, lease recoveries. The service log (standard error) has one
 // line per decision, by tool, ticket and digest, never by argument.
 //
+// # Dwell time
+//
+// An approval of an external or irreversible call sooner than -dwell
+// (default 3s) after its card was first shown is refused, and the page
+// asks the approver to read the card and approve again; -dwell 0 turns
+// it off.
+//
 // # Denials
 //
 // A denied call is answered at once and is final; it is not stored as a
