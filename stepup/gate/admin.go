@@ -123,6 +123,33 @@ func (ad *Admin) List(ctx context.Context, f store.Filter) ([]Entry, string, err
 	return out, next, nil
 }
 
+// MaxMetricsWindow bounds the window [Admin.Metrics] reads.
+const MaxMetricsWindow = 31 * 24 * time.Hour
+
+// Metrics returns the approval figures of the last window of the audit
+// chain, by the store's clock (at most [MaxMetricsWindow]; zero means a
+// week): per effect class and per approver, the approval rate, median and
+// p90 time to decision, approvals per reviewer-hour, and the rubber-stamp
+// warnings of receipt.Metrics. They show when a control has become a
+// habit: an approval rate near 100% with decisions in a few seconds.
+func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (receipt.ApprovalMetrics, error) {
+	if window == 0 {
+		window = 7 * 24 * time.Hour
+	}
+	if window < 0 || window > MaxMetricsWindow {
+		return receipt.ApprovalMetrics{}, fmt.Errorf("%w: a metrics window is up to %v", stepup.ErrConfig, MaxMetricsWindow)
+	}
+	now, err := ad.g.now(ctx)
+	if err != nil {
+		return receipt.ApprovalMetrics{}, err
+	}
+	rows, err := ad.g.st.AuditRange(ctx, now.Add(-window), now.Add(time.Millisecond))
+	if err != nil {
+		return receipt.ApprovalMetrics{}, ticketErr("metrics", err)
+	}
+	return receipt.Metrics(rows), nil
+}
+
 func entryOf(a store.Approval, now time.Time) Entry {
 	return Entry{Ticket: view(a, now), User: a.User, Agent: a.Requester.Agent, Approvers: a.Approvers,
 		CreatedAt: a.CreatedAt}
