@@ -84,7 +84,7 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 type Analyzer struct {
 	trusted []Trusted
 	seen    map[hostKey]int // index in domains
-	domains []Domain
+	domains [][]Domain      // in chunks, so that keeping more copies none
 	scanned []string // room for the hosts of one string
 	scratch scratch
 }
@@ -275,19 +275,28 @@ type hostKey struct {
 	eligible bool
 }
 
+// domainChunk is how many analysed hosts a chunk of Analyzer.domains
+// holds.
+const domainChunk = 256
+
 // analyze is analyzeHost, remembered for the rest of the render.
 func (a *Analyzer) analyze(host string, eligible bool) (Domain, error) {
 	k := hostKey{host, eligible}
 	if i, ok := a.seen[k]; ok {
-		return a.domains[i], nil
+		return a.domains[i/domainChunk][i%domainChunk], nil
 	}
 	d, err := analyzeHost(host, eligible, a.trusted, &a.scratch)
 	if err == nil {
 		if a.seen == nil {
 			a.seen = map[hostKey]int{}
 		}
-		a.seen[k] = len(a.domains)
-		a.domains = append(a.domains, d)
+		n := len(a.domains)
+		if n == 0 || len(a.domains[n-1]) == domainChunk {
+			a.domains = append(a.domains, make([]Domain, 0, domainChunk))
+			n++
+		}
+		a.seen[k] = (n-1)*domainChunk + len(a.domains[n-1])
+		a.domains[n-1] = append(a.domains[n-1], d)
 	}
 	return d, err
 }
