@@ -131,7 +131,7 @@ func TestApprovalRunsOnceEvenIfTheRowIsCopied(t *testing.T) {
 					require.NoError(t, err)
 				}
 				cp := row.Clone()
-				cp.ID = ""
+				cp.ID, cp.ShownAt, cp.Votes = "", time.Time{}, nil // parked as a new row
 				if how == "parked pending then resolved" {
 					cp.State, cp.Approver, cp.Evidence, cp.Reason, cp.ResolvedAt = store.Pending, "", nil, "", time.Time{}
 					cp.Session = "sess-copy" // not merged into anything live
