@@ -69,10 +69,10 @@ const (
 	// DefaultSpread is one hijacked session.
 	DefaultSpread = 1
 
-	// DefaultDwell is the dwell time of the controls-on configuration: a
-	// few seconds, as the gate enforces for external and irreversible
-	// effects.
-	DefaultDwell = 5 * time.Second
+	// DefaultDwell is the dwell time of the controls-on configuration:
+	// the gate's default for external and irreversible effects
+	// (gate.DefaultDwell; a test keeps them equal).
+	DefaultDwell = 3 * time.Second
 	// DefaultApprovals is the k of the rule of two.
 	DefaultApprovals = 2
 )
