@@ -192,8 +192,7 @@
   // --- the list ----------------------------------------------------------------
 
   function clear() {
-    items.forEach(function (it) { it.el.remove(); });
-    items.clear();
+    items.forEach(function (it, id) { drop(it, id); });
     body.dataset.count = "0";
     first = true;
   }
@@ -205,11 +204,15 @@
     var refocus = null;
     items.forEach(function (it, id) {
       if (keep.has(id)) { return; }
+      if (it.el.dataset.decided) {
+        // Decided here: leave the confirmation in view a moment.
+        if (!it.leaving) { it.leaving = setTimeout(function () { drop(it, id); }, 4000); }
+        return;
+      }
       if (focused === it.el) {
         refocus = it.el.nextElementSibling || it.el.previousElementSibling;
       }
-      it.el.remove();
-      items.delete(id);
+      drop(it, id);
     });
     var prev = null;
     entries.forEach(function (e) {
@@ -229,6 +232,12 @@
     body.dataset.count = String(entries.length);
     document.title = (entries.length ? "(" + entries.length + ") " : "") + "Approvals inbox";
     tick();
+  }
+
+  function drop(it, id) {
+    if (it.leaving) { clearTimeout(it.leaving); }
+    if (items.get(id) === it) { items.delete(id); }
+    it.el.remove();
   }
 
   function el(tag, cls, text) {
@@ -319,6 +328,7 @@
     }).then(function (t) {
       it.el.dataset.decided = t.status;
       it.el.classList.add("inbox-done");
+      body.dataset.decided = e.id + " " + t.status;
       itemSay(it, kind === "approve" ? "Approved. The agent may now run exactly this action, once." :
         "Denied. The agent is told so.", "ok");
     }).catch(function (err) {
