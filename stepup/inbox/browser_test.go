@@ -121,7 +121,10 @@ func TestBrowserInbox(t *testing.T) {
 	screenshot(t, phone, dir, "inbox-phone.png")
 
 	// Erin approves from the keyboard: j moves to the request, a approves
-	// it with her passkey, over the ticket's own challenge.
+	// it with her passkey, over the ticket's own challenge, once the page
+	// lets her (the gate refuses an approval within its dwell time of the
+	// card being shown, and the page holds the button that long).
+	waitFor(t, desk, item+`.querySelector(".inbox-approve").disabled === false`)
 	require.NoError(t, chromedp.Do(desk, chromedp.KeyEvent("j")))
 	waitFor(t, desk, `document.activeElement === `+item)
 	require.NoError(t, chromedp.Do(desk, chromedp.KeyEvent("a")))

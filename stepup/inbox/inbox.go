@@ -97,6 +97,12 @@ type Options struct {
 	// Limit is how many tickets a queue shows (default [DefaultLimit], at
 	// most [MaxLimit]).
 	Limit int
+	// Dwell is how long the page holds a ticket's approve button after
+	// first showing its card (default gate.DefaultDwell; negative: not at
+	// all). The gate enforces its own dwell (gate.WithDwell) whatever the
+	// page does; the page only spares the approver a refusal, so set
+	// Dwell to at least the gate's.
+	Dwell time.Duration
 	// Logger receives one line per sign-in, sign-out, refusal and stream.
 	// Nil discards.
 	Logger *slog.Logger
@@ -143,6 +149,7 @@ type Inbox struct {
 	perUser  int
 	streams  int
 	limit    int
+	dwell    time.Duration
 	log      *slog.Logger
 	sessions *sessions
 	secure   bool // the origin is https: the cookie is Secure
@@ -174,7 +181,7 @@ func New(desk Desk, signIn SignIn, rp passkey.RelyingParty, opts *Options) (*Inb
 	in := &Inbox{desk: desk, signIn: signIn, rp: rp, secure: u.Scheme == "https",
 		prefix: DefaultPrefix, approve: DefaultApprovePath, ttl: DefaultSessionTTL, now: time.Now,
 		poll: DefaultPoll, beat: DefaultHeartbeat, perUser: DefaultStreamsPerApprover,
-		streams: DefaultStreams, limit: DefaultLimit, log: o.Logger,
+		streams: DefaultStreams, limit: DefaultLimit, dwell: gate.DefaultDwell, log: o.Logger,
 		open: map[string]int{}, drained: make(chan struct{})}
 	if err := in.configure(o); err != nil {
 		return nil, err
@@ -221,6 +228,14 @@ func (in *Inbox) configure(o Options) error {
 		return bad("poll, heartbeat and stream bounds must not be negative")
 	case o.Limit < 0 || o.Limit > MaxLimit:
 		return bad(fmt.Sprintf("limit must be at most %d", MaxLimit))
+	case o.Dwell > gate.MaxDwell:
+		return bad(fmt.Sprintf("dwell must be at most %s", gate.MaxDwell))
+	}
+	switch {
+	case o.Dwell < 0:
+		in.dwell = 0
+	case o.Dwell > 0:
+		in.dwell = o.Dwell
 	}
 	if o.SessionTTL > 0 {
 		in.ttl = o.SessionTTL

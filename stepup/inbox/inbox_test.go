@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/inbox"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -298,6 +300,8 @@ func TestHeadersAndPage(t *testing.T) {
 	assert.Contains(t, page, `<script src="/inbox/static/inbox.js"></script>`)
 	assert.Contains(t, page, `data-origin="https://approve.example.com"`)
 	assert.Contains(t, page, `data-approve="/approve/"`)
+	assert.Contains(t, page, fmt.Sprintf(`data-dwell="%d"`, gate.DefaultDwell.Milliseconds()),
+		"the page holds a new card's approve button as long as the gate's default dwell")
 	assert.NotRegexp(t, regexp.MustCompile(`<script>|<style|\sstyle=|\son[a-z]+=`), page, "nothing inline")
 
 	resp, b = r.do(t, req{method: "GET", path: "/inbox/static/inbox.js"})
@@ -408,12 +412,16 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"negative poll":         {Poll: -1},
 		"negative streams":      {StreamsPerApprover: -1},
 		"big limit":             {Limit: inbox.MaxLimit + 1},
+		"long dwell":            {Dwell: gate.MaxDwell + time.Second},
 	} {
 		_, err := inbox.New(desk, signIn, rp, &o)
 		assert.ErrorIs(t, err, stepup.ErrConfig, name)
 	}
-	in, err := inbox.New(desk, signIn, rp, &inbox.Options{Prefix: "/approvals/inbox"})
+	in, err := inbox.New(desk, signIn, rp, &inbox.Options{Prefix: "/approvals/inbox", Dwell: -1})
 	require.NoError(t, err)
+	w := serve(in, httptest.NewRequest(http.MethodGet, rp.Origin+"/approvals/inbox/", nil))
+	assert.Contains(t, w.Body.String(), `data-dwell="0"`, "a negative dwell holds nothing")
+	assert.Contains(t, w.Body.String(), `src="/approvals/inbox/static/inbox.js"`)
 	assert.Equal(t, "/approvals/inbox", in.Prefix())
 	assert.Equal(t, "https://approve.example.com/approvals/inbox/", inbox.Link(rp.Origin, in.Prefix()))
 }

@@ -58,7 +58,7 @@ var pageTemplate = template.Must(template.New("inbox").Parse(`<!doctype html>
 <title>Approvals inbox</title>
 <link rel="stylesheet" href="{{.Prefix}}/static/inbox.css">
 </head>
-<body data-inbox="loading"><div class="inbox" id="inbox" data-origin="{{.Origin}}" data-prefix="{{.Prefix}}" data-approve="{{.Approve}}">
+<body data-inbox="loading"><div class="inbox" id="inbox" data-origin="{{.Origin}}" data-prefix="{{.Prefix}}" data-approve="{{.Approve}}" data-dwell="{{.DwellMS}}">
 <header class="inbox-bar">
 <strong>Approvals</strong>
 <span id="inbox-who" class="inbox-who"></span>
@@ -86,11 +86,12 @@ var pageTemplate = template.Must(template.New("inbox").Parse(`<!doctype html>
 
 type pageData struct {
 	Origin, Prefix, Approve string
+	DwellMS                 int64  // how long an approve button waits after its card is shown
 	Misdirected             string // the URL to open instead, on the wrong host
 }
 
 func (in *Inbox) page(w http.ResponseWriter, r *http.Request) {
-	d := pageData{Origin: in.rp.Origin, Prefix: in.prefix, Approve: in.approve,
+	d := pageData{Origin: in.rp.Origin, Prefix: in.prefix, Approve: in.approve, DwellMS: in.dwell.Milliseconds(),
 		Misdirected: in.misdirected(r.Host)}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, d); err != nil {

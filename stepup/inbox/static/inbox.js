@@ -10,6 +10,7 @@
   if (!root || !list) { return; }
   var prefix = root.dataset.prefix;
   var approvePath = root.dataset.approve;
+  var dwell = parseInt(root.dataset.dwell, 10) || 0; // ms an approve button waits after its card is shown
   var body = document.body;
 
   var items = new Map(); // ticket id -> {el, entry, left, status, reason, busy}
@@ -296,7 +297,9 @@
     status.setAttribute("role", "status");
     li.append(status);
 
-    var it = { el: li, entry: e, left: left, status: status, reason: reason, busy: false };
+    var it = { el: li, entry: e, left: left, status: status, reason: reason, approve: approve, busy: false,
+      readyAt: Date.now() + dwell };
+    if (dwell > 0) { setTimeout(tick, dwell); }
     approve.addEventListener("click", function () { decide(it, "approve"); });
     deny.addEventListener("click", function () { decide(it, "deny"); });
     return it;
@@ -309,12 +312,34 @@
 
   function buttons(it, on) {
     it.el.querySelectorAll("button").forEach(function (b) { b.disabled = !on; });
+    reading(it);
+  }
+
+  // reading holds the approve button while the card is new: the gate
+  // refuses an approval sooner than its dwell time after the card was
+  // first shown, and the page spares the approver that refusal.
+  function reading(it) {
+    var wait = it.readyAt - Date.now();
+    if (wait > 0) {
+      it.approve.disabled = true;
+      it.approve.textContent = "Read the card… " + Math.ceil(wait / 1000);
+      return true;
+    }
+    if (it.approve.textContent !== "Approve with passkey") {
+      it.approve.textContent = "Approve with passkey";
+      it.approve.disabled = it.busy || !!it.el.dataset.decided;
+    }
+    return false;
   }
 
   // decide signs the ticket's own challenge (or its deny challenge) and
   // posts it to the ticket's page on the approval site.
   function decide(it, kind) {
     if (!it || it.busy || it.el.dataset.decided) { return; }
+    if (kind === "approve" && reading(it)) {
+      itemSay(it, "Read the card first: you can approve in a moment.");
+      return;
+    }
     it.busy = true;
     buttons(it, false);
     itemSay(it, "Waiting for your passkey…");
@@ -356,6 +381,7 @@
       var ms = Date.parse(it.entry.expires_at) - now;
       it.left.textContent = left(ms);
       it.el.classList.toggle("inbox-urgent", ms < 60000);
+      reading(it);
     });
     if (body.dataset.inbox === "queue" && sessionEnds) {
       $("inbox-signout").title = "Session " + left(sessionEnds - now);

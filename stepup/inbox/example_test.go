@@ -1,0 +1,117 @@
+package inbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/inbox"
+	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store/memory"
+)
+
+// ExampleNew mounts the inbox beside the approval site, on its listener
+// and origin. An approver signs in with their passkey and reads their
+// queue; each entry carries the ticket's own request options, which the
+// page signs with the passkey and posts to the ticket's page on the site.
+func ExampleNew() {
+	ctx := context.Background()
+	st := memory.New(nil)
+	rp := stepuptest.RP()
+	approver, err := passkey.New(st, rp)
+	if err != nil {
+		panic(err)
+	}
+	enroll, err := passkey.NewEnrollment(st, rp)
+	if err != nil {
+		panic(err)
+	}
+	g, err := gate.New(st, stepuptest.SeedCatalog(), approver)
+	if err != nil {
+		panic(err)
+	}
+	dana, err := stepuptest.Enroll(ctx, enroll, "user:dana")
+	if err != nil {
+		panic(err)
+	}
+	signIn, err := passkey.NewSignIn(approver)
+	if err != nil {
+		panic(err)
+	}
+	in, err := inbox.New(g.Desk(), signIn, rp, nil)
+	if err != nil {
+		panic(err)
+	}
+	site, err := gateway.NewSite(g.Desk(), enroll, rp, nil)
+	if err != nil {
+		panic(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(in.Prefix()+"/", in)
+	mux.Handle("/", site)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	defer in.Drain()
+
+	if _, err := g.Propose(ctx, stepuptest.SendEmail("finance@example.com")); err != nil {
+		panic(err)
+	}
+
+	// What the inbox page does, as a program: begin, sign with the
+	// passkey, finish; the answer sets the session cookie.
+	post := func(path, body string) *http.Response {
+		r, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		r.Header.Set("Origin", rp.Origin)
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := srv.Client().Do(r)
+		if err != nil {
+			panic(err)
+		}
+		return resp
+	}
+	var begin struct {
+		Options json.RawMessage `json:"options"`
+		State   string          `json:"state"`
+	}
+	resp := post("/inbox/signin/begin", "")
+	_ = json.NewDecoder(resp.Body).Decode(&begin)
+	resp.Body.Close()
+	answer, err := dana.Assert(begin.Options)
+	if err != nil {
+		panic(err)
+	}
+	body, _ := json.Marshal(map[string]any{"state": begin.State, "credential": json.RawMessage(answer)})
+	resp = post("/inbox/signin", string(body))
+	resp.Body.Close()
+	cookie := resp.Cookies()[0]
+	fmt.Println(resp.StatusCode, cookie.Name, cookie.HttpOnly, cookie.SameSite == http.SameSiteStrictMode)
+
+	r, _ := http.NewRequest(http.MethodGet, srv.URL+"/inbox/queue", nil)
+	r.AddCookie(cookie)
+	resp, err = srv.Client().Do(r)
+	if err != nil {
+		panic(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var q struct {
+		User    string `json:"user"`
+		Entries []struct {
+			Tool   string   `json:"tool"`
+			Others []string `json:"others"`
+			Link   string   `json:"link"`
+		} `json:"entries"`
+	}
+	_ = json.Unmarshal(raw, &q)
+	fmt.Println(q.User, len(q.Entries), q.Entries[0].Tool, len(q.Entries[0].Others), strings.HasPrefix(q.Entries[0].Link, "/approve/"))
+	// Output:
+	// 200 __Host-asu-inbox true true
+	// user:dana 1 send_email 0 true
+}
