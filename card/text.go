@@ -25,16 +25,9 @@ func classLine(class string) string {
 	return class
 }
 
-// keyText shows an object key or argument name: bare when it is a plain
-// identifier, quoted and escaped otherwise, so keys never blur into the
-// punctuation around them.
-func keyText(s escape.Shown) string {
-	if isPlainKey(s.Text) {
-		return s.Text
-	}
-	return `"` + s.Text + `"`
-}
-
+// isPlainKey reports a key or argument name that is a plain identifier:
+// shown bare, where any other is quoted and escaped, so keys never blur
+// into the punctuation around them.
 func isPlainKey(s string) bool {
 	if s == "" {
 		return false
@@ -265,7 +258,8 @@ func (v *textView) note(what, name string, warning bool) string {
 	return s
 }
 
-// appendKey appends the pieces of keyText(s) to ps.
+// appendKey appends the pieces of a key or argument name to ps: bare when
+// it is a plain identifier, quoted otherwise.
 func appendKey(ps []wrap.Piece, s escape.Shown) []wrap.Piece {
 	if isPlainKey(s.Text) {
 		return append(ps, wrap.Derived(s.Text))

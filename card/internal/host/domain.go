@@ -85,7 +85,7 @@ type Analyzer struct {
 	trusted []Trusted
 	seen    map[hostKey]int // index in domains
 	domains [][]Domain      // in chunks, so that keeping more copies none
-	scanned []string // room for the hosts of one string
+	scanned []string        // room for the hosts of one string
 	scratch scratch
 }
 
