@@ -29,7 +29,7 @@ func TestTable(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	for _, want := range []string{"20 shifts of 1h0m0s, seed 7", "off (naive queue)", "flood limits only", "dwell only",
 		"rule of 2 only", "all on", "attack success [95% CI]", "session 10/10m", "approver inflow 30/1h",
-		"lockouts: session 3/15m", "dwell 5s", "rule of 2", "refused by flood control"} {
+		"lockouts: session 3/15m", "dwell 3s", "rule of 2", "refused by flood control"} {
 		assert.Contains(t, out, want)
 	}
 
