@@ -20,6 +20,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/inbox"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/store"
 )
@@ -57,6 +58,7 @@ type ready func(started)
 // started is what a running gateway tells its operator.
 type started struct {
 	AgentURL, SiteURL string
+	InboxURL          string // the approvers' inbox, on the site's origin
 	Origin            string
 	InviteLink        string
 	Token             string // empty when the tokens file already existed
@@ -120,10 +122,11 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		o.observe = append(o.observe, gate.WithMeterProvider(metrics.MeterProvider()))
 	}
 	o.observe = append(o.observe, gate.WithLogger(log))
-	g, enroll, err := newGate(st, rp, o, out)
+	b, err := newGate(st, rp, o, out)
 	if err != nil {
 		return err
 	}
+	g, enroll := b.gate, b.enroll
 	if o.checkpointKey != "" { // checked now, not first at an export
 		_, pub, err := checkpointKey(o.checkpointKey)
 		if err != nil {
@@ -149,9 +152,13 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
+	approvals, err := newApprovalSite(site, b, rp, log)
+	if err != nil {
+		return err
+	}
 
 	s := started{AgentURL: agentURL, SiteURL: rp.Origin, Origin: rp.Origin, Token: fresh,
-		Agent: tokens[0].Agent, User: tokens[0].Users[0]}
+		Agent: tokens[0].Agent, User: tokens[0].Users[0], InboxURL: inbox.Link(rp.Origin, approvals.inbox.Prefix())}
 	if metricsLn != nil {
 		s.MetricsURL = "http://" + metricsLn.Addr().String() + gateway.MetricsPath
 	}
@@ -173,7 +180,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		_ = g.Maintain(ctx, o.maintainEvery, func(err error) { log.Warn("maintenance", "error", err.Error()) })
 	})
 	wg.Go(func() { errs[0] = gateway.Serve(ctx, gateway.NewServer(api, api.MaxWait()), agentLn); cancel() })
-	wg.Go(func() { errs[1] = gateway.Serve(ctx, gateway.NewServer(site, 0), siteLn); cancel() })
+	wg.Go(func() { errs[1] = gateway.Serve(ctx, gateway.NewServer(approvals, 0), siteLn); cancel() })
 	if metricsLn != nil {
 		wg.Go(func() { errs[2] = gateway.Serve(ctx, gateway.NewServer(metrics, 0), metricsLn); cancel() })
 	}
@@ -185,11 +192,20 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	return errors.Join(errs...)
 }
 
+// built is what newGate builds: the gate, its passkey approver and
+// enrollment, and the key from -key-file (nil without it).
+type built struct {
+	gate     *gate.Gate
+	enroll   *passkey.Enrollment
+	approver *passkey.Approver
+	key      []byte
+}
+
 // newGate builds the gate, with its passkey approver and enrollment, on st.
-func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (*gate.Gate, *passkey.Enrollment, error) {
+func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (built, error) {
 	cat, err := seedCatalog()
 	if err != nil {
-		return nil, nil, err
+		return built{}, err
 	}
 	var exec gate.Executor = &outbox{out: out}
 	if o.exec != nil {
@@ -204,11 +220,13 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	}
 	var popts []passkey.Option
 	var eopts []passkey.EnrollOption
+	var key []byte
 	if o.keyFile != "" {
-		key, created, err := gateKey(o.keyFile)
+		k, created, err := gateKey(o.keyFile)
 		if err != nil {
-			return nil, nil, err
+			return built{}, err
 		}
+		key = k
 		if created {
 			fmt.Fprintf(out, "gate key: created %s (share it with every replica of this store)\n", o.keyFile)
 		}
@@ -230,17 +248,17 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	gopts = append(gopts, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
 	approver, err := passkey.New(st, rp, popts...)
 	if err != nil {
-		return nil, nil, err
+		return built{}, err
 	}
 	g, err := gate.New(st, cat, approver, gopts...)
 	if err != nil {
-		return nil, nil, err
+		return built{}, err
 	}
 	enroll, err := passkey.NewEnrollment(st, rp, eopts...)
 	if err != nil {
-		return nil, nil, err
+		return built{}, err
 	}
-	return g, enroll, nil
+	return built{gate: g, enroll: enroll, approver: approver, key: key}, nil
 }
 
 // runAudit exports the audit chain of an existing store, signing a
@@ -270,11 +288,11 @@ func runAudit(ctx context.Context, out io.Writer, o options) error {
 		return err
 	}
 	o.files = ""
-	g, _, err := newGate(st, rp, o, io.Discard)
+	b, err := newGate(st, rp, o, io.Discard)
 	if err != nil {
 		return err
 	}
-	if err := exportAudit(ctx, st, g.Admin(), key, o.audit, out); err != nil {
+	if err := exportAudit(ctx, st, b.gate.Admin(), key, o.audit, out); err != nil {
 		return err
 	}
 	if key != nil {

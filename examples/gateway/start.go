@@ -20,6 +20,9 @@ func printStart(w io.Writer, o options, s started, where string) {
 	p("store:         %s", where)
 	p("agent API:     %s  (runtimes only, with a bearer token)", s.AgentURL)
 	p("approval site: %s  (approvers only; passkeys work on this origin only)", s.SiteURL)
+	if s.InboxURL != "" {
+		p("inbox:         %s  (approvers sign in with their passkey and see their queue, live)", s.InboxURL)
+	}
 	if s.MetricsURL != "" {
 		p("metrics:       %s  (for Prometheus to scrape; on a listener of its own)", s.MetricsURL)
 	}
