@@ -40,6 +40,11 @@
 //	mux.Handle(in.Prefix()+"/", in)
 //	mux.Handle("/", site)
 //
+// The gate refuses an approval sooner than its dwell time after the
+// card was first shown (gate.WithDwell); the page holds a new card's
+// approve button that long ([Options].Dwell), so the approver reads
+// before the passkey is asked.
+//
 // Every response carries the approval site's headers ([CSP]: nothing
 // inline, frame-ancestors 'none'; no-store). Posts must come from the
 // relying party's origin and carry JSON, and bodies are bounded. The page

@@ -115,3 +115,11 @@ func ExampleNew() {
 	// 200 __Host-asu-inbox true true
 	// user:dana 1 send_email 0 true
 }
+
+// ExampleLink is the inbox's address on the approval site's origin, to
+// hand approvers (a bookmark, a notification's footer).
+func ExampleLink() {
+	fmt.Println(inbox.Link("https://approve.example.com", inbox.DefaultPrefix))
+	// Output:
+	// https://approve.example.com/inbox/
+}

@@ -59,6 +59,12 @@ type rig struct {
 
 func newRig(t testing.TB, opts *inbox.Options) *rig {
 	t.Helper()
+	return newRigWith(t, opts, nil)
+}
+
+// newRigWith is newRig with the sign-in wrapped by wrap (nil: as it is).
+func newRigWith(t testing.TB, opts *inbox.Options, wrap func(inbox.SignIn) inbox.SignIn) *rig {
+	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "q3.csv"), []byte(stepuptest.Q3), 0o600))
 	h := stepuptest.NewGate(t, financeCatalog(t), gate.WithApproverGroup("finance", erin, finn),
@@ -68,6 +74,10 @@ func newRig(t testing.TB, opts *inbox.Options) *rig {
 	r.finn = h.Enroll(t, finn)
 	signIn, err := passkey.NewSignIn(stepuptest.Passkeys(h.Store), passkey.SignInClock(h.Clock.Now))
 	require.NoError(t, err)
+	var in inbox.SignIn = signIn
+	if wrap != nil {
+		in = wrap(signIn)
+	}
 	o := inbox.Options{Clock: h.Clock.Now, Poll: 10 * time.Millisecond}
 	if opts != nil {
 		o = *opts
@@ -75,7 +85,7 @@ func newRig(t testing.TB, opts *inbox.Options) *rig {
 			o.Clock = h.Clock.Now
 		}
 	}
-	r.inbox, err = inbox.New(h.Gate.Desk(), signIn, r.rp, &o)
+	r.inbox, err = inbox.New(h.Gate.Desk(), in, r.rp, &o)
 	require.NoError(t, err)
 	site, err := gateway.NewSite(h.Gate.Desk(), h.Enrollment, r.rp, nil)
 	require.NoError(t, err)

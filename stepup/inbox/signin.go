@@ -3,10 +3,13 @@ package inbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/remote"
 )
 
@@ -48,13 +51,18 @@ func (in *Inbox) recheck(ctx context.Context, s session) error {
 	if !in.sessions.live(s, in.now()) {
 		return fmt.Errorf("%w: the session expired or was signed out", errNoSession)
 	}
-	if err := in.signIn.Recheck(ctx, s.who()); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("%w: %w", remote.ErrUnavailable, ctx.Err())
-		}
+	err := in.signIn.Recheck(ctx, s.who())
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", remote.ErrUnavailable, ctx.Err())
+	case errors.Is(err, stepup.ErrRevoked), errors.Is(err, passkey.ErrUnknownCredential), errors.Is(err, stepup.ErrNotFound):
 		return fmt.Errorf("%w: %w", errNoSession, err)
 	}
-	return nil
+	// The credential could not be checked (a store failure): refuse this
+	// request, and keep the session for the next.
+	return fmt.Errorf("inbox: session: %w", err)
 }
 
 // beginJSON is the answer of POST {prefix}/signin/begin.

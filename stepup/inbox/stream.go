@@ -3,6 +3,7 @@ package inbox
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -100,10 +101,16 @@ func (in *Inbox) events(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-poll.C:
 			if err := in.recheck(ctx, s); err != nil {
-				if ctx.Err() == nil {
-					send("event: end\ndata: {\"reason\":\"session_ended\"}\n\n")
+				if ctx.Err() != nil {
+					return
 				}
-				return
+				if errors.Is(err, errNoSession) {
+					send("event: end\ndata: {\"reason\":\"session_ended\"}\n\n")
+					return
+				}
+				// Not known to stand: send nothing until it is again.
+				in.log.Warn("inbox session", "approver", s.user, "error", err.Error())
+				continue
 			}
 			if !push() {
 				return

@@ -2,9 +2,11 @@ package inbox_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/inbox"
+	"github.com/agentstepup/asu/stepup/passkey"
 )
 
 // TestStreamLive: two approvers watch their queues; a ticket for both
@@ -142,4 +145,49 @@ func TestStreamOutlivesServerTimeouts(t *testing.T) {
 	id := string(r.propose(t, "finance@example.com"))
 	q := s.until(t, func(q queueOf) bool { return len(q.Entries) > 0 })
 	assert.Equal(t, []string{id}, q.ids())
+}
+
+// flakyRecheck is a sign-in whose credential checks fail as a store
+// failure while fail is set.
+type flakyRecheck struct {
+	inbox.SignIn
+	fail atomic.Bool
+}
+
+func (f *flakyRecheck) Recheck(ctx context.Context, who passkey.SignedIn) error {
+	if f.fail.Load() {
+		return fmt.Errorf("%w: the database is down", stepup.ErrStore)
+	}
+	return f.SignIn.Recheck(ctx, who)
+}
+
+// TestStoreFailureKeepsTheSession: while the credential cannot be
+// checked, the session lists nothing (a 500, a silent stream), and it is
+// not signed out: it lists again once the store answers.
+func TestStoreFailureKeepsTheSession(t *testing.T) {
+	flaky := &flakyRecheck{}
+	r := newRigWith(t, nil, func(s inbox.SignIn) inbox.SignIn { flaky.SignIn = s; return flaky })
+	cookie := r.signIn(t, r.erin)
+	s, _ := r.open(t, cookie)
+	s.queue(t)
+
+	flaky.fail.Store(true)
+	resp, b := r.do(t, req{method: "GET", path: "/inbox/queue", cookie: cookie})
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode, string(b))
+	assert.Empty(t, resp.Cookies(), "the cookie is kept")
+	assert.NotContains(t, string(b), "database", "a store's error stays on the server")
+	id := string(r.propose(t, "finance@example.com"))
+	time.Sleep(50 * time.Millisecond) // several polls
+	select {
+	case ev := <-s.events:
+		assert.NotEqual(t, "queue", ev.name, "nothing is sent while the session is not known to stand")
+		assert.NotEqual(t, "end", ev.name)
+	default:
+	}
+
+	flaky.fail.Store(false)
+	q := s.until(t, func(q queueOf) bool { return len(q.Entries) == 1 })
+	assert.Equal(t, []string{id}, q.ids())
+	resp, _ = r.do(t, req{method: "GET", path: "/inbox/queue", cookie: cookie})
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }
