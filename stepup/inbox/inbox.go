@@ -66,6 +66,11 @@ type SignIn interface {
 	Recheck(ctx context.Context, who passkey.SignedIn) error
 }
 
+var (
+	_ Desk   = (*gate.Desk)(nil)
+	_ SignIn = (*passkey.SignIn)(nil)
+)
+
 // Options tunes [New]; nil means defaults.
 type Options struct {
 	// Prefix is the path the inbox is mounted under (default
