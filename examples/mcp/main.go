@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/mcpgate"
 )
 
@@ -31,6 +32,7 @@ type options struct {
 	approver     string
 	wait         time.Duration
 	progress     time.Duration
+	dwell        time.Duration // least time from showing a card to approving it
 	gatewayURL   string
 	siteOrigin   string
 	token        string // the gateway's runtime token, from ASU_RUNTIME_TOKEN
@@ -51,6 +53,7 @@ func main() {
 	flag.StringVar(&o.root, "root", "", "`directory` the upstream works in: \"path\" references are bound to file contents under it")
 	flag.StringVar(&o.listen, "listen", "", "serve hosts over streamable HTTP on `address` at /mcp (bearer token in ASU_MCP_TOKEN) instead of stdio")
 	flag.StringVar(&o.siteAddr, "site-addr", "127.0.0.1:8711", "listen `address` of the approval site")
+	flag.DurationVar(&o.dwell, "dwell", gate.DefaultDwell, "least `time` between an approver first seeing an external or irreversible call's card and approving it (0: none)")
 	flag.StringVar(&o.user, "user", "user:dana", "`user` every call acts for")
 	flag.StringVar(&o.agent, "agent", defaultAgent, "agent `principal` every call is made by")
 	flag.StringVar(&o.task, "task", mcpgate.DefaultTask, "`task` recorded with every call")

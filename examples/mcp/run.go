@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
@@ -182,7 +183,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		// Browsers treat http://localhost as a secure context, so passkeys
 		// work on one machine without TLS.
 		rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port, Name: "asu approvals"}
-		lg, err := openGate(tmp, rp, pol, root, up, cat)
+		lg, err := openGate(tmp, rp, pol, root, up, cat, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
 		if err != nil {
 			return err
 		}
