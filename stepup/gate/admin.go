@@ -30,6 +30,9 @@ type Entry struct {
 	// empty means the ticket's user decides it.
 	Approvers string
 	CreatedAt time.Time
+	// Approved lists who already approved a ticket that needs several
+	// people ([Decision.Quorum]), in order.
+	Approved []string
 }
 
 // RevokeTicket revokes approved ticket id before it runs, in the name of
@@ -151,15 +154,20 @@ func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (receipt.App
 }
 
 func entryOf(a store.Approval, now time.Time) Entry {
-	return Entry{Ticket: view(a, now), User: a.User, Agent: a.Requester.Agent, Approvers: a.Approvers,
+	e := Entry{Ticket: view(a, now), User: a.User, Agent: a.Requester.Agent, Approvers: a.Approvers,
 		CreatedAt: a.CreatedAt}
+	for _, v := range a.Votes {
+		e.Approved = append(e.Approved, v.Approver)
+	}
+	return e
 }
 
 // Queue lists the pending, unexpired tickets approver may decide now,
 // soonest expiry first, at most limit of them (0 means store's default
 // page): the calls of their own agents that route to no group, and those
 // routed to every group they are in. It never lists a ticket the
-// approver requested.
+// approver requested, nor one that needs several people and that the
+// approver already approved.
 func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]Entry, error) {
 	g := d.g
 	if err := checkPerson(approver); err != nil {
@@ -187,7 +195,8 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]Entry, 
 				return nil, ticketErr("queue", err)
 			}
 			for _, a := range page {
-				if seen[a.ID] || !now.Before(a.ExpiresAt) {
+				if seen[a.ID] || !now.Before(a.ExpiresAt) ||
+					slices.ContainsFunc(a.Votes, func(v store.Vote) bool { return v.Approver == approver }) {
 					continue
 				}
 				users, err := g.approversOf(ctx, a, now)

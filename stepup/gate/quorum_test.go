@@ -57,6 +57,13 @@ func TestRuleOfTwo(t *testing.T) {
 	got, err := q.Approve(tk.ID) // Dana
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusPending, got.Status, "one of two")
+	mine, err := q.Gate.Desk().Queue(ctx, stepuptest.Approver, 0)
+	require.NoError(t, err)
+	assert.Empty(t, mine, "Dana has nothing left to decide")
+	erins, err := q.Gate.Desk().Queue(ctx, "user:erin", 0)
+	require.NoError(t, err)
+	require.Len(t, erins, 1)
+	assert.Equal(t, []string{stepuptest.Approver}, erins[0].Approved)
 	_, err = q.Gate.Execute(ctx, tk.ID)
 	assert.ErrorIs(t, err, stepup.ErrNotApproved)
 	_, err = q.Approve(tk.ID)
