@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/inbox"
 	"github.com/agentstepup/asu/stepup/passkey"
 )
@@ -26,7 +29,9 @@ func (a approvalSite) Drain() { a.inbox.Drain() }
 // each process has keys of its own.
 func newApprovalSite(site http.Handler, b built, rp passkey.RelyingParty, log *slog.Logger) (approvalSite, error) {
 	var sopts []passkey.SignInOption
-	iopts := &inbox.Options{Logger: log}
+	iopts := &inbox.Options{Logger: log, Figures: func(ctx context.Context) (receipt.ApprovalMetrics, error) {
+		return b.gate.Admin().Metrics(ctx, 7*24*time.Hour) // the header's "recently": the last week
+	}}
 	if b.key != nil {
 		sopts = append(sopts, passkey.SignInKey(b.key))
 		iopts.Key = b.key

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/remote"
 )
 
@@ -48,11 +49,23 @@ func TestMetricsFlagServesPrometheusOnItsOwnListener(t *testing.T) {
 	assert.Contains(t, body, `asu_gate_pending{asu_effect_class="external"} 1`)
 	assert.NotContains(t, body, "finance@example.com")
 
-	// Neither the agent API nor the approval site serves it.
+	// The approval figures, as a page and as JSON, on the same listener.
+	figures := strings.TrimSuffix(p.MetricsURL, gateway.MetricsPath) + gateway.FiguresPath
+	code, body = status(t, figures+".json")
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"by_class":{"external":{"requests":1`)
+	code, body = status(t, figures)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, "<td>external</td><td>1</td>")
+
+	// Neither the agent API nor the approval site serves them.
 	for _, base := range []string{p.AgentURL, p.SiteURL} {
-		code, body := status(t, base+"/metrics")
-		assert.NotEqual(t, http.StatusOK, code, base)
-		assert.NotContains(t, body, "asu_gate_", base)
+		for _, path := range []string{"/metrics", gateway.FiguresPath, gateway.FiguresPath + ".json"} {
+			code, body := status(t, base+path)
+			assert.NotEqual(t, http.StatusOK, code, base+path)
+			assert.NotContains(t, body, "asu_gate_", base)
+			assert.NotContains(t, body, "approval rate", base)
+		}
 	}
 	p.stop(t)
 	assert.Contains(t, logs.String(), "gate decision", "the gate logs its decisions to the service log")

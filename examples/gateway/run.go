@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
@@ -127,6 +128,13 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	g, enroll := b.gate, b.enroll
+	if metrics != nil {
+		// The operator's listener also shows the approval figures of the
+		// last week, by class and by approver.
+		metrics.ServeFigures(func(ctx context.Context) (receipt.ApprovalMetrics, error) {
+			return g.Admin().Metrics(ctx, 7*24*time.Hour)
+		})
+	}
 	if o.checkpointKey != "" { // checked now, not first at an export
 		_, pub, err := checkpointKey(o.checkpointKey)
 		if err != nil {

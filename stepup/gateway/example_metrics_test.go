@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
@@ -45,4 +47,29 @@ func ExampleNewMetrics() {
 	// Output:
 	// asu_gate_decisions_total{asu_decision="needs_approval",asu_effect_class="external"} 2
 	// asu_gate_pending{asu_effect_class="external"} 2
+}
+
+func ExampleMetrics_ServeFigures() {
+	m, err := gateway.NewMetrics()
+	if err != nil {
+		panic(err)
+	}
+	defer m.Shutdown(context.Background())
+	mem := stepuptest.Memory(stepuptest.NewClock(stepuptest.Start()))
+	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem))
+	if err != nil {
+		panic(err)
+	}
+	m.ServeFigures(func(ctx context.Context) (receipt.ApprovalMetrics, error) {
+		return g.Admin().Metrics(ctx, 7*24*time.Hour)
+	})
+	_, _ = g.Propose(context.Background(), stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
+		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.FiguresPath+".json", nil))
+	var f receipt.ApprovalMetrics
+	_ = json.Unmarshal(rec.Body.Bytes(), &f)
+	fmt.Println(rec.Code, f.ByClass["external"].Requests)
+	// Output: 200 1
 }

@@ -29,6 +29,7 @@ const MetricsPath = "/metrics"
 // outcome only: no tool names, principals, ticket ids or arguments.
 type Metrics struct {
 	provider *sdkmetric.MeterProvider
+	mux      *http.ServeMux
 	handler  http.Handler
 }
 
@@ -45,6 +46,7 @@ func NewMetrics() (*Metrics, error) {
 	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return &Metrics{
 		provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp)),
+		mux:      mux,
 		handler:  secure(mux),
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -111,6 +112,13 @@ type Options struct {
 	// Logger receives one line per sign-in, sign-out, refusal and stream.
 	// Nil discards.
 	Logger *slog.Logger
+	// Figures, when set, gives the approval figures the page's header
+	// shows the signed-in approver about themselves (approvals, approval
+	// rate, median time to decision, a rubber-stamp warning), and that
+	// Prefix/figures answers as JSON: the approver's own row, the figures
+	// by effect class and overall, never another approver's. Pass the
+	// gate's Admin().Metrics over a window, e.g. a week.
+	Figures func(ctx context.Context) (receipt.ApprovalMetrics, error)
 }
 
 // Inbox is the approver's inbox on the approval site: an approver signs in
@@ -155,6 +163,7 @@ type Inbox struct {
 	streams  int
 	limit    int
 	dwell    time.Duration
+	figures  func(ctx context.Context) (receipt.ApprovalMetrics, error)
 	log      *slog.Logger
 	sessions *sessions
 	secure   bool // the origin is https: the cookie is Secure
@@ -186,7 +195,7 @@ func New(desk Desk, signIn SignIn, rp passkey.RelyingParty, opts *Options) (*Inb
 	in := &Inbox{desk: desk, signIn: signIn, rp: rp, secure: u.Scheme == "https",
 		prefix: DefaultPrefix, approve: DefaultApprovePath, ttl: DefaultSessionTTL, now: time.Now,
 		poll: DefaultPoll, beat: DefaultHeartbeat, perUser: DefaultStreamsPerApprover,
-		streams: DefaultStreams, limit: DefaultLimit, dwell: gate.DefaultDwell, log: o.Logger,
+		streams: DefaultStreams, limit: DefaultLimit, dwell: gate.DefaultDwell, log: o.Logger, figures: o.Figures,
 		open: map[string]int{}, drained: make(chan struct{})}
 	if err := in.configure(o); err != nil {
 		return nil, err
@@ -282,6 +291,7 @@ func (in *Inbox) routes() http.Handler {
 	mux.HandleFunc("POST "+p+"/signin", in.sameOrigin(in.finish))
 	mux.HandleFunc("POST "+p+"/signout", in.sameOrigin(in.signOut))
 	mux.HandleFunc("GET "+p+"/session", in.fromPage(in.session))
+	mux.HandleFunc("GET "+p+"/figures", in.fromPage(in.figuresJSON))
 	mux.HandleFunc("GET "+p+"/queue", in.fromPage(in.queue))
 	mux.HandleFunc("GET "+p+"/events", in.fromPage(in.events))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

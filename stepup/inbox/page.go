@@ -65,6 +65,7 @@ var pageTemplate = template.Must(template.New("inbox").Parse(`<!doctype html>
 <span id="inbox-live" class="inbox-live" aria-live="polite"></span>
 <button id="inbox-signout" type="button" class="inbox-quiet" hidden>Sign out</button>
 </header>
+<p id="inbox-figures" class="inbox-figures" hidden></p>
 <main>
 {{if .Misdirected}}<section class="inbox-panel"><p>Passkeys work only on the origin they were made for, {{.Origin}}. Open the inbox there instead:</p>
 <p><a href="{{.Misdirected}}">{{.Misdirected}}</a></p></section>{{else}}

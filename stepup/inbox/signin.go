@@ -86,9 +86,10 @@ func (in *Inbox) begin(w http.ResponseWriter, r *http.Request) {
 
 // sessionJSON describes a session to its page.
 type sessionJSON struct {
-	User      string    `json:"user"`
-	ExpiresAt time.Time `json:"expires_at"`
-	Now       time.Time `json:"now"`
+	User      string      `json:"user"`
+	ExpiresAt time.Time   `json:"expires_at"`
+	Now       time.Time   `json:"now"`
+	Figures   *ownFigures `json:"figures,omitempty"` // with Options.Figures
 }
 
 func (in *Inbox) finish(w http.ResponseWriter, r *http.Request) {
@@ -139,5 +140,10 @@ func (in *Inbox) session(w http.ResponseWriter, r *http.Request) {
 		in.refuse(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionJSON{User: s.user, ExpiresAt: s.expires, Now: in.now()})
+	reply := sessionJSON{User: s.user, ExpiresAt: s.expires, Now: in.now()}
+	if m, ok := in.metrics(r.Context()); ok {
+		f := own(m, s.user)
+		reply.Figures = &f
+	}
+	writeJSON(w, http.StatusOK, reply)
 }

@@ -107,12 +107,29 @@
 
   // --- the session ---------------------------------------------------------
 
+  // figures shows the approver their own recent decisions in the header,
+  // and says so plainly when they look like rubber-stamping.
+  function figures(f) {
+    var el = $("inbox-figures");
+    if (!f || (f.approved + f.denied) === 0) {
+      el.hidden = true;
+      return;
+    }
+    var secs = Math.round(f.median_decision_ms / 100) / 10;
+    el.textContent = "Recently: " + f.approved + " approved, " + f.denied + " denied (" +
+      Math.round(f.approval_rate * 100) + "% approved), median " + secs + " s to decide" +
+      (f.rubber_stamp ? ". You approve almost everything within seconds: slow down and read each card." : ".");
+    el.className = f.rubber_stamp ? "inbox-figures inbox-warn" : "inbox-figures";
+    el.hidden = false;
+  }
+
   function start() {
     retry = null;
     call("GET", prefix + "/session").then(function (s) {
       offset = Date.parse(s.now) - Date.now();
       sessionEnds = Date.parse(s.expires_at);
       $("inbox-who").textContent = s.user;
+      figures(s.figures);
       show("queue");
       connect();
     }).catch(function (e) {

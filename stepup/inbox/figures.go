@@ -1,0 +1,67 @@
+package inbox
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/agentstepup/asu/receipt"
+)
+
+// figureTimeout bounds the read of the figures: a slow audit chain never
+// holds up the queue.
+const figureTimeout = 2 * time.Second
+
+// ownFigures is what the header shows an approver about themselves.
+type ownFigures struct {
+	Approved       int     `json:"approved"`
+	Denied         int     `json:"denied"`
+	ApprovalRate   float64 `json:"approval_rate"`
+	MedianDecision int64   `json:"median_decision_ms"`
+	P90Decision    int64   `json:"p90_decision_ms"`
+	RubberStamp    bool    `json:"rubber_stamp"`
+}
+
+// figuresReply is Prefix/figures: the approver's own row, and the figures
+// of everyone by class and overall; no other approver's row.
+type figuresReply struct {
+	Approver ownFigures                      `json:"approver"`
+	Overall  receipt.ClassMetrics            `json:"overall"`
+	ByClass  map[string]receipt.ClassMetrics `json:"by_class"`
+}
+
+func own(m receipt.ApprovalMetrics, user string) ownFigures {
+	c := m.ByApprover[user]
+	return ownFigures{Approved: c.Approved, Denied: c.Denied, ApprovalRate: c.ApprovalRate,
+		MedianDecision: c.MedianDecision.Milliseconds(), P90Decision: c.P90Decision.Milliseconds(),
+		RubberStamp: c.RubberStamp}
+}
+
+// metrics reads the figures, or reports that there are none.
+func (in *Inbox) metrics(ctx context.Context) (receipt.ApprovalMetrics, bool) {
+	if in.figures == nil {
+		return receipt.ApprovalMetrics{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, figureTimeout)
+	defer cancel()
+	m, err := in.figures(ctx)
+	if err != nil {
+		in.log.Info("figures unavailable")
+		return receipt.ApprovalMetrics{}, false
+	}
+	return m, true
+}
+
+func (in *Inbox) figuresJSON(w http.ResponseWriter, r *http.Request) {
+	s, err := in.current(r)
+	if err != nil {
+		in.refuse(w, r, err)
+		return
+	}
+	m, ok := in.metrics(r.Context())
+	if !ok {
+		in.refuse(w, r, errNotFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, figuresReply{Approver: own(m, s.user), Overall: m.Overall, ByClass: m.ByClass})
+}
