@@ -5,6 +5,7 @@
 //
 //	verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
 //	               [--user NAME] [--credential-id B64URL] [--json]
+//	verify quorum FILE --key KEYFILE [--key KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
 //	verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
 //	             [--head HEX] [--metrics] [--json]
 //	verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]
@@ -15,6 +16,11 @@
 // key. The key inside the receipt is never trusted, only compared. Nothing
 // signs the approver's user name or credential ID; --user and
 // --credential-id pin them when the enrollment record names them.
+//
+// quorum checks the receipts of an approval that needed several people
+// (receipt.Quorum, from gate.Desk.QuorumReceipt): it is valid when at
+// least --k of its receipts, all over one approval request, verify each
+// under a different one of the --key files, for different approvers.
 //
 // An audit chain verifies from the first record of the chain (seq 1). A
 // chain that starts later (an export whose first records were archived, or
@@ -70,6 +76,7 @@ const (
 const usage = `usage:
   verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
                  [--user NAME] [--credential-id B64URL] [--json]
+  verify quorum FILE --key KEYFILE [--key KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
   verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
                [--head HEX] [--metrics] [--json]
   verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]
@@ -92,6 +99,8 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	switch args[0] {
 	case "receipt":
 		code, err = runReceipt(args[1:], stdout, now)
+	case "quorum":
+		code, err = runQuorum(args[1:], stdout)
 	case "audit":
 		code, err = runAudit(args[1:], stdout)
 	case "staffing":

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/agentstepup/asu/receipt"
+)
+
+// quorumReport is the --json output of `verify quorum`.
+type quorumReport struct {
+	File    string            `json:"file"`
+	Valid   bool              `json:"valid"`
+	Needed  int               `json:"needed"`
+	Reason  string            `json:"reason,omitempty"`
+	Results []*receipt.Result `json:"results,omitempty"`
+}
+
+// runQuorum verifies a receipt.Quorum: at least --k of its receipts verify
+// under distinct keys of those given, all over one approval request.
+func runQuorum(args []string, stdout io.Writer) (int, error) {
+	fs := flag.NewFlagSet("quorum", flag.ContinueOnError)
+	var keyFiles, origins list
+	fs.Var(&keyFiles, "key", "an approver's public key file: base64url COSE_Key or PEM (repeatable)")
+	k := fs.Int("k", 2, "how many distinct approvers must have approved")
+	rpID := fs.String("rp-id", "", "WebAuthn relying party ID")
+	fs.Var(&origins, "origin", "allowed origin of the approval page (repeatable)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	file, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	if len(keyFiles) == 0 || *rpID == "" || len(origins) == 0 || *k < 1 || *k > receipt.MaxQuorumReceipts {
+		return 0, fmt.Errorf("%w: --key (one per approver), --rp-id, --origin and --k from 1 to %d are required",
+			errUsage, receipt.MaxQuorumReceipts)
+	}
+	var keys []*receipt.TrustedKey
+	for _, f := range keyFiles {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			return 0, fmt.Errorf("read key file: %w", err)
+		}
+		key, err := parseKey(text)
+		if err != nil {
+			return 0, err
+		}
+		keys = append(keys, key)
+	}
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		return 0, fmt.Errorf("read quorum: %w", err)
+	}
+	rep := quorumReport{File: file, Needed: *k}
+	q, err := receipt.ParseQuorum(doc)
+	if err == nil {
+		rep.Results, err = receipt.VerifyQuorum(q, keys, *k, receipt.Policy{RPID: *rpID, Origins: origins})
+	}
+	if err != nil {
+		rep.Reason = err.Error()
+	} else {
+		rep.Valid = true
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return 0, err
+		}
+	} else if rep.Valid {
+		fmt.Fprintf(stdout, "valid: %d or more distinct approvers of the given keys approved digest %s\n",
+			*k, q.Receipts[0].Digest)
+	} else {
+		fmt.Fprintln(stdout, "invalid: "+rep.Reason)
+	}
+	if !rep.Valid {
+		return exitInvalid, nil
+	}
+	return exitValid, nil
+}
