@@ -60,6 +60,7 @@ func run(ctx context.Context, out io.Writer, o options) error {
 	for _, section := range []func(context.Context) error{
 		d.policyDecisions, d.canonicalEffect, d.approvalCard, d.sevenCases,
 		d.agentIndependence, d.effectBinding, d.freshness, d.scopeIntegrity, d.floodResistance,
+		d.approversAsPeople,
 	} {
 		if err := section(ctx); err != nil {
 			return err

@@ -1,7 +1,8 @@
 // Command quickstart runs the reference program's approval program on the asu gate, on
 // an embedded SQLite store in a temporary directory with a software
 // passkey, and prints each policy decision, the canonical digests, the
-// approval card, and every attack on P1-P3, P6 and P7 with its outcome.
+// approval card, every attack on P1-P3, P6 and P7 with its outcome, and the
+// dwell time and rule of two that keep approvers reading.
 //
 //	go run ./examples/quickstart
 //

@@ -18,8 +18,8 @@ import (
 )
 
 // TestOutput runs the quickstart and checks every decision line: the
-// reference program's outcomes, the digests, and each attack on P1-P3, P6
-// and P7.
+// reference program's outcomes, the digests, each attack on P1-P3, P6
+// and P7, and the dwell time and the rule of two.
 func TestOutput(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), &out, options{}))
@@ -72,6 +72,13 @@ func TestOutput(t *testing.T) {
 		`Dana denies 3 in a row; a 4th request +locked out, retry after 15m0s`,
 		`the 4th through another gate, same store +locked out, retry after 15m0s`,
 		`15 minutes later +pending`,
+		`Dana approves 1 s after the card appears +refused: too soon, read it first`,
+		`and again, 4 s after +approved`,
+		`refund of 120 EUR: Dana approves +pending, 1 of 2`,
+		`the agent runs it now +refused: not approved`,
+		`Dana approves again +refused: the same person twice`,
+		`Erin approves; the agent runs it +approved, ran 1 time`,
+		`receipts for a third party \(verify quorum\) +2, one per approver, one challenge`,
 	}
 	for _, w := range want {
 		assert.Regexp(t, regexp.MustCompile(`(?m)^ *`+w), text)
