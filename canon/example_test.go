@@ -170,3 +170,35 @@ func ExampleAppendString() {
 	// {"reason":"line one\nsaid \"no\" <to> \u0001 é"}
 	// true
 }
+
+func ExampleParse() {
+	v, err := canon.Parse([]byte(`{ "to": "finance@example.com", "amount": 1.50 }`))
+	if err != nil {
+		panic(err)
+	}
+	amount, _ := v.Get("amount")
+	fmt.Println(v.Canonical())
+	fmt.Println(amount.Number())
+	// Output:
+	// {"amount":1.5,"to":"finance@example.com"}
+	// 1.5
+}
+
+func ExampleSealArgs() {
+	// A gate parses a call's arguments once and seals the effect from
+	// that Value: the arguments are not read again.
+	args, err := canon.Parse([]byte(`{"to":"finance@example.com"}`))
+	if err != nil {
+		panic(err)
+	}
+	e := canon.Effect{Tool: "send_email", PolicyVersion: "v1", Audience: "send_email",
+		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}}
+	s, err := canon.SealArgs(e, args)
+	if err != nil {
+		panic(err)
+	}
+	e.Args = []byte(`{ "to" : "finance@example.com" }`)
+	d, _ := e.Digest()
+	fmt.Println(s.Digest().Equal(d), s.Args().Canonical())
+	// Output: true {"to":"finance@example.com"}
+}

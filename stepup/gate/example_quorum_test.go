@@ -1,0 +1,77 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/policy"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+)
+
+// A refund needs two people of the finance group; each approves the same
+// ticket with their own passkey, and a third party checks both receipts.
+func ExampleDesk_QuorumReceipt() {
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	cat, err := policy.NewCatalog("v1", policy.RequireQuorum(card.ClassIrreversible, 2,
+		policy.Tool{Name: "issue_refund", Class: card.ClassIrreversible, Approvers: "finance"})...)
+	if err != nil {
+		panic(err)
+	}
+	g, err := gate.New(st, cat, stepuptest.Passkeys(st), gate.WithApproverGroup("finance", "user:dana", "user:erin"),
+		gate.WithExecutor("issue_refund", gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+			return []byte(`{"refunded":true}`), nil
+		})))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	dana, _ := stepuptest.Enroll(ctx, stepuptest.Enrollment(st), "user:dana")
+	erin, _ := stepuptest.Enroll(ctx, stepuptest.Enrollment(st), "user:erin")
+	tk, _ := g.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":120}`),
+		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+	_, _ = g.Desk().Prompt(ctx, tk.ID)
+	clock.Advance(gate.DefaultDwell) // each reads the card first
+	first, _ := stepuptest.Approve(ctx, g.Desk(), dana, tk.ID)
+	second, _ := stepuptest.Approve(ctx, g.Desk(), erin, tk.ID)
+	fmt.Println(first.Status, second.Status)
+
+	q, err := g.Desk().QuorumReceipt(ctx, tk.ID)
+	if err != nil {
+		panic(err)
+	}
+	var keys []*receipt.TrustedKey
+	for _, a := range []*stepuptest.Authenticator{dana, erin} {
+		k, _ := receipt.ParseCOSEKey(a.PublicKey(a.CredentialIDs()[0]))
+		keys = append(keys, k)
+	}
+	rp := stepuptest.RP()
+	_, err = receipt.VerifyQuorum(q, keys, 2, receipt.Policy{RPID: rp.ID, Origins: []string{rp.Origin}})
+	fmt.Println(len(q.Receipts), err)
+	// Output:
+	// pending approved
+	// 2 <nil>
+}
+
+// A test drives the gate's own waits (how long it watches an expired
+// lease before taking the execution over) with the fake clock its store
+// runs on; a deployed gate keeps the process's monotonic clock.
+func ExampleWithLocalClock() {
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithLocalClock(clock.Now))
+	if err != nil {
+		panic(err)
+	}
+	clock.Advance(time.Hour)
+	results, err := g.Recover(context.Background()) // nothing was running
+	fmt.Println(len(results), err)
+	// Output: 0 <nil>
+}
