@@ -33,16 +33,6 @@ var substitutes = []substitute{
 	{"another user", func(c *stepup.Call) { c.Principal.User = Stranger }},
 }
 
-// setArg returns the object raw with member name set to v.
-func setArg(raw json.RawMessage, name string, v any) json.RawMessage {
-	m := map[string]json.RawMessage{}
-	_ = json.Unmarshal(raw, &m)
-	b, _ := json.Marshal(v)
-	m[name] = b
-	out, _ := json.Marshal(m)
-	return out
-}
-
 // substitution approves a call, has the tamper path rewrite it the way
 // each substitute does, resumes, and requires that what ran (if anything)
 // is exactly what was approved.

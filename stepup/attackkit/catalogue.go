@@ -1,5 +1,12 @@
 package attackkit
 
+// attack is one entry of the catalogue.
+type attack struct {
+	prop Property
+	name string
+	run  func(c *check, k *kit)
+}
+
 // catalogue is every attack, in the order Run reports them. The names are
 // the subtest names: stable, so a report can be compared across runs.
 func catalogue() []attack {

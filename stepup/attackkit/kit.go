@@ -10,15 +10,6 @@ import (
 	"github.com/agentstepup/asu/stepup"
 )
 
-// The principals of every call the kit proposes. An integration under test
-// must let [Agent] propose for [User], and [User] must be able to approve;
-// [Stranger] is another person, who may not decide [User]'s calls.
-const (
-	User     = "user:dana"
-	Agent    = "agent:reports"
-	Stranger = "user:eve"
-)
-
 // Adapter builds one fresh integration under test. The kit calls it at the
 // start of every attack (some attacks call it once per generated case), so
 // state never leaks from one attack to the next. Every tool the

@@ -74,10 +74,10 @@ func (r Report) Outcome(p Property) Outcome {
 	return out
 }
 
-// Result returns the result of the attack named attack.
-func (r Report) Result(attack string) (Result, bool) {
+// Result returns the result of the attack named name.
+func (r Report) Result(name string) (Result, bool) {
 	for _, res := range r.Results {
-		if res.Attack == attack {
+		if res.Attack == name {
 			return res, true
 		}
 	}

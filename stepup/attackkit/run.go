@@ -2,10 +2,8 @@ package attackkit
 
 import (
 	"context"
-	"fmt"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -13,13 +11,6 @@ import (
 // attackTimeout bounds one attack: an integration that hangs breaks the
 // property it hangs in rather than the test run.
 const attackTimeout = 30 * time.Second
-
-// attack is one entry of the catalogue.
-type attack struct {
-	prop Property
-	name string
-	run  func(c *check, k *kit)
-}
 
 // Run tries the whole catalogue against the integration a builds, as
 // subtests named by property and attack ("P2 effect binding/substitution
@@ -89,41 +80,4 @@ func try(t testing.TB, a Adapter, at attack) Result {
 		res.Outcome, res.Detail = Skipped, c.skipped
 	}
 	return res
-}
-
-// check records what one attack found: Errorf adds a finding, FailNow
-// ends the attack (never the test). Goroutines an attack starts report
-// through their results, never through check.
-type check struct {
-	ctx context.Context
-
-	mu       sync.Mutex
-	failures []string
-	skipped  string
-}
-
-// stop unwinds an attack that ended early.
-type stop struct{}
-
-// Errorf records a finding.
-func (c *check) Errorf(format string, args ...any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.failures = append(c.failures, strings.TrimSpace(fmt.Sprintf(format, args...)))
-}
-
-// FailNow ends the attack.
-func (c *check) FailNow() { panic(stop{}) }
-
-// skip ends the attack as skipped, for a path the integration lacks.
-func (c *check) skip(reason string) {
-	c.skipped = reason
-	panic(stop{})
-}
-
-// failed reports whether the attack found anything yet.
-func (c *check) failed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.failures) > 0
 }

@@ -90,3 +90,13 @@ func args(kv ...any) json.RawMessage {
 	b.WriteByte('}')
 	return b.Bytes()
 }
+
+// setArg returns the object raw with member name set to v.
+func setArg(raw json.RawMessage, name string, v any) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	_ = json.Unmarshal(raw, &m)
+	b, _ := json.Marshal(v)
+	m[name] = b
+	out, _ := json.Marshal(m)
+	return out
+}

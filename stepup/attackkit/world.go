@@ -63,8 +63,8 @@ func (w *world) email(to, subject string) stepup.Call {
 }
 
 // refund is an issue_refund call in session 0, with a step of its own.
-func (w *world) refund(order string, amount json.RawMessage) stepup.Call {
-	return w.call("issue_refund", args("order", order, "amount", amount))
+func (w *world) refund(orderID string, sum json.RawMessage) stepup.Call {
+	return w.call("issue_refund", args("order", orderID, "amount", sum))
 }
 
 func (w *world) call(tool string, a json.RawMessage) stepup.Call {
