@@ -8,6 +8,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/modelapprove"
 )
 
 // Approver is how a person's answer about a ticket is asked for, checked
@@ -103,4 +104,12 @@ type Answer struct {
 	Card   []byte
 	// At is when the gate recorded the answer.
 	At time.Time
+}
+
+// Judge decides tickets in place of a person: a language model shown only
+// the trusted card, with the agent's own words as delimited data
+// (modelapprove.Judge). Its Decide never fails: a malformed, slow or
+// failed answer is a denial.
+type Judge interface {
+	Decide(ctx context.Context, card, untrusted string) modelapprove.Verdict
 }

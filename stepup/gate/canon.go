@@ -20,19 +20,6 @@ type Canon interface {
 	Seal(e canon.Effect) (canon.Sealed, error)
 }
 
-// argsSealer is a [Canon] that seals parsed arguments.
-type argsSealer interface {
-	SealArgs(e canon.Effect, args canon.Value) (canon.Sealed, error)
-}
-
-// sealEffect seals e, whose arguments are args, with the gate's Canon.
-func (g *Gate) sealEffect(e canon.Effect, args canon.Value) (canon.Sealed, error) {
-	if s, ok := g.canon.(argsSealer); ok {
-		return s.SealArgs(e, args)
-	}
-	return g.canon.Seal(e)
-}
-
 // Grants decides whether the delegated approval a call names covers it,
 // and names the record whose use the call takes (the store takes it in
 // the transaction that stores the call approved). It never takes a use

@@ -250,3 +250,58 @@ func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receip
 	}
 	return r.Receipt(ctx, answerOf(a, evidence))
 }
+
+// QuorumReceipt returns the receipts of every approval of ticket id, which
+// needed several people (a [receipt.Quorum]): one receipt.FormatV1
+// receipt per approver over the same challenge, which a third party
+// checks offline with receipt.VerifyQuorum against the approvers' keys.
+// A ticket one person approved has a quorum of one receipt.
+func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.Quorum, error) {
+	a, r, err := d.receipter(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	q := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: max(len(a.Votes), 1)}
+	if len(a.Votes) == 0 {
+		one, err := d.Receipt(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		q.Receipts = []*receipt.Receipt{one}
+		return q, nil
+	}
+	for _, v := range a.Votes {
+		evidence, err := d.g.openAnswerOf(a, v.Approver, v.Evidence)
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		one, err := r.Receipt(ctx, answerFor(a, v.Approver, evidence, v.At))
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		q.Receipts = append(q.Receipts, one)
+	}
+	return q, nil
+}
+
+// receipter loads ticket id, approved by people, and the approver that
+// makes its receipts.
+func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, Receipter, error) {
+	a, err := d.g.load(ctx, "receipt", id)
+	if err != nil {
+		return a, nil, err
+	}
+	switch a.State {
+	case store.Approved, store.Executing, store.Done, store.Failed:
+	default:
+		return a, nil, fmt.Errorf("receipt: %w: ticket is %s", ErrNoReceipt, a.State)
+	}
+	if reservedApprover(a.Approver) || (len(a.Evidence) == 0 && len(a.Votes) == 0) {
+		return a, nil, fmt.Errorf("receipt: %w: no person approved this ticket", ErrNoReceipt)
+	}
+	r, ok := d.g.approver.(Receipter)
+	if !ok {
+		return a, nil, fmt.Errorf("receipt: %w: the approver makes no receipts", ErrNoReceipt)
+	}
+	return a, r, nil
+}

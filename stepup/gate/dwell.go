@@ -10,19 +10,8 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// DefaultDwell is the least time, by default, between a ticket's card
-// being first shown to an approver and an approval of an external or
-// irreversible call: long enough to read a card, short enough not to be
-// felt. Read and reversible calls have none.
-const DefaultDwell = 3 * time.Second
-
 // MaxDwell bounds [WithDwell].
 const MaxDwell = 10 * time.Minute
-
-// defaultDwells are the dwell times a gate starts with, by effect class.
-func defaultDwells() map[string]time.Duration {
-	return map[string]time.Duration{card.ClassExternal: DefaultDwell, card.ClassIrreversible: DefaultDwell}
-}
 
 // WithDwell sets the least time between a ticket's card being first shown
 // to an approver ([Desk.Prompt]) and an approval of it, for the effect

@@ -423,13 +423,6 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	return results, errors.Join(errs...)
 }
 
-// watched is an expired execution as Recover first saw it.
-type watched struct {
-	fence      int64
-	leaseUntil time.Time
-	since      time.Time // by the gate's local clock
-}
-
 // unrenewed reports whether this gate has watched execution a stay
 // expired, with the same fence and lease, for a whole lease of its own
 // clock. Its owner, if alive, renews every third of a lease, changing the

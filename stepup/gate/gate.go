@@ -6,14 +6,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/store"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Executor runs one tool's effect. It receives the stored effect, never
@@ -197,5 +201,49 @@ func (g *Gate) changes() <-chan struct{} {
 // Option configures a [Gate].
 type Option func(*Gate) error
 
-// minKeySize is the shortest gate key [WithKey] accepts.
+// minKeySize is the shortest gate key WithKey accepts.
 const minKeySize = 32
+
+// watched is an expired execution as Recover first saw it.
+type watched struct {
+	fence      int64
+	leaseUntil time.Time
+	since      time.Time // by the gate's local clock
+}
+
+// judging is a configured WithModelJudge.
+type judging struct {
+	j       Judge
+	classes map[string]bool
+}
+
+// notifier is a configured WithNotifier.
+type notifier struct {
+	n    notify.Notifier
+	link func(stepup.TicketID) string
+	busy chan struct{} // one token per notice in flight
+}
+
+// observer holds where a gate reports what it decides. A gate without
+// WithLogger and WithMeterProvider has none and reports nothing.
+type observer struct {
+	log          *slog.Logger
+	decisions    metric.Int64Counter
+	pending      metric.Int64UpDownCounter
+	decisionTime metric.Float64Histogram
+	refusals     metric.Int64Counter
+	lockouts     metric.Int64Counter
+	executions   metric.Int64Counter
+	reclaims     metric.Int64Counter
+}
+
+// defaultDwells are the dwell times a gate starts with, by effect class.
+func defaultDwells() map[string]time.Duration {
+	return map[string]time.Duration{card.ClassExternal: DefaultDwell, card.ClassIrreversible: DefaultDwell}
+}
+
+// DefaultDwell is the least time, by default, between a ticket's card
+// being first shown to an approver and an approval of an external or
+// irreversible call: long enough to read a card, short enough not to be
+// felt. Read and reversible calls have none.
+const DefaultDwell = 3 * time.Second

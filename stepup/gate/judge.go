@@ -14,23 +14,8 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/modelapprove"
 	"github.com/agentstepup/asu/store"
 )
-
-// Judge decides tickets in place of a person: a language model shown only
-// the trusted card, with the agent's own words as delimited data
-// (modelapprove.Judge). Its Decide never fails: a malformed, slow or
-// failed answer is a denial.
-type Judge interface {
-	Decide(ctx context.Context, card, untrusted string) modelapprove.Verdict
-}
-
-// judging is a configured [WithModelJudge].
-type judging struct {
-	j       Judge
-	classes map[string]bool
-}
 
 // WithModelJudge has j decide, as soon as it is parked, every ticket of
 // the effect classes named (default: card.ClassExternal alone; an

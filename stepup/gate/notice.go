@@ -18,13 +18,6 @@ const (
 	notifyTimeout = 10 * time.Second
 )
 
-// notifier is a configured [WithNotifier].
-type notifier struct {
-	n    notify.Notifier
-	link func(stepup.TicketID) string
-	busy chan struct{} // one token per notice in flight
-}
-
 // WithNotifier has the gate tell approvers when a ticket needs a person:
 // after a ticket is parked (not when an identical pending request merges
 // into it), the gate hands n a [notify.Notice] naming the ticket, its tool

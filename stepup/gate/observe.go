@@ -49,19 +49,6 @@ const (
 	AttrOutcome = "asu.execution.outcome"
 )
 
-// observer holds where a gate reports what it decides. A gate without
-// [WithLogger] and [WithMeterProvider] has none and reports nothing.
-type observer struct {
-	log          *slog.Logger
-	decisions    metric.Int64Counter
-	pending      metric.Int64UpDownCounter
-	decisionTime metric.Float64Histogram
-	refusals     metric.Int64Counter
-	lockouts     metric.Int64Counter
-	executions   metric.Int64Counter
-	reclaims     metric.Int64Counter
-}
-
 // WithLogger logs every decision the gate makes to l (default: none): one
 // record per decision (message "gate decision": decision, tool, class,
 // ticket, digest in short form, reason), per execution ("gate

@@ -241,19 +241,6 @@ func (g *Gate) refuseStore(ctx context.Context, p *proposal, cause error) (stepu
 	return g.deny(ctx, p, "gate could not store the call")
 }
 
-// existing answers with a ticket another gate stored under a fixed id.
-func (g *Gate) existing(ctx context.Context, id string) (stepup.Ticket, error) {
-	a, err := g.st.Get(ctx, id)
-	if err != nil {
-		return stepup.Ticket{}, ticketErr("propose", err)
-	}
-	now, err := g.now(ctx)
-	if err != nil {
-		return stepup.Ticket{}, err
-	}
-	return view(a, now), nil
-}
-
 // bounded returns c with every field over the store's bounds replaced by
 // a digest of it and its size, and whether any was: a refusal is then
 // recorded, like every refusal, with an audit row that fits the chain.
@@ -302,4 +289,17 @@ func textValid(c stepup.Call) bool {
 		}
 	}
 	return true
+}
+
+// argsSealer is a [Canon] that seals parsed arguments.
+type argsSealer interface {
+	SealArgs(e canon.Effect, args canon.Value) (canon.Sealed, error)
+}
+
+// sealEffect seals e, whose arguments are args, with the gate's Canon.
+func (g *Gate) sealEffect(e canon.Effect, args canon.Value) (canon.Sealed, error) {
+	if s, ok := g.canon.(argsSealer); ok {
+		return s.SealArgs(e, args)
+	}
+	return g.canon.Seal(e)
 }

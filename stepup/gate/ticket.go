@@ -132,3 +132,16 @@ func consistent(a store.Approval) error {
 func samePrincipal(x, y canon.Principal) bool {
 	return x.User == y.User && x.Agent == y.Agent && slices.Equal(x.Delegations, y.Delegations)
 }
+
+// existing answers with a ticket another gate stored under a fixed id.
+func (g *Gate) existing(ctx context.Context, id string) (stepup.Ticket, error) {
+	a, err := g.st.Get(ctx, id)
+	if err != nil {
+		return stepup.Ticket{}, ticketErr("propose", err)
+	}
+	now, err := g.now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return view(a, now), nil
+}
