@@ -26,7 +26,7 @@ func ExampleToolResults() {
 	drafts := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 		return []byte(`{"draft":"d-1"}`), nil
 	})
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", drafts))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0), gate.WithExecutor("write_draft", drafts))
 	if err != nil {
 		log.Fatal(err)
 	}

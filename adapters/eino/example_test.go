@@ -42,7 +42,7 @@ func ExampleWrap() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
 	defer st.Close()
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st),
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0),
 		gate.WithExecutor("send_email", einoadapter.Executor{Tool: send}))
 	if err != nil {
 		log.Fatal(err)

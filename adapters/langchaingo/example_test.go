@@ -31,7 +31,7 @@ func ExampleWrap() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	g, err := gate.New(st, cat, stepuptest.Passkeys(st), gate.WithExecutor("calculator", gated.Executor{Tool: tools.Calculator{}}))
+	g, err := gate.New(st, cat, stepuptest.Passkeys(st), gate.WithDwell(0), gate.WithExecutor("calculator", gated.Executor{Tool: tools.Calculator{}}))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func ExampleToolCallResponse() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
 	defer st.Close()
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func ExampleToolMessages() {
 	drafts := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 		return []byte(`{"draft":"d-1"}`), nil
 	})
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", drafts))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0), gate.WithExecutor("write_draft", drafts))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func ExampleFunctionCallOutput() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
 	defer st.Close()
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0))
 	if err != nil {
 		log.Fatal(err)
 	}
