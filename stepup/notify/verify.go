@@ -176,7 +176,10 @@ func (g *ReplayGuard) Len() int {
 func (g *ReplayGuard) admit(id string, until, now time.Time) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for len(g.order) > 0 && !g.order[0].until.After(now) {
+	// An id is kept while an attempt of it can still verify: Verify
+	// accepts a delivery exactly the window old, so only ids whose time
+	// is strictly past are forgotten.
+	for len(g.order) > 0 && g.order[0].until.Before(now) {
 		e := heap.Pop(&g.order).(expiry)
 		if u, ok := g.seen[e.id]; ok && !u.After(e.until) {
 			delete(g.seen, e.id)

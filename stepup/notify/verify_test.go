@@ -249,3 +249,17 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayGuardHoldsToTheWindowsEdge: at every moment a captured
+// delivery still verifies (up to exactly the window's age), the guard
+// still knows its id, whatever the clock's granularity.
+func TestReplayGuardHoldsToTheWindowsEdge(t *testing.T) {
+	body := encode(t, deliveryID, sampleNotice())
+	for _, at := range []time.Duration{time.Nanosecond, time.Second, window - time.Second, window - time.Nanosecond, window} {
+		g := notify.NewReplayGuard(16)
+		_, err := g.Verify(signedRequest(body, now.Unix()), secret, window, now)
+		require.NoError(t, err)
+		_, err = g.Verify(signedRequest(body, now.Unix()), secret, window, now.Add(at))
+		assert.ErrorIs(t, err, notify.ErrReplayed, "replayed %v later", at)
+	}
+}
