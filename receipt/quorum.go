@@ -2,6 +2,7 @@ package receipt
 
 import (
 	"bytes"
+	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,53 +90,102 @@ func (q *Quorum) Marshal() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// VerifyQuorum checks that at least k distinct people among trusted
+// Person is an approver a quorum's verifier trusts: the user name their
+// receipts carry and the keys of the passkeys enrolled for them. Nothing
+// in a receipt signs its user name, so a receipt counts for a person only
+// when it verifies under one of that person's keys and names that person.
+type Person struct {
+	User string
+	Keys []*TrustedKey
+}
+
+// VerifyQuorum checks that at least k distinct people among people
 // approved exactly one effect: every receipt in q is about the same
 // approval request (effect digest, nonce, card hash and expiry: one
-// challenge), and at least k of them verify ([Verify], for p) each under
-// a different trusted key, for a different approver. A receipt made with
-// a key not in trusted, or a second receipt with a key already counted,
-// counts for nothing. It returns the Result of each receipt (nil for one
-// no trusted key claims) and, when fewer than k count, an error wrapping
+// challenge), and at least k of people have a receipt that verifies
+// ([Verify], for p) under one of their own keys and names them. A person
+// counts once, however many receipts or keys they have; a receipt under
+// a key nobody in people holds counts for nothing. Two people sharing a
+// key or a name are refused as a bad policy ([ErrPolicy]).
+//
+// It returns the Result of each receipt (nil for one no person's key
+// claims) and, when fewer than k people count, an error wrapping
 // [ErrQuorum]. k must be at least 1.
-func VerifyQuorum(q *Quorum, trusted []*TrustedKey, k int, p Policy) ([]*Result, error) {
-	if q == nil || k < 1 || len(trusted) == 0 {
-		return nil, fmt.Errorf("%w: nil quorum, no keys or k below 1", ErrPolicy)
+func VerifyQuorum(q *Quorum, people []Person, k int, p Policy) ([]*Result, error) {
+	if q == nil || k < 1 || len(people) == 0 {
+		return nil, fmt.Errorf("%w: nil quorum, nobody trusted or k below 1", ErrPolicy)
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
+	names := map[string]bool{}
+	for i, person := range people {
+		if person.User == "" || names[person.User] || len(person.Keys) == 0 {
+			return nil, fmt.Errorf("%w: person %d has no name, a name twice, or no key", ErrPolicy, i)
+		}
+		names[person.User] = true
+		for _, key := range person.Keys {
+			if key == nil {
+				return nil, fmt.Errorf("%w: person %d has a nil key", ErrPolicy, i)
+			}
+			for j, other := range people[:i] {
+				for _, ok := range other.Keys {
+					if sameKey(ok, key) {
+						return nil, fmt.Errorf("%w: persons %d and %d share a key", ErrPolicy, j, i)
+					}
+				}
+			}
+		}
+	}
 	if q.Format != QuorumFormatV1 || len(q.Receipts) == 0 || len(q.Receipts) > MaxQuorumReceipts {
 		return nil, fmt.Errorf("%w: not a %s quorum of 1 to %d receipts", ErrFormat, QuorumFormatV1, MaxQuorumReceipts)
 	}
-	first := q.Receipts[0]
-	results := make([]*Result, len(q.Receipts))
-	usedKey := make([]bool, len(trusted))
-	usedUser := map[string]bool{}
-	count := 0
 	for i, r := range q.Receipts {
 		if r == nil {
-			continue
+			return nil, fmt.Errorf("%w: receipt %d is missing", ErrFormat, i)
 		}
+	}
+	first := q.Receipts[0]
+	results := make([]*Result, len(q.Receipts))
+	counted := make([]bool, len(people))
+	count := 0
+	for i, r := range q.Receipts {
 		if !r.Digest.Equal(first.Digest) || !bytes.Equal(r.Nonce, first.Nonce) ||
 			!r.CardHash.Equal(first.CardHash) || r.ExpiresAt != first.ExpiresAt {
 			return results, fmt.Errorf("%w: receipt %d is about another approval request", ErrQuorum, i)
 		}
-		for j, key := range trusted {
-			if key == nil || !key.matches(r.Approver.PublicKey) {
-				continue
+	people:
+		for j, person := range people {
+			for _, key := range person.Keys {
+				if !key.matches(r.Approver.PublicKey) {
+					continue
+				}
+				id := key.id
+				id.User = person.User // the receipt must name the person whose key it is
+				res, err := Verify(r, key.WithIdentity(id), p)
+				results[i] = res
+				if err == nil && !counted[j] {
+					counted[j] = true
+					count++
+				}
+				break people
 			}
-			res, err := Verify(r, key, p)
-			results[i] = res
-			if err == nil && !usedKey[j] && !usedUser[r.Approver.User] {
-				usedKey[j], usedUser[r.Approver.User] = true, true
-				count++
-			}
-			break
 		}
 	}
 	if count < k {
 		return results, fmt.Errorf("%w: %d distinct trusted approvers verify, %d needed", ErrQuorum, count, k)
 	}
 	return results, nil
+}
+
+// sameKey reports whether two trusted keys are one public key.
+func sameKey(a, b *TrustedKey) bool {
+	if a == b {
+		return true
+	}
+	if a.alg != b.alg {
+		return false
+	}
+	eq, ok := a.pub.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && eq.Equal(b.pub)
 }

@@ -3,6 +3,7 @@ package receipt_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,12 +42,17 @@ func signers(t testing.TB, n int) []*receipttest.Signer {
 	return out
 }
 
-func trusted(ss []*receipttest.Signer) []*receipt.TrustedKey {
-	var keys []*receipt.TrustedKey
+// trusted is the verifier's list of people: each signer with their key.
+func trusted(ss []*receipttest.Signer) []receipt.Person {
+	var people []receipt.Person
 	for _, s := range ss {
-		keys = append(keys, s.Trusted())
+		people = append(people, person(s))
 	}
-	return keys
+	return people
+}
+
+func person(s *receipttest.Signer) receipt.Person {
+	return receipt.Person{User: s.User(), Keys: []*receipt.TrustedKey{s.Trusted()}}
 }
 
 // TestVerifyQuorumCountsDistinctTrustedPeople: over generated quorums
@@ -77,7 +83,9 @@ func TestVerifyQuorumCountsDistinctTrustedPeople(t *testing.T) {
 			distinct--
 		}
 		if r.IntN(4) == 0 { // and trusts a bystander
-			keys = append(keys, pool[(perm[0]+1)%len(pool)].Trusted())
+			if b := pool[(perm[0]+1)%len(pool)]; !slices.Contains(who, b) {
+				keys = append(keys, person(b))
+			}
 		}
 		k := 1 + r.IntN(5)
 		_, err := receipt.VerifyQuorum(q, keys, k, policy)
@@ -102,6 +110,47 @@ func TestVerifyQuorumCountsDistinctTrustedPeople(t *testing.T) {
 	assert.ErrorIs(t, err, receipt.ErrQuorum)
 	_, err = receipt.VerifyQuorum(q, trusted(pool), 1, policy)
 	assert.NoError(t, err)
+}
+
+// TestVerifyQuorumCountsPeopleNotKeys: one person with two passkeys is one
+// approver, however their receipts name themselves: a receipt renamed to
+// another trusted person, or made with a key of one person and naming
+// another, counts for nobody; a verifier listing one key under two people
+// or one person twice, or a quorum with a missing receipt, is refused.
+func TestVerifyQuorumCountsPeopleNotKeys(t *testing.T) {
+	pool := signers(t, 3)
+	dana, finn := pool[0], pool[2]
+	policy := dana.Policy()
+	second, err := receipttest.New(receipttest.EdDSA, dana.User()) // Dana's second passkey
+	require.NoError(t, err)
+	q := quorumOf(t, dana, second)
+	danaBoth := receipt.Person{User: dana.User(), Keys: []*receipt.TrustedKey{dana.Trusted(), second.Trusted()}}
+	people := []receipt.Person{danaBoth, person(pool[1]), person(finn)}
+	_, err = receipt.VerifyQuorum(q, people, 2, policy)
+	assert.ErrorIs(t, err, receipt.ErrQuorum, "two passkeys, one person")
+	_, err = receipt.VerifyQuorum(q, people, 1, policy)
+	assert.NoError(t, err)
+
+	renamed := *q.Receipts[1]
+	renamed.Approver.User = finn.User() // unsigned: the signature still verifies
+	forged := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: 2, Receipts: []*receipt.Receipt{q.Receipts[0], &renamed}}
+	_, err = receipt.VerifyQuorum(forged, people, 2, policy)
+	assert.ErrorIs(t, err, receipt.ErrQuorum, "a receipt renamed to another person")
+
+	for name, bad := range map[string][]receipt.Person{
+		"a key under two people": {danaBoth, {User: finn.User(), Keys: []*receipt.TrustedKey{second.Trusted()}}},
+		"one person twice":       {person(dana), person(dana)},
+		"a person without keys":  {{User: dana.User()}},
+		"a person without name":  {{Keys: []*receipt.TrustedKey{dana.Trusted()}}},
+	} {
+		_, err := receipt.VerifyQuorum(q, bad, 1, policy)
+		assert.ErrorIs(t, err, receipt.ErrPolicy, name)
+	}
+	missing := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: 1, Receipts: []*receipt.Receipt{nil, q.Receipts[0]}}
+	assert.NotPanics(t, func() {
+		_, err = receipt.VerifyQuorum(missing, people, 1, policy)
+	})
+	assert.ErrorIs(t, err, receipt.ErrFormat)
 }
 
 func TestParseQuorumRoundTripAndRefusals(t *testing.T) {
@@ -154,10 +203,15 @@ func ExampleVerifyQuorum() {
 	second, _ := erin.Cosign(first, at.Add(time.Minute))
 	q := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: 2, Receipts: []*receipt.Receipt{first, second}}
 
-	keys := []*receipt.TrustedKey{dana.Trusted(), erin.Trusted()} // from the approvers, not the receipts
-	_, err := receipt.VerifyQuorum(q, keys, 2, dana.Policy())
+	// Each person with the keys enrolled for them, from the approvers'
+	// records, never from the receipts.
+	people := []receipt.Person{
+		{User: "user:dana", Keys: []*receipt.TrustedKey{dana.Trusted()}},
+		{User: "user:erin", Keys: []*receipt.TrustedKey{erin.Trusted()}},
+	}
+	_, err := receipt.VerifyQuorum(q, people, 2, dana.Policy())
 	fmt.Println(err)
-	_, err = receipt.VerifyQuorum(q, keys[:1], 2, dana.Policy())
+	_, err = receipt.VerifyQuorum(q, people[:1], 2, dana.Policy())
 	fmt.Println(err)
 	// Output:
 	// <nil>

@@ -5,7 +5,7 @@
 //
 //	verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
 //	               [--user NAME] [--credential-id B64URL] [--json]
-//	verify quorum FILE --key KEYFILE [--key KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
+//	verify quorum FILE --key USER=KEYFILE [--key USER=KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
 //	verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
 //	             [--head HEX] [--metrics] [--json]
 //	verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]
@@ -19,8 +19,10 @@
 //
 // quorum checks the receipts of an approval that needed several people
 // (receipt.Quorum, from gate.Desk.QuorumReceipt): it is valid when at
-// least --k of its receipts, all over one approval request, verify each
-// under a different one of the --key files, for different approvers.
+// least --k of the approvers given with --key USER=KEYFILE have a receipt,
+// all over one approval request, that verifies under one of their own
+// keys and names them (a receipt's user name is not signed, so each key
+// is pinned to its person; repeat a user for each of their passkeys).
 //
 // An audit chain verifies from the first record of the chain (seq 1). A
 // chain that starts later (an export whose first records were archived, or
@@ -76,7 +78,7 @@ const (
 const usage = `usage:
   verify receipt FILE --key KEYFILE --rp-id ID --origin URL [--origin URL ...]
                  [--user NAME] [--credential-id B64URL] [--json]
-  verify quorum FILE --key KEYFILE [--key KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
+  verify quorum FILE --key USER=KEYFILE [--key USER=KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
   verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
                [--head HEX] [--metrics] [--json]
   verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]

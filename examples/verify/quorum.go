@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/agentstepup/asu/receipt"
 )
@@ -19,12 +20,13 @@ type quorumReport struct {
 	Results []*receipt.Result `json:"results,omitempty"`
 }
 
-// runQuorum verifies a receipt.Quorum: at least --k of its receipts verify
-// under distinct keys of those given, all over one approval request.
+// runQuorum verifies a receipt.Quorum: at least --k of the people given
+// have a receipt, all over one approval request, that verifies under one
+// of their own keys and names them.
 func runQuorum(args []string, stdout io.Writer) (int, error) {
 	fs := flag.NewFlagSet("quorum", flag.ContinueOnError)
 	var keyFiles, origins list
-	fs.Var(&keyFiles, "key", "an approver's public key file: base64url COSE_Key or PEM (repeatable)")
+	fs.Var(&keyFiles, "key", "`USER=KEYFILE`: an approver's user name and the file of one of their keys, base64url COSE_Key or PEM (repeatable; repeat a user for each of their passkeys)")
 	k := fs.Int("k", 2, "how many distinct approvers must have approved")
 	rpID := fs.String("rp-id", "", "WebAuthn relying party ID")
 	fs.Var(&origins, "origin", "allowed origin of the approval page (repeatable)")
@@ -34,11 +36,16 @@ func runQuorum(args []string, stdout io.Writer) (int, error) {
 		return 0, err
 	}
 	if len(keyFiles) == 0 || *rpID == "" || len(origins) == 0 || *k < 1 || *k > receipt.MaxQuorumReceipts {
-		return 0, fmt.Errorf("%w: --key (one per approver), --rp-id, --origin and --k from 1 to %d are required",
+		return 0, fmt.Errorf("%w: --key USER=KEYFILE (per approver), --rp-id, --origin and --k from 1 to %d are required",
 			errUsage, receipt.MaxQuorumReceipts)
 	}
-	var keys []*receipt.TrustedKey
-	for _, f := range keyFiles {
+	var people []receipt.Person
+	index := map[string]int{}
+	for _, kv := range keyFiles {
+		user, f, ok := strings.Cut(kv, "=")
+		if !ok || user == "" || f == "" {
+			return 0, fmt.Errorf("%w: --key takes USER=KEYFILE, got %q", errUsage, kv)
+		}
 		text, err := os.ReadFile(f)
 		if err != nil {
 			return 0, fmt.Errorf("read key file: %w", err)
@@ -47,7 +54,13 @@ func runQuorum(args []string, stdout io.Writer) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		keys = append(keys, key)
+		i, seen := index[user]
+		if !seen {
+			i = len(people)
+			index[user] = i
+			people = append(people, receipt.Person{User: user})
+		}
+		people[i].Keys = append(people[i].Keys, key)
 	}
 	doc, err := os.ReadFile(file)
 	if err != nil {
@@ -56,7 +69,7 @@ func runQuorum(args []string, stdout io.Writer) (int, error) {
 	rep := quorumReport{File: file, Needed: *k}
 	q, err := receipt.ParseQuorum(doc)
 	if err == nil {
-		rep.Results, err = receipt.VerifyQuorum(q, keys, *k, receipt.Policy{RPID: *rpID, Origins: origins})
+		rep.Results, err = receipt.VerifyQuorum(q, people, *k, receipt.Policy{RPID: *rpID, Origins: origins})
 	}
 	if err != nil {
 		rep.Reason = err.Error()

@@ -39,14 +39,21 @@ func TestQuorum(t *testing.T) {
 		}
 		return a
 	}
-	code, out, errOut := runCLI(approvedAt, args("2", dana.cose, erin.pem)...)
+	danaKey, erinKey := "user:dana="+dana.cose, "user:erin="+erin.pem
+	code, out, errOut := runCLI(approvedAt, args("2", danaKey, erinKey)...)
 	assert.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "valid: 2 or more distinct approvers")
-	code, out, _ = runCLI(approvedAt, args("2", dana.cose)...)
+	code, out, _ = runCLI(approvedAt, args("2", danaKey)...)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "quorum not met")
-	code, _, _ = runCLI(approvedAt, args("3", dana.cose, erin.cose)...)
+	code, _, _ = runCLI(approvedAt, args("3", danaKey, erinKey)...)
 	assert.Equal(t, 1, code)
+	// Erin's key listed as Dana's: her receipt names Erin, so it counts for nobody.
+	code, _, _ = runCLI(approvedAt, args("2", danaKey, "user:dana="+erin.pem)...)
+	assert.Equal(t, 1, code)
+	code, _, errOut = runCLI(approvedAt, args("2", dana.cose)...)
+	assert.Equal(t, 2, code, "a key without its person")
+	assert.Contains(t, errOut, "USER=KEYFILE")
 	code, _, errOut = runCLI(approvedAt, "quorum", file, "--k", "2")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "--key")

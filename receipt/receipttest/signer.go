@@ -136,6 +136,9 @@ func (s *Signer) COSEKey() []byte { return bytes.Clone(s.cose) }
 // PublicKey returns the signer's public key as a crypto.PublicKey.
 func (s *Signer) PublicKey() crypto.PublicKey { return s.signer.Public() }
 
+// User returns the approver user name the signer's receipts carry.
+func (s *Signer) User() string { return s.user }
+
 // Trusted returns the signer's key as a verifier would hold it.
 func (s *Signer) Trusted() *receipt.TrustedKey {
 	k, err := receipt.ParseCOSEKey(s.cose)

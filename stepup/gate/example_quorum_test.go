@@ -47,13 +47,13 @@ func ExampleDesk_QuorumReceipt() {
 	if err != nil {
 		panic(err)
 	}
-	var keys []*receipt.TrustedKey
-	for _, a := range []*stepuptest.Authenticator{dana, erin} {
+	var people []receipt.Person // from the enrollment records, never from the receipts
+	for user, a := range map[string]*stepuptest.Authenticator{"user:dana": dana, "user:erin": erin} {
 		k, _ := receipt.ParseCOSEKey(a.PublicKey(a.CredentialIDs()[0]))
-		keys = append(keys, k)
+		people = append(people, receipt.Person{User: user, Keys: []*receipt.TrustedKey{k}})
 	}
 	rp := stepuptest.RP()
-	_, err = receipt.VerifyQuorum(q, keys, 2, receipt.Policy{RPID: rp.ID, Origins: []string{rp.Origin}})
+	_, err = receipt.VerifyQuorum(q, people, 2, receipt.Policy{RPID: rp.ID, Origins: []string{rp.Origin}})
 	fmt.Println(len(q.Receipts), err)
 	// Output:
 	// pending approved

@@ -106,14 +106,17 @@ func TestRuleOfTwo(t *testing.T) {
 	back, err := receipt.ParseQuorum(raw)
 	require.NoError(t, err)
 	dana, erin := trustedKeyOf(t, q.Authenticator), trustedKeyOf(t, q.erin)
-	_, err = receipt.VerifyQuorum(back, []*receipt.TrustedKey{dana, erin}, 2, rpPolicy)
+	people := []receipt.Person{{User: stepuptest.Approver, Keys: []*receipt.TrustedKey{dana}},
+		{User: "user:erin", Keys: []*receipt.TrustedKey{erin}}}
+	_, err = receipt.VerifyQuorum(back, people, 2, rpPolicy)
 	assert.NoError(t, err)
-	_, err = receipt.VerifyQuorum(back, []*receipt.TrustedKey{dana}, 2, rpPolicy)
+	_, err = receipt.VerifyQuorum(back, people[:1], 2, rpPolicy)
 	assert.ErrorIs(t, err, receipt.ErrQuorum)
-	_, err = receipt.VerifyQuorum(back, []*receipt.TrustedKey{dana, erin, trustedKeyOf(t, q.finn)}, 3, rpPolicy)
+	finn := receipt.Person{User: "user:finn", Keys: []*receipt.TrustedKey{trustedKeyOf(t, q.finn)}}
+	_, err = receipt.VerifyQuorum(back, append(people, finn), 3, rpPolicy)
 	assert.ErrorIs(t, err, receipt.ErrQuorum)
 	doubled := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: 2, Receipts: []*receipt.Receipt{back.Receipts[0], back.Receipts[0]}}
-	_, err = receipt.VerifyQuorum(doubled, []*receipt.TrustedKey{dana, erin}, 2, rpPolicy)
+	_, err = receipt.VerifyQuorum(doubled, people, 2, rpPolicy)
 	assert.ErrorIs(t, err, receipt.ErrQuorum, "one person's receipt twice")
 	last, err := q.Gate.Desk().Receipt(ctx, tk.ID)
 	require.NoError(t, err)
