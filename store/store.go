@@ -157,6 +157,8 @@ type Votes interface {
 	// record. When the votes reach quorum the ticket is approved in the
 	// same transaction: State approved, Approver v.Approver, Reason
 	// reason, ResolvedAt v.At, Evidence nil (each vote keeps its own).
+	// A vote that leaves the ticket pending clears ShownAt: the next
+	// approver's wait starts when the card is shown again.
 	// It fails with [ErrResolved] when the ticket is not pending, with
 	// [ErrDuplicate] when v.Approver already voted on it, with
 	// [ErrClockSkew] when v.At is off the store's clock by more than

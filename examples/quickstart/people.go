@@ -55,7 +55,7 @@ func (d *demo) approversAsPeople(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := desk.Prompt(ctx, tk.ID); err != nil {
+	if err := desk.Show(ctx, tk.ID); err != nil {
 		return err
 	}
 	d.clock.Advance(time.Second)
@@ -75,7 +75,7 @@ func (d *demo) approversAsPeople(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := desk.Prompt(ctx, tk.ID); err != nil {
+	if err := desk.Show(ctx, tk.ID); err != nil {
 		return err
 	}
 	d.clock.Advance(gate.DefaultDwell)
@@ -86,9 +86,13 @@ func (d *demo) approversAsPeople(ctx context.Context) error {
 	d.line("refund of 120 EUR: Dana approves", string(got.Status)+", 1 of 2")
 	_, err = g.Execute(ctx, tk.ID)
 	d.line("the agent runs it now", refusedAs(err, stepup.ErrNotApproved, "refused: not approved"))
+	if err := desk.Show(ctx, tk.ID); err != nil {
+		return err
+	}
+	d.clock.Advance(gate.DefaultDwell)
 	_, err = stepuptest.Approve(ctx, desk, d.dana, tk.ID)
 	d.line("Dana approves again", refusedAs(err, stepup.ErrNotPermitted, "refused: the same person twice"))
-	got, err = stepuptest.Approve(ctx, desk, erin, tk.ID)
+	got, err = stepuptest.Approve(ctx, desk, erin, tk.ID) // the card has been on screen a while
 	if err != nil {
 		return err
 	}

@@ -74,9 +74,6 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	if err := d.g.shown(ctx, a, now); err != nil {
-		return Prompt{}, err
-	}
 	denyReq := newRequest(ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
 	denyOpts, err := d.g.approver.Options(ctx, denyReq)
 	if err != nil {
@@ -85,6 +82,21 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	return Prompt{Ticket: view(a, now), Card: cd, CardJSON: a.Card, Options: opts,
 		Challenge: req.Challenge, DenyOptions: denyOpts, DenyChallenge: denyReq.Challenge,
 		Approvers: req.Approvers}, nil
+}
+
+// Show records that pending ticket id's card is on an approver's screen
+// now: the first showing starts the dwell time ([WithDwell]) before an
+// approval counts. Call it when the card is displayed, not when it is
+// fetched: the approval page's script calls it once the card is in view,
+// so a link preview or a prefetch does not start the wait. Of a ticket
+// that needs several approvers, each approval clears the showing, so the
+// next approver waits from when they are shown it.
+func (d *Desk) Show(ctx context.Context, id stepup.TicketID) error {
+	a, _, now, err := d.pending(ctx, id, ActionApprove)
+	if err != nil {
+		return err
+	}
+	return d.g.shown(ctx, a, now)
 }
 
 // pending reads a pending, unexpired ticket and builds the request of

@@ -14,7 +14,7 @@ import (
 const MaxDwell = 10 * time.Minute
 
 // WithDwell sets the least time between a ticket's card being first shown
-// to an approver ([Desk.Prompt]) and an approval of it, for the effect
+// to an approver ([Desk.Show]) and an approval of it, for the effect
 // classes named (every class when none is named); zero removes it. The
 // default is [DefaultDwell] for external and irreversible calls. The gate
 // enforces it, not the page: the first showing is stored with the ticket

@@ -31,6 +31,7 @@ func TestDwellHoldsBackQuickApprovals(t *testing.T) {
 			require.NoError(t, err)
 			p, err := w.Gate.Desk().Prompt(ctx, tk.ID)
 			require.NoError(t, err)
+			require.NoError(t, w.Gate.Desk().Show(ctx, tk.ID))
 			w.Clock.Advance(early)
 			_, err = w.Approve(tk.ID) // prompts again: the first showing counts
 			require.ErrorIs(t, err, stepup.ErrTooFast)
@@ -60,8 +61,7 @@ func TestDwellNeverHoldsBackADenialOrAReversibleCall(t *testing.T) {
 	// The wait runs from the showing of that ticket's own card.
 	tk, err = w.Gate.Propose(ctx, sendEmail("finance+2@example.com"))
 	require.NoError(t, err)
-	_, err = w.Gate.Desk().Prompt(ctx, tk.ID) // shows tk, not other
-	require.NoError(t, err)
+	require.NoError(t, w.Gate.Desk().Show(ctx, tk.ID)) // shows tk, not other
 	other, err := w.Gate.Propose(ctx, sendEmail("finance+3@example.com"))
 	require.NoError(t, err)
 	w.Clock.Advance(time.Minute)
@@ -82,10 +82,43 @@ func TestDwellIsOneTimeAcrossReplicas(t *testing.T) {
 	require.NoError(t, err)
 	p, err := w.Gate.Desk().Prompt(ctx, tk.ID)
 	require.NoError(t, err)
+	require.NoError(t, w.Gate.Desk().Show(ctx, tk.ID))
 	w.Clock.Advance(gate.DefaultDwell)
 	answer, err := w.Authenticator.Assert(p.Options)
 	require.NoError(t, err)
 	got, err := other.Desk().Approve(ctx, tk.ID, answer)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusApproved, got.Status)
+}
+
+// TestDwellStartsWhenTheCardIsShownToEachApprover: fetching the prompt
+// (a link preview, a prefetch, the agent opening its own ticket's page)
+// starts no wait; and of a ticket that needs two people, the second
+// approver waits from when the card is shown to them, not from the
+// first approver's showing.
+func TestDwellStartsWhenTheCardIsShownToEachApprover(t *testing.T) {
+	ctx := context.Background()
+	q := newQuorumDesk(t, gate.WithDwell(gate.DefaultDwell))
+	desk := q.Gate.Desk()
+	tk, err := q.Gate.Propose(ctx, refundCall())
+	require.NoError(t, err)
+	for range 3 {
+		_, err := desk.Prompt(ctx, tk.ID)
+		require.NoError(t, err)
+	}
+	q.Clock.Advance(10 * time.Minute)
+	_, err = q.Approve(tk.ID) // shown and answered at once
+	require.ErrorIs(t, err, stepup.ErrTooFast, "fetching the prompt is not showing the card")
+
+	q.Clock.Advance(gate.DefaultDwell)
+	got, err := q.Approve(tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, got.Status, "1 of 2")
+	q.Clock.Advance(time.Minute)
+	_, err = stepuptest.Approve(ctx, desk, q.erin, tk.ID)
+	require.ErrorIs(t, err, stepup.ErrTooFast, "Erin waits from her own showing")
+	q.Clock.Advance(gate.DefaultDwell)
+	got, err = stepuptest.Approve(ctx, desk, q.erin, tk.ID)
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusApproved, got.Status)
 }

@@ -37,9 +37,11 @@ func ExampleDesk_QuorumReceipt() {
 	erin, _ := stepuptest.Enroll(ctx, stepuptest.Enrollment(st), "user:erin")
 	tk, _ := g.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":120}`),
 		Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
-	_, _ = g.Desk().Prompt(ctx, tk.ID)
-	clock.Advance(gate.DefaultDwell) // each reads the card first
+	_ = g.Desk().Show(ctx, tk.ID) // Dana reads the card
+	clock.Advance(gate.DefaultDwell)
 	first, _ := stepuptest.Approve(ctx, g.Desk(), dana, tk.ID)
+	_ = g.Desk().Show(ctx, tk.ID) // then Erin does
+	clock.Advance(gate.DefaultDwell)
 	second, _ := stepuptest.Approve(ctx, g.Desk(), erin, tk.ID)
 	fmt.Println(first.Status, second.Status)
 

@@ -114,6 +114,7 @@ func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.Relying
 	s.mux.HandleFunc("GET /approve/{id}", s.approvePage)
 	s.mux.HandleFunc("POST /approve/{id}", s.sameOrigin(s.approve))
 	s.mux.HandleFunc("POST /approve/{id}/deny", s.sameOrigin(s.denyTicket))
+	s.mux.HandleFunc("POST /approve/{id}/shown", s.sameOrigin(s.shown))
 	s.mux.HandleFunc("POST /approve/{id}/revoke", s.sameOrigin(s.revokeTicket))
 	s.mux.HandleFunc("GET /enroll", s.enrollPage)
 	s.mux.HandleFunc("POST /enroll", s.sameOrigin(s.enroll))
@@ -193,6 +194,25 @@ func (s *Site) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("approved", "ticket", id, "digest", digestOf(t), "status", t.Status)
 	writeJSON(w, http.StatusOK, wire.FromTicket(t))
+}
+
+// shown records that the ticket's card is on the approver's screen: the
+// page's script posts it once the card is in view, so a link preview or a
+// prefetch (which fetch the page but run no script) never starts the
+// gate's dwell time.
+func (s *Site) shown(w http.ResponseWriter, r *http.Request) {
+	id := stepup.TicketID(r.PathValue("id"))
+	if _, err := readAnswer(w, r); err != nil {
+		s.refuse(w, "shown", id, err)
+		return
+	}
+	if err := s.desk.Show(r.Context(), id); err != nil {
+		s.refuse(w, "shown", id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Shown bool `json:"shown"`
+	}{true})
 }
 
 // denyJSON is a denial's body.

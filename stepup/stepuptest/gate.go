@@ -122,10 +122,15 @@ func Enroll(ctx context.Context, admin *passkey.Enrollment, user string, tweaks 
 }
 
 // Approve shows ticket id to the approver and approves it with a, the
-// whole approver round trip: Prompt, passkey assertion, Approve.
+// whole approver round trip: Prompt, Show, passkey assertion, Approve. It
+// answers at once: on a gate with a dwell time, show the card earlier
+// (Desk.Show) and let the clock run, or expect stepup.ErrTooFast.
 func Approve(ctx context.Context, desk *gate.Desk, a *Authenticator, id stepup.TicketID, tweaks ...Tweak) (stepup.Ticket, error) {
 	p, err := desk.Prompt(ctx, id)
 	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	if err := desk.Show(ctx, id); err != nil { // the card is on the approver's screen
 		return stepup.Ticket{}, err
 	}
 	assertion, err := a.Assert(p.Options, tweaks...)

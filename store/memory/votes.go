@@ -56,7 +56,9 @@ func (s *Store) Vote(ctx context.Context, id string, v store.Vote, quorum int, r
 	next := t.Clone()
 	v.Evidence = append([]byte(nil), v.Evidence...)
 	next.Votes = append(next.Votes, v)
+	next.ShownAt = time.Time{} // the next approver is shown the card anew
 	if len(next.Votes) >= quorum {
+		next.ShownAt = t.ShownAt
 		next.State = store.Approved
 		next.Approver = v.Approver
 		next.Reason = reason

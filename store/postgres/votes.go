@@ -31,7 +31,8 @@ var (
 			approver = CASE WHEN ` + quorumMet + ` THEN $3::text ELSE approver END,
 			reason = CASE WHEN ` + quorumMet + ` THEN $6::text ELSE reason END,
 			evidence = CASE WHEN ` + quorumMet + ` THEN NULL ELSE evidence END,
-			resolved_at = CASE WHEN ` + quorumMet + ` THEN $4::timestamptz ELSE resolved_at END
+			resolved_at = CASE WHEN ` + quorumMet + ` THEN $4::timestamptz ELSE resolved_at END,
+			shown_at = CASE WHEN ` + quorumMet + ` THEN shown_at ELSE NULL END
 		WHERE id = $1 AND state = 'pending' AND expires_at > $4::timestamptz AND ` + skewOK(4) + `
 			AND NOT ` + votedBy(3) + `
 		RETURNING ` + ticketColumns

@@ -79,6 +79,7 @@ func ExampleStore_Vote() {
 		return receipt.AuditRecord{TicketID: a.ID, Decision: "vote", Reason: string(a.State)}
 	}
 	for _, who := range []string{"bob", "carol", "carol"} {
+		_, _ = s.Show(ctx, t.ID, now) // each approver is shown the card
 		got, err := s.Vote(ctx, t.ID, store.Vote{Approver: who, At: now}, 2, "two of finance", note)
 		fmt.Println(who, got.State, len(got.Votes), err)
 	}

@@ -85,7 +85,8 @@ func (s *Store) Vote(ctx context.Context, id string, v store.Vote, quorum int, r
 				SET votes = ?, state = 'approved', approver = ?, reason = ?, evidence = NULL, resolved_at = ?
 				WHERE id = ? AND state = 'pending'`, votes, v.Approver, reason, at, id)
 		} else {
-			n, err = tx.changes(ctx, `UPDATE approvals SET votes = ? WHERE id = ? AND state = 'pending'`, votes, id)
+			// The next approver is shown the card anew.
+			n, err = tx.changes(ctx, `UPDATE approvals SET votes = ?, shown_at = NULL WHERE id = ? AND state = 'pending'`, votes, id)
 		}
 		switch {
 		case err != nil:

@@ -288,6 +288,12 @@ func testVotesTravel(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, err)
 	one, err := s.Vote(ctx, p.ID, vote("alice", at), 2, "two", nil)
 	require.NoError(t, err)
+	assert.True(t, one.ShownAt.IsZero(), "a vote that leaves the ticket pending clears ShownAt")
+	again, err := s.Get(ctx, p.ID)
+	require.NoError(t, err)
+	assert.True(t, again.ShownAt.IsZero(), "as stored")
+	_, err = s.Show(ctx, p.ID, at) // shown to the next approver
+	require.NoError(t, err)
 	check := func(what string, got store.Approval) {
 		t.Helper()
 		assert.True(t, at.Equal(got.ShownAt), "%s returns ShownAt", what)
@@ -314,9 +320,12 @@ func testVotesTravel(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, err)
 	_, err = s.Vote(ctx, q.ID, vote("alice", at), 2, "two", nil)
 	require.NoError(t, err)
+	_, err = s.Show(ctx, q.ID, at) // shown to bob
+	require.NoError(t, err)
 	one, err = s.Vote(ctx, q.ID, vote("bob", at), 2, "two", nil)
 	require.NoError(t, err)
 	require.Equal(t, store.Approved, one.State)
+	assert.True(t, at.Equal(one.ShownAt), "the vote that approves keeps ShownAt")
 	// A lease that ends a millisecond after the consume lapses without
 	// waiting: the reclaim claims a time after it.
 	consumed := now(t, s)

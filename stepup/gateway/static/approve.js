@@ -45,6 +45,23 @@
     return;
   }
 
+  // The card is on screen: tell the gate, which starts the dwell time
+  // before an approval counts from this moment (a link preview fetches the
+  // page but runs no script, so it starts nothing).
+  function shown() {
+    return asu.post("/approve/" + encodeURIComponent(ticket) + "/shown", {}).catch(function () {});
+  }
+  if (document.visibilityState === "hidden") {
+    document.addEventListener("visibilitychange", function once() {
+      if (document.visibilityState !== "hidden") {
+        document.removeEventListener("visibilitychange", once);
+        shown();
+      }
+    });
+  } else {
+    shown();
+  }
+
   document.getElementById("asu-approve").addEventListener("click", function () {
     buttons(false);
     asu.say("Waiting for your passkey…");
@@ -55,6 +72,7 @@
       document.body.dataset.decided = t.status;
     }).catch(function (e) {
       asu.say("Not approved: " + e.message, "bad");
+      if (e.code === "too_fast") { shown(); }
       buttons(true);
     });
   });

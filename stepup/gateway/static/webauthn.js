@@ -50,7 +50,9 @@ var asu = (function () {
       return resp.json().then(function (j) {
         if (!resp.ok) {
           var e = (j && j.error) || {};
-          throw new Error(e.message || e.code || "error");
+          var err = new Error(e.message || e.code || "error");
+          err.code = e.code;
+          throw err;
         }
         return j;
       });

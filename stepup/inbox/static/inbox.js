@@ -75,6 +75,7 @@
           var e = (j && j.error) || {};
           var err = new Error(e.message || e.code || ("HTTP " + resp.status));
           err.status = resp.status;
+          err.code = e.code;
           throw err;
         }
         return j;
@@ -316,10 +317,20 @@
 
     var it = { el: li, entry: e, left: left, status: status, reason: reason, approve: approve, busy: false,
       readyAt: Date.now() + dwell };
-    if (dwell > 0) { setTimeout(tick, dwell); }
+    shown(it);
     approve.addEventListener("click", function () { decide(it, "approve"); });
     deny.addEventListener("click", function () { decide(it, "deny"); });
     return it;
+  }
+
+  // shown tells the gate the card is on this approver's screen (its dwell
+  // time counts from the first showing) and holds the approve button as
+  // long; it is told again after a refusal as too fast (another approver
+  // of a ticket that needs several approved in between).
+  function shown(it) {
+    it.readyAt = Date.now() + dwell;
+    if (dwell > 0) { setTimeout(tick, dwell); }
+    call("POST", approvePath + encodeURIComponent(it.entry.id) + "/shown", {}).catch(function () {});
   }
 
   function itemSay(it, text, kind) {
@@ -375,6 +386,7 @@
         "Denied. The agent is told so.", "ok");
     }).catch(function (err) {
       it.busy = false;
+      if (err.code === "too_fast") { shown(it); }
       buttons(it, true);
       itemSay(it, (kind === "approve" ? "Not approved: " : "Not denied: ") + err.message, "bad");
     });
