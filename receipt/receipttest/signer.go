@@ -218,7 +218,13 @@ func (s *Signer) Sign(effect canon.Effect, card []byte, expiresAt, approvedAt ti
 		RPID:       s.rpID,
 		Origin:     s.origin,
 	}
-	challenge := receipt.Challenge(r.Digest, nonce, r.ExpiresAt, r.CardHash)
+	return s.answer(r, tweaks...)
+}
+
+// answer signs r's challenge as a passkey would and completes r with the
+// assertion.
+func (s *Signer) answer(r *receipt.Receipt, tweaks ...Tweak) (*receipt.Receipt, error) {
+	challenge := receipt.Challenge(r.Digest, [32]byte(r.Nonce), r.ExpiresAt, r.CardHash)
 	c := ceremony{typ: "webauthn.get", origin: s.origin, rpID: s.rpID, flags: 0x05, challenge: challenge[:], count: 1}
 	for _, t := range tweaks {
 		t(&c)
@@ -244,17 +250,7 @@ func (s *Signer) Cosign(r *receipt.Receipt, approvedAt time.Time, tweaks ...Twea
 		Approver: receipt.Approver{User: s.user, CredentialID: bytes.Clone(s.credID), PublicKey: s.COSEKey()},
 		RPID:     s.rpID, Origin: s.origin,
 	}
-	challenge := receipt.Challenge(out.Digest, [32]byte(out.Nonce), out.ExpiresAt, out.CardHash)
-	c := ceremony{typ: "webauthn.get", origin: s.origin, rpID: s.rpID, flags: 0x05, challenge: challenge[:], count: 1}
-	for _, t := range tweaks {
-		t(&c)
-	}
-	a, err := s.assert(c)
-	if err != nil {
-		return nil, err
-	}
-	out.Assertion = a
-	return out, nil
+	return s.answer(out, tweaks...)
 }
 
 // assert produces the authenticator's and browser's part of an assertion.

@@ -1,25 +1,16 @@
 package gateway
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/agentstepup/asu/stepup/internal/sitehdr"
+)
 
 // CSP is the approval site's Content-Security-Policy: scripts, styles,
 // fetches and images from its own origin only, nothing inline, no frames,
 // no base URL, forms only to itself.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
-	"img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+const CSP = sitehdr.CSP
 
 // secure sets the approval site's headers on every response, errors
 // included.
-func secure(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", CSP)
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		next.ServeHTTP(w, r)
-	})
-}
+func secure(next http.Handler) http.Handler { return sitehdr.Secure(next) }

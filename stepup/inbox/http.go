@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/agentstepup/asu/stepup/internal/sitehdr"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/remote"
 )
@@ -17,8 +18,7 @@ import (
 // scripts, styles, fetches (streams included) and images from its own
 // origin only, nothing inline, no frames, no base URL, forms only to
 // itself.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
-	"img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+const CSP = sitehdr.CSP
 
 // Body bounds: a sign-in carries a WebAuthn assertion of a few kilobytes;
 // the other posts carry nothing.
@@ -90,19 +90,7 @@ func (in *Inbox) refuse(w http.ResponseWriter, r *http.Request, err error) {
 
 // secure sets the approval site's headers on every response, errors
 // included.
-func secure(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", CSP)
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		next.ServeHTTP(w, r)
-	})
-}
+func secure(next http.Handler) http.Handler { return sitehdr.Secure(next) }
 
 // sameOrigin refuses a post that a browser says comes from another
 // origin, or that is not JSON (which a cross-site form cannot send
