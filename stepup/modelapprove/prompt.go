@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
@@ -94,10 +95,14 @@ func escape(s string) string {
 
 // invisible reports format characters that change how text reads without
 // showing: bidirectional controls, zero-width characters, the byte order
-// mark, line and paragraph separators.
+// mark, line and paragraph separators, the tag characters (which spell
+// ASCII no reader of a log or a card sees), variation selectors and the
+// other characters of Unicode's format category.
 func invisible(r rune) bool {
 	return (r >= 0x200b && r <= 0x200f) || (r >= 0x2028 && r <= 0x202e) ||
-		(r >= 0x2060 && r <= 0x2069) || r == 0xfeff || r == 0x061c || r == 0x180e
+		(r >= 0x2060 && r <= 0x206f) || r == 0xfeff || r == 0x061c || r == 0x180e ||
+		(r >= 0xe0000 && r <= 0xe007f) || (r >= 0xfe00 && r <= 0xfe0f) || (r >= 0xe0100 && r <= 0xe01ef) ||
+		unicode.Is(unicode.Cf, r)
 }
 
 // newBoundary draws a 128-bit code, as 32 hex digits, that occurs in
