@@ -93,6 +93,9 @@ func Example_mount() {
 		log.Fatal(err)
 	}
 	fmt.Println("who may approve:", p.Approvers)
+	if err := desk.Show(ctx, tk.ID); err != nil { // the card is on screen: the dwell time starts
+		log.Fatal(err)
+	}
 	assertion, _ := browser.Assert(p.Options)
 	if _, err := desk.Approve(ctx, tk.ID, assertion); err != nil {
 		log.Fatal(err)
