@@ -279,14 +279,11 @@ func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) 
 // gate's MAC tying their answer to this row, and the approver's Recheck of
 // the answer itself.
 func (g *Gate) evidenceHolds(ctx context.Context, a store.Approval, now time.Time) error {
-	quorum := 1
-	if a.Tool != GrantTool {
-		r, err := g.route(ctx, a)
-		if err != nil {
-			return err
-		}
-		quorum = quorumOf(r)
+	r, err := g.route(ctx, a) // once: without a Router, each route asks the policy again
+	if err != nil {
+		return err
 	}
+	quorum := quorumOf(r)
 	if reservedApprover(a.Approver) {
 		if quorum > 1 {
 			return fmt.Errorf("%w: the ticket needs %d people; the gate approved it alone", stepup.ErrBadAssertion, quorum)
@@ -294,12 +291,12 @@ func (g *Gate) evidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 		return g.checkSeal(a)
 	}
 	if quorum > 1 || len(a.Votes) > 0 {
-		return g.votesHold(ctx, a, now, quorum)
+		return g.votesHold(ctx, a, r, now, quorum)
 	}
 	if err := mayDecide(a.Approver, a); err != nil {
 		return fmt.Errorf("%w: the approval names no one who may approve", stepup.ErrBadAssertion)
 	}
-	if users, err := g.approversOf(ctx, a, now); err != nil || !slices.Contains(users, a.Approver) {
+	if users, err := g.routeOf(a, r, now); err != nil || !slices.Contains(users, a.Approver) {
 		return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
 	}
 	evidence, err := g.openAnswer(a)

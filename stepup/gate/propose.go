@@ -102,14 +102,15 @@ func (g *Gate) propose(ctx context.Context, c stepup.Call, id string) (stepup.Ti
 		}
 		note = why
 	}
-	approvers, err := g.routeOf(p.a, Route{Approvers: d.Approvers, Timeout: d.Timeout}, now)
+	route := Route{Approvers: d.Approvers, Timeout: d.Timeout, Quorum: d.Quorum}
+	approvers, err := g.routeOf(p.a, route, now)
 	if err != nil {
 		return g.deny(ctx, p, "nobody may approve the call")
 	}
-	if quorum := max(d.Quorum, 1); len(approvers) < quorum {
-		return g.deny(ctx, p, fmt.Sprintf("the call needs %d approvers and only %d may approve it", quorum, len(approvers)))
+	p.quorum = quorumOf(route)
+	if len(approvers) < p.quorum {
+		return g.deny(ctx, p, fmt.Sprintf("the call needs %d approvers and only %d may approve it", p.quorum, len(approvers)))
 	}
-	p.quorum = max(d.Quorum, 1)
 	if why, retry := g.admit(ctx, floodRequest(p.a, approvers)); why != "" {
 		t, err := g.deny(ctx, p, why)
 		t.RetryAfter = retry

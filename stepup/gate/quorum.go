@@ -68,15 +68,16 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v Verified, quorum in
 	return view(done, now), nil
 }
 
-// votesHold verifies the approvals of a ticket that needs quorum people:
-// at least that many votes by distinct people who may decide it, each
-// tied to this row by the gate's MAC and each answer verifying again.
-func (g *Gate) votesHold(ctx context.Context, a store.Approval, now time.Time, quorum int) error {
+// votesHold verifies the approvals of a ticket that needs quorum people
+// under route r: at least that many votes by distinct people who may
+// decide it, each tied to this row by the gate's MAC and each answer
+// verifying again.
+func (g *Gate) votesHold(ctx context.Context, a store.Approval, r Route, now time.Time, quorum int) error {
 	if len(a.Votes) < quorum {
 		return fmt.Errorf("%w: approved by %d of the %d people the ticket needs", stepup.ErrBadAssertion,
 			len(a.Votes), quorum)
 	}
-	users, err := g.approversOf(ctx, a, now)
+	users, err := g.routeOf(a, r, now)
 	if err != nil {
 		return fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
 	}

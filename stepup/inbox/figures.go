@@ -30,7 +30,7 @@ type figuresReply struct {
 	ByClass  map[string]receipt.ClassMetrics `json:"by_class"`
 }
 
-func own(m receipt.ApprovalMetrics, user string) ownFigures {
+func ownRow(m receipt.ApprovalMetrics, user string) ownFigures {
 	c := m.ByApprover[user]
 	return ownFigures{Approved: c.Approved, Denied: c.Denied, ApprovalRate: c.ApprovalRate,
 		MedianDecision: c.MedianDecision.Milliseconds(), P90Decision: c.P90Decision.Milliseconds(),
@@ -63,5 +63,5 @@ func (in *Inbox) figuresJSON(w http.ResponseWriter, r *http.Request) {
 		in.refuse(w, r, errNotFound)
 		return
 	}
-	writeJSON(w, http.StatusOK, figuresReply{Approver: own(m, s.user), Overall: m.Overall, ByClass: m.ByClass})
+	writeJSON(w, http.StatusOK, figuresReply{Approver: ownRow(m, s.user), Overall: m.Overall, ByClass: m.ByClass})
 }

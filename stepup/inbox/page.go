@@ -17,11 +17,6 @@ import (
 //go:embed static
 var staticFS embed.FS
 
-type asset struct {
-	typ  string
-	body []byte
-}
-
 // assets are the page's script, and its style after the card's.
 func assets() (map[string]asset, error) {
 	js, err := staticFS.ReadFile("static/inbox.js")
