@@ -3,34 +3,39 @@ package gate
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/store"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // WithResolver resolves the references calls name (default: none, so every
 // reference is marked unbound on the card).
 func WithResolver(r canon.Resolver) Option {
-	return func(g *Gate) error { g.resolver = r; return nil }
+	return func(g *core.Gate) error { g.Resolver = r; return nil }
 }
 
 // WithExecutor registers the executor of tool. A tool without one is
 // decided and approved but never run.
 func WithExecutor(tool string, e Executor) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if tool == "" || e == nil {
 			return fmt.Errorf("%w: executor needs a tool and an implementation", stepup.ErrConfig)
 		}
 		if ReservedTool(tool) {
 			return fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, ReservedToolPrefix)
 		}
-		if _, dup := g.executors[tool]; dup {
+		if _, dup := g.Executors[tool]; dup {
 			return fmt.Errorf("%w: two executors for %q", stepup.ErrConfig, tool)
 		}
-		g.executors[tool] = e
+		g.Executors[tool] = e
 		return nil
 	}
 }
@@ -39,11 +44,11 @@ func WithExecutor(tool string, e Executor) Option {
 // card's). Whatever it renders is still what is signed: the card's hash,
 // which covers the renderer's identity, is in the approval challenge.
 func WithRenderer(r Renderer) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if r == nil {
 			return fmt.Errorf("%w: nil renderer", stepup.ErrConfig)
 		}
-		g.renderer = r
+		g.Renderer = r
 		return nil
 	}
 }
@@ -51,11 +56,11 @@ func WithRenderer(r Renderer) Option {
 // WithCanon replaces how calls are sealed into canonical effects
 // (default canon.Seal); see [Canon].
 func WithCanon(c Canon) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if c == nil {
 			return fmt.Errorf("%w: nil canon", stepup.ErrConfig)
 		}
-		g.canon = c
+		g.Canon = c
 		return nil
 	}
 }
@@ -63,11 +68,11 @@ func WithCanon(c Canon) Option {
 // WithGrants replaces how a named grant's coverage of a call is decided
 // (default grant.Target over the gate's store); see [Grants].
 func WithGrants(gr Grants) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if gr == nil {
 			return fmt.Errorf("%w: nil grants", stepup.ErrConfig)
 		}
-		g.grants = gr
+		g.Grants = gr
 		return nil
 	}
 }
@@ -82,11 +87,11 @@ func WithGrants(gr Grants) Option {
 // without WithKey each gate draws a random one, and its approvals then run
 // only on that gate, in that process.
 func WithKey(key []byte) Option {
-	return func(g *Gate) error {
-		if len(key) < minKeySize {
-			return fmt.Errorf("%w: gate key must be at least %d bytes", stepup.ErrConfig, minKeySize)
+	return func(g *core.Gate) error {
+		if len(key) < core.MinKeySize {
+			return fmt.Errorf("%w: gate key must be at least %d bytes", stepup.ErrConfig, core.MinKeySize)
 		}
-		g.key = bytes.Clone(key)
+		g.Key = bytes.Clone(key)
 		return nil
 	}
 }
@@ -96,19 +101,19 @@ func WithKey(key []byte) Option {
 // principal ids ("user:..."); the requester of a ticket never decides it,
 // even as a member.
 func WithApproverGroup(name string, users ...string) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if name == "" || len(users) == 0 {
 			return fmt.Errorf("%w: approver group needs a name and users", stepup.ErrConfig)
 		}
 		for _, u := range users {
-			if err := checkPerson(u); err != nil {
+			if err := core.CheckPerson(u); err != nil {
 				return fmt.Errorf("%w: approver group %q: %v", stepup.ErrConfig, name, err)
 			}
 		}
-		if _, dup := g.groups[name]; dup {
+		if _, dup := g.Groups[name]; dup {
 			return fmt.Errorf("%w: approver group %q given twice", stepup.ErrConfig, name)
 		}
-		g.groups[name] = slices.Clone(users)
+		g.Groups[name] = slices.Clone(users)
 		return nil
 	}
 }
@@ -118,11 +123,11 @@ func WithApproverGroup(name string, users ...string) Option {
 // the stricter of these caps and the limiter's, field by field: a cap here
 // can only tighten the limiter's.
 func WithPendingCaps(c store.Caps) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if c.PerSession < 0 || c.PerUser < 0 {
 			return fmt.Errorf("%w: negative cap", stepup.ErrConfig)
 		}
-		g.caps = c
+		g.Caps = c
 		return nil
 	}
 }
@@ -130,11 +135,11 @@ func WithPendingCaps(c store.Caps) Option {
 // WithTTL sets how long approvers have, and how long an approval stays
 // executable, when the policy does not say (default [DefaultTTL]).
 func WithTTL(d time.Duration) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: TTL must be positive", stepup.ErrConfig)
 		}
-		g.ttl = d
+		g.TTL = d
 		return nil
 	}
 }
@@ -146,11 +151,11 @@ func WithTTL(d time.Duration) Option {
 // context if it cannot, before the lease ends. It must exceed 3 ×
 // store.MaxSkew, so that a renewal's time is never refused as skewed.
 func WithLease(d time.Duration) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if d < 3*store.MaxSkew {
 			return fmt.Errorf("%w: lease must be at least %v", stepup.ErrConfig, 3*store.MaxSkew)
 		}
-		g.lease = d
+		g.Lease = d
 		return nil
 	}
 }
@@ -164,11 +169,11 @@ func WithLease(d time.Duration) Option {
 // live owner's lease nor lets two runs of one ticket overlap. Tests drive
 // it with the fake clock they give the store.
 func WithLocalClock(now func() time.Time) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if now == nil {
 			return fmt.Errorf("%w: nil local clock", stepup.ErrConfig)
 		}
-		g.local = now
+		g.Local = now
 		return nil
 	}
 }
@@ -177,11 +182,11 @@ func WithLocalClock(now func() time.Time) Option {
 // executions it runs (default a random "gate-..." name). Names must be
 // unique among the gates sharing a store.
 func WithInstance(name string) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if name == "" || len(name) > store.MaxKeySize {
 			return fmt.Errorf("%w: instance name must be 1 to %d bytes", stepup.ErrConfig, store.MaxKeySize)
 		}
-		g.owner = name
+		g.Owner = name
 		return nil
 	}
 }
@@ -190,18 +195,18 @@ func WithInstance(name string) Option {
 // not only their digest. Arguments may hold secrets; the audit log then
 // holds them too.
 func WithAuditArgsUnsafe() Option {
-	return func(g *Gate) error { g.auditArgs = true; return nil }
+	return func(g *core.Gate) error { g.AuditArgs = true; return nil }
 }
 
 // WithPollInterval sets how often Wait re-reads a ticket decided by
 // another gate sharing the store (default 50ms). Decisions made by this
 // gate wake waiters at once.
 func WithPollInterval(d time.Duration) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: poll interval must be positive", stepup.ErrConfig)
 		}
-		g.poll = d
+		g.Poll = d
 		return nil
 	}
 }
@@ -210,14 +215,14 @@ func WithPollInterval(d time.Duration) Option {
 // gate uses flood's default limits over the store's counters; to run
 // without any, say so with [WithoutFloodControlUnsafe].
 func WithFlood(f Flood) Option {
-	return func(g *Gate) error {
+	return func(g *core.Gate) error {
 		if f == nil {
 			return fmt.Errorf("%w: nil flood control; use WithoutFloodControlUnsafe to turn it off", stepup.ErrConfig)
 		}
-		if g.floodSet {
+		if g.FloodSet {
 			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
 		}
-		g.flood, g.floodSet = f, true
+		g.Flood, g.FloodSet = f, true
 		return nil
 	}
 }
@@ -226,11 +231,172 @@ func WithFlood(f Flood) Option {
 // prompt people as often as it likes, which is how approval fatigue is
 // made. For tests and demos.
 func WithoutFloodControlUnsafe() Option {
-	return func(g *Gate) error {
-		if g.floodSet {
+	return func(g *core.Gate) error {
+		if g.FloodSet {
 			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
 		}
-		g.flood, g.floodSet = nil, true
+		g.Flood, g.FloodSet = nil, true
+		return nil
+	}
+}
+
+// WithLogger logs every decision the gate makes to l (default: none): one
+// record per decision (message "gate decision": decision, tool, class,
+// ticket, digest in short form, reason), per execution ("gate
+// execution": outcome, tool, class, ticket, digest) and per execution
+// taken over from a gate whose lease expired ("gate reclaim"). Arguments
+// appear only as the digest's short form; arguments, evidence, nonces,
+// tokens, rationales and the free text of an agent's cancellation or an
+// approver's denial are never logged. Refusals at execute, failures and
+// unknown outcomes are logged at warning level, the rest at info.
+func WithLogger(l *slog.Logger) Option {
+	return func(g *core.Gate) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", stepup.ErrConfig)
+		}
+		g.ObserverOf().Log = l
+		return nil
+	}
+}
+
+// WithMeterProvider reports the gate's metrics through the OpenTelemetry
+// meter of mp named [ScopeName] (default: none). The instruments, with
+// their units and attributes:
+//
+//	asu.gate.decisions           counter          {decision}  AttrDecision, AttrClass
+//	asu.gate.pending             up-down counter  {ticket}    AttrClass
+//	asu.gate.decision.duration   histogram        s           AttrDecision, AttrClass
+//	asu.gate.flood.refusals      counter          {refusal}   AttrFloodScope, AttrFloodLimit
+//	asu.gate.flood.lockouts      counter          {refusal}   AttrFloodScope
+//	asu.gate.executions          counter          {execution} AttrOutcome, AttrClass
+//	asu.gate.lease.reclaims      counter          {reclaim}   AttrClass
+//
+// decisions counts every decision this gate committed: at propose (allow,
+// deny, needs_approval, merged), by a person (approved, denied), by the
+// clock (expired), by the runtime (cancelled) and by a revocation
+// (revoked). The approval rate is approved / (approved + denied).
+//
+// pending rises when this gate parks a ticket and falls when this gate
+// resolves a pending one (approved, denied, expired, cancelled). Gates
+// sharing a store each count their own changes, so the sum over the
+// replicas is the number of pending tickets parked since they started;
+// a replica alone may read negative when its peers parked what it
+// decided.
+//
+// decision.duration is the time from park to the decision, by the
+// store's clock, of tickets approved, denied, expired or cancelled.
+//
+// flood.refusals counts calls flood control or a pending cap refused;
+// flood.lockouts counts those refused because approvers denied too many
+// of the scope's requests in a row (a subset of refusals, with
+// AttrFloodLimit "lockout").
+//
+// executions counts what became of each call Execute or [Gate.Recover]
+// took up (grant issuance is not counted: it is the grant ticket's
+// approval); lease.reclaims counts executions this gate took over after
+// their owner's lease expired.
+//
+// Through the Prometheus exporter (package stepup/gateway serves one)
+// the names become asu_gate_decisions_total, asu_gate_pending,
+// asu_gate_decision_duration_seconds, asu_gate_flood_refusals_total,
+// asu_gate_flood_lockouts_total, asu_gate_executions_total and
+// asu_gate_lease_reclaims_total, and the attribute keys' dots become
+// underscores (asu_decision, asu_effect_class, asu_flood_scope, ...).
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(g *core.Gate) error {
+		if mp == nil {
+			return fmt.Errorf("%w: nil meter provider", stepup.ErrConfig)
+		}
+		if err := g.ObserverOf().Instruments(mp.Meter(ScopeName)); err != nil {
+			return fmt.Errorf("%w: metrics: %v", stepup.ErrConfig, err)
+		}
+		return nil
+	}
+}
+
+// WithNotifier has the gate tell approvers when a ticket needs a person:
+// after a ticket is parked (not when an identical pending request merges
+// into it), the gate hands n a [notify.Notice] naming the ticket, its tool
+// and class, the user, the approvers and the expiry, and link(id): the
+// approval site's page for the ticket ([gateway.ApprovalLink]). The link
+// goes to the people who decide, never back to the agent, and the notice
+// holds no arguments or challenge.
+//
+// Notifying never blocks or changes a decision: the gate calls n in the
+// background, at most a few dozen notices at once (more are dropped and
+// logged), each given ten seconds; an error is logged and the ticket
+// stays in the approvers' queue. [notify.Webhook] is the built-in.
+func WithNotifier(n notify.Notifier, link func(stepup.TicketID) string) Option {
+	return func(g *core.Gate) error {
+		if n == nil || link == nil {
+			return fmt.Errorf("%w: a NotifyConfig needs a Notifier and a link function", stepup.ErrConfig)
+		}
+		g.Notifier = &core.NotifyConfig{Notify: n, Link: link, Busy: make(chan struct{}, core.MaxNotifying)}
+		return nil
+	}
+}
+
+// WithModelJudge has j decide, as soon as it is parked, every ticket of
+// the effect classes named (default: card.ClassExternal alone; an
+// irreversible class only when named). The model sees the ticket's card
+// and, as untrusted data, the agent's rationale; it approves or denies
+// with a reason. Its decision is recorded as a model's: the approver is
+// "model:<name>" (a kind only the gate writes), the audit row's reason
+// carries the model id and the SHA-256 of the exact prompt and answer, and
+// the evidence is the gate's own MAC, so Execute runs a model's approval
+// only if the gate made it. A model's approval has no passkey receipt.
+// Grant tickets ([GrantTool]) are always left to their approver.
+func WithModelJudge(j Judge, classes ...string) Option {
+	return func(g *core.Gate) error {
+		if j == nil {
+			return fmt.Errorf("%w: nil model judge", stepup.ErrConfig)
+		}
+		if len(classes) == 0 {
+			classes = []string{card.ClassExternal}
+		}
+		m := map[string]bool{}
+		for _, c := range classes {
+			switch c {
+			case card.ClassRead, card.ClassReversible, card.ClassExternal, card.ClassIrreversible:
+				m[c] = true
+			default:
+				return fmt.Errorf("%w: a model judge for unknown effect class %q", stepup.ErrConfig, c)
+			}
+		}
+		g.Judging = &core.JudgeConfig{Judge: j, Classes: m}
+		return nil
+	}
+}
+
+// MaxDwell bounds [WithDwell].
+const MaxDwell = 10 * time.Minute
+
+// WithDwell sets the least time between a ticket's card being first shown
+// to an approver ([Desk.Show]) and an approval of it, for the effect
+// classes named (every class when none is named); zero removes it. The
+// default is [DefaultDwell] for external and irreversible calls. The gate
+// enforces it, not the page: the first showing is stored with the ticket
+// (by the store's clock, shared by replicas), an approval sooner than the
+// dwell is refused with [stepup.ErrTooFast] and changes nothing (the
+// approver reads the card and approves again), and an approval of a card
+// never shown is refused too. Denials are never held back, and a model
+// approver ([WithModelJudge]) has no dwell.
+func WithDwell(d time.Duration, classes ...string) Option {
+	return func(g *core.Gate) error {
+		if d < 0 || d > MaxDwell {
+			return fmt.Errorf("%w: dwell must be from 0 to %v", stepup.ErrConfig, MaxDwell)
+		}
+		if len(classes) == 0 {
+			classes = []string{card.ClassRead, card.ClassReversible, card.ClassExternal, card.ClassIrreversible}
+		}
+		for _, c := range classes {
+			switch c {
+			case card.ClassRead, card.ClassReversible, card.ClassExternal, card.ClassIrreversible:
+				g.Dwell[c] = d
+			default:
+				return fmt.Errorf("%w: dwell for unknown effect class %q", stepup.ErrConfig, c)
+			}
+		}
 		return nil
 	}
 }

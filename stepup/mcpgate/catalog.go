@@ -22,7 +22,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 )
 
@@ -243,7 +243,7 @@ func (t CatalogTool) policyTool(u *mcp.Tool) (policy.Tool, error) {
 			FixedCurrency: c.FixedCurrency, Recipient: c.Recipient, Units: c.Units, Domains: c.Domains}
 	}
 	if to := t.Timeout; to != nil {
-		pt.Timeout = gate.Timeout{Outcome: gate.Outcome(to.Outcome), EscalateTo: to.EscalateTo, Alternative: to.Alternative}
+		pt.Timeout = plug.Timeout{Outcome: plug.Outcome(to.Outcome), EscalateTo: to.EscalateTo, Alternative: to.Alternative}
 		if to.After != "" {
 			pt.Timeout.After, _ = time.ParseDuration(to.After) // checked by ParseCatalog
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Upstream limits when [UpstreamOptions] says nothing.
@@ -342,8 +342,8 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 // stored effect's tool with the stored arguments, never the host's, and
 // at most once per idempotency key, so a recovered execution in this
 // process returns the first run's answer instead of calling again.
-func (u *Upstream) Executor() gate.Executor {
-	return gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+func (u *Upstream) Executor() plug.Executor {
+	return plug.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return u.once.do(key, func() ([]byte, error) { return u.Call(ctx, e.Tool, e.Args) })
 	})
 }

@@ -17,11 +17,11 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
-// Approver is the passkey [gate.Approver]: it verifies WebAuthn assertions
+// Approver is the passkey [plug.Approver]: it verifies WebAuthn assertions
 // with go-webauthn, the challenge recomputed from the stored ticket, origin
 // and RP ID pinned, user presence and user verification required, the
 // signature counter advanced in the store (a counter that did not advance
@@ -35,8 +35,8 @@ type Approver struct {
 }
 
 var (
-	_ gate.Approver  = (*Approver)(nil)
-	_ gate.Receipter = (*Approver)(nil)
+	_ plug.Approver  = (*Approver)(nil)
+	_ plug.Receipter = (*Approver)(nil)
 )
 
 // New returns the passkey approver for credentials kept in creds and
@@ -66,10 +66,10 @@ func userHandle(user string) []byte {
 	return h[:]
 }
 
-// Options implements [gate.Approver]: request options with the ticket's
+// Options implements [plug.Approver]: request options with the ticket's
 // challenge, the allowed approvers' credentials, user verification
 // required.
-func (w *Approver) Options(ctx context.Context, req gate.Request) (json.RawMessage, error) {
+func (w *Approver) Options(ctx context.Context, req plug.Request) (json.RawMessage, error) {
 	opts := protocol.PublicKeyCredentialRequestOptions{
 		Challenge:        protocol.URLEncodedBase64(req.Challenge[:]),
 		Timeout:          300000, // milliseconds the browser waits for the passkey
@@ -100,8 +100,8 @@ func (w *Approver) Options(ctx context.Context, req gate.Request) (json.RawMessa
 	return raw, nil
 }
 
-// Verify implements [gate.Approver].
-func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) (gate.Verified, error) {
+// Verify implements [plug.Approver].
+func (w *Approver) Verify(ctx context.Context, req plug.Request, answer []byte) (plug.Verified, error) {
 	cred, parsed, err := w.check(ctx, req.Challenge[:], answer, func(user string) error {
 		if !slices.Contains(req.Approvers, user) {
 			return fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
@@ -109,7 +109,7 @@ func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) 
 		return nil
 	})
 	if err != nil {
-		return gate.Verified{}, err
+		return plug.Verified{}, err
 	}
 	raw := parsed.Raw.AssertionResponse
 	ev, err := json.Marshal(Evidence{
@@ -119,9 +119,9 @@ func (w *Approver) Verify(ctx context.Context, req gate.Request, answer []byte) 
 		RPID: w.rp.ID, Origin: w.rp.Origin,
 	})
 	if err != nil {
-		return gate.Verified{}, fmt.Errorf("verify: %w", err)
+		return plug.Verified{}, fmt.Errorf("verify: %w", err)
 	}
-	return gate.Verified{User: cred.User, Evidence: ev}, nil
+	return plug.Verified{User: cred.User, Evidence: ev}, nil
 }
 
 // check verifies an assertion answer over challenge, by an enrolled,

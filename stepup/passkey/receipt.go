@@ -8,27 +8,27 @@ import (
 
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
-// Receipt implements [gate.Receipter]: the receipt of a passkey approval in
+// Receipt implements [plug.Receipter]: the receipt of a passkey approval in
 // the receipt.FormatV1 layout, with the stored canonical effect, digest,
 // card, card hash, nonce and expiry, the approver's credential and the raw
 // WebAuthn assertion as the authenticator produced it. Anyone holding only
 // the approver's public key verifies it offline with receipt.Verify.
-func (w *Approver) Receipt(ctx context.Context, a gate.Answer) (*receipt.Receipt, error) {
+func (w *Approver) Receipt(ctx context.Context, a plug.Answer) (*receipt.Receipt, error) {
 	r, _, err := w.receipt(ctx, a)
 	return r, err
 }
 
-// Recheck implements [gate.Approver]: it rebuilds the receipt of a stored
+// Recheck implements [plug.Approver]: it rebuilds the receipt of a stored
 // approval and verifies it offline against the enrolled credential's
 // public key, so an approval row written into the database without the
 // approver's passkey does not verify. The signature counter is not moved.
-func (w *Approver) Recheck(ctx context.Context, a gate.Answer) error {
-	if a.Action != gate.ActionApprove {
+func (w *Approver) Recheck(ctx context.Context, a plug.Answer) error {
+	if a.Action != plug.ActionApprove {
 		return fmt.Errorf("recheck: %w: only approvals are rechecked", stepup.ErrBadAssertion)
 	}
 	r, cred, err := w.receipt(ctx, a)
@@ -49,10 +49,10 @@ func (w *Approver) Recheck(ctx context.Context, a gate.Answer) error {
 }
 
 // receipt builds the receipt of a and returns the credential it names.
-func (w *Approver) receipt(ctx context.Context, a gate.Answer) (*receipt.Receipt, store.Credential, error) {
+func (w *Approver) receipt(ctx context.Context, a plug.Answer) (*receipt.Receipt, store.Credential, error) {
 	ev, err := ParseEvidence(a.Evidence)
 	if err != nil || !ev.complete() {
-		return nil, store.Credential{}, fmt.Errorf("receipt: %w: the approval holds no WebAuthn assertion", gate.ErrNoReceipt)
+		return nil, store.Credential{}, fmt.Errorf("receipt: %w: the approval holds no WebAuthn assertion", plug.ErrNoReceipt)
 	}
 	cred, err := w.creds.GetCredential(ctx, ev.CredentialID)
 	if errors.Is(err, store.ErrNotFound) {

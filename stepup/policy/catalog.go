@@ -15,7 +15,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -51,7 +51,7 @@ type Tool struct {
 	// needs an approver group with at least that many members.
 	Quorum int
 	// Timeout bounds the approval; see [Timeout].
-	Timeout gate.Timeout
+	Timeout plug.Timeout
 	// Hints lay out the card.
 	Hints card.Hints
 	// Trusted lists domains the integrator trusts for this tool (the
@@ -238,8 +238,8 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 		if t.Name == "" {
 			return nil, fmt.Errorf("%w: tool without a name", stepup.ErrConfig)
 		}
-		if gate.ReservedTool(t.Name) || gate.ReservedTool(t.Timeout.Alternative) {
-			return nil, fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, gate.ReservedToolPrefix)
+		if plug.ReservedTool(t.Name) || plug.ReservedTool(t.Timeout.Alternative) {
+			return nil, fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, plug.ReservedToolPrefix)
 		}
 		if _, dup := c.tools[t.Name]; dup {
 			return nil, fmt.Errorf("%w: tool %q listed twice", stepup.ErrConfig, t.Name)
@@ -256,12 +256,12 @@ func NewCatalog(version string, tools ...Tool) (*Catalog, error) {
 			return nil, fmt.Errorf("%w: tool %q needs %d approvers but names no approver group", stepup.ErrConfig, t.Name, t.Quorum)
 		}
 		switch t.Timeout.Outcome {
-		case "", gate.OutcomeCancel:
-		case gate.OutcomeEscalate:
+		case "", plug.OutcomeCancel:
+		case plug.OutcomeEscalate:
 			if t.Timeout.EscalateTo == "" {
 				return nil, fmt.Errorf("%w: tool %q escalates to no group", stepup.ErrConfig, t.Name)
 			}
-		case gate.OutcomeAlternative:
+		case plug.OutcomeAlternative:
 			if t.Timeout.Alternative == "" || t.Timeout.Alternative == t.Name {
 				return nil, fmt.Errorf("%w: tool %q names no safe alternative", stepup.ErrConfig, t.Name)
 			}
@@ -348,17 +348,17 @@ func (noLoader) Load(url string) (any, error) {
 func (c *Catalog) Version() string { return c.version }
 
 // Route implements [Router].
-func (c *Catalog) Route(tool, policyVersion string) (gate.Route, bool) {
+func (c *Catalog) Route(tool, policyVersion string) (plug.Route, bool) {
 	t, ok := c.tools[tool]
 	if !ok || policyVersion != c.version {
-		return gate.Route{}, false
+		return plug.Route{}, false
 	}
-	return gate.Route{Approvers: t.Approvers, Timeout: t.Timeout, Quorum: t.Quorum}, true
+	return plug.Route{Approvers: t.Approvers, Timeout: t.Timeout, Quorum: t.Quorum}, true
 }
 
 // Decide implements [Policy].
-func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, error) {
-	d := gate.Decision{Verdict: gate.Deny, PolicyVersion: c.version}
+func (c *Catalog) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	d := plug.Decision{Verdict: plug.Deny, PolicyVersion: c.version}
 	t, ok := c.tools[p.Tool]
 	if !ok {
 		d.Reason = "unknown tool"
@@ -414,13 +414,13 @@ func (c *Catalog) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, e
 	d.Refs = refs
 	switch {
 	case t.Class == card.ClassRead || t.Class == card.ClassReversible:
-		d.Verdict, d.Reason = gate.Allow, t.Class+" effect"
+		d.Verdict, d.Reason = plug.Allow, t.Class+" effect"
 	case len(p.Taint) > 0:
-		d.Verdict, d.Reason = gate.NeedsApproval, t.Class+" effect after untrusted content"
+		d.Verdict, d.Reason = plug.NeedsApproval, t.Class+" effect after untrusted content"
 	case t.Unattended:
-		d.Verdict, d.Reason = gate.Allow, t.Class+" effect allowed unattended"
+		d.Verdict, d.Reason = plug.Allow, t.Class+" effect allowed unattended"
 	default:
-		d.Verdict, d.Reason = gate.NeedsApproval, t.Class+" effect"
+		d.Verdict, d.Reason = plug.NeedsApproval, t.Class+" effect"
 	}
 	return d, nil
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 )
 
@@ -33,7 +33,7 @@ func SeedTools() []policy.Tool {
 			Refs:    map[string]string{"attachment": "file"},
 			Hints:   card.Hints{Recipient: "to", Order: []string{"to", "subject", "attachment"}},
 			Trusted: []string{"example.com"},
-			Timeout: gate.Timeout{After: 15 * time.Minute, Outcome: gate.OutcomeAlternative, Alternative: "write_draft"}},
+			Timeout: plug.Timeout{After: 15 * time.Minute, Outcome: plug.OutcomeAlternative, Alternative: "write_draft"}},
 		{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 			Schema: obj(`{"type":"object","required":["order","amount"],"properties":{` +
 				`"order":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0}}}`),

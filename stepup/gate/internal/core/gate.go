@@ -1,0 +1,136 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/stepup/notify"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Gate is one gate's state and the machinery its runtime side and its
+// desk share. Package gate's Gate is the API over it.
+type Gate struct {
+	St        plug.Store
+	Policy    plug.Policy
+	Approver  plug.Approver
+	Renderer  plug.Renderer
+	Canon     plug.Canon
+	Grants    plug.Grants
+	Resolver  canon.Resolver
+	Executors map[string]plug.Executor
+	Groups    map[string][]string
+	Caps      store.Caps
+	Flood     plug.Flood // nil only with WithoutFloodControlUnsafe
+	FloodSet  bool       // WithFlood or WithoutFloodControlUnsafe was given
+	TTL       time.Duration
+	Lease     time.Duration
+	AuditArgs bool
+	Poll      time.Duration
+	Key       []byte           // MACs the gate's own approvals; see WithKey
+	Owner     string           // this gate instance, as the owner of its executions
+	Local     func() time.Time // this process's clock; see WithLocalClock
+
+	Obs      *Observer                // logs and metrics; nil reports nothing
+	Notifier *NotifyConfig            // tells approvers a ticket waits; nil tells no one
+	Judging  *JudgeConfig             // a model deciding some classes; nil: people decide all
+	Dwell    map[string]time.Duration // least time from showing to approval, by class
+
+	Mu      sync.Mutex
+	Waiters chan struct{} // closed and replaced whenever a ticket changes here
+}
+
+// Now reads the store's clock.
+func (g *Gate) Now(ctx context.Context) (time.Time, error) {
+	t, err := g.St.Now(ctx)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// The caller gave up (a Wait that ran out, a cancelled request):
+		// say so, not that the store failed.
+		return time.Time{}, fmt.Errorf("the store's clock: %w", ctx.Err())
+	default:
+		return time.Time{}, ticketstore.Err("the store's clock", err)
+	}
+	return t, nil
+}
+
+// AtNow runs a deciding store call f at the store's now. The store refuses
+// a time more than store.MaxSkew off its own clock; a call that waited
+// that long for a lock is asked once more, at a fresh now.
+func (g *Gate) AtNow(ctx context.Context, f func(now time.Time) error) error {
+	for try := 0; ; try++ {
+		now, err := g.Now(ctx)
+		if err != nil {
+			return err
+		}
+		if err = f(now); try == 0 && errors.Is(err, store.ErrClockSkew) {
+			continue
+		}
+		return err
+	}
+}
+
+// StoreClock adapts a store's clock to the plain clock flood control
+// takes; a failed read is the zero time, which flood treats as no time.
+func StoreClock(c store.Clock) func() time.Time {
+	return func() time.Time {
+		t, err := c.Now(context.Background())
+		if err != nil {
+			return time.Time{}
+		}
+		return t
+	}
+}
+
+// Changed wakes every Wait in this process.
+func (g *Gate) Changed() {
+	g.Mu.Lock()
+	close(g.Waiters)
+	g.Waiters = make(chan struct{})
+	g.Mu.Unlock()
+}
+
+func (g *Gate) Changes() <-chan struct{} {
+	g.Mu.Lock()
+	defer g.Mu.Unlock()
+	return g.Waiters
+}
+
+// MinKeySize is the shortest gate key WithKey accepts.
+const MinKeySize = 32
+
+// JudgeConfig is a configured WithModelJudge.
+type JudgeConfig struct {
+	Judge   plug.Judge
+	Classes map[string]bool
+}
+
+// NotifyConfig is a configured WithNotifier.
+type NotifyConfig struct {
+	Notify notify.Notifier
+	Link   func(stepup.TicketID) string
+	Busy   chan struct{} // one token per notice in flight
+}
+
+// Observer holds where a gate reports what it decides. A gate without
+// WithLogger and WithMeterProvider has none and reports nothing.
+type Observer struct {
+	Log          *slog.Logger
+	decisions    metric.Int64Counter
+	pending      metric.Int64UpDownCounter
+	decisionTime metric.Float64Histogram
+	refusals     metric.Int64Counter
+	lockouts     metric.Int64Counter
+	executions   metric.Int64Counter
+	reclaims     metric.Int64Counter
+}

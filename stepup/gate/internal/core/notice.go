@@ -1,0 +1,64 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/notify"
+	"github.com/agentstepup/asu/store"
+)
+
+// Bounds on notifying: how many notices may be in a Notifier's hands at
+// once (more are dropped and logged), and how long one may take.
+const (
+	MaxNotifying  = 64
+	notifyTimeout = 10 * time.Second
+)
+
+// NotifyParked tells the notifier, if any, that a waits for approvers.
+func (g *Gate) NotifyParked(ctx context.Context, a store.Approval, approvers []string) {
+	nt := g.Notifier
+	if nt == nil {
+		return
+	}
+	notice := notify.Notice{Ticket: a.ID, Tool: a.Tool, Class: a.EffectClass, User: a.User,
+		Approvers: append([]string(nil), approvers...), ExpiresAt: a.ExpiresAt, Link: nt.Link(stepup.TicketID(a.ID))}
+	select {
+	case nt.Busy <- struct{}{}:
+	default:
+		g.logNotice(ctx, a, "notice dropped: too many in flight")
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer func() { <-nt.Busy }()
+		nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+		defer cancel()
+		if err := safeNotify(nctx, nt.Notify, notice); err != nil {
+			g.logNotice(ctx, a, "notice not sent: "+err.Error())
+		}
+	}()
+}
+
+// safeNotify calls n, turning a panic into an error: a broken Notifier
+// must not take the gate down.
+func safeNotify(ctx context.Context, n notify.Notifier, notice notify.Notice) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("notifier panicked: %v", r)
+		}
+	}()
+	return n.Notify(ctx, notice)
+}
+
+// logNotice logs a notice that could not be handed over; the message is
+// the gate's or the Notifier's, and names no argument.
+func (g *Gate) logNotice(ctx context.Context, a store.Approval, msg string) {
+	if g.Obs == nil || g.Obs.Log == nil {
+		return
+	}
+	g.Obs.Log.LogAttrs(ctx, slog.LevelWarn, msg, about(a)...)
+}

@@ -1,0 +1,244 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// Admin is the operator's side of a gate (package gate's Admin).
+type Admin struct{ g *Gate }
+
+// RevokeTicket implements [gate.Admin.RevokeTicket].
+func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
+	if strings.TrimSpace(by) == "" {
+		return stepup.Ticket{}, fmt.Errorf("revoke: %w: name who revokes", stepup.ErrConfig)
+	}
+	return ad.g.revoke(ctx, id, by, reason)
+}
+
+// revoke moves an approved ticket to revoked with its audit row.
+func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
+	a, err := g.Load(ctx, "revoke", id)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	switch a.State {
+	case store.Approved:
+	case store.Executing, store.Done, store.Failed, store.Abandoned:
+		return stepup.Ticket{}, fmt.Errorf("revoke: %w", stepup.ErrConsumed)
+	default:
+		return stepup.Ticket{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	why := "revoked by " + by
+	if reason = strings.TrimSpace(reason); reason != "" {
+		why += ": " + reason
+	}
+	done, err := g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
+		g.Note(receipt.DecisionRevoked, why, now))
+	if err != nil {
+		return stepup.Ticket{}, core.TicketErr("revoke", err)
+	}
+	g.Changed()
+	g.ObserveDecided(ctx, done, receipt.DecisionRevoked, "revoked by "+by, now)
+	return core.View(done, now), nil
+}
+
+// RevokeGrant implements [gate.Admin.RevokeGrant].
+func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
+	g := ad.g
+	if strings.TrimSpace(by) == "" {
+		return fmt.Errorf("revoke grant: %w: name who revokes", stepup.ErrConfig)
+	}
+	rec, err := g.St.GetGrant(ctx, id)
+	if err != nil {
+		return core.TicketErr("revoke grant", err)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return err
+	}
+	why := "grant " + id + " revoked by " + by
+	if reason = strings.TrimSpace(reason); reason != "" {
+		why += ": " + reason
+	}
+	err = g.St.RevokeGrant(ctx, id, now, func(store.Approval, bool) receipt.AuditRecord {
+		return receipt.AuditRecord{TicketID: id, Task: "grant", Session: "grant:" + rec.User,
+			Principal: core.PrincipalOf(rec.User), Decision: receipt.DecisionRevoked, Reason: why, Approver: rec.User}
+	})
+	if err != nil {
+		return core.TicketErr("revoke grant", err)
+	}
+	return nil
+}
+
+// List implements [gate.Admin.List].
+func (ad *Admin) List(ctx context.Context, f store.Filter) ([]plug.Entry, string, error) {
+	g := ad.g
+	page, next, err := g.St.List(ctx, f)
+	if err != nil {
+		return nil, "", core.TicketErr("list", err)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]plug.Entry, 0, len(page))
+	for _, a := range page {
+		out = append(out, entryOf(a, now))
+	}
+	return out, next, nil
+}
+
+// MaxMetricsWindow bounds the window [Admin.Metrics] reads.
+const MaxMetricsWindow = 31 * 24 * time.Hour
+
+// Metrics implements [gate.Admin.Metrics].
+func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (receipt.ApprovalMetrics, error) {
+	if window == 0 {
+		window = 7 * 24 * time.Hour
+	}
+	if window < 0 || window > MaxMetricsWindow {
+		return receipt.ApprovalMetrics{}, fmt.Errorf("%w: a metrics window is up to %v", stepup.ErrConfig, MaxMetricsWindow)
+	}
+	now, err := ad.g.Now(ctx)
+	if err != nil {
+		return receipt.ApprovalMetrics{}, err
+	}
+	rows, err := ad.g.St.AuditRange(ctx, now.Add(-window), now.Add(time.Millisecond))
+	if err != nil {
+		return receipt.ApprovalMetrics{}, core.TicketErr("metrics", err)
+	}
+	return receipt.Metrics(rows), nil
+}
+
+func entryOf(a store.Approval, now time.Time) plug.Entry {
+	e := plug.Entry{Ticket: core.View(a, now), User: a.User, Agent: a.Requester.Agent, Approvers: a.Approvers,
+		CreatedAt: a.CreatedAt}
+	for _, v := range a.Votes {
+		e.Approved = append(e.Approved, v.Approver)
+	}
+	return e
+}
+
+// Queue implements [gate.Desk.Queue].
+func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.Entry, error) {
+	g := d.g
+	if err := core.CheckPerson(approver); err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	if limit <= 0 || limit > store.MaxListLimit {
+		limit = store.DefaultListLimit
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	filters := []store.Filter{{States: []store.State{store.Pending}, User: approver}}
+	for name, members := range g.Groups {
+		if slices.Contains(members, approver) {
+			filters = append(filters, store.Filter{States: []store.State{store.Pending}, Approvers: name})
+		}
+	}
+	seen := map[string]bool{}
+	var out []plug.Entry
+	for _, f := range filters {
+		for f.Limit = store.MaxListLimit; ; {
+			page, next, err := g.St.List(ctx, f)
+			if err != nil {
+				return nil, core.TicketErr("queue", err)
+			}
+			for _, a := range page {
+				if seen[a.ID] || !now.Before(a.ExpiresAt) ||
+					slices.ContainsFunc(a.Votes, func(v store.Vote) bool { return v.Approver == approver }) {
+					continue
+				}
+				users, err := g.ApproversOf(ctx, a, now)
+				if err != nil || !slices.Contains(users, approver) {
+					continue // its user when routed to a group, or policy changed
+				}
+				seen[a.ID] = true
+				out = append(out, entryOf(a, now))
+			}
+			if next == "" {
+				break
+			}
+			f.After = next
+		}
+	}
+	slices.SortFunc(out, func(x, y plug.Entry) int {
+		if c := x.Ticket.ExpiresAt.Compare(y.Ticket.ExpiresAt); c != 0 {
+			return c
+		}
+		return strings.Compare(string(x.Ticket.ID), string(y.Ticket.ID))
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// RevokePrompt implements [gate.Desk.RevokePrompt].
+func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
+	g := d.g
+	a, err := g.Load(ctx, "revoke", id)
+	if err != nil {
+		return plug.Prompt{}, err
+	}
+	if a.State != store.Approved {
+		return plug.Prompt{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return plug.Prompt{}, err
+	}
+	users, err := g.ApproversOf(ctx, a, now)
+	if err != nil {
+		return plug.Prompt{}, fmt.Errorf("revoke: %w", err)
+	}
+	req := plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users)
+	opts, err := g.Approver.Options(ctx, req)
+	if err != nil {
+		return plug.Prompt{}, fmt.Errorf("revoke: %w", err)
+	}
+	return plug.Prompt{Ticket: core.View(a, now), CardJSON: a.Card, DenyOptions: opts, DenyChallenge: req.Challenge,
+		Approvers: users}, nil
+}
+
+// Revoke implements [gate.Desk.Revoke].
+func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
+	g := d.g
+	a, err := g.Load(ctx, "revoke", id)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	if a.State != store.Approved {
+		return stepup.Ticket{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	users, err := g.ApproversOf(ctx, a, now)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("revoke: %w", err)
+	}
+	req := plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users)
+	v, err := g.verify(ctx, req, a, answer)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("revoke: %w", err)
+	}
+	return g.revoke(ctx, id, v.User, reason)
+}

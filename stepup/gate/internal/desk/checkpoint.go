@@ -1,0 +1,27 @@
+package desk
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+)
+
+// Checkpoint implements [gate.Admin.Checkpoint].
+func (ad *Admin) Checkpoint(ctx context.Context, key ed25519.PrivateKey) (receipt.SignedCheckpoint, error) {
+	if len(key) != ed25519.PrivateKeySize {
+		return receipt.SignedCheckpoint{}, fmt.Errorf("checkpoint: %w: not an ed25519 private key", stepup.ErrConfig)
+	}
+	head, err := ad.g.St.AuditHead(ctx)
+	if err != nil {
+		return receipt.SignedCheckpoint{}, fmt.Errorf("checkpoint: %w: %v", stepup.ErrStore, err)
+	}
+	cp := receipt.CheckpointOf(head)
+	sig, err := receipt.SignCheckpoint(key, cp)
+	if err != nil {
+		return receipt.SignedCheckpoint{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	return receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig}, nil
+}

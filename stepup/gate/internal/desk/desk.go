@@ -1,0 +1,260 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// Desk is the approvers' side of a gate (package gate's Desk).
+type Desk struct{ g *Gate }
+
+// Prompt implements [gate.Desk.Prompt].
+func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
+	a, req, now, err := d.pending(ctx, id, plug.ActionApprove)
+	if err != nil {
+		return plug.Prompt{}, err
+	}
+	dec, s, err := d.g.Redecide(ctx, a)
+	if err != nil {
+		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	if !s.Digest().Equal(a.Digest) {
+		return plug.Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
+	}
+	cd, err := d.g.Render(s, dec, a.Taint, a.Rationale)
+	if err != nil || !cd.Hash().Equal(a.CardHash) {
+		return plug.Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
+	}
+	opts, err := d.g.Approver.Options(ctx, req)
+	if err != nil {
+		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	denyReq := plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
+	denyOpts, err := d.g.Approver.Options(ctx, denyReq)
+	if err != nil {
+		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	return plug.Prompt{Ticket: core.View(a, now), Card: cd, CardJSON: a.Card, Options: opts,
+		Challenge: req.Challenge, DenyOptions: denyOpts, DenyChallenge: denyReq.Challenge,
+		Approvers: req.Approvers}, nil
+}
+
+// Show implements [gate.Desk.Show].
+func (d *Desk) Show(ctx context.Context, id stepup.TicketID) error {
+	a, _, now, err := d.pending(ctx, id, plug.ActionApprove)
+	if err != nil {
+		return err
+	}
+	return d.g.Shown(ctx, a, now)
+}
+
+// pending reads a pending, unexpired ticket and builds the request of
+// action about it, timing it out if it expired.
+func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Action) (store.Approval, plug.Request, time.Time, error) {
+	g := d.g
+	a, err := g.Load(ctx, "approval", id)
+	if err != nil {
+		return a, plug.Request{}, time.Time{}, err
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return a, plug.Request{}, now, err
+	}
+	if a.State != store.Pending {
+		if a.State == store.Expired || (a.State == store.Cancelled && !now.Before(a.ExpiresAt)) {
+			return a, plug.Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
+		}
+		return a, plug.Request{}, now, fmt.Errorf("approval: %w", stepup.ErrResolved)
+	}
+	if !now.Before(a.ExpiresAt) {
+		if err := g.ExpireTicket(ctx, a); err != nil {
+			return a, plug.Request{}, now, err
+		}
+		return a, plug.Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
+	}
+	route, err := g.Route(ctx, a)
+	if err != nil {
+		return a, plug.Request{}, now, fmt.Errorf("approval: %w", err)
+	}
+	approvers, err := g.Deciders(a, route, now)
+	if err != nil {
+		return a, plug.Request{}, now, fmt.Errorf("approval: %w", err)
+	}
+	req := plug.NewRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers)
+	req.Quorum = core.QuorumOf(route)
+	for _, v := range a.Votes {
+		req.Approved = append(req.Approved, v.Approver)
+	}
+	return a, req, now, nil
+}
+
+// Approve implements [gate.Desk.Approve].
+func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (stepup.Ticket, error) {
+	g := d.g
+	a, req, now, err := d.pending(ctx, id, plug.ActionApprove)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	// Before the answer is verified, so a refusal moves no signature
+	// counter: the approver answers again once they have read the card.
+	if err := g.Dwelt(a, now); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	v, err := g.verify(ctx, req, a, answer)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	if req.Quorum > 1 {
+		return g.vote(ctx, a, v, req.Quorum)
+	}
+	reason := "approved by " + v.User
+	var done store.Approval
+	err = g.AtNow(ctx, func(at time.Time) (err error) {
+		now = at
+		done, err = g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
+			Reason: reason, Evidence: g.SealAnswer(a, v.User, v.Evidence), At: at},
+			g.Note(receipt.DecisionApproved, reason, at))
+		return err
+	})
+	if err != nil {
+		return stepup.Ticket{}, core.TicketErr("approve", err)
+	}
+	g.Changed()
+	g.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	if a.Tool == plug.GrantTool {
+		return g.IssueGrant(context.WithoutCancel(ctx), done)
+	}
+	_ = g.Decided(ctx, done, true)
+	return core.View(done, now), nil
+}
+
+// Deny implements [gate.Desk.Deny].
+func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
+	g := d.g
+	a, req, _, err := d.pending(ctx, id, plug.ActionDeny)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	v, err := g.verify(ctx, req, a, answer)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("deny: %w", err)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	why := "denied by " + v.User
+	if reason = strings.TrimSpace(reason); reason != "" {
+		why += ": " + reason
+	}
+	done, err := g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
+		Evidence: v.Evidence, At: now}, g.Note(receipt.DecisionDenied, why, now))
+	if err != nil {
+		return stepup.Ticket{}, core.TicketErr("deny", err)
+	}
+	g.Changed()
+	g.ObserveDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
+	if a.Tool != plug.GrantTool {
+		if err := g.Decided(ctx, done, false); err != nil {
+			return core.View(done, now), err
+		}
+	}
+	return core.View(done, now), nil
+}
+
+// verify checks an answer through the approver and that its approver may
+// decide the ticket.
+func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, answer []byte) (plug.Verified, error) {
+	v, err := g.Approver.Verify(ctx, req, answer)
+	if err != nil {
+		return plug.Verified{}, err
+	}
+	if err := core.MayDecide(v.User, a); err != nil {
+		return plug.Verified{}, err
+	}
+	if !slices.Contains(req.Approvers, v.User) {
+		return plug.Verified{}, fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
+	}
+	return v, nil
+}
+
+// Receipt implements [gate.Desk.Receipt].
+func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receipt, error) {
+	a, r, err := d.receipter(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(a.Votes); n > 0 {
+		last := a.Votes[n-1]
+		evidence, err := d.g.OpenAnswerOf(a, last.Approver, last.Evidence)
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		return r.Receipt(ctx, core.AnswerFor(a, last.Approver, evidence, last.At))
+	}
+	evidence, err := d.g.OpenAnswer(a)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	return r.Receipt(ctx, core.AnswerOf(a, evidence))
+}
+
+// QuorumReceipt implements [gate.Desk.QuorumReceipt].
+func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.Quorum, error) {
+	a, r, err := d.receipter(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	q := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: max(len(a.Votes), 1)}
+	if len(a.Votes) == 0 {
+		one, err := d.Receipt(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		q.Receipts = []*receipt.Receipt{one}
+		return q, nil
+	}
+	for _, v := range a.Votes {
+		evidence, err := d.g.OpenAnswerOf(a, v.Approver, v.Evidence)
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		one, err := r.Receipt(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		q.Receipts = append(q.Receipts, one)
+	}
+	return q, nil
+}
+
+// receipter loads ticket id, approved by people, and the approver that
+// makes its receipts.
+func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, plug.Receipter, error) {
+	a, err := d.g.Load(ctx, "receipt", id)
+	if err != nil {
+		return a, nil, err
+	}
+	switch a.State {
+	case store.Approved, store.Executing, store.Done, store.Failed:
+	default:
+		return a, nil, fmt.Errorf("receipt: %w: ticket is %s", plug.ErrNoReceipt, a.State)
+	}
+	if core.ReservedApprover(a.Approver) || (len(a.Evidence) == 0 && len(a.Votes) == 0) {
+		return a, nil, fmt.Errorf("receipt: %w: no person approved this ticket", plug.ErrNoReceipt)
+	}
+	r, ok := d.g.Approver.(plug.Receipter)
+	if !ok {
+		return a, nil, fmt.Errorf("receipt: %w: the approver makes no receipts", plug.ErrNoReceipt)
+	}
+	return a, r, nil
+}

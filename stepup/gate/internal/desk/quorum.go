@@ -1,0 +1,71 @@
+package desk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// A ticket whose route has a quorum above one (the rule of two and more)
+// runs only after that many distinct people approved it, each with their
+// own answer over the same challenge. Each approval is a vote the store
+// keeps with the ticket ([store.Votes]); the one that reaches the quorum
+// approves the ticket in the same transaction. The requester's principals
+// never count (MayDecide), nor does anyone twice, nor a model, a policy or
+// a grant.
+
+// vote records v, a verified approval of pending ticket a, which needs
+// quorum approvals.
+func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quorum int) (stepup.Ticket, error) {
+	if slices.ContainsFunc(a.Votes, func(w store.Vote) bool { return w.Approver == v.User }) {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w: %s has already approved this ticket; it needs %d different people",
+			stepup.ErrNotPermitted, v.User, quorum)
+	}
+	names := make([]string, 0, len(a.Votes)+1)
+	for _, w := range a.Votes {
+		names = append(names, w.Approver)
+	}
+	names = append(names, v.User)
+	reason := fmt.Sprintf("approved by %s (%d of %d)", strings.Join(names, ", "), len(names), quorum)
+	var (
+		done store.Approval
+		now  time.Time
+	)
+	err := g.AtNow(ctx, func(at time.Time) (err error) {
+		now = at
+		done, err = g.St.Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.SealAnswer(a, v.User, v.Evidence), At: at},
+			quorum, reason, func(t store.Approval, _ bool) receipt.AuditRecord {
+				if t.State == store.Approved {
+					return g.Record(t, receipt.DecisionApproved, reason, at)
+				}
+				r := g.Record(t, receipt.DecisionCosigned,
+					fmt.Sprintf("approval %d of %d, by %s", len(t.Votes), quorum, v.User), at)
+				r.Approver = v.User
+				return r
+			})
+		return err
+	})
+	if errors.Is(err, store.ErrDuplicate) {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w: %s has already approved this ticket", stepup.ErrNotPermitted, v.User)
+	}
+	if err != nil {
+		return stepup.Ticket{}, core.TicketErr("approve", err)
+	}
+	g.Changed()
+	if done.State != store.Approved {
+		g.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
+		return core.View(done, now), nil
+	}
+	g.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	_ = g.Decided(ctx, done, true)
+	return core.View(done, now), nil
+}

@@ -1,0 +1,522 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// Execute implements [gate.Gate.Execute].
+func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
+	a, err := g.Load(ctx, "execute", id)
+	if err != nil {
+		return stepup.Result{}, err
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return stepup.Result{}, err
+	}
+	refuse := func(err error, reason string) (stepup.Result, error) {
+		g.ObserveRefused(ctx, a, reason)
+		if _, aerr := g.St.AppendAudit(context.WithoutCancel(ctx), g.Record(a, receipt.DecisionFailed, reason, now)); aerr != nil {
+			return stepup.Result{}, errors.Join(err, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
+		}
+		return stepup.Result{}, err
+	}
+	if err := runnable(a, now); err != nil {
+		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
+	}
+	if err := g.authorized(ctx, a, now); err != nil {
+		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
+	}
+	eff, err := g.Recheck(ctx, a)
+	if err != nil {
+		return refuse(fmt.Errorf("execute: %w", err), "action differs from what was approved")
+	}
+	exec, ok := g.ExecutorOf(a.Tool)
+	if !ok {
+		return refuse(fmt.Errorf("execute: %w", stepup.ErrNoExecutor), "no executor for the tool")
+	}
+	key, err := ticketstore.NewKey()
+	if err != nil {
+		return refuse(fmt.Errorf("execute: %w", err), "no randomness for the idempotency key")
+	}
+	if err := ctx.Err(); err != nil {
+		return stepup.Result{}, err // nothing spent
+	}
+	// Re-resolving may have taken a while: spend the approval only if it is
+	// still unexpired now, by the store's clock. Once asked, the consume
+	// runs to its end: a cancel mid-statement would leave its outcome
+	// unknown.
+	wctx := context.WithoutCancel(ctx)
+	var consumed store.Approval
+	err = g.AtNow(wctx, func(at time.Time) (err error) {
+		consumed, err = g.St.Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.Owner, At: at, LeaseUntil: at.Add(g.Lease)},
+			g.Note(receipt.DecisionExecuting, "approval spent; running", at))
+		return err
+	})
+	if err != nil {
+		if isRefusal(err) {
+			err = core.TicketErr("execute", err)
+			return refuse(err, refusalReason(err))
+		}
+		// The consume may have committed before its answer was lost: the
+		// ticket may be executing under this gate's lease, and will then
+		// be run by recovery once the lease expires.
+		return stepup.Result{}, g.ObserveRun(ctx, a, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err))
+	}
+	g.Changed()
+	res, err := g.Run(ctx, consumed, eff, exec)
+	return res, g.ObserveRun(ctx, consumed, err)
+}
+
+// runnable refuses a ticket that cannot be spent at now.
+func runnable(a store.Approval, now time.Time) error {
+	switch a.State {
+	case store.Approved:
+	case store.Executing, store.Done, store.Failed, store.Abandoned:
+		return stepup.ErrConsumed
+	case store.Expired:
+		return stepup.ErrExpired
+	case store.Revoked:
+		return stepup.ErrRevoked
+	default:
+		return fmt.Errorf("%w: ticket is %s", stepup.ErrNotApproved, a.State)
+	}
+	if !now.Before(a.ExpiresAt) {
+		return stepup.ErrExpired
+	}
+	return nil
+}
+
+// isRefusal reports whether a store error is a definite refusal, which
+// changed nothing, rather than a failure whose outcome is unknown.
+func isRefusal(err error) bool {
+	for _, s := range []error{store.ErrNotFound, store.ErrConsumed, store.ErrExpired, store.ErrNotApproved,
+		store.ErrRevoked, store.ErrResolved, store.ErrClockSkew, store.ErrInvalid, store.ErrTooLarge} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusalReason words a refusal for the audit row.
+func refusalReason(err error) string {
+	switch {
+	case errors.Is(err, stepup.ErrConsumed):
+		return "approval already used"
+	case errors.Is(err, stepup.ErrExpired):
+		return "approval expired"
+	case errors.Is(err, stepup.ErrRevoked):
+		return "approval revoked"
+	case errors.Is(err, stepup.ErrPolicyChanged):
+		return "policy changed since the ticket was decided"
+	case errors.Is(err, stepup.ErrBadAssertion):
+		return "approval evidence does not verify"
+	case errors.Is(err, stepup.ErrNotApproved):
+		return "ticket not approved"
+	}
+	return "approval could not be spent"
+}
+
+// Run executes a consumed ticket with its idempotency key under its lease
+// and records the outcome, even if ctx ended meanwhile.
+func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec plug.Executor) (stepup.Result, error) {
+	runCtx, lost := g.hold(ctx, a)
+	defer lost() // a panicking executor must not leave the lease renewed
+	out, execErr := exec.Execute(runCtx, eff, a.IdempotencyKey)
+	leaseLost := lost()
+	wctx := context.WithoutCancel(ctx)
+	res := stepup.Result{Ticket: stepup.TicketID(a.ID), IdempotencyKey: a.IdempotencyKey}
+	if leaseLost {
+		// Another gate may have taken the ticket over: its outcome, not
+		// this one's, is recorded.
+		return res, fmt.Errorf("execute: %w: the lease could not be renewed", stepup.ErrOutcomeUnknown)
+	}
+	o := store.Outcome{State: store.Done}
+	decision, summary := receipt.DecisionExecuted, "ok"
+	stored := ticketstore.Result{OK: true}
+	if execErr != nil {
+		o.State, decision, summary = store.Failed, receipt.DecisionFailed, "executor failed"
+		stored = ticketstore.Result{Error: summary}
+	} else if json.Valid(out) {
+		stored.Output = out
+	} else if out != nil {
+		stored.Output, _ = json.Marshal(out) // non-JSON output as a base64 string
+	}
+	raw, err := json.Marshal(stored)
+	if err != nil {
+		return res, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
+	}
+	o.Result = raw
+	if o.At, err = g.Now(wctx); err != nil {
+		return res, fmt.Errorf("execute: %w: %w", stepup.ErrOutcomeUnknown, err)
+	}
+	note := g.Note(decision, summary, o.At)
+	if _, err := g.St.Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) receipt.AuditRecord {
+		r := note(t, m)
+		r.Result = summary
+		return r
+	}); err != nil {
+		// It ran, but its outcome is not recorded: the ticket stays
+		// executing and is run again with the same key once the lease
+		// expires, or another gate already took it over.
+		return res, fmt.Errorf("execute: %w: the outcome could not be recorded: %v", stepup.ErrOutcomeUnknown, err)
+	}
+	g.Changed()
+	res.Output = stored.Output
+	if execErr != nil {
+		return res, fmt.Errorf("execute: %w: %w", stepup.ErrExecutorFailed, execErr)
+	}
+	return res, nil
+}
+
+// hold keeps ticket a's lease while its executor runs: it renews the lease
+// every third of it, and cancels the returned context when it cannot,
+// while a third of the lease is still left, so that no other gate's run of
+// the ticket can overlap this one. Time left is measured on this process's
+// monotonic clock from the last renewal, which is never later than the
+// lease's own start, so a skewed wall clock cannot stretch it. lost stops
+// the renewal and reports whether the lease was lost.
+func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, func() bool) {
+	runCtx, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	var (
+		wg   sync.WaitGroup
+		gone atomic.Bool
+	)
+	held := g.Local() // the lease ran from at most this moment
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(g.Lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			asked := g.Local()
+			err := g.renew(context.WithoutCancel(ctx), a)
+			if err == nil {
+				held = asked
+				continue
+			}
+			if errors.Is(err, store.ErrFenced) || g.Local().Sub(held) > g.Lease-g.Lease/3 {
+				gone.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return runCtx, func() bool {
+		once.Do(func() {
+			close(stop)
+			wg.Wait()
+			cancel()
+		})
+		return gone.Load()
+	}
+}
+
+// renew extends ticket a's lease by a whole lease from the store's now.
+func (g *Gate) renew(ctx context.Context, a store.Approval) error {
+	now, err := g.St.Now(ctx)
+	if err != nil {
+		return err
+	}
+	return g.St.Renew(ctx, a.ID, g.Owner, a.Fence, now.Add(g.Lease))
+}
+
+// authorized checks an approved ticket before it runs, trusting neither
+// the database nor the policy it was decided under: the current policy
+// must be the one the ticket was decided under and must not deny it now,
+// and the approval's evidence must verify (the gate's MAC on its own
+// approvals, the approver's Recheck on a person's).
+func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) error {
+	if a.Tool != plug.GrantTool { // decided by the gate itself, under its own fixed version
+		if _, _, err := g.Redecide(ctx, a); err != nil {
+			return err
+		}
+	}
+	return g.EvidenceHolds(ctx, a, now)
+}
+
+// EvidenceHolds verifies an approval's stored evidence: the gate's MAC on
+// its own approvals; on a person's, that they may decide the ticket, the
+// gate's MAC tying their answer to this row, and the approver's Recheck of
+// the answer itself.
+func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Time) error {
+	r, err := g.Route(ctx, a) // once: without a Router, each route asks the policy again
+	if err != nil {
+		return err
+	}
+	quorum := core.QuorumOf(r)
+	if core.ReservedApprover(a.Approver) {
+		if quorum > 1 {
+			return fmt.Errorf("%w: the ticket needs %d people; the gate approved it alone", stepup.ErrBadAssertion, quorum)
+		}
+		return g.CheckSeal(a)
+	}
+	if quorum > 1 || len(a.Votes) > 0 {
+		return g.VotesHold(ctx, a, r, now, quorum)
+	}
+	if err := core.MayDecide(a.Approver, a); err != nil {
+		return fmt.Errorf("%w: the approval names no one who may approve", stepup.ErrBadAssertion)
+	}
+	if users, err := g.Deciders(a, r, now); err != nil || !slices.Contains(users, a.Approver) {
+		return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
+	}
+	evidence, err := g.OpenAnswer(a)
+	if err != nil {
+		return err
+	}
+	if err := g.Approver.Recheck(ctx, core.AnswerOf(a, evidence)); err != nil {
+		if !errors.Is(err, stepup.ErrBadAssertion) {
+			err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Recheck re-parses the stored effect, re-resolves its references and
+// re-hashes it: what runs must be what was approved, byte for byte and
+// content for content.
+func (g *Gate) Recheck(ctx context.Context, a store.Approval) (canon.Effect, error) {
+	s, err := g.RecheckStored(a)
+	if err != nil {
+		return canon.Effect{}, err
+	}
+	eff := s.Effect()
+	refs, err := canon.ResolveAll(ctx, g.Resolver, eff.Refs)
+	if err != nil {
+		return canon.Effect{}, fmt.Errorf("%w: a reference no longer resolves", stepup.ErrEffectChanged)
+	}
+	eff.Refs = refs
+	d, err := eff.Digest()
+	if err != nil || !d.Equal(a.Digest) {
+		return canon.Effect{}, stepup.ErrEffectChanged
+	}
+	return eff, nil
+}
+
+// Recover implements [gate.Gate.Recover].
+func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
+	now, err := g.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := g.St.Expired(ctx, now, 0)
+	if err != nil {
+		return nil, core.TicketErr("recover", err)
+	}
+	var results []stepup.Result
+	var errs []error
+	seen := map[string]bool{}
+	defer g.forget(seen)
+	for _, a := range list {
+		if strings.HasPrefix(a.IdempotencyKey, plug.ExternalKeyPrefix) {
+			continue // consumed by a separate executor: its to finish
+		}
+		if _, ok := g.ExecutorOf(a.Tool); !ok {
+			continue // another replica's tool: left to a gate that can run it
+		}
+		seen[a.ID] = true
+		if !g.unrenewed(a) {
+			continue // watched for less than a lease of this gate's own time
+		}
+		var claimed store.Approval
+		err := g.AtNow(ctx, func(at time.Time) (err error) {
+			claimed, err = g.St.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.Owner, At: at,
+				LeaseUntil: at.Add(g.Lease)}, g.Note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
+			return err
+		})
+		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
+			continue // another gate took it, or its owner renewed in time
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, core.TicketErr("reclaim", err)))
+			continue
+		}
+		g.Changed()
+		g.ObserveReclaimed(ctx, claimed)
+		exec, _ := g.ExecutorOf(claimed.Tool)
+		// The database is not trusted here either: a row it holds as spent
+		// runs again only if it agrees with its effect and its approval's
+		// evidence verifies. The policy is not asked again: the approval
+		// was spent under it, and a run once begun is finished with the
+		// same key (at least once).
+		if err := core.Consistent(claimed); err != nil {
+			errs = append(errs, g.abandon(ctx, claimed, err, "the stored ticket does not match its effect"))
+			continue
+		}
+		if err := g.EvidenceHolds(ctx, claimed, claimed.LeaseUntil); err != nil {
+			errs = append(errs, g.abandon(ctx, claimed, err, "approval evidence does not verify"))
+			continue
+		}
+		eff, err := g.Recheck(ctx, claimed)
+		if err != nil {
+			errs = append(errs, g.abandon(ctx, claimed, err, "action differs from what was approved"))
+			continue
+		}
+		res, err := g.Run(ctx, claimed, eff, exec)
+		_ = g.ObserveRun(ctx, claimed, err)
+		if err != nil && !errors.Is(err, stepup.ErrExecutorFailed) {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
+			continue
+		}
+		results = append(results, res)
+	}
+	return results, errors.Join(errs...)
+}
+
+// unrenewed reports whether this gate has watched execution a stay
+// expired, with the same fence and lease, for a whole lease of its own
+// clock. Its owner, if alive, renews every third of a lease, changing the
+// lease, and gives up its run before a lease of its own time has passed
+// without one; so whatever the database's clock did meanwhile, a run taken
+// over now does not overlap the owner's. A first sighting starts the
+// watch.
+func (g *Gate) unrenewed(a store.Approval) bool {
+	now := g.Local()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w, ok := g.watched[a.ID]
+	if !ok || w.fence != a.Fence || !w.leaseUntil.Equal(a.LeaseUntil) {
+		g.watched[a.ID] = watched{fence: a.Fence, leaseUntil: a.LeaseUntil, since: now}
+		return false
+	}
+	return now.Sub(w.since) >= g.Lease
+}
+
+// forget drops the watch of every execution Recover did not list this
+// time: renewed, finished or taken over. The watch holds at most what
+// one listing holds.
+func (g *Gate) forget(seen map[string]bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id := range g.watched {
+		if !seen[id] {
+			delete(g.watched, id)
+		}
+	}
+}
+
+// abandon finishes a reclaimed execution that cannot run: it is recorded
+// abandoned, never run.
+func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why string) error {
+	now, err := g.Now(ctx)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	raw, _ := json.Marshal(ticketstore.Result{Error: why})
+	note := g.Note(receipt.DecisionAbandoned, why, now)
+	_, err = g.St.Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
+		func(t store.Approval, m bool) receipt.AuditRecord {
+			r := note(t, m)
+			r.Result = "not run"
+			return r
+		})
+	if err != nil {
+		return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), core.TicketErr("recover: finish", err))
+	}
+	g.Changed()
+	g.ObserveAbandoned(ctx, a, why)
+	return fmt.Errorf("recover %s: %w", a.ID, cause)
+}
+
+// Maintain implements [gate.Gate.Maintain].
+func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func(error)) error {
+	if interval <= 0 {
+		interval = g.Lease / 3
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		_, rerr := g.Recover(ctx)
+		_, serr := g.Sweep(ctx)
+		if err := errors.Join(rerr, serr); err != nil && report != nil && ctx.Err() == nil {
+			report(err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Runnable implements [gate.Gate.Runnable].
+func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable, error) {
+	a, err := g.Load(ctx, "runnable", id)
+	if err != nil {
+		return plug.Runnable{}, err
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return plug.Runnable{}, err
+	}
+	if err := runnable(a, now); err != nil {
+		return plug.Runnable{}, fmt.Errorf("runnable: %w", err)
+	}
+	if err := g.authorized(ctx, a, now); err != nil {
+		return plug.Runnable{}, fmt.Errorf("runnable: %w", err)
+	}
+	eff, err := g.Recheck(ctx, a)
+	if err != nil {
+		return plug.Runnable{}, fmt.Errorf("runnable: %w", err)
+	}
+	return plug.Runnable{ID: id, Digest: a.Digest, Effect: eff, Approver: a.Approver, Nonce: a.Nonce,
+		ExpiresAt: a.ExpiresAt, Now: now}, nil
+}
+
+// IssueGrant runs an approved [GrantTool] ticket: it is consumed with a key
+// naming the ticket, and [grantExecutor] stores the grant under the
+// ticket's id. A crash in between leaves the ticket executing;
+// [Gate.Recover] stores it with the same key.
+func (g *Gate) IssueGrant(ctx context.Context, a store.Approval) (stepup.Ticket, error) {
+	s, err := g.RecheckStored(a)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	at, err := g.Now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	consumed, err := g.St.Consume(ctx, a.ID, store.Claim{Key: core.GrantKeyPrefix + a.ID, Owner: g.Owner, At: at,
+		LeaseUntil: at.Add(g.Lease)}, g.Note(receipt.DecisionExecuting, "issuing the grant", at))
+	if err != nil {
+		return stepup.Ticket{}, core.TicketErr("grant", err)
+	}
+	g.Changed()
+	if _, err := g.Run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
+	}
+	done, err := g.St.Get(ctx, a.ID)
+	if err != nil {
+		return stepup.Ticket{}, core.TicketErr("grant", err)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return core.View(done, now), nil
+}

@@ -1,0 +1,92 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// Judges reports whether the model judge decides ticket a.
+func (g *Gate) Judges(a store.Approval) bool {
+	return g.Judging != nil && g.Judging.Classes[a.EffectClass] && a.Tool != plug.GrantTool
+}
+
+// modelEvidence is the evidence of a model's decision: the gate's MAC
+// over the ticket and the model's name, and what the model was asked and
+// answered, by hash.
+type modelEvidence struct {
+	MAC      string `json:"gate_mac"`
+	Model    string `json:"model"`
+	Prompt   string `json:"prompt_sha256"`
+	Response string `json:"response_sha256"`
+}
+
+// modelName is the approver name of a model: "model:" and its id when
+// the id is a valid principal name, else a name derived from its hash.
+func modelName(id string) string {
+	name := canon.PrefixModel + strings.ToLower(id)
+	if canon.CheckPrincipalID(name) == nil {
+		return name
+	}
+	sum := sha256.Sum256([]byte(id))
+	return canon.PrefixModel + "id-" + hex.EncodeToString(sum[:8])
+}
+
+// Judge has the model judge decide parked ticket a, whose card is cd, and
+// stores its decision with the decision's audit row in one transaction.
+func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (stepup.Ticket, error) {
+	v := g.Judging.Judge.Decide(ctx, cd.Visible(), a.Rationale)
+	who := modelName(v.ModelID)
+	to, decision, verb := store.Denied, receipt.DecisionDenied, "denied"
+	if v.Approve {
+		to, decision, verb = store.Approved, receipt.DecisionApproved, "approved"
+	}
+	reason := fmt.Sprintf("%s by %s (prompt sha256 %s, answer sha256 %s)", verb, who,
+		hex.EncodeToString(v.PromptHash[:]), hex.EncodeToString(v.ResponseHash[:]))
+	if v.Reason != "" {
+		reason += ": " + v.Reason
+	}
+	if len(reason) > store.MaxFieldSize {
+		reason = strings.ToValidUTF8(reason[:store.MaxFieldSize], "")
+	}
+	ev, _ := json.Marshal(modelEvidence{MAC: hex.EncodeToString(g.MAC(a, who)), Model: v.ModelID,
+		Prompt: hex.EncodeToString(v.PromptHash[:]), Response: hex.EncodeToString(v.ResponseHash[:])})
+	var (
+		done store.Approval
+		now  time.Time
+	)
+	wctx := context.WithoutCancel(ctx) // once decided, the decision is kept
+	err := g.AtNow(wctx, func(at time.Time) (err error) {
+		now = at
+		done, err = g.St.Resolve(wctx, a.ID, store.Resolution{To: to, Approver: who, Reason: reason,
+			Evidence: ev, At: at}, g.Note(decision, reason, at))
+		return err
+	})
+	if errors.Is(err, store.ErrResolved) || errors.Is(err, store.ErrExpired) {
+		return g.Existing(wctx, a.ID) // decided or timed out meanwhile
+	}
+	if err != nil {
+		return stepup.Ticket{}, core.TicketErr("model decision", err)
+	}
+	g.Changed()
+	g.ObserveDecided(wctx, done, decision, verb+" by "+who, now)
+	if err := g.Decided(wctx, done, v.Approve); err != nil {
+		return core.View(done, now), err
+	}
+	t := core.View(done, now)
+	t.Reason = reason
+	return t, nil
+}

@@ -1,0 +1,284 @@
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// Propose implements [gate.Gate.Propose].
+func (g *Gate) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, error) {
+	return g.ProposeWithID(ctx, c, "")
+}
+
+// ProposeWithID is Propose with a fixed ticket id (empty for a fresh one).
+func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (stepup.Ticket, error) {
+	if err := ctx.Err(); err != nil {
+		return stepup.Ticket{}, err
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	c, oversized := bounded(c)
+	p := &proposal{c: c, a: store.Approval{
+		ID: id, Tool: c.Tool, CreatedAt: now, Requester: c.Principal, User: c.Principal.User,
+		Session: c.Session, Task: c.Task, Step: c.Step, Taint: c.Taint, Rationale: c.Rationale,
+	}}
+	if why := screen(c, oversized); why != "" {
+		if why == reasonUTF8 {
+			// The audit row must not carry bytes it cannot hash faithfully.
+			p.a = store.Approval{ID: id, CreatedAt: now}
+		}
+		return g.deny(ctx, p, why)
+	}
+	// The arguments are parsed once, here; the policy and the seal take
+	// the parsed Value and never read the text again.
+	parsed, err := canon.Parse(c.Args)
+	if err != nil || parsed.Kind() != canon.KindObject {
+		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
+	}
+	args := json.RawMessage(parsed.Canonical())
+	d, err := g.Policy.Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
+		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
+	p.d = d
+	switch {
+	case err != nil:
+		p.d = plug.Decision{}
+		return g.deny(ctx, p, "policy could not decide")
+	case d.PolicyVersion == "":
+		return g.deny(ctx, p, "policy gave no version")
+	case d.Verdict == plug.Deny:
+		return g.deny(ctx, p, d.Reason)
+	case d.Verdict != plug.Allow && d.Verdict != plug.NeedsApproval:
+		return g.deny(ctx, p, "policy gave no verdict")
+	}
+	refs, err := canon.ResolveAll(ctx, g.Resolver, d.Refs)
+	if err != nil {
+		return g.deny(ctx, p, "a referenced item could not be resolved")
+	}
+	p.sealed, err = g.SealEffect(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
+		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience}, parsed)
+	if err != nil {
+		return g.deny(ctx, p, "effect cannot be hashed faithfully")
+	}
+	p.a.Effect, p.a.Digest = p.sealed.Bytes(), p.sealed.Digest()
+	p.a.PolicyVersion, p.a.EffectClass, p.a.Approvers = d.PolicyVersion, d.Class, d.Approvers
+
+	if d.Verdict == plug.Allow {
+		return g.allow(ctx, p)
+	}
+	note := ""
+	switch {
+	case c.Grant != "" && d.Quorum > 1:
+		// One person's grant never stands in for several people.
+		note = "a grant does not cover a call that needs several approvers"
+	case c.Grant != "":
+		t, used, why, err := g.byGrant(ctx, p)
+		if used || err != nil {
+			return t, err
+		}
+		note = why
+	}
+	route := plug.Route{Approvers: d.Approvers, Timeout: d.Timeout, Quorum: d.Quorum}
+	approvers, err := g.Deciders(p.a, route, now)
+	if err != nil {
+		return g.deny(ctx, p, "nobody may approve the call")
+	}
+	p.quorum = core.QuorumOf(route)
+	if len(approvers) < p.quorum {
+		return g.deny(ctx, p, fmt.Sprintf("the call needs %d approvers and only %d may approve it", p.quorum, len(approvers)))
+	}
+	if why, retry := g.Admit(ctx, core.FloodRequest(p.a, approvers)); why != "" {
+		t, err := g.deny(ctx, p, why)
+		t.RetryAfter = retry
+		return t, err
+	}
+	return g.park(ctx, p, approvers, note)
+}
+
+// reasonUTF8 is the refusal of a call whose text is not UTF-8.
+const reasonUTF8 = "call text is not valid UTF-8"
+
+// screen returns why c is refused before the policy sees it, or "".
+func screen(c stepup.Call, oversized bool) string {
+	switch {
+	case !textValid(c):
+		return reasonUTF8
+	case oversized:
+		return "a field of the call is over its size bound; it is recorded by hash and size"
+	case c.Principal.Agent == "":
+		return "call names no agent"
+	case c.Principal.Check() != nil, canon.Reserved(c.Principal.User), canon.Reserved(c.Principal.Agent):
+		return "call names a principal that is not a user and an agent with well-formed ids"
+	case c.Session == "":
+		return "call names no session"
+	case plug.ReservedTool(c.Tool):
+		return "unknown tool"
+	}
+	return ""
+}
+
+// deny records a refusal: no ticket is stored, and the audit row is the
+// record of it.
+func (g *Gate) deny(ctx context.Context, p *proposal, reason string) (stepup.Ticket, error) {
+	a := p.a
+	a.PolicyVersion, a.EffectClass = p.d.PolicyVersion, p.d.Class
+	if a.ID == "" {
+		a.ID = store.NewID()
+	}
+	if _, err := g.St.AppendAudit(context.WithoutCancel(ctx), g.Record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("propose: %w: the refusal could not be recorded: %v", stepup.ErrStore, err)
+	}
+	g.ObserveDecided(ctx, a, receipt.DecisionDeny, reason, a.CreatedAt)
+	return stepup.Ticket{ID: stepup.TicketID(a.ID), Status: stepup.StatusDenied, Tool: a.Tool,
+		Digest: a.Digest, Reason: reason}, nil
+}
+
+// allow stores an allowed call approved by the policy, in one step, with
+// the gate's MAC as its evidence.
+func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
+	a := p.a
+	if a.ID == "" {
+		a.ID = store.NewID()
+	}
+	a.State, a.ExpiresAt = store.Approved, a.CreatedAt.Add(g.TTL)
+	a.Approver, a.Reason, a.ResolvedAt = core.PolicyApprover+p.d.PolicyVersion, p.d.Reason, a.CreatedAt
+	a.Evidence = g.Seal(a, a.Approver)
+	stored, _, err := g.St.Park(ctx, a, store.Caps{}, g.Note(receipt.DecisionAllow, p.d.Reason, a.CreatedAt))
+	switch {
+	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
+		return g.Existing(ctx, p.a.ID) // another gate stored it first
+	case err != nil:
+		return g.refuseStore(ctx, p, err)
+	}
+	g.Changed()
+	g.ObserveDecided(ctx, stored, receipt.DecisionAllow, p.d.Reason, a.CreatedAt)
+	return core.View(stored, a.CreatedAt), nil
+}
+
+// park stores a call that needs approval, with its card and nonce. note,
+// when set, joins the audit row's reason (why a named grant was not used).
+func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note string) (stepup.Ticket, error) {
+	a := p.a
+	cd, err := g.Render(p.sealed, p.d, a.Taint, a.Rationale)
+	if err != nil {
+		return g.deny(ctx, p, "the approval card could not be rendered faithfully")
+	}
+	if a.Card, err = cd.JSON(); err != nil {
+		return g.deny(ctx, p, "the approval card could not be rendered faithfully")
+	}
+	a.CardHash = cd.Hash()
+	if _, err := rand.Read(a.Nonce[:]); err != nil {
+		return g.deny(ctx, p, "no randomness for the nonce")
+	}
+	a.ExpiresAt = a.CreatedAt.Add(g.Window(p.d.Timeout))
+	reason := p.d.Reason
+	if note != "" {
+		reason += "; " + note
+	}
+	merge := func(r string) store.Note {
+		return func(t store.Approval, merged bool) receipt.AuditRecord {
+			if merged {
+				r = "merged with an identical pending request"
+			}
+			return g.Record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
+		}
+	}
+	parked, merged, err := g.St.Park(ctx, a, g.Caps, merge(reason))
+	switch {
+	case errors.Is(err, store.ErrPendingCap):
+		g.ObserveFlood(ctx, err)
+		return g.deny(ctx, p, "too many requests are waiting for approval; try again later")
+	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
+		return g.Existing(ctx, p.a.ID) // another gate parked it first
+	case err != nil:
+		return g.refuseStore(ctx, p, err)
+	}
+	g.Changed()
+	g.ObserveParked(ctx, parked, merged, reason)
+	if !merged && p.quorum <= 1 && g.Judges(parked) { // a model never counts towards a quorum
+		return g.Judge(ctx, parked, cd)
+	}
+	if !merged {
+		g.NotifyParked(ctx, parked, approvers)
+	}
+	t := core.View(parked, a.CreatedAt)
+	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason
+	return t, nil
+}
+
+// refuseStore answers a call the store could not keep. The refusal's row
+// names a fresh id: if the store did keep the ticket after all (the
+// answer was lost, not the write), that ticket and its own row stand
+// apart and expire unused, since the runtime never learns its id.
+func (g *Gate) refuseStore(ctx context.Context, p *proposal, cause error) (stepup.Ticket, error) {
+	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+		return stepup.Ticket{}, fmt.Errorf("propose: %w", cause)
+	}
+	p.a.ID = ""
+	return g.deny(ctx, p, "gate could not store the call")
+}
+
+// bounded returns c with every field over the store's bounds replaced by
+// a digest of it and its size, and whether any was: a refusal is then
+// recorded, like every refusal, with an audit row that fits the chain.
+// Args are bounded by canon.
+func bounded(c stepup.Call) (stepup.Call, bool) {
+	over := false
+	key := func(s *string) {
+		if len(*s) > store.MaxKeySize {
+			*s, over = oversize(*s), true
+		}
+	}
+	for _, f := range []*string{&c.Tool, &c.Task, &c.Step, &c.Session, &c.Grant, &c.Principal.User, &c.Principal.Agent} {
+		key(f)
+	}
+	if len(c.Rationale) > store.MaxFieldSize {
+		c.Rationale, over = oversize(c.Rationale), true
+	}
+	for _, list := range []*[]string{&c.Taint, &c.Principal.Delegations} {
+		if len(*list) > store.MaxTaint {
+			*list, over = []string{oversize(strings.Join(*list, "\x00"))}, true
+			continue
+		}
+		*list = slices.Clone(*list)
+		for i := range *list {
+			key(&(*list)[i])
+		}
+	}
+	return c, over
+}
+
+// oversize stands in for a field over its bound: its SHA-256 and size.
+func oversize(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return fmt.Sprintf("(over the size bound: %d bytes, SHA-256 %x)", len(s), sum)
+}
+
+// textValid reports whether every text field of c is UTF-8: the store and
+// the audit chain refuse anything else, and the card could not show it.
+func textValid(c stepup.Call) bool {
+	fields := []string{c.Tool, c.Task, c.Step, c.Session, c.Rationale, c.Grant,
+		c.Principal.User, c.Principal.Agent}
+	fields = append(append(fields, c.Taint...), c.Principal.Delegations...)
+	for _, f := range fields {
+		if !utf8.ValidString(f) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,47 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// VotesHold verifies the approvals of a ticket that needs quorum people
+// under route r: at least that many votes by distinct people who may
+// decide it, each tied to this row by the gate's MAC and each answer
+// verifying again.
+func (g *Gate) VotesHold(ctx context.Context, a store.Approval, r plug.Route, now time.Time, quorum int) error {
+	if len(a.Votes) < quorum {
+		return fmt.Errorf("%w: approved by %d of the %d people the ticket needs", stepup.ErrBadAssertion,
+			len(a.Votes), quorum)
+	}
+	users, err := g.Deciders(a, r, now)
+	if err != nil {
+		return fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
+	}
+	seen := map[string]bool{}
+	for _, v := range a.Votes {
+		if seen[v.Approver] || core.MayDecide(v.Approver, a) != nil || !slices.Contains(users, v.Approver) {
+			return fmt.Errorf("%w: an approval of the quorum names someone who may not count", stepup.ErrBadAssertion)
+		}
+		seen[v.Approver] = true
+		evidence, err := g.OpenAnswerOf(a, v.Approver, v.Evidence)
+		if err != nil {
+			return err
+		}
+		if err := g.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At)); err != nil {
+			if !errors.Is(err, stepup.ErrBadAssertion) {
+				err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
+			}
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package plug
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/modelapprove"
+)
+
+// Approver is how a person's answer about a ticket is asked for, checked
+// and kept: the passkey approver (package passkey) is the default; a test
+// double (stepuptest), a hardware-token or a model-based approver plugs in
+// the same way. The gate, not the Approver, decides who may answer (the
+// ticket's user, or the approver group the policy names; never the
+// requester or an agent) and that a ticket is decided once.
+type Approver interface {
+	// Options returns what the approver's device needs to answer req; for
+	// passkeys, PublicKeyCredentialRequestOptions JSON whose challenge is
+	// req.Challenge.
+	Options(ctx context.Context, req Request) (json.RawMessage, error)
+	// Verify checks answer against req, which the gate rebuilt from the
+	// stored ticket, and returns who answered with the evidence to keep.
+	// An answer that does not verify wraps [stepup.ErrBadAssertion].
+	Verify(ctx context.Context, req Request, answer []byte) (Verified, error)
+	// Recheck verifies stored evidence again, without side effects (no
+	// signature counter moves): Execute calls it before a ticket runs, so
+	// a row edited in the database does not run. It fails with
+	// [stepup.ErrBadAssertion] when the evidence does not prove that
+	// a.User answered a.Request about exactly a.Effect and a.Card.
+	Recheck(ctx context.Context, a Answer) error
+}
+
+// Receipter is an optional capability of an [Approver]: a portable receipt
+// of an approval it verified, which a third party checks offline
+// (receipt.Verify). [Desk.Receipt] uses it.
+type Receipter interface {
+	Receipt(ctx context.Context, a Answer) (*receipt.Receipt, error)
+}
+
+// Action is what an answer does to a ticket.
+type Action string
+
+// Actions.
+const (
+	ActionApprove Action = "approve"
+	ActionDeny    Action = "deny"
+)
+
+// Request is a pending ticket as an [Approver] sees it.
+type Request struct {
+	Ticket    stepup.TicketID
+	Action    Action
+	Digest    canon.Digest
+	Nonce     [32]byte
+	ExpiresAt time.Time
+	CardHash  canon.Digest
+	// Challenge is what the answer signs: for ActionApprove,
+	// receipt.Challenge(Digest, Nonce, ExpiresAt, CardHash); for
+	// ActionDeny, receipt.DenyChallenge of that.
+	Challenge [32]byte
+	// Approvers lists the people who may answer now, never empty.
+	Approvers []string
+	// Quorum is how many distinct people must approve (at least one);
+	// Approved lists those who already did, for a ticket that needs
+	// several.
+	Quorum   int
+	Approved []string
+}
+
+// NewRequest builds the request of action about a stored ticket.
+func NewRequest(action Action, id string, digest canon.Digest, nonce [32]byte, exp time.Time,
+	cardHash canon.Digest, approvers []string) Request {
+	challenge := receipt.Challenge(digest, nonce, exp.Unix(), cardHash)
+	if action == ActionDeny {
+		challenge = receipt.DenyChallenge(challenge)
+	}
+	return Request{
+		Ticket: stepup.TicketID(id), Action: action, Digest: digest, Nonce: nonce, ExpiresAt: exp,
+		CardHash: cardHash, Challenge: challenge, Approvers: approvers,
+	}
+}
+
+// Verified is an answer an [Approver] accepted.
+type Verified struct {
+	// User is who answered; the gate checks they may decide.
+	User string
+	// Evidence is kept with the ticket, for [Approver.Recheck] and the
+	// receipt.
+	Evidence []byte
+}
+
+// Answer is a verified answer as the gate stored it, with what it was
+// about.
+type Answer struct {
+	Request
+	Verified
+	// Effect and Card are the ticket's stored canonical effect and card
+	// model JSON: what the answer's challenge commits to.
+	Effect []byte
+	Card   []byte
+	// At is when the gate recorded the answer.
+	At time.Time
+}
+
+// Judge decides tickets in place of a person: a language model shown only
+// the trusted card, with the agent's own words as delimited data
+// (modelapprove.Judge). Its Decide never fails: a malformed, slow or
+// failed answer is a denial.
+type Judge interface {
+	Decide(ctx context.Context, card, untrusted string) modelapprove.Verdict
+}
