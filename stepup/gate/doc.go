@@ -20,6 +20,18 @@
 //     grants, list tickets, sign audit checkpoints. Passkeys are enrolled
 //     and revoked by package passkey's Enrollment.
 //
+// # Layout
+//
+// The contracts the gate consumes are package plug's (this package names
+// them too). Behind [Gate], [Desk] and [Admin] the work is split by
+// concern into internal packages that depend one way: core (the store's
+// clock, a ticket loaded and checked against its effect, routes, the
+// gate's MAC over approvals, audit notes, flood admission, notices,
+// metrics), run (propose, wait, cancel, execute once under a lease,
+// recover, sweep), and desk (prompt, show, approve, deny, quorum, dwell,
+// revoke, grants, receipts, queues), which builds on run because
+// approving a grant issues it and a late approval times a ticket out.
+//
 // # Pluggable parts
 //
 // The gate consumes small interfaces, each with a default: [Policy]

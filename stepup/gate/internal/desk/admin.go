@@ -10,12 +10,16 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/gate/internal/run"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
 // Admin is the operator's side of a gate (package gate's Admin).
 type Admin struct{ g *Gate }
+
+// NewAdmin returns the operator's side of g.
+func NewAdmin(g *run.Gate) *Admin { return &Admin{g: &Gate{g}} }
 
 // RevokeTicket implements [gate.Admin.RevokeTicket].
 func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {

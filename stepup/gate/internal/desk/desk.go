@@ -10,12 +10,16 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/gate/internal/run"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
 // Desk is the approvers' side of a gate (package gate's Desk).
 type Desk struct{ g *Gate }
+
+// NewDesk returns the approvers' side of g.
+func NewDesk(g *run.Gate) *Desk { return &Desk{g: &Gate{g}} }
 
 // Prompt implements [gate.Desk.Prompt].
 func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
