@@ -46,6 +46,7 @@ type Gate struct {
 	Dwell    map[string]time.Duration // least time from showing to approval, by class
 
 	Mu      sync.Mutex
+	macs    sync.Pool     // of HMAC-SHA256 under Key, reset before each use
 	Waiters chan struct{} // closed and replaced whenever a ticket changes here
 }
 
