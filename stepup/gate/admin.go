@@ -16,6 +16,9 @@ import (
 // Revoking passkeys and invites is enrollment's (package passkey).
 type Admin struct{ ad *desk.Admin }
 
+// Admin returns the gate's operator side.
+func (g *Gate) Admin() *Admin { return &Admin{ad: desk.NewAdmin(g.rt)} }
+
 // MaxMetricsWindow bounds the window [Admin.Metrics] reads.
 const MaxMetricsWindow = desk.MaxMetricsWindow
 

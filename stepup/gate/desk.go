@@ -15,6 +15,9 @@ import (
 // share.
 type Desk struct{ d *desk.Desk }
 
+// Desk returns the gate's approver side.
+func (g *Gate) Desk() *Desk { return &Desk{d: desk.NewDesk(g.rt)} }
+
 // Prompt returns what the approver of pending ticket id is shown: the card
 // re-rendered from the stored effect (it must hash as stored, or the
 // ticket is refused with [stepup.ErrEffectChanged]) and the requests to

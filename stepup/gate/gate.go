@@ -10,7 +10,6 @@ import (
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
-	"github.com/agentstepup/asu/stepup/gate/internal/desk"
 	"github.com/agentstepup/asu/stepup/gate/internal/run"
 	"github.com/agentstepup/asu/store"
 )
@@ -86,9 +85,6 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 	return &Gate{rt: run.New(g)}, nil
 }
 
-// Option configures a [Gate].
-type Option func(*core.Gate) error
-
 // defaultDwells are the dwell times a gate starts with, by effect class.
 func defaultDwells() map[string]time.Duration {
 	return map[string]time.Duration{card.ClassExternal: DefaultDwell, card.ClassIrreversible: DefaultDwell}
@@ -99,9 +95,3 @@ func defaultDwells() map[string]time.Duration {
 // irreversible call: long enough to read a card, short enough not to be
 // felt. Read and reversible calls have none.
 const DefaultDwell = 3 * time.Second
-
-// Desk returns the gate's approver side.
-func (g *Gate) Desk() *Desk { return &Desk{d: desk.NewDesk(g.rt)} }
-
-// Admin returns the gate's operator side.
-func (g *Gate) Admin() *Admin { return &Admin{ad: desk.NewAdmin(g.rt)} }

@@ -16,6 +16,9 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
+// Option configures a [Gate].
+type Option func(*core.Gate) error
+
 // WithResolver resolves the references calls name (default: none, so every
 // reference is marked unbound on the card).
 func WithResolver(r canon.Resolver) Option {
@@ -372,7 +375,7 @@ func WithModelJudge(j Judge, classes ...string) Option {
 const MaxDwell = 10 * time.Minute
 
 // WithDwell sets the least time between a ticket's card being first shown
-// to an approver ([Desk.Show]) and an approval of it, for the effect
+// to an approver (the desk's Show) and an approval of it, for the effect
 // classes named (every class when none is named); zero removes it. The
 // default is [DefaultDwell] for external and irreversible calls. The gate
 // enforces it, not the page: the first showing is stored with the ticket
