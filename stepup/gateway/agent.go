@@ -255,7 +255,7 @@ func (a *AgentAPI) cancel(w http.ResponseWriter, r *http.Request, who runtime) {
 	}
 	var in wire.Cancel
 	if len(body) > 0 {
-		if err := decodeStrict(body, &in, []string{"reason"}); err != nil {
+		if _, err := decodeStrict(body, &in, []string{"reason"}); err != nil {
 			a.refuse(w, "cancel", agent, err)
 			return
 		}

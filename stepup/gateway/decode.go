@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/internal/wire"
 	"github.com/agentstepup/asu/stepup/remote"
 )
@@ -23,19 +24,61 @@ var (
 // decodeCall decodes a propose body strictly.
 func decodeCall(body []byte) (wire.Call, error) {
 	var w wire.Call
-	if err := decodeStrict(body, &w, callKeys); err != nil {
+	parsed, err := decodeStrict(body, &w, callKeys)
+	if err != nil {
 		return wire.Call{}, err
 	}
+	if parsed.Kind() != canon.KindInvalid {
+		if p, ok := parsed.Get("principal"); ok && p.Kind() != canon.KindNull {
+			if err := memberNames(p, principalKeys); err != nil {
+				return wire.Call{}, fmt.Errorf("%w: principal: %v", remote.ErrInvalid, err)
+			}
+		}
+		return w, nil
+	}
+	return w, principalTokens(body)
+}
+
+// decodeCallTokens is decodeCall for a body canon does not parse: token
+// by token, with encoding/json's reading of each member.
+func decodeCallTokens(body []byte) (wire.Call, error) {
+	var w wire.Call
+	if err := decodeStrictTokens(body, &w, callKeys); err != nil {
+		return wire.Call{}, err
+	}
+	if err := principalTokens(body); err != nil {
+		return wire.Call{}, err
+	}
+	return w, nil
+}
+
+// principalTokens checks the principal's member names in a body canon does
+// not parse.
+func principalTokens(body []byte) error {
 	var top struct {
 		Principal json.RawMessage `json:"principal"`
 	}
 	_ = json.Unmarshal(body, &top)
 	if len(top.Principal) > 0 && string(top.Principal) != "null" {
 		if err := exactKeys(top.Principal, principalKeys); err != nil {
-			return wire.Call{}, fmt.Errorf("%w: principal: %v", remote.ErrInvalid, err)
+			return fmt.Errorf("%w: principal: %v", remote.ErrInvalid, err)
 		}
 	}
-	return w, nil
+	return nil
+}
+
+// memberNames fails unless v is an object whose member names are all in
+// allowed, byte for byte.
+func memberNames(v canon.Value, allowed []string) error {
+	if v.Kind() != canon.KindObject {
+		return errors.New("not a JSON object")
+	}
+	for k := range v.Members() {
+		if !slices.Contains(allowed, k) {
+			return fmt.Errorf("unknown field %q", k)
+		}
+	}
+	return nil
 }
 
 // exactKeys fails unless raw is an object whose member names are all in
@@ -59,11 +102,36 @@ const maxDepth = 128
 
 var errDuplicate = errors.New("duplicate object key")
 
+// bodyLimits are canon's limits on a request body: the largest call, and
+// the nesting [noDuplicates] allows.
+var bodyLimits = canon.Limits{MaxBytes: MaxCallBytes, MaxDepth: maxDepth}
+
 // decodeStrict decodes one JSON object from body into v, refusing member
 // names not in keys (spelled exactly), trailing data, and duplicate keys
 // anywhere: a body two parsers could read differently is not a body to
 // act on.
-func decodeStrict(body []byte, v any, keys []string) error {
+//
+// A body canon parses (one pass that refuses duplicate keys however they
+// are escaped, nesting over maxDepth and trailing data) is decoded once
+// more into v, and its parsed form is returned. canon also refuses what
+// this API takes and leaves to the gate to refuse (a number it cannot hash
+// faithfully in the arguments): such a body is walked token by token
+// instead, and the returned Value is the zero Value (KindInvalid).
+func decodeStrict(body []byte, v any, keys []string) (canon.Value, error) {
+	if parsed, err := bodyLimits.Parse(body); err == nil {
+		if err := memberNames(parsed, keys); err != nil {
+			return canon.Value{}, fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			return canon.Value{}, fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+		}
+		return parsed, nil
+	}
+	return canon.Value{}, decodeStrictTokens(body, v, keys)
+}
+
+// decodeStrictTokens is decodeStrict token by token.
+func decodeStrictTokens(body []byte, v any, keys []string) error {
 	if err := noDuplicates(body); err != nil {
 		return fmt.Errorf("%w: %v", remote.ErrInvalid, err)
 	}

@@ -3,10 +3,12 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
-	"github.com/agentstepup/asu/stepup/passkey"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentstepup/asu/stepup/passkey"
 
 	"github.com/stretchr/testify/assert"
 
@@ -24,8 +26,20 @@ func FuzzDecodeCall(f *testing.F) {
 	f.Add([]byte(`{"args":{"a":[{"b":1,"b":2}]}}`))
 	f.Add([]byte(`{"principal":{"agent":"agent:a","Agent":"agent:b"}}`))
 	f.Add([]byte(`[[[[[[]]]]]]`))
+	for _, depth := range []int{maxDepth - 2, maxDepth - 1, maxDepth, maxDepth + 1} {
+		f.Add([]byte(`{"tool":"t","args":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`))
+	}
+	f.Add([]byte(`{"tool":"t","args":{"n":1e400}}`))
+	f.Add([]byte(`{"tool":"t","args":{"a":"\u0061","\u0061":1}}`))
+	f.Add([]byte(`{"tool":"t","args":{"s":"\ud800"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		w, err := decodeCall(body)
+		// The one-pass reading and the token-by-token one agree on every
+		// body: what each accepts and what it reads.
+		slow, serr := decodeCallTokens(body)
+		if (err == nil) != (serr == nil) || !reflect.DeepEqual(w, slow) {
+			t.Fatalf("one pass: %+v, %v; token by token: %+v, %v", w, err, slow, serr)
+		}
 		if err != nil {
 			if !errors.Is(err, remote.ErrInvalid) {
 				t.Fatalf("refusal does not wrap ErrInvalid: %v", err)

@@ -57,7 +57,7 @@ func (s *Site) revokeTicket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var d denyJSON
-	if err := decodeStrict(body, &d, []string{"credential", "reason"}); err != nil {
+	if _, err := decodeStrict(body, &d, []string{"credential", "reason"}); err != nil {
 		s.refuse(w, "revoke", id, err)
 		return
 	}

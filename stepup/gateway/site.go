@@ -229,7 +229,7 @@ func (s *Site) denyTicket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var d denyJSON
-	if err := decodeStrict(body, &d, []string{"credential", "reason"}); err != nil {
+	if _, err := decodeStrict(body, &d, []string{"credential", "reason"}); err != nil {
 		s.refuse(w, "deny", id, err)
 		return
 	}
@@ -280,7 +280,7 @@ func (s *Site) enroll(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var e enrollJSON
-	if err := decodeStrict(body, &e, []string{"invite", "credential"}); err != nil {
+	if _, err := decodeStrict(body, &e, []string{"invite", "credential"}); err != nil {
 		s.refuse(w, "enroll", "", err)
 		return
 	}
