@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/storetest"
+	"github.com/agentstepup/asu/store/storetest/process"
 )
 
 // envDSN names the database the tests use; they skip without it.
@@ -89,7 +90,7 @@ func TestConformance(t *testing.T) {
 func TestProcesses(t *testing.T) {
 	t.Parallel()
 	dsn(t)
-	storetest.RunProcesses(t, storetest.Processes{
+	process.Run(t, process.Backend{
 		Create: func(t *testing.T) string { return newSchema(t) },
 		Open:   func(t testing.TB, schema string) store.Store { return open(t, schema) },
 	})

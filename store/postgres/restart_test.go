@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
-	"github.com/agentstepup/asu/store/storetest"
+	"github.com/agentstepup/asu/store/storetest/process"
 )
 
 // cluster is a PostgreSQL server of one test's own, which it may stop
@@ -88,7 +88,7 @@ func (c *cluster) restart(t *testing.T) {
 func TestProcessesAcrossRestart(t *testing.T) {
 	var c *cluster
 	var schema string
-	storetest.RunRestartCampaign(t, storetest.Processes{
+	process.RunRestart(t, process.Backend{
 		Create: func(t *testing.T) string {
 			c = privateCluster(t)
 			schema = newSchemaAt(t, c.dsn)

@@ -10,6 +10,7 @@ import (
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/sqlite"
 	"github.com/agentstepup/asu/store/storetest"
+	"github.com/agentstepup/asu/store/storetest/process"
 )
 
 func open(t testing.TB, path string) store.Store {
@@ -26,7 +27,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestProcesses(t *testing.T) {
-	storetest.RunProcesses(t, storetest.Processes{
+	process.Run(t, process.Backend{
 		Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
 		Open:   open,
 	})

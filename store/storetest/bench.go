@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
 // Baseliner is implemented by stores that can run one empty transaction,
@@ -69,14 +70,14 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store, opts ...BenchO
 			s := newStore(b)
 			ids := make([]string, b.N)
 			for i := range ids {
-				ids[i] = parkApproved(b, s, i).ID
+				ids[i] = fixture.ParkApproved(b, s, i).ID
 			}
 			clock := follow(b, s)
 			parallel(b, g, func(i int) error {
-				if _, err := s.Consume(ctx, ids[i], claim("key", "gate-1", clock()), note("consume")); err != nil {
+				if _, err := s.Consume(ctx, ids[i], fixture.Claim("key", "gate-1", clock()), fixture.Note("consume")); err != nil {
 					return err
 				}
-				_, err := s.Finish(ctx, ids[i], 1, done(clock()), note("finish"))
+				_, err := s.Finish(ctx, ids[i], 1, fixture.Done(clock()), fixture.Note("finish"))
 				return err
 			})
 		})
@@ -86,32 +87,32 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store, opts ...BenchO
 			parallel(b, g, func(i int) error {
 				// Each deciding time is read right before its call, as a gate
 				// does: a call may wait for the write lock.
-				a, _, err := s.Park(ctx, TicketAt(fmt.Sprintf("s%d", i), "u1", i, clock()), store.Caps{}, note("park"))
+				a, _, err := s.Park(ctx, TicketAt(fmt.Sprintf("s%d", i), "u1", i, clock()), store.Caps{}, fixture.Note("park"))
 				if err != nil {
 					return err
 				}
-				if _, err := s.Resolve(ctx, a.ID, approve(clock()), note("approve")); err != nil {
+				if _, err := s.Resolve(ctx, a.ID, fixture.Approve(clock()), fixture.Note("approve")); err != nil {
 					return err
 				}
-				if _, err := s.Consume(ctx, a.ID, claim("key", "gate-1", clock()), note("consume")); err != nil {
+				if _, err := s.Consume(ctx, a.ID, fixture.Claim("key", "gate-1", clock()), fixture.Note("consume")); err != nil {
 					return err
 				}
-				_, err = s.Finish(ctx, a.ID, 1, done(clock()), note("finish"))
+				_, err = s.Finish(ctx, a.ID, 1, fixture.Done(clock()), fixture.Note("finish"))
 				return err
 			})
 		})
 	}
 	b.Run("Renew", func(b *testing.B) {
 		s := newStore(b)
-		at := now(b, s)
-		a := parkExecuting(b, s, 1, "gate-1", at.Add(lease))
+		at := fixture.Now(b, s)
+		a := fixture.ParkExecuting(b, s, 1, "gate-1", at.Add(fixture.Lease))
 		parallel(b, 1, func(i int) error {
-			return s.Renew(ctx, a.ID, "gate-1", 1, at.Add(lease+time.Duration(i)*time.Microsecond))
+			return s.Renew(ctx, a.ID, "gate-1", 1, at.Add(fixture.Lease+time.Duration(i)*time.Microsecond))
 		})
 	})
 	b.Run("Get", func(b *testing.B) {
 		s := newStore(b)
-		a := parkExecuting(b, s, 1, "gate-1", now(b, s).Add(lease))
+		a := fixture.ParkExecuting(b, s, 1, "gate-1", fixture.Now(b, s).Add(fixture.Lease))
 		parallel(b, 1, func(int) error {
 			_, err := s.Get(ctx, a.ID)
 			return err
@@ -120,7 +121,7 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store, opts ...BenchO
 	b.Run("Park", func(b *testing.B) {
 		s := newStore(b)
 		parallel(b, 1, func(i int) error {
-			_, _, err := s.Park(ctx, Ticket(fmt.Sprintf("s%d", i/100), "u1", i), store.Caps{}, note("park"))
+			_, _, err := s.Park(ctx, Ticket(fmt.Sprintf("s%d", i/100), "u1", i), store.Caps{}, fixture.Note("park"))
 			return err
 		})
 	})
@@ -140,7 +141,7 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store, opts ...BenchO
 			caps := store.Caps{PerSession: 5, PerUser: 10}
 			parallel(b, 1, func(i int) error {
 				a := Ticket(fmt.Sprintf("cap-s%d", (base+i)/2), fmt.Sprintf("cap-u%d", (base+i)/2), base+i)
-				_, _, err := s.Park(ctx, a, caps, note("park"))
+				_, _, err := s.Park(ctx, a, caps, fixture.Note("park"))
 				return err
 			})
 		})
@@ -152,7 +153,7 @@ func Bench(b *testing.B, newStore func(b *testing.B) store.Store, opts ...BenchO
 // times stay within store.MaxSkew without reading the store's clock (a
 // database round trip on PostgreSQL) at every operation.
 func follow(b *testing.B, s store.Store) func() time.Time {
-	base, start := now(b, s), time.Now()
+	base, start := fixture.Now(b, s), time.Now()
 	return func() time.Time { return base.Add(time.Since(start)) }
 }
 

@@ -1,13 +1,11 @@
 package storetest_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
-	"github.com/agentstepup/asu/store/sqlite"
 	"github.com/agentstepup/asu/store/storetest"
 )
 
@@ -29,24 +27,6 @@ func ExampleRunClock() {
 			s := memory.New(&memory.Options{Clock: clock})
 			t.Cleanup(func() { _ = s.Close() })
 			return s
-		})
-	}
-}
-
-// A backend that several processes can open wires the process tests with
-// a way to make a fresh database and to open it by name.
-func ExampleRunProcesses() {
-	_ = func(t *testing.T) { // func TestProcesses(t *testing.T)
-		storetest.RunProcesses(t, storetest.Processes{
-			Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
-			Open: func(t testing.TB, target string) store.Store {
-				s, err := sqlite.Open(t.Context(), target, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = s.Close() })
-				return s
-			},
 		})
 	}
 }

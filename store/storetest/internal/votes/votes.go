@@ -1,4 +1,8 @@
-package storetest
+// Package votes checks [store.Votes] for the conformance suite: the first
+// showing counts, votes approve a ticket at its quorum exactly once, an
+// approver counts once, refusals change nothing, and votes travel with
+// the ticket, under concurrent voters too.
+package votes
 
 import (
 	"errors"
@@ -12,129 +16,125 @@ import (
 
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-// vote is approver's vote at at, with evidence of its own.
-func vote(approver string, at time.Time) store.Vote {
-	return store.Vote{Approver: approver, Evidence: []byte(`{"sig":"` + approver + `"}`), At: at}
-}
-
-// testVotes checks [store.Votes]: the first showing counts, votes
+// Votes checks [store.Votes]: the first showing counts, votes
 // accumulate in order and approve the ticket at its quorum exactly once,
 // an approver counts once, every refusal leaves the ticket and the chain
 // as they were, each accepted vote has its row, and votes and showings
 // travel with the ticket through every read and transition.
-func testVotes(t *testing.T, newStore func(*testing.T) store.Store, n int) {
+func Votes(t *testing.T, newStore func(*testing.T) store.Store, n int) {
 	t.Run("Show", func(t *testing.T) { testShow(t, newStore) })
 	t.Run("Quorum", func(t *testing.T) {
 		s := newStore(t)
 		ctx := t.Context()
-		at := now(t, s)
-		p, _, err := s.Park(ctx, TicketAt("s1", "u1", 1, at), store.Caps{}, note("park"))
+		at := fixture.Now(t, s)
+		p, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, fixture.Note("park"))
 		require.NoError(t, err)
 		want := p
 		for i, who := range []string{"alice", "bob", "carol"} {
-			v := vote(who, at)
-			got, err := s.Vote(ctx, p.ID, v, 3, "three of finance", note("vote"))
+			v := fixture.Vote(who, at)
+			got, err := s.Vote(ctx, p.ID, v, 3, "three of finance", fixture.Note("vote"))
 			require.NoError(t, err, who)
 			want.Votes = append(want.Votes, v)
 			if i == 2 {
 				want.State, want.Approver, want.Reason, want.ResolvedAt = store.Approved, "carol", "three of finance", at
 			}
-			assert.Equal(t, normalize(want), normalize(got), "%s: the vote is added in order, nothing else changes", who)
+			assert.Equal(t, fixture.Normalize(want), fixture.Normalize(got), "%s: the vote is added in order, nothing else changes", who)
 			read, err := s.Get(ctx, p.ID)
 			require.NoError(t, err)
-			assert.Equal(t, normalize(got), normalize(read), "%s: returned as stored", who)
-			assertNoted(t, s, p.ID, "vote", want.State)
-			assert.Equal(t, want.Approver, last(t, s).Approver, "the note saw the approver only once approved")
+			assert.Equal(t, fixture.Normalize(got), fixture.Normalize(read), "%s: returned as stored", who)
+			fixture.AssertNoted(t, s, p.ID, "vote", want.State)
+			assert.Equal(t, want.Approver, fixture.Last(t, s).Approver, "the note saw the approver only once approved")
 		}
 		assert.Nil(t, want.Evidence, "an approval by votes keeps each vote's evidence, none of its own")
-		require.Len(t, chain(t, s), 4, "one row for the park and one per vote")
+		require.Len(t, fixture.Chain(t, s), 4, "one row for the park and one per vote")
 
 		// Approved exactly once: no later vote, repeated or new, counts.
 		for _, who := range []string{"dave", "alice"} {
-			_, err = s.Vote(ctx, p.ID, vote(who, at), 3, "again", note("vote"))
+			_, err = s.Vote(ctx, p.ID, fixture.Vote(who, at), 3, "again", fixture.Note("vote"))
 			assert.ErrorIs(t, err, store.ErrResolved, who)
 		}
-		_, err = s.Vote(ctx, p.ID, vote("erin", at), 2, "a smaller quorum", note("vote"))
+		_, err = s.Vote(ctx, p.ID, fixture.Vote("erin", at), 2, "a smaller quorum", fixture.Note("vote"))
 		assert.ErrorIs(t, err, store.ErrResolved, "a smaller quorum does not approve twice")
 		read, err := s.Get(ctx, p.ID)
 		require.NoError(t, err)
-		assert.Equal(t, normalize(want), normalize(read))
-		assert.Len(t, chain(t, s), 4, "refused votes write no row")
+		assert.Equal(t, fixture.Normalize(want), fixture.Normalize(read))
+		assert.Len(t, fixture.Chain(t, s), 4, "refused votes write no row")
 	})
 	t.Run("Duplicate", func(t *testing.T) {
 		s := newStore(t)
 		ctx := t.Context()
-		at := now(t, s)
-		p, _, err := s.Park(ctx, TicketAt("s1", "u1", 1, at), store.Caps{}, note("park"))
+		at := fixture.Now(t, s)
+		p, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, fixture.Note("park"))
 		require.NoError(t, err)
-		first, err := s.Vote(ctx, p.ID, vote("alice", at), 2, "two", note("vote"))
+		first, err := s.Vote(ctx, p.ID, fixture.Vote("alice", at), 2, "two", fixture.Note("vote"))
 		require.NoError(t, err)
 		again := store.Vote{Approver: "alice", Evidence: []byte(`{"sig":"other"}`), At: at}
-		_, err = s.Vote(ctx, p.ID, again, 2, "two", note("vote"))
+		_, err = s.Vote(ctx, p.ID, again, 2, "two", fixture.Note("vote"))
 		require.ErrorIs(t, err, store.ErrDuplicate, "one person voting twice counts once")
 		read, err := s.Get(ctx, p.ID)
 		require.NoError(t, err)
-		assert.Equal(t, normalize(first), normalize(read), "the first vote stands, pending")
-		assert.Len(t, chain(t, s), 2)
+		assert.Equal(t, fixture.Normalize(first), fixture.Normalize(read), "the first vote stands, pending")
+		assert.Len(t, fixture.Chain(t, s), 2)
 	})
 	t.Run("Refusals", func(t *testing.T) { testVoteRefusals(t, newStore) })
 	t.Run("Notes", func(t *testing.T) {
 		s := newStore(t)
 		ctx := t.Context()
-		at := now(t, s)
-		p, _, err := s.Park(ctx, TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
+		at := fixture.Now(t, s)
+		p, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 		require.NoError(t, err)
-		one, err := s.Vote(ctx, p.ID, vote("alice", at), 2, "two", nil)
+		one, err := s.Vote(ctx, p.ID, fixture.Vote("alice", at), 2, "two", nil)
 		require.NoError(t, err, "a nil note")
-		assert.Empty(t, chain(t, s), "a nil note writes no row")
+		assert.Empty(t, fixture.Chain(t, s), "a nil note writes no row")
 		assert.Len(t, one.Votes, 1, "but the vote counts")
-		_, err = s.Vote(ctx, p.ID, vote("bob", at), 2, "two", badNote)
+		_, err = s.Vote(ctx, p.ID, fixture.Vote("bob", at), 2, "two", fixture.BadNote)
 		require.ErrorIs(t, err, store.ErrInvalid, "a record the chain refuses fails the approving vote")
 		read, err := s.Get(ctx, p.ID)
 		require.NoError(t, err)
-		assert.Equal(t, normalize(one), normalize(read), "neither the vote nor the approval is kept")
-		assert.Empty(t, chain(t, s))
-		got, err := s.Vote(ctx, p.ID, vote("bob", at), 2, "two", note("vote"))
+		assert.Equal(t, fixture.Normalize(one), fixture.Normalize(read), "neither the vote nor the approval is kept")
+		assert.Empty(t, fixture.Chain(t, s))
+		got, err := s.Vote(ctx, p.ID, fixture.Vote("bob", at), 2, "two", fixture.Note("vote"))
 		require.NoError(t, err, "the refused vote left nothing behind")
 		assert.Equal(t, store.Approved, got.State)
-		assertNoted(t, s, p.ID, "vote", store.Approved)
+		fixture.AssertNoted(t, s, p.ID, "vote", store.Approved)
 	})
 	t.Run("Travel", func(t *testing.T) { testVotesTravel(t, newStore) })
 	t.Run("NoAliasing", func(t *testing.T) {
 		s := newStore(t)
 		ctx := t.Context()
-		at := now(t, s)
-		p, _, err := s.Park(ctx, TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
+		at := fixture.Now(t, s)
+		p, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 		require.NoError(t, err)
-		v := vote("alice", at)
+		v := fixture.Vote("alice", at)
 		got, err := s.Vote(ctx, p.ID, v, 3, "three", nil)
 		require.NoError(t, err)
-		want := normalize(got.Clone())
+		want := fixture.Normalize(got.Clone())
 		v.Evidence[0] = 'X'
 		got.Votes[0].Evidence[0], got.Votes[0].Approver = 'Y', "mallory"
 		scribble := func(a store.Approval, merged bool) receipt.AuditRecord {
 			for i := range a.Votes {
 				a.Votes[i].Evidence[0], a.Votes[i].Approver = 'Z', "eve"
 			}
-			return note("vote")(a, merged)
+			return fixture.Note("vote")(a, merged)
 		}
-		got, err = s.Vote(ctx, p.ID, vote("bob", at), 3, "three", scribble)
+		got, err = s.Vote(ctx, p.ID, fixture.Vote("bob", at), 3, "three", scribble)
 		require.NoError(t, err)
-		want.Votes = append(want.Votes, vote("bob", at))
-		assert.Equal(t, want.Votes, normalize(got).Votes, "neither the caller's nor the note's copies are the store's")
+		want.Votes = append(want.Votes, fixture.Vote("bob", at))
+		assert.Equal(t, want.Votes, fixture.Normalize(got).Votes, "neither the caller's nor the note's copies are the store's")
 		got.Votes[1].Evidence[0] = 'W'
 		shown, err := s.Show(ctx, p.ID, at)
 		require.NoError(t, err)
 		shown.Votes[0].Evidence[0] = 'V'
 		read, err := s.Get(ctx, p.ID)
 		require.NoError(t, err)
-		assert.Equal(t, want.Votes, normalize(read).Votes, "the store must not share votes with callers")
+		assert.Equal(t, want.Votes, fixture.Normalize(read).Votes, "the store must not share votes with callers")
 		read.Votes[0].Evidence[0] = 'U'
 		again, err := s.Get(ctx, p.ID)
 		require.NoError(t, err)
-		assert.Equal(t, want.Votes, normalize(again).Votes)
+		assert.Equal(t, want.Votes, fixture.Normalize(again).Votes)
 	})
 	t.Run("Concurrent", func(t *testing.T) { testVotesConcurrent(t, newStore, n) })
 }
@@ -144,15 +144,15 @@ func testVotes(t *testing.T, newStore func(*testing.T) store.Store, n int) {
 func testShow(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	ctx := t.Context()
-	at := now(t, s)
-	p, _, err := s.Park(ctx, TicketAt("s1", "u1", 1, at), store.Caps{}, note("park"))
+	at := fixture.Now(t, s)
+	p, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, fixture.Note("park"))
 	require.NoError(t, err)
 	assert.True(t, p.ShownAt.IsZero(), "a new ticket has not been shown")
 	got, err := s.Show(ctx, p.ID, at)
 	require.NoError(t, err)
 	want := p
 	want.ShownAt = at
-	assert.Equal(t, normalize(want), normalize(got), "showing sets ShownAt and nothing else")
+	assert.Equal(t, fixture.Normalize(want), fixture.Normalize(got), "showing sets ShownAt and nothing else")
 	for _, later := range []time.Time{at.Add(time.Minute), at.Add(-time.Minute)} {
 		again, err := s.Show(ctx, p.ID, later)
 		require.NoError(t, err)
@@ -160,17 +160,17 @@ func testShow(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 	read, err := s.Get(ctx, p.ID)
 	require.NoError(t, err)
-	assert.Equal(t, normalize(want), normalize(read))
+	assert.Equal(t, fixture.Normalize(want), fixture.Normalize(read))
 	page, _, err := s.List(ctx, store.Filter{})
 	require.NoError(t, err)
 	require.Len(t, page, 1)
 	assert.True(t, at.Equal(page[0].ShownAt), "List returns ShownAt")
-	a, err := s.Resolve(ctx, p.ID, approve(at), note("approve"))
+	a, err := s.Resolve(ctx, p.ID, fixture.Approve(at), fixture.Note("approve"))
 	require.NoError(t, err)
 	assert.True(t, at.Equal(a.ShownAt), "a decision keeps ShownAt")
 
 	// A ticket decided before anyone saw it may still be shown.
-	d, _, err := s.Park(ctx, TicketAt("s1", "u1", 2, at), store.Caps{}, nil)
+	d, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", 2, at), store.Caps{}, nil)
 	require.NoError(t, err)
 	_, err = s.Resolve(ctx, d.ID, store.Resolution{To: store.Denied, At: at}, nil)
 	require.NoError(t, err)
@@ -183,7 +183,7 @@ func testShow(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	_, err = s.Show(ctx, p.ID, time.Time{})
 	assert.ErrorIs(t, err, store.ErrInvalid, "a showing has a time")
-	assert.Len(t, chain(t, s), 2, "showing writes no row: the park and the approval only")
+	assert.Len(t, fixture.Chain(t, s), 2, "showing writes no row: the park and the approval only")
 }
 
 // testVoteRefusals checks every refusal of Vote: each wraps its sentinel
@@ -191,29 +191,29 @@ func testShow(t *testing.T, newStore func(*testing.T) store.Store) {
 func testVoteRefusals(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	ctx := t.Context()
-	at := now(t, s)
+	at := fixture.Now(t, s)
 	park := func(n int, created time.Time) string {
-		p, _, err := s.Park(ctx, TicketAt("s1", "u1", n, created), store.Caps{}, note("park"))
+		p, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", n, created), store.Caps{}, fixture.Note("park"))
 		require.NoError(t, err)
 		return p.ID
 	}
 	pending := park(1, at)
-	_, err := s.Vote(ctx, pending, vote("alice", at), 3, "three", note("vote"))
+	_, err := s.Vote(ctx, pending, fixture.Vote("alice", at), 3, "three", fixture.Note("vote"))
 	require.NoError(t, err)
 	denied := park(2, at)
-	_, err = s.Resolve(ctx, denied, store.Resolution{To: store.Denied, At: at}, note("deny"))
+	_, err = s.Resolve(ctx, denied, store.Resolution{To: store.Denied, At: at}, fixture.Note("deny"))
 	require.NoError(t, err)
-	approved := parkApproved(t, s, 3).ID
+	approved := fixture.ParkApproved(t, s, 3).ID
 	voted := park(4, at)
 	for _, who := range []string{"alice", "bob"} {
-		_, err = s.Vote(ctx, voted, vote(who, at), 2, "two", note("vote"))
+		_, err = s.Vote(ctx, voted, fixture.Vote(who, at), 2, "two", fixture.Note("vote"))
 		require.NoError(t, err)
 	}
-	executing := parkExecuting(t, s, 6, "gate-1", at.Add(lease)).ID
+	executing := fixture.ParkExecuting(t, s, 6, "gate-1", at.Add(fixture.Lease)).ID
 	// Parked last, expiring now, so that its expiry is within the skew
 	// bound when the first cases run.
-	expires := now(t, s)
-	expiring := park(5, expires.Add(-ttl))
+	expires := fixture.Now(t, s)
+	expiring := park(5, expires.Add(-fixture.TTL))
 	ids := []string{pending, denied, approved, voted, expiring, executing}
 
 	big := strings.Repeat("x", store.MaxFieldSize+1)
@@ -225,53 +225,53 @@ func testVoteRefusals(t *testing.T, newStore func(*testing.T) store.Store) {
 		reason string
 		want   error
 	}{
-		{"at expiry", expiring, func(time.Time) store.Vote { return vote("bob", expires) }, 3, "", store.ErrExpired},
-		{"after expiry", expiring, func(n time.Time) store.Vote { return vote("bob", n.Add(time.Second)) }, 3, "", store.ErrExpired},
-		{"unknown ticket", "no-such-ticket", func(n time.Time) store.Vote { return vote("bob", n) }, 3, "", store.ErrNotFound},
-		{"denied", denied, func(n time.Time) store.Vote { return vote("bob", n) }, 3, "", store.ErrResolved},
-		{"approved", approved, func(n time.Time) store.Vote { return vote("bob", n) }, 3, "", store.ErrResolved},
-		{"approved by votes", voted, func(n time.Time) store.Vote { return vote("carol", n) }, 3, "", store.ErrResolved},
-		{"executing", executing, func(n time.Time) store.Vote { return vote("bob", n) }, 3, "", store.ErrResolved},
-		{"duplicate", pending, func(n time.Time) store.Vote { return vote("alice", n) }, 3, "", store.ErrDuplicate},
-		{"clock ahead", pending, func(n time.Time) store.Vote { return vote("bob", n.Add(store.MaxSkew+time.Second)) }, 3, "", store.ErrClockSkew},
-		{"clock behind", pending, func(n time.Time) store.Vote { return vote("bob", n.Add(-store.MaxSkew-time.Second)) }, 3, "", store.ErrClockSkew},
-		{"a day behind", pending, func(n time.Time) store.Vote { return vote("bob", n.Add(-24*time.Hour)) }, 3, "", store.ErrClockSkew},
-		{"quorum of one", pending, func(n time.Time) store.Vote { return vote("bob", n) }, 1, "", store.ErrInvalid},
-		{"quorum of none", pending, func(n time.Time) store.Vote { return vote("bob", n) }, 0, "", store.ErrInvalid},
-		{"quorum over the bound", pending, func(n time.Time) store.Vote { return vote("bob", n) }, store.MaxQuorum + 1, "", store.ErrInvalid},
-		{"no approver", pending, func(n time.Time) store.Vote { return vote("", n) }, 3, "", store.ErrInvalid},
-		{"no time", pending, func(time.Time) store.Vote { return vote("bob", time.Time{}) }, 3, "", store.ErrInvalid},
-		{"approver not UTF-8", pending, func(n time.Time) store.Vote { return vote("b\xffb", n) }, 3, "", store.ErrInvalid},
-		{"reason not UTF-8", pending, func(n time.Time) store.Vote { return vote("bob", n) }, 3, "\xc3", store.ErrInvalid},
-		{"oversized approver", pending, func(n time.Time) store.Vote { return vote(big[:store.MaxKeySize+1], n) }, 3, "", store.ErrTooLarge},
+		{"at expiry", expiring, func(time.Time) store.Vote { return fixture.Vote("bob", expires) }, 3, "", store.ErrExpired},
+		{"after expiry", expiring, func(n time.Time) store.Vote { return fixture.Vote("bob", n.Add(time.Second)) }, 3, "", store.ErrExpired},
+		{"unknown ticket", "no-such-ticket", func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 3, "", store.ErrNotFound},
+		{"denied", denied, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 3, "", store.ErrResolved},
+		{"approved", approved, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 3, "", store.ErrResolved},
+		{"approved by votes", voted, func(n time.Time) store.Vote { return fixture.Vote("carol", n) }, 3, "", store.ErrResolved},
+		{"executing", executing, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 3, "", store.ErrResolved},
+		{"duplicate", pending, func(n time.Time) store.Vote { return fixture.Vote("alice", n) }, 3, "", store.ErrDuplicate},
+		{"clock ahead", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n.Add(store.MaxSkew+time.Second)) }, 3, "", store.ErrClockSkew},
+		{"clock behind", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n.Add(-store.MaxSkew-time.Second)) }, 3, "", store.ErrClockSkew},
+		{"a day behind", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n.Add(-24*time.Hour)) }, 3, "", store.ErrClockSkew},
+		{"quorum of one", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 1, "", store.ErrInvalid},
+		{"quorum of none", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 0, "", store.ErrInvalid},
+		{"quorum over the bound", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, store.MaxQuorum + 1, "", store.ErrInvalid},
+		{"no approver", pending, func(n time.Time) store.Vote { return fixture.Vote("", n) }, 3, "", store.ErrInvalid},
+		{"no time", pending, func(time.Time) store.Vote { return fixture.Vote("bob", time.Time{}) }, 3, "", store.ErrInvalid},
+		{"approver not UTF-8", pending, func(n time.Time) store.Vote { return fixture.Vote("b\xffb", n) }, 3, "", store.ErrInvalid},
+		{"reason not UTF-8", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 3, "\xc3", store.ErrInvalid},
+		{"oversized approver", pending, func(n time.Time) store.Vote { return fixture.Vote(big[:store.MaxKeySize+1], n) }, 3, "", store.ErrTooLarge},
 		{"oversized evidence", pending, func(n time.Time) store.Vote {
 			return store.Vote{Approver: "bob", Evidence: []byte(big), At: n}
 		}, 3, "", store.ErrTooLarge},
-		{"oversized reason", pending, func(n time.Time) store.Vote { return vote("bob", n) }, 3, big, store.ErrTooLarge},
+		{"oversized reason", pending, func(n time.Time) store.Vote { return fixture.Vote("bob", n) }, 3, big, store.ErrTooLarge},
 	}
 	snapshot := func() []store.Approval {
 		var out []store.Approval
 		for _, id := range ids {
 			a, err := s.Get(ctx, id)
 			require.NoError(t, err)
-			out = append(out, normalize(a))
+			out = append(out, fixture.Normalize(a))
 		}
 		return out
 	}
-	before, head := snapshot(), last(t, s)
+	before, head := snapshot(), fixture.Last(t, s)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := s.Vote(ctx, c.id, c.v(now(t, s)), c.quorum, c.reason, note("vote"))
+			_, err := s.Vote(ctx, c.id, c.v(fixture.Now(t, s)), c.quorum, c.reason, fixture.Note("vote"))
 			require.ErrorIs(t, err, c.want)
 			assert.NotContains(t, err.Error(), "sig", "the error quotes no evidence")
 			assert.Equal(t, before, snapshot(), "a refused vote changes no ticket")
-			assert.Equal(t, head, last(t, s), "a refused vote writes no row")
+			assert.Equal(t, head, fixture.Last(t, s), "a refused vote writes no row")
 		})
 	}
 	e, err := s.Get(ctx, expiring)
 	require.NoError(t, err)
 	assert.Equal(t, store.Pending, e.State, "a vote too late leaves the ticket to the sweeper")
-	chain(t, s)
+	fixture.Chain(t, s)
 }
 
 // testVotesTravel checks that ShownAt and Votes come back from every
@@ -280,13 +280,13 @@ func testVoteRefusals(t *testing.T, newStore func(*testing.T) store.Store) {
 func testVotesTravel(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	ctx := t.Context()
-	at := now(t, s)
-	in := TicketAt("s1", "u1", 1, at.Add(-ttl+time.Minute)) // a minute to live
+	at := fixture.Now(t, s)
+	in := fixture.TicketAt("s1", "u1", 1, at.Add(-fixture.TTL+time.Minute)) // a minute to live
 	p, _, err := s.Park(ctx, in, store.Caps{}, nil)
 	require.NoError(t, err)
 	_, err = s.Show(ctx, p.ID, at)
 	require.NoError(t, err)
-	one, err := s.Vote(ctx, p.ID, vote("alice", at), 2, "two", nil)
+	one, err := s.Vote(ctx, p.ID, fixture.Vote("alice", at), 2, "two", nil)
 	require.NoError(t, err)
 	assert.True(t, one.ShownAt.IsZero(), "a vote that leaves the ticket pending clears ShownAt")
 	again, err := s.Get(ctx, p.ID)
@@ -297,7 +297,7 @@ func testVotesTravel(t *testing.T, newStore func(*testing.T) store.Store) {
 	check := func(what string, got store.Approval) {
 		t.Helper()
 		assert.True(t, at.Equal(got.ShownAt), "%s returns ShownAt", what)
-		assert.Equal(t, normalize(one).Votes, normalize(got).Votes, "%s returns Votes", what)
+		assert.Equal(t, fixture.Normalize(one).Votes, fixture.Normalize(got).Votes, "%s returns Votes", what)
 	}
 	m, merged, err := s.Park(ctx, in, store.Caps{}, nil)
 	require.NoError(t, err)
@@ -311,24 +311,24 @@ func testVotesTravel(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, err)
 	require.Len(t, expired, 1)
 	check("ExpirePending", expired[0])
-	_, err = s.Vote(ctx, p.ID, vote("bob", at), 2, "two", nil)
+	_, err = s.Vote(ctx, p.ID, fixture.Vote("bob", at), 2, "two", nil)
 	assert.ErrorIs(t, err, store.ErrResolved, "an expired ticket takes no vote")
 
-	q, _, err := s.Park(ctx, TicketAt("s2", "u1", 2, at), store.Caps{}, nil)
+	q, _, err := s.Park(ctx, fixture.TicketAt("s2", "u1", 2, at), store.Caps{}, nil)
 	require.NoError(t, err)
 	_, err = s.Show(ctx, q.ID, at)
 	require.NoError(t, err)
-	_, err = s.Vote(ctx, q.ID, vote("alice", at), 2, "two", nil)
+	_, err = s.Vote(ctx, q.ID, fixture.Vote("alice", at), 2, "two", nil)
 	require.NoError(t, err)
 	_, err = s.Show(ctx, q.ID, at) // shown to bob
 	require.NoError(t, err)
-	one, err = s.Vote(ctx, q.ID, vote("bob", at), 2, "two", nil)
+	one, err = s.Vote(ctx, q.ID, fixture.Vote("bob", at), 2, "two", nil)
 	require.NoError(t, err)
 	require.Equal(t, store.Approved, one.State)
 	assert.True(t, at.Equal(one.ShownAt), "the vote that approves keeps ShownAt")
 	// A lease that ends a millisecond after the consume lapses without
 	// waiting: the reclaim claims a time after it.
-	consumed := now(t, s)
+	consumed := fixture.Now(t, s)
 	leaseEnd := consumed.Add(time.Millisecond)
 	c, err := s.Consume(ctx, q.ID, store.Claim{Key: "k", Owner: "gate-1", At: consumed, LeaseUntil: leaseEnd}, nil)
 	require.NoError(t, err)
@@ -337,10 +337,10 @@ func testVotesTravel(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, err)
 	require.Len(t, lapsed, 1)
 	check("Expired", lapsed[0])
-	r, err := s.Reclaim(ctx, q.ID, 1, claim("", "gate-2", leaseEnd), nil)
+	r, err := s.Reclaim(ctx, q.ID, 1, fixture.Claim("", "gate-2", leaseEnd), nil)
 	require.NoError(t, err)
 	check("Reclaim", r)
-	f, err := s.Finish(ctx, q.ID, 2, done(leaseEnd), nil)
+	f, err := s.Finish(ctx, q.ID, 2, fixture.Done(leaseEnd), nil)
 	require.NoError(t, err)
 	check("Finish", f)
 	read, err := s.Get(ctx, q.ID)
@@ -368,7 +368,7 @@ func testVotesConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n 
 		}
 		assert.Equal(t, accepted, seen, "every accepted vote is stored and every stored vote was accepted")
 		rows := 0
-		for _, r := range chain(t, s) {
+		for _, r := range fixture.Chain(t, s) {
 			if r.TicketID == id && r.Decision == "vote" {
 				rows++
 			}
@@ -377,10 +377,10 @@ func testVotesConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n 
 		return got
 	}
 	votes := func(t *testing.T, s store.Store, id string, approvers, quorum int) ([]error, map[string]int) {
-		at := now(t, s)
+		at := fixture.Now(t, s)
 		accepted := map[string]int{}
-		errs := race(n, func(i int) error {
-			_, err := s.Vote(t.Context(), id, vote(fmt.Sprintf("approver-%d", i%approvers), at), quorum, "quorum", note("vote"))
+		errs := fixture.Race(n, func(i int) error {
+			_, err := s.Vote(t.Context(), id, fixture.Vote(fmt.Sprintf("approver-%d", i%approvers), at), quorum, "quorum", fixture.Note("vote"))
 			return err
 		})
 		for i, err := range errs {
@@ -394,10 +394,10 @@ func testVotesConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n 
 		approvers := max(2, min(8, n))
 		quorum := min(5, approvers)
 		s := newStore(t)
-		p, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, now(t, s)), store.Caps{}, nil)
+		p, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", 1, fixture.Now(t, s)), store.Caps{}, nil)
 		require.NoError(t, err)
 		errs, accepted := votes(t, s, p.ID, approvers, quorum)
-		ok, _, other := tally(errs, nil)
+		ok, _, other := fixture.Tally(errs, nil)
 		for _, err := range other {
 			if !errors.Is(err, store.ErrDuplicate) && !errors.Is(err, store.ErrResolved) {
 				t.Errorf("unexpected: %v", err)
@@ -409,7 +409,7 @@ func testVotesConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n 
 		require.Len(t, got.Votes, quorum)
 		assert.Equal(t, got.Votes[quorum-1].Approver, got.Approver, "approved by the vote that reached the quorum")
 		approvals := 0
-		for _, r := range chain(t, s) {
+		for _, r := range fixture.Chain(t, s) {
 			if r.Reason == string(store.Approved) {
 				approvals++
 			}
@@ -419,10 +419,10 @@ func testVotesConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n 
 	t.Run("ShortOfQuorum", func(t *testing.T) {
 		approvers := max(2, min(3, n/2))
 		s := newStore(t)
-		p, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, now(t, s)), store.Caps{}, nil)
+		p, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", 1, fixture.Now(t, s)), store.Caps{}, nil)
 		require.NoError(t, err)
 		errs, accepted := votes(t, s, p.ID, approvers, approvers+1)
-		ok, refused, other := tally(errs, store.ErrDuplicate)
+		ok, refused, other := fixture.Tally(errs, store.ErrDuplicate)
 		assert.Empty(t, other)
 		assert.Equal(t, approvers, ok, "every approver voting at once counts")
 		assert.Equal(t, n-approvers, refused, "and each counts once")
@@ -432,16 +432,16 @@ func testVotesConcurrent(t *testing.T, newStore func(*testing.T) store.Store, n 
 	})
 	t.Run("VoteOrDeny", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		p, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
+		at := fixture.Now(t, s)
+		p, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 		require.NoError(t, err)
 		accepted := map[string]int{}
-		errs := race(n, func(i int) error {
+		errs := fixture.Race(n, func(i int) error {
 			if i%4 == 0 {
-				_, err := s.Resolve(t.Context(), p.ID, store.Resolution{To: store.Denied, Approver: "u1", At: at}, note("deny"))
+				_, err := s.Resolve(t.Context(), p.ID, store.Resolution{To: store.Denied, Approver: "u1", At: at}, fixture.Note("deny"))
 				return err
 			}
-			_, err := s.Vote(t.Context(), p.ID, vote(fmt.Sprintf("approver-%d", i), at), 3, "quorum", note("vote"))
+			_, err := s.Vote(t.Context(), p.ID, fixture.Vote(fmt.Sprintf("approver-%d", i), at), 3, "quorum", fixture.Note("vote"))
 			return err
 		})
 		denials := 0

@@ -1,4 +1,4 @@
-package storetest
+package concurrent
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
 // event is one successful call of the interleaving test.
@@ -36,10 +37,10 @@ func testInterleavings(t *testing.T, newStore func(*testing.T) store.Store, n in
 			s := newStore(t)
 			var ids []string
 			for k := 0; k < 4; k++ {
-				ids = append(ids, parkApproved(t, s, k).ID)
+				ids = append(ids, fixture.ParkApproved(t, s, k).ID)
 			}
-			rowsBefore := len(chain(t, s))
-			base := now(t, s)
+			rowsBefore := len(fixture.Chain(t, s))
+			base := fixture.Now(t, s)
 			jitter := func(r *rand.Rand, span time.Duration) time.Duration {
 				return time.Duration(r.Int64N(int64(2*span))) - span
 			}
@@ -52,7 +53,7 @@ func testInterleavings(t *testing.T, newStore func(*testing.T) store.Store, n in
 				events = append(events, e)
 				mu.Unlock()
 			}
-			errs := race(n, func(g int) error {
+			errs := fixture.Race(n, func(g int) error {
 				r := rand.New(rand.NewPCG(seed, uint64(g)))
 				owner := fmt.Sprintf("gate-%d", g)
 				// held is this gate's lease on each ticket it took; it renews
@@ -73,7 +74,7 @@ func testInterleavings(t *testing.T, newStore func(*testing.T) store.Store, n in
 					until := at.Add(time.Millisecond + time.Duration(r.Int64N(int64(1500*time.Millisecond))))
 					switch r.IntN(5) {
 					case 0:
-						a, err := s.Consume(t.Context(), id, store.Claim{Key: "k-" + owner, Owner: owner, At: at, LeaseUntil: until}, note("consume"))
+						a, err := s.Consume(t.Context(), id, store.Claim{Key: "k-" + owner, Owner: owner, At: at, LeaseUntil: until}, fixture.Note("consume"))
 						if err == nil {
 							held[id] = lease{a.Fence, until}
 							ok(event{op: "consume", id: id, fence: a.Fence, at: at, leased: until})
@@ -89,17 +90,17 @@ func testInterleavings(t *testing.T, newStore func(*testing.T) store.Store, n in
 							ok(event{op: "renew", id: id, fence: h.fence, leased: h.until})
 						}
 					case 2:
-						a, err := s.Reclaim(t.Context(), id, fence, store.Claim{Owner: owner, At: at, LeaseUntil: until}, note("reclaim"))
+						a, err := s.Reclaim(t.Context(), id, fence, store.Claim{Owner: owner, At: at, LeaseUntil: until}, fixture.Note("reclaim"))
 						if err == nil {
 							held[id] = lease{a.Fence, until}
 							ok(event{op: "reclaim", id: id, fence: fence, at: at, leased: until})
 						}
 					case 3:
-						if _, err := s.Finish(t.Context(), id, fence, store.Outcome{State: store.Done, Result: []byte(fmt.Sprint(fence)), At: at}, note("finish")); err == nil {
+						if _, err := s.Finish(t.Context(), id, fence, store.Outcome{State: store.Done, Result: []byte(fmt.Sprint(fence)), At: at}, fixture.Note("finish")); err == nil {
 							ok(event{op: "finish", id: id, fence: fence})
 						}
 					case 4:
-						if _, err := s.Resolve(t.Context(), id, store.Resolution{To: store.Revoked, At: at}, note("revoke")); err == nil {
+						if _, err := s.Resolve(t.Context(), id, store.Resolution{To: store.Revoked, At: at}, fixture.Note("revoke")); err == nil {
 							ok(event{op: "revoke", id: id})
 						}
 					}
@@ -160,7 +161,7 @@ func testInterleavings(t *testing.T, newStore func(*testing.T) store.Store, n in
 					}
 				}
 			}
-			assert.Len(t, chain(t, s), rowsBefore+decisions, "one row per successful decision, none for refusals")
+			assert.Len(t, fixture.Chain(t, s), rowsBefore+decisions, "one row per successful decision, none for refusals")
 		})
 	}
 }

@@ -1,4 +1,8 @@
-package storetest
+// Package records checks, for the conformance suite, the records a store
+// keeps beside tickets: passkey credentials and their sign counters,
+// enrollment invites, flood-control counters and streaks, and grants with
+// their uses and the tickets they pay for.
+package records
 
 import (
 	"fmt"
@@ -9,27 +13,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-func credential(id, user string, count uint32) store.Credential {
-	return store.Credential{
-		ID: []byte(id), User: user, PublicKey: []byte("cose-key-" + id), SignCount: count,
-		BackupEligible: true, BackupState: false, AAGUID: make([]byte, 16), CreatedAt: t0, Seal: []byte("seal-" + id),
-	}
-}
-
-func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
+// Credentials checks [store.Credentials]: a credential reads back as
+// stored, a user's credentials list oldest first, and the sign counter
+// only moves forward (zero stays allowed until a counter was seen).
+func Credentials(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	t.Run("PutGet", func(t *testing.T) {
 		s := newStore(t)
-		c := credential("cred-1", "alice", 7)
+		c := fixture.Credential("cred-1", "alice", 7)
 		require.NoError(t, s.PutCredential(ctx, c))
 		got, err := s.GetCredential(ctx, c.ID)
 		require.NoError(t, err)
 		got.CreatedAt = got.CreatedAt.UTC()
 		assert.Equal(t, c, got)
 
-		dup := credential("cred-1", "mallory", 0)
+		dup := fixture.Credential("cred-1", "mallory", 0)
 		assert.ErrorIs(t, s.PutCredential(ctx, dup), store.ErrDuplicate)
 		got, err = s.GetCredential(ctx, c.ID)
 		require.NoError(t, err)
@@ -38,7 +39,7 @@ func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
 		_, err = s.GetCredential(ctx, []byte("nope"))
 		assert.ErrorIs(t, err, store.ErrNotFound)
 		assert.ErrorIs(t, s.PutCredential(ctx, store.Credential{ID: []byte("x"), User: "u"}), store.ErrInvalid)
-		big := credential("cred-big", "alice", 0)
+		big := fixture.Credential("cred-big", "alice", 0)
 		big.PublicKey = make([]byte, store.MaxFieldSize+1)
 		assert.ErrorIs(t, s.PutCredential(ctx, big), store.ErrTooLarge)
 		_, err = s.GetCredential(ctx, big.ID)
@@ -47,8 +48,8 @@ func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("ByUser", func(t *testing.T) {
 		s := newStore(t)
 		for i, u := range []string{"alice", "bob", "alice"} {
-			c := credential(fmt.Sprintf("cred-%d", i), u, 0)
-			c.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+			c := fixture.Credential(fmt.Sprintf("cred-%d", i), u, 0)
+			c.CreatedAt = fixture.T0.Add(time.Duration(i) * time.Second)
 			require.NoError(t, s.PutCredential(ctx, c))
 		}
 		got, err := s.CredentialsByUser(ctx, "alice")
@@ -80,7 +81,7 @@ func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
 		s := newStore(t)
 		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				cred := credential(fmt.Sprintf("cred-%d", i), "alice", c.stored)
+				cred := fixture.Credential(fmt.Sprintf("cred-%d", i), "alice", c.stored)
 				require.NoError(t, s.PutCredential(ctx, cred))
 				err := s.AdvanceSignCount(ctx, cred.ID, c.n)
 				if c.want == nil {
@@ -97,16 +98,18 @@ func testCredentials(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 }
 
-func testInvites(t *testing.T, newStore func(*testing.T) store.Store) {
+// Invites checks [store.Invites]' creation and redemption: an invite is
+// redeemed once, never after it expired, and a taken hash is refused.
+func Invites(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
-	inv := store.Invite{TokenHash: [32]byte{1}, User: "alice", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	inv := store.Invite{TokenHash: [32]byte{1}, User: "alice", CreatedAt: fixture.T0, ExpiresAt: fixture.T0.Add(time.Hour)}
 	require.NoError(t, s.CreateInvite(ctx, inv))
-	assert.ErrorIs(t, s.CreateInvite(ctx, store.Invite{TokenHash: [32]byte{1}, User: "mallory", ExpiresAt: t0.Add(time.Hour)}),
+	assert.ErrorIs(t, s.CreateInvite(ctx, store.Invite{TokenHash: [32]byte{1}, User: "mallory", ExpiresAt: fixture.T0.Add(time.Hour)}),
 		store.ErrDuplicate)
-	assert.ErrorIs(t, s.CreateInvite(ctx, store.Invite{User: "bob", ExpiresAt: t0}), store.ErrInvalid)
+	assert.ErrorIs(t, s.CreateInvite(ctx, store.Invite{User: "bob", ExpiresAt: fixture.T0}), store.ErrInvalid)
 
-	at := t0.Add(time.Minute)
+	at := fixture.T0.Add(time.Minute)
 	got, err := s.RedeemInvite(ctx, inv.TokenHash, at)
 	require.NoError(t, err)
 	assert.Equal(t, "alice", got.User)
@@ -114,7 +117,7 @@ func testInvites(t *testing.T, newStore func(*testing.T) store.Store) {
 	_, err = s.RedeemInvite(ctx, inv.TokenHash, at)
 	assert.ErrorIs(t, err, store.ErrConsumed, "an invite redeems once")
 
-	late := store.Invite{TokenHash: [32]byte{2}, User: "bob", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	late := store.Invite{TokenHash: [32]byte{2}, User: "bob", CreatedAt: fixture.T0, ExpiresAt: fixture.T0.Add(time.Hour)}
 	require.NoError(t, s.CreateInvite(ctx, late))
 	_, err = s.RedeemInvite(ctx, late.TokenHash, late.ExpiresAt)
 	assert.ErrorIs(t, err, store.ErrExpired)

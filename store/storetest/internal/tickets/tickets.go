@@ -1,4 +1,9 @@
-package storetest
+// Package tickets checks [store.Tickets] and [store.Sweeper] for the
+// conformance suite: parking (pending, or approved in one step), merging
+// only identical proposals, pending caps, resolution, revocation, expiry of
+// pending tickets, listing, and that the store shares no slices with its
+// callers.
+package tickets
 
 import (
 	"encoding/hex"
@@ -13,14 +18,18 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
+// Park checks [store.Tickets.Park] and Get: a ticket reads back as
+// stored, with a generated 128-bit id or the caller's, and bad tickets are
+// refused.
+func Park(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("RoundTrip", func(t *testing.T) {
 		s := newStore(t)
-		in := Ticket("s1", "u1", 1)
+		in := fixture.Ticket("s1", "u1", 1)
 		in.Approvers = "group:finance"
-		got, merged, err := s.Park(t.Context(), in, store.Caps{}, note("park"))
+		got, merged, err := s.Park(t.Context(), in, store.Caps{}, fixture.Note("park"))
 		require.NoError(t, err)
 		assert.False(t, merged)
 		raw, err := hex.DecodeString(got.ID)
@@ -28,34 +37,34 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.Len(t, raw, 16, "generated id must be 128 bits")
 		want := in
 		want.ID, want.State = got.ID, store.Pending
-		assert.Equal(t, normalize(want), normalize(got))
+		assert.Equal(t, fixture.Normalize(want), fixture.Normalize(got))
 		read, err := s.Get(t.Context(), got.ID)
 		require.NoError(t, err)
-		assert.Equal(t, normalize(want), normalize(read))
-		assertNoted(t, s, got.ID, "park", store.Pending)
-		assert.Empty(t, last(t, s).Result, "not merged")
+		assert.Equal(t, fixture.Normalize(want), fixture.Normalize(read))
+		fixture.AssertNoted(t, s, got.ID, "park", store.Pending)
+		assert.Empty(t, fixture.Last(t, s).Result, "not merged")
 	})
 	t.Run("CallerID", func(t *testing.T) {
 		s := newStore(t)
-		in := Ticket("s1", "u1", 1)
+		in := fixture.Ticket("s1", "u1", 1)
 		in.ID = "caller-chosen"
-		got, _, err := s.Park(t.Context(), in, store.Caps{}, note("park"))
+		got, _, err := s.Park(t.Context(), in, store.Caps{}, fixture.Note("park"))
 		require.NoError(t, err)
 		assert.Equal(t, "caller-chosen", got.ID)
-		dup := Ticket("s2", "u2", 2)
+		dup := fixture.Ticket("s2", "u2", 2)
 		dup.ID = "caller-chosen"
-		_, _, err = s.Park(t.Context(), dup, store.Caps{}, note("park"))
+		_, _, err = s.Park(t.Context(), dup, store.Caps{}, fixture.Note("park"))
 		assert.ErrorIs(t, err, store.ErrDuplicate)
 		read, err := s.Get(t.Context(), "caller-chosen")
 		require.NoError(t, err)
 		assert.Equal(t, "s1", read.Session, "a refused duplicate must not overwrite")
-		assert.Len(t, chain(t, s), 1, "a refused park writes no row")
+		assert.Len(t, fixture.Chain(t, s), 1, "a refused park writes no row")
 	})
 	t.Run("GeneratedIDsDiffer", func(t *testing.T) {
 		s := newStore(t)
-		a, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
+		a, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), store.Caps{}, nil)
 		require.NoError(t, err)
-		b, _, err := s.Park(t.Context(), Ticket("s1", "u1", 2), store.Caps{}, nil)
+		b, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 2), store.Caps{}, nil)
 		require.NoError(t, err)
 		assert.NotEqual(t, a.ID, b.ID)
 	})
@@ -101,10 +110,10 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 		s := newStore(t)
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				a := Ticket("s1", "u1", 1)
+				a := fixture.Ticket("s1", "u1", 1)
 				a.ID = "refused"
 				c.mutate(&a)
-				_, _, err := s.Park(t.Context(), a, store.Caps{}, note("park"))
+				_, _, err := s.Park(t.Context(), a, store.Caps{}, fixture.Note("park"))
 				assert.ErrorIs(t, err, c.want)
 				_, err = s.Get(t.Context(), "refused")
 				assert.ErrorIs(t, err, store.ErrNotFound, "a refused ticket must not be stored")
@@ -113,7 +122,7 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 		p, _, err := s.List(t.Context(), store.Filter{})
 		require.NoError(t, err)
 		assert.Empty(t, p)
-		assert.Empty(t, chain(t, s), "refusals write no row")
+		assert.Empty(t, fixture.Chain(t, s), "refusals write no row")
 	})
 	t.Run("GetUnknown", func(t *testing.T) {
 		s := newStore(t)
@@ -122,35 +131,35 @@ func testPark(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 }
 
-// testParkApproved checks that an allowed call is stored approved in one
+// ParkAllowed checks that an allowed call is stored approved in one
 // step: never pending, never merged, never capped, consumable at once.
-func testParkApproved(t *testing.T, newStore func(*testing.T) store.Store) {
+func ParkAllowed(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	at := now(t, s)
+	at := fixture.Now(t, s)
 	caps := store.Caps{PerSession: 1, PerUser: 1}
-	_, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), caps, nil)
+	_, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", 1, at), caps, nil)
 	require.NoError(t, err, "one pending ticket fills the caps")
 
-	in := TicketAt("s1", "u1", 1, at) // the same call as the pending one
+	in := fixture.TicketAt("s1", "u1", 1, at) // the same call as the pending one
 	in.State, in.Approver, in.Reason, in.Evidence = store.Approved, "policy", "read", []byte(`{"mac":"m"}`)
-	got, merged, err := s.Park(t.Context(), in, caps, note("allow"))
+	got, merged, err := s.Park(t.Context(), in, caps, fixture.Note("allow"))
 	require.NoError(t, err, "approved tickets are not capped")
 	assert.False(t, merged, "an approved ticket never merges")
 	assert.Equal(t, store.Approved, got.State)
 	assert.Equal(t, "policy", got.Approver)
 	assert.Equal(t, []byte(`{"mac":"m"}`), got.Evidence)
 	assert.True(t, in.CreatedAt.Equal(got.ResolvedAt), "ResolvedAt defaults to CreatedAt")
-	assertNoted(t, s, got.ID, "allow", store.Approved)
+	fixture.AssertNoted(t, s, got.ID, "allow", store.Approved)
 	read, err := s.Get(t.Context(), got.ID)
 	require.NoError(t, err)
-	assert.Equal(t, normalize(got), normalize(read))
+	assert.Equal(t, fixture.Normalize(got), fixture.Normalize(read))
 
 	again, merged, err := s.Park(t.Context(), in, caps, nil)
 	require.NoError(t, err)
 	assert.False(t, merged)
 	assert.NotEqual(t, got.ID, again.ID, "two allowed calls are two tickets")
 
-	x, err := s.Consume(t.Context(), got.ID, claim("k", "gate-1", at), nil)
+	x, err := s.Consume(t.Context(), got.ID, fixture.Claim("k", "gate-1", at), nil)
 	require.NoError(t, err, "an allowed ticket is consumable at once")
 	assert.Equal(t, store.Executing, x.State)
 	pending, _, err := s.List(t.Context(), store.Filter{States: []store.State{store.Pending}})
@@ -158,23 +167,23 @@ func testParkApproved(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.Len(t, pending, 1, "no allowed call left a pending ticket")
 }
 
-// testMerge checks that a proposal merges only into an identical one: a
+// Merge checks that a proposal merges only into an identical one: a
 // generator changes each field that makes two proposals different, in
 // several spellings, and every change makes a new ticket.
-func testMerge(t *testing.T, newStore func(*testing.T) store.Store) {
+func Merge(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("Identical", func(t *testing.T) {
 		s := newStore(t)
-		first, merged, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, note("park"))
+		first, merged, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), store.Caps{}, fixture.Note("park"))
 		require.NoError(t, err)
 		require.False(t, merged)
 		for i := 1; i <= 2; i++ {
-			dup, merged, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{PerSession: 1, PerUser: 1}, note("merge"))
+			dup, merged, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), store.Caps{PerSession: 1, PerUser: 1}, fixture.Note("merge"))
 			require.NoError(t, err, "a duplicate merges even at the cap")
 			assert.True(t, merged)
 			assert.Equal(t, first.ID, dup.ID)
 			assert.Equal(t, i, dup.Merged)
-			assertNoted(t, s, first.ID, "merge", store.Pending)
-			assert.Equal(t, "merged", last(t, s).Result, "the note is told it merged")
+			fixture.AssertNoted(t, s, first.ID, "merge", store.Pending)
+			assert.Equal(t, "merged", fixture.Last(t, s).Result, "the note is told it merged")
 		}
 		read, err := s.Get(t.Context(), first.ID)
 		require.NoError(t, err)
@@ -194,7 +203,7 @@ func testMerge(t *testing.T, newStore func(*testing.T) store.Store) {
 			func(a *store.Approval) { a.User = "u2" },
 		}},
 		{"effect", []func(*store.Approval){
-			func(a *store.Approval) { *a = Ticket(a.Session, a.User, 2) },
+			func(a *store.Approval) { *a = fixture.Ticket(a.Session, a.User, 2) },
 		}},
 		{"requester", []func(*store.Approval){
 			func(a *store.Approval) { a.Requester.User = "u9" },
@@ -228,9 +237,9 @@ func testMerge(t *testing.T, newStore func(*testing.T) store.Store) {
 		t.Run("Differs/"+d.name, func(t *testing.T) {
 			for i, mutate := range d.mutates {
 				s := newStore(t)
-				first, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
+				first, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), store.Caps{}, nil)
 				require.NoError(t, err)
-				b := Ticket("s1", "u1", 1)
+				b := fixture.Ticket("s1", "u1", 1)
 				mutate(&b)
 				got, merged, err := s.Park(t.Context(), b, store.Caps{}, nil)
 				require.NoError(t, err, "spelling %d", i)
@@ -238,17 +247,17 @@ func testMerge(t *testing.T, newStore func(*testing.T) store.Store) {
 				assert.NotEqual(t, first.ID, got.ID, "spelling %d", i)
 				read, err := s.Get(t.Context(), got.ID)
 				require.NoError(t, err)
-				assert.Equal(t, normalize(b).Taint, normalize(read).Taint, "the new ticket keeps its own provenance")
+				assert.Equal(t, fixture.Normalize(b).Taint, fixture.Normalize(read).Taint, "the new ticket keeps its own provenance")
 			}
 		})
 	}
 	t.Run("NotLive", func(t *testing.T) {
 		s := newStore(t)
-		first, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
+		first, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), store.Caps{}, nil)
 		require.NoError(t, err)
-		late := Ticket("s1", "u1", 1)
+		late := fixture.Ticket("s1", "u1", 1)
 		late.CreatedAt = first.ExpiresAt
-		late.ExpiresAt = late.CreatedAt.Add(ttl)
+		late.ExpiresAt = late.CreatedAt.Add(fixture.TTL)
 		fresh, merged, err := s.Park(t.Context(), late, store.Caps{}, nil)
 		require.NoError(t, err)
 		assert.False(t, merged, "a ticket past its expiry takes no merges")
@@ -263,7 +272,9 @@ func testMerge(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 }
 
-func testCaps(t *testing.T, newStore func(*testing.T) store.Store) {
+// Caps checks the pending caps: per session of each user and per user,
+// zero meaning none, counting only live pending tickets.
+func Caps(t *testing.T, newStore func(*testing.T) store.Store) {
 	pending := func(t *testing.T, s store.Store, f store.Filter) int {
 		f.States = []store.State{store.Pending}
 		p, _, err := s.List(t.Context(), f)
@@ -274,15 +285,15 @@ func testCaps(t *testing.T, newStore func(*testing.T) store.Store) {
 		s := newStore(t)
 		caps := store.Caps{PerSession: 2}
 		for n := 1; n <= 2; n++ {
-			_, _, err := s.Park(t.Context(), Ticket("s1", "u1", n), caps, nil)
+			_, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", n), caps, nil)
 			require.NoError(t, err)
 		}
-		_, _, err := s.Park(t.Context(), Ticket("s1", "u1", 3), caps, note("park"))
+		_, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 3), caps, fixture.Note("park"))
 		assert.ErrorIs(t, err, store.ErrPendingCap)
-		_, _, err = s.Park(t.Context(), Ticket("s2", "u1", 3), caps, nil)
+		_, _, err = s.Park(t.Context(), fixture.Ticket("s2", "u1", 3), caps, nil)
 		assert.NoError(t, err, "another session has its own cap")
 		assert.Equal(t, 2, pending(t, s, store.Filter{Session: "s1"}))
-		assert.Empty(t, chain(t, s), "a capped park writes no row")
+		assert.Empty(t, fixture.Chain(t, s), "a capped park writes no row")
 	})
 	t.Run("PerSessionOfEachUser", func(t *testing.T) {
 		// A session id is the agent's own name for its run: users whose
@@ -290,62 +301,65 @@ func testCaps(t *testing.T, newStore func(*testing.T) store.Store) {
 		s := newStore(t)
 		caps := store.Caps{PerSession: 2}
 		for n := 1; n <= 2; n++ {
-			_, _, err := s.Park(t.Context(), Ticket("run-9", "erin", n), caps, nil)
+			_, _, err := s.Park(t.Context(), fixture.Ticket("run-9", "erin", n), caps, nil)
 			require.NoError(t, err)
 		}
-		_, _, err := s.Park(t.Context(), Ticket("run-9", "erin", 3), caps, nil)
+		_, _, err := s.Park(t.Context(), fixture.Ticket("run-9", "erin", 3), caps, nil)
 		assert.ErrorIs(t, err, store.ErrPendingCap)
 		for n := 4; n <= 5; n++ {
-			_, _, err = s.Park(t.Context(), Ticket("run-9", "dana", n), caps, nil)
+			_, _, err = s.Park(t.Context(), fixture.Ticket("run-9", "dana", n), caps, nil)
 			assert.NoError(t, err, "another user's session of the same name has its own cap")
 		}
 	})
 	t.Run("PerUser", func(t *testing.T) {
 		s := newStore(t)
 		caps := store.Caps{PerUser: 2}
-		_, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), caps, nil)
+		_, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), caps, nil)
 		require.NoError(t, err)
-		_, _, err = s.Park(t.Context(), Ticket("s2", "u1", 2), caps, nil)
+		_, _, err = s.Park(t.Context(), fixture.Ticket("s2", "u1", 2), caps, nil)
 		require.NoError(t, err)
-		_, _, err = s.Park(t.Context(), Ticket("s3", "u1", 3), caps, nil)
+		_, _, err = s.Park(t.Context(), fixture.Ticket("s3", "u1", 3), caps, nil)
 		assert.ErrorIs(t, err, store.ErrPendingCap, "the user cap spans sessions")
-		_, _, err = s.Park(t.Context(), Ticket("s3", "u2", 3), caps, nil)
+		_, _, err = s.Park(t.Context(), fixture.Ticket("s3", "u2", 3), caps, nil)
 		assert.NoError(t, err, "another user has their own cap")
 	})
 	t.Run("ZeroIsNoCap", func(t *testing.T) {
 		s := newStore(t)
 		for n := 1; n <= 20; n++ {
-			_, _, err := s.Park(t.Context(), Ticket("s1", "u1", n), store.Caps{}, nil)
+			_, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", n), store.Caps{}, nil)
 			require.NoError(t, err)
 		}
 	})
 	t.Run("OnlyLivePendingCount", func(t *testing.T) {
 		s := newStore(t)
 		caps := store.Caps{PerSession: 1, PerUser: 1}
-		a, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), caps, nil)
+		a, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), caps, nil)
 		require.NoError(t, err)
-		_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Denied, Approver: "alice", At: t0}, nil)
+		_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Denied, Approver: "alice", At: fixture.T0}, nil)
 		require.NoError(t, err)
-		b, _, err := s.Park(t.Context(), Ticket("s1", "u1", 2), caps, nil)
+		b, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 2), caps, nil)
 		require.NoError(t, err, "a resolved ticket no longer counts")
 
-		later := Ticket("s1", "u1", 3)
+		later := fixture.Ticket("s1", "u1", 3)
 		later.CreatedAt = b.ExpiresAt
-		later.ExpiresAt = later.CreatedAt.Add(ttl)
+		later.ExpiresAt = later.CreatedAt.Add(fixture.TTL)
 		_, _, err = s.Park(t.Context(), later, caps, nil)
 		assert.NoError(t, err, "a ticket past its expiry no longer counts, swept or not")
 	})
 }
 
-func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
+// Resolve checks [store.Tickets.Resolve]: a pending ticket moves once to
+// approved, denied, expired or cancelled, is never approved at or after
+// its expiry, and bad resolutions are refused.
+func Resolve(t *testing.T, newStore func(*testing.T) store.Store) {
 	for _, to := range []store.State{store.Approved, store.Denied, store.Expired, store.Cancelled} {
 		t.Run(string(to), func(t *testing.T) {
 			s := newStore(t)
-			at := now(t, s)
-			a, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
+			at := fixture.Now(t, s)
+			a, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 			require.NoError(t, err)
 			r := store.Resolution{To: to, Approver: "alice", Reason: "because", Evidence: []byte(`{"a":1}`), At: at}
-			got, err := s.Resolve(t.Context(), a.ID, r, note("resolve"))
+			got, err := s.Resolve(t.Context(), a.ID, r, fixture.Note("resolve"))
 			require.NoError(t, err)
 			assert.Equal(t, to, got.State)
 			assert.Equal(t, "alice", got.Approver)
@@ -354,41 +368,41 @@ func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
 			assert.True(t, at.Equal(got.ResolvedAt))
 			read, err := s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
-			assert.Equal(t, normalize(got), normalize(read))
-			assertNoted(t, s, a.ID, "resolve", to)
-			assert.Equal(t, "alice", last(t, s).Approver)
+			assert.Equal(t, fixture.Normalize(got), fixture.Normalize(read))
+			fixture.AssertNoted(t, s, a.ID, "resolve", to)
+			assert.Equal(t, "alice", fixture.Last(t, s).Approver)
 
 			for _, again := range []store.State{store.Approved, store.Denied, store.Cancelled, store.Expired} {
-				_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: again, Approver: "mallory", At: at}, note("again"))
+				_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: again, Approver: "mallory", At: at}, fixture.Note("again"))
 				assert.ErrorIs(t, err, store.ErrResolved)
 			}
 			read, err = s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, "alice", read.Approver, "a refused second resolve changes nothing")
-			assert.Len(t, chain(t, s), 1, "refused resolves write no row")
+			assert.Len(t, fixture.Chain(t, s), 1, "refused resolves write no row")
 		})
 	}
 	t.Run("ApproveAtOrAfterExpiry", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		in := TicketAt("s1", "u1", 1, at.Add(-ttl))
+		at := fixture.Now(t, s)
+		in := fixture.TicketAt("s1", "u1", 1, at.Add(-fixture.TTL))
 		in.ExpiresAt = at
 		a, _, err := s.Park(t.Context(), in, store.Caps{}, nil)
 		require.NoError(t, err)
 		for _, when := range []time.Time{a.ExpiresAt, a.ExpiresAt.Add(time.Second)} {
-			_, err = s.Resolve(t.Context(), a.ID, approve(when), nil)
+			_, err = s.Resolve(t.Context(), a.ID, fixture.Approve(when), nil)
 			assert.ErrorIs(t, err, store.ErrExpired)
 		}
 		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, store.Pending, read.State)
-		got, err := s.Resolve(t.Context(), a.ID, approve(a.ExpiresAt.Add(-time.Microsecond)), nil)
+		got, err := s.Resolve(t.Context(), a.ID, fixture.Approve(a.ExpiresAt.Add(-time.Microsecond)), nil)
 		require.NoError(t, err, "approving just before expiry works")
 		assert.Equal(t, store.Approved, got.State)
 	})
 	t.Run("DenyAfterExpiry", func(t *testing.T) {
 		s := newStore(t)
-		a, _, err := s.Park(t.Context(), Ticket("s1", "u1", 1), store.Caps{}, nil)
+		a, _, err := s.Park(t.Context(), fixture.Ticket("s1", "u1", 1), store.Caps{}, nil)
 		require.NoError(t, err)
 		got, err := s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Denied, At: a.ExpiresAt.Add(time.Hour)}, nil)
 		require.NoError(t, err, "only approvals are judged by the clock")
@@ -396,8 +410,8 @@ func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 	t.Run("Refusals", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		a, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
+		at := fixture.Now(t, s)
+		a, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, nil)
 		require.NoError(t, err)
 		cases := []struct {
 			name string
@@ -405,7 +419,7 @@ func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
 			r    store.Resolution
 			want error
 		}{
-			{"unknown id", "no-such-ticket", approve(at), store.ErrNotFound},
+			{"unknown id", "no-such-ticket", fixture.Approve(at), store.ErrNotFound},
 			{"revoke pending", a.ID, store.Resolution{To: store.Revoked, At: at}, store.ErrResolved},
 			{"to executing", a.ID, store.Resolution{To: store.Executing, At: at}, store.ErrInvalid},
 			{"to pending", a.ID, store.Resolution{To: store.Pending, At: at}, store.ErrInvalid},
@@ -419,7 +433,7 @@ func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				_, err := s.Resolve(t.Context(), c.id, c.r, note("resolve"))
+				_, err := s.Resolve(t.Context(), c.id, c.r, fixture.Note("resolve"))
 				assert.ErrorIs(t, err, c.want)
 			})
 		}
@@ -427,27 +441,27 @@ func testResolve(t *testing.T, newStore func(*testing.T) store.Store) {
 		require.NoError(t, err)
 		assert.Equal(t, store.Pending, read.State, "refused resolves change nothing")
 		assert.Empty(t, read.Evidence)
-		assert.Empty(t, chain(t, s))
+		assert.Empty(t, fixture.Chain(t, s))
 	})
 }
 
-// testRevoke checks that an approved ticket can be revoked before it runs,
+// Revoke checks that an approved ticket can be revoked before it runs,
 // that a revoked ticket never runs, and that nothing else can be revoked.
-func testRevoke(t *testing.T, newStore func(*testing.T) store.Store) {
+func Revoke(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("Approved", func(t *testing.T) {
 		s := newStore(t)
-		a := parkApproved(t, s, 1)
-		at := now(t, s)
+		a := fixture.ParkApproved(t, s, 1)
+		at := fixture.Now(t, s)
 		got, err := s.Resolve(t.Context(), a.ID, store.Resolution{To: store.Revoked, Approver: "admin", Reason: "mistake", At: at},
-			note("revoke"))
+			fixture.Note("revoke"))
 		require.NoError(t, err)
 		assert.Equal(t, store.Revoked, got.State)
 		assert.Equal(t, "alice", got.Approver, "the approval's approver is kept")
 		assert.Equal(t, a.Evidence, got.Evidence, "the approval's evidence is kept")
 		assert.Equal(t, "mistake", got.Reason)
 		assert.True(t, at.Equal(got.FinishedAt))
-		assertNoted(t, s, a.ID, "revoke", store.Revoked)
-		_, err = s.Consume(t.Context(), a.ID, claim("k", "gate-1", at), nil)
+		fixture.AssertNoted(t, s, a.ID, "revoke", store.Revoked)
+		_, err = s.Consume(t.Context(), a.ID, fixture.Claim("k", "gate-1", at), nil)
 		assert.ErrorIs(t, err, store.ErrRevoked, "a revoked approval never runs")
 		for _, to := range []store.State{store.Revoked, store.Approved, store.Denied} {
 			_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: to, At: at}, nil)
@@ -456,12 +470,12 @@ func testRevoke(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 	t.Run("NotApproved", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		x := parkExecuting(t, s, 1, "gate-1", at.Add(lease))
-		d := parkExecuting(t, s, 2, "gate-1", at.Add(lease))
-		_, err := s.Finish(t.Context(), d.ID, 1, done(at), nil)
+		at := fixture.Now(t, s)
+		x := fixture.ParkExecuting(t, s, 1, "gate-1", at.Add(fixture.Lease))
+		d := fixture.ParkExecuting(t, s, 2, "gate-1", at.Add(fixture.Lease))
+		_, err := s.Finish(t.Context(), d.ID, 1, fixture.Done(at), nil)
 		require.NoError(t, err)
-		p, _, err := s.Park(t.Context(), TicketAt("s1", "u1", 3, at), store.Caps{}, nil)
+		p, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", 3, at), store.Caps{}, nil)
 		require.NoError(t, err)
 		for _, id := range []string{x.ID, d.ID, p.ID} {
 			before, err := s.Get(t.Context(), id)
@@ -470,30 +484,32 @@ func testRevoke(t *testing.T, newStore func(*testing.T) store.Store) {
 			assert.ErrorIs(t, err, store.ErrResolved, "only an approved ticket is revoked (%s)", before.State)
 			after, err := s.Get(t.Context(), id)
 			require.NoError(t, err)
-			assert.Equal(t, normalize(before), normalize(after))
+			assert.Equal(t, fixture.Normalize(before), fixture.Normalize(after))
 		}
 	})
 }
 
-func testExpirePending(t *testing.T, newStore func(*testing.T) store.Store) {
+// ExpirePending checks [store.Sweeper]: exactly the pending tickets whose
+// expiry passed are expired, in expiry order, each with its row.
+func ExpirePending(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	base := now(t, s).Add(-ttl)
+	base := fixture.Now(t, s).Add(-fixture.TTL)
 	var ids []string
 	for n := 1; n <= 4; n++ {
-		a := TicketAt("s1", "u1", n, base)
+		a := fixture.TicketAt("s1", "u1", n, base)
 		a.ExpiresAt = base.Add(time.Duration(n) * time.Minute)
 		if n == 1 {
-			a.ExpiresAt = base.Add(ttl + time.Minute) // still live now, to approve it
+			a.ExpiresAt = base.Add(fixture.TTL + time.Minute) // still live now, to approve it
 		}
 		p, _, err := s.Park(t.Context(), a, store.Caps{}, nil)
 		require.NoError(t, err)
 		ids = append(ids, p.ID)
 	}
-	_, err := s.Resolve(t.Context(), ids[0], approve(now(t, s)), nil)
+	_, err := s.Resolve(t.Context(), ids[0], fixture.Approve(fixture.Now(t, s)), nil)
 	require.NoError(t, err)
 
 	at := base.Add(3 * time.Minute)
-	got, err := s.ExpirePending(t.Context(), at, note("expire"))
+	got, err := s.ExpirePending(t.Context(), at, fixture.Note("expire"))
 	require.NoError(t, err)
 	require.Len(t, got, 2, "pending tickets with expiry at or before now: 2 and 3")
 	assert.Equal(t, ids[1], got[0].ID)
@@ -502,7 +518,7 @@ func testExpirePending(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.Equal(t, store.Expired, a.State)
 		assert.True(t, at.Equal(a.ResolvedAt))
 	}
-	rows := chain(t, s)
+	rows := fixture.Chain(t, s)
 	require.Len(t, rows, 2, "one row per expired ticket")
 	assert.Equal(t, []string{ids[1], ids[2]}, []string{rows[0].TicketID, rows[1].TicketID})
 	assert.Equal(t, string(store.Expired), rows[0].Reason)
@@ -512,24 +528,24 @@ func testExpirePending(t *testing.T, newStore func(*testing.T) store.Store) {
 		require.NoError(t, err)
 		assert.Equal(t, want, a.State)
 	}
-	again, err := s.ExpirePending(t.Context(), at, note("expire"))
+	again, err := s.ExpirePending(t.Context(), at, fixture.Note("expire"))
 	require.NoError(t, err)
 	assert.Empty(t, again, "expiry happens once")
-	assert.Len(t, chain(t, s), 2)
-	_, err = s.Resolve(t.Context(), ids[1], approve(now(t, s)), nil)
+	assert.Len(t, fixture.Chain(t, s), 2)
+	_, err = s.Resolve(t.Context(), ids[1], fixture.Approve(fixture.Now(t, s)), nil)
 	assert.ErrorIs(t, err, store.ErrResolved, "an expired ticket cannot be approved")
 }
 
-// testList checks filters and pages: a generator parks tickets in random
+// List checks filters and pages: a generator parks tickets in random
 // sessions, users, groups and states, then reads every filter back with
 // random page sizes and compares with the same filter applied in memory.
-func testList(t *testing.T, newStore func(*testing.T) store.Store) {
+func List(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	at := now(t, s)
+	at := fixture.Now(t, s)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var all []store.Approval // by CreatedAt then ID
 	for n := 0; n < 120; n++ {
-		a := TicketAt(fmt.Sprintf("s%d", rng.IntN(3)), fmt.Sprintf("u%d", rng.IntN(3)), n,
+		a := fixture.TicketAt(fmt.Sprintf("s%d", rng.IntN(3)), fmt.Sprintf("u%d", rng.IntN(3)), n,
 			at.Add(time.Duration(n/4)*time.Millisecond)) // four tickets share each time: the ID breaks ties
 		a.Approvers = []string{"", "group:ops", "group:finance"}[rng.IntN(3)]
 		p, _, err := s.Park(t.Context(), a, store.Caps{}, nil)
@@ -538,13 +554,13 @@ func testList(t *testing.T, newStore func(*testing.T) store.Store) {
 		// past store.MaxSkew over the 120 tickets.
 		switch rng.IntN(4) {
 		case 1:
-			p, err = s.Resolve(t.Context(), p.ID, approve(now(t, s)), nil)
+			p, err = s.Resolve(t.Context(), p.ID, fixture.Approve(fixture.Now(t, s)), nil)
 		case 2:
-			p, err = s.Resolve(t.Context(), p.ID, store.Resolution{To: store.Denied, At: now(t, s)}, nil)
+			p, err = s.Resolve(t.Context(), p.ID, store.Resolution{To: store.Denied, At: fixture.Now(t, s)}, nil)
 		case 3:
-			p, err = s.Resolve(t.Context(), p.ID, approve(now(t, s)), nil)
+			p, err = s.Resolve(t.Context(), p.ID, fixture.Approve(fixture.Now(t, s)), nil)
 			require.NoError(t, err)
-			p, err = s.Consume(t.Context(), p.ID, claim("k", "gate-1", now(t, s)), nil)
+			p, err = s.Consume(t.Context(), p.ID, fixture.Claim("k", "gate-1", fixture.Now(t, s)), nil)
 		}
 		require.NoError(t, err)
 		all = append(all, p)
@@ -628,10 +644,12 @@ func less(a, b store.Approval) bool {
 	return a.ID < b.ID
 }
 
-func testNoAliasing(t *testing.T, newStore func(*testing.T) store.Store) {
+// NoAliasing checks that the store shares no slices with its callers, in
+// either direction.
+func NoAliasing(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	in := Ticket("s1", "u1", 1)
-	want := normalize(in.Clone())
+	in := fixture.Ticket("s1", "u1", 1)
+	want := fixture.Normalize(in.Clone())
 	got, _, err := s.Park(t.Context(), in, store.Caps{}, nil)
 	require.NoError(t, err)
 	want.ID, want.State = got.ID, store.Pending
@@ -639,9 +657,9 @@ func testNoAliasing(t *testing.T, newStore func(*testing.T) store.Store) {
 	got.Effect[0], got.Card[0], got.Taint[0], got.Requester.Delegations[0] = 'Y', 'Y', "Y", "Y"
 	read, err := s.Get(t.Context(), got.ID)
 	require.NoError(t, err)
-	assert.Equal(t, want, normalize(read), "the store must not share slices with callers")
+	assert.Equal(t, want, fixture.Normalize(read), "the store must not share slices with callers")
 	read.Effect[0] = 'Z'
 	again, err := s.Get(t.Context(), got.ID)
 	require.NoError(t, err)
-	assert.Equal(t, want, normalize(again))
+	assert.Equal(t, want, fixture.Normalize(again))
 }

@@ -1,4 +1,4 @@
-package storetest
+package records
 
 import (
 	"testing"
@@ -8,12 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-func testGrants(t *testing.T, newStore func(*testing.T) store.Store) {
+// Grants checks [store.Grants]: a grant reads back as stored, malformed
+// ones are refused, and each use takes one of its remaining uses until
+// none is left or it expired.
+func Grants(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
-	at := now(t, s)
+	at := fixture.Now(t, s)
 	g := store.Grant{ID: "g1", User: "alice", Spec: []byte(`{"kind":"exact"}`), Remaining: 2,
 		CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
 	require.NoError(t, s.PutGrant(ctx, g))
@@ -54,11 +58,11 @@ func testGrants(t *testing.T, newStore func(*testing.T) store.Store) {
 	_, err = s.GetGrant(ctx, "nope")
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	for name, bad := range map[string]store.Grant{
-		"no id":          {User: "a", Spec: []byte(`{}`), ExpiresAt: t0},
-		"negative":       {ID: "b1", User: "a", Spec: []byte(`{}`), Remaining: -1, ExpiresAt: t0},
-		"spec not json":  {ID: "b2", User: "a", Spec: []byte(`{`), ExpiresAt: t0},
-		"oversized spec": {ID: "b3", User: "a", Spec: make([]byte, store.MaxFieldSize+1), ExpiresAt: t0},
-		"revoked":        {ID: "b4", User: "a", Spec: []byte(`{}`), ExpiresAt: t0, RevokedAt: t0},
+		"no id":          {User: "a", Spec: []byte(`{}`), ExpiresAt: fixture.T0},
+		"negative":       {ID: "b1", User: "a", Spec: []byte(`{}`), Remaining: -1, ExpiresAt: fixture.T0},
+		"spec not json":  {ID: "b2", User: "a", Spec: []byte(`{`), ExpiresAt: fixture.T0},
+		"oversized spec": {ID: "b3", User: "a", Spec: make([]byte, store.MaxFieldSize+1), ExpiresAt: fixture.T0},
+		"revoked":        {ID: "b4", User: "a", Spec: []byte(`{}`), ExpiresAt: fixture.T0, RevokedAt: fixture.T0},
 	} {
 		err := s.PutGrant(ctx, bad)
 		assert.Error(t, err, name)
@@ -69,60 +73,62 @@ func testGrants(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 }
 
-func testRevokeGrant(t *testing.T, newStore func(*testing.T) store.Store) {
+// RevokeGrant checks that a revoked grant is never used again and that
+// its revocation has its row.
+func RevokeGrant(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
-	at := now(t, s)
-	g := grant("g1")
-	g.CreatedAt, g.ExpiresAt = at, at.Add(ttl)
+	at := fixture.Now(t, s)
+	g := fixture.Grant("g1")
+	g.CreatedAt, g.ExpiresAt = at, at.Add(fixture.TTL)
 	require.NoError(t, s.PutGrant(ctx, g))
-	require.NoError(t, s.RevokeGrant(ctx, "g1", at, note("revoke grant")))
-	assert.Equal(t, "revoke grant", last(t, s).Decision)
+	require.NoError(t, s.RevokeGrant(ctx, "g1", at, fixture.Note("revoke grant")))
+	assert.Equal(t, "revoke grant", fixture.Last(t, s).Decision)
 	got, err := s.GetGrant(ctx, "g1")
 	require.NoError(t, err, "a revoked grant stays readable")
 	assert.True(t, at.Equal(got.RevokedAt))
 	assert.Equal(t, g.Remaining, got.Remaining)
 	_, err = s.UseGrant(ctx, "g1", at)
 	assert.ErrorIs(t, err, store.ErrRevoked, "a revoked grant is never used")
-	a := TicketAt("s1", "u1", 1, at)
+	a := fixture.TicketAt("s1", "u1", 1, at)
 	a.State, a.Approver = store.Approved, "grant:g1"
 	_, _, err = s.ParkGranted(ctx, a, "g1", nil)
 	assert.ErrorIs(t, err, store.ErrRevoked)
-	assert.ErrorIs(t, s.RevokeGrant(ctx, "g1", at, note("again")), store.ErrRevoked)
+	assert.ErrorIs(t, s.RevokeGrant(ctx, "g1", at, fixture.Note("again")), store.ErrRevoked)
 	assert.ErrorIs(t, s.RevokeGrant(ctx, "nope", at, nil), store.ErrNotFound)
 	assert.ErrorIs(t, s.RevokeGrant(ctx, "g1", time.Time{}, nil), store.ErrInvalid)
-	assert.Len(t, chain(t, s), 1, "one row for one revocation")
+	assert.Len(t, fixture.Chain(t, s), 1, "one row for one revocation")
 }
 
-// testParkGranted checks that a grant's use and the approved ticket it
+// ParkGranted checks that a grant's use and the approved ticket it
 // pays for are stored together or not at all.
-func testParkGranted(t *testing.T, newStore func(*testing.T) store.Store) {
+func ParkGranted(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	setup := func(t *testing.T, remaining int, expires time.Duration) (store.Store, time.Time) {
 		s := newStore(t)
-		at := now(t, s)
-		g := grant("g1")
+		at := fixture.Now(t, s)
+		g := fixture.Grant("g1")
 		g.Remaining, g.CreatedAt, g.ExpiresAt = remaining, at.Add(-time.Hour), at.Add(expires)
 		require.NoError(t, s.PutGrant(ctx, g))
 		return s, at
 	}
 	granted := func(n int, at time.Time) store.Approval {
-		a := TicketAt("s1", "u1", n, at)
+		a := fixture.TicketAt("s1", "u1", n, at)
 		a.State, a.Approver, a.Evidence = store.Approved, "grant:g1", []byte(`{"mac":"m"}`)
 		return a
 	}
 	t.Run("Uses", func(t *testing.T) {
 		s, at := setup(t, 2, time.Hour)
 		for want := 1; want >= 0; want-- {
-			a, g, err := s.ParkGranted(ctx, granted(want, at), "g1", note("grant"))
+			a, g, err := s.ParkGranted(ctx, granted(want, at), "g1", fixture.Note("grant"))
 			require.NoError(t, err)
 			assert.Equal(t, want, g.Remaining)
 			assert.Equal(t, store.Approved, a.State)
 			assert.Equal(t, "grant:g1", a.Approver)
-			assertNoted(t, s, a.ID, "grant", store.Approved)
+			fixture.AssertNoted(t, s, a.ID, "grant", store.Approved)
 			read, err := s.Get(ctx, a.ID)
 			require.NoError(t, err)
-			assert.Equal(t, normalize(a), normalize(read))
+			assert.Equal(t, fixture.Normalize(a), fixture.Normalize(read))
 		}
 	})
 	refusals := []struct {
@@ -144,7 +150,7 @@ func testParkGranted(t *testing.T, newStore func(*testing.T) store.Store) {
 	for _, c := range refusals {
 		t.Run(c.name, func(t *testing.T) {
 			s, at := setup(t, c.remaining, c.expires)
-			taken := TicketAt("s9", "u9", 9, at)
+			taken := fixture.TicketAt("s9", "u9", 9, at)
 			taken.ID = "taken"
 			_, _, err := s.Park(ctx, taken, store.Caps{}, nil)
 			require.NoError(t, err)
@@ -152,7 +158,7 @@ func testParkGranted(t *testing.T, newStore func(*testing.T) store.Store) {
 			if c.mutate != nil {
 				c.mutate(&a)
 			}
-			_, _, err = s.ParkGranted(ctx, a, c.grantID, note("grant"))
+			_, _, err = s.ParkGranted(ctx, a, c.grantID, fixture.Note("grant"))
 			assert.ErrorIs(t, err, c.want)
 			g, err := s.GetGrant(ctx, "g1")
 			require.NoError(t, err)
@@ -160,7 +166,7 @@ func testParkGranted(t *testing.T, newStore func(*testing.T) store.Store) {
 			page, _, err := s.List(ctx, store.Filter{})
 			require.NoError(t, err)
 			assert.Len(t, page, 1, "a refused use stores no ticket")
-			assert.Empty(t, chain(t, s), "and no row")
+			assert.Empty(t, fixture.Chain(t, s), "and no row")
 		})
 	}
 }

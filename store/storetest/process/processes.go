@@ -1,4 +1,13 @@
-package storetest
+// Package process runs the store tests that need several operating-system
+// processes on one database, for backends whose database several
+// processes can open at once (SQLite's file, PostgreSQL): [Run] races
+// processes on the same tickets, kills one between Consume and Finish, and
+// runs the kill campaign, gates killed and replaced while they work;
+// [RunRestart] runs that campaign across a restart of the database server.
+//
+// The test binary re-executes itself; [Backend] says how a backend wires
+// it.
+package process
 
 import (
 	"bufio"
@@ -18,21 +27,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-// Processes wires [RunProcesses] to a backend whose database several
-// processes can open at once.
+// Backend wires [Run] and [RunRestart] to a backend whose database
+// several processes can open at once.
 //
-// The test binary re-executes itself: RunProcesses starts os.Args[0] with
+// The test binary re-executes itself: Run starts os.Args[0] with
 // -test.run selecting the calling test and environment variables naming a
-// role; in that child process the same test calls RunProcesses again, which
+// role; in that child process the same test calls Run again, which
 // sees the role, plays it against the database named by the parent, and
-// returns. So the test calling RunProcesses must do nothing else before it
+// returns. So the test calling Run must do nothing else before it
 // that a child should not repeat, and Open must work from a fresh process
 // given only the target string:
 //
 //	func TestProcesses(t *testing.T) {
-//		storetest.RunProcesses(t, storetest.Processes{
+//		process.Run(t, process.Backend{
 //			Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },
 //			Open: func(t testing.TB, target string) store.Store {
 //				s, err := sqlite.Open(t.Context(), target, nil)
@@ -42,7 +52,7 @@ import (
 //			},
 //		})
 //	}
-type Processes struct {
+type Backend struct {
 	// Create makes a new, empty database and returns what Open needs to
 	// reach it: a file path, a DSN. It runs once per subtest, in the parent.
 	Create func(t *testing.T) string
@@ -53,7 +63,7 @@ type Processes struct {
 	Racers int
 	// Restart, when set, stops the database server abruptly (PostgreSQL:
 	// pg_ctl restart -m immediate) and returns once it accepts
-	// connections again. [RunRestartCampaign] needs it.
+	// connections again. [RunRestart] needs it.
 	Restart func(t *testing.T)
 }
 
@@ -78,7 +88,7 @@ const (
 	crashLease = 300 * time.Millisecond
 )
 
-// RunProcesses runs the multi-process tests: Race (several processes
+// Run runs the multi-process tests: Race (several processes
 // consume the same approved tickets, append to one audit chain, park under
 // one pending cap and vote on the same pending tickets, each as its own
 // approver and once more as one shared approver, all on the same database:
@@ -97,7 +107,7 @@ const (
 // replaced, for a few seconds; afterwards every execution left behind is
 // recovered, every decision the database holds has exactly its audit row
 // and no row names a decision it does not hold, and the chain verifies).
-func RunProcesses(t *testing.T, p Processes) {
+func Run(t *testing.T, p Backend) {
 	if role := os.Getenv(envRole); role != "" && os.Getenv(envName) == t.Name() {
 		runChild(t, p, role)
 		return
@@ -185,7 +195,7 @@ func outcome(err error) string {
 }
 
 // runChild plays role in a child process.
-func runChild(t *testing.T, p Processes, role string) {
+func runChild(t *testing.T, p Backend, role string) {
 	ctx := context.Background()
 	s := p.Open(t, os.Getenv(envTarget))
 	racer := os.Getenv(envRacer)
@@ -205,18 +215,18 @@ func runChild(t *testing.T, p Processes, role string) {
 		if _, err := in.ReadString('\n'); err != nil {
 			t.Fatalf("no start signal: %v", err)
 		}
-		at := now(t, s)
+		at := fixture.Now(t, s)
 		for _, id := range tickets {
-			_, err := s.Consume(ctx, id, claim("proc-"+racer, "gate-"+racer, at), note("consume"))
+			_, err := s.Consume(ctx, id, fixture.Claim("proc-"+racer, "gate-"+racer, at), fixture.Note("consume"))
 			report("consume %s %s", id, outcome(err))
 		}
 		for i := 0; i < procAudit; i++ {
-			_, err := s.AppendAudit(ctx, Record("proc-"+racer, t0))
+			_, err := s.AppendAudit(ctx, fixture.Record("proc-"+racer, fixture.T0))
 			report("audit %d %s", i, outcome(err))
 		}
 		for i := 0; i < procParks; i++ {
 			n := 1000*(racerN+1) + i // distinct digests across racers
-			_, _, err := s.Park(ctx, Ticket("capped", "u-shared", n), store.Caps{PerSession: procCap}, note("park"))
+			_, _, err := s.Park(ctx, fixture.Ticket("capped", "u-shared", n), store.Caps{PerSession: procCap}, fixture.Note("park"))
 			report("park %d %s", i, outcome(err))
 		}
 		for _, pair := range strings.Split(os.Getenv(envVotes), ",") {
@@ -228,42 +238,42 @@ func runChild(t *testing.T, p Processes, role string) {
 			for _, who := range []string{"racer-" + racer, "shared"} {
 				// The clock is read again for each vote: the work before
 				// may have taken longer than the skew bound.
-				_, err := s.Vote(ctx, id, vote(who, now(t, s)), quorum, "quorum", note("vote"))
+				_, err := s.Vote(ctx, id, fixture.Vote(who, fixture.Now(t, s)), quorum, "quorum", fixture.Note("vote"))
 				report("vote %s %s %s", id, who, outcome(err))
 			}
 		}
 		report("done")
 	case "crash":
-		at := now(t, s)
+		at := fixture.Now(t, s)
 		c := store.Claim{Key: "crash-key", Owner: "gate-crash", At: at, LeaseUntil: at.Add(crashLease)}
-		if _, err := s.Consume(ctx, tickets[0], c, note("consume")); err != nil {
+		if _, err := s.Consume(ctx, tickets[0], c, fixture.Note("consume")); err != nil {
 			report("consume %s", outcome(err))
 			return
 		}
 		report("consumed")
 		_, _ = in.ReadString('\n') // the parent kills us here, before Finish
-		_, _ = s.Finish(ctx, tickets[0], 1, done(at), note("finish"))
+		_, _ = s.Finish(ctx, tickets[0], 1, fixture.Done(at), fixture.Note("finish"))
 		report("finished")
 	default:
 		t.Fatalf("unknown role %q", role)
 	}
 }
 
-func testProcessRace(t *testing.T, p Processes) {
+func testProcessRace(t *testing.T, p Backend) {
 	ctx := context.Background()
 	target := p.Create(t)
 	s := p.Open(t, target)
 	var ids []string
 	for n := 0; n < procTickets; n++ {
-		ids = append(ids, parkApproved(t, s, n).ID)
+		ids = append(ids, fixture.ParkApproved(t, s, n).ID)
 	}
 	// Tickets to vote on, whose quorums are reached early, by the last
 	// approver and never: there are p.Racers+1 distinct approvers.
 	quorums := map[string]int{}
 	var pairs []string
-	at := now(t, s)
+	at := fixture.Now(t, s)
 	for i, q := range []int{2, p.Racers, p.Racers + 1, p.Racers + 2}[:procVotes] {
-		v, _, err := s.Park(ctx, TicketAt("voted", "u-voted", 2000+i, at), store.Caps{}, note("park"))
+		v, _, err := s.Park(ctx, fixture.TicketAt("voted", "u-voted", 2000+i, at), store.Caps{}, fixture.Note("park"))
 		require.NoError(t, err)
 		quorums[v.ID] = min(q, store.MaxQuorum)
 		pairs = append(pairs, fmt.Sprintf("%s:%d", v.ID, quorums[v.ID]))
@@ -328,7 +338,7 @@ func testProcessRace(t *testing.T, p Processes) {
 		assert.Equal(t, fmt.Sprintf("proc-%d", winners[id][0]), a.IdempotencyKey, "the winner's key is recorded")
 	}
 	assert.Equal(t, p.Racers*procAudit, audits)
-	rows := chain(t, s)
+	rows := fixture.Chain(t, s)
 	votes := checkProcessVotes(t, p.Open(t, target), quorums, accepted, refused, p.Racers+1)
 	assert.Len(t, rows, 2*procTickets+procTickets+p.Racers*procAudit+parks+procVotes+votes,
 		"one row per decision: parks and approvals, one consume per ticket, appends, capped parks, "+
@@ -339,13 +349,13 @@ func testProcessRace(t *testing.T, p Processes) {
 	assert.Len(t, pending, parks)
 }
 
-func testProcessCrash(t *testing.T, p Processes) {
+func testProcessCrash(t *testing.T, p Backend) {
 	ctx := context.Background()
 	target := p.Create(t)
 	id := func() string {
 		s := p.Open(t, target)
 		defer s.Close()
-		return parkApproved(t, s, 1).ID
+		return fixture.ParkApproved(t, s, 1).ID
 	}()
 	c := startChild(t, t.Name()[:strings.LastIndex(t.Name(), "/")], "crash", target, 0, []string{id})
 	_, err := c.await("consumed")
@@ -362,32 +372,32 @@ func testProcessCrash(t *testing.T, p Processes) {
 	assert.Equal(t, "crash-key", a.IdempotencyKey, "with its idempotency key")
 	assert.Equal(t, "gate-crash", a.Owner)
 	assert.Empty(t, a.Result)
-	assert.Equal(t, "consume", last(t, s).Decision, "and its row")
-	_, err = s.Consume(ctx, id, claim("second-key", "gate-2", now(t, s)), nil)
+	assert.Equal(t, "consume", fixture.Last(t, s).Decision, "and its row")
+	_, err = s.Consume(ctx, id, fixture.Claim("second-key", "gate-2", fixture.Now(t, s)), nil)
 	assert.ErrorIs(t, err, store.ErrConsumed, "a crash never frees the approval for a second consume")
 
-	for at := now(t, s); at.Before(a.LeaseUntil); at = now(t, s) {
+	for at := fixture.Now(t, s); at.Before(a.LeaseUntil); at = fixture.Now(t, s) {
 		// One reading of the clock for the check and the claim: read
 		// twice, the lease could end in between.
-		_, err = s.Reclaim(ctx, id, 1, claim("", "gate-2", at), nil)
+		_, err = s.Reclaim(ctx, id, 1, fixture.Claim("", "gate-2", at), nil)
 		require.ErrorIs(t, err, store.ErrLeaseLive, "the crashed owner's lease is honoured until it ends")
 		time.Sleep(crashLease / 10)
 	}
-	at := now(t, s)
+	at := fixture.Now(t, s)
 	rec, err := s.Expired(ctx, at, 0)
 	require.NoError(t, err)
 	require.Len(t, rec, 1, "the interrupted ticket is listed once its lease expired")
 	assert.Equal(t, id, rec[0].ID)
-	got, err := s.Reclaim(ctx, id, rec[0].Fence, claim("", "gate-2", at), note("reclaim"))
+	got, err := s.Reclaim(ctx, id, rec[0].Fence, fixture.Claim("", "gate-2", at), fixture.Note("reclaim"))
 	require.NoError(t, err)
 	assert.Equal(t, "crash-key", got.IdempotencyKey, "recovery re-runs with the same key")
 	assert.Equal(t, int64(2), got.Fence)
-	_, err = s.Finish(ctx, id, 2, store.Outcome{State: store.Done, Result: []byte(`"recovered"`), At: at}, note("finish"))
+	_, err = s.Finish(ctx, id, 2, store.Outcome{State: store.Done, Result: []byte(`"recovered"`), At: at}, fixture.Note("finish"))
 	require.NoError(t, err, "recovery finishes the ticket")
 	rec, err = s.Expired(ctx, at.Add(time.Hour), 0)
 	require.NoError(t, err)
 	assert.Empty(t, rec)
-	chain(t, s)
+	fixture.Chain(t, s)
 }
 
 // checkProcessVotes checks the tickets racing processes voted on, read
@@ -400,7 +410,7 @@ func checkProcessVotes(t *testing.T, s store.Store, quorums map[string]int, acce
 	refused map[string][]string, approvers int) int {
 	t.Helper()
 	rows := map[string]int{}
-	for _, r := range chain(t, s) {
+	for _, r := range fixture.Chain(t, s) {
 		if r.Decision == "vote" {
 			rows[r.TicketID]++
 		}

@@ -1,4 +1,8 @@
-package storetest
+// Package interrupt checks, for the conformance suite, a store
+// interrupted: closed, every method fails with [store.ErrClosed]; called
+// with a cancelled context, every method fails with the context's error,
+// changes nothing, and the store works afterwards.
+package interrupt
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
 // calls exercises every method of s once with ctx and returns the errors
@@ -21,68 +26,68 @@ func calls(ctx context.Context, s store.Store, ids seeded) map[string]error {
 	at := ids.at
 	_, err := s.Now(ctx)
 	e("Now", err)
-	_, _, err = s.Park(ctx, TicketAt("s9", "u9", 9, at), store.Caps{}, note("park"))
+	_, _, err = s.Park(ctx, fixture.TicketAt("s9", "u9", 9, at), store.Caps{}, fixture.Note("park"))
 	e("Park", err)
 	_, err = s.Get(ctx, ids.pending)
 	e("Get", err)
 	_, err = s.Show(ctx, ids.pending, at)
 	e("Show", err)
-	_, err = s.Vote(ctx, ids.pending, vote("bob", at), 2, "two", note("vote"))
+	_, err = s.Vote(ctx, ids.pending, fixture.Vote("bob", at), 2, "two", fixture.Note("vote"))
 	e("Vote", err)
-	_, err = s.Resolve(ctx, ids.pending, approve(at), note("approve"))
+	_, err = s.Resolve(ctx, ids.pending, fixture.Approve(at), fixture.Note("approve"))
 	e("Resolve", err)
 	_, _, err = s.List(ctx, store.Filter{})
 	e("List", err)
-	_, err = s.ExpirePending(ctx, at.Add(ttl), note("expire"))
+	_, err = s.ExpirePending(ctx, at.Add(fixture.TTL), fixture.Note("expire"))
 	e("ExpirePending", err)
-	_, err = s.Consume(ctx, ids.approved, claim("key", "gate-1", at), note("consume"))
+	_, err = s.Consume(ctx, ids.approved, fixture.Claim("key", "gate-1", at), fixture.Note("consume"))
 	e("Consume", err)
 	e("Renew", s.Renew(ctx, ids.executing, "gate-1", 1, at.Add(time.Hour)))
-	_, err = s.Finish(ctx, ids.executing, 1, done(at), note("finish"))
+	_, err = s.Finish(ctx, ids.executing, 1, fixture.Done(at), fixture.Note("finish"))
 	e("Finish", err)
 	_, err = s.Expired(ctx, at, 0)
 	e("Expired", err)
-	_, err = s.Reclaim(ctx, ids.lapsed, 1, claim("", "gate-2", at), note("reclaim"))
+	_, err = s.Reclaim(ctx, ids.lapsed, 1, fixture.Claim("", "gate-2", at), fixture.Note("reclaim"))
 	e("Reclaim", err)
-	e("PutCredential", s.PutCredential(ctx, credential("cred-9", "u9", 0)))
+	e("PutCredential", s.PutCredential(ctx, fixture.Credential("cred-9", "u9", 0)))
 	_, err = s.GetCredential(ctx, []byte("cred-1"))
 	e("GetCredential", err)
 	_, err = s.CredentialsByUser(ctx, "u1")
 	e("CredentialsByUser", err)
 	e("AdvanceSignCount", s.AdvanceSignCount(ctx, []byte("cred-1"), 100))
-	e("RevokeCredential", s.RevokeCredential(ctx, []byte("cred-1"), at, note("revoke")))
-	e("CreateInvite", s.CreateInvite(ctx, invite(9)))
-	_, err = s.RedeemInvite(ctx, invite(1).TokenHash, t0)
+	e("RevokeCredential", s.RevokeCredential(ctx, []byte("cred-1"), at, fixture.Note("revoke")))
+	e("CreateInvite", s.CreateInvite(ctx, fixture.Invite(9)))
+	_, err = s.RedeemInvite(ctx, fixture.Invite(1).TokenHash, fixture.T0)
 	e("RedeemInvite", err)
-	_, err = s.GetInvite(ctx, invite(1).TokenHash)
+	_, err = s.GetInvite(ctx, fixture.Invite(1).TokenHash)
 	e("GetInvite", err)
-	e("RevokeInvite", s.RevokeInvite(ctx, invite(2).TokenHash, at, note("revoke")))
-	_, err = s.AddCount(ctx, "k", t0, 1)
+	e("RevokeInvite", s.RevokeInvite(ctx, fixture.Invite(2).TokenHash, at, fixture.Note("revoke")))
+	_, err = s.AddCount(ctx, "k", fixture.T0, 1)
 	e("AddCount", err)
-	_, err = s.IncrStreak(ctx, "k", t0)
+	_, err = s.IncrStreak(ctx, "k", fixture.T0)
 	e("IncrStreak", err)
 	e("ResetStreak", s.ResetStreak(ctx, "k"))
 	_, err = s.GetStreak(ctx, "k")
 	e("GetStreak", err)
-	_, err = s.AppendAudit(ctx, Record("task-9", t0))
+	_, err = s.AppendAudit(ctx, fixture.Record("task-9", fixture.T0))
 	e("AppendAudit", err)
 	_, err = s.AuditHead(ctx)
 	e("AuditHead", err)
-	_, err = s.AuditRange(ctx, t0, at.Add(ttl))
+	_, err = s.AuditRange(ctx, fixture.T0, at.Add(fixture.TTL))
 	e("AuditRange", err)
 	_, err = s.AuditSeq(ctx, 1, 100)
 	e("AuditSeq", err)
 	_, err = s.AuditByTask(ctx, "task-1")
 	e("AuditByTask", err)
-	e("PutGrant", s.PutGrant(ctx, grant("g9")))
+	e("PutGrant", s.PutGrant(ctx, fixture.Grant("g9")))
 	_, err = s.GetGrant(ctx, "g1")
 	e("GetGrant", err)
 	_, err = s.UseGrant(ctx, "g1", at)
 	e("UseGrant", err)
-	e("RevokeGrant", s.RevokeGrant(ctx, "g2", at, note("revoke")))
-	granted := TicketAt("s8", "u8", 8, at)
+	e("RevokeGrant", s.RevokeGrant(ctx, "g2", at, fixture.Note("revoke")))
+	granted := fixture.TicketAt("s8", "u8", 8, at)
 	granted.State, granted.Approver = store.Approved, "grant:g1"
-	_, _, err = s.ParkGranted(ctx, granted, "g1", note("grant"))
+	_, _, err = s.ParkGranted(ctx, granted, "g1", fixture.Note("grant"))
 	e("ParkGranted", err)
 	return errs
 }
@@ -97,33 +102,25 @@ type seeded struct {
 func seed(t *testing.T, s store.Store) seeded {
 	t.Helper()
 	ctx := t.Context()
-	at := now(t, s)
-	p, _, err := s.Park(ctx, TicketAt("s1", "u1", 1, at), store.Caps{}, note("park"))
+	at := fixture.Now(t, s)
+	p, _, err := s.Park(ctx, fixture.TicketAt("s1", "u1", 1, at), store.Caps{}, fixture.Note("park"))
 	require.NoError(t, err)
-	a := parkApproved(t, s, 2)
-	x := parkExecuting(t, s, 3, "gate-1", at.Add(lease))
-	l := parkExecuting(t, s, 4, "gate-1", at.Add(-time.Second))
-	require.NoError(t, s.PutCredential(ctx, credential("cred-1", "u1", 1)))
-	require.NoError(t, s.CreateInvite(ctx, invite(1)))
-	require.NoError(t, s.CreateInvite(ctx, invite(2)))
+	a := fixture.ParkApproved(t, s, 2)
+	x := fixture.ParkExecuting(t, s, 3, "gate-1", at.Add(fixture.Lease))
+	l := fixture.ParkExecuting(t, s, 4, "gate-1", at.Add(-time.Second))
+	require.NoError(t, s.PutCredential(ctx, fixture.Credential("cred-1", "u1", 1)))
+	require.NoError(t, s.CreateInvite(ctx, fixture.Invite(1)))
+	require.NoError(t, s.CreateInvite(ctx, fixture.Invite(2)))
 	for _, id := range []string{"g1", "g2"} {
-		g := grant(id)
-		g.CreatedAt, g.ExpiresAt = at, at.Add(ttl)
+		g := fixture.Grant(id)
+		g.CreatedAt, g.ExpiresAt = at, at.Add(fixture.TTL)
 		require.NoError(t, s.PutGrant(ctx, g))
 	}
-	_, err = s.AppendAudit(ctx, Record("task-1", t0))
+	_, err = s.AppendAudit(ctx, fixture.Record("task-1", fixture.T0))
 	require.NoError(t, err)
-	_, err = s.AddCount(ctx, "k", t0, 1)
+	_, err = s.AddCount(ctx, "k", fixture.T0, 1)
 	require.NoError(t, err)
 	return seeded{pending: p.ID, approved: a.ID, executing: x.ID, lapsed: l.ID, at: at}
-}
-
-func invite(n byte) store.Invite {
-	return store.Invite{TokenHash: [32]byte{n}, User: "u1", CreatedAt: t0, ExpiresAt: t0.Add(ttl)}
-}
-
-func grant(id string) store.Grant {
-	return store.Grant{ID: id, User: "u1", Spec: []byte(`{}`), Remaining: 3, CreatedAt: t0, ExpiresAt: t0.Add(ttl)}
 }
 
 // snapshot reads everything seed made, with a background context.
@@ -134,7 +131,7 @@ func snapshot(t *testing.T, s store.Store, ids seeded) map[string]any {
 	for _, id := range []string{ids.pending, ids.approved, ids.executing, ids.lapsed} {
 		a, err := s.Get(ctx, id)
 		require.NoError(t, err)
-		snap["ticket "+id] = normalize(a)
+		snap["ticket "+id] = fixture.Normalize(a)
 	}
 	p, _, err := s.List(ctx, store.Filter{})
 	require.NoError(t, err)
@@ -147,7 +144,7 @@ func snapshot(t *testing.T, s store.Store, ids seeded) map[string]any {
 	snap["sign count"] = cred.SignCount
 	snap["credential revoked"] = cred.RevokedAt.IsZero()
 	for _, n := range []byte{1, 2} {
-		inv, err := s.GetInvite(ctx, invite(n).TokenHash)
+		inv, err := s.GetInvite(ctx, fixture.Invite(n).TokenHash)
 		require.NoError(t, err)
 		snap[string(rune('0'+n))+" invite"] = [2]bool{inv.RedeemedAt.IsZero(), inv.RevokedAt.IsZero()}
 	}
@@ -161,7 +158,7 @@ func snapshot(t *testing.T, s store.Store, ids seeded) map[string]any {
 	h, err := s.AuditHead(ctx)
 	require.NoError(t, err)
 	snap["audit head"] = h.Seq
-	n, err := s.AddCount(ctx, "k", t0, 0)
+	n, err := s.AddCount(ctx, "k", fixture.T0, 0)
 	require.NoError(t, err)
 	snap["count"] = n
 	st, err := s.GetStreak(ctx, "k")
@@ -170,7 +167,9 @@ func snapshot(t *testing.T, s store.Store, ids seeded) map[string]any {
 	return snap
 }
 
-func testClosed(t *testing.T, newStore func(*testing.T) store.Store) {
+// Closed checks that every method of a closed store fails with
+// [store.ErrClosed], and that closing twice is fine.
+func Closed(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	ids := seed(t, s)
 	require.NoError(t, s.Close())
@@ -180,7 +179,9 @@ func testClosed(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 }
 
-func testCancelled(t *testing.T, newStore func(*testing.T) store.Store) {
+// Cancelled checks that every method fails with the context's error when
+// its context is cancelled, changes nothing, and leaves the store working.
+func Cancelled(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	ids := seed(t, s)
 	before := snapshot(t, s, ids)

@@ -1,4 +1,8 @@
-package storetest
+// Package execution checks [store.Execution] for the conformance suite:
+// an approved ticket is consumed once; a lease is renewed only by its
+// owner under the current fence; an execution finishes once, under the
+// current fence; expired leases are listed and reclaimed, never live ones.
+package execution
 
 import (
 	"fmt"
@@ -10,15 +14,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
+// Consume checks [store.Execution.Consume]: an approved ticket is consumed
+// once, with its key, owner and lease; a ticket that ran, was never
+// approved or expired is refused.
+func Consume(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("ApprovedOnce", func(t *testing.T) {
 		s := newStore(t)
-		a := parkApproved(t, s, 1)
-		at := now(t, s)
-		c := claim("key-1", "gate-1", at)
-		got, err := s.Consume(t.Context(), a.ID, c, note("consume"))
+		a := fixture.ParkApproved(t, s, 1)
+		at := fixture.Now(t, s)
+		c := fixture.Claim("key-1", "gate-1", at)
+		got, err := s.Consume(t.Context(), a.ID, c, fixture.Note("consume"))
 		require.NoError(t, err)
 		assert.Equal(t, store.Executing, got.State)
 		assert.Equal(t, "key-1", got.IdempotencyKey)
@@ -28,11 +36,11 @@ func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.True(t, at.Equal(got.ConsumedAt))
 		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
-		assert.Equal(t, normalize(got), normalize(read), "the intent is recorded with the consume")
-		assertNoted(t, s, a.ID, "consume", store.Executing)
-		assert.Equal(t, "key-1", last(t, s).IdempotencyKey)
+		assert.Equal(t, fixture.Normalize(got), fixture.Normalize(read), "the intent is recorded with the consume")
+		fixture.AssertNoted(t, s, a.ID, "consume", store.Executing)
+		assert.Equal(t, "key-1", fixture.Last(t, s).IdempotencyKey)
 
-		_, err = s.Consume(t.Context(), a.ID, claim("key-2", "gate-2", at), nil)
+		_, err = s.Consume(t.Context(), a.ID, fixture.Claim("key-2", "gate-2", at), nil)
 		assert.ErrorIs(t, err, store.ErrConsumed)
 		read, err = s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
@@ -42,25 +50,25 @@ func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("Ran", func(t *testing.T) {
 		for _, end := range []store.State{store.Done, store.Failed, store.Abandoned} {
 			s := newStore(t)
-			at := now(t, s)
-			a := parkExecuting(t, s, 1, "gate-1", at.Add(lease))
+			at := fixture.Now(t, s)
+			a := fixture.ParkExecuting(t, s, 1, "gate-1", at.Add(fixture.Lease))
 			_, err := s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end, At: at}, nil)
 			require.NoError(t, err)
-			_, err = s.Consume(t.Context(), a.ID, claim("key-3", "gate-2", at), nil)
+			_, err = s.Consume(t.Context(), a.ID, fixture.Claim("key-3", "gate-2", at), nil)
 			assert.ErrorIs(t, err, store.ErrConsumed, "a %s ticket is still consumed", end)
 		}
 	})
 	t.Run("NotApproved", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
+		at := fixture.Now(t, s)
 		for n, to := range []store.State{store.Pending, store.Denied, store.Expired, store.Cancelled} {
-			a, _, err := s.Park(t.Context(), TicketAt("s1", "u1", n, at), store.Caps{}, nil)
+			a, _, err := s.Park(t.Context(), fixture.TicketAt("s1", "u1", n, at), store.Caps{}, nil)
 			require.NoError(t, err)
 			if to != store.Pending {
 				_, err = s.Resolve(t.Context(), a.ID, store.Resolution{To: to, At: at}, nil)
 				require.NoError(t, err)
 			}
-			_, err = s.Consume(t.Context(), a.ID, claim("key", "gate-1", at), nil)
+			_, err = s.Consume(t.Context(), a.ID, fixture.Claim("key", "gate-1", at), nil)
 			assert.ErrorIs(t, err, store.ErrNotApproved, "state %s", to)
 			read, err := s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
@@ -70,15 +78,15 @@ func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 	t.Run("AtOrAfterExpiry", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		in := TicketAt("s1", "u1", 1, at.Add(-time.Minute))
+		at := fixture.Now(t, s)
+		in := fixture.TicketAt("s1", "u1", 1, at.Add(-time.Minute))
 		in.ExpiresAt = at
 		a, _, err := s.Park(t.Context(), in, store.Caps{}, nil)
 		require.NoError(t, err)
-		_, err = s.Resolve(t.Context(), a.ID, approve(at.Add(-time.Second)), nil)
+		_, err = s.Resolve(t.Context(), a.ID, fixture.Approve(at.Add(-time.Second)), nil)
 		require.NoError(t, err)
 		for _, when := range []time.Time{a.ExpiresAt, a.ExpiresAt.Add(time.Second)} {
-			_, err := s.Consume(t.Context(), a.ID, claim("key", "gate-1", when), nil)
+			_, err := s.Consume(t.Context(), a.ID, fixture.Claim("key", "gate-1", when), nil)
 			assert.ErrorIs(t, err, store.ErrExpired)
 		}
 		read, err := s.Get(t.Context(), a.ID)
@@ -88,48 +96,50 @@ func testConsume(t *testing.T, newStore func(*testing.T) store.Store) {
 	})
 	t.Run("Refusals", func(t *testing.T) {
 		s := newStore(t)
-		a := parkApproved(t, s, 1)
-		at := now(t, s)
+		a := fixture.ParkApproved(t, s, 1)
+		at := fixture.Now(t, s)
 		cases := []struct {
 			name string
 			id   string
 			c    store.Claim
 			want error
 		}{
-			{"unknown id", "no-such-ticket", claim("key", "gate-1", at), store.ErrNotFound},
-			{"empty key", a.ID, claim("", "gate-1", at), store.ErrInvalid},
-			{"empty owner", a.ID, claim("key", "", at), store.ErrInvalid},
-			{"oversized key", a.ID, claim(strings.Repeat("k", store.MaxKeySize+1), "gate-1", at), store.ErrTooLarge},
-			{"oversized owner", a.ID, claim("key", strings.Repeat("o", store.MaxKeySize+1), at), store.ErrTooLarge},
-			{"owner not UTF-8", a.ID, claim("key", "gate-\xff", at), store.ErrInvalid},
+			{"unknown id", "no-such-ticket", fixture.Claim("key", "gate-1", at), store.ErrNotFound},
+			{"empty key", a.ID, fixture.Claim("", "gate-1", at), store.ErrInvalid},
+			{"empty owner", a.ID, fixture.Claim("key", "", at), store.ErrInvalid},
+			{"oversized key", a.ID, fixture.Claim(strings.Repeat("k", store.MaxKeySize+1), "gate-1", at), store.ErrTooLarge},
+			{"oversized owner", a.ID, fixture.Claim("key", strings.Repeat("o", store.MaxKeySize+1), at), store.ErrTooLarge},
+			{"owner not UTF-8", a.ID, fixture.Claim("key", "gate-\xff", at), store.ErrInvalid},
 			{"no time", a.ID, store.Claim{Key: "key", Owner: "gate-1", LeaseUntil: at}, store.ErrInvalid},
 			{"no lease", a.ID, store.Claim{Key: "key", Owner: "gate-1", At: at}, store.ErrInvalid},
 			{"lease ends at the claim", a.ID, store.Claim{Key: "key", Owner: "gate-1", At: at, LeaseUntil: at}, store.ErrInvalid},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				_, err := s.Consume(t.Context(), c.id, c.c, note("consume"))
+				_, err := s.Consume(t.Context(), c.id, c.c, fixture.Note("consume"))
 				assert.ErrorIs(t, err, c.want)
 			})
 		}
 		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, store.Approved, read.State)
-		assert.Equal(t, "approve", last(t, s).Decision, "refused consumes write no row")
+		assert.Equal(t, "approve", fixture.Last(t, s).Decision, "refused consumes write no row")
 	})
 }
 
-func testRenew(t *testing.T, newStore func(*testing.T) store.Store) {
+// Renew checks [store.Execution.Renew]: only the owner holding the
+// current fence extends the lease, and renewing writes no row.
+func Renew(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	at := now(t, s)
-	a := parkExecuting(t, s, 1, "gate-1", at.Add(lease))
-	head := last(t, s)
-	until := at.Add(2 * lease)
+	at := fixture.Now(t, s)
+	a := fixture.ParkExecuting(t, s, 1, "gate-1", at.Add(fixture.Lease))
+	head := fixture.Last(t, s)
+	until := at.Add(2 * fixture.Lease)
 	require.NoError(t, s.Renew(t.Context(), a.ID, "gate-1", 1, until))
 	read, err := s.Get(t.Context(), a.ID)
 	require.NoError(t, err)
 	assert.True(t, until.Equal(read.LeaseUntil))
-	assert.Equal(t, head, last(t, s), "a renewal writes no row")
+	assert.Equal(t, head, fixture.Last(t, s), "a renewal writes no row")
 
 	for _, c := range []struct {
 		name  string
@@ -151,22 +161,24 @@ func testRenew(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, err)
 	assert.True(t, until.Equal(read.LeaseUntil), "refused renewals change nothing")
 
-	_, err = s.Finish(t.Context(), a.ID, 1, done(at), nil)
+	_, err = s.Finish(t.Context(), a.ID, 1, fixture.Done(at), nil)
 	require.NoError(t, err)
 	assert.ErrorIs(t, s.Renew(t.Context(), a.ID, "gate-1", 1, until), store.ErrFenced, "a finished ticket has no lease")
-	approved := parkApproved(t, s, 2)
+	approved := fixture.ParkApproved(t, s, 2)
 	assert.ErrorIs(t, s.Renew(t.Context(), approved.ID, "gate-1", 1, until), store.ErrFenced, "an approved ticket has no lease")
 }
 
-func testFinish(t *testing.T, newStore func(*testing.T) store.Store) {
+// Finish checks [store.Execution.Finish]: an executing ticket ends done,
+// failed or abandoned once, and only under its current fence.
+func Finish(t *testing.T, newStore func(*testing.T) store.Store) {
 	for _, end := range []store.State{store.Done, store.Failed, store.Abandoned} {
 		t.Run(string(end), func(t *testing.T) {
 			s := newStore(t)
-			at := now(t, s)
-			a := parkApproved(t, s, 1)
-			_, err := s.Finish(t.Context(), a.ID, 1, done(at), nil)
+			at := fixture.Now(t, s)
+			a := fixture.ParkApproved(t, s, 1)
+			_, err := s.Finish(t.Context(), a.ID, 1, fixture.Done(at), nil)
 			assert.ErrorIs(t, err, store.ErrFenced, "an approved ticket is not executing")
-			a, err = s.Consume(t.Context(), a.ID, claim("key", "gate-1", at), nil)
+			a, err = s.Consume(t.Context(), a.ID, fixture.Claim("key", "gate-1", at), nil)
 			require.NoError(t, err)
 			_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end, Result: make([]byte, store.MaxFieldSize+1), At: at}, nil)
 			assert.ErrorIs(t, err, store.ErrTooLarge)
@@ -183,7 +195,7 @@ func testFinish(t *testing.T, newStore func(*testing.T) store.Store) {
 			assert.Equal(t, store.Executing, read.State, "refused finishes change nothing")
 
 			result := []byte(fmt.Sprintf(`{"outcome":%q}`, end))
-			got, err := s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end, Result: result, At: at}, note("finish"))
+			got, err := s.Finish(t.Context(), a.ID, 1, store.Outcome{State: end, Result: result, At: at}, fixture.Note("finish"))
 			require.NoError(t, err)
 			assert.Equal(t, end, got.State)
 			assert.Equal(t, result, got.Result)
@@ -191,12 +203,12 @@ func testFinish(t *testing.T, newStore func(*testing.T) store.Store) {
 			assert.Equal(t, "key", got.IdempotencyKey)
 			read, err = s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
-			assert.Equal(t, normalize(got), normalize(read))
-			assertNoted(t, s, a.ID, "finish", end)
+			assert.Equal(t, fixture.Normalize(got), fixture.Normalize(read))
+			fixture.AssertNoted(t, s, a.ID, "finish", end)
 
 			_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: store.Done, Result: []byte(`"again"`), At: at}, nil)
 			assert.ErrorIs(t, err, store.ErrFenced, "an outcome is written once")
-			_, err = s.Finish(t.Context(), "no-such-ticket", 1, done(at), nil)
+			_, err = s.Finish(t.Context(), "no-such-ticket", 1, fixture.Done(at), nil)
 			assert.ErrorIs(t, err, store.ErrNotFound)
 			read, err = s.Get(t.Context(), a.ID)
 			require.NoError(t, err)
@@ -205,9 +217,11 @@ func testFinish(t *testing.T, newStore func(*testing.T) store.Store) {
 	}
 }
 
-func testExpired(t *testing.T, newStore func(*testing.T) store.Store) {
+// Expired checks [store.Execution.Expired]: exactly the executions whose
+// lease ended are listed, by lease end, within the limit.
+func Expired(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
-	at := now(t, s)
+	at := fixture.Now(t, s)
 	empty, err := s.Expired(t.Context(), at, 0)
 	require.NoError(t, err)
 	assert.Empty(t, empty)
@@ -216,11 +230,11 @@ func testExpired(t *testing.T, newStore func(*testing.T) store.Store) {
 	ends := []time.Duration{-time.Second, -1500 * time.Millisecond, time.Minute, -1200 * time.Millisecond, -time.Second}
 	var ids []string
 	for n, d := range ends {
-		ids = append(ids, parkExecuting(t, s, n, "gate-1", at.Add(d)).ID)
+		ids = append(ids, fixture.ParkExecuting(t, s, n, "gate-1", at.Add(d)).ID)
 	}
-	_, err = s.Finish(t.Context(), ids[4], 1, done(at), nil)
+	_, err = s.Finish(t.Context(), ids[4], 1, fixture.Done(at), nil)
 	require.NoError(t, err)
-	parkApproved(t, s, 9)
+	fixture.ParkApproved(t, s, 9)
 
 	got, err := s.Expired(t.Context(), at, 0)
 	require.NoError(t, err)
@@ -244,16 +258,16 @@ func testExpired(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.ErrorIs(t, err, store.ErrInvalid)
 }
 
-// testReclaim checks that only an expired lease is taken over, that the
+// Reclaim checks that only an expired lease is taken over, that the
 // new owner gets the next fence and the same key, and that the previous
 // owner is fenced off from renewing and finishing.
-func testReclaim(t *testing.T, newStore func(*testing.T) store.Store) {
+func Reclaim(t *testing.T, newStore func(*testing.T) store.Store) {
 	t.Run("Expired", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		a := parkExecuting(t, s, 1, "gate-1", at.Add(-time.Second))
-		c := claim("", "gate-2", at)
-		got, err := s.Reclaim(t.Context(), a.ID, 1, c, note("reclaim"))
+		at := fixture.Now(t, s)
+		a := fixture.ParkExecuting(t, s, 1, "gate-1", at.Add(-time.Second))
+		c := fixture.Claim("", "gate-2", at)
+		got, err := s.Reclaim(t.Context(), a.ID, 1, c, fixture.Note("reclaim"))
 		require.NoError(t, err)
 		assert.Equal(t, store.Executing, got.State)
 		assert.Equal(t, "gate-2", got.Owner)
@@ -261,47 +275,47 @@ func testReclaim(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.True(t, c.LeaseUntil.Equal(got.LeaseUntil))
 		assert.Equal(t, a.IdempotencyKey, got.IdempotencyKey, "the key never changes")
 		assert.True(t, a.ConsumedAt.Equal(got.ConsumedAt), "the consume time is kept")
-		assertNoted(t, s, a.ID, "reclaim", store.Executing)
+		fixture.AssertNoted(t, s, a.ID, "reclaim", store.Executing)
 		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
-		assert.Equal(t, normalize(got), normalize(read))
+		assert.Equal(t, fixture.Normalize(got), fixture.Normalize(read))
 
 		assert.ErrorIs(t, s.Renew(t.Context(), a.ID, "gate-1", 1, at.Add(time.Hour)), store.ErrFenced,
 			"the previous owner cannot renew")
 		_, err = s.Finish(t.Context(), a.ID, 1, store.Outcome{State: store.Failed, Result: []byte(`"stale"`), At: at}, nil)
 		assert.ErrorIs(t, err, store.ErrFenced, "the previous owner cannot finish")
-		_, err = s.Reclaim(t.Context(), a.ID, 1, claim("", "gate-3", at), nil)
+		_, err = s.Reclaim(t.Context(), a.ID, 1, fixture.Claim("", "gate-3", at), nil)
 		assert.ErrorIs(t, err, store.ErrFenced, "a reclaim with the old fence loses")
-		_, err = s.Reclaim(t.Context(), a.ID, 2, claim("", "gate-3", at), nil)
+		_, err = s.Reclaim(t.Context(), a.ID, 2, fixture.Claim("", "gate-3", at), nil)
 		assert.ErrorIs(t, err, store.ErrLeaseLive, "the new owner's lease is live")
 
 		require.NoError(t, s.Renew(t.Context(), a.ID, "gate-2", 2, at.Add(time.Minute)))
-		fin, err := s.Finish(t.Context(), a.ID, 2, done(at), nil)
+		fin, err := s.Finish(t.Context(), a.ID, 2, fixture.Done(at), nil)
 		require.NoError(t, err, "the new owner finishes")
 		assert.Equal(t, store.Done, fin.State)
 		assert.Equal(t, []byte(`"ok"`), fin.Result, "the new owner's outcome stands")
 	})
 	t.Run("Live", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		a := parkExecuting(t, s, 1, "gate-1", at.Add(time.Second))
-		_, err := s.Reclaim(t.Context(), a.ID, 1, claim("", "gate-2", at), note("reclaim"))
+		at := fixture.Now(t, s)
+		a := fixture.ParkExecuting(t, s, 1, "gate-1", at.Add(time.Second))
+		_, err := s.Reclaim(t.Context(), a.ID, 1, fixture.Claim("", "gate-2", at), fixture.Note("reclaim"))
 		assert.ErrorIs(t, err, store.ErrLeaseLive, "a live owner's ticket is not recovered")
 		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "gate-1", read.Owner)
 		assert.Equal(t, int64(1), read.Fence)
-		assert.Equal(t, "consume", last(t, s).Decision, "a refused reclaim writes no row")
+		assert.Equal(t, "consume", fixture.Last(t, s).Decision, "a refused reclaim writes no row")
 
 		require.NoError(t, s.Renew(t.Context(), a.ID, "gate-1", 1, at.Add(time.Minute)))
-		_, err = s.Reclaim(t.Context(), a.ID, 1, claim("", "gate-2", at.Add(time.Second)), nil)
+		_, err = s.Reclaim(t.Context(), a.ID, 1, fixture.Claim("", "gate-2", at.Add(time.Second)), nil)
 		assert.ErrorIs(t, err, store.ErrLeaseLive, "a renewed lease is live again")
 	})
 	t.Run("Refusals", func(t *testing.T) {
 		s := newStore(t)
-		at := now(t, s)
-		a := parkExecuting(t, s, 1, "gate-1", at.Add(-time.Second))
-		approved := parkApproved(t, s, 2)
+		at := fixture.Now(t, s)
+		a := fixture.ParkExecuting(t, s, 1, "gate-1", at.Add(-time.Second))
+		approved := fixture.ParkApproved(t, s, 2)
 		cases := []struct {
 			name  string
 			id    string
@@ -309,12 +323,12 @@ func testReclaim(t *testing.T, newStore func(*testing.T) store.Store) {
 			c     store.Claim
 			want  error
 		}{
-			{"unknown id", "no-such-ticket", 1, claim("", "gate-2", at), store.ErrNotFound},
-			{"not executing", approved.ID, 1, claim("", "gate-2", at), store.ErrFenced},
-			{"stale fence", a.ID, 0, claim("", "gate-2", at), store.ErrFenced},
-			{"future fence", a.ID, 2, claim("", "gate-2", at), store.ErrFenced},
-			{"another key", a.ID, 1, claim("other-key", "gate-2", at), store.ErrInvalid},
-			{"no owner", a.ID, 1, claim("", "", at), store.ErrInvalid},
+			{"unknown id", "no-such-ticket", 1, fixture.Claim("", "gate-2", at), store.ErrNotFound},
+			{"not executing", approved.ID, 1, fixture.Claim("", "gate-2", at), store.ErrFenced},
+			{"stale fence", a.ID, 0, fixture.Claim("", "gate-2", at), store.ErrFenced},
+			{"future fence", a.ID, 2, fixture.Claim("", "gate-2", at), store.ErrFenced},
+			{"another key", a.ID, 1, fixture.Claim("other-key", "gate-2", at), store.ErrInvalid},
+			{"no owner", a.ID, 1, fixture.Claim("", "", at), store.ErrInvalid},
 			{"no lease", a.ID, 1, store.Claim{Owner: "gate-2", At: at}, store.ErrInvalid},
 		}
 		for _, c := range cases {
@@ -325,8 +339,8 @@ func testReclaim(t *testing.T, newStore func(*testing.T) store.Store) {
 		}
 		read, err := s.Get(t.Context(), a.ID)
 		require.NoError(t, err)
-		assert.Equal(t, normalize(a), normalize(read), "refused reclaims change nothing")
-		got, err := s.Reclaim(t.Context(), a.ID, 1, claim(a.IdempotencyKey, "gate-2", at), nil)
+		assert.Equal(t, fixture.Normalize(a), fixture.Normalize(read), "refused reclaims change nothing")
+		got, err := s.Reclaim(t.Context(), a.ID, 1, fixture.Claim(a.IdempotencyKey, "gate-2", at), nil)
 		require.NoError(t, err, "the stored key may be repeated")
 		assert.Equal(t, int64(2), got.Fence)
 	})

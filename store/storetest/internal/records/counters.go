@@ -1,4 +1,4 @@
-package storetest
+package records
 
 import (
 	"testing"
@@ -8,12 +8,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-func testCounters(t *testing.T, newStore func(*testing.T) store.Store) {
+// Counters checks [store.Counters.AddCount]: a key keeps its two newest
+// windows, adds to a forgotten window are not kept, and bad keys are
+// refused.
+func Counters(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
-	w := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+	w := func(i int) time.Time { return fixture.T0.Add(time.Duration(i) * time.Minute) }
 	steps := []struct {
 		name   string
 		key    string
@@ -48,35 +52,37 @@ func testCounters(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.ErrorIs(t, err, store.ErrTooLarge)
 }
 
-func testStreaks(t *testing.T, newStore func(*testing.T) store.Store) {
+// Streaks checks the streaks of [store.Counters]: they count up, reset to
+// zero, and keys are independent.
+func Streaks(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
 	zero, err := s.GetStreak(ctx, "deny:u1")
 	require.NoError(t, err)
 	assert.Equal(t, store.Streak{}, zero, "an unknown streak is zero")
 	for i := 1; i <= 3; i++ {
-		n, err := s.IncrStreak(ctx, "deny:u1", t0.Add(time.Duration(i)*time.Second))
+		n, err := s.IncrStreak(ctx, "deny:u1", fixture.T0.Add(time.Duration(i)*time.Second))
 		require.NoError(t, err)
 		assert.Equal(t, i, n)
 	}
-	_, err = s.IncrStreak(ctx, "deny:u2", t0)
+	_, err = s.IncrStreak(ctx, "deny:u2", fixture.T0)
 	require.NoError(t, err)
 	got, err := s.GetStreak(ctx, "deny:u1")
 	require.NoError(t, err)
 	assert.Equal(t, 3, got.Count)
-	assert.True(t, t0.Add(3*time.Second).Equal(got.Last))
+	assert.True(t, fixture.T0.Add(3*time.Second).Equal(got.Last))
 
 	require.NoError(t, s.ResetStreak(ctx, "deny:u1"))
 	got, err = s.GetStreak(ctx, "deny:u1")
 	require.NoError(t, err)
 	assert.Equal(t, 0, got.Count)
-	n, err := s.IncrStreak(ctx, "deny:u1", t0)
+	n, err := s.IncrStreak(ctx, "deny:u1", fixture.T0)
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "a reset streak counts from zero")
 	other, err := s.GetStreak(ctx, "deny:u2")
 	require.NoError(t, err)
 	assert.Equal(t, 1, other.Count, "keys are independent")
 	require.NoError(t, s.ResetStreak(ctx, "never-set"), "resetting an unknown streak is fine")
-	_, err = s.IncrStreak(ctx, "", t0)
+	_, err = s.IncrStreak(ctx, "", fixture.T0)
 	assert.ErrorIs(t, err, store.ErrInvalid)
 }

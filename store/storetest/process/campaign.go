@@ -1,4 +1,4 @@
-package storetest
+package process
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
 // The kill campaign's shape.
@@ -61,21 +62,21 @@ func runGate(ctx context.Context, t *testing.T, s store.Store, racer string, out
 			continue
 		}
 		n := int(r.Int32()) // distinct effects: nothing merges
-		a, _, err := s.Park(ctx, TicketAt("campaign", "u1", n, at), store.Caps{}, note("park"))
+		a, _, err := s.Park(ctx, fixture.TicketAt("campaign", "u1", n, at), store.Caps{}, fixture.Note("park"))
 		if !check("park", err) {
 			continue
 		}
 		if at, ok = clock(); !ok {
 			continue
 		}
-		_, err = s.Resolve(ctx, a.ID, approve(at), note("approve"))
+		_, err = s.Resolve(ctx, a.ID, fixture.Approve(at), fixture.Note("approve"))
 		if !check("approve", err) {
 			continue
 		}
 		if at, ok = clock(); !ok {
 			continue
 		}
-		a, err = s.Consume(ctx, a.ID, claimAt("key-"+a.ID, at), note("consume"))
+		a, err = s.Consume(ctx, a.ID, claimAt("key-"+a.ID, at), fixture.Note("consume"))
 		if !check("consume", err) {
 			continue
 		}
@@ -88,7 +89,7 @@ func runGate(ctx context.Context, t *testing.T, s store.Store, racer string, out
 		if at, ok = clock(); !ok {
 			continue
 		}
-		_, err = s.Finish(ctx, a.ID, a.Fence, done(at), note("finish"))
+		_, err = s.Finish(ctx, a.ID, a.Fence, fixture.Done(at), fixture.Note("finish"))
 		if !errors.Is(err, store.ErrFenced) {
 			check("finish", err)
 		}
@@ -126,14 +127,14 @@ func recoverLeases(ctx context.Context, s store.Store, clock func() (time.Time, 
 		if at, ok = clock(); !ok {
 			return false
 		}
-		a, err := s.Reclaim(ctx, e.ID, e.Fence, claimAt("", at), note("reclaim"))
+		a, err := s.Reclaim(ctx, e.ID, e.Fence, claimAt("", at), fixture.Note("reclaim"))
 		if err != nil {
 			continue // fenced, renewed or refused for skew meanwhile
 		}
 		if at, ok = clock(); !ok {
 			return false
 		}
-		_, err = s.Finish(ctx, a.ID, a.Fence, done(at), note("finish"))
+		_, err = s.Finish(ctx, a.ID, a.Fence, fixture.Done(at), fixture.Note("finish"))
 		if !errors.Is(err, store.ErrFenced) {
 			check("finish", err)
 		}
@@ -148,23 +149,23 @@ func recoverLeases(ctx context.Context, s store.Store, clock func() (time.Time, 
 // has exactly its audit row and no row names a decision it does not hold,
 // that the chain verifies from the start with times that never decrease,
 // and that nothing is left executing.
-func testProcessCampaign(t *testing.T, p Processes) { campaign(t, p, nil) }
+func testProcessCampaign(t *testing.T, p Backend) { campaign(t, p, nil) }
 
-// RunRestartCampaign runs the kill campaign of [RunProcesses] with the
+// RunRestart runs the kill campaign of [Run] with the
 // database server itself stopped abruptly and started again (p.Restart)
 // once, a third of the way in, while the gates are busy, and killed gates
 // replaced as before. Gates meet broken connections mid-statement; a
 // statement whose answer was lost may or may not have committed. The same
 // checks follow: nothing left executing after recovery, every decision
-// with exactly its audit row, the chain whole. Like RunProcesses, the
+// with exactly its audit row, the chain whole. Like Run, the
 // calling test re-executes its binary and must do nothing else first.
-func RunRestartCampaign(t *testing.T, p Processes) {
+func RunRestart(t *testing.T, p Backend) {
 	if role := os.Getenv(envRole); role != "" && os.Getenv(envName) == t.Name() {
 		runChild(t, p, role)
 		return
 	}
 	if p.Restart == nil {
-		t.Fatal("storetest: RunRestartCampaign needs Processes.Restart")
+		t.Fatal("process: RunRestart needs Backend.Restart")
 	}
 	if p.Racers < 2 {
 		p.Racers = 3
@@ -182,7 +183,7 @@ func RunRestartCampaign(t *testing.T, p Processes) {
 // campaign is the kill campaign; between kills it calls between, if set,
 // with the time since the campaign began. A campaign with between set is
 // one with outages: its gates outlive broken connections.
-func campaign(t *testing.T, p Processes, between func(elapsed time.Duration)) {
+func campaign(t *testing.T, p Backend, between func(elapsed time.Duration)) {
 	ctx := t.Context()
 	target := p.Create(t)
 	name := t.Name()
@@ -227,7 +228,7 @@ func campaign(t *testing.T, p Processes, between func(elapsed time.Duration)) {
 	// database after the kill (it was sent): let it land before looking.
 	time.Sleep(campaignLease / 2)
 	s := p.Open(t, target)
-	clock := func() (time.Time, bool) { return now(t, s), true }
+	clock := func() (time.Time, bool) { return fixture.Now(t, s), true }
 	claimAt := func(key string, at time.Time) store.Claim {
 		return store.Claim{Key: key, Owner: "recovery", At: at, LeaseUntil: at.Add(campaignLease)}
 	}
@@ -248,7 +249,7 @@ func campaign(t *testing.T, p Processes, between func(elapsed time.Duration)) {
 		time.Sleep(campaignLease / 3)
 	}
 
-	rows := chain(t, s)
+	rows := fixture.Chain(t, s)
 	type key struct{ id, decision string }
 	count := map[key]int{}
 	for _, r := range rows {

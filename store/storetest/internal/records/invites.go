@@ -1,4 +1,4 @@
-package storetest
+package records
 
 import (
 	"testing"
@@ -8,21 +8,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-// testGetInvite checks that GetInvite reports an invite as stored, shows a
+// GetInvite checks that GetInvite reports an invite as stored, shows a
 // redemption, and never redeems: an early check built on it must leave the
 // invite for RedeemInvite to decide.
-func testGetInvite(t *testing.T, newStore func(*testing.T) store.Store) {
+func GetInvite(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
 
 	_, err := s.GetInvite(ctx, [32]byte{7})
 	assert.ErrorIs(t, err, store.ErrNotFound, "an unknown hash")
 
-	inv := store.Invite{TokenHash: [32]byte{7}, User: "alice", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	inv := store.Invite{TokenHash: [32]byte{7}, User: "alice", CreatedAt: fixture.T0, ExpiresAt: fixture.T0.Add(time.Hour)}
 	require.NoError(t, s.CreateInvite(ctx, inv))
-	other := store.Invite{TokenHash: [32]byte{8}, User: "bob", CreatedAt: t0, ExpiresAt: t0.Add(2 * time.Hour)}
+	other := store.Invite{TokenHash: [32]byte{8}, User: "bob", CreatedAt: fixture.T0, ExpiresAt: fixture.T0.Add(2 * time.Hour)}
 	require.NoError(t, s.CreateInvite(ctx, other))
 
 	for range 2 {
@@ -30,12 +31,12 @@ func testGetInvite(t *testing.T, newStore func(*testing.T) store.Store) {
 		require.NoError(t, err)
 		assert.Equal(t, inv.TokenHash, got.TokenHash)
 		assert.Equal(t, "alice", got.User, "the invite asked for, not another")
-		assert.True(t, t0.Equal(got.CreatedAt), "CreatedAt %v", got.CreatedAt)
+		assert.True(t, fixture.T0.Equal(got.CreatedAt), "CreatedAt %v", got.CreatedAt)
 		assert.True(t, inv.ExpiresAt.Equal(got.ExpiresAt), "ExpiresAt %v", got.ExpiresAt)
 		assert.True(t, got.RedeemedAt.IsZero(), "GetInvite does not redeem")
 	}
 
-	at := t0.Add(time.Minute)
+	at := fixture.T0.Add(time.Minute)
 	redeemed, err := s.RedeemInvite(ctx, inv.TokenHash, at)
 	require.NoError(t, err, "an invite only looked up is still redeemable")
 	assert.Equal(t, "alice", redeemed.User)

@@ -1,4 +1,9 @@
-package storetest
+// Package audit checks the audit chain for the conformance suite: records
+// appended and stamped by the store's clock, read back by sequence, task
+// and time window, each window verifying against the record before it;
+// and notes: a state change and its record are written together or not
+// at all.
+package audit
 
 import (
 	"encoding/json"
@@ -12,39 +17,24 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
-// Record returns an audit record of task at time at. It is exported for
-// benchmarks and backend-specific tests.
-func Record(task string, at time.Time) receipt.AuditRecord {
-	return receipt.AuditRecord{
-		Time:        at.UnixMilli(),
-		TicketID:    "ticket-" + task,
-		Task:        task,
-		Step:        "step-1",
-		Session:     "s1",
-		Tool:        "pay",
-		EffectClass: "irreversible",
-		ArgsDigest:  canon.Sum([]byte(task)),
-		Principal:   canon.Principal{User: "u1", Agent: "agent-1"},
-		Decision:    receipt.DecisionNeedsApproval,
-		Reason:      "irreversible effect",
-		Taint:       []string{"web"},
-	}
-}
-
-func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
+// Audit checks the audit chain: appended records are sealed in order,
+// verify with [receipt.VerifyChain], and read back by sequence, task and
+// time window; bad records are refused.
+func Audit(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
 	head, err := s.AuditHead(ctx)
 	require.NoError(t, err)
 	assert.Zero(t, head.Seq, "an empty chain has no head")
 
-	before := now(t, s)
+	before := fixture.Now(t, s)
 	var appended []receipt.AuditRecord
 	for i := 0; i < 10; i++ {
 		// The caller's time is ignored: the store stamps its own.
-		r := Record(fmt.Sprintf("task-%d", i%3), t0.Add(-time.Duration(i)*time.Hour))
+		r := fixture.Record(fmt.Sprintf("task-%d", i%3), fixture.T0.Add(-time.Duration(i)*time.Hour))
 		r.Seq, r.Hash, r.PrevHash = 999, canon.Digest{7}, canon.Digest{8} // ignored
 		if i == 4 {
 			r.Args = json.RawMessage(`{"amount": 5}`)
@@ -54,8 +44,8 @@ func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.Equal(t, int64(i+1), got.Seq)
 		appended = append(appended, got)
 	}
-	after := now(t, s).Add(time.Millisecond)
-	all := chain(t, s)
+	after := fixture.Now(t, s).Add(time.Millisecond)
+	all := fixture.Chain(t, s)
 	require.Len(t, all, 10)
 	assert.Equal(t, appended, all, "records read back as appended")
 	assert.Equal(t, json.RawMessage(`{"amount":5}`), all[4].Args, "args are stored canonical")
@@ -103,19 +93,19 @@ func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, err)
 	assert.Empty(t, none)
 
-	bad := Record("task-x", t0)
+	bad := fixture.Record("task-x", fixture.T0)
 	bad.Decision = ""
 	_, err = s.AppendAudit(ctx, bad)
 	assert.ErrorIs(t, err, store.ErrInvalid)
-	big := Record("task-x", t0)
+	big := fixture.Record("task-x", fixture.T0)
 	big.Args = json.RawMessage(`"` + string(make([]byte, store.MaxFieldSize)) + `"`)
 	_, err = s.AppendAudit(ctx, big)
 	assert.ErrorIs(t, err, store.ErrTooLarge)
-	unhashable := Record("task-x", t0)
+	unhashable := fixture.Record("task-x", fixture.T0)
 	unhashable.Args = json.RawMessage(`{"n": 1e400}`)
 	_, err = s.AppendAudit(ctx, unhashable)
 	assert.ErrorIs(t, err, store.ErrInvalid, "args canon refuses cannot be chained")
-	notUTF8 := Record("task-x", t0)
+	notUTF8 := fixture.Record("task-x", fixture.T0)
 	notUTF8.Reason = "\xff"
 	_, err = s.AppendAudit(ctx, notUTF8)
 	assert.ErrorIs(t, err, store.ErrInvalid, "text that is not UTF-8 cannot be chained")
@@ -124,11 +114,11 @@ func testAudit(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.Equal(t, int64(10), head.Seq, "refused appends leave the chain as it was")
 }
 
-// testAuditTimeWindows checks that exports by time window verify: every
+// TimeWindows checks that exports by time window verify: every
 // window [from, to) of the chain's own times is a consecutive run of
 // records that verifies against the record before it.
-func testAuditTimeWindows(t *testing.T, s store.Store) {
-	all := chain(t, s)
+func TimeWindows(t *testing.T, s store.Store) {
+	all := fixture.Chain(t, s)
 	for i := range all {
 		for j := i; j < len(all); j++ {
 			from, to := all[i].Time, all[j].Time+1
