@@ -71,7 +71,7 @@
 // backend refuses the same records with the same sentinels; compare times
 // with [CheckSkew] inside the transaction; complete audit records with
 // [ChainNext]; make ids with [NewID]. Then pass
-// storetest.Run, storetest.RunProcesses if processes can share the
+// storetest.Run, process.Run (package storetest/process) if processes can share the
 // database, and measure with storetest.Bench.
 package store
 
