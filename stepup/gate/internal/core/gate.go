@@ -48,6 +48,7 @@ type Gate struct {
 	Mu      sync.Mutex
 	macs    sync.Pool     // of HMAC-SHA256 under Key, reset before each use
 	Waiters chan struct{} // closed and replaced whenever a ticket changes here
+	taken   bool          // a Wait holds Waiters: the next change replaces it
 }
 
 // Now reads the store's clock.
@@ -93,17 +94,24 @@ func StoreClock(c store.Clock) func() time.Time {
 	}
 }
 
-// Changed wakes every Wait in this process.
+// Changed wakes every Wait in this process. The channel is replaced only
+// when a Wait took it since the last change: with nobody waiting, a
+// decision costs no allocation here.
 func (g *Gate) Changed() {
 	g.Mu.Lock()
-	close(g.Waiters)
-	g.Waiters = make(chan struct{})
+	if g.taken {
+		close(g.Waiters)
+		g.Waiters = make(chan struct{})
+		g.taken = false
+	}
 	g.Mu.Unlock()
 }
 
+// Changes returns a channel closed at the next change in this process.
 func (g *Gate) Changes() <-chan struct{} {
 	g.Mu.Lock()
 	defer g.Mu.Unlock()
+	g.taken = true
 	return g.Waiters
 }
 
