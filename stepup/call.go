@@ -65,6 +65,11 @@ const (
 	StatusAbandoned Status = "abandoned" // consumed but never run: the action changed, or no executor; never runs
 )
 
+// ReasonNoDecision starts the Reason of a ticket the gate cancelled
+// because nobody decided it before it expired. Any other cancelled ticket
+// was withdrawn by its agent before a decision.
+const ReasonNoDecision = "no decision in time"
+
 // Final reports whether a ticket in status s will never change again.
 func (s Status) Final() bool {
 	switch s {

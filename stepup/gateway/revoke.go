@@ -34,7 +34,7 @@ func (s *Site) decidedPage(w http.ResponseWriter, r *http.Request, id stepup.Tic
 		s.refusedPage(w, cause)
 		return
 	}
-	text, ok := verdicts[t.Status]
+	text, ok := verdict(t)
 	if !ok {
 		s.refusedPage(w, cause)
 		return

@@ -234,3 +234,27 @@ func TestEnrollOverHTTP(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusApproved, got.Status)
 }
+
+// TestCancelledPageSaysWhoCancelled: the link of a ticket its agent
+// withdrew, over the agent API, says so in words, whatever reason the
+// agent gave; the gate's own timeout reads as nobody deciding in time.
+func TestCancelledPageSaysWhoCancelled(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	for _, reason := range []string{"", "cancelled by the agent before a decision", "Approved by security",
+		"no decision", "<b>done</b>"} {
+		tk, err := r.client.Propose(ctx, sendEmail("finance@example.com"))
+		require.NoError(t, err)
+		_, err = r.client.Cancel(ctx, tk.ID, reason)
+		require.NoError(t, err)
+		status, page := r.page(t, "/approve/"+string(tk.ID))
+		assert.Equal(t, http.StatusConflict, status, reason)
+		assert.Contains(t, page, "cancelled by the agent before a decision", reason)
+		assert.NotContains(t, page, "<b>done</b>", "the agent's reason is not on the page")
+		assert.NotContains(t, page, "Approved by security")
+	}
+	text, ok := gateway.VerdictOf(stepup.Ticket{Status: stepup.StatusCancelled,
+		Reason: stepup.ReasonNoDecision + "; cancelled"})
+	require.True(t, ok)
+	assert.Contains(t, text, "Nobody decided this request in time")
+}

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"strings"
+
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/remote"
 )
@@ -44,12 +46,25 @@ var pageWords = map[string]string{
 var verdicts = map[stepup.Status]string{
 	stepup.StatusDenied:    "This request was denied. The agent was told so.",
 	stepup.StatusExpired:   words[remote.CodeExpired],
-	stepup.StatusCancelled: "This request was withdrawn, or nobody decided it in time.",
+	stepup.StatusCancelled: "This request was cancelled by the agent before a decision. Nothing ran.",
 	stepup.StatusRevoked:   words[remote.CodeRevoked],
 	stepup.StatusExecuting: "This request was approved and is running now.",
 	stepup.StatusExecuted:  "This request was approved and has run. It never runs again.",
 	stepup.StatusFailed:    "This request was approved and ran; the tool reported a failure. It never runs again.",
 	stepup.StatusAbandoned: "This request was approved but never ran: the action changed, or no tool could run it. It never runs.",
+}
+
+// timedOut says what became of a ticket the gate cancelled because nobody
+// decided it in time.
+const timedOut = "Nobody decided this request in time, so it was cancelled. Nothing ran."
+
+// verdict says what became of ticket t, which can no longer be decided.
+func verdict(t stepup.Ticket) (string, bool) {
+	if t.Status == stepup.StatusCancelled && strings.HasPrefix(t.Reason, stepup.ReasonNoDecision) {
+		return timedOut, true
+	}
+	text, ok := verdicts[t.Status]
+	return text, ok
 }
 
 // say returns the words for a refusal code, or fallback.

@@ -52,9 +52,9 @@ func (g *Gate) ExpireTicket(ctx context.Context, a store.Approval) error {
 	if err != nil {
 		outcome = plug.OutcomeCancel
 	}
-	reason := "no decision in time; cancelled"
+	reason := stepup.ReasonNoDecision + "; cancelled"
 	if outcome == plug.OutcomeAlternative {
-		reason = "no decision in time; cancelled and proposed " + d.Timeout.Alternative + " instead"
+		reason = stepup.ReasonNoDecision + "; cancelled and proposed " + d.Timeout.Alternative + " instead"
 	}
 	_, err = g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: reason, At: now},
 		g.Note(receipt.DecisionCancelled, reason, now))

@@ -1,0 +1,4 @@
+package gateway
+
+// VerdictOf is verdict, for the tests.
+var VerdictOf = verdict
