@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card/internal/escape"
 	"github.com/agentstepup/asu/card/internal/host"
+	"github.com/agentstepup/asu/card/internal/memo"
 )
 
 // Display limits. A string longer than maxShown runes (after escaping) is
@@ -96,6 +98,12 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 // here. It fails as Render does, and with [ErrBadEffect] for the zero
 // Sealed.
 func (rr Renderer) RenderSealed(s canon.Sealed, ctx Context) (*Card, error) {
+	return rr.render(s, ctx, true)
+}
+
+// render is RenderSealed; remember says whether the renderer shares the
+// work on a repeated string (tests compare a render without it).
+func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, error) {
 	if err := rr.CheckContext(ctx); err != nil {
 		return nil, err
 	}
@@ -114,7 +122,7 @@ func (rr Renderer) RenderSealed(s canon.Sealed, ctx Context) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true}}
+	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true}, remember: remember}
 	m := model{
 		Renderer: rr.ID(),
 		Digest:   s.Digest().String(),
@@ -184,26 +192,24 @@ type renderer struct {
 	esc   escape.Escaper
 
 	// An effect repeats its strings (the same keys in every object of a
-	// list, the same address in many values): each distinct string is
-	// shown and analysed once per render, and later copies share the
-	// result, up to maxMemo strings of up to maxMemoLen bytes.
-	vals  map[valKey]*node // where the first node of the string was placed
-	keys  map[string]keyShown
-	memos int32 // node.memo numbers handed out
+	// list, the same address in many values): a string that costs more
+	// than a glance is shown and analysed once, and later copies share
+	// the result while the table still holds it. The table is bounded, so
+	// a render naming more distinct strings only does some work again.
+	remember bool
+	vals     memo.Table[*node] // where the first node of the string was placed
+	keys     memo.Table[keyShown]
+	memos    int32 // node.memo numbers handed out
 }
 
-// Bounds of the renderer's memory of strings: a longer string costs as
-// much to look up as to show, and a card with more distinct strings is
-// rendered without remembering the rest.
-const (
-	maxMemo    = 1 << 17
-	maxMemoLen = 1024
-)
+// maxMemoLen is the longest string remembered: a longer one costs as much
+// to look up as to show, and is rarely repeated.
+const maxMemoLen = 1024
 
-// valKey is a string value and whether it is a declared host name.
-type valKey struct {
-	s      string
-	asHost bool
+// worthMemo reports whether showing and analysing s costs more than
+// looking it up: it has characters the escaper looks at, or names a host.
+func worthMemo(s string) bool {
+	return len(s) <= maxMemoLen && (!escape.Plain(s) || strings.ContainsAny(s, "@:"))
 }
 
 // keyShown is a key or argument name as shown, with its hosts.
@@ -382,9 +388,13 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 // str fills n with the string s: escaped, shortened when long, and its
 // hosts analysed; a string seen before in this render is copied.
 func (r *renderer) str(n *node, s string, asHost bool) error {
-	memo := len(s) <= maxMemoLen
-	if memo {
-		if prev, ok := r.vals[valKey{s, asHost}]; ok {
+	tag := uint8(0)
+	if asHost {
+		tag = 1
+	}
+	remember := r.remember && worthMemo(s)
+	if remember {
+		if prev, ok := r.vals.Get(s, tag); ok {
 			*n = *prev
 			return nil
 		}
@@ -403,13 +413,10 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 	if notOne {
 		n.Flags = escape.AddFlag(n.Flags, escape.FlagNotOneHost)
 	}
-	if memo && len(r.vals) < maxMemo {
-		if r.vals == nil {
-			r.vals = map[valKey]*node{}
-		}
+	if remember {
 		r.memos++
 		n.memo = r.memos
-		r.vals[valKey{s, asHost}] = n
+		r.vals.Put(s, tag, n)
 	}
 	return nil
 }
@@ -418,9 +425,9 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 // value: an address used as a key ({"cc":{"x@example.com":"X"}}) is
 // checked too.
 func (r *renderer) key(key string) (keyShown, error) {
-	memo := len(key) <= maxMemoLen
-	if memo {
-		if k, ok := r.keys[key]; ok {
+	remember := r.remember && worthMemo(key)
+	if remember {
+		if k, ok := r.keys.Get(key, 0); ok {
 			return k, nil
 		}
 	}
@@ -433,11 +440,8 @@ func (r *renderer) key(key string) (keyShown, error) {
 		k.shown.Flags = escape.AddFlag(k.shown.Flags, escape.FlagNotOneHost)
 	}
 	k.doms = doms
-	if memo && len(r.keys) < maxMemo {
-		if r.keys == nil {
-			r.keys = map[string]keyShown{}
-		}
-		r.keys[key] = k
+	if remember {
+		r.keys.Put(key, 0, k)
 	}
 	return k, nil
 }

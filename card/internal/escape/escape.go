@@ -116,6 +116,11 @@ type Shown struct {
 	Text  string   `json:"text"`
 }
 
+// Plain reports whether s is shown as it is, flagged at most for white
+// space at its ends: printable ASCII without backslash, quote or two
+// spaces in a row.
+func Plain(s string) bool { return plainASCII(s) }
+
 // plainASCII reports whether s needs no escaping and raises no flag beyond
 // the edge-space ones: printable ASCII without backslash, quote or two
 // spaces in a row.

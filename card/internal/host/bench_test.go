@@ -37,17 +37,23 @@ func BenchmarkAnalyze(b *testing.B) {
 				}
 			}
 		})
-		b.Run(c.name+"/hosts", func(b *testing.B) {
-			a := NewAnalyzer(trusted)
-			for i := 0; b.Loop(); i++ {
-				if i%len(hosts) == 0 {
-					a = NewAnalyzer(trusted)
-				}
-				if _, _, err := a.Hosts("@"+hosts[i%len(hosts)], false); err != nil {
-					b.Fatal(err)
-				}
+		for _, v := range []struct{ name, shape string }{{"address", "x@%s"}, {"mention", "@%s"}} {
+			values := make([]string, len(hosts))
+			for i, h := range hosts {
+				values[i] = fmt.Sprintf(v.shape, h)
 			}
-		})
+			b.Run(c.name+"/hosts-"+v.name, func(b *testing.B) {
+				a := NewAnalyzer(trusted)
+				for i := 0; b.Loop(); i++ {
+					if i%len(values) == 0 {
+						a = NewAnalyzer(trusted)
+					}
+					if _, _, err := a.Hosts(values[i%len(values)], false); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		b.Run(c.name+"/skeleton", func(b *testing.B) {
 			var sc scratch
 			for i := 0; b.Loop(); i++ {
