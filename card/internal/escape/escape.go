@@ -176,7 +176,7 @@ func (e Escaper) Show(s string) Shown {
 		if r < 0x80 {
 			switch {
 			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-				word.Add("Latin")
+				word = word.With("Latin")
 				base = "Latin"
 				continue
 			case r >= '0' && r <= '9':
@@ -234,7 +234,7 @@ func (e Escaper) Show(s string) Shown {
 					}
 					word = word[:0]
 				} else {
-					word.Add(scriptOfInfo(info))
+					word = word.With(scriptOfInfo(info))
 				}
 			}
 			if !nfcKnown && info.Props&(charclass.Mark|charclass.Combines|charclass.NotNFC) != 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentstepup/asu/card/internal/charclass"
 	"github.com/agentstepup/asu/card/internal/confusable"
 	"github.com/agentstepup/asu/card/internal/escape"
+	"github.com/agentstepup/asu/card/internal/memo"
 )
 
 // Domain is what a host name found in a string resolves to. Its JSON is
@@ -79,19 +80,31 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 }
 
 // Analyzer finds and analyses the hosts of the strings of one card,
-// remembering each host it has analysed: an effect names the same hosts
+// remembering the hosts it has analysed: an effect names the same hosts
 // again and again.
 type Analyzer struct {
 	trusted []Trusted
-	seen    map[hostKey]int // index in domains
-	domains [][]Domain      // in chunks, so that keeping more copies none
-	scanned []string        // room for the hosts of one string
+	seen    memo.Table[*Domain] // by host and use (the tags below): where its analysis was put
+	scanned []string           // room for the hosts of one string
+	slab    []Domain           // room the lists Hosts returns are cut from
 	scratch scratch
 }
 
+// The uses of an analysed host, which the analyzer remembers apart.
+const (
+	useOther    uint8 = iota // may not be marked trusted
+	useEligible              // the one host of a clean value: may be
+	useMentioned             // named beside others: warned, never trusted
+)
+
+// maxSeen bounds how many analysed hosts an analyzer remembers.
+const maxSeen = 1 << 12
+
 // NewAnalyzer returns an analyzer that marks hosts at or under the trusted
 // domains as trusted.
-func NewAnalyzer(trusted []Trusted) *Analyzer { return &Analyzer{trusted: trusted} }
+func NewAnalyzer(trusted []Trusted) *Analyzer {
+	return &Analyzer{trusted: trusted, seen: memo.Table[*Domain]{Max: maxSeen}}
+}
 
 // Hosts finds the hosts of a value: the one host of a value that is
 // exactly one address, URL or (asHost) host name, and every host it
@@ -111,44 +124,79 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	if !one && len(scanned) == 0 {
 		return nil, false, nil
 	}
-	out := make([]Domain, 0, min(len(scanned), maxMentioned+1)+1)
 	many := len(scanned) > maxMentioned
 	if many {
 		scanned = scanned[:maxMentioned]
 	}
+	wholeKey := ""
+	if one {
+		wholeKey = hostKey(whole.host)
+	}
 	others := 0
 	for _, h := range scanned {
-		if one && sameHost(h, whole.host) {
-			continue
+		if !one || !strings.EqualFold(hostKey(h), wholeKey) {
+			others++
 		}
-		others++
 	}
+	n := others
 	if one {
-		d, err := a.analyze(whole.host, one && whole.clean && others == 0)
-		if err != nil {
+		n++
+	}
+	if many {
+		n++
+	}
+	out := a.alloc(n)
+	if one {
+		use := useOther
+		if whole.clean && others == 0 {
+			use = useEligible
+		}
+		var err error
+		if out, err = a.analyze(out, whole.host, use, whole.decoy); err != nil {
 			return nil, false, err
 		}
-		if whole.decoy {
-			d.Warnings = withWarning(d.Warnings, WarnDecoy)
-		}
-		out = append(out, d)
 	}
 	for _, h := range scanned {
-		if one && sameHost(h, whole.host) {
+		if one && strings.EqualFold(hostKey(h), wholeKey) {
 			continue
 		}
-		d, err := a.analyze(strings.Trim(h, "[]"), false)
-		if err != nil {
-			d.Warnings = warningList(WarnInvalid)
-		}
-		d.Warnings = withWarning(d.Warnings, WarnMentioned)
-		out = append(out, d)
+		out, _ = a.analyze(out, strings.Trim(h, "[]"), useMentioned, false)
 	}
 	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
 	if many {
 		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
 	}
 	return out, notOne, nil
+}
+
+// hostKey is what of a host name tells it from another, up to case:
+// the name without trailing dots and brackets.
+func hostKey(h string) string {
+	for h != "" && h[len(h)-1] == '.' {
+		h = h[:len(h)-1]
+	}
+	for h != "" && (h[0] == '[' || h[0] == ']') {
+		h = h[1:]
+	}
+	for h != "" && (h[len(h)-1] == '[' || h[len(h)-1] == ']') {
+		h = h[:len(h)-1]
+	}
+	return h
+}
+
+// alloc returns an empty list with room for n domains, cut from a slab so
+// that the many short lists of a card take few allocations.
+func (a *Analyzer) alloc(n int) []Domain {
+	const slabSize = 128
+	if n > slabSize/4 {
+		return make([]Domain, 0, n)
+	}
+	if cap(a.slab)-len(a.slab) < n {
+		a.slab = make([]Domain, 0, slabSize)
+	}
+	out := a.slab[len(a.slab) : len(a.slab) : len(a.slab)+n]
+	a.slab = a.slab[:len(a.slab)+n]
+	return out
 }
 
 // skeleton is the UTS #39 skeleton of a domain, lower-cased so that 0 and
@@ -161,7 +209,20 @@ type scratch struct {
 	nfd, mapped, skel []byte
 	iter              norm.Iter
 	all, label        escape.ScriptSet // for analyzeHost
+	pieces            map[rune]skelPiece
 }
+
+// skelPiece is what one character contributes to a skeleton when it
+// stands alone; alone says that it contributes the same wherever it
+// stands (see appendSkeleton).
+type skelPiece struct {
+	s     string
+	alone bool
+}
+
+// maxPieces bounds scratch.pieces: a name of more distinct characters
+// than that takes the general path.
+const maxPieces = 4096
 
 // appendNFD appends the NFD form of s to dst.
 func (sc *scratch) appendNFD(dst []byte, s string) []byte {
@@ -189,8 +250,54 @@ func appendSkeleton(dst []byte, s string, sc *scratch) []byte {
 		}
 		return dst
 	}
-	// strings.ToLower(confusable.Skeleton(strings.ToLower(s))), without
-	// a string for each step.
+	// The skeleton is a concatenation of each character's own when no
+	// step can reorder marks across characters: normalization only
+	// reorders runs of combining marks (canonical combining class other
+	// than 0), so when each character's decomposition, and each
+	// decomposition's mapping, starts with a character of class 0 (or
+	// maps to nothing), every run stays within the part of one character.
+	n := len(dst)
+	for _, r := range s {
+		p, ok := sc.pieces[r]
+		if !ok {
+			p = sc.piece(r)
+			if len(sc.pieces) < maxPieces {
+				if sc.pieces == nil {
+					sc.pieces = map[rune]skelPiece{}
+				}
+				sc.pieces[r] = p
+			}
+		}
+		if !p.alone {
+			return appendSkeletonSlow(dst[:n], s, sc)
+		}
+		dst = append(dst, p.s...)
+	}
+	return dst
+}
+
+// piece computes skelPiece of r.
+func (sc *scratch) piece(r rune) skelPiece {
+	one := string(r)
+	sc.nfd = sc.appendNFD(sc.nfd[:0], strings.ToLower(one))
+	alone := norm.NFD.Properties(sc.nfd).CCC() == 0
+	sc.mapped = sc.mapped[:0]
+	for _, q := range string(sc.nfd) {
+		if sk, ok := confusable.Lookup(q); ok {
+			sc.mapped = append(sc.mapped, sk...)
+		} else {
+			sc.mapped = utf8.AppendRune(sc.mapped, q)
+		}
+	}
+	sc.nfd = sc.appendNFD(sc.nfd[:0], string(sc.mapped))
+	alone = alone && (len(sc.nfd) == 0 || norm.NFD.Properties(sc.nfd).CCC() == 0)
+	return skelPiece{s: string(appendLower(nil, string(sc.nfd))), alone: alone}
+}
+
+// appendSkeletonSlow appends skeleton(s) to dst, s as a whole:
+// strings.ToLower(confusable.Skeleton(strings.ToLower(s))), without a
+// string for each step.
+func appendSkeletonSlow(dst []byte, s string, sc *scratch) []byte {
 	sc.nfd = sc.appendNFD(sc.nfd[:0], strings.ToLower(s))
 	sc.mapped = sc.mapped[:0]
 	for _, r := range string(sc.nfd) {
@@ -269,40 +376,34 @@ func holdsLabels(name, part string) bool {
 	return false
 }
 
-// hostKey identifies one analysis of a host within a render.
-type hostKey struct {
-	host     string
-	eligible bool
-}
-
-// domainChunk is how many analysed hosts a chunk of Analyzer.domains
-// holds.
-const domainChunk = 256
-
-// analyze is analyzeHost, remembered for the rest of the render.
-func (a *Analyzer) analyze(host string, eligible bool) (Domain, error) {
-	k := hostKey{host, eligible}
-	if i, ok := a.seen[k]; ok {
-		return a.domains[i/domainChunk][i%domainChunk], nil
-	}
-	d, err := analyzeHost(host, eligible, a.trusted, &a.scratch)
-	if err == nil {
-		if a.seen == nil {
-			a.seen = map[hostKey]int{}
+// analyze appends analyzeHost of host, for a use of it, to out, which
+// has room for it: remembered for the rest of the render, where out holds
+// it (Hosts never changes a list it returned). A mentioned host that is
+// not a valid domain name is warned so, not refused. decoy adds
+// WarnDecoy.
+func (a *Analyzer) analyze(out []Domain, host string, use uint8, decoy bool) ([]Domain, error) {
+	if !decoy {
+		if d, ok := a.seen.Get(host, use); ok {
+			return append(out, *d), nil
 		}
-		n := len(a.domains)
-		if n == 0 || len(a.domains[n-1]) == domainChunk {
-			a.domains = append(a.domains, make([]Domain, 0, domainChunk))
-			n++
-		}
-		a.seen[k] = (n-1)*domainChunk + len(a.domains[n-1])
-		a.domains[n-1] = append(a.domains[n-1], d)
 	}
-	return d, err
-}
-
-func sameHost(a, b string) bool {
-	return strings.EqualFold(strings.Trim(strings.TrimRight(a, "."), "[]"), strings.Trim(strings.TrimRight(b, "."), "[]"))
+	d, err := analyzeHost(host, use == useEligible, a.trusted, &a.scratch)
+	if use == useMentioned {
+		if err != nil {
+			d.Warnings, err = warningList(WarnInvalid), nil
+		}
+		d.Warnings = withWarning(d.Warnings, WarnMentioned)
+	}
+	if err != nil {
+		return out, err
+	}
+	if decoy {
+		d.Warnings = withWarning(d.Warnings, WarnDecoy)
+		return append(out, d), nil
+	}
+	out = append(out, d)
+	a.seen.Put(host, use, &out[len(out)-1])
+	return out, nil
 }
 
 // endsInNumber reports a host the WHATWG URL parser reads as an IPv4
