@@ -85,16 +85,16 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 type Analyzer struct {
 	trusted []Trusted
 	seen    memo.Table[*Domain] // by host and use (the tags below): where its analysis was put
-	scanned []string           // room for the hosts of one string
-	slab    []Domain           // room the lists Hosts returns are cut from
+	scanned []string            // room for the hosts of one string
+	slab    []Domain            // room the lists Hosts returns are cut from
 	scratch scratch
 }
 
 // The uses of an analysed host, which the analyzer remembers apart.
 const (
-	useOther    uint8 = iota // may not be marked trusted
-	useEligible              // the one host of a clean value: may be
-	useMentioned             // named beside others: warned, never trusted
+	useOther     uint8 = iota // may not be marked trusted
+	useEligible               // the one host of a clean value: may be
+	useMentioned              // named beside others: warned, never trusted
 )
 
 // maxSeen bounds how many analysed hosts an analyzer remembers.
