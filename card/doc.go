@@ -114,6 +114,13 @@
 // look-alike ("exarnple.com", "p\u0430ypal.com"), and one that holds a
 // trusted domain's name inside another registrable domain is flagged too.
 //
+// A card analyses at most 4,096 hosts (each distinct host once for each
+// way a value uses it), which bounds the work an effect naming a great
+// many distinct hosts costs. Past that, a value's hosts the card has not
+// analysed already are not listed, converted or checked: its list of
+// domains ends with an entry saying so, and none of them is marked
+// trusted.
+//
 // # Agent text
 //
 // [Context].Rationale and [Context].ToolDescription are untrusted. They

@@ -19,7 +19,6 @@ import (
 	"github.com/agentstepup/asu/card/internal/charclass"
 	"github.com/agentstepup/asu/card/internal/confusable"
 	"github.com/agentstepup/asu/card/internal/escape"
-	"github.com/agentstepup/asu/card/internal/memo"
 )
 
 // Domain is what a host name found in a string resolves to. Its JSON is
@@ -81,36 +80,52 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 
 // Analyzer finds and analyses the hosts of the strings of one card,
 // remembering the hosts it has analysed: an effect names the same hosts
-// again and again.
+// again and again. It analyses at most MaxAnalysed hosts; see Hosts.
 type Analyzer struct {
 	trusted []Trusted
-	seen    memo.Table[*Domain] // by host and use (the tags below): where its analysis was put
+	seen    map[hostUse]*Domain // every analysis, where Hosts put it
 	scanned []string            // room for the hosts of one string
 	slab    []Domain            // room the lists Hosts returns are cut from
 	scratch scratch
 }
 
-// The uses of an analysed host, which the analyzer remembers apart.
-const (
-	useOther     uint8 = iota // may not be marked trusted
-	useEligible               // the one host of a clean value: may be
-	useMentioned              // named beside others: warned, never trusted
-)
+// MaxAnalysed is how many analyses of hosts (IDNA conversion, public
+// suffix list, scripts, look-alikes of trusted domains) one card does:
+// each distinct host once for each way a value uses it (the one host of a
+// value, with or without a decoy before it, or a host named beside
+// others). It bounds the work of a card that names a great many distinct
+// hosts; such a card lists the ones analysed, and says of each value
+// naming others that its other hosts were not analysed. A host not
+// analysed is never marked trusted.
+const MaxAnalysed = 4096
 
-// maxSeen bounds how many analysed hosts an analyzer remembers.
-const maxSeen = 1 << 12
+// hostUse is a host and how a value uses it: the bits below.
+type hostUse struct {
+	host string
+	use  uint8
+}
+
+// The uses of a host, which change its analysis.
+const (
+	useEligible  uint8 = 1 << iota // the one host of a clean value: may be marked trusted
+	useMentioned                   // named beside others: warned, never trusted
+	useDecoy                       // an @ or a dot before the one host: warned
+)
 
 // NewAnalyzer returns an analyzer that marks hosts at or under the trusted
 // domains as trusted.
-func NewAnalyzer(trusted []Trusted) *Analyzer {
-	return &Analyzer{trusted: trusted, seen: memo.Table[*Domain]{Max: maxSeen}}
-}
+func NewAnalyzer(trusted []Trusted) *Analyzer { return &Analyzer{trusted: trusted} }
 
 // Hosts finds the hosts of a value: the one host of a value that is
 // exactly one address, URL or (asHost) host name, and every host it
 // mentions besides. Only the one host of a clean value that mentions no
 // other may be marked trusted. An error means the value is one address,
 // URL or declared host whose name is not a valid domain name.
+//
+// Once the analyzer has done MaxAnalysed analyses, a host it has not
+// analysed yet is left out of the list, which ends with an entry saying
+// so (WarnUnanalysed), and is not checked; in particular an address whose
+// domain is not a valid name is not refused then.
 func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	if !asHost && !strings.ContainsAny(s, "@:") {
 		return nil, false, nil // neither an address nor a URL, nor names one
@@ -138,21 +153,18 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 			others++
 		}
 	}
-	n := others
+	out := a.alloc(others + 3) // the one host, more-hosts, not analysed
+	skipped := false
 	if one {
-		n++
-	}
-	if many {
-		n++
-	}
-	out := a.alloc(n)
-	if one {
-		use := useOther
+		use := uint8(0)
 		if whole.clean && others == 0 {
-			use = useEligible
+			use |= useEligible
+		}
+		if whole.decoy {
+			use |= useDecoy
 		}
 		var err error
-		if out, err = a.analyze(out, whole.host, use, whole.decoy); err != nil {
+		if out, err = a.analyze(out, whole.host, use, &skipped); err != nil {
 			return nil, false, err
 		}
 	}
@@ -160,11 +172,14 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 		if one && strings.EqualFold(hostKey(h), wholeKey) {
 			continue
 		}
-		out, _ = a.analyze(out, strings.Trim(h, "[]"), useMentioned, false)
+		out, _ = a.analyze(out, strings.Trim(h, "[]"), useMentioned, &skipped)
 	}
 	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
 	if many {
 		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
+	}
+	if skipped {
+		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnUnanalysed)})
 	}
 	return out, notOne, nil
 }
@@ -377,18 +392,22 @@ func holdsLabels(name, part string) bool {
 }
 
 // analyze appends analyzeHost of host, for a use of it, to out, which
-// has room for it: remembered for the rest of the render, where out holds
-// it (Hosts never changes a list it returned). A mentioned host that is
-// not a valid domain name is warned so, not refused. decoy adds
-// WarnDecoy.
-func (a *Analyzer) analyze(out []Domain, host string, use uint8, decoy bool) ([]Domain, error) {
-	if !decoy {
-		if d, ok := a.seen.Get(host, use); ok {
-			return append(out, *d), nil
-		}
+// has room for it, and remembers it, where out holds it (Hosts never
+// changes a list it returned), for the rest of the render. A mentioned
+// host that is not a valid domain name is warned so, not refused. Once
+// the analyzer has done MaxAnalysed analyses, a host not analysed yet is
+// not, and skipped is set.
+func (a *Analyzer) analyze(out []Domain, host string, use uint8, skipped *bool) ([]Domain, error) {
+	k := hostUse{host, use}
+	if d, ok := a.seen[k]; ok {
+		return append(out, *d), nil
 	}
-	d, err := analyzeHost(host, use == useEligible, a.trusted, &a.scratch)
-	if use == useMentioned {
+	if len(a.seen) >= MaxAnalysed {
+		*skipped = true
+		return out, nil
+	}
+	d, err := analyzeHost(host, use&useEligible != 0, a.trusted, &a.scratch)
+	if use&useMentioned != 0 {
 		if err != nil {
 			d.Warnings, err = warningList(WarnInvalid), nil
 		}
@@ -397,12 +416,14 @@ func (a *Analyzer) analyze(out []Domain, host string, use uint8, decoy bool) ([]
 	if err != nil {
 		return out, err
 	}
-	if decoy {
+	if use&useDecoy != 0 {
 		d.Warnings = withWarning(d.Warnings, WarnDecoy)
-		return append(out, d), nil
 	}
 	out = append(out, d)
-	a.seen.Put(host, use, &out[len(out)-1])
+	if a.seen == nil {
+		a.seen = map[hostUse]*Domain{}
+	}
+	a.seen[k] = &out[len(out)-1]
 	return out, nil
 }
 
