@@ -141,7 +141,26 @@ func writeKeyNotesHTML(b *strings.Builder, k escape.Shown, doms []host.Domain) {
 	}
 }
 
-func writeNodeHTML(b *strings.Builder, n *node) {
+// writeNodeHTML writes a node. seen[k] is where the node with memo k+1
+// was first written (a zero span until then): its copies are the same
+// HTML, copied from there.
+func writeNodeHTML(b *strings.Builder, n *node, seen []span) {
+	if n.memo <= 0 || int(n.memo) > len(seen) {
+		writeNodeBodyHTML(b, n, seen)
+		return
+	}
+	sp := &seen[n.memo-1]
+	if sp.end > 0 {
+		// Written bytes never change: the copy reads them in place.
+		b.WriteString(b.String()[sp.start:sp.end])
+		return
+	}
+	start := b.Len()
+	writeNodeBodyHTML(b, n, seen)
+	*sp = span{start, b.Len()}
+}
+
+func writeNodeBodyHTML(b *strings.Builder, n *node, seen []span) {
 	switch n.Kind {
 	case kindObject:
 		if len(n.Members) == 0 {
@@ -156,7 +175,7 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			writeKeyHTML(b, n.Members[i].Key)
 			b.WriteString(`</span>: `)
 			writeKeyNotesHTML(b, n.Members[i].Key, n.Members[i].KeyDoms)
-			writeNodeHTML(b, &n.Members[i].Value)
+			writeNodeHTML(b, &n.Members[i].Value, seen)
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)
@@ -172,7 +191,7 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			b.WriteString(`<li><span class="asu-key">[`)
 			writeInt(b, i)
 			b.WriteString(`]</span>: `)
-			writeNodeHTML(b, &n.Items[i])
+			writeNodeHTML(b, &n.Items[i], seen)
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)

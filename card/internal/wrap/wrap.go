@@ -80,6 +80,13 @@ func New(width, size int) *Writer {
 	return w
 }
 
+// Len returns the number of bytes written so far.
+func (w *Writer) Len() int { return w.b.Len() }
+
+// Again writes once more what was written from byte start to byte end,
+// for text that would be written the same way again.
+func (w *Writer) Again(start, end int) { w.b.WriteString(w.b.String()[start:end]) }
+
 // String returns what was written, as a copy of its own size when the
 // writer was given much more room than it used.
 func (w *Writer) String() string {
