@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/agentstepup/asu/canon"
@@ -209,7 +208,7 @@ const maxMemoLen = 1024
 // worthMemo reports whether showing and analysing s costs more than
 // looking it up: it has characters the escaper looks at, or names a host.
 func worthMemo(s string) bool {
-	return len(s) <= maxMemoLen && (!escape.Plain(s) || strings.ContainsAny(s, "@:"))
+	return len(s) <= maxMemoLen && (!escape.Plain(s) || host.NamesHost(s))
 }
 
 // keyShown is a key or argument name as shown, with its hosts.

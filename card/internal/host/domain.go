@@ -127,7 +127,7 @@ func NewAnalyzer(trusted []Trusted) *Analyzer { return &Analyzer{trusted: truste
 // so (WarnUnanalysed), and is not checked; in particular an address whose
 // domain is not a valid name is not refused then.
 func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
-	if !asHost && !strings.ContainsAny(s, "@:") {
+	if !asHost && !NamesHost(s) {
 		return nil, false, nil // neither an address nor a URL, nor names one
 	}
 	whole, one := parseWhole(s, asHost)

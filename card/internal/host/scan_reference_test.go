@@ -405,6 +405,7 @@ func FuzzNameHelpers(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		require.Equal(t, refHostRun(s), hostRun(s), "hostRun %q", s)
+		require.Equal(t, strings.ContainsAny(s, "@:"), NamesHost(s), "NamesHost %q", s)
 		require.Equal(t, strings.TrimRight(s, ".。．｡-"), trimNameEnd(s), "trimNameEnd %q", s)
 		require.Equal(t, strings.ContainsAny(s, ".。．｡"), hasDot(s), "hasDot %q", s)
 		require.Equal(t, strings.Trim(strings.TrimRight(s, "."), "[]"), hostKey(s), "hostKey %q", s)

@@ -18,7 +18,19 @@ type Table[V any] struct {
 	seed  maphash.Seed
 	slots []slot[V]
 	fresh int // values put since the table last grew
+
+	gets, hits int
+	off        bool // the table found almost nothing it held: it is not used
 }
+
+// A table that has answered trialGets lookups, fewer than one in
+// trialShare of them from what it held, stops looking up and
+// remembering: each costs a hash, a comparison and a slot written for
+// nothing. Being a cache, it changes no answer by that.
+const (
+	trialGets  = 4096
+	trialShare = 16
+)
 
 // DefaultMax is the number of slots of a Table whose Max is 0.
 const DefaultMax = 1 << 13
@@ -40,19 +52,29 @@ func (t *Table[V]) index(key string, tag uint8) int {
 
 // Get returns the value put for key and tag, if the table still holds it.
 func (t *Table[V]) Get(key string, tag uint8) (V, bool) {
+	var zero V
+	if t.off {
+		return zero, false
+	}
+	t.gets++
 	if len(t.slots) > 0 {
 		s := &t.slots[t.index(key, tag)]
 		if s.full && s.tag == tag && s.key == key {
+			t.hits++
 			return s.v, true
 		}
 	}
-	var zero V
+	if t.gets == trialGets && t.hits*trialShare < t.gets {
+		t.off, t.slots = true, nil
+	}
 	return zero, false
 }
 
 // Put remembers v for key and tag, in place of what the slot held.
 func (t *Table[V]) Put(key string, tag uint8, v V) {
 	switch {
+	case t.off:
+		return
 	case len(t.slots) == 0:
 		t.seed = maphash.MakeSeed()
 		t.slots = make([]slot[V], firstSize)

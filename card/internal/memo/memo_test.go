@@ -56,3 +56,24 @@ func TestTableKeepsWhatFits(t *testing.T) {
 	_, ok := tab.Get("1", 1)
 	assert.False(t, ok, "another tag")
 }
+
+// TestTableGivesUpWhenUseless: a table that almost never holds what is
+// asked stops remembering; one that does keeps on.
+func TestTableGivesUpWhenUseless(t *testing.T) {
+	var useless, useful Table[int]
+	for i := range 3 * trialGets {
+		k := strconv.Itoa(i)
+		if _, ok := useless.Get(k, 0); !ok {
+			useless.Put(k, 0, i)
+		}
+		if _, ok := useful.Get(strconv.Itoa(i%10), 0); !ok {
+			useful.Put(strconv.Itoa(i%10), 0, i%10)
+		}
+	}
+	assert.True(t, useless.off)
+	assert.Nil(t, useless.slots)
+	assert.False(t, useful.off)
+	v, ok := useful.Get("7", 0)
+	assert.True(t, ok)
+	assert.Equal(t, 7, v)
+}
