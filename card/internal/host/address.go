@@ -26,9 +26,12 @@ type target struct {
 // parseWhole reads s as exactly one address, URL or (asHost) host[:port].
 func parseWhole(s string, asHost bool) (target, bool) {
 	clean := !hasSpaceOrControl(s)
-	if t, ok := parseURL(s); ok {
-		t.clean = clean
-		return t, true
+	// A URL has a scheme, which ends at a colon.
+	if strings.IndexByte(s, ':') >= 0 {
+		if t, ok := parseURL(s); ok {
+			t.clean = clean
+			return t, true
+		}
 	}
 	if t, ok := parseMailbox(s); ok {
 		// A display name may hold spaces ("Dana Lee <dana@example.com>");

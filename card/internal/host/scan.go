@@ -85,7 +85,9 @@ func (sc *hostScanner) add(h string) {
 
 // NamesHost reports whether s can name a host at all: it holds an @ or a
 // colon (strings.ContainsAny(s, "@:"), two byte searches).
-func NamesHost(s string) bool { return strings.IndexByte(s, '@') >= 0 || strings.IndexByte(s, ':') >= 0 }
+func NamesHost(s string) bool {
+	return strings.IndexByte(s, '@') >= 0 || strings.IndexByte(s, ':') >= 0
+}
 
 // dots are the characters IDNA maps to a label separator.
 const dots = ".。．｡"
