@@ -82,11 +82,20 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 // remembering the hosts it has analysed: an effect names the same hosts
 // again and again. It analyses at most MaxAnalysed hosts; see Hosts.
 type Analyzer struct {
-	trusted []Trusted
-	seen    map[hostUse]*Domain // every analysis, where Hosts put it
-	scanned []string            // room for the hosts of one string
-	slab    []Domain            // room the lists Hosts returns are cut from
-	scratch scratch
+	trusted  []Trusted
+	seen     map[hostUse]*Domain // every analysis, where Hosts put it
+	analysed int                 // analyses done
+	scanned  []string            // room for the hosts of one string
+	tmp      []Domain            // room for the list of one string
+	fresh    []freshAnalysis     // the new analyses in tmp
+	slab     []Domain            // room the lists Hosts returns are cut from
+	scratch  scratch
+}
+
+// freshAnalysis is a new analysis, at tmp[i].
+type freshAnalysis struct {
+	k hostUse
+	i int
 }
 
 // MaxAnalysed is how many analyses of hosts (IDNA conversion, public
@@ -153,7 +162,9 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 			others++
 		}
 	}
-	out := a.alloc(others + 3) // the one host, more-hosts, not analysed
+	// The list is built in room the analyzer reuses, then copied to a
+	// list of its own size, where the new analyses are remembered.
+	a.tmp, a.fresh = a.tmp[:0], a.fresh[:0]
 	skipped := false
 	if one {
 		use := uint8(0)
@@ -163,8 +174,7 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 		if whole.decoy {
 			use |= useDecoy
 		}
-		var err error
-		if out, err = a.analyze(out, whole.host, use, &skipped); err != nil {
+		if err := a.analyze(whole.host, use, &skipped); err != nil {
 			return nil, false, err
 		}
 	}
@@ -172,14 +182,19 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 		if one && strings.EqualFold(hostKey(h), wholeKey) {
 			continue
 		}
-		out, _ = a.analyze(out, strings.Trim(h, "[]"), useMentioned, &skipped)
+		_ = a.analyze(strings.Trim(h, "[]"), useMentioned, &skipped)
 	}
 	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
 	if many {
-		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
+		a.tmp = append(a.tmp, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
 	}
 	if skipped {
-		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnUnanalysed)})
+		a.tmp = append(a.tmp, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnUnanalysed)})
+	}
+	out := append(a.alloc(len(a.tmp)), a.tmp...)
+	clear(a.tmp)
+	for _, f := range a.fresh {
+		a.seen[f.k] = &out[f.i]
 	}
 	return out, notOne, nil
 }
@@ -391,21 +406,23 @@ func holdsLabels(name, part string) bool {
 	return false
 }
 
-// analyze appends analyzeHost of host, for a use of it, to out, which
-// has room for it, and remembers it, where out holds it (Hosts never
-// changes a list it returned), for the rest of the render. A mentioned
-// host that is not a valid domain name is warned so, not refused. Once
-// the analyzer has done MaxAnalysed analyses, a host not analysed yet is
-// not, and skipped is set.
-func (a *Analyzer) analyze(out []Domain, host string, use uint8, skipped *bool) ([]Domain, error) {
+// analyze appends analyzeHost of host, for a use of it, to a.tmp, and
+// notes it in a.fresh when it is new: Hosts remembers it, where the list
+// it returns holds it (it never changes that list), for the rest of the
+// render. A mentioned host that is not a valid domain name is warned so,
+// not refused. Once the analyzer has done MaxAnalysed analyses, a host
+// not analysed yet is not, and skipped is set.
+func (a *Analyzer) analyze(host string, use uint8, skipped *bool) error {
 	k := hostUse{host, use}
 	if d, ok := a.seen[k]; ok {
-		return append(out, *d), nil
+		a.tmp = append(a.tmp, *d)
+		return nil
 	}
-	if len(a.seen) >= MaxAnalysed {
+	if a.analysed >= MaxAnalysed {
 		*skipped = true
-		return out, nil
+		return nil
 	}
+	a.analysed++
 	d, err := analyzeHost(host, use&useEligible != 0, a.trusted, &a.scratch)
 	if use&useMentioned != 0 {
 		if err != nil {
@@ -414,17 +431,17 @@ func (a *Analyzer) analyze(out []Domain, host string, use uint8, skipped *bool) 
 		d.Warnings = withWarning(d.Warnings, WarnMentioned)
 	}
 	if err != nil {
-		return out, err
+		return err
 	}
 	if use&useDecoy != 0 {
 		d.Warnings = withWarning(d.Warnings, WarnDecoy)
 	}
-	out = append(out, d)
 	if a.seen == nil {
 		a.seen = map[hostUse]*Domain{}
 	}
-	a.seen[k] = &out[len(out)-1]
-	return out, nil
+	a.fresh = append(a.fresh, freshAnalysis{k, len(a.tmp)})
+	a.tmp = append(a.tmp, d)
+	return nil
 }
 
 // endsInNumber reports a host the WHATWG URL parser reads as an IPv4
