@@ -46,8 +46,10 @@ func (s ScriptSet) With(name string) ScriptSet {
 	if name == "" {
 		return s
 	}
-	if len(s) == 1 && s[0] == name {
-		return s // most words are in one script
+	for _, x := range s {
+		if x == name {
+			return s // names come from one table: equal ones compare at once
+		}
 	}
 	i, found := slices.BinarySearch(s, name)
 	if !found {
