@@ -17,6 +17,8 @@
 // and the domains the integrator trusts. It fails closed, with
 // [ErrBadEffect], [ErrBadContext] or [ErrUnrenderable], whenever something
 // cannot be shown faithfully; no card means no approval.
+// [RenderSealed] renders an effect already sealed ([canon.Seal]) from
+// its parsed arguments, without canonicalizing it again: the same card.
 // [Renderer.CheckContext] validates a context when a catalog is
 // configured: it refuses a public suffix ("com", "github.io") as a trusted
 // domain, which would trust every domain registered under it. A [Card] is
