@@ -70,10 +70,16 @@ func writeEsc(b *strings.Builder, s string) {
 	b.WriteString(`</span>`)
 }
 
+// htmlSpecial are the bytes template.HTMLEscapeString replaces; read only.
+var htmlSpecial = [256]bool{0: true, '"': true, '\'': true, '&': true, '<': true, '>': true}
+
 // writeHTMLText writes template.HTMLEscapeString(s) to b.
 func writeHTMLText(b *strings.Builder, s string) {
 	last := 0
 	for i := 0; i < len(s); i++ {
+		if !htmlSpecial[s[i]] {
+			continue
+		}
 		var rep string
 		switch s[i] {
 		case 0:

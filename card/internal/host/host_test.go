@@ -2,6 +2,7 @@ package host
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -358,4 +359,10 @@ func FuzzSkeleton(f *testing.F) {
 			require.Equal(t, skeletonByDefinition(s), string(appendSkeleton(nil, s, &sc)), "%q", s)
 		}
 	})
+}
+
+// TestUnanalysedSaysTheBudget: the warning names the number of analyses a
+// card does.
+func TestUnanalysedSaysTheBudget(t *testing.T) {
+	assert.Contains(t, WarnText(WarnUnanalysed), "("+strconv.Itoa(MaxAnalysed)+")")
 }

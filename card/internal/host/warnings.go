@@ -2,7 +2,6 @@ package host
 
 import (
 	"slices"
-	"strconv"
 	"sync"
 )
 
@@ -51,8 +50,7 @@ func WarnText(w string) string {
 	case WarnMore:
 		return "the value names more hosts than these; the rest are not analysed"
 	case WarnUnanalysed:
-		return "the card names more distinct hosts than it analyses (" + strconv.Itoa(MaxAnalysed) +
-			"); this value's other hosts are not analysed, not checked and never marked trusted"
+		return "the card names more distinct hosts than it analyses (4096); this value's other hosts are not analysed, not checked and never marked trusted"
 	}
 	return w
 }
