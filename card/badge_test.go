@@ -2,6 +2,7 @@ package card_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -216,4 +217,33 @@ func TestPublicSuffixRefusedAsTrusted(t *testing.T) {
 	ctx.Trusted = []string{"example.com", "dana.github.io"}
 	c := mustRender(t, effectWith(`{"to":"https://dana.github.io/x","cc":"https://mallory.github.io/x"}`), ctx)
 	assert.Equal(t, 1, strings.Count(c.Text(), ", TRUSTED"), c.Text())
+}
+
+// TestHostsPastTheBudgetAreNeverTrusted: a card naming more distinct
+// hosts than it analyses lists the first ones analysed, says of every
+// later value that its hosts were not analysed, and never badges one of
+// those, even the trusted domain itself or an address it would refuse.
+func TestHostsPastTheBudgetAreNeverTrusted(t *testing.T) {
+	ctx := injectivityContext()
+	list := make([]any, 0, 5000)
+	for i := range 5000 {
+		list = append(list, fmt.Sprintf("x@h%d.example.net", i))
+	}
+	early := mustRender(t, argsEffect(map[string]any{"cc": list[:10], "to": "finance@example.com"}), ctx)
+	text, html, js := badged(t, early)
+	require.True(t, text && html && js, "the honest recipient is badged on a small card")
+
+	// The recipient comes first and is analysed; "zy" and "zz" come
+	// after the list.
+	c := mustRender(t, argsEffect(map[string]any{"cc": list, "zy": "finance@example.com", "zz": "x@exa\u200bmple.com"}), ctx)
+	text, html, js = badged(t, c)
+	assert.False(t, text || html || js, "a host past the budget is badged")
+	out := c.Text()
+	assert.Contains(t, out, "domain h1.example.net", "the first hosts are analysed")
+	assert.NotContains(t, out, "domain h4999.example.net", "a host past the budget is not listed as analysed")
+	assert.Contains(t, out, "this value's other hosts are not analysed")
+	assert.Contains(t, string(c.HTML()), "this value&#39;s other hosts are not analysed")
+	js2, err := c.JSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(js2), `"not-analysed"`)
 }

@@ -17,6 +17,8 @@
 // and the domains the integrator trusts. It fails closed, with
 // [ErrBadEffect], [ErrBadContext] or [ErrUnrenderable], whenever something
 // cannot be shown faithfully; no card means no approval.
+// [RenderSealed] renders an effect already sealed ([canon.Seal]) from
+// its parsed arguments, without canonicalizing it again: the same card.
 // [Renderer.CheckContext] validates a context when a catalog is
 // configured: it refuses a public suffix ("com", "github.io") as a trusted
 // domain, which would trust every domain registered under it. A [Card] is
@@ -113,6 +115,13 @@
 // trusted domain but which is a different domain is flagged as a
 // look-alike ("exarnple.com", "p\u0430ypal.com"), and one that holds a
 // trusted domain's name inside another registrable domain is flagged too.
+//
+// A card analyses at most 4,096 hosts (each distinct host once for each
+// way a value uses it), which bounds the work an effect naming a great
+// many distinct hosts costs. Past that, a value's hosts the card has not
+// analysed already are not listed, converted or checked: its list of
+// domains ends with an entry saying so, and none of them is marked
+// trusted.
 //
 // # Agent text
 //

@@ -14,7 +14,14 @@ import (
 // encoding/json and against canon's canonicalization. Names are those of
 // the model's struct tags.
 
-type jsonWriter struct{ b []byte }
+type jsonWriter struct {
+	b []byte
+	// written[k] is where the node with memo k+1 was first written.
+	written []span
+}
+
+// span is a part of the card JSON written: b[start:end].
+type span struct{ start, end int }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
 
@@ -137,7 +144,24 @@ func (w *jsonWriter) domains(list []host.Domain) {
 	w.raw("]")
 }
 
+// node writes a node; a copy of a node written before is copied from
+// where it was written.
 func (w *jsonWriter) node(n *node) {
+	if n.memo <= 0 || n.memo > int32(len(w.written)) {
+		w.nodeBody(n)
+		return
+	}
+	sp := &w.written[n.memo-1]
+	if sp.end > 0 {
+		w.b = append(w.b, w.b[sp.start:sp.end]...)
+		return
+	}
+	start := len(w.b)
+	w.nodeBody(n)
+	*sp = span{start, len(w.b)}
+}
+
+func (w *jsonWriter) nodeBody(n *node) {
 	w.raw("{")
 	sep := ""
 	if len(n.Domains) > 0 {
@@ -240,7 +264,7 @@ func (w *jsonWriter) block(b *block) {
 // sizeHint is the expected size; the card JSON of an effect of n bytes is
 // a few times n.
 func encodeModel(m *model, sizeHint int) []byte {
-	w := &jsonWriter{b: make([]byte, 0, min(4096+sizeHint, HashLimits().MaxBytes))}
+	w := &jsonWriter{b: make([]byte, 0, min(4096+sizeHint, HashLimits().MaxBytes)), written: make([]span, m.memos)}
 	w.raw(`{"args":[`)
 	for i := range m.Args {
 		f := &m.Args[i]

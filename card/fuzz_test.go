@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 )
 
@@ -18,7 +19,8 @@ import (
 // as two argument objects, and as string values and keys of the same
 // argument (where most look-alike tricks live). It also checks that the
 // card hash is a function of the card JSON alone, and that no line of the
-// text view is wider than asked.
+// text view is wider than asked, and that the card of the sealed effect,
+// rendered without sharing work between repeated strings, is the same.
 //
 //	go test ./card -run '^$' -fuzz FuzzRender -fuzztime 20s
 func FuzzRender(f *testing.F) {
@@ -48,6 +50,11 @@ func FuzzRender(f *testing.F) {
 				continue
 			}
 			checkHash(t, ca)
+			sealed, err := canon.Seal(ea)
+			require.NoError(t, err)
+			cu, err := card.RenderUnshared(sealed, ctx)
+			require.NoError(t, err)
+			sameCard(t, ca, cu, false, "rendered without the memory of repeated strings")
 			for _, l := range strings.Split(ca.TextWidth(width), "\n") {
 				require.LessOrEqual(t, displayCols(l), width, "line wider than %d: %q", width, l)
 			}

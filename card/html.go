@@ -16,7 +16,10 @@ import (
 // of this view was three to four times slower, most of it reflection.)
 
 // hw writes the HTML view.
-type hw struct{ b strings.Builder }
+type hw struct {
+	b    strings.Builder
+	seen []span // see writeNodeHTML
+}
 
 func (w *hw) raw(s string)   { w.b.WriteString(s) }
 func (w *hw) esc(s string)   { writeEsc(&w.b, s) }
@@ -41,7 +44,7 @@ func (c *Card) html() template.HTML {
 	if m.Renderer == "" {
 		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
 	}
-	w := &hw{}
+	w := &hw{seen: make([]span, m.memos)}
 	w.b.Grow(viewSize(c, 8, 4096))
 	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + template.HTMLEscapeString(m.Renderer) + `" dir="ltr" lang="en">` + "\n")
 	w.raw("<header class=\"asu-head\">\n<p class=\"asu-kicker\">Approval request</p>\n<h2 class=\"asu-title\">")
@@ -226,7 +229,7 @@ func (w *hw) field(f *field) {
 	if f.Label != nil {
 		writeFlagsHTML(&w.b, "the label ", f.Label.Flags)
 	}
-	writeNodeHTML(&w.b, &f.Value)
+	writeNodeHTML(&w.b, &f.Value, w.seen)
 	if f.Currency != nil {
 		w.raw(` <span class="asu-unit">currency `)
 		w.quoted(*f.Currency)

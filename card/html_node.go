@@ -70,10 +70,16 @@ func writeEsc(b *strings.Builder, s string) {
 	b.WriteString(`</span>`)
 }
 
+// htmlSpecial are the bytes template.HTMLEscapeString replaces; read only.
+var htmlSpecial = [256]bool{0: true, '"': true, '\'': true, '&': true, '<': true, '>': true}
+
 // writeHTMLText writes template.HTMLEscapeString(s) to b.
 func writeHTMLText(b *strings.Builder, s string) {
 	last := 0
 	for i := 0; i < len(s); i++ {
+		if !htmlSpecial[s[i]] {
+			continue
+		}
 		var rep string
 		switch s[i] {
 		case 0:
@@ -141,7 +147,26 @@ func writeKeyNotesHTML(b *strings.Builder, k escape.Shown, doms []host.Domain) {
 	}
 }
 
-func writeNodeHTML(b *strings.Builder, n *node) {
+// writeNodeHTML writes a node. seen[k] is where the node with memo k+1
+// was first written (a zero span until then): its copies are the same
+// HTML, copied from there.
+func writeNodeHTML(b *strings.Builder, n *node, seen []span) {
+	if n.memo <= 0 || int(n.memo) > len(seen) {
+		writeNodeBodyHTML(b, n, seen)
+		return
+	}
+	sp := &seen[n.memo-1]
+	if sp.end > 0 {
+		// Written bytes never change: the copy reads them in place.
+		b.WriteString(b.String()[sp.start:sp.end])
+		return
+	}
+	start := b.Len()
+	writeNodeBodyHTML(b, n, seen)
+	*sp = span{start, b.Len()}
+}
+
+func writeNodeBodyHTML(b *strings.Builder, n *node, seen []span) {
 	switch n.Kind {
 	case kindObject:
 		if len(n.Members) == 0 {
@@ -156,7 +181,7 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			writeKeyHTML(b, n.Members[i].Key)
 			b.WriteString(`</span>: `)
 			writeKeyNotesHTML(b, n.Members[i].Key, n.Members[i].KeyDoms)
-			writeNodeHTML(b, &n.Members[i].Value)
+			writeNodeHTML(b, &n.Members[i].Value, seen)
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)
@@ -172,7 +197,7 @@ func writeNodeHTML(b *strings.Builder, n *node) {
 			b.WriteString(`<li><span class="asu-key">[`)
 			writeInt(b, i)
 			b.WriteString(`]</span>: `)
-			writeNodeHTML(b, &n.Items[i])
+			writeNodeHTML(b, &n.Items[i], seen)
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)

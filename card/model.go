@@ -3,7 +3,6 @@ package card
 import (
 	"github.com/agentstepup/asu/card/internal/escape"
 	"github.com/agentstepup/asu/card/internal/host"
-	"github.com/agentstepup/asu/card/internal/jsonread"
 )
 
 // model is the card: everything any view shows, already escaped. Its JSON
@@ -19,6 +18,8 @@ type model struct {
 	Tool      toolPart      `json:"tool"`
 	Unbound   []refPart     `json:"unbound"` // references it does not bind
 	Untrusted untrustedPart `json:"untrusted"`
+
+	memos int32 // the highest node.memo
 }
 
 type toolPart struct {
@@ -40,12 +41,12 @@ type field struct {
 
 // Kinds of node, the JSON types.
 const (
-	kindString = jsonread.String
-	kindNumber = jsonread.Number
-	kindBool   = jsonread.Bool
-	kindNull   = jsonread.Null
-	kindObject = jsonread.Object
-	kindArray  = jsonread.Array
+	kindString = "string"
+	kindNumber = "number"
+	kindBool   = "bool"
+	kindNull   = "null"
+	kindObject = "object"
+	kindArray  = "array"
 )
 
 // node is one JSON value of the arguments. Scalars carry Text: a string's
@@ -59,6 +60,11 @@ type node struct {
 	Long    *longPart     `json:"long,omitempty"`
 	Members []member      `json:"members,omitempty"`
 	Text    string        `json:"text"`
+
+	// memo numbers a string node the render shared with other nodes of
+	// the same string (0 for none): the card JSON of its copies is the
+	// same, and is written once and copied.
+	memo int32
 }
 
 // longPart describes a string shown shortened: Text holds the start, Full

@@ -9,7 +9,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card/internal/escape"
 	"github.com/agentstepup/asu/card/internal/host"
-	"github.com/agentstepup/asu/card/internal/jsonread"
+	"github.com/agentstepup/asu/card/internal/memo"
 )
 
 // Display limits. A string longer than maxShown runes (after escaping) is
@@ -38,6 +38,10 @@ const RendererID = "asu.card/v2"
 // Render builds the card for effect e with the default [Renderer].
 func Render(e canon.Effect, ctx Context) (*Card, error) { return Renderer{}.Render(e, ctx) }
 
+// RenderSealed builds the card for the sealed effect s with the default
+// [Renderer].
+func RenderSealed(s canon.Sealed, ctx Context) (*Card, error) { return Renderer{}.RenderSealed(s, ctx) }
+
 // CheckContext validates the trusted parts of ctx that do not depend on an
 // effect: the effect class and the trusted domains (none may be a public
 // suffix such as "com" or "github.io", which would trust every domain
@@ -64,7 +68,9 @@ func prepareTrusted(list []string) ([]host.Trusted, error) {
 
 // Render builds the card for effect e from e itself and the trusted parts
 // of ctx; ctx's untrusted fields are placed, escaped, in the region
-// labelled as written by the agent.
+// labelled as written by the agent. It seals e first ([canon.Seal]); a
+// caller holding the effect sealed already calls [Renderer.RenderSealed],
+// which renders the same card without canonicalizing it again.
 //
 // Render fails closed: it returns an error wrapping [ErrBadEffect] when e
 // cannot be canonicalized, [ErrBadContext] when ctx is unusable (see
@@ -78,28 +84,47 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 	if ctx.PolicyVersion != "" && ctx.PolicyVersion != e.PolicyVersion {
 		return nil, fmt.Errorf("%w: policy version differs from the effect's", ErrBadContext)
 	}
-	canonical, err := e.Canonical()
+	s, err := canon.Seal(e)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadEffect, err)
 	}
-	// The arguments are shown from the canonical effect itself, the bytes
-	// the digest covers, not from the caller's spelling of them.
-	whole, err := jsonread.Parse(canonical)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadEffect, err)
+	return rr.RenderSealed(s, ctx)
+}
+
+// RenderSealed builds the card for the sealed effect s, as [Renderer.Render]
+// does for s.Effect(): the arguments are shown from s's canonical form,
+// the bytes its digest covers, read once when s was sealed and not again
+// here. It fails as Render does, and with [ErrBadEffect] for the zero
+// Sealed.
+func (rr Renderer) RenderSealed(s canon.Sealed, ctx Context) (*Card, error) {
+	return rr.render(s, ctx, true)
+}
+
+// render is RenderSealed; remember says whether the renderer shares the
+// work on a repeated string (tests compare a render without it).
+func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, error) {
+	if err := rr.CheckContext(ctx); err != nil {
+		return nil, err
 	}
-	tree := whole.Member("args")
-	if tree.Kind != kindObject {
+	if s.IsZero() {
+		return nil, fmt.Errorf("%w: no effect", ErrBadEffect)
+	}
+	e := s.Effect()
+	if ctx.PolicyVersion != "" && ctx.PolicyVersion != e.PolicyVersion {
+		return nil, fmt.Errorf("%w: policy version differs from the effect's", ErrBadContext)
+	}
+	tree := s.Args()
+	if tree.Kind() != canon.KindObject {
 		return nil, fmt.Errorf("%w: arguments", ErrBadEffect)
 	}
 	trusted, err := prepareTrusted(ctx.Trusted)
 	if err != nil {
 		return nil, err
 	}
-	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true}}
+	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true}, remember: remember}
 	m := model{
 		Renderer: rr.ID(),
-		Digest:   canon.Sum(canonical).String(),
+		Digest:   s.Digest().String(),
 		Tool: toolPart{
 			Name:  r.esc.Show(e.Tool),
 			Title: r.esc.Show(ctx.Title),
@@ -129,6 +154,7 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 	if m.Args, err = r.fields(tree); err != nil {
 		return nil, err
 	}
+	m.memos = r.memos
 	for i, ref := range e.Refs {
 		p := refPart{Index: i, Name: r.esc.Show(ref.Name), Kind: r.esc.Show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
 		if ref.Bound() {
@@ -142,7 +168,7 @@ func (rr Renderer) Render(e canon.Effect, ctx Context) (*Card, error) {
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	return seal(m, 8*len(canonical))
+	return seal(m, 8*s.Len())
 }
 
 // seal computes the canonical JSON and hash of m. encodeModel writes
@@ -163,6 +189,32 @@ type renderer struct {
 	ctx   Context
 	hosts *host.Analyzer
 	esc   escape.Escaper
+
+	// An effect repeats its strings (the same keys in every object of a
+	// list, the same address in many values): a string that costs more
+	// than a glance is shown and analysed once, and later copies share
+	// the result while the table still holds it. The table is bounded, so
+	// a render naming more distinct strings only does some work again.
+	remember bool
+	vals     memo.Table[*node] // where the first node of the string was placed
+	keys     memo.Table[keyShown]
+	memos    int32 // node.memo numbers handed out
+}
+
+// maxMemoLen is the longest string remembered: a longer one costs as much
+// to look up as to show, and is rarely repeated.
+const maxMemoLen = 1024
+
+// worthMemo reports whether showing and analysing s costs more than
+// looking it up: it has characters the escaper looks at, or names a host.
+func worthMemo(s string) bool {
+	return len(s) <= maxMemoLen && (!escape.Plain(s) || host.NamesHost(s))
+}
+
+// keyShown is a key or argument name as shown, with its hosts.
+type keyShown struct {
+	shown escape.Shown
+	doms  []host.Domain
 }
 
 // valueHosts finds and analyses the hosts of a string; see
@@ -186,39 +238,45 @@ func (r *renderer) showAll(list []string) []escape.Shown {
 // fields lays out the top-level arguments: the recipient, amount and
 // currency first (or the catalog's order), then the rest in canonical order.
 // Every argument appears exactly once.
-func (r *renderer) fields(args jsonread.Value) ([]field, error) {
+func (r *renderer) fields(args canon.Value) ([]field, error) {
 	h := r.ctx.Hints
 	first := h.Order
 	if len(first) == 0 {
 		first = []string{h.Recipient, h.Amount, h.Currency}
 	}
-	out := make([]field, 0, len(args.Members))
-	placed := make([]bool, len(args.Members))
+	type arg struct {
+		key string
+		val canon.Value
+	}
+	members := make([]arg, 0, args.Len())
+	for k, v := range args.Members() {
+		members = append(members, arg{k, v})
+	}
+	// out never grows past its capacity, so a field's place in it is
+	// final: the renderer remembers where each string's node is.
+	out := make([]field, 0, len(members))
+	placed := make([]bool, len(members))
 	place := func(i int) error {
 		if placed[i] {
 			return nil
 		}
 		placed[i] = true
-		f, err := r.field(args.Members[i], args)
-		if err != nil {
-			return err
-		}
-		out = append(out, f)
-		return nil
+		out = append(out, field{})
+		return r.field(&out[len(out)-1], members[i].key, members[i].val, args)
 	}
 	for _, name := range first {
 		if name == "" {
 			continue
 		}
-		for i, m := range args.Members {
-			if m.Key == name {
+		for i, m := range members {
+			if m.key == name {
 				if err := place(i); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	for i := range args.Members {
+	for i := range members {
 		if err := place(i); err != nil {
 			return nil, err
 		}
@@ -226,23 +284,22 @@ func (r *renderer) fields(args jsonread.Value) ([]field, error) {
 	return out, nil
 }
 
-func (r *renderer) field(m jsonread.Member, args jsonread.Value) (field, error) {
+func (r *renderer) field(f *field, key string, val, args canon.Value) error {
 	h := r.ctx.Hints
-	f := field{Name: r.esc.Show(m.Key)}
-	doms, err := r.keyHosts(m.Key, &f.Name)
+	k, err := r.key(key)
 	if err != nil {
-		return field{}, err
+		return err
 	}
-	f.NameDoms = doms
-	if l, ok := h.Labels[m.Key]; ok {
+	f.Name, f.NameDoms = k.shown, k.doms
+	if l, ok := h.Labels[key]; ok {
 		s := r.esc.Show(l)
 		f.Label = &s
 	}
 	asHost := false
 	for _, d := range h.Domains {
-		asHost = asHost || d == m.Key
+		asHost = asHost || d == key
 	}
-	switch m.Key {
+	switch key {
 	case h.Recipient:
 		f.Role = "recipient"
 	case h.Amount:
@@ -254,91 +311,138 @@ func (r *renderer) field(m jsonread.Member, args jsonread.Value) (field, error) 
 	case h.Currency:
 		f.Role = "currency"
 	}
-	if u, ok := h.Units[m.Key]; ok && m.Val.Kind == kindNumber {
+	if u, ok := h.Units[key]; ok && val.Kind() == canon.KindNumber {
 		s := r.esc.Show(u)
 		f.Unit = &s
 	}
-	v, err := r.node(m.Val, asHost)
-	if err != nil {
-		return field{}, err
-	}
-	f.Value = v
-	return f, nil
+	return r.node(&f.Value, val, asHost)
 }
 
 // currency returns the amount's currency: the currency argument's string
 // value, or the catalog's fixed currency.
-func (r *renderer) currency(args jsonread.Value) string {
+func (r *renderer) currency(args canon.Value) string {
 	h := r.ctx.Hints
 	if h.Currency != "" {
-		for _, m := range args.Members {
-			if m.Key == h.Currency && m.Val.Kind == kindString {
-				return m.Val.Text
-			}
+		if v, ok := args.Get(h.Currency); ok && v.Kind() == canon.KindString {
+			return v.String()
 		}
 		return ""
 	}
 	return h.FixedCurrency
 }
 
-func (r *renderer) node(v jsonread.Value, asHost bool) (node, error) {
-	n := node{Kind: v.Kind}
-	switch v.Kind {
-	case kindString:
-		s := r.esc.Show(v.Text)
-		n.Text, n.Flags = s.Text, s.Flags
-		if utf8.RuneCountInString(s.Text) > maxShown {
-			n.Text = escape.Cut(s.Text, keepShown)
-			n.Long = long(v.Text, s.Text)
-		}
-		doms, notOne, err := r.valueHosts(v.Text, asHost)
-		if err != nil {
-			return node{}, err
-		}
-		n.Domains = doms
-		if notOne {
-			n.Flags = escape.AddFlag(n.Flags, escape.FlagNotOneHost)
-		}
-	case kindObject:
-		n.Members = make([]member, len(v.Members))
-		for i, m := range v.Members {
-			c, err := r.node(m.Val, false)
-			if err != nil {
-				return node{}, err
-			}
-			k := r.esc.Show(m.Key)
-			doms, err := r.keyHosts(m.Key, &k)
-			if err != nil {
-				return node{}, err
-			}
-			n.Members[i] = member{Key: k, KeyDoms: doms, Value: c}
-		}
-	case kindArray:
-		n.Items = make([]node, len(v.Items))
-		for i, it := range v.Items {
-			c, err := r.node(it, asHost)
-			if err != nil {
-				return node{}, err
-			}
-			n.Items[i] = c
-		}
-	default:
-		n.Text = v.Text
+// kindName is the card's name of a JSON type.
+func kindName(k canon.Kind) string {
+	switch k {
+	case canon.KindString:
+		return kindString
+	case canon.KindNumber:
+		return kindNumber
+	case canon.KindBool:
+		return kindBool
+	case canon.KindObject:
+		return kindObject
+	case canon.KindArray:
+		return kindArray
 	}
-	return n, nil
+	return kindNull
 }
 
-// keyHosts analyses an object key or argument name like a string value:
-// an address used as a key ({"cc":{"x@example.com":"X"}}) is checked too.
-func (r *renderer) keyHosts(key string, k *escape.Shown) ([]host.Domain, error) {
+// node fills n, a node at its final place in the model, with v.
+func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
+	n.Kind = kindName(v.Kind())
+	switch v.Kind() {
+	case canon.KindString:
+		return r.str(n, v.String(), asHost)
+	case canon.KindObject:
+		n.Members = make([]member, v.Len())
+		i := 0
+		for key, c := range v.Members() {
+			mb := &n.Members[i]
+			i++
+			if err := r.node(&mb.Value, c, false); err != nil {
+				return err
+			}
+			k, err := r.key(key)
+			if err != nil {
+				return err
+			}
+			mb.Key, mb.KeyDoms = k.shown, k.doms
+		}
+	case canon.KindArray:
+		n.Items = make([]node, v.Len())
+		i := 0
+		for _, c := range v.Elems() {
+			if err := r.node(&n.Items[i], c, asHost); err != nil {
+				return err
+			}
+			i++
+		}
+	default:
+		n.Text = v.Canonical()
+	}
+	return nil
+}
+
+// str fills n with the string s: escaped, shortened when long, and its
+// hosts analysed; a string seen before in this render is copied.
+func (r *renderer) str(n *node, s string, asHost bool) error {
+	tag := uint8(0)
+	if asHost {
+		tag = 1
+	}
+	remember := r.remember && worthMemo(s)
+	if remember {
+		if prev, ok := r.vals.Get(s, tag); ok {
+			*n = *prev
+			return nil
+		}
+	}
+	sh := r.esc.Show(s)
+	n.Text, n.Flags = sh.Text, sh.Flags
+	if utf8.RuneCountInString(sh.Text) > maxShown {
+		n.Text = escape.Cut(sh.Text, keepShown)
+		n.Long = long(s, sh.Text)
+	}
+	doms, notOne, err := r.valueHosts(s, asHost)
+	if err != nil {
+		return err
+	}
+	n.Domains = doms
+	if notOne {
+		n.Flags = escape.AddFlag(n.Flags, escape.FlagNotOneHost)
+	}
+	if remember {
+		r.memos++
+		n.memo = r.memos
+		r.vals.Put(s, tag, n)
+	}
+	return nil
+}
+
+// key shows an object key or argument name and analyses it like a string
+// value: an address used as a key ({"cc":{"x@example.com":"X"}}) is
+// checked too.
+func (r *renderer) key(key string) (keyShown, error) {
+	remember := r.remember && worthMemo(key)
+	if remember {
+		if k, ok := r.keys.Get(key, 0); ok {
+			return k, nil
+		}
+	}
+	k := keyShown{shown: r.esc.Show(key)}
 	doms, notOne, err := r.valueHosts(key, false)
 	if err != nil {
-		return nil, err
+		return keyShown{}, err
 	}
 	if notOne {
-		k.Flags = escape.AddFlag(k.Flags, escape.FlagNotOneHost)
+		k.shown.Flags = escape.AddFlag(k.shown.Flags, escape.FlagNotOneHost)
 	}
-	return doms, nil
+	k.doms = doms
+	if remember {
+		r.keys.Put(key, 0, k)
+	}
+	return k, nil
 }
 
 func long(raw, escaped string) *longPart {

@@ -116,7 +116,7 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if len(m.Args) == 0 {
 		w.Line(1, "", wrap.Fixed("(no arguments)"))
 	}
-	v := &textView{Writer: w}
+	v := &textView{Writer: w, seen: make([]writtenAt, m.memos)}
 	for i := range m.Args {
 		v.field(&m.Args[i])
 	}
@@ -225,10 +225,14 @@ func writeBlock(w *wrap.Writer, title string, bl block) {
 // and shares the text of its notes.
 type textView struct {
 	*wrap.Writer
+	seen  []writtenAt // by node.memo - 1: where its notes were first written
 	ps    []wrap.Piece
 	num   []byte
 	notes map[noteKey]string // "(!) " + what + what a flag or warning says
 }
+
+// writtenAt is where the notes of a value were written, at which indent.
+type writtenAt struct{ start, end, indent int }
 
 // noteKey names a note: a flag, or a domain's warning (some have the same
 // names), about what.
@@ -363,6 +367,29 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 	v.ps = line
 	v.Line(indent, "", line...)
 	keyNotes()
+	// What is said of a value the render shared is the same wherever
+	// it stands at the same indent: written once, then copied.
+	var done *writtenAt
+	if n.memo > 0 && int(n.memo) <= len(v.seen) {
+		done = &v.seen[n.memo-1]
+		if done.end > 0 && done.indent == indent {
+			v.Again(done.start, done.end)
+			return
+		}
+		if done.end > 0 {
+			done = nil // written at another indent: write it out
+		} else {
+			done.start, done.indent = v.Len(), indent
+		}
+	}
+	v.valueNotes(indent, n)
+	if done != nil {
+		done.end = v.Len()
+	}
+}
+
+// valueNotes writes what was found in a scalar value, below it.
+func (v *textView) valueNotes(indent int, n *node) {
 	if n.Long != nil {
 		v.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
 	}

@@ -8,7 +8,6 @@
 package charclass
 
 import (
-	"sort"
 	"unicode"
 	"unicode/utf8"
 
@@ -54,13 +53,26 @@ type span struct {
 	script uint8 // index into scripts
 }
 
-// Lookup returns the properties of r from the generated table.
+// Lookup returns the properties of r from the generated table: a binary
+// search over the spans, in the Basic Multilingual Plane over those of
+// r's block of 64 code points only.
 func Lookup(r rune) Info {
-	i := sort.Search(len(spans), func(i int) bool { return spans[i].lo > r }) - 1
-	if i < 0 {
+	if r < 0 {
 		return Info{Script: "Unknown"}
 	}
-	return Info{Props: spans[i].props, Script: scripts[spans[i].script]}
+	lo, hi := 0, len(spans) // the span holding r is in [lo, hi)
+	if r < 0x10000 {
+		lo, hi = int(blocks[r>>6]), int(blocks[r>>6+1])+1
+	}
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if spans[m].lo <= r {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return Info{Props: spans[lo].props, Script: scripts[spans[lo].script]}
 }
 
 // Compute derives the properties of r from the Unicode tables of the Go

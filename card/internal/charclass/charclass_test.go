@@ -24,6 +24,23 @@ func TestTableMatchesCompute(t *testing.T) {
 	}
 }
 
+// TestBlocksIndexSpans: each block's entry names the span holding the
+// block's first code point, which is what Lookup's search relies on.
+func TestBlocksIndexSpans(t *testing.T) {
+	if len(blocks) != 0x10000/64+1 {
+		t.Fatalf("%d blocks", len(blocks))
+	}
+	for k, i := range blocks {
+		r := rune(k * 64)
+		if spans[i].lo > r || int(i)+1 < len(spans) && spans[i+1].lo <= r {
+			t.Fatalf("block %d: span %d does not hold %U", k, i, r)
+		}
+	}
+	for _, r := range []rune{-1, 0, 0xffff, 0x10000, 0x10ffff, 0x110000} {
+		_ = Lookup(r) // in range, whatever r
+	}
+}
+
 func TestLookupExamples(t *testing.T) {
 	for _, tc := range []struct {
 		r      rune

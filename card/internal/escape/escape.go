@@ -116,6 +116,11 @@ type Shown struct {
 	Text  string   `json:"text"`
 }
 
+// Plain reports whether s is shown as it is, flagged at most for white
+// space at its ends: printable ASCII without backslash, quote or two
+// spaces in a row.
+func Plain(s string) bool { return plainASCII(s) }
+
 // plainASCII reports whether s needs no escaping and raises no flag beyond
 // the edge-space ones: printable ASCII without backslash, quote or two
 // spaces in a row.
@@ -171,7 +176,7 @@ func (e Escaper) Show(s string) Shown {
 		if r < 0x80 {
 			switch {
 			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-				word.Add("Latin")
+				word = word.With("Latin")
 				base = "Latin"
 				continue
 			case r >= '0' && r <= '9':
@@ -229,7 +234,7 @@ func (e Escaper) Show(s string) Shown {
 					}
 					word = word[:0]
 				} else {
-					word.Add(scriptOfInfo(info))
+					word = word.With(scriptOfInfo(info))
 				}
 			}
 			if !nfcKnown && info.Props&(charclass.Mark|charclass.Combines|charclass.NotNFC) != 0 {
@@ -345,13 +350,51 @@ func Lookalike(r rune) bool {
 // flagOrder.
 type flagSet struct{ bits uint32 }
 
-func (s *flagSet) add(f string) {
-	for i, g := range flagOrder {
-		if g == f {
-			s.bits |= 1 << i
-			return
-		}
+func (s *flagSet) add(f string) { s.bits |= flagBit(f) }
+
+// flagBit is 1<<i for f == flagOrder[i], by a switch rather than a walk
+// along flagOrder: the escaper adds a flag for every character it
+// escapes.
+func flagBit(f string) uint32 {
+	switch f {
+	case FlagEmpty:
+		return 1 << 0
+	case FlagLeadingSpace:
+		return 1 << 1
+	case FlagTrailingSpace:
+		return 1 << 2
+	case FlagNotOneHost:
+		return 1 << 3
+	case FlagLines:
+		return 1 << 4
+	case FlagControl:
+		return 1 << 5
+	case FlagBidi:
+		return 1 << 6
+	case FlagInvisible:
+		return 1 << 7
+	case FlagSpace:
+		return 1 << 8
+	case FlagSpaceRun:
+		return 1 << 9
+	case FlagPrivate:
+		return 1 << 10
+	case FlagNotNFC:
+		return 1 << 11
+	case FlagCombining:
+		return 1 << 12
+	case FlagCompat:
+		return 1 << 13
+	case FlagLookalike:
+		return 1 << 14
+	case FlagMixedScript:
+		return 1 << 15
+	case FlagDrawing:
+		return 1 << 16
+	case FlagRTL:
+		return 1 << 17
 	}
+	return 0
 }
 
 // list returns the flags in display order, so a card's JSON does not

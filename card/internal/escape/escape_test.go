@@ -177,3 +177,12 @@ func FuzzEscaper(f *testing.F) {
 		}
 	})
 }
+
+// TestFlagBitIsFlagOrder: the switch that sets a flag's bit agrees with
+// the display order, for every flag, and ignores other names.
+func TestFlagBitIsFlagOrder(t *testing.T) {
+	for i, f := range flagOrder {
+		assert.Equal(t, uint32(1)<<i, flagBit(f), f)
+	}
+	assert.Zero(t, flagBit("no-such-flag"))
+}

@@ -37,14 +37,25 @@ func scriptOfInfo(info charclass.Info) string {
 // ScriptSet is the sorted set of scripts of a word or label.
 type ScriptSet []string
 
-func (s *ScriptSet) Add(name string) {
+// Add adds the script name to s; "" (no script of its own) adds nothing.
+func (s *ScriptSet) Add(name string) { *s = s.With(name) }
+
+// With returns s with the script name added. Unlike Add it leaves s's
+// room where it was: a set held on the stack stays there.
+func (s ScriptSet) With(name string) ScriptSet {
 	if name == "" {
-		return
+		return s
 	}
-	i, found := slices.BinarySearch(*s, name)
+	for _, x := range s {
+		if x == name {
+			return s // names come from one table: equal ones compare at once
+		}
+	}
+	i, found := slices.BinarySearch(s, name)
 	if !found {
-		*s = slices.Insert(*s, i, name)
+		s = slices.Insert(s, i, name)
 	}
+	return s
 }
 
 // AllowedMix reports whether a word or label's scripts may be shown as they

@@ -25,10 +25,13 @@ type target struct {
 
 // parseWhole reads s as exactly one address, URL or (asHost) host[:port].
 func parseWhole(s string, asHost bool) (target, bool) {
-	clean := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) < 0
-	if t, ok := parseURL(s); ok {
-		t.clean = clean
-		return t, true
+	clean := !hasSpaceOrControl(s)
+	// A URL has a scheme, which ends at a colon.
+	if strings.IndexByte(s, ':') >= 0 {
+		if t, ok := parseURL(s); ok {
+			t.clean = clean
+			return t, true
+		}
 	}
 	if t, ok := parseMailbox(s); ok {
 		// A display name may hold spaces ("Dana Lee <dana@example.com>");
@@ -42,6 +45,18 @@ func parseWhole(s string, asHost bool) (target, bool) {
 		}
 	}
 	return target{}, false
+}
+
+// hasSpaceOrControl reports white space or a control character in s.
+func hasSpaceOrControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 {
+			return strings.IndexFunc(s[i:], func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
+		} else if c <= ' ' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // dropTabsAndNewlines removes what browsers remove from a URL before
@@ -374,6 +389,18 @@ func hostRun(s string) string {
 			return s[:i+1]
 		}
 	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 {
+			return s[:i+len(nameRun(s[i:]))]
+		} else if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// nameRun is hostRun for s that does not start with a bracket.
+func nameRun(s string) string {
 	for i, r := range s {
 		if !(r == '-' || r == '.' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) ||
 			r == '。' || r == '．' || r == '｡' || (r >= 0x80 && unicode.Is(unicode.Cf, r))) {

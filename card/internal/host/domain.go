@@ -79,15 +79,47 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 }
 
 // Analyzer finds and analyses the hosts of the strings of one card,
-// remembering each host it has analysed: an effect names the same hosts
-// again and again.
+// remembering the hosts it has analysed: an effect names the same hosts
+// again and again. It analyses at most MaxAnalysed hosts; see Hosts.
 type Analyzer struct {
-	trusted []Trusted
-	seen    map[hostKey]int // index in domains
-	domains [][]Domain      // in chunks, so that keeping more copies none
-	scanned []string        // room for the hosts of one string
-	scratch scratch
+	trusted  []Trusted
+	seen     map[hostUse]*Domain // every analysis, where Hosts put it
+	analysed int                 // analyses done
+	scanned  []string            // room for the hosts of one string
+	tmp      []Domain            // room for the list of one string
+	fresh    []freshAnalysis     // the new analyses in tmp
+	slab     []Domain            // room the lists Hosts returns are cut from
+	scratch  scratch
 }
+
+// freshAnalysis is a new analysis, at tmp[i].
+type freshAnalysis struct {
+	k hostUse
+	i int
+}
+
+// MaxAnalysed is how many analyses of hosts (IDNA conversion, public
+// suffix list, scripts, look-alikes of trusted domains) one card does:
+// each distinct host once for each way a value uses it (the one host of a
+// value, with or without a decoy before it, or a host named beside
+// others). It bounds the work of a card that names a great many distinct
+// hosts; such a card lists the ones analysed, and says of each value
+// naming others that its other hosts were not analysed. A host not
+// analysed is never marked trusted.
+const MaxAnalysed = 4096
+
+// hostUse is a host and how a value uses it: the bits below.
+type hostUse struct {
+	host string
+	use  uint8
+}
+
+// The uses of a host, which change its analysis.
+const (
+	useEligible  uint8 = 1 << iota // the one host of a clean value: may be marked trusted
+	useMentioned                   // named beside others: warned, never trusted
+	useDecoy                       // an @ or a dot before the one host: warned
+)
 
 // NewAnalyzer returns an analyzer that marks hosts at or under the trusted
 // domains as trusted.
@@ -98,8 +130,13 @@ func NewAnalyzer(trusted []Trusted) *Analyzer { return &Analyzer{trusted: truste
 // mentions besides. Only the one host of a clean value that mentions no
 // other may be marked trusted. An error means the value is one address,
 // URL or declared host whose name is not a valid domain name.
+//
+// Once the analyzer has done MaxAnalysed analyses, a host it has not
+// analysed yet is left out of the list, which ends with an entry saying
+// so (WarnUnanalysed), and is not checked; in particular an address whose
+// domain is not a valid name is not refused then.
 func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
-	if !asHost && !strings.ContainsAny(s, "@:") {
+	if !asHost && !NamesHost(s) {
 		return nil, false, nil // neither an address nor a URL, nor names one
 	}
 	whole, one := parseWhole(s, asHost)
@@ -111,44 +148,85 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	if !one && len(scanned) == 0 {
 		return nil, false, nil
 	}
-	out := make([]Domain, 0, min(len(scanned), maxMentioned+1)+1)
 	many := len(scanned) > maxMentioned
 	if many {
 		scanned = scanned[:maxMentioned]
 	}
+	wholeKey := ""
+	if one {
+		wholeKey = hostKey(whole.host)
+	}
 	others := 0
 	for _, h := range scanned {
-		if one && sameHost(h, whole.host) {
-			continue
+		if !one || !strings.EqualFold(hostKey(h), wholeKey) {
+			others++
 		}
-		others++
 	}
+	// The list is built in room the analyzer reuses, then copied to a
+	// list of its own size, where the new analyses are remembered.
+	a.tmp, a.fresh = a.tmp[:0], a.fresh[:0]
+	skipped := false
 	if one {
-		d, err := a.analyze(whole.host, one && whole.clean && others == 0)
-		if err != nil {
-			return nil, false, err
+		use := uint8(0)
+		if whole.clean && others == 0 {
+			use |= useEligible
 		}
 		if whole.decoy {
-			d.Warnings = withWarning(d.Warnings, WarnDecoy)
+			use |= useDecoy
 		}
-		out = append(out, d)
+		if err := a.analyze(whole.host, use, &skipped); err != nil {
+			return nil, false, err
+		}
 	}
 	for _, h := range scanned {
-		if one && sameHost(h, whole.host) {
+		if one && strings.EqualFold(hostKey(h), wholeKey) {
 			continue
 		}
-		d, err := a.analyze(strings.Trim(h, "[]"), false)
-		if err != nil {
-			d.Warnings = warningList(WarnInvalid)
-		}
-		d.Warnings = withWarning(d.Warnings, WarnMentioned)
-		out = append(out, d)
+		_ = a.analyze(strings.Trim(h, "[]"), useMentioned, &skipped)
 	}
 	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
 	if many {
-		out = append(out, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
+		a.tmp = append(a.tmp, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
+	}
+	if skipped {
+		a.tmp = append(a.tmp, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnUnanalysed)})
+	}
+	out := append(a.alloc(len(a.tmp)), a.tmp...)
+	clear(a.tmp)
+	for _, f := range a.fresh {
+		a.seen[f.k] = &out[f.i]
 	}
 	return out, notOne, nil
+}
+
+// hostKey is what of a host name tells it from another, up to case:
+// the name without trailing dots and brackets.
+func hostKey(h string) string {
+	for h != "" && h[len(h)-1] == '.' {
+		h = h[:len(h)-1]
+	}
+	for h != "" && (h[0] == '[' || h[0] == ']') {
+		h = h[1:]
+	}
+	for h != "" && (h[len(h)-1] == '[' || h[len(h)-1] == ']') {
+		h = h[:len(h)-1]
+	}
+	return h
+}
+
+// alloc returns an empty list with room for n domains, cut from a slab so
+// that the many short lists of a card take few allocations.
+func (a *Analyzer) alloc(n int) []Domain {
+	const slabSize = 128
+	if n > slabSize/4 {
+		return make([]Domain, 0, n)
+	}
+	if cap(a.slab)-len(a.slab) < n {
+		a.slab = make([]Domain, 0, slabSize)
+	}
+	out := a.slab[len(a.slab) : len(a.slab) : len(a.slab)+n]
+	a.slab = a.slab[:len(a.slab)+n]
+	return out
 }
 
 // skeleton is the UTS #39 skeleton of a domain, lower-cased so that 0 and
@@ -161,7 +239,20 @@ type scratch struct {
 	nfd, mapped, skel []byte
 	iter              norm.Iter
 	all, label        escape.ScriptSet // for analyzeHost
+	pieces            map[rune]skelPiece
 }
+
+// skelPiece is what one character contributes to a skeleton when it
+// stands alone; alone says that it contributes the same wherever it
+// stands (see appendSkeleton).
+type skelPiece struct {
+	s     string
+	alone bool
+}
+
+// maxPieces bounds scratch.pieces: a name of more distinct characters
+// than that takes the general path.
+const maxPieces = 4096
 
 // appendNFD appends the NFD form of s to dst.
 func (sc *scratch) appendNFD(dst []byte, s string) []byte {
@@ -189,8 +280,54 @@ func appendSkeleton(dst []byte, s string, sc *scratch) []byte {
 		}
 		return dst
 	}
-	// strings.ToLower(confusable.Skeleton(strings.ToLower(s))), without
-	// a string for each step.
+	// The skeleton is a concatenation of each character's own when no
+	// step can reorder marks across characters: normalization only
+	// reorders runs of combining marks (canonical combining class other
+	// than 0), so when each character's decomposition, and each
+	// decomposition's mapping, starts with a character of class 0 (or
+	// maps to nothing), every run stays within the part of one character.
+	n := len(dst)
+	for _, r := range s {
+		p, ok := sc.pieces[r]
+		if !ok {
+			p = sc.piece(r)
+			if len(sc.pieces) < maxPieces {
+				if sc.pieces == nil {
+					sc.pieces = map[rune]skelPiece{}
+				}
+				sc.pieces[r] = p
+			}
+		}
+		if !p.alone {
+			return appendSkeletonSlow(dst[:n], s, sc)
+		}
+		dst = append(dst, p.s...)
+	}
+	return dst
+}
+
+// piece computes skelPiece of r.
+func (sc *scratch) piece(r rune) skelPiece {
+	one := string(r)
+	sc.nfd = sc.appendNFD(sc.nfd[:0], strings.ToLower(one))
+	alone := norm.NFD.Properties(sc.nfd).CCC() == 0
+	sc.mapped = sc.mapped[:0]
+	for _, q := range string(sc.nfd) {
+		if sk, ok := confusable.Lookup(q); ok {
+			sc.mapped = append(sc.mapped, sk...)
+		} else {
+			sc.mapped = utf8.AppendRune(sc.mapped, q)
+		}
+	}
+	sc.nfd = sc.appendNFD(sc.nfd[:0], string(sc.mapped))
+	alone = alone && (len(sc.nfd) == 0 || norm.NFD.Properties(sc.nfd).CCC() == 0)
+	return skelPiece{s: string(appendLower(nil, string(sc.nfd))), alone: alone}
+}
+
+// appendSkeletonSlow appends skeleton(s) to dst, s as a whole:
+// strings.ToLower(confusable.Skeleton(strings.ToLower(s))), without a
+// string for each step.
+func appendSkeletonSlow(dst []byte, s string, sc *scratch) []byte {
 	sc.nfd = sc.appendNFD(sc.nfd[:0], strings.ToLower(s))
 	sc.mapped = sc.mapped[:0]
 	for _, r := range string(sc.nfd) {
@@ -269,40 +406,42 @@ func holdsLabels(name, part string) bool {
 	return false
 }
 
-// hostKey identifies one analysis of a host within a render.
-type hostKey struct {
-	host     string
-	eligible bool
-}
-
-// domainChunk is how many analysed hosts a chunk of Analyzer.domains
-// holds.
-const domainChunk = 256
-
-// analyze is analyzeHost, remembered for the rest of the render.
-func (a *Analyzer) analyze(host string, eligible bool) (Domain, error) {
-	k := hostKey{host, eligible}
-	if i, ok := a.seen[k]; ok {
-		return a.domains[i/domainChunk][i%domainChunk], nil
+// analyze appends analyzeHost of host, for a use of it, to a.tmp, and
+// notes it in a.fresh when it is new: Hosts remembers it, where the list
+// it returns holds it (it never changes that list), for the rest of the
+// render. A mentioned host that is not a valid domain name is warned so,
+// not refused. Once the analyzer has done MaxAnalysed analyses, a host
+// not analysed yet is not, and skipped is set.
+func (a *Analyzer) analyze(host string, use uint8, skipped *bool) error {
+	k := hostUse{host, use}
+	if d, ok := a.seen[k]; ok {
+		a.tmp = append(a.tmp, *d)
+		return nil
 	}
-	d, err := analyzeHost(host, eligible, a.trusted, &a.scratch)
-	if err == nil {
-		if a.seen == nil {
-			a.seen = map[hostKey]int{}
-		}
-		n := len(a.domains)
-		if n == 0 || len(a.domains[n-1]) == domainChunk {
-			a.domains = append(a.domains, make([]Domain, 0, domainChunk))
-			n++
-		}
-		a.seen[k] = (n-1)*domainChunk + len(a.domains[n-1])
-		a.domains[n-1] = append(a.domains[n-1], d)
+	if a.analysed >= MaxAnalysed {
+		*skipped = true
+		return nil
 	}
-	return d, err
-}
-
-func sameHost(a, b string) bool {
-	return strings.EqualFold(strings.Trim(strings.TrimRight(a, "."), "[]"), strings.Trim(strings.TrimRight(b, "."), "[]"))
+	a.analysed++
+	d, err := analyzeHost(host, use&useEligible != 0, a.trusted, &a.scratch)
+	if use&useMentioned != 0 {
+		if err != nil {
+			d.Warnings, err = warningList(WarnInvalid), nil
+		}
+		d.Warnings = withWarning(d.Warnings, WarnMentioned)
+	}
+	if err != nil {
+		return err
+	}
+	if use&useDecoy != 0 {
+		d.Warnings = withWarning(d.Warnings, WarnDecoy)
+	}
+	if a.seen == nil {
+		a.seen = map[hostUse]*Domain{}
+	}
+	a.fresh = append(a.fresh, freshAnalysis{k, len(a.tmp)})
+	a.tmp = append(a.tmp, d)
+	return nil
 }
 
 // endsInNumber reports a host the WHATWG URL parser reads as an IPv4

@@ -2,8 +2,10 @@ package host
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentstepup/asu/card/internal/confusable"
 	"github.com/stretchr/testify/assert"
@@ -270,7 +272,10 @@ func FuzzParseWhole(f *testing.F) {
 // TestSkeletonMatchesConfusable: the skeleton built in reused room is the
 // one the confusables package computes, for names in many scripts.
 func TestSkeletonMatchesConfusable(t *testing.T) {
-	alphabet := []rune("aAeE0O1lIrnmM.-\u00e9\u00c9\u00fc\u0430\u0410\u03bf\u039f\u0131\u0301\u0308\u1e9e\u00df\u212a\u4f8b\u3048\u0915\u094d\u05d0\u13aa\uff45")
+	alphabet := []rune("aAeE0O1lIrnmM.-\u00e9\u00c9\u00fc\u0430\u0410\u03bf\u039f\u0131\u0301\u0308\u1e9e\u00df\u212a\u4f8b\u3048\u0915\u094d\u05d0\u13aa\uff45" +
+		// Marks of different classes, characters whose decomposition
+		// starts with a mark or reorders, Hangul, a ligature.
+		"\u0316\u0323\u0345\u0344\u0f73\u0f71\u0f72\u1e69\u01d5\uac00\u1100\u1161\u11a8\ufb01\u0390\u1f80\u0958")
 	rng := rand.New(rand.NewPCG(2, 71))
 	var sc scratch
 	for range 20000 {
@@ -292,4 +297,72 @@ func TestSkeletonMatchesConfusable(t *testing.T) {
 		}
 		require.Equal(t, want, string(appendSkeleton(nil, s, &sc)), "%q", s)
 	}
+}
+
+// skeletonByDefinition is the skeleton as UTS #39 defines it, lower-cased
+// (what appendSkeleton computes; ASCII names map byte by byte).
+func skeletonByDefinition(s string) string {
+	if !nonASCII(s) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(s) {
+			if sk, ok := confusable.Lookup(r); ok {
+				b.WriteString(strings.ToLower(sk))
+			} else {
+				b.WriteRune(r)
+			}
+		}
+		return b.String()
+	}
+	return strings.ToLower(confusable.Skeleton(strings.ToLower(s)))
+}
+
+// TestSkeletonOfEveryConfusable: the skeleton built from each character's
+// part is the whole string's, for every character the confusables data
+// lists and every character its entries map to, alone, between letters,
+// doubled and before combining marks of two classes.
+func TestSkeletonOfEveryConfusable(t *testing.T) {
+	var sc scratch
+	seen := map[rune]bool{}
+	check := func(r rune) {
+		if seen[r] {
+			return
+		}
+		seen[r] = true
+		c := string(r)
+		for _, s := range []string{c, "a" + c + "b", c + c, c + "\u0323\u0301x", "\u00fc" + c + ".com"} {
+			require.Equal(t, skeletonByDefinition(s), string(appendSkeleton(nil, s, &sc)), "%q", s)
+		}
+	}
+	for i := range confusable.Len() {
+		r, sk := confusable.Entry(i)
+		check(r)
+		for _, q := range sk {
+			check(q)
+		}
+	}
+}
+
+// FuzzSkeleton: the skeleton built from characters' parts (and remembered
+// parts) is the one the definition gives, for any text.
+//
+//	go test ./card/internal/host -run '^$' -fuzz FuzzSkeleton -fuzztime 10s
+func FuzzSkeleton(f *testing.F) {
+	for _, s := range []string{"ex\u0430mple.com", "e\u0301", "\u0f73\u0323", "\uac00\u11a8", "b\u00fccher.de", "paypa1"} {
+		f.Add(s, "g\u03bf\u03bfgle")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) || len(a)+len(b) > 512 {
+			return
+		}
+		var sc scratch
+		for _, s := range []string{a, b, a + b, b + a} {
+			require.Equal(t, skeletonByDefinition(s), string(appendSkeleton(nil, s, &sc)), "%q", s)
+		}
+	})
+}
+
+// TestUnanalysedSaysTheBudget: the warning names the number of analyses a
+// card does.
+func TestUnanalysedSaysTheBudget(t *testing.T) {
+	assert.Contains(t, WarnText(WarnUnanalysed), "("+strconv.Itoa(MaxAnalysed)+")")
 }

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxMentioned is how many hosts of one value the card analyses; a value
@@ -27,7 +28,7 @@ func scanHosts(s string) []string { return appendHosts(nil, s) }
 
 // appendHosts is scanHosts, appending the hosts to buf[:0].
 func appendHosts(buf []string, s string) []string {
-	if !strings.ContainsAny(s, "@:") {
+	if !NamesHost(s) {
 		return buf[:0]
 	}
 	sc := hostScanner{s: dropTabsAndNewlines(s), hosts: buf[:0]}
@@ -70,8 +71,8 @@ type hostScanner struct {
 }
 
 func (sc *hostScanner) add(h string) {
-	h = strings.TrimRight(h, ".。．｡-")
-	if h == "" || !strings.ContainsAny(h, ".。．｡") && !strings.HasPrefix(h, "[") {
+	h = trimNameEnd(h)
+	if h == "" || !hasDot(h) && !strings.HasPrefix(h, "[") {
 		return
 	}
 	for _, g := range sc.hosts {
@@ -80,6 +81,38 @@ func (sc *hostScanner) add(h string) {
 		}
 	}
 	sc.hosts = append(sc.hosts, h)
+}
+
+// NamesHost reports whether s can name a host at all: it holds an @ or a
+// colon (strings.ContainsAny(s, "@:"), two byte searches).
+func NamesHost(s string) bool {
+	return strings.IndexByte(s, '@') >= 0 || strings.IndexByte(s, ':') >= 0
+}
+
+// dots are the characters IDNA maps to a label separator.
+const dots = ".。．｡"
+
+// trimNameEnd is strings.TrimRight(h, dots+"-").
+func trimNameEnd(h string) string {
+	for h != "" {
+		if c := h[len(h)-1]; c == '.' || c == '-' {
+			h = h[:len(h)-1]
+			continue
+		} else if c < 0x80 {
+			return h
+		}
+		r, size := utf8.DecodeLastRuneInString(h)
+		if r != '。' && r != '．' && r != '｡' {
+			return h
+		}
+		h = h[:len(h)-size]
+	}
+	return h
+}
+
+// hasDot is strings.ContainsAny(h, dots).
+func hasDot(h string) bool {
+	return strings.IndexByte(h, '.') >= 0 || nonASCII(h) && strings.ContainsAny(h, dots[1:])
 }
 
 // next finds the first position at or after a given one where a condition

@@ -394,3 +394,22 @@ func TestScanHostsLongRuns(t *testing.T) {
 		require.Less(t, time.Since(start), 20*time.Second, "%q", unit)
 	}
 }
+
+// FuzzNameHelpers: the byte-wise helpers of the scanner and of Hosts say
+// what the definitions they replace say, for any text.
+//
+//	go test ./card/internal/host -run '^$' -fuzz FuzzNameHelpers -fuzztime 10s
+func FuzzNameHelpers(f *testing.F) {
+	for _, s := range []string{"a.b.", "x。", "[::1]..", "ex\u0430mple.com-", "a\u200bb.c", " a\tb\u0085", "..[]", "é．", "\xff."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		require.Equal(t, refHostRun(s), hostRun(s), "hostRun %q", s)
+		require.Equal(t, strings.ContainsAny(s, "@:"), NamesHost(s), "NamesHost %q", s)
+		require.Equal(t, strings.TrimRight(s, ".。．｡-"), trimNameEnd(s), "trimNameEnd %q", s)
+		require.Equal(t, strings.ContainsAny(s, ".。．｡"), hasDot(s), "hasDot %q", s)
+		require.Equal(t, strings.Trim(strings.TrimRight(s, "."), "[]"), hostKey(s), "hostKey %q", s)
+		require.Equal(t, strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0,
+			hasSpaceOrControl(s), "hasSpaceOrControl %q", s)
+	})
+}

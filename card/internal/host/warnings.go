@@ -19,6 +19,7 @@ const (
 	WarnDecoy           = "decoy-before-host" // user info, a quoted local part or a display name before the host holds an @
 	WarnMentioned       = "mentioned"         // named inside a longer text or beside another host: never trusted
 	WarnMore            = "more-hosts"        // the value names more hosts than the card analyses
+	WarnUnanalysed      = "not-analysed"      // the card analysed as many hosts as it does: the value's others are not
 )
 
 // WarnText is what the views say for each warning.
@@ -48,6 +49,8 @@ func WarnText(w string) string {
 		return "named in a text that is not one address or URL: never marked trusted"
 	case WarnMore:
 		return "the value names more hosts than these; the rest are not analysed"
+	case WarnUnanalysed:
+		return "the card names more distinct hosts than it analyses (4096); this value's other hosts are not analysed, not checked and never marked trusted"
 	}
 	return w
 }
@@ -56,7 +59,7 @@ func WarnText(w string) string {
 // plus one as its code in a list's key.
 var allWarnings = [...]string{
 	WarnMixedScript, WarnLookalikeLabel, WarnLookalike, WarnContainsTrusted, WarnNoRegistrable, WarnUnlistedSuffix,
-	WarnIP, WarnInvalid, WarnHiddenNonASCII, WarnDecoy, WarnMentioned, WarnMore,
+	WarnIP, WarnInvalid, WarnHiddenNonASCII, WarnDecoy, WarnMentioned, WarnMore, WarnUnanalysed,
 }
 
 func warningCode(w string) uint64 {

@@ -80,6 +80,13 @@ func New(width, size int) *Writer {
 	return w
 }
 
+// Len returns the number of bytes written so far.
+func (w *Writer) Len() int { return w.b.Len() }
+
+// Again writes once more what was written from byte start to byte end,
+// for text that would be written the same way again.
+func (w *Writer) Again(start, end int) { w.b.WriteString(w.b.String()[start:end]) }
+
 // String returns what was written, as a copy of its own size when the
 // writer was given much more room than it used.
 func (w *Writer) String() string {
@@ -98,17 +105,31 @@ func (w *Writer) String() string {
 // injective.
 func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 	pad := min(2*indent, maxIndent, w.width-4-displayWidth(cont)-minRoom)
-	// Most lines fit: write them as they are.
+	// Most lines fit: write them as they are. A line is at most as wide
+	// as it is long in bytes, so a short one is not measured.
 	if total := 2 + pad; total <= w.width {
-		fits := true
+		fits, n := true, total
 		for _, p := range ps {
 			if p.agent && strings.Contains(p.s, `\n`) {
 				fits = false // a \n ends a displayed line
 				break
 			}
-			total += displayWidth(p.s)
+			n += len(p.s)
 		}
-		if fits && total <= w.width {
+		if fits && n > w.width {
+			if len(ps) == 1 && !ps[0].agent {
+				// Wrapped before, at this indent?
+				if out, ok := w.fixed[fixedLine{pad, cont, ps[0].s}]; ok {
+					w.b.WriteString(out)
+					return
+				}
+			}
+			for _, p := range ps {
+				total += displayWidth(p.s)
+			}
+			fits = total <= w.width
+		}
+		if fits {
 			w.b.WriteString(lineMark)
 			writeSpaces(&w.b, pad)
 			for _, p := range ps {

@@ -41,15 +41,28 @@ func main() {
 	b.WriteString("}\n\n// spans are the runs of code points with equal properties, in order; read only.\nvar spans = [...]span{\n")
 	var last charclass.Info
 	n := 0
+	// blocks[k] is the span holding code point k*blockSize, for the BMP.
+	const blockSize, blocks = 64, 0x10000 / 64
+	var blockSpan [blocks + 1]int
 	for r := rune(0); r <= utf8.MaxRune; r++ {
 		info := charclass.Compute(r)
-		if r > 0 && info == last {
-			continue
+		if r == 0 || info != last {
+			last = info
+			fmt.Fprintf(&b, "{0x%X,%d,%d},", r, info.Props, index[info.Script])
+			n++
+			if n%8 == 0 {
+				b.WriteByte('\n')
+			}
 		}
-		last = info
-		fmt.Fprintf(&b, "{0x%X,%d,%d},", r, info.Props, index[info.Script])
-		n++
-		if n%8 == 0 {
+		if r%blockSize == 0 && r <= blocks*blockSize {
+			blockSpan[r/blockSize] = n - 1
+		}
+	}
+	b.WriteString("\n}\n\n")
+	b.WriteString("// blocks[k] is the index in spans of the span holding code point k*64,\n// for the Basic Multilingual Plane and the code point after it; read only.\nvar blocks = [...]uint16{\n")
+	for k, i := range blockSpan {
+		fmt.Fprintf(&b, "%d,", i)
+		if k%16 == 15 {
 			b.WriteByte('\n')
 		}
 	}

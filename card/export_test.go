@@ -1,0 +1,10 @@
+package card
+
+import "github.com/agentstepup/asu/canon"
+
+// RenderUnshared is RenderSealed without the renderer's memory of repeated
+// strings: every string is shown and analysed where it stands. Tests
+// compare the two.
+func RenderUnshared(s canon.Sealed, ctx Context) (*Card, error) {
+	return Renderer{}.render(s, ctx, false)
+}
