@@ -5,9 +5,11 @@ import (
 	"github.com/agentstepup/asu/card"
 )
 
-// DefaultRenderer is package card's renderer.
+// DefaultRenderer is package card's renderer, from the sealed effect as it
+// is: the arguments are not canonicalized or parsed again.
 type DefaultRenderer struct{}
 
+// Render implements plug.Renderer.
 func (DefaultRenderer) Render(e canon.Sealed, c card.Context) (*card.Card, error) {
-	return card.Render(e.Effect(), c)
+	return card.RenderSealed(e, c)
 }
