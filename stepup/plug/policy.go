@@ -63,8 +63,9 @@ type Decision struct {
 	Refs []canon.Ref
 	// Audience names the executor that runs the call.
 	Audience string
-	// Approvers names the approver group that may approve; empty means any
-	// enrolled approver.
+	// Approvers names the approver group that may approve (a gate's
+	// WithApproverGroup); empty means the user the call runs on behalf of,
+	// and nobody else. The requester's agent and delegations never approve.
 	Approvers string
 	// Quorum is how many distinct approvers must approve; zero or one
 	// means one. A model never counts towards it.

@@ -43,7 +43,8 @@ type Tool struct {
 	// while the session is untainted. Read and reversible calls are always
 	// unattended.
 	Unattended bool
-	// Approvers names the approver group; empty means any enrolled approver.
+	// Approvers names the approver group (the gate's WithApproverGroup); empty
+	// means the user the call runs on behalf of, and nobody else.
 	Approvers string
 	// Quorum is how many distinct people must approve a call (the rule of
 	// two is 2): each signs the same ticket with their own passkey, and
