@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 )
 
@@ -78,15 +79,15 @@ func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
 			return nil, fmt.Errorf("%w: runtime token for %q gives both the token and its hash", stepup.ErrConfig, t.Agent)
 		case !hashed && len(t.Token) < minTokenLen:
 			return nil, fmt.Errorf("%w: a runtime token is shorter than %d characters", stepup.ErrConfig, minTokenLen)
-		case !strings.HasPrefix(t.Agent, "agent:") || len(t.Agent) == len("agent:"):
-			return nil, fmt.Errorf("%w: runtime token for %q: agents are named \"agent:...\"", stepup.ErrConfig, t.Agent)
+		case !strings.HasPrefix(t.Agent, canon.PrefixAgent) || canon.CheckPrincipalID(t.Agent) != nil:
+			return nil, fmt.Errorf("%w: runtime token for %q: agents are named \"agent:...\" in lowercase ASCII", stepup.ErrConfig, t.Agent)
 		case len(t.Users) == 0:
 			return nil, fmt.Errorf("%w: runtime token for %q names no users it acts for", stepup.ErrConfig, t.Agent)
 		}
 		users := make(map[string]bool, len(t.Users))
 		for _, u := range t.Users {
-			if u == "" || strings.HasPrefix(u, "agent:") {
-				return nil, fmt.Errorf("%w: runtime token for %q: %q is not a user", stepup.ErrConfig, t.Agent, u)
+			if !strings.HasPrefix(u, canon.PrefixUser) || canon.CheckPrincipalID(u) != nil {
+				return nil, fmt.Errorf("%w: runtime token for %q: %q is not a user (\"user:...\" in lowercase ASCII)", stepup.ErrConfig, t.Agent, u)
 			}
 			users[u] = true
 		}

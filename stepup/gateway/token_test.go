@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/remote"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // TestHashedRuntimeTokens: a gateway configured with only a token's
@@ -85,4 +87,30 @@ func TestDeniedIDsSayWhy(t *testing.T) {
 		assert.ErrorContains(t, err, "denial at propose is final and is not stored")
 	}
 	assert.Zero(t, r.exec.count())
+}
+
+// TestRuntimeTokensNameWellFormedPrincipals: a runtime token's agent and
+// users are refused at configuration unless they are principal ids of the
+// one syntax the gate accepts, so a look-alike or mis-cased name is a
+// start-up error rather than a gateway that denies every call.
+func TestRuntimeTokensNameWellFormedPrincipals(t *testing.T) {
+	g := stepuptest.NewGate(t, nil).Gate
+	token := strings.Repeat("t", 48)
+	ok := gateway.RuntimeToken{Token: token, Agent: "agent:reports", Users: []string{"user:dana"}}
+	_, err := gateway.NewAgentAPI(g, []gateway.RuntimeToken{ok}, nil)
+	require.NoError(t, err)
+	for _, agent := range []string{"Agent:reports", "agent:Reports", "\u0430gent:reports", "agent:rep\u043erts", "agent:",
+		"agent:reports ", "agent:re ports", "user:dana", "grant:x", "agent:reports\u200b"} {
+		bad := ok
+		bad.Agent = agent
+		_, err := gateway.NewAgentAPI(g, []gateway.RuntimeToken{bad}, nil)
+		assert.ErrorIs(t, err, stepup.ErrConfig, "agent %q", agent)
+	}
+	for _, user := range []string{"", "User:dana", "user:Dana", "\u0443ser:dana", "user:d\u0430na", "agent:reports",
+		"group:finance", "policy:v1", "dana", "user:dana\u00a0"} {
+		bad := ok
+		bad.Users = []string{user}
+		_, err := gateway.NewAgentAPI(g, []gateway.RuntimeToken{bad}, nil)
+		assert.ErrorIs(t, err, stepup.ErrConfig, "user %q", user)
+	}
 }

@@ -93,8 +93,9 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 	if rt == nil || up == nil || classes == nil {
 		return nil, fmt.Errorf("%w: proxy needs a runtime, an upstream and the catalog's classes", stepup.ErrConfig)
 	}
-	if principal.User == "" || !strings.HasPrefix(principal.Agent, "agent:") {
-		return nil, fmt.Errorf("%w: principal needs a user and an agent principal (agent:NAME)", stepup.ErrConfig)
+	if !strings.HasPrefix(principal.User, canon.PrefixUser) || !strings.HasPrefix(principal.Agent, canon.PrefixAgent) ||
+		principal.Check() != nil {
+		return nil, fmt.Errorf("%w: principal needs a user (user:NAME) and an agent (agent:NAME), lowercase ASCII", stepup.ErrConfig)
 	}
 	o := Options{}
 	if opts != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/mcpgate"
 )
@@ -128,4 +129,26 @@ func TestHostGivingUpCancelsTicket(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(w.dir, "late.txt"))
 		})
 	}
+}
+
+// TestNewProxyRefusesMalformedPrincipals: the principal the proxy proposes
+// for must be a user and an agent of the gate's one id syntax; a
+// look-alike or mis-cased name is a configuration error, not a proxy
+// whose every call the gate denies.
+func TestNewProxyRefusesMalformedPrincipals(t *testing.T) {
+	w := newWorld(t)
+	for _, p := range []canon.Principal{
+		{User: "user:Dana", Agent: "agent:mcp-test"},
+		{User: "\u0443ser:dana", Agent: "agent:mcp-test"},
+		{User: "user:dana", Agent: "agent:MCP"},
+		{User: "user:dana", Agent: "\u0430gent:mcp"},
+		{User: "agent:mcp", Agent: "agent:mcp-test"},
+		{User: "user:dana", Agent: "user:erin"},
+		{User: "", Agent: "agent:mcp-test"},
+	} {
+		_, err := mcpgate.NewProxy(w.h.Gate, p, w.up, w.cat.Class, nil)
+		assert.ErrorIs(t, err, stepup.ErrConfig, "%+v", p)
+	}
+	_, err := mcpgate.NewProxy(w.h.Gate, principal, w.up, w.cat.Class, nil)
+	assert.NoError(t, err)
 }
