@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/remote"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // echo is a runtime that records the call it got and answers with a fixed
@@ -63,4 +66,29 @@ func TestWireRoundTrip(t *testing.T) {
 	assert.Equal(t, answer.ExpiresAt, got.ExpiresAt.UTC())
 	got.ExpiresAt = answer.ExpiresAt
 	assert.Equal(t, answer, got)
+}
+
+// TestFailedRunReadsFailedOverHTTP: a call whose tool failed reads as
+// failed through the client, not as executed, and Execute's error tells
+// the runtime the tool ran and failed.
+func TestFailedRunReadsFailedOverHTTP(t *testing.T) {
+	h := stepuptest.NewGate(t, nil, gate.WithExecutor("read_file", gate.ExecutorFunc(
+		func(context.Context, canon.Effect, string) ([]byte, error) { return nil, errors.New("disk on fire") })))
+	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{
+		{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
+	require.NoError(t, err)
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	client, err := remote.NewClient(srv.URL, agentToken, srv.Client())
+	require.NoError(t, err)
+	ctx := context.Background()
+	tk, err := client.Propose(ctx, stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`),
+		Task: "t-42", Session: "s-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusAllowed, tk.Status)
+	_, err = client.Execute(ctx, tk.ID)
+	require.ErrorIs(t, err, stepup.ErrExecutorFailed)
+	got, err := client.Wait(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusFailed, got.Status)
 }
