@@ -6,7 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,6 +94,13 @@ func TestRevokedGrantCoversNothing(t *testing.T) {
 	tk, row := w.propose(t, c)
 	assert.Equal(t, stepup.StatusPending, tk.Status)
 	assert.Contains(t, row.Reason, "grant not used: revoked")
+	rows, err := w.Store.AuditRange(ctx, time.Time{}, stepupFar)
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(rows, func(r receipt.AuditRecord) bool {
+		return r.TicketID == w.grant && r.Decision == receipt.DecisionRevoked &&
+			strings.Contains(r.Reason, "revoked by user:ops")
+	}), "the revocation has its audit row")
+	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
 }
 
 // TestRevokeInviteStopsEnrollment: a revoked invite enrolls nothing.
@@ -102,6 +112,13 @@ func TestRevokeInviteStopsEnrollment(t *testing.T) {
 	require.NoError(t, w.Enrollment.RevokeInvite(ctx, token, "user:ops"))
 	_, err = w.Enrollment.BeginEnroll(ctx, token)
 	assert.Error(t, err)
+	rows, err := w.Store.AuditRange(ctx, time.Time{}, stepupFar)
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(rows, func(r receipt.AuditRecord) bool {
+		return r.Decision == receipt.DecisionRevoked && r.Session == "enrollment:user:erin" &&
+			strings.Contains(r.Reason, "revoked by user:ops")
+	}), "the invite's revocation has its audit row")
+	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
 }
 
 // TestQueueListsWhatAnApproverMayDecide: each approver's queue holds the
