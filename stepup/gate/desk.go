@@ -6,6 +6,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/desk"
+	"github.com/agentstepup/asu/store"
 )
 
 // Desk is the approver's side of a gate: show a pending ticket, approve or
@@ -76,6 +77,18 @@ func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, re
 // approver already approved.
 func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]Entry, error) {
 	return d.d.Queue(ctx, approver, limit)
+}
+
+// List pages through the tickets matching f that approver may decide, or
+// could revoke, now, in any state f names (pending, approved, executing,
+// ...): the approver's own view, where [Admin.List] is the operator's.
+// Pass the returned cursor as f.After for the next page; "" means the
+// last. The store pages through every ticket matching f and the desk keeps
+// those the approver may decide, so a page may hold fewer entries than
+// f.Limit, even none, before the last; narrow f (f.User, f.Approvers) to
+// read fewer.
+func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]Entry, string, error) {
+	return d.d.List(ctx, approver, f)
 }
 
 // Grant asks user to issue a delegated approval of their own agents'

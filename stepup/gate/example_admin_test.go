@@ -54,6 +54,33 @@ func ExampleDesk_Queue() {
 	// 0
 }
 
+// An approver's own view, paged: the tickets they may decide or still
+// revoke, in the states asked for.
+func ExampleDesk_List() {
+	g, dana, _ := exampleGate()
+	ctx := context.Background()
+	first, _ := g.Propose(ctx, exampleCall("finance@example.com"))
+	_, _ = stepuptest.Approve(ctx, g.Desk(), dana, first.ID)
+	_, _ = g.Propose(ctx, exampleCall("ops@example.com"))
+	f := store.Filter{States: []store.State{store.Pending, store.Approved}, Limit: 1}
+	for {
+		page, next, _ := g.Desk().List(ctx, "user:dana", f)
+		for _, e := range page {
+			fmt.Println(e.Ticket.Status)
+		}
+		if next == "" {
+			break
+		}
+		f.After = next
+	}
+	page, _, _ := g.Desk().List(ctx, "user:erin", store.Filter{})
+	fmt.Println(len(page))
+	// Unordered output:
+	// approved
+	// pending
+	// 0
+}
+
 // A runtime withdraws a ticket its host gave up on; a later approval
 // runs nothing.
 func ExampleGate_Cancel() {

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -193,4 +194,51 @@ func TestCheckpointSignsTheHead(t *testing.T) {
 	forged, err := w.Gate.Admin().Checkpoint(ctx, otherKey)
 	require.NoError(t, err)
 	assert.Error(t, receipt.VerifyChainFrom(later, pub, forged.Checkpoint, forged.Sig))
+}
+
+// TestDeskListIsTheApproversOwnView: an approver pages through the tickets
+// they may decide or revoke, pending or approved, and never sees a call
+// routed to a group they are not in; the pages together hold exactly their
+// tickets, whatever the page size.
+func TestDeskListIsTheApproversOwnView(t *testing.T) {
+	ctx := context.Background()
+	h := stepuptest.NewGate(t, refundCatalog(t, "finance"), gate.WithApproverGroup("finance", "user:fin", "user:dana"))
+	var finance []stepup.TicketID
+	for i, user := range []string{"user:erin", "user:gus", "user:erin", "user:gus"} {
+		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund",
+			Args: json.RawMessage(`{"order":"B-` + string(rune('1'+i)) + `","amount":120}`), Session: fmt.Sprint("s-", i),
+			Principal: agentFor(user)})
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status, tk.Reason)
+		finance = append(finance, tk.ID)
+		h.Clock.Advance(1)
+	}
+	_, err := h.Approve(finance[0]) // dana, a member of finance
+	require.NoError(t, err)
+
+	all := func(who string, limit int, states ...store.State) []stepup.TicketID {
+		var ids []stepup.TicketID
+		f := store.Filter{States: states, Limit: limit}
+		for {
+			page, next, err := h.Gate.Desk().List(ctx, who, f)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(page), max(limit, 1))
+			for _, e := range page {
+				ids = append(ids, e.Ticket.ID)
+			}
+			if next == "" {
+				return ids
+			}
+			f.After = next
+		}
+	}
+	for _, limit := range []int{1, 2, 3, 100} {
+		assert.ElementsMatch(t, finance, all("user:fin", limit), "fin decides the refunds only (limit %d)", limit)
+		assert.ElementsMatch(t, finance, all("user:dana", limit), "so does dana, also in finance (limit %d)", limit)
+		assert.Empty(t, all("user:erin", limit), "a requester decides none of her calls routed to a group")
+	}
+	assert.Equal(t, []stepup.TicketID{finance[0]}, all("user:fin", 10, store.Approved), "approved, not yet run: revocable")
+	assert.ElementsMatch(t, finance[1:], all("user:fin", 2, store.Pending))
+	_, _, err = h.Gate.Desk().List(ctx, "agent:reports", store.Filter{})
+	assert.ErrorIs(t, err, stepup.ErrNotPermitted)
 }

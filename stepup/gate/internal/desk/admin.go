@@ -106,6 +106,29 @@ func (ad *Admin) List(ctx context.Context, f store.Filter) ([]plug.Entry, string
 	return out, next, nil
 }
 
+// List implements [gate.Desk.List].
+func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plug.Entry, string, error) {
+	g := d.g
+	if err := core.CheckPerson(approver); err != nil {
+		return nil, "", fmt.Errorf("list: %w", err)
+	}
+	page, next, err := g.St.List(ctx, f)
+	if err != nil {
+		return nil, "", core.TicketErr("list", err)
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]plug.Entry, 0, len(page))
+	for _, a := range page {
+		if users, err := g.ApproversOf(ctx, a, now); err == nil && slices.Contains(users, approver) {
+			out = append(out, entryOf(a, now))
+		}
+	}
+	return out, next, nil
+}
+
 // MaxMetricsWindow bounds the window [Admin.Metrics] reads.
 const MaxMetricsWindow = 31 * 24 * time.Hour
 
