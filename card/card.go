@@ -45,6 +45,10 @@ type Context struct {
 	PolicyVersion string
 	// Reasons are the policy's reasons for asking a person.
 	Reasons []string
+	// Approvers says who may approve the call, a line each, in the gate's
+	// own words from the policy's route (trusted text), e.g. "user:dana,
+	// the user it runs on behalf of". None shows nothing.
+	Approvers []string
 	// Provenance says what the agent read before proposing the call, e.g.
 	// "read web page https://example.org/offer".
 	Provenance []string

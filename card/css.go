@@ -18,6 +18,7 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-section{padding:.9rem 1.25rem;border-bottom:1px solid #ececf0}
 .asu-section ul{margin:0;padding-left:1.2rem}
 .asu-meta{margin:.4rem 0 0;color:#66666f;font-size:.85rem}
+.asu-approvers{margin:.4rem 0 0;font-weight:600}
 .asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
 .asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
 .asu-host,.asu-number{white-space:nowrap}

@@ -152,7 +152,7 @@
 //	SHA-256("asu/v1/card" ‖ 0x00 ‖ JCS(card JSON))
 //
 // where the card JSON is what [Card.JSON] returns and carries "renderer":
-// the renderer's ID ([RendererID], "asu.card/v2"), so a change to the
+// the renderer's ID ([RendererID], "asu.card/v3"), so a change to the
 // rendering rules changes every hash. It is a function of the JSON bytes
 // alone: a verifier holding a receipt recomputes it with any RFC 8785
 // implementation and SHA-256, without this package ([HashJSON] does the
@@ -160,12 +160,13 @@
 //
 // # JSON format
 //
-// The card JSON ("asu.card/v2") is an object with the members renderer,
+// The card JSON ("asu.card/v3") is an object with the members renderer,
 // digest (the effect digest, hex), tool (name, title, class), args, refs
 // and unbound (references the approval binds and does not bind, each with
 // its index in the effect, kind, name and, when unbound, reason), context
-// (policy_version, reasons, provenance, task, step when the effect has
-// one, user, agent, delegations, audience) and untrusted (rationale,
+// (policy_version, reasons, approvers: who may approve, provenance, task,
+// step when the effect has one, user, agent, delegations, audience) and
+// untrusted (rationale,
 // tool_description). Every string in it is display text, already escaped
 // as described above, as {"text": ..., "flags": [...]}. Each argument has
 // a name (with name_domains when the name holds a host), an optional

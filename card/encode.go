@@ -303,6 +303,8 @@ func encodeModel(m *model, sizeHint int) []byte {
 	c := &m.Context
 	w.raw(`],"context":{"agent":`)
 	w.shown(c.Agent)
+	w.raw(`,"approvers":`)
+	w.shownList(c.Approvers)
 	w.raw(`,"audience":`)
 	w.shown(c.Audience)
 	w.raw(`,"delegations":`)

@@ -132,7 +132,14 @@ func (c *Card) html() template.HTML {
 	if len(m.Context.Reasons) == 0 {
 		w.raw("<li>(no reason given)</li>")
 	}
-	w.raw("</ul>\n<p class=\"asu-meta\">policy ")
+	w.raw("</ul>\n")
+	for _, a := range m.Context.Approvers {
+		w.raw("<p class=\"asu-approvers\">who may approve: ")
+		w.esc(a.Text)
+		writeFlagsHTML(&w.b, "", a.Flags)
+		w.raw("</p>\n")
+	}
+	w.raw("<p class=\"asu-meta\">policy ")
 	w.quoted(m.Context.PolicyVersion)
 	w.raw("</p>\n")
 	writeFlagsHTML(&w.b, "the policy version ", m.Context.PolicyVersion.Flags)

@@ -69,7 +69,7 @@ func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
 		}},
 		Refs:    []refPart{{Index: 0, Name: escape.Shown{Text: "n"}, Kind: escape.Shown{Text: "file"}, SHA256: "ef", Size: 9}},
 		Unbound: []refPart{{Index: 1, Name: escape.Shown{Text: "u"}, Kind: escape.Shown{Text: "url"}, Reason: &escape.Shown{Text: "r"}}},
-		Context: contextPart{PolicyVersion: escape.Shown{Text: "p"}, Reasons: []escape.Shown{{Text: "r"}}, Provenance: []escape.Shown{},
+		Context: contextPart{PolicyVersion: escape.Shown{Text: "p"}, Reasons: []escape.Shown{{Text: "r"}}, Provenance: []escape.Shown{}, Approvers: []escape.Shown{{Text: "user:u"}},
 			Task: escape.Shown{Text: "t"}, Step: &step, User: escape.Shown{Text: "u"}, Agent: escape.Shown{Text: "a"}, Delegations: []escape.Shown{{Text: "d"}}, Audience: escape.Shown{Text: "x"}},
 		Untrusted: untrustedPart{Rationale: block{Text: "why\n", Flags: []string{escape.FlagLines}, Long: &longPart{Bytes: 1}}},
 	}

@@ -28,12 +28,12 @@ const (
 // ready to use and safe for concurrent use.
 type Renderer struct{}
 
-// ID names the rendering rules, "asu.card/v2". It is the card JSON's
+// ID names the rendering rules, "asu.card/v3". It is the card JSON's
 // "renderer" member and so part of the card hash.
 func (Renderer) ID() string { return RendererID }
 
 // RendererID is the ID of [Renderer].
-const RendererID = "asu.card/v2"
+const RendererID = "asu.card/v3"
 
 // Render builds the card for effect e with the default [Renderer].
 func Render(e canon.Effect, ctx Context) (*Card, error) { return Renderer{}.Render(e, ctx) }
@@ -135,6 +135,7 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 		Context: contextPart{
 			PolicyVersion: r.esc.Show(e.PolicyVersion),
 			Reasons:       r.showAll(ctx.Reasons),
+			Approvers:     r.showAll(ctx.Approvers),
 			Provenance:    r.showAll(ctx.Provenance),
 			Task:          r.esc.Show(e.Task),
 			User:          r.esc.Show(e.Principal.User),

@@ -39,6 +39,7 @@ func sendEmailContext() card.Context {
 		Class:         card.ClassExternal,
 		PolicyVersion: "2026-10-30.1",
 		Reasons:       []string{"send_email has an external effect: every call needs approval"},
+		Approvers:     []string{"user:dana, the user it runs on behalf of"},
 		Provenance:    []string{"read file q3.csv", "read ticket #118 from the support queue"},
 		Hints: card.Hints{
 			Recipient: "to",
@@ -69,6 +70,7 @@ func refundContext() card.Context {
 		Class:         card.ClassIrreversible,
 		PolicyVersion: "2026-10-30.1",
 		Reasons:       []string{"issue_refund is irreversible: every call needs approval", "amount is within the per-call limit of 500"},
+		Approvers:     []string{"a member of approver group \"finance\"", "2 different people"},
 		Provenance:    []string{"read customer e-mail from an external sender"},
 		Hints: card.Hints{
 			Amount:   "amount",

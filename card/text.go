@@ -156,6 +156,10 @@ func (c *Card) text(fingerprint bool, width int) string {
 		w.Line(2, "", wrap.Fixed("- "), wrap.Derived(r.Text))
 		flags(3, "", r.Flags)
 	}
+	for _, a := range m.Context.Approvers {
+		w.Line(1, "", wrap.Fixed("who may approve: "), wrap.Derived(a.Text))
+		flags(3, "", a.Flags)
+	}
 
 	w.Line(0, "", wrap.Fixed(headContext))
 	w.Line(1, "", wrap.Fixed("on behalf of "), quoted(m.Context.User), wrap.Fixed(" through agent "), quoted(m.Context.Agent))

@@ -86,9 +86,29 @@ func (g *Gate) Render(s canon.Sealed, d plug.Decision, taint []string, rationale
 	}
 	return g.Renderer.Render(s, card.Context{
 		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
-		Reasons: reasons, Provenance: taint, Hints: d.Hints, Trusted: d.Trusted,
-		Rationale: rationale, ToolDescription: d.Description,
+		Reasons: reasons, Approvers: g.whoMayApprove(s.Principal().User, d), Provenance: taint, Hints: d.Hints,
+		Trusted: d.Trusted, Rationale: rationale, ToolDescription: d.Description,
 	})
+}
+
+// whoMayApprove words the route d gives a ticket of user, for the card:
+// the user, or the approver group the policy names; how many people; and
+// the group it escalates to. It names groups, not their members, so the
+// card of a ticket renders the same for as long as its policy version
+// stands.
+func (g *Gate) whoMayApprove(user string, d plug.Decision) []string {
+	out := []string{user + ", the user it runs on behalf of"}
+	if d.Approvers != "" {
+		out[0] = fmt.Sprintf("a member of approver group %q, never the agent that asked", d.Approvers)
+	}
+	if d.Quorum > 1 {
+		out = append(out, fmt.Sprintf("%d different people must approve", d.Quorum))
+	}
+	if d.Timeout.Outcome == plug.OutcomeEscalate && d.Timeout.EscalateTo != "" {
+		out = append(out, fmt.Sprintf("after %v without a decision, also a member of approver group %q",
+			g.stage(d.Timeout), d.Timeout.EscalateTo))
+	}
+	return out
 }
 
 // Load reads ticket id and checks that the row agrees with the effect it
