@@ -57,7 +57,7 @@ type rig struct {
 
 // rigKey is the MAC key of every gate of a rig: gates built one after
 // the other on one store verify each other's approvals.
-var rigKey = []byte("the key every gate of one rig's store shares")
+func rigKey() []byte { return []byte("the key every gate of one rig's store shares") }
 
 // backend opens a fresh rig; skip, when set, says why it cannot run.
 type backend struct {
@@ -154,7 +154,7 @@ func (r *rig) elapse(d time.Duration) {
 // through approver, with the rig's key, resolver and local clock.
 func (r *rig) gate(t *testing.T, p gate.Policy, approver gate.Approver, opts ...gate.Option) *gate.Gate {
 	t.Helper()
-	base := []gate.Option{gate.WithLocalClock(r.local.Now), gate.WithDwell(0), gate.WithKey(rigKey),
+	base := []gate.Option{gate.WithLocalClock(r.local.Now), gate.WithDwell(0), gate.WithKey(rigKey()),
 		gate.WithResolver(canon.FileResolver{Root: r.dir})}
 	g, err := gate.New(r.st, p, approver, append(base, opts...)...)
 	require.NoError(t, err)
