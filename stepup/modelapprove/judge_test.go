@@ -52,7 +52,7 @@ func says(s string) *fakeModel {
 	return &fakeModel{answer: func(context.Context, string, string) (string, error) { return s, nil }}
 }
 
-const sampleCard = `▌ APPROVAL REQUEST  (card asu.card/v2)
+const sampleCard = `▌ APPROVAL REQUEST  (card asu.card/v3)
 ▌ == WHAT WILL RUN ==
 ▌   Send e-mail  [tool "send_email"]
 ▌   To (to): "finance@example.com"

@@ -39,7 +39,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 		Session: c.Session, Task: c.Task, Step: c.Step, Taint: c.Taint, Rationale: c.Rationale,
 	}}
 	if why := screen(c, oversized); why != "" {
-		if why == reasonUTF8 {
+		if why == reasonUTF8 || why == reasonNUL {
 			// The audit row must not carry bytes it cannot hash faithfully.
 			p.a = store.Approval{ID: id, CreatedAt: now}
 		}
@@ -110,14 +110,21 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	return g.park(ctx, p, approvers, note)
 }
 
-// reasonUTF8 is the refusal of a call whose text is not UTF-8.
-const reasonUTF8 = "call text is not valid UTF-8"
+// reasonUTF8 is the refusal of a call whose text is not UTF-8, and
+// reasonNUL of one whose text holds a NUL character, which no text column
+// of store/postgres can keep: their rows name only the refusal.
+const (
+	reasonUTF8 = "call text is not valid UTF-8"
+	reasonNUL  = "call text holds a NUL character"
+)
 
 // screen returns why c is refused before the policy sees it, or "".
 func screen(c stepup.Call, oversized bool) string {
 	switch {
 	case !textValid(c):
 		return reasonUTF8
+	case holdsNUL(c):
+		return reasonNUL
 	case oversized:
 		return "a field of the call is over its size bound; it is recorded by hash and size"
 	case c.Principal.Agent == "":
@@ -272,13 +279,27 @@ func oversize(s string) string {
 // textValid reports whether every text field of c is UTF-8: the store and
 // the audit chain refuse anything else, and the card could not show it.
 func textValid(c stepup.Call) bool {
-	fields := []string{c.Tool, c.Task, c.Step, c.Session, c.Rationale, c.Grant,
-		c.Principal.User, c.Principal.Agent}
-	fields = append(append(fields, c.Taint...), c.Principal.Delegations...)
-	for _, f := range fields {
+	for _, f := range textFields(c) {
 		if !utf8.ValidString(f) {
 			return false
 		}
 	}
 	return true
+}
+
+// textFields lists every text field of c.
+func textFields(c stepup.Call) []string {
+	fields := []string{c.Tool, c.Task, c.Step, c.Session, c.Rationale, c.Grant,
+		c.Principal.User, c.Principal.Agent}
+	return append(append(fields, c.Taint...), c.Principal.Delegations...)
+}
+
+// holdsNUL reports whether a text field of c holds a NUL character.
+func holdsNUL(c stepup.Call) bool {
+	for _, f := range textFields(c) {
+		if strings.IndexByte(f, 0) >= 0 {
+			return true
+		}
+	}
+	return false
 }
