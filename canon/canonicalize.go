@@ -88,22 +88,25 @@ type parser struct {
 	keys     []byte   // decoded keys that contained escapes
 
 	// With build set, the parser also records every value as a node of a
-	// [Value] tree whose offsets point into out. It then refuses to
-	// reorder members (errReorder): reordering would move the bytes the
-	// nodes point at.
-	build   bool
-	nodes   []node
-	arena   []byte // decoded strings whose canonical text has escapes
-	key     span   // key of the member whose value comes next
-	keyEsc  bool
-	haveKey bool
+	// [Value] tree whose offsets point into out. Reordering an object's
+	// members moves their nodes with their bytes (finishObject), so the
+	// tree is in canonical order when the parse ends, in one pass.
+	build     bool
+	nodes     []node
+	nodeSpare []node // reorder buffer for nodes
+	arena     []byte // decoded strings whose canonical text has escapes
+	key       span   // key of the member whose value comes next
+	keyEsc    bool
+	haveKey   bool
 }
 
-// member is one written object member: its decoded key and where its
-// canonical "key":value text sits in out.
+// member is one written object member: its decoded key, where its
+// canonical "key":value text sits in out and, when building a tree, the
+// index of its value's node (its descendants follow it).
 type member struct {
 	key        []byte
 	start, end int
+	node       int
 }
 
 func (p *parser) fail(sentinel error) error { return &Error{Offset: p.pos, Err: sentinel} }
@@ -247,10 +250,11 @@ func (p *parser) object(depth int) error {
 		p.pos++
 		p.out = append(p.out, ':')
 		p.skipSpace()
+		nd := len(p.nodes)
 		if err := p.value(depth); err != nil {
 			return err
 		}
-		p.members = append(p.members, member{key: key, start: start, end: len(p.out)})
+		p.members = append(p.members, member{key: key, start: start, end: len(p.out), node: nd})
 		p.skipSpace()
 		if p.pos >= len(p.in) {
 			return p.fail(ErrSyntax)
@@ -283,9 +287,6 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 			sorted = false
 		}
 	}
-	if !sorted && p.build {
-		return errReorder
-	}
 	if !sorted {
 		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
 		for i := 1; i < len(ms); i++ {
@@ -295,6 +296,9 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 		}
 		p.scratch = append(p.scratch[:0], p.out[body:]...)
 		p.out = p.out[:body]
+		if p.build {
+			p.reorderNodes(ms, body)
+		}
 		for i, m := range ms {
 			if i > 0 {
 				p.out = append(p.out, ',')
@@ -304,6 +308,41 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 	}
 	p.out = append(p.out, '}')
 	return nil
+}
+
+// reorderNodes moves the nodes of the members ms, now sorted, into that
+// order, as finishObject is about to move their text: each member's
+// nodes keep their own order and shift, like its bytes, by where the
+// member lands. Before it runs, the members' nodes follow each other in
+// input order from the first one written, and their text from body in out.
+func (p *parser) reorderNodes(ms []member, body int) {
+	first := len(p.nodes)
+	for _, m := range ms {
+		first = min(first, m.node)
+	}
+	p.nodeSpare = append(p.nodeSpare[:0], p.nodes[first:]...)
+	p.nodes = p.nodes[:first]
+	at := body // where the member's text will start in out
+	for i, m := range ms {
+		if i > 0 {
+			at++ // the comma
+		}
+		dByte, dNode := int32(at-m.start), int32(len(p.nodes)-m.node)
+		sub := p.nodeSpare[m.node-first : int(p.nodeSpare[m.node-first].end)-first]
+		for _, nd := range sub {
+			nd.start += dByte
+			nd.stop += dByte
+			nd.end += dNode
+			if nd.flags&(flagMember|flagKeyEsc) == flagMember {
+				nd.key.off += dByte
+			}
+			if nd.kind == KindString && nd.flags&flagTextEsc == 0 {
+				nd.text.off += dByte
+			}
+			p.nodes = append(p.nodes, nd)
+		}
+		at += m.end - m.start
+	}
 }
 
 // compareUTF16 orders two UTF-8 strings by their UTF-16 code units. Byte

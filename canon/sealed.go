@@ -32,10 +32,8 @@ const argsAt = int32(len(`{"args":`))
 // Seal canonicalizes e once and returns it sealed. Its bytes are those of
 // [Effect.Canonical] and its digest that of [Effect.Digest] (which call it).
 //
-// The arguments are parsed once: arguments already in canonical form, as a
-// runtime or a store usually hands them over, are verified and parsed in
-// the same pass; others are canonicalized in that pass too (a second pass
-// only when object members are out of order). It refuses what
+// The arguments are canonicalized and parsed in one pass, whatever their
+// spelling and member order. It refuses what
 // [Effect.Canonical] refuses: arguments that are not an object
 // ([ErrNotObject]) or that [Canonicalize] refuses, arguments longer than
 // [DefaultMaxBytes] before or after canonicalization ([ErrTooLarge]), a
@@ -52,7 +50,7 @@ func Seal(e Effect) (Sealed, error) {
 	// The args are parsed into a buffer that starts with the effect's
 	// first bytes, so their nodes point at where they sit in the effect
 	// and the rest of the effect is appended in place.
-	t, out, err := Limits{}.parseAny(e.Args, `{"args":`)
+	t, out, err := Limits{}.build(e.Args, `{"args":`)
 	if err != nil {
 		return Sealed{}, fmt.Errorf("args: %w", err)
 	}

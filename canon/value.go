@@ -135,13 +135,6 @@ func ParseValue(canonical []byte) (Value, error) { return Limits{}.ParseValue(ca
 // stands for exactly one canonical text.
 func (l Limits) ParseValue(canonical []byte) (Value, error) {
 	t, out, err := l.build(canonical, "")
-	if errors.Is(err, errReorder) {
-		// Report what Canonicalize would refuse further on, if anything.
-		if out, err = l.Canonicalize(canonical); err != nil {
-			return Value{}, err
-		}
-		return Value{}, &Error{Offset: firstDiff(out, canonical), Err: ErrNotCanonical}
-	}
 	if err != nil {
 		return Value{}, err
 	}
@@ -153,8 +146,7 @@ func (l Limits) ParseValue(canonical []byte) (Value, error) {
 }
 
 // Parse canonicalizes raw and parses the result into a [Value], in one
-// pass when raw's object members are already in canonical order (two
-// otherwise), in time and memory linear in its size. The Value's
+// pass, in time and memory linear in its size. The Value's
 // [Value.Canonical] is what [Canonicalize] returns for raw; it refuses
 // what Canonicalize refuses. A gate parses a call's arguments once with
 // it and hands the Value on, to the policy and to [SealArgs].
@@ -162,7 +154,7 @@ func Parse(raw []byte) (Value, error) { return Limits{}.Parse(raw) }
 
 // Parse is [Parse] within l.
 func (l Limits) Parse(raw []byte) (Value, error) {
-	t, out, err := l.parseAny(raw, "")
+	t, out, err := l.build(raw, "")
 	if err != nil {
 		return Value{}, err
 	}
@@ -170,26 +162,10 @@ func (l Limits) Parse(raw []byte) (Value, error) {
 	return Value{t: t}, nil
 }
 
-// parseAny canonicalizes raw and parses the result, in one pass when raw's
-// members are already in canonical order and two otherwise. It returns the
-// tree, without its text, and the buffer holding prefix followed by the
-// canonical text, to which the caller may append before setting the tree's
-// text.
-func (l Limits) parseAny(raw []byte, prefix string) (*tree, []byte, error) {
-	t, out, err := l.build(raw, prefix)
-	if !errors.Is(err, errReorder) {
-		return t, out, err
-	}
-	c, err := l.Canonicalize(raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	return l.build(c, prefix) // c is canonical: no reordering
-}
-
 // build runs the canonicalizing parser over raw, writing prefix and then
-// the canonical text to the buffer it returns, and recording nodes whose
-// offsets point into that buffer. The tree's src is left to the caller.
+// the canonical text to the buffer it returns, and recording nodes, in
+// canonical order, whose offsets point into that buffer. The caller may
+// append to the buffer; the tree's src, its text, is left to the caller.
 func (l Limits) build(raw []byte, prefix string) (*tree, []byte, error) {
 	maxBytes, maxDepth := l.MaxBytes, l.MaxDepth
 	if maxBytes <= 0 {
