@@ -515,6 +515,12 @@ func (p *parser) writeString(s []byte) { p.out = appendString(p.out, s) }
 // UTF-8 (no canonical form holds anything else; check with
 // utf8.ValidString): invalid bytes would be copied as they are. For code
 // that writes a canonical form of a fixed shape itself, without a parse.
+//
+// It is kept out of line: inlined into another package, its call of the
+// generic appendString makes the compiler assume out escapes, and the
+// caller's stack buffer moves to the heap.
+//
+//go:noinline
 func AppendString(out []byte, s string) []byte { return appendString(out, s) }
 
 // appendString appends s as a JSON string with RFC 8785's escaping: the two
