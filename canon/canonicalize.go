@@ -526,10 +526,19 @@ func AppendString(out []byte, s string) []byte { return appendString(out, s) }
 // appendString appends s as a JSON string with RFC 8785's escaping: the two
 // mandatory escapes, the five short control escapes, \u00xx for the other
 // control characters, everything else as UTF-8.
+//
+// Runs of bytes that need no escape are copied whole.
 func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
 	out = append(out, '"')
+	run := 0 // start of the bytes not yet written
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[run:i]...)
+		run = i + 1
+		switch c {
 		case '"', '\\':
 			out = append(out, '\\', c)
 		case '\b':
@@ -543,13 +552,10 @@ func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
 		case '\t':
 			out = append(out, '\\', 't')
 		default:
-			if c < 0x20 {
-				const hexDigits = "0123456789abcdef"
-				out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			} else {
-				out = append(out, c)
-			}
+			const hexDigits = "0123456789abcdef"
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
 	}
+	out = append(out, s[run:]...)
 	return append(out, '"')
 }

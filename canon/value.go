@@ -202,13 +202,7 @@ func (l Limits) build(raw []byte, prefix string) (*tree, []byte, error) {
 // slice is allocated once: every value but the first follows a comma or
 // opens a non-empty object or array.
 func estimateValues(b []byte) int {
-	n := 1
-	for _, c := range b {
-		if c == ',' || c == '{' || c == '[' {
-			n++
-		}
-	}
-	return n
+	return 1 + bytes.Count(b, []byte{','}) + bytes.Count(b, []byte{'{'}) + bytes.Count(b, []byte{'['})
 }
 
 func firstDiff(a, b []byte) int {

@@ -211,6 +211,10 @@ var byCreatedAt = byTime(func(a *store.Approval) time.Time { return a.CreatedAt 
 
 // insert adds t to byCreated, in order.
 func (s *Store) insert(t *store.Approval) {
+	if n := len(s.byCreated); n == 0 || byCreatedAt(s.byCreated[n-1], t) < 0 {
+		s.byCreated = append(s.byCreated, t) // the common case: the newest ticket
+		return
+	}
 	i, _ := slices.BinarySearchFunc(s.byCreated, t, byCreatedAt)
 	s.byCreated = slices.Insert(s.byCreated, i, t)
 }
