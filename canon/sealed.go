@@ -64,9 +64,10 @@ func Seal(e Effect) (Sealed, error) {
 	if len(out) > effectLimits().MaxBytes {
 		return Sealed{}, &Error{Offset: effectLimits().MaxBytes, Err: ErrTooLarge}
 	}
-	t.src = string(out)
+	digest := Sum(out)
+	t.src = frozen(out)
 	e.Args = nil
-	return Sealed{&sealed{effect: e.clone(), argsLen: argsLen, src: t.src, digest: Sum(out), args: Value{t: t}}}, nil
+	return Sealed{&sealed{effect: e.clone(), argsLen: argsLen, src: t.src, digest: digest, args: Value{t: t}}}, nil
 }
 
 // SealArgs is [Seal] with the arguments already parsed, by [Parse] or
@@ -94,7 +95,8 @@ func SealArgs(e Effect, args Value) (Sealed, error) {
 	if len(out) > effectLimits().MaxBytes {
 		return Sealed{}, &Error{Offset: effectLimits().MaxBytes, Err: ErrTooLarge}
 	}
-	return Sealed{&sealed{effect: e.clone(), argsLen: len(c), src: string(out), digest: Sum(out), args: args}}, nil
+	digest := Sum(out)
+	return Sealed{&sealed{effect: e.clone(), argsLen: len(c), src: frozen(out), digest: digest, args: args}}, nil
 }
 
 // appendEffectRest writes the canonical effect after its args: the members

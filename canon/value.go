@@ -141,7 +141,7 @@ func (l Limits) ParseValue(canonical []byte) (Value, error) {
 	if !bytes.Equal(out, canonical) {
 		return Value{}, &Error{Offset: firstDiff(out, canonical), Err: ErrNotCanonical}
 	}
-	t.src = string(out)
+	t.src = frozen(out)
 	return Value{t: t}, nil
 }
 
@@ -158,7 +158,7 @@ func (l Limits) Parse(raw []byte) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	t.src = string(out)
+	t.src = frozen(out)
 	return Value{t: t}, nil
 }
 
