@@ -2,6 +2,7 @@ package canon
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -93,20 +94,19 @@ type parser struct {
 	// tree is in canonical order when the parse ends, in one pass.
 	build     bool
 	nodes     []node
-	nodeSpare []node // reorder buffer for nodes
-	arena     []byte // decoded strings whose canonical text has escapes
-	key       span   // key of the member whose value comes next
+	nodeSpare []node  // reorder buffer for nodes
+	valueAt   []int32 // reorder buffer: the members' value nodes, in input order
+	arena     []byte  // decoded strings whose canonical text has escapes
+	key       span    // key of the member whose value comes next
 	keyEsc    bool
 	haveKey   bool
 }
 
-// member is one written object member: its decoded key, where its
-// canonical "key":value text sits in out and, when building a tree, the
-// index of its value's node (its descendants follow it).
+// member is one written object member: its decoded key and where its
+// canonical "key":value text sits in out.
 type member struct {
 	key        []byte
 	start, end int
-	node       int
 }
 
 func (p *parser) fail(sentinel error) error { return &Error{Offset: p.pos, Err: sentinel} }
@@ -219,7 +219,7 @@ func (p *parser) object(depth int) error {
 	}
 	p.pos++ // {
 	p.out = append(p.out, '{')
-	body := len(p.out)
+	body, firstNode := len(p.out), len(p.nodes)
 	base, keysMark := len(p.members), len(p.keys)
 	defer func() { p.members, p.keys = p.members[:base], p.keys[:keysMark] }()
 	p.skipSpace()
@@ -250,11 +250,10 @@ func (p *parser) object(depth int) error {
 		p.pos++
 		p.out = append(p.out, ':')
 		p.skipSpace()
-		nd := len(p.nodes)
 		if err := p.value(depth); err != nil {
 			return err
 		}
-		p.members = append(p.members, member{key: key, start: start, end: len(p.out), node: nd})
+		p.members = append(p.members, member{key: key, start: start, end: len(p.out)})
 		p.skipSpace()
 		if p.pos >= len(p.in) {
 			return p.fail(ErrSyntax)
@@ -265,7 +264,7 @@ func (p *parser) object(depth int) error {
 			p.out = append(p.out, ',')
 		case '}':
 			p.pos++
-			return p.finishObject(base, body, keyAt)
+			return p.finishObject(base, body, firstNode, keyAt)
 		default:
 			return p.fail(ErrSyntax)
 		}
@@ -274,8 +273,9 @@ func (p *parser) object(depth int) error {
 
 // finishObject sorts the members written since base by their keys' UTF-16
 // code units (RFC 8785 section 3.2.3), refuses duplicates, and closes the
-// object.
-func (p *parser) finishObject(base, body, lastKeyAt int) error {
+// object. Their text starts at body in out and, when building a tree,
+// their nodes at firstNode.
+func (p *parser) finishObject(base, body, firstNode, lastKeyAt int) error {
 	ms := p.members[base:]
 	sorted := true
 	for i := 1; i < len(ms); i++ {
@@ -297,7 +297,7 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 		p.scratch = append(p.scratch[:0], p.out[body:]...)
 		p.out = p.out[:body]
 		if p.build {
-			p.reorderNodes(ms, body)
+			p.reorderNodes(ms, body, firstNode)
 		}
 		for i, m := range ms {
 			if i > 0 {
@@ -314,21 +314,28 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 // order, as finishObject is about to move their text: each member's
 // nodes keep their own order and shift, like its bytes, by where the
 // member lands. Before it runs, the members' nodes follow each other in
-// input order from the first one written, and their text from body in out.
-func (p *parser) reorderNodes(ms []member, body int) {
-	first := len(p.nodes)
-	for _, m := range ms {
-		first = min(first, m.node)
-	}
+// input order from first, and their text from body in out.
+func (p *parser) reorderNodes(ms []member, body, first int) {
 	p.nodeSpare = append(p.nodeSpare[:0], p.nodes[first:]...)
 	p.nodes = p.nodes[:first]
+	// The members' value nodes in input order, where their text starts
+	// in the same order: a member's value node is the first whose text
+	// starts after the member's key.
+	p.valueAt = p.valueAt[:0]
+	for n := 0; n < len(p.nodeSpare); n = int(p.nodeSpare[n].end) - first {
+		p.valueAt = append(p.valueAt, int32(n))
+	}
 	at := body // where the member's text will start in out
 	for i, m := range ms {
 		if i > 0 {
 			at++ // the comma
 		}
-		dByte, dNode := int32(at-m.start), int32(len(p.nodes)-m.node)
-		sub := p.nodeSpare[m.node-first : int(p.nodeSpare[m.node-first].end)-first]
+		j, _ := slices.BinarySearchFunc(p.valueAt, int32(m.start), func(n, start int32) int {
+			return cmp.Compare(p.nodeSpare[n].start, start+1)
+		})
+		own := int(p.valueAt[j]) // the member's value node, in nodeSpare
+		dByte, dNode := int32(at-m.start), int32(len(p.nodes)-first-own)
+		sub := p.nodeSpare[own : int(p.nodeSpare[own].end)-first]
 		for _, nd := range sub {
 			nd.start += dByte
 			nd.stop += dByte
