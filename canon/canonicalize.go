@@ -321,7 +321,7 @@ func (p *parser) reorderNodes(ms []member, body, first int) {
 	// The members' value nodes in input order, where their text starts
 	// in the same order: a member's value node is the first whose text
 	// starts after the member's key.
-	p.valueAt = p.valueAt[:0]
+	p.valueAt = slices.Grow(p.valueAt[:0], len(ms))
 	for n := 0; n < len(p.nodeSpare); n = int(p.nodeSpare[n].end) - first {
 		p.valueAt = append(p.valueAt, int32(n))
 	}

@@ -182,8 +182,10 @@ func (l Limits) build(raw []byte, prefix string) (*tree, []byte, error) {
 		return nil, nil, &Error{Offset: invalidUTF8At(raw), Err: ErrInvalidUTF8}
 	}
 	out := make([]byte, 0, len(prefix)+len(raw)+256)
+	// The member stack starts with room for a small object's members,
+	// where growing it from nothing would take three allocations.
 	p := parser{in: raw, maxDepth: maxDepth, out: append(out, prefix...), build: true,
-		nodes: make([]node, 0, estimateValues(raw))}
+		nodes: make([]node, 0, estimateValues(raw)), members: make([]member, 0, 8)}
 	p.skipSpace()
 	if err := p.value(0); err != nil {
 		return nil, nil, err
