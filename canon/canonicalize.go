@@ -2,6 +2,7 @@ package canon
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -88,15 +89,17 @@ type parser struct {
 	keys     []byte   // decoded keys that contained escapes
 
 	// With build set, the parser also records every value as a node of a
-	// [Value] tree whose offsets point into out. It then refuses to
-	// reorder members (errReorder): reordering would move the bytes the
-	// nodes point at.
-	build   bool
-	nodes   []node
-	arena   []byte // decoded strings whose canonical text has escapes
-	key     span   // key of the member whose value comes next
-	keyEsc  bool
-	haveKey bool
+	// [Value] tree whose offsets point into out. Reordering an object's
+	// members moves their nodes with their bytes (finishObject), so the
+	// tree is in canonical order when the parse ends, in one pass.
+	build     bool
+	nodes     []node
+	nodeSpare []node  // reorder buffer for nodes
+	valueAt   []int32 // reorder buffer: the members' value nodes, in input order
+	arena     []byte  // decoded strings whose canonical text has escapes
+	key       span    // key of the member whose value comes next
+	keyEsc    bool
+	haveKey   bool
 }
 
 // member is one written object member: its decoded key and where its
@@ -216,7 +219,7 @@ func (p *parser) object(depth int) error {
 	}
 	p.pos++ // {
 	p.out = append(p.out, '{')
-	body := len(p.out)
+	body, firstNode := len(p.out), len(p.nodes)
 	base, keysMark := len(p.members), len(p.keys)
 	defer func() { p.members, p.keys = p.members[:base], p.keys[:keysMark] }()
 	p.skipSpace()
@@ -261,7 +264,7 @@ func (p *parser) object(depth int) error {
 			p.out = append(p.out, ',')
 		case '}':
 			p.pos++
-			return p.finishObject(base, body, keyAt)
+			return p.finishObject(base, body, firstNode, keyAt)
 		default:
 			return p.fail(ErrSyntax)
 		}
@@ -270,8 +273,9 @@ func (p *parser) object(depth int) error {
 
 // finishObject sorts the members written since base by their keys' UTF-16
 // code units (RFC 8785 section 3.2.3), refuses duplicates, and closes the
-// object.
-func (p *parser) finishObject(base, body, lastKeyAt int) error {
+// object. Their text starts at body in out and, when building a tree,
+// their nodes at firstNode.
+func (p *parser) finishObject(base, body, firstNode, lastKeyAt int) error {
 	ms := p.members[base:]
 	sorted := true
 	for i := 1; i < len(ms); i++ {
@@ -283,9 +287,6 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 			sorted = false
 		}
 	}
-	if !sorted && p.build {
-		return errReorder
-	}
 	if !sorted {
 		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
 		for i := 1; i < len(ms); i++ {
@@ -295,6 +296,9 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 		}
 		p.scratch = append(p.scratch[:0], p.out[body:]...)
 		p.out = p.out[:body]
+		if p.build {
+			p.reorderNodes(ms, body, firstNode)
+		}
 		for i, m := range ms {
 			if i > 0 {
 				p.out = append(p.out, ',')
@@ -304,6 +308,48 @@ func (p *parser) finishObject(base, body, lastKeyAt int) error {
 	}
 	p.out = append(p.out, '}')
 	return nil
+}
+
+// reorderNodes moves the nodes of the members ms, now sorted, into that
+// order, as finishObject is about to move their text: each member's
+// nodes keep their own order and shift, like its bytes, by where the
+// member lands. Before it runs, the members' nodes follow each other in
+// input order from first, and their text from body in out.
+func (p *parser) reorderNodes(ms []member, body, first int) {
+	p.nodeSpare = append(p.nodeSpare[:0], p.nodes[first:]...)
+	p.nodes = p.nodes[:first]
+	// The members' value nodes in input order, where their text starts
+	// in the same order: a member's value node is the first whose text
+	// starts after the member's key.
+	p.valueAt = slices.Grow(p.valueAt[:0], len(ms))
+	for n := 0; n < len(p.nodeSpare); n = int(p.nodeSpare[n].end) - first {
+		p.valueAt = append(p.valueAt, int32(n))
+	}
+	at := body // where the member's text will start in out
+	for i, m := range ms {
+		if i > 0 {
+			at++ // the comma
+		}
+		j, _ := slices.BinarySearchFunc(p.valueAt, int32(m.start), func(n, start int32) int {
+			return cmp.Compare(p.nodeSpare[n].start, start+1)
+		})
+		own := int(p.valueAt[j]) // the member's value node, in nodeSpare
+		dByte, dNode := int32(at-m.start), int32(len(p.nodes)-first-own)
+		sub := p.nodeSpare[own : int(p.nodeSpare[own].end)-first]
+		for _, nd := range sub {
+			nd.start += dByte
+			nd.stop += dByte
+			nd.end += dNode
+			if nd.flags&(flagMember|flagKeyEsc) == flagMember {
+				nd.key.off += dByte
+			}
+			if nd.kind == KindString && nd.flags&flagTextEsc == 0 {
+				nd.text.off += dByte
+			}
+			p.nodes = append(p.nodes, nd)
+		}
+		at += m.end - m.start
+	}
 }
 
 // compareUTF16 orders two UTF-8 strings by their UTF-16 code units. Byte
@@ -476,15 +522,30 @@ func (p *parser) writeString(s []byte) { p.out = appendString(p.out, s) }
 // UTF-8 (no canonical form holds anything else; check with
 // utf8.ValidString): invalid bytes would be copied as they are. For code
 // that writes a canonical form of a fixed shape itself, without a parse.
+//
+// It is kept out of line: inlined into another package, its call of the
+// generic appendString makes the compiler assume out escapes, and the
+// caller's stack buffer moves to the heap.
+//
+//go:noinline
 func AppendString(out []byte, s string) []byte { return appendString(out, s) }
 
 // appendString appends s as a JSON string with RFC 8785's escaping: the two
 // mandatory escapes, the five short control escapes, \u00xx for the other
 // control characters, everything else as UTF-8.
+//
+// Runs of bytes that need no escape are copied whole.
 func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
 	out = append(out, '"')
+	run := 0 // start of the bytes not yet written
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		out = append(out, s[run:i]...)
+		run = i + 1
+		switch c {
 		case '"', '\\':
 			out = append(out, '\\', c)
 		case '\b':
@@ -498,13 +559,10 @@ func appendString[S ~string | ~[]byte](out []byte, s S) []byte {
 		case '\t':
 			out = append(out, '\\', 't')
 		default:
-			if c < 0x20 {
-				const hexDigits = "0123456789abcdef"
-				out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			} else {
-				out = append(out, c)
-			}
+			const hexDigits = "0123456789abcdef"
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
 	}
+	out = append(out, s[run:]...)
 	return append(out, '"')
 }

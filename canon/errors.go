@@ -36,10 +36,6 @@ var (
 	ErrRefEscapes    = errors.New("canon: reference leaves the resolver's root")
 )
 
-// errReorder stops a tree-building parse that met members out of order:
-// the caller canonicalizes first and parses again.
-var errReorder = errors.New("canon: members out of order")
-
 // Error is a refusal with the byte offset where it was found. It never
 // quotes the input: arguments may hold secrets, and errors reach logs.
 type Error struct {

@@ -44,11 +44,15 @@ func FuzzCanonicalize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, err := canon.Canonicalize(in)
 		// Parse is Canonicalize and ParseValue in one: it refuses the
-		// same inputs, and its Value spells the same text.
+		// same inputs, and its Value is the one ParseValue reads from the
+		// canonical text, node for node.
 		v, perr := canon.Parse(in)
 		require.Equal(t, err == nil, perr == nil, "Parse and Canonicalize disagree: %v / %v", perr, err)
 		if err == nil {
 			require.Equal(t, string(out), v.Canonical())
+			pv, err := canon.ParseValue(out)
+			require.NoError(t, err)
+			requireSameTree(t, pv, v)
 		}
 		if err != nil {
 			ce, ok := errorsAsCanon(err)

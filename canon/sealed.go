@@ -32,10 +32,8 @@ const argsAt = int32(len(`{"args":`))
 // Seal canonicalizes e once and returns it sealed. Its bytes are those of
 // [Effect.Canonical] and its digest that of [Effect.Digest] (which call it).
 //
-// The arguments are parsed once: arguments already in canonical form, as a
-// runtime or a store usually hands them over, are verified and parsed in
-// the same pass; others are canonicalized in that pass too (a second pass
-// only when object members are out of order). It refuses what
+// The arguments are canonicalized and parsed in one pass, whatever their
+// spelling and member order. It refuses what
 // [Effect.Canonical] refuses: arguments that are not an object
 // ([ErrNotObject]) or that [Canonicalize] refuses, arguments longer than
 // [DefaultMaxBytes] before or after canonicalization ([ErrTooLarge]), a
@@ -52,7 +50,7 @@ func Seal(e Effect) (Sealed, error) {
 	// The args are parsed into a buffer that starts with the effect's
 	// first bytes, so their nodes point at where they sit in the effect
 	// and the rest of the effect is appended in place.
-	t, out, err := Limits{}.parseAny(e.Args, `{"args":`)
+	t, out, err := Limits{}.build(e.Args, `{"args":`)
 	if err != nil {
 		return Sealed{}, fmt.Errorf("args: %w", err)
 	}
@@ -66,9 +64,10 @@ func Seal(e Effect) (Sealed, error) {
 	if len(out) > effectLimits().MaxBytes {
 		return Sealed{}, &Error{Offset: effectLimits().MaxBytes, Err: ErrTooLarge}
 	}
-	t.src = string(out)
+	digest := Sum(out)
+	t.src = frozen(out)
 	e.Args = nil
-	return Sealed{&sealed{effect: e.clone(), argsLen: argsLen, src: t.src, digest: Sum(out), args: Value{t: t}}}, nil
+	return Sealed{&sealed{effect: e.clone(), argsLen: argsLen, src: t.src, digest: digest, args: Value{t: t}}}, nil
 }
 
 // SealArgs is [Seal] with the arguments already parsed, by [Parse] or
@@ -96,7 +95,8 @@ func SealArgs(e Effect, args Value) (Sealed, error) {
 	if len(out) > effectLimits().MaxBytes {
 		return Sealed{}, &Error{Offset: effectLimits().MaxBytes, Err: ErrTooLarge}
 	}
-	return Sealed{&sealed{effect: e.clone(), argsLen: len(c), src: string(out), digest: Sum(out), args: args}}, nil
+	digest := Sum(out)
+	return Sealed{&sealed{effect: e.clone(), argsLen: len(c), src: frozen(out), digest: digest, args: args}}, nil
 }
 
 // appendEffectRest writes the canonical effect after its args: the members

@@ -271,3 +271,48 @@ func ExampleSeal() {
 	// <nil> true
 	// canon: not in canonical form at byte 7
 }
+
+// TestTextsOutliveLaterWork: the text of a parsed Value and of a Sealed
+// are their own (the parse's buffer becomes the text without a copy):
+// changing the input, or parsing and sealing other documents, from many
+// goroutines, changes neither, and the digest still matches the bytes.
+func TestTextsOutliveLaterWork(t *testing.T) {
+	raw := []byte(`{"z":"last","a":{"y":[1,2,{"q":"\u00e9"}],"b":true},"m":19.99}`)
+	v, err := canon.Parse(raw)
+	require.NoError(t, err)
+	e := sampleEffect()
+	s, err := canon.SealArgs(e, v)
+	require.NoError(t, err)
+	e.Args = raw
+	s2, err := canon.Seal(e)
+	require.NoError(t, err)
+	wantV, wantS, wantS2 := v.Canonical(), string(s.Bytes()), string(s2.Bytes())
+	for i := range raw {
+		raw[i] = ' '
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			g := newGen(uint64(w))
+			for range 50 {
+				doc := g.object(3, 4).noisy(g.r)
+				x, err := canon.Parse(doc)
+				if err != nil {
+					continue
+				}
+				f := sampleEffect()
+				_, _ = canon.SealArgs(f, x)
+				f.Args = doc
+				_, _ = canon.Seal(f)
+				_, _ = canon.Canonicalize(doc)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, wantV, v.Canonical())
+	assert.Equal(t, wantS, string(s.Bytes()))
+	assert.Equal(t, wantS2, string(s2.Bytes()))
+	assert.Equal(t, canon.Sum([]byte(wantS)), s.Digest())
+	assert.Equal(t, canon.Sum([]byte(wantS2)), s2.Digest())
+	assert.Equal(t, wantS, wantS2)
+}

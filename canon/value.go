@@ -135,26 +135,18 @@ func ParseValue(canonical []byte) (Value, error) { return Limits{}.ParseValue(ca
 // stands for exactly one canonical text.
 func (l Limits) ParseValue(canonical []byte) (Value, error) {
 	t, out, err := l.build(canonical, "")
-	if errors.Is(err, errReorder) {
-		// Report what Canonicalize would refuse further on, if anything.
-		if out, err = l.Canonicalize(canonical); err != nil {
-			return Value{}, err
-		}
-		return Value{}, &Error{Offset: firstDiff(out, canonical), Err: ErrNotCanonical}
-	}
 	if err != nil {
 		return Value{}, err
 	}
 	if !bytes.Equal(out, canonical) {
 		return Value{}, &Error{Offset: firstDiff(out, canonical), Err: ErrNotCanonical}
 	}
-	t.src = string(out)
+	t.src = frozen(out)
 	return Value{t: t}, nil
 }
 
 // Parse canonicalizes raw and parses the result into a [Value], in one
-// pass when raw's object members are already in canonical order (two
-// otherwise), in time and memory linear in its size. The Value's
+// pass, in time and memory linear in its size. The Value's
 // [Value.Canonical] is what [Canonicalize] returns for raw; it refuses
 // what Canonicalize refuses. A gate parses a call's arguments once with
 // it and hands the Value on, to the policy and to [SealArgs].
@@ -162,34 +154,18 @@ func Parse(raw []byte) (Value, error) { return Limits{}.Parse(raw) }
 
 // Parse is [Parse] within l.
 func (l Limits) Parse(raw []byte) (Value, error) {
-	t, out, err := l.parseAny(raw, "")
+	t, out, err := l.build(raw, "")
 	if err != nil {
 		return Value{}, err
 	}
-	t.src = string(out)
+	t.src = frozen(out)
 	return Value{t: t}, nil
 }
 
-// parseAny canonicalizes raw and parses the result, in one pass when raw's
-// members are already in canonical order and two otherwise. It returns the
-// tree, without its text, and the buffer holding prefix followed by the
-// canonical text, to which the caller may append before setting the tree's
-// text.
-func (l Limits) parseAny(raw []byte, prefix string) (*tree, []byte, error) {
-	t, out, err := l.build(raw, prefix)
-	if !errors.Is(err, errReorder) {
-		return t, out, err
-	}
-	c, err := l.Canonicalize(raw)
-	if err != nil {
-		return nil, nil, err
-	}
-	return l.build(c, prefix) // c is canonical: no reordering
-}
-
 // build runs the canonicalizing parser over raw, writing prefix and then
-// the canonical text to the buffer it returns, and recording nodes whose
-// offsets point into that buffer. The tree's src is left to the caller.
+// the canonical text to the buffer it returns, and recording nodes, in
+// canonical order, whose offsets point into that buffer. The caller may
+// append to the buffer; the tree's src, its text, is left to the caller.
 func (l Limits) build(raw []byte, prefix string) (*tree, []byte, error) {
 	maxBytes, maxDepth := l.MaxBytes, l.MaxDepth
 	if maxBytes <= 0 {
@@ -206,8 +182,10 @@ func (l Limits) build(raw []byte, prefix string) (*tree, []byte, error) {
 		return nil, nil, &Error{Offset: invalidUTF8At(raw), Err: ErrInvalidUTF8}
 	}
 	out := make([]byte, 0, len(prefix)+len(raw)+256)
+	// The member stack starts with room for a small object's members,
+	// where growing it from nothing would take three allocations.
 	p := parser{in: raw, maxDepth: maxDepth, out: append(out, prefix...), build: true,
-		nodes: make([]node, 0, estimateValues(raw))}
+		nodes: make([]node, 0, estimateValues(raw)), members: make([]member, 0, 8)}
 	p.skipSpace()
 	if err := p.value(0); err != nil {
 		return nil, nil, err
@@ -226,13 +204,7 @@ func (l Limits) build(raw []byte, prefix string) (*tree, []byte, error) {
 // slice is allocated once: every value but the first follows a comma or
 // opens a non-empty object or array.
 func estimateValues(b []byte) int {
-	n := 1
-	for _, c := range b {
-		if c == ',' || c == '{' || c == '[' {
-			n++
-		}
-	}
-	return n
+	return 1 + bytes.Count(b, []byte{','}) + bytes.Count(b, []byte{'{'}) + bytes.Count(b, []byte{'['})
 }
 
 func firstDiff(a, b []byte) int {

@@ -3,6 +3,7 @@ package canon_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -85,6 +86,63 @@ func TestParseValueOverSpellings(t *testing.T) {
 		out, err := v.MarshalJSON()
 		require.NoError(t, err)
 		assert.Equal(t, c, out, "MarshalJSON gives the canonical text")
+	}
+}
+
+// flatten lists every value below v in document order, each as its kind,
+// member key, decoded text, canonical text and length.
+func flatten(v canon.Value) []string {
+	var out []string
+	v.Walk(func(x canon.Value) bool {
+		k, member := x.Key()
+		out = append(out, fmt.Sprintf("%v %v %q %q %q %d", x.Kind(), member, k, x.String(), x.Canonical(), x.Len()))
+		return true
+	})
+	return out
+}
+
+// requireSameTree checks that two Values hold the same values in the
+// same order, with the same keys and texts.
+func requireSameTree(t testing.TB, want, got canon.Value) {
+	t.Helper()
+	require.Equal(t, flatten(want), flatten(got))
+	require.True(t, want.Equal(got))
+}
+
+// TestParseIsParseValueOfCanonical: Parse reorders members as it reads
+// them, in one pass; the tree it builds from any spelling, members in any
+// order, is the one ParseValue reads from the canonical text, value for
+// value, and the values' accessors agree with encoding/json.
+func TestParseIsParseValueOfCanonical(t *testing.T) {
+	reordered := 0
+	for seed := range uint64(500) {
+		g := newGen(seed)
+		noisy := g.value(5, 6).noisy(g.r)
+		c, err := canon.Canonicalize(noisy)
+		require.NoError(t, err)
+		want, err := canon.ParseValue(c)
+		require.NoError(t, err)
+		got, err := canon.Parse(noisy)
+		require.NoError(t, err, "seed %d", seed)
+		requireSameTree(t, want, got)
+		sameAsJSON(t, got, decodeJSON(t, c), "")
+		if _, err := canon.ParseValue(noisy); errors.Is(err, canon.ErrNotCanonical) {
+			reordered++
+		}
+	}
+	assert.Greater(t, reordered, 300, "the generator spells most documents non-canonically")
+	for _, in := range []string{
+		`{"b":{"d":[1,{"z":"\u00e9","y":"\n"}],"c":"x"},"a":[{"q":1,"p":{"s":2,"r":3}}],"\u0061a":null}`,
+		`{"\ud83d\ude02":1,"\uE000":2,"é":"\"","e":true}`,
+		`[{"b":1,"a":2},{"d":3,"c":{"f":4,"e":5}}]`,
+	} {
+		c, err := canon.Canonicalize([]byte(in))
+		require.NoError(t, err, in)
+		want, err := canon.ParseValue(c)
+		require.NoError(t, err)
+		got, err := canon.Parse([]byte(in))
+		require.NoError(t, err)
+		requireSameTree(t, want, got)
 	}
 }
 

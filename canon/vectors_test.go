@@ -75,6 +75,15 @@ func TestRFC8785Vectors(t *testing.T) {
 			again, err := canon.Canonicalize(want)
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(again), "output is not its own canonical form")
+
+			// Parse reads the input into the tree ParseValue reads from
+			// the output.
+			parsed, err := canon.Parse(input)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), parsed.Canonical())
+			read, err := canon.ParseValue(want)
+			require.NoError(t, err)
+			requireSameTree(t, read, parsed)
 		})
 	}
 }

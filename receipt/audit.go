@@ -81,20 +81,20 @@ func (r AuditRecord) ComputeHash() (canon.Digest, error) {
 		return canon.Digest{}, fmt.Errorf("audit record: text field: %w", canon.ErrInvalidUTF8)
 	}
 	r.Hash = canon.Digest{}
-	c, ok := r.appendCanonical(make([]byte, 0, 1024))
+	// The tag and the canonical record are written to one buffer and
+	// hashed in one call, so that a record of common size is hashed
+	// without a heap allocation.
+	var buf [1024]byte
+	head := append(append(buf[:0], AuditTag...), 0)
+	tagged, ok := r.appendCanonical(head)
 	if !ok {
-		var err error
-		if c, err = r.marshalCanonical(); err != nil {
+		c, err := r.marshalCanonical()
+		if err != nil {
 			return canon.Digest{}, err
 		}
+		tagged = append(head, c...)
 	}
-	h := sha256.New()
-	h.Write([]byte(AuditTag))
-	h.Write([]byte{0})
-	h.Write(c)
-	var d canon.Digest
-	h.Sum(d[:0])
-	return d, nil
+	return canon.Digest(sha256.Sum256(tagged)), nil
 }
 
 // marshalCanonical is the canonical form of r by definition: r as

@@ -1,10 +1,13 @@
 package store_test
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
@@ -94,4 +97,54 @@ func TestStateClasses(t *testing.T) {
 		assert.Equal(t, ran[s], s.Ran(), s)
 	}
 	assert.False(t, store.State("").Terminal())
+}
+
+// TestCloneSharesNothing: for byte fields nil, empty or not, a clone
+// equals its original, keeps nil and empty apart, and writing into or
+// appending to any of its fields changes neither the original nor the
+// clone's other fields.
+func TestCloneSharesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	field := func() []byte {
+		switch r.IntN(3) {
+		case 0:
+			return nil
+		case 1:
+			return []byte{}
+		}
+		b := make([]byte, 1+r.IntN(40))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+		}
+		return b
+	}
+	for range 500 {
+		a := storetest.Ticket("s1", "u1", 1)
+		a.Effect, a.Card, a.Evidence, a.Result = field(), field(), field(), field()
+		a.Votes = []store.Vote{{Approver: "alice", Evidence: field()}}
+		want := a.Clone()
+		c := a.Clone()
+		require.Equal(t, a, c)
+		assert.Equal(t, a.Effect == nil, c.Effect == nil)
+		assert.Equal(t, a.Card == nil, c.Card == nil)
+		assert.Equal(t, a.Evidence == nil, c.Evidence == nil)
+		assert.Equal(t, a.Result == nil, c.Result == nil)
+		fields := []*[]byte{&c.Effect, &c.Card, &c.Evidence, &c.Result, &c.Votes[0].Evidence}
+		i := r.IntN(len(fields))
+		others := make([][]byte, len(fields))
+		for j, f := range fields {
+			others[j] = bytes.Clone(*f)
+		}
+		f := fields[i]
+		for k := range *f {
+			(*f)[k] ^= 0xff
+		}
+		*f = append(*f, 'x', 'y', 'z')
+		for j, g := range fields {
+			if j != i {
+				assert.Equal(t, others[j], *g, "field %d changed when field %d was written", j, i)
+			}
+		}
+		assert.Equal(t, want, a, "the original changed with its clone")
+	}
 }

@@ -107,10 +107,7 @@ type Approval struct {
 
 // Clone returns a deep copy of a, sharing no slices with it.
 func (a Approval) Clone() Approval {
-	a.Effect = cloneBytes(a.Effect)
-	a.Card = cloneBytes(a.Card)
-	a.Evidence = cloneBytes(a.Evidence)
-	a.Result = cloneBytes(a.Result)
+	cloneBytesOf(&a.Effect, &a.Card, &a.Evidence, &a.Result)
 	a.Taint = cloneStrings(a.Taint)
 	a.Requester.Delegations = cloneStrings(a.Requester.Delegations)
 	if a.Votes != nil {
@@ -258,6 +255,26 @@ type Grant struct {
 func (g Grant) Clone() Grant {
 	g.Spec = cloneBytes(g.Spec)
 	return g
+}
+
+// cloneBytesOf points each of bs at a copy of its bytes, all copies in
+// one new array, each with its capacity capped at its length so that
+// appending to one never writes into the next. Nil stays nil, empty
+// stays empty.
+func cloneBytesOf(bs ...*[]byte) {
+	n := 0
+	for _, b := range bs {
+		n += len(*b)
+	}
+	buf := make([]byte, 0, n)
+	for _, b := range bs {
+		if *b == nil {
+			continue
+		}
+		at := len(buf)
+		buf = append(buf, *b...)
+		*b = buf[at:len(buf):len(buf)]
+	}
 }
 
 func cloneBytes(b []byte) []byte {

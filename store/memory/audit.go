@@ -33,10 +33,11 @@ func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
 		return receipt.AuditRecord{}, fmt.Errorf("audit head: %w", err)
 	}
 	defer s.mu.Unlock()
-	if len(s.audit) == 0 {
+	last := s.audit.last()
+	if last == nil {
 		return receipt.AuditRecord{}, nil
 	}
-	return cloneRecord(s.audit[len(s.audit)-1]), nil
+	return cloneRecord(*last), nil
 }
 
 // AuditRange implements [store.AuditLog].
@@ -53,10 +54,11 @@ func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditR
 	}
 	defer s.mu.Unlock()
 	// Seq n is at index n-1: the chain starts at 1 and never has gaps.
-	lo, hi := min(max(from, 1)-1, uint64(len(s.audit))), min(max(to, 1)-1, uint64(len(s.audit)))
+	n := uint64(s.audit.len())
+	lo, hi := min(max(from, 1)-1, n), min(max(to, 1)-1, n)
 	var out []receipt.AuditRecord
 	for i := lo; i < hi; i++ {
-		out = append(out, cloneRecord(s.audit[i]))
+		out = append(out, cloneRecord(*s.audit.at(int(i))))
 	}
 	return out, nil
 }
@@ -72,12 +74,53 @@ func (s *Store) auditWhere(ctx context.Context, op string, keep func(*receipt.Au
 	}
 	defer s.mu.Unlock()
 	var out []receipt.AuditRecord
-	for i := range s.audit {
-		if keep(&s.audit[i]) {
-			out = append(out, cloneRecord(s.audit[i]))
+	for i := range s.audit.len() {
+		if r := s.audit.at(i); keep(r) {
+			out = append(out, cloneRecord(*r))
 		}
 	}
 	return out, nil
+}
+
+// auditBlock is how many records a block of the audit log holds.
+const auditBlock = 1024
+
+// auditLog is the audit chain in blocks of auditBlock records: appending
+// never copies the records already kept, as growing one slice of them
+// would, again and again, as the chain grows.
+type auditLog struct {
+	blocks [][]receipt.AuditRecord // all full but the last
+	n      int
+}
+
+func (l *auditLog) len() int { return l.n }
+
+// at returns the record at index i, 0 <= i < l.len().
+func (l *auditLog) at(i int) *receipt.AuditRecord {
+	return &l.blocks[i/auditBlock][i%auditBlock]
+}
+
+// last returns the newest record, or nil when the log is empty.
+func (l *auditLog) last() *receipt.AuditRecord {
+	if l.n == 0 {
+		return nil
+	}
+	return l.at(l.n - 1)
+}
+
+func (l *auditLog) append(r receipt.AuditRecord) {
+	if l.n%auditBlock == 0 {
+		// The first block grows as a slice does, so a small log stays
+		// small; later ones are allocated whole.
+		c := auditBlock
+		if l.n == 0 {
+			c = 0
+		}
+		l.blocks = append(l.blocks, make([]receipt.AuditRecord, 0, c))
+	}
+	b := &l.blocks[len(l.blocks)-1]
+	*b = append(*b, r)
+	l.n++
 }
 
 func cloneRecord(r receipt.AuditRecord) receipt.AuditRecord {

@@ -52,8 +52,11 @@ type Store struct {
 	invites   map[[32]byte]*store.Invite
 	windows   map[string][]window
 	streaks   map[string]store.Streak
-	audit     []receipt.AuditRecord
+	audit     auditLog
 	grants    map[string]*store.Grant
+	// chained holds the records [Store.chain] makes until [Store.commit]
+	// copies them into the log; reused, under mu, by every transaction.
+	chained []receipt.AuditRecord
 }
 
 var _ store.Store = (*Store)(nil)
@@ -121,13 +124,18 @@ func (s *Store) lock(ctx context.Context) error {
 // head, without appending them: the caller appends them with [Store.commit]
 // after every check passed, so a refused record leaves nothing behind. A
 // nil note makes no record.
+//
+// The records it returns are valid until the next call, which reuses
+// their array: the caller commits or drops them before releasing s.mu.
 func (s *Store) chain(notes ...func() (receipt.AuditRecord, bool)) ([]receipt.AuditRecord, error) {
 	var head receipt.AuditRecord
-	if n := len(s.audit); n > 0 {
-		head = s.audit[n-1]
+	if last := s.audit.last(); last != nil {
+		head = *last
 	}
 	now := s.clock()
-	var out []receipt.AuditRecord
+	clear(s.chained) // drop what the last transaction's records referenced
+	out := s.chained[:0]
+	defer func() { s.chained = out }()
 	for _, note := range notes {
 		rec, ok := note()
 		if !ok {
@@ -143,7 +151,8 @@ func (s *Store) chain(notes ...func() (receipt.AuditRecord, bool)) ([]receipt.Au
 	return out, nil
 }
 
-// noted adapts a store.Note for [Store.chain].
+// noted adapts a store.Note for [Store.chain]. The note gets its own copy
+// of a, so that nothing it does to it reaches the store or the caller.
 func noted(note store.Note, a store.Approval, merged bool) func() (receipt.AuditRecord, bool) {
 	return func() (receipt.AuditRecord, bool) {
 		if note == nil {
@@ -153,9 +162,23 @@ func noted(note store.Note, a store.Approval, merged bool) func() (receipt.Audit
 	}
 }
 
+// notedShared is noted without the copy, for an a whose slices are the
+// caller's own, never the store's: what the note does to them can reach
+// only the caller that passed both.
+func notedShared(note store.Note, a store.Approval, merged bool) func() (receipt.AuditRecord, bool) {
+	return func() (receipt.AuditRecord, bool) {
+		if note == nil {
+			return receipt.AuditRecord{}, false
+		}
+		return note(a, merged), true
+	}
+}
+
 // commit appends records chained by [Store.chain].
 func (s *Store) commit(records []receipt.AuditRecord) {
-	s.audit = append(s.audit, records...)
+	for _, r := range records {
+		s.audit.append(r)
+	}
 }
 
 // skew refuses at when it is off the store's clock by more than
@@ -188,6 +211,10 @@ var byCreatedAt = byTime(func(a *store.Approval) time.Time { return a.CreatedAt 
 
 // insert adds t to byCreated, in order.
 func (s *Store) insert(t *store.Approval) {
+	if n := len(s.byCreated); n == 0 || byCreatedAt(s.byCreated[n-1], t) < 0 {
+		s.byCreated = append(s.byCreated, t) // the common case: the newest ticket
+		return
+	}
 	i, _ := slices.BinarySearchFunc(s.byCreated, t, byCreatedAt)
 	s.byCreated = slices.Insert(s.byCreated, i, t)
 }

@@ -53,7 +53,6 @@ func (s *Store) add(a store.Approval, note store.Note) (store.Approval, error) {
 	if _, ok := s.tickets[a.ID]; ok {
 		return store.Approval{}, store.ErrDuplicate
 	}
-	a = a.Clone()
 	if a.State == store.Approved {
 		if a.ResolvedAt.IsZero() {
 			a.ResolvedAt = a.CreatedAt
@@ -61,11 +60,14 @@ func (s *Store) add(a store.Approval, note store.Note) (store.Approval, error) {
 	} else {
 		a.State = store.Pending
 	}
-	recs, err := s.chain(noted(note, a, false))
+	// a is the ticket as it will be stored, its slices still the caller's:
+	// the store keeps a copy, made before the note may write to them.
+	t := new(store.Approval)
+	*t = a.Clone()
+	recs, err := s.chain(notedShared(note, a, false))
 	if err != nil {
 		return store.Approval{}, err
 	}
-	t := &a
 	s.tickets[t.ID] = t
 	s.insert(t)
 	if t.State == store.Pending {
