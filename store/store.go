@@ -116,10 +116,10 @@ type Tickets interface {
 	// Taint (same labels in the same order), Rationale, PolicyVersion and
 	// Approvers. That ticket's Merged count is incremented and it is
 	// returned with merged true. Otherwise caps are enforced, for pending
-	// tickets only, in the same transaction: when the user's session (a
-	// session id counts per user: it is the agent's own name for its run)
-	// or the user already has caps.PerSession or caps.PerUser live pending
-	// tickets, Park fails with [ErrPendingCap].
+	// tickets only, in the same transaction: when the principal's session
+	// (a session id counts per user and requesting agent: it is the agent's
+	// own name for its run) or the user already has caps.PerSession or
+	// caps.PerUser live pending tickets, Park fails with [ErrPendingCap].
 	//
 	// An empty a.ID is replaced by [NewID]; a taken one fails with
 	// [ErrDuplicate]. note is called with the stored ticket and merged and

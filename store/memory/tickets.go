@@ -31,7 +31,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 			s.commit(recs)
 			return merged, true, nil
 		}
-		if caps.PerSession > 0 && liveOf(s.bySession[a.Session], a.User, a.CreatedAt, caps.PerSession) >= caps.PerSession {
+		if caps.PerSession > 0 && liveOf(s.bySession[a.Session], a.User, a.Requester.Agent, a.CreatedAt, caps.PerSession) >= caps.PerSession {
 			return store.Approval{}, false, fmt.Errorf("park: session: %w", store.ErrPendingCap)
 		}
 		if caps.PerUser > 0 && live(s.byUser[a.User], a.CreatedAt, caps.PerUser) >= caps.PerUser {
@@ -116,12 +116,13 @@ func live(set map[string]*store.Approval, now time.Time, limit int) int {
 	return n
 }
 
-// liveOf is live over the tickets of user only: a session id is the
-// agent's own name for its run, so two users' sessions may share one.
-func liveOf(set map[string]*store.Approval, user string, now time.Time, limit int) int {
+// liveOf is live over the tickets of one principal, user and agent: a
+// session id is the agent's own name for its run, so two principals'
+// sessions may share one.
+func liveOf(set map[string]*store.Approval, user, agent string, now time.Time, limit int) int {
 	n := 0
 	for _, t := range set {
-		if t.User == user && t.ExpiresAt.After(now) {
+		if t.User == user && t.Requester.Agent == agent && t.ExpiresAt.After(now) {
 			if n++; n >= limit {
 				break
 			}

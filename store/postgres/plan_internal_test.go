@@ -64,8 +64,8 @@ func TestQueryPlans(t *testing.T) {
 		index       string
 	}{
 		{"merge", queryMerge, mergeArgs(a), `tickets_pending_\w+`},
-		{"session cap", queryCap("session"), []any{a.Session, a.CreatedAt, 5, a.User}, `tickets_pending_\w+`},
-		{"user cap", queryCap("user"), []any{a.User, a.CreatedAt, 5, a.User}, `tickets_pending_\w+`},
+		{"session cap", querySessionCap, []any{a.Session, a.CreatedAt, 5, a.User, a.Requester.Agent}, `tickets_pending_\w+`},
+		{"user cap", queryUserCap, []any{a.User, a.CreatedAt, 5}, `tickets_pending_\w+`},
 		{"lapsed leases", queryExpired, []any{a.ExpiresAt, 100}, `tickets_executing`},
 		{"list by state", `SELECT ` + ticketColumns + ` FROM tickets WHERE state = ANY($1)
 			ORDER BY created_at, id LIMIT 101`, []any{[]string{"done", "approved"}}, `tickets_list`},

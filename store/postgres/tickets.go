@@ -93,14 +93,20 @@ func parkPending(ctx context.Context, t *txn, a store.Approval, caps store.Caps)
 
 	b = &pgx.Batch{}
 	limits := []struct {
-		what, key string
-		limit     int
-	}{{"session", a.Session, caps.PerSession}, {"user", a.User, caps.PerUser}}
+		what  string
+		limit int
+		query string
+		args  []any
+	}{
+		// A session id is the agent's own name for its run: two
+		// principals' sessions may share one, so a session counts one
+		// user's tickets through one agent.
+		{"session", caps.PerSession, querySessionCap, []any{a.Session, a.CreatedAt, caps.PerSession, a.User, a.Requester.Agent}},
+		{"user", caps.PerUser, queryUserCap, []any{a.User, a.CreatedAt, caps.PerUser}},
+	}
 	for _, c := range limits {
 		if c.limit > 0 {
-			// A session id is the agent's own name for its run: two users'
-			// sessions may share one, so a session counts one user's.
-			b.Queue(queryCap(c.what), c.key, a.CreatedAt, c.limit, a.User)
+			b.Queue(c.query, c.args...)
 		}
 	}
 	// Queued with the counts, so the insert runs before they are read: a
@@ -194,16 +200,15 @@ func insertArgs(a store.Approval) []any {
 		a.Approver, a.Reason, a.Evidence, ts(a.ResolvedAt), ts(a.ShownAt), encodeVotes(a.Votes)}
 }
 
-// queryCap counts, up to $3, the pending tickets live at $2 whose session
-// or user ("session" or "user") is $1.
-func queryCap(what string) string {
-	column := "session"
-	if what == "user" {
-		column = "user_name"
-	}
-	return `SELECT count(*) FROM (SELECT 1 FROM tickets
-		WHERE ` + column + ` = $1 AND user_name = $4 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
-}
+// querySessionCap and queryUserCap count, up to the cap, the live pending
+// tickets of a principal's session and of a user.
+const (
+	querySessionCap = `SELECT count(*) FROM (SELECT 1 FROM tickets
+		WHERE session = $1 AND user_name = $4 AND requester_agent = $5 AND state = 'pending' AND expires_at > $2
+		LIMIT $3) AS live`
+	queryUserCap = `SELECT count(*) FROM (SELECT 1 FROM tickets
+		WHERE user_name = $1 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
+)
 
 // Get implements [store.Tickets].
 func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {

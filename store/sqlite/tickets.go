@@ -31,7 +31,8 @@ func queryCap(column string) string {
 // session id is the agent's own name for its run, so two users' sessions
 // may share one.
 const querySessionCap = `SELECT count(*) FROM (SELECT 1 FROM approvals
-	WHERE state = 'pending' AND session = ? AND user = ? AND expires_at > ? LIMIT ?)`
+	WHERE state = 'pending' AND session = ? AND user = ? AND json_extract(requester, '$.agent') = ?
+	AND expires_at > ? LIMIT ?)`
 
 // encodeLists returns a's requester and taint as stored: JSON, with a nil
 // list spelled as an empty one, so that equal proposals store equal text.
@@ -87,7 +88,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 		case !errors.Is(err, sql.ErrNoRows):
 			return dbErr(err)
 		}
-		if err := checkSessionCap(ctx, tx, a.Session, a.User, now, caps.PerSession); err != nil {
+		if err := checkSessionCap(ctx, tx, a.Session, a.User, a.Requester.Agent, now, caps.PerSession); err != nil {
 			return err
 		}
 		if err := checkCap(ctx, tx, "user", a.User, now, caps.PerUser); err != nil {
@@ -155,12 +156,12 @@ func checkCap(ctx context.Context, tx runner, column, value string, now int64, l
 }
 
 // checkSessionCap is checkCap for one user's tickets in a session.
-func checkSessionCap(ctx context.Context, tx runner, session, user string, now int64, limit int) error {
+func checkSessionCap(ctx context.Context, tx runner, session, user, agent string, now int64, limit int) error {
 	if limit <= 0 {
 		return nil
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, querySessionCap, session, user, now, limit).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, querySessionCap, session, user, agent, now, limit).Scan(&n); err != nil {
 		return dbErr(err)
 	}
 	if n >= limit {

@@ -311,6 +311,29 @@ func Caps(t *testing.T, newStore func(*testing.T) store.Store) {
 			assert.NoError(t, err, "another user's session of the same name has its own cap")
 		}
 	})
+	t.Run("PerSessionOfEachAgent", func(t *testing.T) {
+		// Two agents of one user that pick the same session id have a cap
+		// each: a session is a principal's, user and agent.
+		s := newStore(t)
+		caps := store.Caps{PerSession: 2}
+		of := func(agent string, n int) store.Approval {
+			a := fixture.Ticket("run-9", "erin", n)
+			a.Requester.Agent = agent
+			return a
+		}
+		for n := 1; n <= 2; n++ {
+			_, _, err := s.Park(t.Context(), of("agent:reports", n), caps, nil)
+			require.NoError(t, err)
+		}
+		_, _, err := s.Park(t.Context(), of("agent:reports", 3), caps, nil)
+		assert.ErrorIs(t, err, store.ErrPendingCap)
+		for n := 4; n <= 5; n++ {
+			_, _, err = s.Park(t.Context(), of("agent:billing", n), caps, nil)
+			assert.NoError(t, err, "another agent's session of the same name has its own cap")
+		}
+		_, _, err = s.Park(t.Context(), of("agent:billing", 6), caps, nil)
+		assert.ErrorIs(t, err, store.ErrPendingCap)
+	})
 	t.Run("PerUser", func(t *testing.T) {
 		s := newStore(t)
 		caps := store.Caps{PerUser: 2}
