@@ -219,53 +219,49 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 
 // RevokePrompt implements [gate.Desk.RevokePrompt].
 func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
-	g := d.g
-	a, err := g.Load(ctx, "revoke", id)
+	a, req, now, err := d.revocable(ctx, id)
 	if err != nil {
 		return plug.Prompt{}, err
 	}
-	if a.State != store.Approved {
-		return plug.Prompt{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
-	}
-	now, err := g.Now(ctx)
-	if err != nil {
-		return plug.Prompt{}, err
-	}
-	users, err := g.ApproversOf(ctx, a, now)
-	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("revoke: %w", err)
-	}
-	req := plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users)
-	opts, err := g.Approver.Options(ctx, req)
+	opts, err := d.g.Approver.Options(ctx, req)
 	if err != nil {
 		return plug.Prompt{}, fmt.Errorf("revoke: %w", err)
 	}
 	return plug.Prompt{Ticket: core.View(a, now), CardJSON: a.Card, DenyOptions: opts, DenyChallenge: req.Challenge,
-		Approvers: users}, nil
+		Approvers: req.Approvers}, nil
 }
 
 // Revoke implements [gate.Desk.Revoke].
 func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
+	a, req, _, err := d.revocable(ctx, id)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	v, err := d.g.verify(ctx, req, a, answer)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("revoke: %w", err)
+	}
+	return d.g.revoke(ctx, id, v.User, reason)
+}
+
+// revocable reads approved ticket id and builds its deny request, which
+// only someone who may decide the ticket now can answer.
+func (d *Desk) revocable(ctx context.Context, id stepup.TicketID) (store.Approval, plug.Request, time.Time, error) {
 	g := d.g
 	a, err := g.Load(ctx, "revoke", id)
 	if err != nil {
-		return stepup.Ticket{}, err
+		return a, plug.Request{}, time.Time{}, err
 	}
 	if a.State != store.Approved {
-		return stepup.Ticket{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
+		return a, plug.Request{}, time.Time{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
 	}
 	now, err := g.Now(ctx)
 	if err != nil {
-		return stepup.Ticket{}, err
+		return a, plug.Request{}, now, err
 	}
 	users, err := g.ApproversOf(ctx, a, now)
 	if err != nil {
-		return stepup.Ticket{}, fmt.Errorf("revoke: %w", err)
+		return a, plug.Request{}, now, fmt.Errorf("revoke: %w", err)
 	}
-	req := plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users)
-	v, err := g.verify(ctx, req, a, answer)
-	if err != nil {
-		return stepup.Ticket{}, fmt.Errorf("revoke: %w", err)
-	}
-	return g.revoke(ctx, id, v.User, reason)
+	return a, plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users), now, nil
 }
