@@ -90,28 +90,23 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 
 // List implements [gate.Admin.List].
 func (ad *Admin) List(ctx context.Context, f store.Filter) ([]plug.Entry, string, error) {
-	g := ad.g
-	page, next, err := g.St.List(ctx, f)
-	if err != nil {
-		return nil, "", core.TicketErr("list", err)
-	}
-	now, err := g.Now(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]plug.Entry, 0, len(page))
-	for _, a := range page {
-		out = append(out, entryOf(a, now))
-	}
-	return out, next, nil
+	return ad.g.list(ctx, f, func(store.Approval, time.Time) bool { return true })
 }
 
 // List implements [gate.Desk.List].
 func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plug.Entry, string, error) {
-	g := d.g
 	if err := core.CheckPerson(approver); err != nil {
 		return nil, "", fmt.Errorf("list: %w", err)
 	}
+	return d.g.list(ctx, f, func(a store.Approval, now time.Time) bool {
+		users, err := d.g.ApproversOf(ctx, a, now)
+		return err == nil && slices.Contains(users, approver)
+	})
+}
+
+// list reads one page of the tickets matching f and keeps those keep
+// takes, as entries.
+func (g *Gate) list(ctx context.Context, f store.Filter, keep func(a store.Approval, now time.Time) bool) ([]plug.Entry, string, error) {
 	page, next, err := g.St.List(ctx, f)
 	if err != nil {
 		return nil, "", core.TicketErr("list", err)
@@ -122,7 +117,7 @@ func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plu
 	}
 	out := make([]plug.Entry, 0, len(page))
 	for _, a := range page {
-		if users, err := g.ApproversOf(ctx, a, now); err == nil && slices.Contains(users, approver) {
+		if keep(a, now) {
 			out = append(out, entryOf(a, now))
 		}
 	}
