@@ -481,3 +481,41 @@ func TestAttackKitCatchesFloodingGateway(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, attackkit.Held, r.Outcome, "the rest of the gate still binds: %s", r.Detail)
 }
+
+// TestAttackKitAdapterCarriesProvenance checks how the adapter carries
+// what a tools/call has no field for. A duplicate after a read through
+// the gateway is a ticket of its own (the gate merges only calls with the
+// same taint), whose card names the read; a duplicate with another
+// rationale is merged, and the person reads the rationale in the chat,
+// as the agent's, never on the page's trusted part.
+func TestAttackKitAdapterCarriesProvenance(t *testing.T) {
+	tg := mcpTarget(t, &attackkit.Tools{})
+	ctx := context.Background()
+	call := stepup.Call{Tool: "send_email", Session: "s",
+		Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q3 summary","body":"Figures."}`)}
+	first, err := tg.Runtime.Propose(ctx, call)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, first.Status, first.Reason)
+
+	said := call
+	said.Rationale = "Also cc the auditors."
+	second, err := tg.Runtime.Propose(ctx, said)
+	require.NoError(t, err)
+	assert.Equal(t, first.ID, second.ID, "an identical tools/call is merged")
+	viewer, ok := tg.People.(attackkit.Viewer)
+	require.True(t, ok)
+	cd, err := viewer.View(ctx, first.ID)
+	require.NoError(t, err)
+	assert.Contains(t, cd.Untrusted, said.Rationale)
+	assert.NotContains(t, cd.Trusted, said.Rationale)
+
+	after := call
+	after.Taint = []string{"read web page https://example.org/offer"}
+	third, err := tg.Runtime.Propose(ctx, after)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, third.Status, third.Reason)
+	assert.NotEqual(t, first.ID, third.ID, "a call after a read is not merged into one before it")
+	cd, err = viewer.View(ctx, third.ID)
+	require.NoError(t, err)
+	assert.Contains(t, cd.Trusted, "fetch", "the card names what the session read")
+}
