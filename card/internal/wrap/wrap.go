@@ -59,7 +59,8 @@ type atom struct {
 type Writer struct {
 	b     strings.Builder
 	width int
-	cur   []atom
+	lay   layout               // the line being wrapped
+	carry []atom               // room for the atoms a break carries to the next line
 	fixed map[fixedLine]string // how lines of fixed text were wrapped
 }
 
@@ -158,80 +159,116 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			}
 		}()
 	}
-	head := strings.Repeat(" ", pad)
-	contHead := head + cont + "┆"
-	contCols := pad + displayWidth(cont) + 1
-	first := true
-	sep := ""
-	room := func() int {
-		if first {
-			return w.width - 2 - pad // lineMark is two columns
-		}
-		return w.width - 2 - contCols - len(sep)
+	l := &w.lay
+	*l = layout{w: w, pad: pad, cont: cont, first: true, cur: l.cur[:0]}
+	l.contCols = pad + displayWidth(cont) + 1
+	l.room = w.width - 2 - pad // lineMark is two columns
+	for _, p := range ps {
+		l.split(p)
 	}
-	flush := func(nextSep string) {
-		w.b.WriteString(lineMark)
-		if first {
-			w.b.WriteString(head)
-		} else {
-			w.b.WriteString(contHead)
-			w.b.WriteString(sep)
-		}
-		for _, a := range w.cur {
-			w.b.WriteString(a.s)
-		}
-		w.b.WriteByte('\n')
-		w.cur = w.cur[:0]
-		first = false
-		sep = nextSep
+	if len(l.cur) > 0 || l.first {
+		l.flush("")
 	}
-	col := 0
-	var push func(a atom)
-	push = func(a atom) {
-		if a.w > room() && utf8.RuneCountInString(a.s) > 1 {
-			// A word of the card's own wider than a line: by character.
-			for _, r := range a.s {
-				push(atom{s: string(r), w: runeWidth(r)})
-			}
+}
+
+// layout is the state of one logical line being wrapped. Its lines are
+// made of atoms, each one character or escape sequence, except that a run
+// of plain ASCII characters that fits on the line whole is one atom: it
+// holds no place to break before, so it lays out as its characters would.
+type layout struct {
+	w        *Writer
+	pad      int
+	cont     string
+	contCols int
+	first    bool
+	sep      string // what the next continuation line starts with
+	room     int    // columns the current line has for its text
+	col      int    // columns taken on the current line
+	cur      []atom
+}
+
+// flush writes the current line and starts the next, which goes on after
+// nextSep.
+func (l *layout) flush(nextSep string) {
+	b := &l.w.b
+	b.WriteString(lineMark)
+	writeSpaces(b, l.pad)
+	if !l.first {
+		b.WriteString(l.cont)
+		b.WriteString("┆")
+		b.WriteString(l.sep)
+	}
+	for _, a := range l.cur {
+		b.WriteString(a.s)
+	}
+	b.WriteByte('\n')
+	l.cur = l.cur[:0]
+	l.first = false
+	l.sep = nextSep
+	l.room = l.w.width - 2 - l.contCols - len(l.sep)
+}
+
+// push adds an atom to the current line, breaking the line before it when
+// it does not fit.
+func (l *layout) push(a atom) {
+	if a.w > l.room && utf8.RuneCountInString(a.s) > 1 {
+		// A word of the card's own wider than a line: by character.
+		for _, r := range a.s {
+			l.push(atom{s: string(r), w: runeWidth(r)})
+		}
+		return
+	}
+	if l.col+a.w > l.room && len(l.cur) > 0 {
+		if a.space {
+			l.flush(" ")
+			l.col = 0
 			return
 		}
-		if col+a.w > room() && len(w.cur) > 0 {
-			if a.space {
-				flush(" ")
-				col = 0
-				return
+		// Break at the last space of the line when that leaves the
+		// line at least a third full; else inside the word.
+		cut := -1
+		for i := len(l.cur) - 1; i > 0; i-- {
+			if l.cur[i].space {
+				cut = i
+				break
 			}
-			// Break at the last space of the line when that leaves the
-			// line at least a third full; else inside the word.
-			cut := -1
-			for i := len(w.cur) - 1; i > 0; i-- {
-				if w.cur[i].space {
-					cut = i
-					break
-				}
-			}
-			if cut > 0 && lineCols(w.cur[:cut]) >= room()/3 {
-				carry := append([]atom(nil), w.cur[cut+1:]...)
-				w.cur = w.cur[:cut]
-				flush(" ")
-				w.cur = append(w.cur, carry...)
-			} else {
-				flush("")
-			}
-			col = lineCols(w.cur)
 		}
-		w.cur = append(w.cur, a)
-		col += a.w
-		if a.brk {
-			flush("")
-			col = 0
+		if cut > 0 && lineCols(l.cur[:cut]) >= l.room/3 {
+			carry := l.w.carry[:0]
+			carry = append(carry, l.cur[cut+1:]...)
+			l.cur = l.cur[:cut]
+			l.flush(" ")
+			l.cur = append(l.cur, carry...)
+			l.w.carry = carry[:0]
+		} else {
+			l.flush("")
 		}
+		l.col = lineCols(l.cur)
 	}
-	for _, p := range ps {
-		splitAtoms(p, push)
+	l.cur = append(l.cur, a)
+	l.col += a.w
+	if a.brk {
+		l.flush("")
+		l.col = 0
 	}
-	if len(w.cur) > 0 || first {
-		flush("")
+}
+
+// pushRun adds s, plain ASCII characters of one column each, none a space
+// or a backslash: as one atom the part that fits on the line, the
+// character that does not fit alone.
+func (l *layout) pushRun(s string) {
+	for len(s) > 0 {
+		n := l.room - l.col
+		if n >= len(s) {
+			l.push(atom{s: s, w: len(s)})
+			return
+		}
+		if n > 0 {
+			l.push(atom{s: s[:n], w: n})
+			s = s[n:]
+		}
+		l.push(atom{s: s[:1], w: 1})
+		s = s[1:]
 	}
 }
 
@@ -243,16 +280,16 @@ func lineCols(as []atom) int {
 	return n
 }
 
-// splitAtoms cuts a Piece into atoms; in derived text an escape sequence
-// is one atom.
-func splitAtoms(p Piece, push func(atom)) {
+// split cuts a Piece into atoms and pushes them; in derived text an escape
+// sequence is one atom.
+func (l *layout) split(p Piece) {
 	s := p.s
 	if !p.agent {
 		// The card's own text breaks between words; a word wider than
 		// a line is split into characters by push.
 		for i := 0; i < len(s); {
 			if s[i] == ' ' {
-				push(atom{s: " ", w: 1, space: true})
+				l.push(atom{s: " ", w: 1, space: true})
 				i++
 				continue
 			}
@@ -260,20 +297,30 @@ func splitAtoms(p Piece, push func(atom)) {
 			if j < 0 {
 				j = len(s) - i
 			}
-			push(atom{s: s[i : i+j], w: displayWidth(s[i : i+j])})
+			l.push(atom{s: s[i : i+j], w: displayWidth(s[i : i+j])})
 			i += j
 		}
 		return
 	}
 	for i := 0; i < len(s); {
-		if p.agent && s[i] == '\\' && i+1 < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf && c != ' ' && c != '\\' {
+			j := i + 1
+			for j < len(s) && s[j] < utf8.RuneSelf && s[j] != ' ' && s[j] != '\\' {
+				j++
+			}
+			l.pushRun(s[i:j])
+			i = j
+			continue
+		}
+		if c == '\\' && i+1 < len(s) {
 			j := escape.End(s, i)
-			push(atom{s: s[i:j], w: j - i, brk: s[i+1] == 'n'})
+			l.push(atom{s: s[i:j], w: j - i, brk: s[i+1] == 'n'})
 			i = j
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		push(atom{s: s[i : i+size], w: runeWidth(r), space: r == ' '})
+		l.push(atom{s: s[i : i+size], w: runeWidth(r), space: r == ' '})
 		i += size
 	}
 }

@@ -1,0 +1,92 @@
+package wrap
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// genParts are the pieces generated lines are made of: plain words,
+// spaces and runs of them, escape sequences (a \n among them, and a
+// backslash at the very end), wide characters, marks and the card's own
+// line marks.
+var genParts = []string{
+	"a", "word", "example.com", "x@h1.com", "0123456789abcdefghij", "-", ":",
+	" ", "  ", "\\n", "\\u{200b}", "\\{3 spaces}", "\\\\", "\\",
+	"\u4e00", "\u3000", "\u0301", "\u00e9", "\u2d30", "\U0001d41a", "┆", "▌",
+	strings.Repeat("y", 70), strings.Repeat("\u4e00", 30),
+}
+
+// genLine builds the pieces of one logical line from r.
+func genLine(r *rand.Rand) (indent int, cont string, ps []Piece) {
+	indent = r.IntN(24)
+	if r.IntN(3) == 0 {
+		cont = "| "
+	}
+	for range 1 + r.IntN(5) {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(genParts[r.IntN(len(genParts))])
+		}
+		if r.IntN(3) == 0 {
+			ps = append(ps, Fixed(b.String()))
+		} else {
+			ps = append(ps, Derived(b.String()))
+		}
+	}
+	return indent, cont, ps
+}
+
+// sameLayout writes the lines with the writer and with the reference, one
+// line at a time, and requires the same text of each.
+func sameLayout(t *testing.T, width int, lines func(func(int, string, []Piece))) {
+	w, ref := New(width, 0), newRef(width, 0)
+	lines(func(indent int, cont string, ps []Piece) {
+		w.Line(indent, cont, ps...)
+		ref.Line(indent, cont, ps...)
+		require.Equal(t, ref.String(), w.String(), "width %d, indent %d, cont %q, pieces %q", width, indent, cont, ps)
+	})
+}
+
+// TestLineSameAsReference: on generated lines at widths from the narrowest
+// up, the writer wraps every line exactly as the atom-by-atom reference.
+func TestLineSameAsReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 400 {
+		sameLayout(t, 40+r.IntN(100), func(line func(int, string, []Piece)) {
+			for range 1 + r.IntN(8) {
+				indent, cont, ps := genLine(r)
+				line(indent, cont, ps)
+				if r.IntN(4) == 0 {
+					line(indent, cont, ps) // a fixed line wrapped again
+				}
+			}
+		})
+	}
+}
+
+// FuzzLine: whatever the text, pieces and width, the writer wraps a line
+// exactly as the atom-by-atom reference.
+//
+//	go test ./card/internal/wrap -run '^$' -fuzz FuzzLine -fuzztime 20s
+func FuzzLine(f *testing.F) {
+	f.Add("ok \\n next", "head: ", uint8(0), uint8(3), false)
+	f.Add(strings.Repeat("abc ", 40), strings.Repeat("x", 90), uint8(40), uint8(0), true)
+	f.Add(strings.Repeat("\u4e00a\\u{200b}", 30), "(!) ", uint8(10), uint8(20), false)
+	f.Fuzz(func(t *testing.T, derived, fixed string, width, indent uint8, cont bool) {
+		if len(derived)+len(fixed) > 1<<12 {
+			return
+		}
+		c := ""
+		if cont {
+			c = "| "
+		}
+		sameLayout(t, 40+int(width), func(line func(int, string, []Piece)) {
+			line(int(indent%40), c, []Piece{Fixed(fixed), Derived(derived)})
+			line(int(indent%40), c, []Piece{Derived(derived)})
+			line(int(indent%40), c, []Piece{Fixed(fixed)})
+		})
+	})
+}
