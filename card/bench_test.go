@@ -155,7 +155,8 @@ func worstCaseArgs(size int) map[string]string {
 // baseline, in the same run, is canon's own canonicalization of the same
 // effect. "render" is [card.RenderSealed] of the sealed effect, what the
 // gate hands the renderer; "render-effect" is [card.Render] of the effect
-// as written, which seals it first (canonicalization included).
+// as written, which seals it first (canonicalization included). "text"
+// and "html" build the view alone, of a card rendered before the timer.
 //
 //	go test ./card -run '^$' -bench BenchmarkRenderWorstCase -benchtime 5x
 func BenchmarkRenderWorstCase(b *testing.B) {
@@ -183,6 +184,24 @@ func BenchmarkRenderWorstCase(b *testing.B) {
 			}
 			report(b, cpuTime()-cpu, mib)
 		})
+		for _, view := range []string{"text", "html"} {
+			b.Run(name+"/"+view, func(b *testing.B) {
+				c, err := card.RenderSealed(sealed, ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				cpu := cpuTime()
+				for b.Loop() {
+					if view == "text" {
+						_ = c.Text()
+					} else {
+						_ = c.HTML()
+					}
+				}
+				report(b, cpuTime()-cpu, mib)
+			})
+		}
 		for _, view := range []string{"render", "render+text", "render+html", "render-effect"} {
 			b.Run(name+"/"+view, func(b *testing.B) {
 				cpu := cpuTime()

@@ -86,7 +86,7 @@ func (w *refWriter) Line(indent int, cont string, ps ...Piece) {
 		}
 		if fits {
 			w.b.WriteString(lineMark)
-			writeSpaces(&w.b, pad)
+			refWriteSpaces(&w.b, pad)
 			for _, p := range ps {
 				w.b.WriteString(p.s)
 			}
@@ -231,4 +231,12 @@ func refSplitAtoms(p Piece, push func(atom)) {
 		push(atom{s: s[i : i+size], w: runeWidth(r), space: r == ' '})
 		i += size
 	}
+}
+
+func refWriteSpaces(b *strings.Builder, n int) {
+	for n > len(blanks) {
+		b.WriteString(blanks)
+		n -= len(blanks)
+	}
+	b.WriteString(blanks[:n])
 }

@@ -57,7 +57,7 @@ type atom struct {
 
 // Writer writes the text view, wrapping at width columns.
 type Writer struct {
-	b     strings.Builder
+	b     buffer
 	width int
 	lay   layout               // the line being wrapped
 	carry []atom               // room for the atoms a break carries to the next line
@@ -77,7 +77,7 @@ const maxFixed = 64
 // size bytes.
 func New(width, size int) *Writer {
 	w := &Writer{width: width}
-	w.b.Grow(size)
+	w.b.cur.Grow(size)
 	return w
 }
 
@@ -86,16 +86,11 @@ func (w *Writer) Len() int { return w.b.Len() }
 
 // Again writes once more what was written from byte start to byte end,
 // for text that would be written the same way again.
-func (w *Writer) Again(start, end int) { w.b.WriteString(w.b.String()[start:end]) }
+func (w *Writer) Again(start, end int) { w.b.Again(start, end) }
 
 // String returns what was written, as a copy of its own size when the
 // writer was given much more room than it used.
-func (w *Writer) String() string {
-	if w.b.Cap() > w.b.Len()+w.b.Len()/4+4096 {
-		return strings.Clone(w.b.String())
-	}
-	return w.b.String()
-}
+func (w *Writer) String() string { return w.b.String() }
 
 // Line writes one logical line at indent (in steps of two columns),
 // wrapped. A continuation line repeats the indent, then cont (the region's
@@ -121,7 +116,7 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			if len(ps) == 1 && !ps[0].agent {
 				// Wrapped before, at this indent?
 				if out, ok := w.fixed[fixedLine{pad, cont, ps[0].s}]; ok {
-					w.b.WriteString(out)
+					w.b.writeString(out)
 					return
 				}
 			}
@@ -131,12 +126,12 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			fits = total <= w.width
 		}
 		if fits {
-			w.b.WriteString(lineMark)
+			w.b.writeString(lineMark)
 			writeSpaces(&w.b, pad)
 			for _, p := range ps {
-				w.b.WriteString(p.s)
+				w.b.writeString(p.s)
 			}
-			w.b.WriteByte('\n')
+			w.b.writeByte('\n')
 			return
 		}
 	}
@@ -146,7 +141,7 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 	if len(ps) == 1 && !ps[0].agent {
 		key = fixedLine{pad, cont, ps[0].s}
 		if out, ok := w.fixed[key]; ok {
-			w.b.WriteString(out)
+			w.b.writeString(out)
 			return
 		}
 		start := w.b.Len()
@@ -155,7 +150,7 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 				if w.fixed == nil {
 					w.fixed = map[fixedLine]string{}
 				}
-				w.fixed[key] = strings.Clone(w.b.String()[start:])
+				w.fixed[key] = w.b.Since(start)
 			}
 		}()
 	}
@@ -191,17 +186,17 @@ type layout struct {
 // nextSep.
 func (l *layout) flush(nextSep string) {
 	b := &l.w.b
-	b.WriteString(lineMark)
+	b.writeString(lineMark)
 	writeSpaces(b, l.pad)
 	if !l.first {
-		b.WriteString(l.cont)
-		b.WriteString("┆")
-		b.WriteString(l.sep)
+		b.writeString(l.cont)
+		b.writeString("┆")
+		b.writeString(l.sep)
 	}
 	for _, a := range l.cur {
-		b.WriteString(a.s)
+		b.writeString(a.s)
 	}
-	b.WriteByte('\n')
+	b.writeByte('\n')
 	l.cur = l.cur[:0]
 	l.first = false
 	l.sep = nextSep
@@ -356,10 +351,10 @@ func displayWidth(s string) int {
 
 const blanks = "                                                                "
 
-func writeSpaces(b *strings.Builder, n int) {
+func writeSpaces(b *buffer, n int) {
 	for n > len(blanks) {
-		b.WriteString(blanks)
+		b.writeString(blanks)
 		n -= len(blanks)
 	}
-	b.WriteString(blanks[:n])
+	b.writeString(blanks[:n])
 }

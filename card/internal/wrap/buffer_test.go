@@ -1,0 +1,46 @@
+package wrap
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBufferSameAsBuilder: written in pieces of all sizes, some written
+// again from ranges that span chunks, a buffer holds what one builder
+// holds, at every step.
+func TestBufferSameAsBuilder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 4 {
+		var b buffer
+		var want strings.Builder
+		if round%2 == 1 {
+			b.cur.Grow(100) // a first chunk far too small
+		}
+		for want.Len() < 6*minChunk {
+			switch k := r.IntN(10); {
+			case k < 6:
+				s := strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(3*minChunk/2*(r.IntN(20)/19)+200))
+				b.writeString(s)
+				want.WriteString(s)
+			case k < 7:
+				b.writeByte('\n')
+				want.WriteByte('\n')
+			case k < 9 && want.Len() > 0:
+				start := r.IntN(want.Len())
+				end := start + r.IntN(want.Len()-start+1)
+				b.Again(start, end)
+				want.WriteString(want.String()[start:end])
+			case want.Len() > 0:
+				start := r.IntN(want.Len())
+				require.Equal(t, want.String()[start:], b.Since(start))
+			}
+			require.Equal(t, want.Len(), b.Len())
+		}
+		assert.Equal(t, want.String(), b.String())
+		assert.Greater(t, len(b.done), 1, "the test wrote across chunks")
+	}
+}
