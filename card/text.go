@@ -229,11 +229,23 @@ func writeBlock(w *wrap.Writer, title string, bl block) {
 // and shares the text of its notes.
 type textView struct {
 	*wrap.Writer
-	seen  []writtenAt // by node.memo - 1: where its notes were first written
-	ps    []wrap.Piece
-	num   []byte
-	notes map[noteKey]string // "(!) " + what + what a flag or warning says
+	seen    []writtenAt // by node.memo - 1: where its notes were first written
+	ps      []wrap.Piece
+	head    [3]wrap.Piece // the head of the member or item written next
+	num     []byte
+	notes   map[noteKey]string // "(!) " + what + what a flag or warning says
+	notesAt []noteAt           // where lines of notes were first written
 }
+
+// noteAt is where the line of a note was first written, at which indent.
+type noteAt struct {
+	noteKey
+	indent, start, end int
+}
+
+// maxNotesAt is how many lines of notes a text view remembers; a card
+// has few kinds of notes, each said at few indents.
+const maxNotesAt = 32
 
 // writtenAt is where the notes of a value were written, at which indent.
 type writtenAt struct{ start, end, indent int }
@@ -264,6 +276,23 @@ func (v *textView) note(what, name string, warning bool) string {
 		v.notes[k] = s
 	}
 	return s
+}
+
+// noteLine writes the line of a note (see [textView.note]) at indent: the
+// first time by wrapping it, then by copying what was written.
+func (v *textView) noteLine(indent int, what, name string, warning bool) {
+	for i := range v.notesAt {
+		at := &v.notesAt[i]
+		if at.indent == indent && at.name == name && at.what == what && at.warning == warning {
+			v.Again(at.start, at.end)
+			return
+		}
+	}
+	start := v.Len()
+	v.Line(indent, "", wrap.Fixed(v.note(what, name, warning)))
+	if len(v.notesAt) < maxNotesAt {
+		v.notesAt = append(v.notesAt, noteAt{noteKey{what, name, warning}, indent, start, v.Len()})
+	}
 }
 
 // appendKey appends the pieces of a key or argument name to ps: bare when
@@ -316,12 +345,12 @@ func (v *textView) field(f *field) {
 	v.node(1, head, f.Name, f.NameDoms, &f.Value, tail)
 	if f.Label != nil {
 		for _, fl := range f.Label.Flags {
-			v.Line(3, "", wrap.Fixed(v.note("the label ", fl, false)))
+			v.noteLine(3, "the label ", fl, false)
 		}
 	}
 	if f.Currency != nil {
 		for _, fl := range f.Currency.Flags {
-			v.Line(3, "", wrap.Fixed(v.note("the currency ", fl, false)))
+			v.noteLine(3, "the currency ", fl, false)
 		}
 	}
 }
@@ -331,7 +360,7 @@ func (v *textView) field(f *field) {
 func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms []host.Domain, n *node, tail []wrap.Piece) {
 	keyNotes := func() {
 		for _, f := range key.Flags {
-			v.Line(indent+2, "", wrap.Fixed(v.note("the name ", f, false)))
+			v.noteLine(indent+2, "the name ", f, false)
 		}
 		for i := range keyDoms {
 			v.domain(indent+2, "in the name: ", &keyDoms[i])
@@ -349,8 +378,9 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		keyNotes()
 		for i := range n.Members {
 			mb := &n.Members[i]
-			var h [3]wrap.Piece
-			v.node(indent+2, appendKey(h[:0], mb.Key), mb.Key, mb.KeyDoms, &mb.Value, nil)
+			// The head is copied into the line before anything else
+			// is written, so one array holds each in turn.
+			v.node(indent+2, appendKey(v.head[:0], mb.Key), mb.Key, mb.KeyDoms, &mb.Value, nil)
 		}
 		return
 	case kindArray:
@@ -362,8 +392,8 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		v.Line(indent, "", append(line, wrap.Fixed(v.count("list of ", len(n.Items), "")))...)
 		keyNotes()
 		for i := range n.Items {
-			h := [1]wrap.Piece{wrap.Fixed(v.count("[", i, "]"))}
-			v.node(indent+2, h[:], escape.Shown{}, nil, &n.Items[i], nil)
+			v.head[0] = wrap.Fixed(v.count("[", i, "]"))
+			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.Items[i], nil)
 		}
 		return
 	}
@@ -398,7 +428,7 @@ func (v *textView) valueNotes(indent int, n *node) {
 		v.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
 	}
 	for _, f := range n.Flags {
-		v.Line(indent+2, "", wrap.Fixed(v.note("", f, false)))
+		v.noteLine(indent+2, "", f, false)
 	}
 	for i := range n.Domains {
 		v.domain(indent+2, "", &n.Domains[i])
@@ -406,12 +436,12 @@ func (v *textView) valueNotes(indent int, n *node) {
 }
 
 func (v *textView) domain(indent int, where string, d *host.Domain) {
-	var p [8]wrap.Piece
+	var p [10]wrap.Piece
 	ps := append(p[:0], wrap.Fixed(where), wrap.Fixed("domain "))
 	if d.ASCII != "" {
 		ps = append(ps, wrap.Fixed(d.ASCII))
 	} else {
-		ps = append(ps, quoted(d.Written))
+		ps = append(ps, wrap.Derived(`"`), wrap.Derived(d.Written.Text), wrap.Derived(`"`))
 	}
 	if d.Registrable != "" && d.Registrable != d.ASCII {
 		ps = append(ps, wrap.Fixed(", registrable domain "), wrap.Fixed(d.Registrable))
@@ -424,13 +454,13 @@ func (v *textView) domain(indent int, where string, d *host.Domain) {
 	}
 	v.Line(indent, "", ps...)
 	for _, wn := range d.Warnings {
-		s := v.note("", wn, true)
 		switch wn {
 		case host.WarnLookalike, host.WarnContainsTrusted:
-			s += ": " + d.LooksLike
+			v.Line(indent+1, "", wrap.Fixed(v.note("", wn, true)+": "+d.LooksLike))
 		case host.WarnMixedScript, host.WarnLookalikeLabel:
-			s += " (scripts: " + d.Scripts + ")"
+			v.Line(indent+1, "", wrap.Fixed(v.note("", wn, true)+" (scripts: "+d.Scripts+")"))
+		default:
+			v.noteLine(indent+1, "", wn, true)
 		}
-		v.Line(indent+1, "", wrap.Fixed(s))
 	}
 }
