@@ -106,7 +106,7 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 	if total := 2 + pad; total <= w.width {
 		fits, n := true, total
 		for _, p := range ps {
-			if p.agent && strings.Contains(p.s, `\n`) {
+			if p.agent && strings.IndexByte(p.s, '\\') >= 0 && strings.Contains(p.s, `\n`) {
 				fits = false // a \n ends a displayed line
 				break
 			}
@@ -126,12 +126,15 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			fits = total <= w.width
 		}
 		if fits {
-			w.b.writeString(lineMark)
-			writeSpaces(&w.b, pad)
+			// n counts lineMark as two columns, and each byte of the
+			// pieces: room for all of the line at once.
+			head := lineHead(pad)
+			w.b.room(n - 2 - pad + len(head) + 1)
+			w.b.cur.WriteString(head)
 			for _, p := range ps {
-				w.b.writeString(p.s)
+				w.b.cur.WriteString(p.s)
 			}
-			w.b.writeByte('\n')
+			w.b.cur.WriteByte('\n')
 			return
 		}
 	}
@@ -347,6 +350,22 @@ func displayWidth(s string) int {
 		n++
 	}
 	return n
+}
+
+// lineHeads are lineMark followed by each indent up to maxIndent.
+var lineHeads = func() (hs [maxIndent + 1]string) {
+	for i := range hs {
+		hs[i] = lineMark + blanks[:i]
+	}
+	return hs
+}()
+
+// lineHead returns lineMark followed by pad spaces.
+func lineHead(pad int) string {
+	if pad >= 0 && pad <= maxIndent {
+		return lineHeads[pad]
+	}
+	return lineMark + strings.Repeat(" ", max(pad, 0))
 }
 
 const blanks = "                                                                "
