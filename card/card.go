@@ -3,7 +3,6 @@ package card
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentstepup/asu/canon"
 )
@@ -132,16 +131,6 @@ func (c *Card) JSON() ([]byte, error) {
 
 // viewSize estimates the size of a view of c: halves times the card JSON,
 // which the text and HTML views of the largest cards reach about 3.3 and
-// 3.6 times, plus what a small card needs. Growing the view as it is
-// written would copy it many times over.
+// 3.6 times, plus what a small card needs. A view that outgrows it goes
+// on in further chunks, joined once at the end.
 func viewSize(c *Card, halves, small int) int { return len(c.canonical)*halves/2 + small }
-
-// fitted returns what b holds, as a copy of its own size when b was
-// given much more room than it used, so a small view does not hold a large
-// buffer.
-func fitted(b *strings.Builder) string {
-	if b.Cap() > b.Len()+b.Len()/4+4096 {
-		return strings.Clone(b.String())
-	}
-	return b.String()
-}

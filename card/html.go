@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentstepup/asu/card/internal/chunked"
 	"github.com/agentstepup/asu/card/internal/escape"
 )
 
@@ -17,13 +18,13 @@ import (
 
 // hw writes the HTML view.
 type hw struct {
-	b    strings.Builder
+	b    chunked.Builder
 	seen []span // see writeNodeHTML
 }
 
 func (w *hw) raw(s string)   { w.b.WriteString(s) }
 func (w *hw) esc(s string)   { writeEsc(&w.b, s) }
-func (w *hw) plain(s string) { writeHTMLText(&w.b, s) }
+func (w *hw) plain(s string) { htmlText(&w.b, s) }
 func (w *hw) quoted(s escape.Shown) {
 	w.raw(`<span class="asu-mono">"`)
 	w.esc(s.Text)
@@ -197,7 +198,7 @@ func (c *Card) html() template.HTML {
 	w.raw(`<footer class="asu-foot">fingerprint <span class="asu-mono">`)
 	w.plain(m.fingerprint())
 	w.raw("</span></footer>\n</article>")
-	return template.HTML(fitted(&w.b)) // every string escaped on the way in
+	return template.HTML(w.b.String()) // every string escaped on the way in
 }
 
 // classSlug returns the CSS class suffix of an effect class; Render admits

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentstepup/asu/card/internal/chunked"
 	"github.com/agentstepup/asu/card/internal/escape"
 	"github.com/agentstepup/asu/card/internal/host"
 )
@@ -53,15 +54,15 @@ func eachSegment(s string, f func(text string, esc bool)) {
 // for the characters, a highlighted span for each escape sequence.
 // Writing it straight into the view, rather than a nested template per
 // string, keeps the HTML view fast.
-func writeEsc(b *strings.Builder, s string) {
+func writeEsc(b *chunked.Builder, s string) {
 	b.WriteString(`<span class="asu-t">`)
 	eachSegment(s, func(text string, esc bool) {
 		if !esc {
-			writeHTMLText(b, text)
+			htmlText(b, text)
 			return
 		}
 		b.WriteString(`<span class="asu-esc">`)
-		writeHTMLText(b, text)
+		htmlText(b, text)
 		b.WriteString(`</span>`)
 		if text == `\n` {
 			b.WriteByte('\n') // the value goes on on a new line, after the visible \n
@@ -73,35 +74,57 @@ func writeEsc(b *strings.Builder, s string) {
 // htmlSpecial are the bytes template.HTMLEscapeString replaces; read only.
 var htmlSpecial = [256]bool{0: true, '"': true, '\'': true, '&': true, '<': true, '>': true}
 
-// writeHTMLText writes template.HTMLEscapeString(s) to b.
-func writeHTMLText(b *strings.Builder, s string) {
-	last := 0
+// nextHTMLSpecial returns the index in s of the first byte that
+// template.HTMLEscapeString replaces, and what it puts in its place; len(s)
+// when there is none.
+func nextHTMLSpecial(s string) (int, string) {
 	for i := 0; i < len(s); i++ {
 		if !htmlSpecial[s[i]] {
 			continue
 		}
-		var rep string
 		switch s[i] {
 		case 0:
-			rep = "\uFFFD"
+			return i, "\uFFFD"
 		case '"':
-			rep = "&#34;"
+			return i, "&#34;"
 		case '\'':
-			rep = "&#39;"
+			return i, "&#39;"
 		case '&':
-			rep = "&amp;"
+			return i, "&amp;"
 		case '<':
-			rep = "&lt;"
+			return i, "&lt;"
 		case '>':
-			rep = "&gt;"
-		default:
-			continue
+			return i, "&gt;"
 		}
-		b.WriteString(s[last:i])
-		b.WriteString(rep)
-		last = i + 1
 	}
-	b.WriteString(s[last:])
+	return len(s), ""
+}
+
+// htmlText writes template.HTMLEscapeString(s) to b.
+func htmlText(b *chunked.Builder, s string) {
+	for {
+		i, rep := nextHTMLSpecial(s)
+		b.WriteString(s[:i])
+		if i == len(s) {
+			return
+		}
+		b.WriteString(rep)
+		s = s[i+1:]
+	}
+}
+
+// writeHTMLText writes template.HTMLEscapeString(s) to b, as htmlText does
+// to the view.
+func writeHTMLText(b *strings.Builder, s string) {
+	for {
+		i, rep := nextHTMLSpecial(s)
+		b.WriteString(s[:i])
+		if i == len(s) {
+			return
+		}
+		b.WriteString(rep)
+		s = s[i+1:]
+	}
 }
 
 // regSplit splits an A-label host into the part before its registrable
@@ -113,7 +136,7 @@ func regSplit(d *host.Domain) (sub, reg string) {
 	return strings.TrimSuffix(d.ASCII, d.Registrable), d.Registrable
 }
 
-func writeKeyHTML(b *strings.Builder, k escape.Shown) {
+func writeKeyHTML(b *chunked.Builder, k escape.Shown) {
 	if isPlainKey(k.Text) {
 		writeEsc(b, k.Text)
 		return
@@ -125,22 +148,22 @@ func writeKeyHTML(b *strings.Builder, k escape.Shown) {
 
 // writeFlagsHTML lists a string's flags; what names the string when it is
 // not the value just shown ("the tool name ").
-func writeFlagsHTML(b *strings.Builder, what string, flags []string) {
+func writeFlagsHTML(b *chunked.Builder, what string, flags []string) {
 	if len(flags) == 0 {
 		return
 	}
 	b.WriteString(`<ul class="asu-flags">`)
 	for _, f := range flags {
 		b.WriteString("<li>")
-		writeHTMLText(b, what)
-		writeHTMLText(b, escape.FlagText(f))
+		htmlText(b, what)
+		htmlText(b, escape.FlagText(f))
 		b.WriteString("</li>")
 	}
 	b.WriteString("</ul>")
 }
 
 // writeKeyNotesHTML lists what was found in a key or argument name.
-func writeKeyNotesHTML(b *strings.Builder, k escape.Shown, doms []host.Domain) {
+func writeKeyNotesHTML(b *chunked.Builder, k escape.Shown, doms []host.Domain) {
 	writeFlagsHTML(b, "the name ", k.Flags)
 	for i := range doms {
 		writeDomainHTML(b, "in the name: ", &doms[i])
@@ -150,7 +173,7 @@ func writeKeyNotesHTML(b *strings.Builder, k escape.Shown, doms []host.Domain) {
 // writeNodeHTML writes a node. seen[k] is where the node with memo k+1
 // was first written (a zero span until then): its copies are the same
 // HTML, copied from there.
-func writeNodeHTML(b *strings.Builder, n *node, seen []span) {
+func writeNodeHTML(b *chunked.Builder, n *node, seen []span) {
 	if n.memo <= 0 || int(n.memo) > len(seen) {
 		writeNodeBodyHTML(b, n, seen)
 		return
@@ -158,7 +181,7 @@ func writeNodeHTML(b *strings.Builder, n *node, seen []span) {
 	sp := &seen[n.memo-1]
 	if sp.end > 0 {
 		// Written bytes never change: the copy reads them in place.
-		b.WriteString(b.String()[sp.start:sp.end])
+		b.Again(sp.start, sp.end)
 		return
 	}
 	start := b.Len()
@@ -166,7 +189,7 @@ func writeNodeHTML(b *strings.Builder, n *node, seen []span) {
 	*sp = span{start, b.Len()}
 }
 
-func writeNodeBodyHTML(b *strings.Builder, n *node, seen []span) {
+func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
 	switch n.Kind {
 	case kindObject:
 		if len(n.Members) == 0 {
@@ -228,12 +251,12 @@ func writeNodeBodyHTML(b *strings.Builder, n *node, seen []span) {
 		b.WriteString(`<span class="asu-val asu-`)
 		b.WriteString(kind)
 		b.WriteString(`">`)
-		writeHTMLText(b, n.Text)
+		htmlText(b, n.Text)
 		b.WriteString(`</span>`)
 	}
 }
 
-func writeDomainHTML(b *strings.Builder, where string, d *host.Domain) {
+func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 	b.WriteString(`<div class="asu-domain`)
 	if d.Trusted {
 		b.WriteString(` asu-trusted`)
@@ -242,12 +265,12 @@ func writeDomainHTML(b *strings.Builder, where string, d *host.Domain) {
 		b.WriteString(` asu-warned`)
 	}
 	b.WriteString(`"><span class="asu-dlabel">`)
-	writeHTMLText(b, where)
+	htmlText(b, where)
 	b.WriteString(`domain</span> <span class="asu-host">`)
 	sub, reg := regSplit(d)
-	writeHTMLText(b, sub)
+	htmlText(b, sub)
 	b.WriteString(`<strong>`)
-	writeHTMLText(b, reg)
+	htmlText(b, reg)
 	b.WriteString(`</strong></span>`)
 	if d.Unicode != "" {
 		b.WriteString(` <span class="asu-dnote">shown as <span class="asu-mono">`)
@@ -266,15 +289,15 @@ func writeDomainHTML(b *strings.Builder, where string, d *host.Domain) {
 		b.WriteString(`<ul class="asu-flags">`)
 		for _, w := range d.Warnings {
 			b.WriteString(`<li>`)
-			writeHTMLText(b, host.WarnText(w))
+			htmlText(b, host.WarnText(w))
 			switch w {
 			case host.WarnLookalike, host.WarnContainsTrusted:
 				b.WriteString(`: <strong class="asu-mono">`)
-				writeHTMLText(b, d.LooksLike)
+				htmlText(b, d.LooksLike)
 				b.WriteString(`</strong>`)
 			case host.WarnMixedScript, host.WarnLookalikeLabel:
 				b.WriteString(` (scripts: `)
-				writeHTMLText(b, d.Scripts)
+				htmlText(b, d.Scripts)
 				b.WriteString(`)`)
 			}
 			b.WriteString(`</li>`)
@@ -285,7 +308,7 @@ func writeDomainHTML(b *strings.Builder, where string, d *host.Domain) {
 }
 
 // writeInt writes n in decimal.
-func writeInt(b *strings.Builder, n int) {
+func writeInt(b *chunked.Builder, n int) {
 	var buf [20]byte
 	b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
 }

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentstepup/asu/card/internal/chunked"
 	"github.com/agentstepup/asu/card/internal/escape"
 	"golang.org/x/text/width"
 )
@@ -57,7 +58,7 @@ type atom struct {
 
 // Writer writes the text view, wrapping at width columns.
 type Writer struct {
-	b     buffer
+	b     chunked.Builder
 	width int
 	lay   layout               // the line being wrapped
 	carry []atom               // room for the atoms a break carries to the next line
@@ -77,7 +78,7 @@ const maxFixed = 64
 // size bytes.
 func New(width, size int) *Writer {
 	w := &Writer{width: width}
-	w.b.cur.Grow(size)
+	w.b.Grow(size)
 	return w
 }
 
@@ -116,7 +117,7 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			if len(ps) == 1 && !ps[0].agent {
 				// Wrapped before, at this indent?
 				if out, ok := w.fixed[fixedLine{pad, cont, ps[0].s}]; ok {
-					w.b.writeString(out)
+					w.b.WriteString(out)
 					return
 				}
 			}
@@ -129,12 +130,12 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			// n counts lineMark as two columns, and each byte of the
 			// pieces: room for all of the line at once.
 			head := lineHead(pad)
-			w.b.room(n - 2 - pad + len(head) + 1)
-			w.b.cur.WriteString(head)
+			w.b.Grow(n - 2 - pad + len(head) + 1)
+			w.b.WriteString(head)
 			for _, p := range ps {
-				w.b.cur.WriteString(p.s)
+				w.b.WriteString(p.s)
 			}
-			w.b.cur.WriteByte('\n')
+			w.b.WriteByte('\n')
 			return
 		}
 	}
@@ -144,7 +145,7 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 	if len(ps) == 1 && !ps[0].agent {
 		key = fixedLine{pad, cont, ps[0].s}
 		if out, ok := w.fixed[key]; ok {
-			w.b.writeString(out)
+			w.b.WriteString(out)
 			return
 		}
 		start := w.b.Len()
@@ -189,17 +190,17 @@ type layout struct {
 // nextSep.
 func (l *layout) flush(nextSep string) {
 	b := &l.w.b
-	b.writeString(lineMark)
+	b.WriteString(lineMark)
 	writeSpaces(b, l.pad)
 	if !l.first {
-		b.writeString(l.cont)
-		b.writeString("┆")
-		b.writeString(l.sep)
+		b.WriteString(l.cont)
+		b.WriteString("┆")
+		b.WriteString(l.sep)
 	}
 	for _, a := range l.cur {
-		b.writeString(a.s)
+		b.WriteString(a.s)
 	}
-	b.writeByte('\n')
+	b.WriteByte('\n')
 	l.cur = l.cur[:0]
 	l.first = false
 	l.sep = nextSep
@@ -370,10 +371,10 @@ func lineHead(pad int) string {
 
 const blanks = "                                                                "
 
-func writeSpaces(b *buffer, n int) {
+func writeSpaces(b *chunked.Builder, n int) {
 	for n > len(blanks) {
-		b.writeString(blanks)
+		b.WriteString(blanks)
 		n -= len(blanks)
 	}
-	b.writeString(blanks[:n])
+	b.WriteString(blanks[:n])
 }

@@ -1,25 +1,30 @@
-package wrap
+// Package chunked builds a large string in chunks that are filled and
+// never moved, so text much larger than first thought is copied once, when
+// it is joined, rather than each time a single buffer outgrows its room.
+package chunked
 
 import "strings"
 
 // minChunk is the least room a buffer takes at a time.
 const minChunk = 64 << 10
 
-// buffer holds the text written so far in chunks that are filled and never
-// moved, so a view much larger than first thought is copied once, when it
-// is joined, rather than each time a single buffer outgrows its room.
-type buffer struct {
+// Builder holds the text written so far in chunks. The zero value is
+// ready to use.
+type Builder struct {
 	done    []string // chunks filled, in order
 	doneLen int      // their length in bytes
 	cur     strings.Builder
 }
 
 // Len returns the number of bytes written.
-func (b *buffer) Len() int { return b.doneLen + b.cur.Len() }
+func (b *Builder) Len() int { return b.doneLen + b.cur.Len() }
+
+// Grow makes sure the current chunk has room for n more bytes.
+func (b *Builder) Grow(n int) { b.room(n) }
 
 // room makes sure the current chunk has room for n more bytes, starting a
 // new one if not: at least as large as all written so far.
-func (b *buffer) room(n int) {
+func (b *Builder) room(n int) {
 	if b.cur.Cap()-b.cur.Len() >= n {
 		return
 	}
@@ -31,21 +36,33 @@ func (b *buffer) room(n int) {
 	b.cur.Grow(max(n, b.Len(), minChunk))
 }
 
-// writeString appends s.
-func (b *buffer) writeString(s string) {
-	b.room(len(s))
+// WriteString appends s.
+func (b *Builder) WriteString(s string) {
+	if b.cur.Cap()-b.cur.Len() < len(s) {
+		b.room(len(s))
+	}
 	b.cur.WriteString(s)
 }
 
-// writeByte appends c.
-func (b *buffer) writeByte(c byte) {
-	b.room(1)
-	b.cur.WriteByte(c)
+// WriteByte appends c; its error is always nil.
+func (b *Builder) WriteByte(c byte) error {
+	if b.cur.Cap() == b.cur.Len() {
+		b.room(1)
+	}
+	return b.cur.WriteByte(c)
+}
+
+// Write appends p; it always writes all of p.
+func (b *Builder) Write(p []byte) (int, error) {
+	if b.cur.Cap()-b.cur.Len() < len(p) {
+		b.room(len(p))
+	}
+	return b.cur.Write(p)
 }
 
 // rangeOf calls f with the written text from byte start to byte end, in
 // the parts the chunks hold it in. The parts stay valid as more is written.
-func (b *buffer) rangeOf(start, end int, f func(string)) {
+func (b *Builder) rangeOf(start, end int, f func(string)) {
 	off := 0
 	for _, c := range append(b.done[:len(b.done):len(b.done)], b.cur.String()) {
 		lo, hi := max(start-off, 0), min(end-off, len(c))
@@ -60,13 +77,13 @@ func (b *buffer) rangeOf(start, end int, f func(string)) {
 }
 
 // Again appends once more the written text from byte start to byte end.
-func (b *buffer) Again(start, end int) {
+func (b *Builder) Again(start, end int) {
 	b.room(end - start)
 	b.rangeOf(start, end, func(s string) { b.cur.WriteString(s) })
 }
 
 // Since returns a copy of the text written from byte start on.
-func (b *buffer) Since(start int) string {
+func (b *Builder) Since(start int) string {
 	var s strings.Builder
 	s.Grow(b.Len() - start)
 	b.rangeOf(start, b.Len(), func(p string) { s.WriteString(p) })
@@ -76,7 +93,7 @@ func (b *buffer) Since(start int) string {
 // String returns all that was written: the one chunk as it is, or as a
 // copy of its own size when it was given much more room than it used; the
 // chunks joined when there are several.
-func (b *buffer) String() string {
+func (b *Builder) String() string {
 	if len(b.done) == 0 {
 		if b.cur.Cap() > b.cur.Len()+b.cur.Len()/4+4096 {
 			return strings.Clone(b.cur.String())

@@ -1,4 +1,4 @@
-package wrap
+package chunked
 
 import (
 	"math/rand/v2"
@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestBufferSameAsBuilder: written in pieces of all sizes, some written
-// again from ranges that span chunks, a buffer holds what one builder
+// TestSameAsOneBuilder: written in pieces of all sizes, some written
+// again from ranges that span chunks, a chunked builder holds what one builder
 // holds, at every step.
-func TestBufferSameAsBuilder(t *testing.T) {
+func TestSameAsOneBuilder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 4 {
-		var b buffer
+		var b Builder
 		var want strings.Builder
 		if round%2 == 1 {
 			b.cur.Grow(100) // a first chunk far too small
@@ -24,10 +24,10 @@ func TestBufferSameAsBuilder(t *testing.T) {
 			switch k := r.IntN(10); {
 			case k < 6:
 				s := strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(3*minChunk/2*(r.IntN(20)/19)+200))
-				b.writeString(s)
+				b.WriteString(s)
 				want.WriteString(s)
 			case k < 7:
-				b.writeByte('\n')
+				b.WriteByte('\n')
 				want.WriteByte('\n')
 			case k < 9 && want.Len() > 0:
 				start := r.IntN(want.Len())
