@@ -127,6 +127,44 @@ func writeHTMLText(b *strings.Builder, s string) {
 	}
 }
 
+// escapedNotes holds what a flag and a domain's warning say, escaped for
+// HTML, by name: each written many times on a large card. Read only.
+var escapedNotes = func() (m [2]map[string]string) {
+	m[0], m[1] = map[string]string{}, map[string]string{}
+	for _, f := range []string{
+		escape.FlagControl, escape.FlagLines, escape.FlagInvisible, escape.FlagBidi, escape.FlagSpace,
+		escape.FlagSpaceRun, escape.FlagNotNFC, escape.FlagCombining, escape.FlagCompat, escape.FlagLookalike,
+		escape.FlagMixedScript, escape.FlagDrawing, escape.FlagLeadingSpace, escape.FlagTrailingSpace,
+		escape.FlagPrivate, escape.FlagEmpty, escape.FlagRTL, escape.FlagNotOneHost,
+	} {
+		m[0][f] = template.HTMLEscapeString(escape.FlagText(f))
+	}
+	for _, w := range []string{
+		host.WarnMixedScript, host.WarnLookalikeLabel, host.WarnLookalike, host.WarnContainsTrusted,
+		host.WarnNoRegistrable, host.WarnUnlistedSuffix, host.WarnIP, host.WarnInvalid, host.WarnHiddenNonASCII,
+		host.WarnDecoy, host.WarnMentioned, host.WarnMore, host.WarnUnanalysed,
+	} {
+		m[1][w] = template.HTMLEscapeString(host.WarnText(w))
+	}
+	return m
+}()
+
+// flagHTML returns template.HTMLEscapeString(escape.FlagText(f)).
+func flagHTML(f string) string {
+	if s, ok := escapedNotes[0][f]; ok {
+		return s
+	}
+	return template.HTMLEscapeString(escape.FlagText(f))
+}
+
+// warnHTML returns template.HTMLEscapeString(host.WarnText(w)).
+func warnHTML(w string) string {
+	if s, ok := escapedNotes[1][w]; ok {
+		return s
+	}
+	return template.HTMLEscapeString(host.WarnText(w))
+}
+
 // regSplit splits an A-label host into the part before its registrable
 // domain and the registrable domain, which the view emphasises.
 func regSplit(d *host.Domain) (sub, reg string) {
@@ -156,7 +194,7 @@ func writeFlagsHTML(b *chunked.Builder, what string, flags []string) {
 	for _, f := range flags {
 		b.WriteString("<li>")
 		htmlText(b, what)
-		htmlText(b, escape.FlagText(f))
+		b.WriteString(flagHTML(f))
 		b.WriteString("</li>")
 	}
 	b.WriteString("</ul>")
@@ -289,7 +327,7 @@ func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 		b.WriteString(`<ul class="asu-flags">`)
 		for _, w := range d.Warnings {
 			b.WriteString(`<li>`)
-			htmlText(b, host.WarnText(w))
+			b.WriteString(warnHTML(w))
 			switch w {
 			case host.WarnLookalike, host.WarnContainsTrusted:
 				b.WriteString(`: <strong class="asu-mono">`)
