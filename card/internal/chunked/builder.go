@@ -3,68 +3,88 @@
 // it is joined, rather than each time a single buffer outgrows its room.
 package chunked
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // minChunk is the least room a buffer takes at a time.
 const minChunk = 64 << 10
 
 // Builder holds the text written so far in chunks. The zero value is
 // ready to use.
+//
+// Bytes once written are never written again: a chunk is only ever
+// written past its end so far, so the strings [Builder.String] and
+// the chunks already filled read it in place, as [strings.Builder] does.
+// A write copies into the chunk and moves an index, storing no pointer.
 type Builder struct {
 	done    []string // chunks filled, in order
 	doneLen int      // their length in bytes
-	cur     strings.Builder
+	buf     []byte   // the current chunk, written up to n
+	n       int
 }
 
 // Len returns the number of bytes written.
-func (b *Builder) Len() int { return b.doneLen + b.cur.Len() }
+func (b *Builder) Len() int { return b.doneLen + b.n }
 
 // Grow makes sure the current chunk has room for n more bytes.
 func (b *Builder) Grow(n int) { b.room(n) }
 
+// written returns what the current chunk holds, in place.
+func (b *Builder) written() string {
+	if b.n == 0 {
+		return ""
+	}
+	return unsafe.String(&b.buf[0], b.n)
+}
+
 // room makes sure the current chunk has room for n more bytes, starting a
 // new one if not: at least as large as all written so far.
 func (b *Builder) room(n int) {
-	if b.cur.Cap()-b.cur.Len() >= n {
+	if len(b.buf)-b.n >= n {
 		return
 	}
-	if b.cur.Len() > 0 {
-		b.done = append(b.done, b.cur.String())
-		b.doneLen += b.cur.Len()
+	if b.n > 0 {
+		b.done = append(b.done, b.written())
+		b.doneLen += b.n
 	}
-	b.cur = strings.Builder{}
-	b.cur.Grow(max(n, b.Len(), minChunk))
+	b.buf = make([]byte, max(n, b.Len(), minChunk))
+	b.n = 0
 }
 
 // WriteString appends s.
 func (b *Builder) WriteString(s string) {
-	if b.cur.Cap()-b.cur.Len() < len(s) {
+	if len(b.buf)-b.n < len(s) {
 		b.room(len(s))
 	}
-	b.cur.WriteString(s)
+	b.n += copy(b.buf[b.n:], s)
 }
 
 // WriteByte appends c; its error is always nil.
 func (b *Builder) WriteByte(c byte) error {
-	if b.cur.Cap() == b.cur.Len() {
+	if len(b.buf) == b.n {
 		b.room(1)
 	}
-	return b.cur.WriteByte(c)
+	b.buf[b.n] = c
+	b.n++
+	return nil
 }
 
 // Write appends p; it always writes all of p.
 func (b *Builder) Write(p []byte) (int, error) {
-	if b.cur.Cap()-b.cur.Len() < len(p) {
+	if len(b.buf)-b.n < len(p) {
 		b.room(len(p))
 	}
-	return b.cur.Write(p)
+	b.n += copy(b.buf[b.n:], p)
+	return len(p), nil
 }
 
 // rangeOf calls f with the written text from byte start to byte end, in
 // the parts the chunks hold it in. The parts stay valid as more is written.
 func (b *Builder) rangeOf(start, end int, f func(string)) {
 	off := 0
-	for _, c := range append(b.done[:len(b.done):len(b.done)], b.cur.String()) {
+	for _, c := range append(b.done[:len(b.done):len(b.done)], b.written()) {
 		lo, hi := max(start-off, 0), min(end-off, len(c))
 		if lo < hi {
 			f(c[lo:hi])
@@ -79,7 +99,7 @@ func (b *Builder) rangeOf(start, end int, f func(string)) {
 // Again appends once more the written text from byte start to byte end.
 func (b *Builder) Again(start, end int) {
 	b.room(end - start)
-	b.rangeOf(start, end, func(s string) { b.cur.WriteString(s) })
+	b.rangeOf(start, end, func(s string) { b.n += copy(b.buf[b.n:], s) })
 }
 
 // Since returns a copy of the text written from byte start on.
@@ -95,10 +115,10 @@ func (b *Builder) Since(start int) string {
 // chunks joined when there are several.
 func (b *Builder) String() string {
 	if len(b.done) == 0 {
-		if b.cur.Cap() > b.cur.Len()+b.cur.Len()/4+4096 {
-			return strings.Clone(b.cur.String())
+		if len(b.buf) > b.n+b.n/4+4096 {
+			return strings.Clone(b.written())
 		}
-		return b.cur.String()
+		return b.written()
 	}
 	return b.Since(0)
 }

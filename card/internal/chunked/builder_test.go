@@ -18,7 +18,7 @@ func TestSameAsOneBuilder(t *testing.T) {
 		var b Builder
 		var want strings.Builder
 		if round%2 == 1 {
-			b.cur.Grow(100) // a first chunk far too small
+			b.Grow(100) // a first chunk far too small
 		}
 		for want.Len() < 6*minChunk {
 			switch k := r.IntN(10); {
