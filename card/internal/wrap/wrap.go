@@ -172,8 +172,9 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 
 // layout is the state of one logical line being wrapped. Its lines are
 // made of atoms, each one character or escape sequence, except that a run
-// of plain ASCII characters that fits on the line whole is one atom: it
-// holds no place to break before, so it lays out as its characters would.
+// of characters other than spaces and escapes that fits on the line whole
+// is one atom: it holds no place to break before, so it lays out as its
+// characters would.
 type layout struct {
 	w        *Writer
 	pad      int
@@ -252,22 +253,36 @@ func (l *layout) push(a atom) {
 	}
 }
 
-// pushRun adds s, plain ASCII characters of one column each, none a space
-// or a backslash: as one atom the part that fits on the line, the
-// character that does not fit alone.
-func (l *layout) pushRun(s string) {
+// pushWord adds s, text with no space and no backslash: as one atom each
+// longest part that fits on the line, the character after it alone (to
+// break the line before it). Pushed a character at a time, each would go
+// on the line the same way, with no break inside the part.
+func (l *layout) pushWord(s string) {
 	for len(s) > 0 {
-		n := l.room - l.col
-		if n >= len(s) {
-			l.push(atom{s: s, w: len(s)})
+		cols, i := 0, 0
+		for i < len(s) {
+			w, size := 1, 1
+			if s[i] >= utf8.RuneSelf {
+				var r rune
+				r, size = utf8.DecodeRuneInString(s[i:])
+				w = runeWidth(r)
+			}
+			if l.col+cols+w > l.room {
+				break
+			}
+			cols += w
+			i += size
+		}
+		if i > 0 {
+			l.push(atom{s: s[:i], w: cols})
+			s = s[i:]
+		}
+		if len(s) == 0 {
 			return
 		}
-		if n > 0 {
-			l.push(atom{s: s[:n], w: n})
-			s = s[n:]
-		}
-		l.push(atom{s: s[:1], w: 1})
-		s = s[1:]
+		r, size := utf8.DecodeRuneInString(s)
+		l.push(atom{s: s[:size], w: runeWidth(r)})
+		s = s[size:]
 	}
 }
 
@@ -303,12 +318,12 @@ func (l *layout) split(p Piece) {
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf && c != ' ' && c != '\\' {
+		if c != ' ' && c != '\\' {
 			j := i + 1
-			for j < len(s) && s[j] < utf8.RuneSelf && s[j] != ' ' && s[j] != '\\' {
+			for j < len(s) && s[j] != ' ' && s[j] != '\\' {
 				j++
 			}
-			l.pushRun(s[i:j])
+			l.pushWord(s[i:j])
 			i = j
 			continue
 		}

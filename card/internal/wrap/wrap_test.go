@@ -16,7 +16,7 @@ var genParts = []string{
 	"a", "word", "example.com", "x@h1.com", "0123456789abcdefghij", "-", ":",
 	" ", "  ", "\\n", "\\u{200b}", "\\{3 spaces}", "\\\\", "\\",
 	"\u4e00", "\u3000", "\u0301", "\u00e9", "\u2d30", "\U0001d41a", "┆", "▌",
-	strings.Repeat("y", 70), strings.Repeat("\u4e00", 30),
+	strings.Repeat("y", 70), strings.Repeat("\u4e00", 30), "\xff", "\xe4\xb8", "a\u0301\u0301",
 }
 
 // genLine builds the pieces of one logical line from r.
