@@ -84,20 +84,27 @@ func (b *Builder) Write(p []byte) (int, error) {
 // the parts the chunks hold it in. The parts stay valid as more is written.
 func (b *Builder) rangeOf(start, end int, f func(string)) {
 	off := 0
-	for _, c := range append(b.done[:len(b.done):len(b.done)], b.written()) {
-		lo, hi := max(start-off, 0), min(end-off, len(c))
-		if lo < hi {
-			f(c[lo:hi])
-		}
-		off += len(c)
+	for _, c := range b.done {
 		if off >= end {
 			return
 		}
+		if lo, hi := max(start-off, 0), min(end-off, len(c)); lo < hi {
+			f(c[lo:hi])
+		}
+		off += len(c)
+	}
+	if lo, hi := max(start-off, 0), min(end-off, b.n); lo < hi {
+		f(b.written()[lo:hi])
 	}
 }
 
 // Again appends once more the written text from byte start to byte end.
 func (b *Builder) Again(start, end int) {
+	if start >= b.doneLen && len(b.buf)-b.n >= end-start {
+		// In the current chunk, with room after it: copied in place.
+		b.n += copy(b.buf[b.n:], b.buf[start-b.doneLen:end-b.doneLen])
+		return
+	}
 	b.room(end - start)
 	b.rangeOf(start, end, func(s string) { b.n += copy(b.buf[b.n:], s) })
 }
