@@ -391,8 +391,19 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		}
 		v.Line(indent, "", append(line, wrap.Fixed(v.count("list of ", len(n.Items), "")))...)
 		keyNotes()
+		// The items' heads, "[0]" on, in one string: one allocation
+		// for the list rather than one per item.
+		v.num = v.num[:0]
 		for i := range n.Items {
-			v.head[0] = wrap.Fixed(v.count("[", i, "]"))
+			v.num = append(v.num, '[')
+			v.num = strconv.AppendInt(v.num, int64(i), 10)
+			v.num = append(v.num, ']')
+		}
+		heads := string(v.num)
+		for i := range n.Items {
+			h := heads[:strings.IndexByte(heads, ']')+1]
+			heads = heads[len(h):]
+			v.head[0] = wrap.Fixed(h)
 			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.Items[i], nil)
 		}
 		return
