@@ -131,6 +131,6 @@ func (c *Card) JSON() ([]byte, error) {
 
 // viewSize estimates the size of a view of c: halves times the card JSON,
 // which the text and HTML views of the largest cards reach about 3.3 and
-// 3.6 times, plus what a small card needs. A large view is written in
-// chunks, joined once at the end.
+// 3.6 times, plus what a small card needs. A view that outgrows it goes
+// on in further chunks, joined once at the end.
 func viewSize(c *Card, halves, small int) int { return len(c.canonical)*halves/2 + small }

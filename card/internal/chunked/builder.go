@@ -11,11 +11,6 @@ import (
 // minChunk is the least room a buffer takes at a time.
 const minChunk = 64 << 10
 
-// maxFirst is the most room [Builder.Expect] takes at first. A new chunk
-// is zeroed memory, so room taken on an estimate that proves too large
-// costs time as well as memory; past this, chunks grow with the text.
-const maxFirst = 256 << 10
-
 // Builder holds the text written so far in chunks. The zero value is
 // ready to use.
 //
@@ -35,15 +30,6 @@ func (b *Builder) Len() int { return b.doneLen + b.n }
 
 // Grow makes sure the current chunk has room for n more bytes.
 func (b *Builder) Grow(n int) { b.room(n) }
-
-// Expect makes room for text of about n bytes in all, of at most maxFirst
-// at first: a larger text goes on in chunks as large as what came before.
-// It does nothing once text has been written.
-func (b *Builder) Expect(n int) {
-	if b.Len() == 0 && len(b.buf) == 0 {
-		b.buf = make([]byte, min(max(n, 0), maxFirst))
-	}
-}
 
 // written returns what the current chunk holds, in place.
 func (b *Builder) written() string {

@@ -44,13 +44,3 @@ func TestSameAsOneBuilder(t *testing.T) {
 		assert.Greater(t, len(b.done), 1, "the test wrote across chunks")
 	}
 }
-
-// TestExpect: a builder expecting a small text takes room for it alone,
-// and one expecting a large text takes at most maxFirst at first.
-func TestExpect(t *testing.T) {
-	var small, large Builder
-	small.Expect(100)
-	large.Expect(100 << 20)
-	assert.Len(t, small.buf, 100)
-	assert.Len(t, large.buf, maxFirst)
-}

@@ -78,7 +78,7 @@ const maxFixed = 64
 // size bytes.
 func New(width, size int) *Writer {
 	w := &Writer{width: width}
-	w.b.Expect(size)
+	w.b.Grow(size)
 	return w
 }
 
