@@ -1,8 +1,6 @@
 package card
 
 import (
-	"html/template"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,14 +11,4 @@ func TestSegments(t *testing.T) {
 	assert.Equal(t, []seg{{Text: "a"}, {Text: `\u{200B}`, Esc: true}, {Text: `b\\c\"d`}, {Text: `\n`, Esc: true}, {Text: "e"}}, got)
 	assert.Equal(t, []seg{{Text: "plain"}}, segments("plain"))
 	assert.Equal(t, []seg{{Text: "a"}, {Text: `\{3 spaces}`, Esc: true}, {Text: "b"}}, segments(`a\{3 spaces}b`))
-}
-
-// TestWriteHTMLTextIsHTMLEscapeString: the HTML view escapes exactly as
-// html/template does.
-func TestWriteHTMLTextIsHTMLEscapeString(t *testing.T) {
-	for _, s := range []string{"", "plain", `<a href="x">&'</a>`, "a\x00b", "é<ü>", "&&", "'\"", "\\u{200B}"} {
-		var b strings.Builder
-		writeHTMLText(&b, s)
-		assert.Equal(t, template.HTMLEscapeString(s), b.String(), "%q", s)
-	}
 }

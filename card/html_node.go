@@ -113,20 +113,6 @@ func htmlText(b *chunked.Builder, s string) {
 	}
 }
 
-// writeHTMLText writes template.HTMLEscapeString(s) to b, as htmlText does
-// to the view.
-func writeHTMLText(b *strings.Builder, s string) {
-	for {
-		i, rep := nextHTMLSpecial(s)
-		b.WriteString(s[:i])
-		if i == len(s) {
-			return
-		}
-		b.WriteString(rep)
-		s = s[i+1:]
-	}
-}
-
 // escapedNotes holds what a flag and a domain's warning say, escaped for
 // HTML, by name: each written many times on a large card. Read only.
 var escapedNotes = func() (m [2]map[string]string) {

@@ -26,4 +26,9 @@ func TestHTMLTextIsHTMLEscapeString(t *testing.T) {
 		htmlText(&b, s.String())
 		assert.Equal(t, template.HTMLEscapeString(s.String()), b.String(), "%q", s.String())
 	}
+	for _, s := range []string{"", "plain", `<a href="x">&'</a>`, "a\x00b", "é<ü>", "&&", "'\"", "\\u{200B}"} {
+		var b chunked.Builder
+		htmlText(&b, s)
+		assert.Equal(t, template.HTMLEscapeString(s), b.String(), "%q", s)
+	}
 }
