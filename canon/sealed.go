@@ -314,6 +314,15 @@ func (s Sealed) Tool() string {
 	return s.s.effect.Tool
 }
 
+// PolicyVersion returns the version of the policy the effect was decided
+// under, without copying the effect.
+func (s Sealed) PolicyVersion() string {
+	if s.s == nil {
+		return ""
+	}
+	return s.s.effect.PolicyVersion
+}
+
 // Principal returns a copy of the effect's principal.
 func (s Sealed) Principal() Principal {
 	if s.s == nil {

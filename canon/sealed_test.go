@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,10 @@ func TestSealIsTheCanonicalEffect(t *testing.T) {
 		assert.Equal(t, canon.KindObject, s.Args().Kind())
 		sameAsJSON(t, s.Args(), decodeJSON(t, args), "")
 		assert.Equal(t, e.Tool, s.Tool())
+		assert.Equal(t, e.PolicyVersion, s.PolicyVersion())
+		p := s.Principal()
+		assert.True(t, p.User == e.Principal.User && p.Agent == e.Principal.Agent &&
+			slices.Equal(p.Delegations, e.Principal.Delegations), "seed %d", seed)
 
 		d, err := e.Digest()
 		require.NoError(t, err)

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,28 +26,36 @@ import (
 )
 
 // BenchmarkRoundTrip measures propose then execute of an allowed call
-// (read_file) through the Client over loopback HTTP, against the same
-// round trip on the in-process gate (the baseline), on store/memory and on
-// store/sqlite (a file, synchronous commits).
+// through the Client over loopback HTTP, against the same round trip on
+// the in-process gate (the baseline), on store/memory and on store/sqlite
+// (a file, synchronous commits). The call is a small read_file; on memory
+// also a write_draft of 16 KB, where the work that grows with the call
+// weighs more than the hop's fixed cost.
 func BenchmarkRoundTrip(b *testing.B) {
-	call := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`), Task: "t-42",
+	small := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`), Task: "t-42",
 		Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}}
+	draft := small
+	draft.Tool = "write_draft"
+	draft.Args = json.RawMessage(fmt.Sprintf(`{"to":"finance@example.com","body":%q}`,
+		strings.Repeat("Quarterly numbers attached. ", 16<<10/28)))
 	stores := []struct {
-		name string
-		open func(b *testing.B) store.Store
+		name  string
+		open  func(b *testing.B) store.Store
+		calls map[string]stepup.Call
 	}{
-		{"memory", func(*testing.B) store.Store { return memory.New(nil) }},
+		{"memory", func(*testing.B) store.Store { return memory.New(nil) },
+			map[string]stepup.Call{"": small, "16KB/": draft}},
 		{"sqlite", func(b *testing.B) store.Store {
 			st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "asu.db"), nil)
 			require.NoError(b, err)
 			b.Cleanup(func() { _ = st.Close() })
 			return st
-		}},
+		}, map[string]stepup.Call{"": small}},
 	}
 	for _, s := range stores {
 		st := s.open(b)
 		gate, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("read_file", &recorder{}),
-			gate.WithDwell(0))
+			gate.WithExecutor("write_draft", &recorder{}), gate.WithDwell(0))
 		require.NoError(b, err)
 		api, err := gateway.NewAgentAPI(gate, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)
 		require.NoError(b, err)
@@ -54,22 +64,25 @@ func BenchmarkRoundTrip(b *testing.B) {
 		client, err := remote.NewClient(srv.URL, agentToken, srv.Client())
 		require.NoError(b, err)
 
-		for _, rt := range []struct {
-			name string
-			rt   stepup.Runtime
-		}{{"in-process", gate}, {"http-client", client}} {
-			b.Run(s.name+"/"+rt.name, func(b *testing.B) {
-				ctx := context.Background()
-				for b.Loop() {
-					tk, err := rt.rt.Propose(ctx, call)
-					if err != nil || tk.Status != stepup.StatusAllowed {
-						b.Fatalf("propose: %v %s", err, tk.Status)
+		for size, call := range s.calls {
+			for _, rt := range []struct {
+				name string
+				rt   stepup.Runtime
+			}{{"in-process", gate}, {"http-client", client}} {
+				b.Run(s.name+"/"+size+rt.name, func(b *testing.B) {
+					ctx := context.Background()
+					b.SetBytes(int64(len(call.Args)))
+					for b.Loop() {
+						tk, err := rt.rt.Propose(ctx, call)
+						if err != nil || tk.Status != stepup.StatusAllowed {
+							b.Fatalf("propose: %v %s", err, tk.Status)
+						}
+						if _, err := rt.rt.Execute(ctx, tk.ID); err != nil {
+							b.Fatal(err)
+						}
 					}
-					if _, err := rt.rt.Execute(ctx, tk.ID); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+				})
+			}
 		}
 	}
 }

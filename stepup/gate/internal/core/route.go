@@ -140,20 +140,27 @@ func (g *Gate) Redecide(ctx context.Context, a store.Approval) (plug.Decision, c
 	if err != nil {
 		return plug.Decision{}, canon.Sealed{}, fmt.Errorf("%w: stored effect does not parse", stepup.ErrEffectChanged)
 	}
+	d, err := g.RedecideSealed(ctx, a, s)
+	return d, s, err
+}
+
+// RedecideSealed is [Gate.Redecide] of a ticket whose stored effect is
+// already parsed, as s.
+func (g *Gate) RedecideSealed(ctx context.Context, a store.Approval, s canon.Sealed) (plug.Decision, error) {
 	if a.Tool == plug.GrantTool {
-		return GrantDecision(), s, nil
+		return GrantDecision(), nil
 	}
 	eff := s.Effect()
 	d, err := g.Policy.Decide(ctx, plug.Proposal{Tool: eff.Tool, Args: eff.Args, Parsed: s.Args(), Task: eff.Task,
 		Step: eff.Step, Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
 	switch {
 	case err != nil:
-		return plug.Decision{}, s, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
+		return plug.Decision{}, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
 	case d.PolicyVersion != eff.PolicyVersion:
-		return plug.Decision{}, s, fmt.Errorf("%w: decided under %q, the policy is now %q", stepup.ErrPolicyChanged,
+		return plug.Decision{}, fmt.Errorf("%w: decided under %q, the policy is now %q", stepup.ErrPolicyChanged,
 			eff.PolicyVersion, d.PolicyVersion)
 	case d.Verdict == plug.Deny:
-		return plug.Decision{}, s, fmt.Errorf("%w: the policy now denies the call", stepup.ErrPolicyChanged)
+		return plug.Decision{}, fmt.Errorf("%w: the policy now denies the call", stepup.ErrPolicyChanged)
 	}
-	return d, s, nil
+	return d, nil
 }

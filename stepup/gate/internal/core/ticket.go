@@ -116,29 +116,34 @@ func (g *Gate) whoMayApprove(user string, d plug.Decision) []string {
 // gate routes, authorizes and runs by are the effect's own, which the
 // digest, and with it every approval's evidence, binds. A row edited to
 // name another user or tool is refused as a changed action.
-func (g *Gate) Load(ctx context.Context, op string, id stepup.TicketID) (store.Approval, error) {
+//
+// It returns the stored effect parsed, so that what follows reads it
+// without parsing it again.
+func (g *Gate) Load(ctx context.Context, op string, id stepup.TicketID) (store.Approval, canon.Sealed, error) {
 	a, err := g.St.Get(ctx, string(id))
 	if err != nil {
-		return a, TicketErr(op, err)
+		return a, canon.Sealed{}, TicketErr(op, err)
 	}
-	if err := Consistent(a); err != nil {
-		return a, fmt.Errorf("%s: %w", op, err)
+	s, err := Consistent(a)
+	if err != nil {
+		return a, canon.Sealed{}, fmt.Errorf("%s: %w", op, err)
 	}
-	return a, nil
+	return a, s, nil
 }
 
-// Consistent reports whether ticket a's columns are its effect's.
-func Consistent(a store.Approval) error {
+// Consistent reports whether ticket a's columns are its effect's, and
+// returns the effect parsed.
+func Consistent(a store.Approval) (canon.Sealed, error) {
 	s, err := canon.ParseSealed(a.Effect)
 	if err != nil || !s.Digest().Equal(a.Digest) {
-		return fmt.Errorf("%w: the stored effect does not hash as recorded", stepup.ErrEffectChanged)
+		return canon.Sealed{}, fmt.Errorf("%w: the stored effect does not hash as recorded", stepup.ErrEffectChanged)
 	}
 	p := s.Principal()
 	if s.Tool() != a.Tool || p.User != a.User || !samePrincipal(p, a.Requester) ||
-		s.Effect().PolicyVersion != a.PolicyVersion {
-		return fmt.Errorf("%w: the stored ticket does not match its effect", stepup.ErrEffectChanged)
+		s.PolicyVersion() != a.PolicyVersion {
+		return canon.Sealed{}, fmt.Errorf("%w: the stored ticket does not match its effect", stepup.ErrEffectChanged)
 	}
-	return nil
+	return s, nil
 }
 
 func samePrincipal(x, y canon.Principal) bool {

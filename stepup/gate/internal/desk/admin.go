@@ -31,7 +31,7 @@ func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reaso
 
 // revoke moves an approved ticket to revoked with its audit row.
 func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
-	a, err := g.Load(ctx, "revoke", id)
+	a, _, err := g.Load(ctx, "revoke", id)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -243,7 +243,7 @@ func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, re
 // only someone who may decide the ticket now can answer.
 func (d *Desk) revocable(ctx context.Context, id stepup.TicketID) (store.Approval, plug.Request, time.Time, error) {
 	g := d.g
-	a, err := g.Load(ctx, "revoke", id)
+	a, _, err := g.Load(ctx, "revoke", id)
 	if err != nil {
 		return a, plug.Request{}, time.Time{}, err
 	}

@@ -65,7 +65,7 @@ func (d *Desk) Show(ctx context.Context, id stepup.TicketID) error {
 // action about it, timing it out if it expired.
 func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Action) (store.Approval, plug.Request, time.Time, error) {
 	g := d.g
-	a, err := g.Load(ctx, "approval", id)
+	a, _, err := g.Load(ctx, "approval", id)
 	if err != nil {
 		return a, plug.Request{}, time.Time{}, err
 	}
@@ -244,7 +244,7 @@ func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.
 // receipter loads ticket id, approved by people, and the approver that
 // makes its receipts.
 func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, plug.Receipter, error) {
-	a, err := d.g.Load(ctx, "receipt", id)
+	a, _, err := d.g.Load(ctx, "receipt", id)
 	if err != nil {
 		return a, nil, err
 	}

@@ -22,7 +22,7 @@ import (
 
 // Execute implements [gate.Gate.Execute].
 func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
-	a, err := g.Load(ctx, "execute", id)
+	a, s, err := g.Load(ctx, "execute", id)
 	if err != nil {
 		return stepup.Result{}, err
 	}
@@ -40,10 +40,10 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	if err := runnable(a, now); err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
 	}
-	if err := g.authorized(ctx, a, now); err != nil {
+	if err := g.authorized(ctx, a, s, now); err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
 	}
-	eff, err := g.Recheck(ctx, a)
+	eff, err := g.Recheck(ctx, a, s)
 	if err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), "action differs from what was approved")
 	}
@@ -250,9 +250,9 @@ func (g *Gate) renew(ctx context.Context, a store.Approval) error {
 // must be the one the ticket was decided under and must not deny it now,
 // and the approval's evidence must verify (the gate's MAC on its own
 // approvals, the approver's Recheck on a person's).
-func (g *Gate) authorized(ctx context.Context, a store.Approval, now time.Time) error {
+func (g *Gate) authorized(ctx context.Context, a store.Approval, s canon.Sealed, now time.Time) error {
 	if a.Tool != plug.GrantTool { // decided by the gate itself, under its own fixed version
-		if _, _, err := g.Redecide(ctx, a); err != nil {
+		if _, err := g.RedecideSealed(ctx, a, s); err != nil {
 			return err
 		}
 	}
@@ -297,22 +297,25 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 	return nil
 }
 
-// Recheck re-parses the stored effect, re-resolves its references and
-// re-hashes it: what runs must be what was approved, byte for byte and
-// content for content.
-func (g *Gate) Recheck(ctx context.Context, a store.Approval) (canon.Effect, error) {
-	s, err := g.RecheckStored(a)
-	if err != nil {
-		return canon.Effect{}, err
+// Recheck returns the effect to run of ticket a, whose stored effect s
+// hashes as a records (see [core.Consistent]), after re-resolving its
+// references: what runs must be what was approved, byte for byte and
+// content for content. A reference that resolves to other content (or
+// no longer resolves) is a changed action: with the same references the
+// effect is the one a's digest is of, so it is not hashed again.
+func (g *Gate) Recheck(ctx context.Context, a store.Approval, s canon.Sealed) (canon.Effect, error) {
+	if s.IsZero() || !s.Digest().Equal(a.Digest) {
+		return canon.Effect{}, fmt.Errorf("%w: stored effect does not hash as approved", stepup.ErrEffectChanged)
 	}
 	eff := s.Effect()
+	if len(eff.Refs) == 0 {
+		return eff, nil
+	}
 	refs, err := canon.ResolveAll(ctx, g.Resolver, eff.Refs)
 	if err != nil {
 		return canon.Effect{}, fmt.Errorf("%w: a reference no longer resolves", stepup.ErrEffectChanged)
 	}
-	eff.Refs = refs
-	d, err := eff.Digest()
-	if err != nil || !d.Equal(a.Digest) {
+	if !slices.Equal(refs, eff.Refs) {
 		return canon.Effect{}, stepup.ErrEffectChanged
 	}
 	return eff, nil
@@ -364,7 +367,8 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		// evidence verifies. The policy is not asked again: the approval
 		// was spent under it, and a run once begun is finished with the
 		// same key (at least once).
-		if err := core.Consistent(claimed); err != nil {
+		s, err := core.Consistent(claimed)
+		if err != nil {
 			errs = append(errs, g.abandon(ctx, claimed, err, "the stored ticket does not match its effect"))
 			continue
 		}
@@ -372,7 +376,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			errs = append(errs, g.abandon(ctx, claimed, err, "approval evidence does not verify"))
 			continue
 		}
-		eff, err := g.Recheck(ctx, claimed)
+		eff, err := g.Recheck(ctx, claimed, s)
 		if err != nil {
 			errs = append(errs, g.abandon(ctx, claimed, err, "action differs from what was approved"))
 			continue
@@ -466,7 +470,7 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 
 // Runnable implements [gate.Gate.Runnable].
 func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable, error) {
-	a, err := g.Load(ctx, "runnable", id)
+	a, s, err := g.Load(ctx, "runnable", id)
 	if err != nil {
 		return plug.Runnable{}, err
 	}
@@ -477,10 +481,10 @@ func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable,
 	if err := runnable(a, now); err != nil {
 		return plug.Runnable{}, fmt.Errorf("runnable: %w", err)
 	}
-	if err := g.authorized(ctx, a, now); err != nil {
+	if err := g.authorized(ctx, a, s, now); err != nil {
 		return plug.Runnable{}, fmt.Errorf("runnable: %w", err)
 	}
-	eff, err := g.Recheck(ctx, a)
+	eff, err := g.Recheck(ctx, a, s)
 	if err != nil {
 		return plug.Runnable{}, fmt.Errorf("runnable: %w", err)
 	}
