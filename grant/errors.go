@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/agentstepup/asu/store"
 )
 
 // Sentinel errors; test with errors.Is. Errors never quote argument
-// values.
+// values. A refusal that means what a store's does is that sentinel
+// itself: ErrExpired is [store.ErrExpired], which is
+// [stepup.ErrExpired], and so on.
 var (
 	// ErrInvalidGrant: a grant or its stored spec is malformed, or a
 	// record given to [Put] is.
@@ -15,14 +19,16 @@ var (
 	// ErrNotCovered: the grant does not cover the effect. The error is a
 	// [*CoverageError] naming why.
 	ErrNotCovered = errors.New("grant: effect not covered")
-	// ErrExpired: the grant's expiry has passed.
-	ErrExpired = errors.New("grant: expired")
-	// ErrUsedUp: the grant has no uses left (a plan's step was used).
-	ErrUsedUp = errors.New("grant: no uses left")
-	// ErrRevoked means the grant was revoked; it covers nothing.
-	ErrRevoked = errors.New("grant: revoked")
-	// ErrNotFound: no grant has the id.
-	ErrNotFound = errors.New("grant: not found")
+	// ErrExpired is [store.ErrExpired]: the grant's expiry has passed.
+	ErrExpired = store.ErrExpired
+	// ErrUsedUp is [store.ErrGrantUsedUp]: the grant has no uses left (a
+	// plan's step was used).
+	ErrUsedUp = store.ErrGrantUsedUp
+	// ErrRevoked is [store.ErrRevoked]: the grant was revoked; it covers
+	// nothing.
+	ErrRevoked = store.ErrRevoked
+	// ErrNotFound is [store.ErrNotFound]: no grant has the id.
+	ErrNotFound = store.ErrNotFound
 	// ErrUnavailable: the store failed; the use is refused.
 	ErrUnavailable = errors.New("grant: store unavailable")
 )

@@ -34,4 +34,9 @@
 // [ErrNoExecutor]: safe to propose again), already run or running
 // ([ErrConsumed]), ran and failed ([ErrExecutorFailed]), or may have run
 // ([ErrOutcomeUnknown]: do not blind-retry; Wait for the final status).
+//
+// There is one sentinel per meaning in the module: a store's, a grant's
+// or an approver's refusal that means what one of these means is this
+// sentinel itself (store.ErrNotFound is [ErrNotFound]), so errors.Is
+// holds whichever name a caller tests.
 package stepup

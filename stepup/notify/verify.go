@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/agentstepup/asu/canon"
 )
 
 // Errors of [Verify] and [ReplayGuard.Verify]; test with errors.Is. A
@@ -27,8 +29,9 @@ var (
 	// ErrStale means the signed timestamp is further from now than the
 	// window, in either direction.
 	ErrStale = errors.New("notify: timestamp outside the window")
-	// ErrTooLarge means the body is longer than [MaxBodyBytes].
-	ErrTooLarge = errors.New("notify: body too large")
+	// ErrTooLarge is [canon.ErrTooLarge], the one sentinel for input over
+	// its bound: the body is longer than [MaxBodyBytes].
+	ErrTooLarge = canon.ErrTooLarge
 	// ErrReplayed means a [ReplayGuard] has already accepted this
 	// delivery id.
 	ErrReplayed = errors.New("notify: delivery already received")

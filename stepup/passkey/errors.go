@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/store"
 )
 
 // Refusals particular to passkeys. Any other answer that does not verify
@@ -16,9 +17,9 @@ var (
 	// is not enrolled, or (with [RequireSeal]) that the enrollment did not
 	// seal.
 	ErrUnknownCredential = errors.New("passkey: credential not enrolled")
-	// ErrCounter means the authenticator's signature counter did not
-	// advance: a cloned or replayed authenticator.
-	ErrCounter = errors.New("passkey: signature counter did not advance")
+	// ErrCounter is [store.ErrCounter]: the authenticator's signature
+	// counter did not advance, a cloned or replayed authenticator.
+	ErrCounter = store.ErrCounter
 	// ErrInvite means an enrollment invite is unknown, used, expired, or
 	// presented for another user than it was minted for.
 	ErrInvite = errors.New("passkey: invalid invite")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 )
 
@@ -20,8 +21,9 @@ var (
 	// ErrInvalid means the request was malformed: bad JSON, an unknown
 	// field, a bad timeout, a body where none belongs.
 	ErrInvalid = errors.New("remote: invalid request")
-	// ErrTooLarge means the request body exceeded its bound.
-	ErrTooLarge = errors.New("remote: request too large")
+	// ErrTooLarge is [canon.ErrTooLarge], the one sentinel for input over
+	// its bound: the request body exceeded its bound.
+	ErrTooLarge = canon.ErrTooLarge
 	// ErrBusy means the runtime already has as many long polls open as
 	// it may; it should wait on fewer tickets at once.
 	ErrBusy = errors.New("remote: too many concurrent waits")

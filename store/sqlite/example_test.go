@@ -48,7 +48,7 @@ func ExampleOpen() {
 	fmt.Println(head.Seq, head.Decision)
 	// Output:
 	// executing 1 <nil>
-	// sqlite: consume: store: already used
+	// sqlite: consume: stepup: approval already used
 	// 3 consume
 }
 
@@ -88,6 +88,6 @@ func ExampleStore_Vote() {
 	// Output:
 	// bob pending 1 <nil>
 	// carol approved 2 <nil>
-	// carol  0 sqlite: vote: store: ticket already resolved
+	// carol  0 sqlite: vote: stepup: ticket already decided
 	// approved carol 2 true
 }

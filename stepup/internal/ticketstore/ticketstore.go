@@ -15,30 +15,29 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// Err maps a store refusal to the runtime's sentinels, keeping the
-// store's message for the detail.
+// Err words a store's error for the runtime: a refusal the runtime's
+// sentinels name (the store's are the same values) keeps only that
+// sentinel; any other store error is [stepup.ErrStore], its detail as
+// text, never wrapped, so that nothing of the store's is matched by
+// errors.Is beyond it.
 func Err(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s: %w", op, err)
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%s: %w", op, stepup.ErrNotFound)
-	case errors.Is(err, store.ErrConsumed):
-		return fmt.Errorf("%s: %w", op, stepup.ErrConsumed)
-	case errors.Is(err, store.ErrExpired):
-		return fmt.Errorf("%s: %w", op, stepup.ErrExpired)
-	case errors.Is(err, store.ErrResolved):
-		return fmt.Errorf("%s: %w", op, stepup.ErrResolved)
-	case errors.Is(err, store.ErrNotApproved):
-		return fmt.Errorf("%s: %w", op, stepup.ErrNotApproved)
-	case errors.Is(err, store.ErrRevoked):
-		return fmt.Errorf("%s: %w", op, stepup.ErrRevoked)
-	default:
-		return fmt.Errorf("%s: %w: %v", op, stepup.ErrStore, err)
 	}
+	for _, s := range runtimeRefusals {
+		if errors.Is(err, s) {
+			return fmt.Errorf("%s: %w", op, s)
+		}
+	}
+	return fmt.Errorf("%s: %w: %v", op, stepup.ErrStore, err)
 }
+
+// runtimeRefusals are the store's refusals a runtime tells apart.
+var runtimeRefusals = []error{store.ErrNotFound, store.ErrConsumed, store.ErrExpired, store.ErrResolved,
+	store.ErrNotApproved, store.ErrRevoked}
 
 // NewKey returns a fresh idempotency key: 128 bits from crypto/rand.
 func NewKey() (string, error) {

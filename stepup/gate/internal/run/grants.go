@@ -91,7 +91,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	switch {
 	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrGrantUsedUp), errors.Is(err, store.ErrRevoked),
 		errors.Is(err, store.ErrNotFound):
-		return stepup.Ticket{}, false, "grant not used: " + GrantRefusal(GrantErr(err)), nil
+		return stepup.Ticket{}, false, "grant not used: " + GrantRefusal(err), nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return stepup.Ticket{}, true, "", fmt.Errorf("propose: %w", err)
 	case err != nil:
@@ -100,22 +100,6 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	g.Changed()
 	g.ObserveDecided(ctx, done, receipt.DecisionAllow, a.Reason, now)
 	return core.View(done, now), true, "", nil
-}
-
-// GrantErr maps a store refusal of a grant's use to package grant's
-// sentinels.
-func GrantErr(err error) error {
-	switch {
-	case errors.Is(err, store.ErrExpired):
-		return grant.ErrExpired
-	case errors.Is(err, store.ErrGrantUsedUp):
-		return grant.ErrUsedUp
-	case errors.Is(err, store.ErrRevoked):
-		return grant.ErrRevoked
-	case errors.Is(err, store.ErrNotFound):
-		return grant.ErrNotFound
-	}
-	return err
 }
 
 // GrantRefusal words why a grant did not cover a call, naming no values.
