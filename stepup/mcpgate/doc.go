@@ -8,7 +8,8 @@
 //   - [Upstream] starts or connects to the server ([Command] for a stdio
 //     command, [HTTP] for a streamable HTTP endpoint), keeps its tool
 //     listing current through tools/list_changed, restarts it with
-//     backoff when it exits, and bounds every call in time and size. Its
+//     backoff when it exits, and bounds every call in time and size, and
+//     every message the server sends by [MaxFrameBytes] as it is read. Its
 //     [Upstream.Executor] is the gate's executor: it runs the stored
 //     effect against the server, once per idempotency key.
 //   - [Catalog] is the integrator's file ([ParseCatalog], validated with

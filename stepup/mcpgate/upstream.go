@@ -60,8 +60,10 @@ func Command(stderr io.Writer, name string, args ...string) Dialer {
 }
 
 // HTTP is the Dialer of an upstream server at a streamable HTTP endpoint
-// (nil hc: http.DefaultClient).
+// (nil hc: http.DefaultClient). Each message the server sends is bounded
+// by [MaxFrameBytes].
 func HTTP(endpoint string, hc *http.Client) Dialer {
+	hc = boundedClient(hc, MaxFrameBytes)
 	return func() mcp.Transport {
 		return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: -1}
 	}
