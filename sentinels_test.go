@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -110,7 +109,7 @@ func TestSharedSentinelsAreOneValue(t *testing.T) {
 		{stepup.ErrResolved, store.ErrResolved},
 		{store.ErrGrantUsedUp, grant.ErrUsedUp},
 		{store.ErrCounter, passkey.ErrCounter},
-		{canon.ErrTooLarge, store.ErrTooLarge, remote.ErrTooLarge, notify.ErrTooLarge, receipt.ErrTooLarge},
+		{canon.ErrTooLarge, store.ErrTooLarge, remote.ErrTooLarge, notify.ErrTooLarge},
 	} {
 		for _, e := range same[1:] {
 			assert.True(t, e == same[0], "%v is %v", e, same[0])
