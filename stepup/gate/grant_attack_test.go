@@ -124,3 +124,44 @@ func TestGrantRevokedCoversNoNewCall(t *testing.T) {
 		assert.Equal(t, stepup.StatusPending, tk.Status)
 	}
 }
+
+// TestGrantOfAnotherUserCoversNothing: Erin cannot delegate approval of
+// Dana's calls. A template naming Dana is refused when Erin asks for it; an
+// exact grant of the digest of Dana's very call, signed by Erin, leaves the
+// call to a person. The same exact grant signed by Dana covers it (the
+// control: the digest is right, so the test can fail).
+func TestGrantOfAnotherUserCoversNothing(t *testing.T) {
+	ctx := context.Background()
+	w := newGrantAttack(t)
+	erin := w.Enroll(t, "user:erin")
+	expires := w.Clock.Now().Add(time.Hour)
+	_, err := w.Gate.Desk().Grant(ctx, "user:erin", gate.GrantSpec{Grant: grant.Grant{Kind: grant.KindTemplate,
+		Template: &grant.Template{Tool: "issue_refund", Audience: "payments", User: stepuptest.Approver,
+			Args: []grant.Rule{grant.Pin("/order", "A-17"), grant.Range("/amount", "0", "120")}}},
+		Uses: 3, ExpiresAt: expires})
+	assert.Error(t, err, "Erin asked for a template over Dana's calls")
+
+	for i, signer := range []string{"user:erin", stepuptest.Approver} {
+		call := w.refund(fmt.Sprintf("exact-%d", i), 100)
+		sealed, err := canon.Seal(canon.Effect{Tool: call.Tool, Args: call.Args, Task: call.Task, Step: call.Step,
+			Principal: call.Principal, PolicyVersion: "refunds-attack-1", Audience: "payments"})
+		require.NoError(t, err)
+		tk, err := w.Gate.Desk().Grant(ctx, signer, gate.GrantSpec{Grant: grant.Exact(sealed.Digest()), Uses: 1,
+			ExpiresAt: expires})
+		require.NoError(t, err)
+		auth := w.Authenticator
+		if signer == "user:erin" {
+			auth = erin
+		}
+		_, err = stepuptest.Approve(ctx, w.Gate.Desk(), auth, tk.ID)
+		require.NoError(t, err)
+		call.Grant = string(tk.ID)
+		got, err := w.Gate.Propose(ctx, call)
+		require.NoError(t, err)
+		if signer == "user:erin" {
+			assert.Equal(t, stepup.StatusPending, got.Status, "Erin's grant approved Dana's call")
+		} else {
+			assert.Equal(t, stepup.StatusApproved, got.Status, "Dana's own exact grant covers her call")
+		}
+	}
+}
