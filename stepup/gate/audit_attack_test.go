@@ -218,3 +218,49 @@ func TestAuditChainRefusesEveryEdit(t *testing.T) {
 		assert.Error(t, receipt.VerifyChain(swapped, canon.Digest{}), "rows %d and %d swapped", i, i+1)
 	}
 }
+
+// TestRefusedAnswersLeaveAnAuditRow: an answer the desk refuses (another
+// person's passkey, the wrong origin or challenge, no user verification, a
+// revoked passkey) is an attempt to decide a ticket, and Execute records
+// its own refusals ("failed"); the desk's refusals should leave a row too,
+// so that forged or misdirected approvals show in the chain. Today they
+// leave none. (A policy question as much as a defect: rule 11 names
+// decisions only.)
+func TestRefusedAnswersLeaveAnAuditRow(t *testing.T) {
+	ctx := context.Background()
+	w := stepuptest.NewWorld(t)
+	mallory := w.Enroll(t, "user:mallory")
+	count := func() int {
+		r, err := w.Store.AuditRange(ctx, stepuptest.Start().Add(-time.Hour), auditFar)
+		require.NoError(t, err)
+		return len(r)
+	}
+	attempts := map[string]func(id stepup.TicketID) error{
+		"another person's passkey": func(id stepup.TicketID) error {
+			_, err := stepuptest.Approve(ctx, w.Gate.Desk(), mallory, id, stepuptest.WithCredential(mallory.CredentialIDs()[0]))
+			return err
+		},
+		"wrong origin": func(id stepup.TicketID) error {
+			_, err := w.Approve(id, stepuptest.WithOrigin("https://approve.evil.net"))
+			return err
+		},
+		"wrong challenge": func(id stepup.TicketID) error {
+			_, err := w.Approve(id, stepuptest.WithChallenge(make([]byte, 32)))
+			return err
+		},
+		"no user verification": func(id stepup.TicketID) error {
+			_, err := w.Approve(id, stepuptest.WithoutUserVerification())
+			return err
+		},
+	}
+	for name, attempt := range attempts {
+		c := stepuptest.SendEmail("finance@example.com")
+		c.Step = name
+		tk, err := w.Gate.Propose(ctx, c)
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status)
+		before := count()
+		require.Error(t, attempt(tk.ID), name)
+		assert.Greater(t, count(), before, "%s: refused without an audit row", name)
+	}
+}
