@@ -64,6 +64,7 @@ func TestTokenSpendsOnlyWhatExecuteWouldRun(t *testing.T) {
 				require.NoError(t, err)
 				executing, err = gate.New(h.Store, next, stepuptest.Passkeys(h.Store),
 					gate.WithExecutor("mail", &stepuptest.Recorder{}))
+				require.NoError(t, err)
 			case "ticket revoked":
 				_, err = h.Gate.Admin().RevokeTicket(ctx, tk.ID, "user:ops", "mistake")
 			case "passkey revoked":
