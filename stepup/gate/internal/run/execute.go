@@ -273,7 +273,13 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 		if quorum > 1 {
 			return fmt.Errorf("%w: the ticket needs %d people; the gate approved it alone", stepup.ErrBadAssertion, quorum)
 		}
-		return g.CheckSeal(a)
+		if err := g.CheckSeal(a); err != nil {
+			return err
+		}
+		if id, ok := strings.CutPrefix(a.Approver, core.GrantApprover); ok {
+			return g.GrantStands(ctx, id)
+		}
+		return nil
 	}
 	if quorum > 1 || len(a.Votes) > 0 {
 		return g.VotesHold(ctx, a, r, now, quorum)

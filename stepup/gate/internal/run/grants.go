@@ -59,6 +59,32 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 	return out, nil
 }
 
+// GrantStands reports whether grant id still carries the authority of the
+// person who issued it: the grant is not revoked, and the approval that
+// issued it still verifies, as a person's approval must before it runs
+// (its passkey not revoked, its evidence intact). A grant's approvals,
+// at Propose and again at Execute, are worth no more than that.
+func (g *Gate) GrantStands(ctx context.Context, id string) error {
+	gr, err := g.St.GetGrant(ctx, id)
+	if err != nil {
+		return core.TicketErr("grant", err)
+	}
+	if !gr.RevokedAt.IsZero() {
+		return fmt.Errorf("grant: %w: the grant was revoked", stepup.ErrRevoked)
+	}
+	issued, _, err := g.Load(ctx, "grant", stepup.TicketID(id))
+	if err != nil {
+		return err
+	}
+	if issued.Tool != plug.GrantTool || issued.User != gr.User || core.ReservedApprover(issued.Approver) {
+		return fmt.Errorf("grant: %w: the grant was not issued by its user's approval", stepup.ErrBadAssertion)
+	}
+	if err := g.EvidenceHolds(ctx, issued, issued.ResolvedAt); err != nil {
+		return fmt.Errorf("grant: the approval that issued it: %w", err)
+	}
+	return nil
+}
+
 // byGrant approves a call that needs approval with the grant it names,
 // when that grant covers it: the use is taken in the transaction that
 // stores the call approved, so a use is never spent for a call the store
@@ -70,7 +96,13 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 		return stepup.Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
 	target, err := g.Grants.Target(ctx, c.Grant, p.sealed)
-	if err != nil {
+	if err == nil {
+		err = g.GrantStands(ctx, c.Grant)
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return stepup.Ticket{}, true, "", fmt.Errorf("propose: %w", err)
+	case err != nil:
 		return stepup.Ticket{}, false, "grant not used: " + GrantRefusal(err), nil
 	}
 	// The policy and the references may have taken a while since the call
@@ -118,6 +150,8 @@ func GrantRefusal(err error) string {
 		return "revoked"
 	case errors.Is(err, grant.ErrInvalidGrant):
 		return "stored grant is malformed"
+	case errors.Is(err, stepup.ErrBadAssertion), errors.Is(err, stepup.ErrEffectChanged):
+		return "the approval that issued it does not verify"
 	}
 	return "grant store unavailable"
 }
