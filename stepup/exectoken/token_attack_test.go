@@ -42,8 +42,6 @@ func TestTokenSpendsOnlyWhatExecuteWouldRun(t *testing.T) {
 			require.NoError(t, err)
 			issuer, err := exectoken.NewTokenIssuer(h.Gate, key, "gate.test")
 			require.NoError(t, err)
-			mailer, err := exectoken.NewVerifier(pub, "gate.test", "mail", h.Store)
-			require.NoError(t, err)
 
 			tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "mail", Args: json.RawMessage(`{"to":"a@example.com"}`),
 				Session: "s", Principal: canon.Principal{User: stepuptest.Approver, Agent: "agent:reports"}})
@@ -70,6 +68,10 @@ func TestTokenSpendsOnlyWhatExecuteWouldRun(t *testing.T) {
 			case "passkey revoked":
 				err = h.Enrollment.RevokeCredential(ctx, h.Authenticator.CredentialIDs()[0], "user:ops", "phone stolen")
 			}
+			require.NoError(t, err)
+			// The mailer's verifier asks a gate of its own, over the same
+			// store and the policy the gates now run.
+			mailer, err := exectoken.NewVerifier(pub, "gate.test", "mail", h.Store, executing)
 			require.NoError(t, err)
 			if how == "none" {
 				_, err := mailer.Verify(ctx, token, run.Effect)

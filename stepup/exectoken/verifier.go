@@ -49,9 +49,21 @@ type Verifier struct {
 	issuer   string
 	audience string
 	st       Store
+	checker  Checker
 	lease    time.Duration
 	resolver canon.Resolver
 	parser   *jwt.Parser
+}
+
+// Checker says whether a ticket may run now, with the checks
+// [gate.Gate.Execute] makes before it spends an approval: the current
+// policy still allows it under the version it was decided under, the
+// approval's evidence still verifies (its passkey not revoked, its grant
+// standing), it is not revoked or expired, and its references resolve to
+// what was approved. A *gate.Gate over the same store, policy and
+// approver is one.
+type Checker interface {
+	Runnable(ctx context.Context, id stepup.TicketID) (gate.Runnable, error)
 }
 
 // Store is what a [Verifier] uses of the store it shares with the gate:
@@ -104,8 +116,11 @@ func WithVerifierResolver(r canon.Resolver) VerifierOption {
 // NewVerifier returns the verifier of tokens that issuer signed with the
 // private half of pub and addressed to audience (this executor's name, the
 // Audience of the effects it runs), spending tickets in st, the store the
-// gate uses.
-func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, opts ...VerifierOption) (*Verifier, error) {
+// gate uses. check is asked, as each token is spent, whether its ticket
+// may still run: a token proves what was approved when it was issued, and
+// an approval revoked, or decided under a policy the gates no longer run,
+// since then is refused as Execute refuses it.
+func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, check Checker, opts ...VerifierOption) (*Verifier, error) {
 	switch {
 	case len(pub) != ed25519.PublicKeySize:
 		return nil, fmt.Errorf("%w: verifier needs an Ed25519 public key", stepup.ErrConfig)
@@ -113,9 +128,12 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, opts 
 		return nil, fmt.Errorf("%w: verifier needs an issuer and an audience", stepup.ErrConfig)
 	case st == nil:
 		return nil, fmt.Errorf("%w: verifier needs the gate's store", stepup.ErrConfig)
+	case check == nil:
+		return nil, fmt.Errorf("%w: verifier needs a Checker (a gate) to refuse what Execute refuses", stepup.ErrConfig)
 	}
 	v := &Verifier{
-		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, lease: DefaultExecutorLease,
+		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, checker: check,
+		lease: DefaultExecutorLease,
 		// Only EdDSA: the algorithm in the header is the attacker's choice,
 		// and "none" or HS256 keyed with the public key must not verify.
 		// Claims are checked below, with the injected clock and the
@@ -172,6 +190,15 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 	d, err := e.Digest()
 	if err != nil || !d.Equal(c.Digest) {
 		return Claims{}, v.refused(ctx, c, e.Tool, fmt.Errorf("verify token: %w", stepup.ErrEffectChanged))
+	}
+	// What the token proves was approved at issue; whether it may still
+	// run is asked now, as Execute asks before it spends an approval.
+	run, err := v.checker.Runnable(ctx, c.Ticket)
+	if err != nil {
+		return Claims{}, v.refused(ctx, c, e.Tool, fmt.Errorf("verify token: %w", err))
+	}
+	if !run.Digest.Equal(c.Digest) {
+		return Claims{}, v.refused(ctx, c, e.Tool, fmt.Errorf("verify token: %w: token does not match the stored ticket", stepup.ErrEffectChanged))
 	}
 	key, err := ticketstore.NewKey()
 	if err != nil {

@@ -264,23 +264,26 @@ func TestNewVerifierConfig(t *testing.T) {
 	require.NoError(t, err)
 	st := memory.New(nil)
 	t.Cleanup(func() { _ = st.Close() })
+	g := stepuptest.NewGate(t, nil).Gate
 	tests := []struct {
 		name     string
 		pub      ed25519.PublicKey
 		iss, aud string
 		st       exectoken.Store
+		check    exectoken.Checker
 		opts     []exectoken.VerifierOption
 	}{
-		{"short key", pub[:16], "g", "mailer", st, nil},
-		{"no issuer", pub, "", "mailer", st, nil},
-		{"no audience", pub, "g", "", st, nil},
-		{"no store", pub, "g", "mailer", nil, nil},
-		{"zero lease", pub, "g", "mailer", st, []exectoken.VerifierOption{exectoken.WithVerifierLease(0)}},
-		{"nil resolver", pub, "g", "mailer", st, []exectoken.VerifierOption{exectoken.WithVerifierResolver(nil)}},
+		{"short key", pub[:16], "g", "mailer", st, g, nil},
+		{"no issuer", pub, "", "mailer", st, g, nil},
+		{"no audience", pub, "g", "", st, g, nil},
+		{"no store", pub, "g", "mailer", nil, g, nil},
+		{"no checker", pub, "g", "mailer", st, nil, nil},
+		{"zero lease", pub, "g", "mailer", st, g, []exectoken.VerifierOption{exectoken.WithVerifierLease(0)}},
+		{"nil resolver", pub, "g", "mailer", st, g, []exectoken.VerifierOption{exectoken.WithVerifierResolver(nil)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := exectoken.NewVerifier(tt.pub, tt.iss, tt.aud, tt.st, tt.opts...)
+			v, err := exectoken.NewVerifier(tt.pub, tt.iss, tt.aud, tt.st, tt.check, tt.opts...)
 			assert.ErrorIs(t, err, stepup.ErrConfig)
 			assert.Nil(t, v)
 		})
@@ -309,7 +312,7 @@ func TestVerifierErrorsQuoteNothing(t *testing.T) {
 func TestVerifierAudit(t *testing.T) {
 	ctx := context.Background()
 	w := newTokenWorld(t)
-	audited, err := exectoken.NewVerifier(w.issuer.PublicKey(), tokenIssuerName, "send_email", w.Store,
+	audited, err := exectoken.NewVerifier(w.issuer.PublicKey(), tokenIssuerName, "send_email", w.Store, w.Gate,
 		exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}))
 	require.NoError(t, err)
 	call := sendEmail("finance@example.com")
@@ -413,7 +416,7 @@ func FuzzVerifierVerify(f *testing.F) {
 	require.NoError(f, err)
 	issuer, err := exectoken.NewTokenIssuer(h.Gate, key, tokenIssuerName)
 	require.NoError(f, err)
-	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "read_file", h.Store)
+	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, h.Gate)
 	require.NoError(f, err)
 	call := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`),
 		Task: "t-42", Session: "sess-1", Principal: agentFor("user:dana")}
@@ -504,8 +507,9 @@ func ExampleVerifier_Verify() {
 	token, _ := issuer.Issue(ctx, id)
 
 	// In the mailer service, which shares the gate's store and knows the
-	// gate's public key:
-	mailer, err := exectoken.NewVerifier(pub, "gate.example.com", "send_email", st)
+	// gate's public key, with a gate of its own over that store and the
+	// same policy, to refuse what Execute refuses:
+	mailer, err := exectoken.NewVerifier(pub, "gate.example.com", "send_email", st, g)
 	if err != nil {
 		panic(err)
 	}
@@ -524,7 +528,7 @@ func ExampleVerifier_Verify() {
 	// Output:
 	// verify token: stepup: action differs from what was approved
 	// user:dana true <nil>
-	// verify token: stepup: approval already used
+	// verify token: runnable: stepup: approval already used
 }
 
 // BenchmarkVerifierVerify measures an executor's whole check of one token
@@ -546,7 +550,7 @@ func BenchmarkVerifierVerify(b *testing.B) {
 		require.NoError(b, err)
 		issuer, err := exectoken.NewTokenIssuer(h.Gate, key, tokenIssuerName)
 		require.NoError(b, err)
-		v, err := exectoken.NewVerifier(pub, tokenIssuerName, "read_file", h.Store)
+		v, err := exectoken.NewVerifier(pub, tokenIssuerName, "read_file", h.Store, h.Gate)
 		require.NoError(b, err)
 		toks := make([]string, n)
 		for i := range toks {
