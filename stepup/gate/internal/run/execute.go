@@ -191,7 +191,9 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 // while a third of the lease is still left, so that no other gate's run of
 // the ticket can overlap this one. Time left is measured on this process's
 // monotonic clock from the last renewal, which is never later than the
-// lease's own start, so a skewed wall clock cannot stretch it. lost stops
+// lease's own start, so a skewed wall clock cannot stretch it. A renewal
+// is given only the time left: one the store does not answer by then (a
+// partitioned database) loses the lease like one it refuses. lost stops
 // the renewal and reports whether the lease was lost.
 func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, func() bool) {
 	runCtx, cancel := context.WithCancel(ctx)
@@ -201,6 +203,7 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 		gone atomic.Bool
 	)
 	held := g.Local() // the lease ran from at most this moment
+	keep := g.Lease - g.Lease/3
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -213,12 +216,20 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 			case <-tick.C:
 			}
 			asked := g.Local()
-			err := g.renew(context.WithoutCancel(ctx), a)
+			left := keep - asked.Sub(held)
+			err := context.DeadlineExceeded
+			if left > 0 {
+				var stopped bool
+				stopped, err = g.renewWithin(ctx, a, left, stop)
+				if stopped {
+					return
+				}
+			}
 			if err == nil {
 				held = asked
 				continue
 			}
-			if errors.Is(err, store.ErrFenced) || g.Local().Sub(held) > g.Lease-g.Lease/3 {
+			if errors.Is(err, store.ErrFenced) || g.Local().Sub(held) >= keep || errors.Is(err, context.DeadlineExceeded) {
 				gone.Store(true)
 				cancel()
 				return
@@ -233,6 +244,27 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 			cancel()
 		})
 		return gone.Load()
+	}
+}
+
+// renewWithin renews ticket a's lease, waiting at most left for the
+// store (which may not honour its context) and not past stop. It reports
+// whether stop came first, and the renewal's error:
+// context.DeadlineExceeded when the store did not answer in time.
+func (g *Gate) renewWithin(ctx context.Context, a store.Approval, left time.Duration, stop <-chan struct{}) (bool, error) {
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), left)
+	defer rcancel()
+	done := make(chan error, 1) // the renewal may outlive this call
+	go func() { done <- g.renew(rctx, a) }()
+	timer := time.NewTimer(left)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return false, err
+	case <-timer.C:
+		return false, context.DeadlineExceeded
+	case <-stop:
+		return true, nil
 	}
 }
 
