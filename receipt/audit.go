@@ -31,6 +31,7 @@ const (
 	DecisionReclaimed     = "reclaimed"      // another gate took over an execution whose lease expired
 	DecisionAbandoned     = "abandoned"      // a spent approval's call was never run (it changed, or has no executor)
 	DecisionRevoked       = "revoked"        // an approval, credential, grant or invite was revoked
+	DecisionRefused       = "refused"        // an answer an enrolled person's authenticator signed was refused (the ticket is unchanged)
 )
 
 // AuditRecord is one decision, as the reference program's audit record lists it. Records

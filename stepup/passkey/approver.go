@@ -14,6 +14,7 @@ import (
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/go-webauthn/webauthn/protocol"
+	"github.com/go-webauthn/webauthn/protocol/webauthncose"
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/agentstepup/asu/stepup"
@@ -141,6 +142,55 @@ func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit f
 	if err != nil {
 		return store.Credential{}, nil, ticketstore.Err("verify", err)
 	}
+	c, p, err := w.checkEnrolled(ctx, cred, parsed, challenge, permit)
+	if err != nil && w.seal.sealed(cred) && signedBy(cred, parsed) {
+		return c, p, &plug.RefusedAnswer{User: cred.User, Check: checkOf(err), Err: err}
+	}
+	return c, p, err
+}
+
+// signedBy reports whether the assertion's signature verifies under the
+// credential's key: the answer was made by its authenticator, whatever
+// else is wrong with it.
+func signedBy(cred store.Credential, p *protocol.ParsedCredentialAssertionData) bool {
+	key, err := webauthncose.ParsePublicKey(cred.PublicKey)
+	if err != nil {
+		return false
+	}
+	clientHash := sha256.Sum256(p.Raw.AssertionResponse.ClientDataJSON)
+	data := append(bytes.Clone(p.Raw.AssertionResponse.AuthenticatorData), clientHash[:]...)
+	ok, err := webauthncose.VerifySignature(key, data, p.Response.Signature)
+	return err == nil && ok
+}
+
+// knownChecks are the checks an [AssertionError] names in this package's
+// own words; any other (go-webauthn's description) is not repeated.
+var knownChecks = []string{"malformed", "ceremony type", "challenge", "origin", "rp id", "user presence",
+	"user verification", "signature"}
+
+// checkOf names the check a refusal failed, in this package's words: never
+// text taken from the answer.
+func checkOf(err error) string {
+	var ae *AssertionError
+	switch {
+	case errors.As(err, &ae) && slices.Contains(knownChecks, ae.Check):
+		return ae.Check
+	case errors.As(err, &ae):
+		return "assertion does not verify"
+	case errors.Is(err, stepup.ErrRevoked):
+		return "credential revoked"
+	case errors.Is(err, stepup.ErrNotPermitted):
+		return "not an approver of this ticket"
+	case errors.Is(err, ErrCounter):
+		return "signature counter did not advance"
+	case errors.Is(err, ErrUnknownCredential):
+		return "credential not sealed by this enrollment"
+	}
+	return "refused"
+}
+
+// checkEnrolled is check of an answer by the enrolled credential cred.
+func (w *Approver) checkEnrolled(ctx context.Context, cred store.Credential, parsed *protocol.ParsedCredentialAssertionData, challenge []byte, permit func(user string) error) (store.Credential, *protocol.ParsedCredentialAssertionData, error) {
 	if !cred.RevokedAt.IsZero() {
 		return store.Credential{}, nil, fmt.Errorf("verify: %w: the credential was revoked", stepup.ErrRevoked)
 	}

@@ -34,6 +34,30 @@ type Approver interface {
 	Recheck(ctx context.Context, a Answer) error
 }
 
+// RefusedAnswer is how an [Approver] refuses an answer that an enrolled
+// person's own authenticator made (its signature verifies under their
+// credential) but that may not decide the ticket: made for another
+// ticket's challenge or at another origin, without user verification, by
+// a revoked credential, by someone who may not decide the ticket. The
+// desk records each in the audit chain, so an approval forged or relayed
+// by someone holding an enrolled authenticator leaves a trace. An answer
+// no enrolled credential signed is refused without a row: anyone can make
+// those, and they must not fill the chain.
+type RefusedAnswer struct {
+	// User is whose credential signed the answer.
+	User string
+	// Check names what failed, in the approver's own words (never text
+	// from the answer).
+	Check string
+	// Err is the refusal.
+	Err error
+}
+
+func (e *RefusedAnswer) Error() string { return e.Err.Error() }
+
+// Unwrap returns the refusal.
+func (e *RefusedAnswer) Unwrap() error { return e.Err }
+
 // Receipter is an optional capability of an [Approver]: a portable receipt
 // of an approval it verified, which a third party checks offline
 // (receipt.Verify). [Desk.Receipt] uses it.

@@ -2,6 +2,7 @@ package desk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -180,15 +181,36 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, answer []byte) (plug.Verified, error) {
 	v, err := g.Approver.Verify(ctx, req, answer)
 	if err != nil {
+		var ra *plug.RefusedAnswer
+		if errors.As(err, &ra) {
+			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, ra.User, ra.Check, err)
+		}
 		return plug.Verified{}, err
 	}
 	if err := core.MayDecide(v.User, a); err != nil {
-		return plug.Verified{}, err
+		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, v.User, "may not decide this ticket", err)
 	}
 	if !slices.Contains(req.Approvers, v.User) {
-		return plug.Verified{}, fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
+		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, v.User, "not an approver of this ticket",
+			fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted))
 	}
 	return v, nil
+}
+
+// refusedAnswer records in the audit chain that an answer user's own
+// authenticator made about ticket a was refused (check says why), and
+// returns refusal. The ticket does not change.
+func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.Action, user, check string, refusal error) error {
+	at, err := g.Now(ctx)
+	if err != nil {
+		return refusal
+	}
+	r := g.Record(a, receipt.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
+	r.Approver = user
+	if _, err := g.St.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
+		return errors.Join(refusal, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
+	}
+	return refusal
 }
 
 // Receipt implements [gate.Desk.Receipt].
