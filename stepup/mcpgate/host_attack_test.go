@@ -2,14 +2,20 @@ package mcpgate_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/mcpgate"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // heldCanceller is the runtime's own Cancel, held at its door: the first
@@ -99,5 +105,91 @@ func TestLastQuitterDoesNotCancelANewJoiner(t *testing.T) {
 	assert.False(t, got.isErr, "the call that never gave up was answered: %s", got.text)
 	if !got.isErr {
 		assert.Equal(t, 1, w.upstream.count("write_file"))
+	}
+}
+
+// foldedKeys are spellings of key that Go's encoding/json (and any
+// case-insensitive reader) takes for key itself: ASCII case, and the two
+// Unicode letters that fold to ASCII ones, long s (U+017F) and the Kelvin
+// sign (U+212A). JCS orders them after the plain key when they replace a
+// letter with a code point above it, so a reader where the last one wins
+// takes theirs.
+func foldedKeys(key string) []string {
+	var out []string
+	for i, r := range key {
+		swap := map[rune][]string{'s': {"\u017f", "S"}, 'k': {"\u212a", "K"}}[r]
+		if r >= 'a' && r <= 'z' && r != 's' && r != 'k' {
+			swap = []string{strings.ToUpper(string(r))}
+		}
+		for _, s := range swap {
+			out = append(out, key[:i]+s+key[i+1:])
+		}
+	}
+	return append(out, strings.ToUpper(key))
+}
+
+// TestFoldedKeyCannotSlipPastALimit: the catalog limits "address" to
+// example.com and lets the tool run unattended. A Go MCP server reads its
+// arguments with encoding/json into a struct, as mcpgate's own tests do,
+// and encoding/json matches member names case-insensitively, Unicode
+// folds included, the last match winning. A host that adds "addreſs"
+// (long s) beside an allowed "address" passes the limit, which reads
+// "address" only, and the upstream sends to the other domain, with no
+// person asked.
+func TestFoldedKeyCannotSlipPastALimit(t *testing.T) {
+	sent := make(chan string, 64)
+	server := mcp.NewServer(&mcp.Implementation{Name: "notifier", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "notify", Description: "Send a notice.",
+		InputSchema: json.RawMessage(`{"type":"object","required":["address"],"properties":{"address":{"type":"string"},"text":{"type":"string"}}}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				Address string `json:"address"`
+			}
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			sent <- in.Address
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sent"}}}, nil
+		})
+	dial := func() mcp.Transport {
+		st, ct := mcp.NewInMemoryTransports()
+		_, err := server.Connect(context.Background(), st, nil)
+		require.NoError(t, err)
+		return ct
+	}
+	up, err := mcpgate.Connect(context.Background(), dial, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = up.Close() })
+	cat, err := mcpgate.ParseCatalog(strings.NewReader(`{"version":"fold-1","tools":[
+		{"name":"notify","class":"external","unattended":true,"allow_domains":{"address":["example.com"]}}]}`))
+	require.NoError(t, err)
+	pol, err := cat.Policy(up.Tools())
+	require.NoError(t, err)
+	g := stepuptest.NewGate(t, pol, gate.WithExecutor("notify", up.Executor()))
+	proxy, err := mcpgate.NewProxy(g.Gate, principal, up, cat.Class, nil)
+	require.NoError(t, err)
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := proxy.Server().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ss.Close() })
+	host, err := mcp.NewClient(&mcp.Implementation{Name: "hostile-host", Version: "v1"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = host.Close() })
+
+	for _, key := range foldedKeys("address") {
+		for _, order := range []string{
+			`{"address":"ops@example.com",%q:"mallory@evil.example"}`,
+			`{%q:"mallory@evil.example","address":"ops@example.com"}`,
+		} {
+			args := fmt.Sprintf(order, key)
+			res, err := host.CallTool(context.Background(), &mcp.CallToolParams{Name: "notify", Arguments: json.RawMessage(args)})
+			require.NoError(t, err)
+			if res.IsError {
+				continue // refused: fine
+			}
+			to := <-sent
+			assert.True(t, strings.HasSuffix(to, "@example.com"),
+				"%s ran unattended and the upstream sent to %s past allow_domains example.com", args, to)
+		}
 	}
 }
