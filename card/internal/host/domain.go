@@ -130,7 +130,10 @@ func NewAnalyzer(trusted []Trusted) *Analyzer { return &Analyzer{trusted: truste
 // Hosts finds the hosts of a value: the one host of a value that is
 // exactly one address, URL or (asHost) host name, and every host it
 // mentions besides. Only the one host of a clean value that mentions no
-// other may be marked trusted. An error means the value is one address,
+// other may be marked trusted, and only when the value is an address, a
+// mailto: URI all of whose recipients are at that host (the others are
+// listed, warned WarnRecipient), or a URL whose scheme sends something to
+// its host (see sendsToHost; another scheme's host is warned WarnNoSend). An error means the value is one address,
 // URL or declared host whose name is not a valid domain name.
 //
 // Once the analyzer has done MaxAnalysed analyses, a host it has not

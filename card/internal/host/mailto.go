@@ -48,7 +48,8 @@ func parseMailto(rest string) mailtoURI {
 		if !okName {
 			m.whole = false
 		}
-		switch strings.ToLower(name) {
+		// A client that trims the name (" bcc") still reads a recipient.
+		switch strings.ToLower(strings.TrimSpace(name)) {
 		case "to", "cc", "bcc":
 			m.recipients(value)
 		default:

@@ -26,6 +26,7 @@ func TestParseMailto(t *testing.T) {
 		{"?to=a%40example.com", []string{"example.com"}, nil, true},
 		{"a@example.com?to=Dana%20%3Cd%40evil.net%3E", []string{"example.com", "evil.net"}, nil, true},
 		{"a@example.com?reply-to=x%40evil.net", []string{"example.com"}, []string{"x@evil.net"}, true},
+		{"a@example.com?%20Bcc%20=x%40evil.net", []string{"example.com", "evil.net"}, nil, true},
 		{"a@example.com?x%40evil.net=1", []string{"example.com"}, []string{"x@evil.net"}, true},
 		{"a@example.com?cc=undisclosed:x%40evil.net;", []string{"example.com"}, []string{"undisclosed:x@evil.net;"}, false},
 		{"a@example.com?subject=%zz", []string{"example.com"}, nil, false},
