@@ -104,6 +104,19 @@
 // per value), the one it goes to first. Text before the host that holds an
 // @ (user info, a quoted local part, a display name) is called out.
 //
+// A mailto: URI is read as RFC 6068 reads it: its recipients are the
+// comma-separated addresses of its path and of every to, cc and bcc header
+// field (the field names in any case, names and values percent-decoded),
+// and the host of each is listed. Such a URI is exactly one host, and may
+// get the badge, only when every recipient is at that one host; any other
+// header field is decoded and searched for hosts like any text, so a host
+// named there (in "reply-to", say, which some clients honour) also denies
+// the badge. Only a URL whose scheme sends something to its host (http,
+// https, ws, wss, ftp) may get the badge; a URL with any other scheme
+// (javascript:, data:, file:, an application's own) has its host listed
+// with a warning saying that the scheme sends nothing to it. A URL the
+// WHATWG parser refuses (a port above 65535, say) is not a URL.
+//
 // Host names are converted with a strict IDNA2008 profile
 // (golang.org/x/net/idna); a conversion error, or an invisible character
 // in the name, refuses the card when the value is the address or URL, and

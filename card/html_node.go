@@ -128,7 +128,7 @@ var escapedNotes = func() (m [2]map[string]string) {
 	for _, w := range []string{
 		host.WarnMixedScript, host.WarnLookalikeLabel, host.WarnLookalike, host.WarnContainsTrusted,
 		host.WarnNoRegistrable, host.WarnUnlistedSuffix, host.WarnIP, host.WarnInvalid, host.WarnHiddenNonASCII,
-		host.WarnDecoy, host.WarnMentioned, host.WarnMore, host.WarnUnanalysed,
+		host.WarnDecoy, host.WarnMentioned, host.WarnMore, host.WarnUnanalysed, host.WarnNoSend, host.WarnRecipient,
 	} {
 		m[1][w] = template.HTMLEscapeString(host.WarnText(w))
 	}

@@ -18,9 +18,13 @@ import (
 
 // target is the host a whole value sends something to.
 type target struct {
-	host  string // the host as the parser resolved it, before IDNA
-	decoy bool   // text before the host (user info, quoted local part, display name) holds an @
-	clean bool   // the value holds no white space or control characters
+	host   string   // the host as the parser resolved it, before IDNA
+	decoy  bool     // text before the host (user info, quoted local part, display name) holds an @
+	clean  bool     // the value holds no white space or control characters
+	noSend bool     // a URL whose scheme sends nothing to its host (javascript:, data:, ssh:)
+	more   []string // a mailto: URI's other recipients' hosts
+	texts  []string // a mailto: URI's decoded text that is not a recipient, to search for hosts
+	partly bool     // a mailto: URI some of whose recipients or escapes do not parse
 }
 
 // parseWhole reads s as exactly one address, URL or (asHost) host[:port].
@@ -28,6 +32,10 @@ func parseWhole(s string, asHost bool) (target, bool) {
 	clean := !hasSpaceOrControl(s)
 	// A URL has a scheme, which ends at a colon.
 	if strings.IndexByte(s, ':') >= 0 {
+		if t, ok := parseMailtoWhole(s); ok {
+			t.clean = clean
+			return t, true
+		}
 		if t, ok := parseURL(s); ok {
 			t.clean = clean
 			return t, true
@@ -45,6 +53,28 @@ func parseWhole(s string, asHost bool) (target, bool) {
 		}
 	}
 	return target{}, false
+}
+
+// parseMailtoWhole reads s, when it is a mailto: URI, as RFC 6068 does
+// (see parseMailto); ok is false for any other value, and for a mailto:
+// URI without a recipient that parses.
+func parseMailtoWhole(s string) (target, bool) {
+	if len(s) < len("mailto:") || !strings.EqualFold(s[:len("mailto:")], "mailto:") {
+		if !strings.ContainsAny(s, "\t\n\r") && s != "" && s[0] > ' ' {
+			return target{}, false // the common case: not a mailto: URI
+		}
+	}
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= 0x20 })
+	s = dropTabsAndNewlines(s)
+	scheme, rest, ok := urlScheme(s)
+	if !ok || !strings.EqualFold(scheme, "mailto") {
+		return target{}, false
+	}
+	m := parseMailto(rest)
+	if len(m.hosts) == 0 {
+		return target{}, false
+	}
+	return target{host: m.hosts[0], decoy: m.decoy, more: m.hosts[1:], texts: m.texts, partly: !m.whole}, true
 }
 
 // hasSpaceOrControl reports white space or a control character in s.
@@ -89,6 +119,31 @@ func isSpecialScheme(s string) bool {
 	}
 	switch string(b[:len(s)]) {
 	case "http", "https", "ws", "wss", "ftp", "file":
+		return true
+	}
+	return false
+}
+
+// sendsToHost reports a URL scheme whose use sends something to the URL's
+// host, so that a trusted host may earn the URL a TRUSTED badge: http and
+// https, ws and wss (a WebSocket connects to the host, parsed as for
+// http), and ftp (a client connects to the host, parsed as a special
+// scheme). Every other scheme is refused the badge, whatever its
+// authority says: javascript:, vbscript: and data: run or show their own
+// text and send nothing to the host; file: reads a local or shared file;
+// and the card cannot know where an unknown scheme (an application's own,
+// or ssh:, whose host is parsed otherwise) sends anything. A mailto: URI
+// is read as its recipients' addresses instead (see parseMailto).
+func sendsToHost(scheme string) bool {
+	if len(scheme) < 2 || len(scheme) > 5 {
+		return false
+	}
+	var b [5]byte
+	for i := 0; i < len(scheme); i++ {
+		b[i] = scheme[i] | 0x20
+	}
+	switch string(b[:len(scheme)]) {
+	case "http", "https", "ws", "wss", "ftp":
 		return true
 	}
 	return false
@@ -145,7 +200,7 @@ func parseURL(s string) (target, bool) {
 		}
 	}
 	auth := rest[:end]
-	t := target{}
+	t := target{noSend: !sendsToHost(scheme)}
 	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
 		t.decoy = strings.ContainsAny(auth[:i], "@.")
 		auth = auth[i+1:]
@@ -218,7 +273,27 @@ func isBracketHost(host string) bool {
 	return err == nil && a.Is6() && a.Zone() == ""
 }
 
+// maxPort is the largest port the WHATWG URL standard accepts; a URL with
+// a larger one is not a URL at all.
+const maxPort = 65535
+
+// isPort reports a port the WHATWG URL standard accepts: digits (none at
+// all, or leading zeros, included) of a number no larger than maxPort.
 func isPort(s string) bool {
+	v := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		if v = v*10 + int(s[i]-'0'); v > maxPort {
+			return false
+		}
+	}
+	return true
+}
+
+// isDigits reports a string of ASCII digits only (or none).
+func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return false

@@ -119,6 +119,8 @@ const (
 	useEligible  uint8 = 1 << iota // the one host of a clean value: may be marked trusted
 	useMentioned                   // named beside others: warned, never trusted
 	useDecoy                       // an @ or a dot before the one host: warned
+	useNoSend                      // the one host of a URL whose scheme sends nothing to it: warned, never trusted
+	useRecipient                   // another recipient of a mailto: URI: warned, never trusted
 )
 
 // NewAnalyzer returns an analyzer that marks hosts at or under the trusted
@@ -128,7 +130,10 @@ func NewAnalyzer(trusted []Trusted) *Analyzer { return &Analyzer{trusted: truste
 // Hosts finds the hosts of a value: the one host of a value that is
 // exactly one address, URL or (asHost) host name, and every host it
 // mentions besides. Only the one host of a clean value that mentions no
-// other may be marked trusted. An error means the value is one address,
+// other may be marked trusted, and only when the value is an address, a
+// mailto: URI all of whose recipients are at that host (the others are
+// listed, warned WarnRecipient), or a URL whose scheme sends something to
+// its host (see sendsToHost; another scheme's host is warned WarnNoSend). An error means the value is one address,
 // URL or declared host whose name is not a valid domain name.
 //
 // Once the analyzer has done MaxAnalysed analyses, a host it has not
@@ -141,6 +146,9 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	}
 	whole, one := parseWhole(s, asHost)
 	scanned := appendHosts(a.scanned, s)
+	for _, t := range whole.texts {
+		scanned = appendMoreHosts(scanned, t)
+	}
 	a.scanned = scanned
 	if asHost && !one && s != "" {
 		return nil, false, errNotHost
@@ -148,15 +156,31 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	if !one && len(scanned) == 0 {
 		return nil, false, nil
 	}
-	many := len(scanned) > maxMentioned
-	if many {
-		scanned = scanned[:maxMentioned]
-	}
 	wholeKey := ""
 	if one {
 		wholeKey = hostKey(whole.host)
 	}
-	others := 0
+	// A mailto: URI's other recipients are analysed first, as recipients;
+	// the hosts found in its text besides them, as mentioned.
+	recipients := whole.more
+	if len(recipients) > 0 {
+		n := 0
+		for _, h := range scanned {
+			if !containsHost(recipients, h) {
+				scanned[n] = h
+				n++
+			}
+		}
+		scanned = scanned[:n]
+	}
+	many := len(recipients)+len(scanned) > maxMentioned
+	if len(recipients) > maxMentioned {
+		recipients = recipients[:maxMentioned]
+	}
+	if len(scanned) > maxMentioned-len(recipients) {
+		scanned = scanned[:maxMentioned-len(recipients)]
+	}
+	others := len(recipients)
 	for _, h := range scanned {
 		if !one || !strings.EqualFold(hostKey(h), wholeKey) {
 			others++
@@ -168,15 +192,21 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	skipped := false
 	if one {
 		use := uint8(0)
-		if whole.clean && others == 0 {
+		if whole.clean && others == 0 && !whole.partly && !whole.noSend {
 			use |= useEligible
 		}
 		if whole.decoy {
 			use |= useDecoy
 		}
+		if whole.noSend {
+			use |= useNoSend
+		}
 		if err := a.analyze(whole.host, use, &skipped); err != nil {
 			return nil, false, err
 		}
+	}
+	for _, h := range recipients {
+		_ = a.analyze(h, useRecipient, &skipped)
 	}
 	for _, h := range scanned {
 		if one && strings.EqualFold(hostKey(h), wholeKey) {
@@ -184,7 +214,7 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 		}
 		_ = a.analyze(strings.Trim(h, "[]"), useMentioned, &skipped)
 	}
-	notOne := len(scanned) > 0 && (!one || others > 0) || one && !whole.clean || many
+	notOne := len(scanned) > 0 && (!one || others > 0) || one && (!whole.clean || others > 0 || whole.partly) || many
 	if many {
 		a.tmp = append(a.tmp, Domain{Written: escape.Shown{Text: "..."}, Warnings: warningList(WarnMore)})
 	}
@@ -424,11 +454,18 @@ func (a *Analyzer) analyze(host string, use uint8, skipped *bool) error {
 	}
 	a.analysed++
 	d, err := analyzeHost(host, use&useEligible != 0, a.trusted, &a.scratch)
-	if use&useMentioned != 0 {
+	if use&(useMentioned|useRecipient) != 0 {
 		if err != nil {
 			d.Warnings, err = warningList(WarnInvalid), nil
 		}
-		d.Warnings = withWarning(d.Warnings, WarnMentioned)
+		if use&useMentioned != 0 {
+			d.Warnings = withWarning(d.Warnings, WarnMentioned)
+		} else {
+			d.Warnings = withWarning(d.Warnings, WarnRecipient)
+		}
+	}
+	if use&useNoSend != 0 && err == nil {
+		d.Warnings = withWarning(d.Warnings, WarnNoSend)
 	}
 	if err != nil {
 		return err
@@ -461,7 +498,7 @@ func endsInNumber(h string) bool {
 		}
 		return true
 	}
-	return isPort(last)
+	return isDigits(last)
 }
 
 // analyzeHost resolves one host name. The error is set only when the name

@@ -27,11 +27,15 @@ const maxMentioned = 8
 func scanHosts(s string) []string { return appendHosts(nil, s) }
 
 // appendHosts is scanHosts, appending the hosts to buf[:0].
-func appendHosts(buf []string, s string) []string {
+func appendHosts(buf []string, s string) []string { return appendMoreHosts(buf[:0], s) }
+
+// appendMoreHosts appends the hosts of s that hosts does not hold yet, up
+// to maxMentioned+1 in all.
+func appendMoreHosts(hosts []string, s string) []string {
 	if !NamesHost(s) {
-		return buf[:0]
+		return hosts
 	}
-	sc := hostScanner{s: dropTabsAndNewlines(s), hosts: buf[:0]}
+	sc := hostScanner{s: dropTabsAndNewlines(s), hosts: hosts}
 	s = sc.s
 	for i := 0; i < len(s) && len(sc.hosts) <= maxMentioned; i++ {
 		switch {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -338,13 +339,14 @@ func refIsPort(s string) bool {
 			return false
 		}
 	}
-	return true
+	n, err := strconv.ParseUint(strings.TrimLeft(s, "0"), 10, 64)
+	return s == "" || strings.TrimLeft(s, "0") == "" || err == nil && n <= 65535
 }
 
 var scanTokens = []string{
 	"http:", "https:", "HTTP:", "mailto:", "MailTo:", "ftp:", "git+ssh:", "a:", "0a:", "//", "/", `\`, "@", "a", "b.c", ".", ":",
 	"[", "]", "::1", "[::1]", "1.2.3.4", "[1.2.3.4]", "IPv6:", "%", "%40", "%3A", "%3c", "%3E", "%zz", "%4", "<", ">", `"`, `\"`,
-	"?", "#", " ", "\t", "\n", "\x01", "\x1f", "x.com", "80", ":80", "é", "\u00a0", "\u3002", "-", ",", ";", "(", "..", "e\u0301",
+	"?", "#", " ", "\t", "\n", "\x01", "\x1f", "x.com", "80", ":80", ":65535", ":65536", ":099999", "é", "\u00a0", "\u3002", "-", ",", ";", "(", "..", "e\u0301",
 	"\u200b", "_", "!", "user", "Dana ", "xn--p1ai",
 }
 

@@ -20,6 +20,8 @@ const (
 	WarnMentioned       = "mentioned"         // named inside a longer text or beside another host: never trusted
 	WarnMore            = "more-hosts"        // the value names more hosts than the card analyses
 	WarnUnanalysed      = "not-analysed"      // the card analysed as many hosts as it does: the value's others are not
+	WarnNoSend          = "scheme-sends-not"  // the URL's scheme sends nothing to this host: never trusted
+	WarnRecipient       = "other-recipient"   // another recipient of a mailto: URI: never trusted
 )
 
 // WarnText is what the views say for each warning.
@@ -49,6 +51,10 @@ func WarnText(w string) string {
 		return "named in a text that is not one address or URL: never marked trusted"
 	case WarnMore:
 		return "the value names more hosts than these; the rest are not analysed"
+	case WarnNoSend:
+		return "the URL's scheme sends nothing to this host (only http, https, ws, wss, ftp and mail do): never marked trusted"
+	case WarnRecipient:
+		return "another recipient of the same mail: a mail to more than one host is never marked trusted"
 	case WarnUnanalysed:
 		return "the card names more distinct hosts than it analyses (4096); this value's other hosts are not analysed, not checked and never marked trusted"
 	}
@@ -60,7 +66,11 @@ func WarnText(w string) string {
 var allWarnings = [...]string{
 	WarnMixedScript, WarnLookalikeLabel, WarnLookalike, WarnContainsTrusted, WarnNoRegistrable, WarnUnlistedSuffix,
 	WarnIP, WarnInvalid, WarnHiddenNonASCII, WarnDecoy, WarnMentioned, WarnMore, WarnUnanalysed,
+	WarnNoSend, WarnRecipient,
 }
+
+// A warning's code must fit the four bits warningList gives it.
+var _ [15 - len(allWarnings)]struct{}
 
 func warningCode(w string) uint64 {
 	for i, g := range allWarnings {
