@@ -28,7 +28,11 @@ type Call struct {
 	// one agent run for taint, caps and merging.
 	Task, Step, Session string
 	// Principal is the chain the call acts for: the user, the agent and
-	// any delegations. Agents are named with the "agent:" prefix.
+	// any delegations. Agents are named with the "agent:" prefix. No
+	// person among the delegations may decide the call, so whoever sets
+	// them chooses who may not: a runtime takes them from its own
+	// configuration, never from the model, and the HTTP agent API accepts
+	// as delegations only people its runtime token acts for.
 	Principal canon.Principal
 	// Taint lists the untrusted content the session has seen, e.g.
 	// "read web page https://example.org/offer". Non-empty taint makes

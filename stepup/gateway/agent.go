@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -172,6 +173,12 @@ func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, who runtime) 
 		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token does not act for that user", remote.ErrForbidden))
 		return
 	}
+	if !delegationsActFor(c.Principal.Delegations, who) {
+		// A person the call names as a delegation may not decide it: a
+		// token naming people it does not act for would choose who may.
+		a.refuse(w, "propose", agent, fmt.Errorf("%w: this token does not act for a person the delegations name", remote.ErrForbidden))
+		return
+	}
 	t, err := a.rt.Propose(r.Context(), c)
 	if err != nil {
 		a.refuse(w, "propose", agent, err)
@@ -271,6 +278,19 @@ func (a *AgentAPI) cancel(w http.ResponseWriter, r *http.Request, who runtime) {
 	}
 	a.log.Info("cancel", "agent", agent, "ticket", id, "status", t.Status)
 	writeJSON(w, http.StatusOK, wire.FromTicket(t))
+}
+
+// delegationsActFor reports whether every person (a "user:" id) among
+// delegations is one of the users the token acts for. The gate never lets
+// a delegation decide the call it is part of, so a runtime that could
+// name anyone there could strike approvers from its own call.
+func delegationsActFor(delegations []string, who runtime) bool {
+	for _, d := range delegations {
+		if strings.HasPrefix(d, canon.PrefixUser) && !who.users[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // standing returns ticket id as it stands, without waiting.

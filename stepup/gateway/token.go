@@ -30,7 +30,10 @@ type RuntimeToken struct {
 	SHA256 [32]byte
 	// Agent is the agent principal, "agent:..." as in canon.Principal.
 	Agent string
-	// Users are the users the runtime acts for; at least one.
+	// Users are the users the runtime acts for; at least one. A call the
+	// runtime proposes names one of them as its user, and names no other
+	// person among its delegations (a delegation never decides the call it
+	// is part of, so naming others would choose who may).
 	Users []string
 }
 
