@@ -56,13 +56,15 @@ type AgentOptions struct {
 }
 
 // AgentAPI is the HTTP face of [stepup.Runtime], for runtimes in any
-// language; [Client] speaks it from Go. It serves only
+// language; [remote.Client] speaks it from Go. It serves only
 //
 //	POST /v1/propose                 body: a call, JSON
 //	GET  /v1/tickets/{id}/wait       ?timeout=30s, a bounded long poll
 //	POST /v1/tickets/{id}/execute    no body: execute takes no arguments
+//	POST /v1/tickets/{id}/cancel     body: {"reason": "..."}, optional
 //
-// each authenticated by a runtime's bearer token. It has no route to
+// An execute runs to its end even when its request ends first; the
+// runtime then learns the outcome with a wait. Each is authenticated by a runtime's bearer token. It has no route to
 // approve anything: serve it on its own listener, never on the approval
 // site's origin.
 type AgentAPI struct {
@@ -238,7 +240,12 @@ func (a *AgentAPI) execute(w http.ResponseWriter, r *http.Request, who runtime) 
 		a.refuse(w, "execute", agent, err)
 		return
 	}
-	res, err := a.rt.Execute(r.Context(), id)
+	// Once asked, the approved call runs to its end: the request's end (the
+	// runtime's timeout, a dropped connection) must not cut a tool off
+	// half-way and spend the approval on a half-done action. The gate's
+	// own bounds (the execution lease) still hold; a runtime that went
+	// away learns the outcome with Wait.
+	res, err := a.rt.Execute(context.WithoutCancel(r.Context()), id)
 	if err != nil {
 		a.refuse(w, "execute", agent, err)
 		return
@@ -318,14 +325,14 @@ func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, who runtime) e
 func (a *AgentAPI) refuse(w http.ResponseWriter, op, agent string, err error) {
 	code, status, _ := classify(err)
 	switch {
-	case code == remote.CodeInternal:
-		// The detail stays here, not in the answer. The gate's own errors
-		// never quote arguments.
-		a.log.Error("failed", "op", op, "agent", agent, "code", code, "status", status, "error", err.Error())
-	case status >= 500:
+	case errors.Is(err, stepup.ErrExecutorFailed):
 		// An executor's error is the integrator's text and may quote the
 		// call: neither logged nor answered.
 		a.log.Error("failed", "op", op, "agent", agent, "code", code, "status", status)
+	case status >= 500 || errors.Is(err, stepup.ErrStore) || errors.Is(err, stepup.ErrConfig):
+		// The detail (a store driver's host, user or file) stays here,
+		// not in the answer. The gate's own errors never quote arguments.
+		a.log.Error("failed", "op", op, "agent", agent, "code", code, "status", status, "error", err.Error())
 	default:
 		a.log.Info("refused", "op", op, "agent", agent, "code", code, "status", status)
 	}
@@ -350,10 +357,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	code, status, msg := classify(err)
+	r := remote.ClassifyAll(err, siteCodes...)
 	var e wire.Error
-	e.Error.Code, e.Error.Message = code, msg
-	writeJSON(w, status, e)
+	e.Error.Code, e.Error.Also, e.Error.Message = r.Code, r.Also, r.Message
+	writeJSON(w, r.Status, e)
 }
 
 func logger(l *slog.Logger) *slog.Logger {

@@ -1,5 +1,5 @@
 // Package gateway is the gate as an HTTP service: an agent API for
-// runtimes in any language, its Go [Client], and the approval site where
+// runtimes in any language, its Go client (package remote), and the approval site where
 // approvers see the card and answer with their passkeys. The two are
 // separate handlers meant for separate listeners and origins: the agent
 // API has no route that approves, enrolls or denies, and the approval site
@@ -14,6 +14,15 @@
 //	                               "taint", "rationale", "grant"}
 //	GET  /v1/tickets/{id}/wait     ?timeout=30s: a long poll, bounded by [AgentOptions].MaxWait
 //	POST /v1/tickets/{id}/execute  no body: execute runs the stored call
+//	POST /v1/tickets/{id}/cancel   {"reason"}: withdraw a pending ticket
+//
+// An execute, once asked, runs to its end even if the runtime's request
+// ends first (its client's timeout, a dropped connection, a restart):
+// cutting an approved tool off half-way would spend the approval on a
+// half-done action. The call is bounded by the gate's own bounds (its
+// execution lease), not by the request; a runtime that lost its answer
+// waits on the ticket ([remote.Client.Wait]) to learn whether it was executed
+// or failed, and never proposes it again.
 //
 // Each runtime has its own bearer token ([RuntimeToken]), kept only as its
 // SHA-256 (which may be all a gateway is configured with) and compared in
@@ -40,7 +49,7 @@
 // bad_assertion 400, not_permitted 403, unauthorized 401, forbidden 403, invalid 400, too_large 413,
 // unavailable 503 (the request ended first), internal 500 (with no
 // detail: a store's or a tool's error stays in the server's log). The codes map to the stepup sentinels
-// and this package's own; [Client] maps them back, so errors.Is works the
+// and this package's own; [remote.Client] maps them back, so errors.Is works the
 // same against the in-process gate and against the service. Requests are
 // logged by agent, tool, ticket, digest and code, never by argument.
 //

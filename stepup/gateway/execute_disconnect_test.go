@@ -90,8 +90,14 @@ func TestExecuteOutlivesTheRuntimesConnection(t *testing.T) {
 				close(tool.release)
 				assert.False(t, <-tool.cut)
 			}
-			got, err := h.Gate.Wait(ctx, tk.ID)
-			require.NoError(t, err)
+			// Wait returns as soon as a ticket leaves pending, so it may
+			// read the ticket executing while the released tool's result
+			// is being recorded: read until it has a final status.
+			var got stepup.Ticket
+			require.Eventually(t, func() bool {
+				got, err = h.Gate.Ticket(ctx, tk.ID)
+				return err == nil && got.Status != stepup.StatusExecuting
+			}, 10*time.Second, 5*time.Millisecond)
 			assert.Equal(t, stepup.StatusExecuted, got.Status, "the approval was spent on a run cut short: %s", got.Reason)
 		})
 	}

@@ -45,9 +45,11 @@ func (failing) Requester(context.Context, stepup.TicketID) (canon.Principal, err
 	return canon.Principal{User: "user:dana", Agent: "agent:reports"}, nil
 }
 
-// TestInternalErrorsSayNothing: a store failure reaches the runtime as
-// "internal" with no detail; the detail is in the server's log only.
-func TestInternalErrorsSayNothing(t *testing.T) {
+// TestStoreErrorsSayNothing: a store failure reaches the runtime as
+// "store" (503), so errors.Is(err, stepup.ErrStore) holds on the client
+// as it does in process, with no detail; the detail is in the server's
+// log only.
+func TestStoreErrorsSayNothing(t *testing.T) {
 	var logs bytes.Buffer
 	api, err := gateway.NewAgentAPI(failing{}, []gateway.RuntimeToken{{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}},
 		&gateway.AgentOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -59,17 +61,18 @@ func TestInternalErrorsSayNothing(t *testing.T) {
 
 	_, err = client.Execute(context.Background(), "t1")
 	require.Error(t, err)
-	assert.ErrorIs(t, err, remote.ErrInternal)
-	assert.False(t, errors.Is(err, stepup.ErrStore), "the store's sentinel is the server's business")
+	assert.ErrorIs(t, err, stepup.ErrStore)
+	assert.False(t, errors.Is(err, remote.ErrInternal), "a store failure has its own code")
 	assert.NotContains(t, err.Error(), "/var/lib/asu")
 	var e *remote.Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, 500, e.Status)
+	assert.Equal(t, remote.CodeStore, e.Code)
+	assert.Equal(t, 503, e.Status)
 	assert.Empty(t, e.Message)
 	assert.Contains(t, logs.String(), "disk full", "the operator sees the detail")
 
 	_, err = client.Propose(context.Background(), sendEmail("finance@example.com"))
-	assert.ErrorIs(t, err, remote.ErrInternal)
+	assert.ErrorIs(t, err, stepup.ErrStore)
 	assert.NotContains(t, logs.String(), "finance@example.com", "arguments never reach the log")
 }
 

@@ -28,6 +28,8 @@ var words = map[string]string{
 	remote.CodeTooLarge:       "The request was too large.",
 	remote.CodeUnavailable:    "The service did not answer in time. Try again.",
 	remote.CodeInternal:       "Something went wrong on the service. Try again later.",
+	remote.CodeStore:          "The service could not read or write its records just now. Try again later.",
+	remote.CodeConfig:         "The service is not set up right. Tell the administrator.",
 	CodeUnknownCred:           "This passkey is not enrolled here.",
 	CodeCounter:               "This passkey's signature counter did not advance; it may have been cloned. Tell the administrator.",
 	CodeInvite:                "This invite is unknown, already used or expired. Ask the administrator for a new one.",

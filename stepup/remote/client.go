@@ -18,6 +18,10 @@ import (
 // maxResponseBytes bounds what the client reads of one answer.
 const maxResponseBytes = 32 << 20
 
+// maxAlso bounds the other sentinels' codes the client keeps of a
+// refusal: the error table has fewer rows.
+const maxAlso = 32
+
 // DefaultMaxWait is the longest one long poll of Wait asks the server for:
 // the gateway's default bound.
 const DefaultMaxWait = 30 * time.Second
@@ -210,5 +214,8 @@ func decodeError(status int, raw []byte) error {
 		}
 		return &Error{Status: status, Code: code}
 	}
-	return &Error{Status: status, Code: e.Error.Code, Message: e.Error.Message}
+	if len(e.Error.Also) > maxAlso {
+		e.Error.Also = e.Error.Also[:maxAlso]
+	}
+	return &Error{Status: status, Code: e.Error.Code, Also: e.Error.Also, Message: e.Error.Message}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -36,12 +37,16 @@ var (
 )
 
 // Error is a refusal as it crossed HTTP: the status, the stable machine
-// readable code, and the server's message (which never quotes arguments
-// or secrets). It unwraps to the sentinel its code names, so errors.Is
-// works the same on both sides of the wire.
+// readable code, the codes of the other sentinels the server's error
+// wrapped, and the server's message (which never quotes arguments or
+// secrets). It unwraps to the sentinels its codes name, so errors.Is
+// works the same on both sides of the wire, for an error that wraps
+// several sentinels (an unknown outcome that is also a store failure)
+// too.
 type Error struct {
 	Status  int
 	Code    string
+	Also    []string
 	Message string
 }
 
@@ -52,11 +57,23 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("remote: %s (HTTP %d): %s", e.Code, e.Status, e.Message)
 }
 
-// Unwrap returns the sentinel of e's code ([ErrInternal] for a code this
-// version does not know).
-func (e *Error) Unwrap() error {
+// Unwrap returns the sentinels of e's code ([ErrInternal] for a code this
+// version does not know) and of the codes in Also that it knows.
+func (e *Error) Unwrap() []error {
+	errs := []error{sentinel(e.Code)}
+	for _, code := range e.Also {
+		if s := sentinel(code); s != ErrInternal || code == CodeInternal {
+			errs = append(errs, s)
+		}
+	}
+	return errs
+}
+
+// sentinel is the sentinel of code, [ErrInternal] for a code this version
+// does not know.
+func sentinel(code string) error {
 	for _, c := range codes {
-		if c.Code == e.Code {
+		if c.Code == code {
 			return c.Err
 		}
 	}
@@ -79,6 +96,8 @@ const (
 	CodeTooFast        = "too_fast"
 	CodeNoExecutor     = "no_executor"
 	CodeExecutor       = "executor_failed"
+	CodeStore          = "store"
+	CodeConfig         = "config"
 	CodeUnauthorized   = "unauthorized"
 	CodeForbidden      = "forbidden"
 	CodeInvalid        = "invalid"
@@ -91,7 +110,9 @@ const (
 // Code is one row of the error table: a sentinel, its stable code and
 // HTTP status, and whether the server's message may be shown (the
 // messages of store and configuration failures may name paths and hosts,
-// so those stay on the server).
+// so those stay on the server). A message is shown only when every row
+// the error matches allows it: an error that wraps [stepup.ErrStore] is
+// answered without its message whatever its code.
 type Code struct {
 	Err    error
 	Code   string
@@ -110,12 +131,14 @@ var codes = []Code{
 	{stepup.ErrNotApproved, CodeNotApproved, http.StatusConflict, true},
 	{stepup.ErrRevoked, CodeRevoked, http.StatusGone, true},
 	{stepup.ErrPolicyChanged, CodePolicyChanged, http.StatusConflict, true},
-	{stepup.ErrOutcomeUnknown, CodeOutcomeUnknown, http.StatusServiceUnavailable, true},
+	{stepup.ErrOutcomeUnknown, CodeOutcomeUnknown, http.StatusServiceUnavailable, false},
 	{stepup.ErrBadAssertion, CodeBadAssertion, http.StatusBadRequest, true},
 	{stepup.ErrNotPermitted, CodeNotPermitted, http.StatusForbidden, true},
 	{stepup.ErrTooFast, CodeTooFast, http.StatusTooEarly, true},
 	{stepup.ErrNoExecutor, CodeNoExecutor, http.StatusNotImplemented, true},
 	{stepup.ErrExecutorFailed, CodeExecutor, http.StatusBadGateway, false},
+	{stepup.ErrStore, CodeStore, http.StatusServiceUnavailable, false},
+	{stepup.ErrConfig, CodeConfig, http.StatusInternalServerError, false},
 	{ErrUnauthorized, CodeUnauthorized, http.StatusUnauthorized, true},
 	{ErrForbidden, CodeForbidden, http.StatusForbidden, true},
 	{ErrInvalid, CodeInvalid, http.StatusBadRequest, true},
@@ -130,16 +153,46 @@ var codes = []Code{
 // site's own sentinels) are tried first. An error of no known sentinel is
 // internal, and its message stays on the server.
 func Classify(err error, extra ...Code) (code string, status int, msg string) {
+	r := ClassifyAll(err, extra...)
+	return r.Code, r.Status, r.Message
+}
+
+// Refusal is how the gateway answers an error: its stable code and HTTP
+// status, the codes of the other sentinels it wraps, and the message the
+// client may read ("" when the message stays on the server).
+type Refusal struct {
+	Code    string
+	Status  int
+	Also    []string
+	Message string
+}
+
+// ClassifyAll is [Classify] with the codes of every other known sentinel
+// err wraps, which the client turns back into sentinels.
+func ClassifyAll(err error, extra ...Code) Refusal {
+	var r Refusal
+	detail := true
 	for _, c := range append(extra, codes...) {
-		if errors.Is(err, c.Err) {
-			if c.Detail {
-				return c.Code, c.Status, err.Error()
-			}
-			return c.Code, c.Status, ""
+		if !errors.Is(err, c.Err) {
+			continue
+		}
+		detail = detail && c.Detail
+		switch {
+		case r.Code == "":
+			r.Code, r.Status = c.Code, c.Status
+		case c.Code != r.Code && !slices.Contains(r.Also, c.Code):
+			r.Also = append(r.Also, c.Code)
 		}
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return CodeUnavailable, http.StatusServiceUnavailable, "the request ended before the gate answered"
+	if r.Code == "" {
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			return Refusal{Code: CodeUnavailable, Status: http.StatusServiceUnavailable,
+				Message: "the request ended before the gate answered"}
+		}
+		return Refusal{Code: CodeInternal, Status: http.StatusInternalServerError}
 	}
-	return CodeInternal, http.StatusInternalServerError, ""
+	if detail {
+		r.Message = err.Error()
+	}
+	return r
 }

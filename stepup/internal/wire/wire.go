@@ -94,11 +94,13 @@ type Result struct {
 	IdempotencyKey string          `json:"idempotency_key"`
 }
 
-// Error is every refusal's body: {"error":{"code":...,"message":...}}.
+// Error is every refusal's body: {"error":{"code":...,"also":[...],"message":...}}.
+// Also lists the codes of the other sentinels the refusal wraps.
 type Error struct {
 	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message,omitempty"`
+		Code    string   `json:"code"`
+		Also    []string `json:"also,omitempty"`
+		Message string   `json:"message,omitempty"`
 	} `json:"error"`
 }
 
