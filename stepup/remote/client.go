@@ -77,7 +77,7 @@ func (c *Client) Propose(ctx context.Context, call stepup.Call) (stepup.Ticket, 
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: %v", ErrInvalid, err)
 	}
 	var t wire.Ticket
-	if err := c.do(ctx, http.MethodPost, "/v1/propose", nil, body, &t); err != nil {
+	if err := c.do(ctx, http.MethodPost, []string{"v1", "propose"}, nil, body, &t); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w", err)
 	}
 	return ticket(t)
@@ -100,7 +100,7 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 		q := url.Values{"timeout": {d.Round(time.Millisecond).String()}}
 		start := time.Now()
 		var t wire.Ticket
-		err := c.do(ctx, http.MethodGet, "/v1/tickets/"+url.PathEscape(string(id))+"/wait", q, nil, &t)
+		err := c.do(ctx, http.MethodGet, ticketPath(id, "wait"), q, nil, &t)
 		if err != nil {
 			if ctx.Err() != nil {
 				return last, ctx.Err()
@@ -132,7 +132,7 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 // the call stored at Propose.
 func (c *Client) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
 	var r wire.Result
-	if err := c.do(ctx, http.MethodPost, "/v1/tickets/"+url.PathEscape(string(id))+"/execute", nil, nil, &r); err != nil {
+	if err := c.do(ctx, http.MethodPost, ticketPath(id, "execute"), nil, nil, &r); err != nil {
 		return stepup.Result{}, fmt.Errorf("execute: %w", err)
 	}
 	return stepup.Result{Ticket: stepup.TicketID(r.Ticket), Output: r.Output, IdempotencyKey: r.IdempotencyKey}, nil
@@ -146,17 +146,30 @@ func (c *Client) Cancel(ctx context.Context, id stepup.TicketID, reason string) 
 		return stepup.Ticket{}, fmt.Errorf("cancel: %w: %v", ErrInvalid, err)
 	}
 	var t wire.Ticket
-	if err := c.do(ctx, http.MethodPost, "/v1/tickets/"+url.PathEscape(string(id))+"/cancel", nil, body, &t); err != nil {
+	if err := c.do(ctx, http.MethodPost, ticketPath(id, "cancel"), nil, body, &t); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("cancel: %w", err)
 	}
 	return ticket(t)
 }
 
-// do sends one request and decodes a 200 answer into out, or returns the
-// refusal as an *Error.
-func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) error {
+// ticketPath is the path of a ticket's route, as segments.
+func ticketPath(id stepup.TicketID, op string) []string {
+	return []string{"v1", "tickets", string(id), op}
+}
+
+// do sends one request to the path of segments (each sent as exactly one
+// path segment, whatever it holds) and decodes a 200 answer into out, or
+// returns the refusal as an *Error.
+func (c *Client) do(ctx context.Context, method string, segments []string, q url.Values, body []byte, out any) error {
 	u := *c.base
-	u.Path += path
+	for _, seg := range segments {
+		if seg == "" {
+			// No ticket has an empty id, and an empty segment is no segment.
+			return fmt.Errorf("%w: an empty path segment names nothing", stepup.ErrNotFound)
+		}
+		u.RawPath = u.EscapedPath() + "/" + escapeSegment(seg)
+		u.Path += "/" + seg
+	}
 	u.RawQuery = q.Encode()
 	var rd io.Reader
 	if body != nil {
@@ -190,6 +203,17 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		return fmt.Errorf("%w: answer does not parse", ErrInternal)
 	}
 	return nil
+}
+
+// escapeSegment escapes s as one path segment, sent escaped exactly once:
+// "/" as %2F, and a segment of dots (which a server would read as a
+// relative step) as %2E each.
+func escapeSegment(s string) string {
+	e := url.PathEscape(s)
+	if strings.Trim(s, ".") == "" {
+		e = strings.Repeat("%2E", len(s))
+	}
+	return e
 }
 
 // ticket reads a ticket from the wire.
