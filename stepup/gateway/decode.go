@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/internal/wire"
@@ -75,7 +76,7 @@ func memberNames(v canon.Value, allowed []string) error {
 	}
 	for k := range v.Members() {
 		if !slices.Contains(allowed, k) {
-			return fmt.Errorf("unknown field %q", k)
+			return unknownMember(allowed)
 		}
 	}
 	return nil
@@ -90,7 +91,7 @@ func exactKeys(raw []byte, allowed []string) error {
 	}
 	for k := range m {
 		if !slices.Contains(allowed, k) {
-			return fmt.Errorf("unknown field %q", k)
+			return unknownMember(allowed)
 		}
 	}
 	return nil
@@ -100,7 +101,28 @@ func exactKeys(raw []byte, allowed []string) error {
 // refuses deeper arguments anyway.
 const maxDepth = 128
 
-var errDuplicate = errors.New("duplicate object key")
+var errTooDeep = fmt.Errorf("nesting deeper than %d", maxDepth)
+
+var errDuplicate = errors.New("an object repeats a member name")
+
+// unknownMember is the refusal of a member name not in allowed. Like
+// every refusal of a body, it quotes nothing the caller sent (a member
+// name may be anything, a secret included): it names what is allowed.
+func unknownMember(allowed []string) error {
+	return fmt.Errorf("a member name is not one this API takes here (it takes, spelled exactly: %s)",
+		strings.Join(allowed, ", "))
+}
+
+// decodeErr is a refusal of a body encoding/json would not decode, in
+// words of ours: encoding/json's own errors quote the caller's bytes (an
+// unexpected character, an unknown field's name).
+func decodeErr(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("%w: a member has a value of the wrong type", remote.ErrInvalid)
+	}
+	return fmt.Errorf("%w: the body is not one valid JSON object of this API's members", remote.ErrInvalid)
+}
 
 // bodyLimits are canon's limits on a request body: the largest call, and
 // the nesting [noDuplicates] allows.
@@ -123,7 +145,7 @@ func decodeStrict(body []byte, v any, keys []string) (canon.Value, error) {
 			return canon.Value{}, fmt.Errorf("%w: %v", remote.ErrInvalid, err)
 		}
 		if err := json.Unmarshal(body, v); err != nil {
-			return canon.Value{}, fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+			return canon.Value{}, decodeErr(err)
 		}
 		return parsed, nil
 	}
@@ -133,7 +155,10 @@ func decodeStrict(body []byte, v any, keys []string) (canon.Value, error) {
 // decodeStrictTokens is decodeStrict token by token.
 func decodeStrictTokens(body []byte, v any, keys []string) error {
 	if err := noDuplicates(body); err != nil {
-		return fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+		if errors.Is(err, errDuplicate) || errors.Is(err, errTooDeep) {
+			return fmt.Errorf("%w: %w", remote.ErrInvalid, err)
+		}
+		return decodeErr(err)
 	}
 	if err := exactKeys(body, keys); err != nil {
 		return fmt.Errorf("%w: %v", remote.ErrInvalid, err)
@@ -141,7 +166,7 @@ func decodeStrictTokens(body []byte, v any, keys []string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+		return decodeErr(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return fmt.Errorf("%w: data after the JSON value", remote.ErrInvalid)
@@ -177,7 +202,7 @@ func noDuplicates(body []byte) error {
 				}
 				k, _ := tok.(string)
 				if top.keys[k] {
-					return fmt.Errorf("%w %q", errDuplicate, k)
+					return errDuplicate
 				}
 				top.keys[k] = true
 				top.key = false
@@ -194,7 +219,7 @@ func noDuplicates(body []byte) error {
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) > maxDepth {
-			return fmt.Errorf("nesting deeper than %d", maxDepth)
+			return errTooDeep
 		}
 	}
 }
