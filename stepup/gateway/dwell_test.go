@@ -60,7 +60,7 @@ func TestDwellStartsWhenThePageShowsTheCard(t *testing.T) {
 		out, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(out)
 	}
-	code, body := post("/approve/"+string(tk.ID)+"/shown", []byte(`{}`))
+	code, body := post("/approve/"+string(tk.ID)+"/shown", pageView(t, srv.URL, tk.ID))
 	require.Equal(t, http.StatusOK, code, body)
 	answer, err = h.Authenticator.Assert(p.Options)
 	require.NoError(t, err)

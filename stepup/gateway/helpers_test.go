@@ -95,6 +95,26 @@ func sendEmail(to string) stepup.Call {
 	}
 }
 
+var viewAttr = regexp.MustCompile(`data-view="([^"]*)"`)
+
+// pageView fetches the approval page of id at base, as the approver's
+// browser does, and returns the body its script posts to say the card is
+// shown: the page's view token.
+func pageView(t *testing.T, base string, id stepup.TicketID) []byte {
+	t.Helper()
+	resp, err := http.Get(gateway.ApprovalLink(base, id))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	m := viewAttr.FindStringSubmatch(string(body))
+	require.NotNil(t, m, "the page carries no view token")
+	out, err := json.Marshal(map[string]string{"view": html.UnescapeString(m[1])})
+	require.NoError(t, err)
+	return out
+}
+
 var dataAttr = regexp.MustCompile(`data-(approve|deny)="([^"]*)"`)
 
 // pageOptions fetches the approval page of id and returns its approve and

@@ -26,7 +26,7 @@ var pages = template.Must(template.New("").Parse(`
 <header><strong>Approval requested</strong><span>ticket {{.ID}} · expires {{.Expires}}</span></header>
 <main>
 {{.Card}}
-<section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}">
+<section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}" data-view="{{.View}}">
 <p class="asu-who">May approve: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
 <p>Your passkey signs this card and exactly this action. It runs at most once, before it expires.</p>
 <div class="asu-actions">
@@ -94,6 +94,7 @@ type approvePage struct {
 	Card                        template.HTML // written by card's own escaper
 	Approvers                   []string
 	ApproveOptions, DenyOptions string
+	View                        string // this rendering's view token, posted back when the card is shown
 }
 
 type revokePage struct {

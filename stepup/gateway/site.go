@@ -36,6 +36,16 @@ type SiteOptions struct {
 	// decided say what became of it (denied, ran, revoked, ...) rather than
 	// only that it was decided. [*gate.Gate] implements it.
 	Tickets TicketReader
+	// Key, at least [MinSiteKey] bytes, MACs the view tokens of the
+	// approval pages (labelled apart from any other use of the key).
+	// Replicas of the site behind one origin share it, so a page rendered
+	// by one is trusted by another; nil means a random key of this
+	// process.
+	Key []byte
+	// Sessions, when set, lets a signed-in approver who may decide a
+	// ticket (the approvers' inbox) say its card is shown without the
+	// ticket page's view token.
+	Sessions Sessions
 }
 
 // TicketReader reads a ticket as it stands; [*gate.Gate] implements it.
@@ -73,14 +83,16 @@ type TicketReader interface {
 // the ticket, which no approval can be mistaken for, so neither a stranger
 // who holds the link nor the agent can deny in the approver's name.
 type Site struct {
-	desk    *gate.Desk
-	tickets TicketReader
-	admin   *passkey.Enrollment
-	rp      passkey.RelyingParty
-	log     *slog.Logger
-	mux     *http.ServeMux
-	handler http.Handler // mux behind the protective headers
-	static  map[string]asset
+	desk     *gate.Desk
+	viewKey  []byte
+	sessions Sessions
+	tickets  TicketReader
+	admin    *passkey.Enrollment
+	rp       passkey.RelyingParty
+	log      *slog.Logger
+	mux      *http.ServeMux
+	handler  http.Handler // mux behind the protective headers
+	static   map[string]asset
 }
 
 type asset struct {
@@ -100,7 +112,11 @@ func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.Relying
 	if opts != nil {
 		o = *opts
 	}
-	s := &Site{desk: desk, tickets: o.Tickets, admin: enrollment, rp: rp,
+	key, err := viewKey(o.Key)
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{desk: desk, viewKey: key, sessions: o.Sessions, tickets: o.Tickets, admin: enrollment, rp: rp,
 		log: logger(o.Logger), mux: http.NewServeMux(), static: map[string]asset{}}
 	for _, name := range []string{"webauthn.js", "approve.js", "enroll.js"} {
 		body, err := staticFS.ReadFile("static/" + name)
@@ -159,9 +175,14 @@ func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
 		s.refusedPage(w, err)
 		return
 	}
+	view, err := s.newView(id)
+	if err != nil {
+		s.refusedPage(w, err)
+		return
+	}
 	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID), Origin: s.rp.Origin,
 		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(), Approvers: p.Approvers,
-		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions)}
+		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions), View: view}
 	s.render(w, "approve", page)
 }
 
@@ -194,25 +215,6 @@ func (s *Site) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("approved", "ticket", id, "digest", digestOf(t), "status", t.Status)
 	writeJSON(w, http.StatusOK, wire.FromTicket(t))
-}
-
-// shown records that the ticket's card is on the approver's screen: the
-// page's script posts it once the card is in view, so a link preview or a
-// prefetch (which fetch the page but run no script) never starts the
-// gate's dwell time.
-func (s *Site) shown(w http.ResponseWriter, r *http.Request) {
-	id := stepup.TicketID(r.PathValue("id"))
-	if _, err := readAnswer(w, r); err != nil {
-		s.refuse(w, "shown", id, err)
-		return
-	}
-	if err := s.desk.Show(r.Context(), id); err != nil {
-		s.refuse(w, "shown", id, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Shown bool `json:"shown"`
-	}{true})
 }
 
 // denyJSON is a denial's body.

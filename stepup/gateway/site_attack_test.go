@@ -98,12 +98,13 @@ func TestAgentCannotStartTheDwell(t *testing.T) {
 			t.Logf("agent's shown post: %d %s", code, body)
 			r.h.Clock.Advance(2 * gate.DefaultDwell)
 
-			// The person opens the link: the page shows the card, says so,
-			// and the person approves at once.
+			// The person opens the link: the page shows the card, says so
+			// (with the view token the page carries), and the person
+			// approves at once.
 			p, err := r.h.Gate.Desk().Prompt(ctx, tk.ID)
 			require.NoError(t, err)
 			code, body = sitePost(t, r.site.URL, "/approve/"+string(tk.ID)+"/shown",
-				map[string]string{"Origin": origin, "Sec-Fetch-Site": "same-origin"}, []byte(`{}`))
+				map[string]string{"Origin": origin, "Sec-Fetch-Site": "same-origin"}, pageView(t, r.site.URL, tk.ID))
 			require.Equal(t, http.StatusOK, code, body)
 			answer, err := r.h.Authenticator.Assert(p.Options)
 			require.NoError(t, err)

@@ -47,9 +47,10 @@
 
   // The card is on screen: tell the gate, which starts the dwell time
   // before an approval counts from this moment (a link preview fetches the
-  // page but runs no script, so it starts nothing).
+  // page but runs no script, so it starts nothing). The page's view token
+  // says the signal comes from this page.
   function shown() {
-    return asu.post("/approve/" + encodeURIComponent(ticket) + "/shown", {}).catch(function () {});
+    return asu.post("/approve/" + encodeURIComponent(ticket) + "/shown", { view: box.dataset.view || "" }).catch(function () {});
   }
   if (document.visibilityState === "hidden") {
     document.addEventListener("visibilitychange", function once() {
