@@ -323,7 +323,8 @@ func (a *AgentAPI) owned(ctx context.Context, id stepup.TicketID, who runtime) e
 
 // refuse logs a refusal and answers it.
 func (a *AgentAPI) refuse(w http.ResponseWriter, op, agent string, err error) {
-	code, status, _ := classify(err)
+	r := classifyAgent(err)
+	code, status := r.Code, r.Status
 	switch {
 	case errors.Is(err, stepup.ErrExecutorFailed):
 		// An executor's error is the integrator's text and may quote the
@@ -357,7 +358,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	r := remote.ClassifyAll(err, siteCodes...)
+	r := classifyAgent(err)
 	var e wire.Error
 	e.Error.Code, e.Error.Also, e.Error.Message = r.Code, r.Also, r.Message
 	writeJSON(w, r.Status, e)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/remote"
@@ -22,7 +23,17 @@ var siteCodes = []remote.Code{
 	{Err: passkey.ErrInvite, Code: CodeInvite, Status: http.StatusForbidden, Detail: true},
 }
 
-// classify returns the code, status and client-safe message of err.
+// agentCodes are the agent API's rows of the error table: the site's,
+// and the store and configuration rows a runtime tells apart.
+var agentCodes = append(slices.Clone(siteCodes), remote.RuntimeCodes()...)
+
+// classify returns the code, status and client-safe message of an error
+// of the approval site.
 func classify(err error) (code string, status int, msg string) {
 	return remote.Classify(err, siteCodes...)
+}
+
+// classifyAgent is how the agent API answers err.
+func classifyAgent(err error) remote.Refusal {
+	return remote.ClassifyAll(err, agentCodes...)
 }

@@ -96,7 +96,6 @@ func TestOnlyTheTicketsPageSaysItIsShown(t *testing.T) {
 		"not a string":     []byte(`{"view":1}`),
 		"another ticket's": viewBody(otherTicket),
 		"padded":           viewBody(good + "=="),
-		"std encoding":     viewBody(base64.StdEncoding.EncodeToString(raw)),
 		"cut":              viewBody(good[:len(good)-2]),
 		"lengthened":       viewBody(good + "AA"),
 		"huge":             viewBody(strings.Repeat("A", 10000)),
@@ -104,6 +103,9 @@ func TestOnlyTheTicketsPageSaysItIsShown(t *testing.T) {
 		"unknown member":   []byte(`{"view":"` + otherTicket + `","token":"` + good + `"}`),
 		"token alone":      []byte(`"` + good + `"`),
 		"another site's":   viewBody(tokenOf(t, pageView(t, other.URL, id))),
+	}
+	if std := base64.StdEncoding.EncodeToString(raw); std != good { // the same text when it holds no + or /
+		bodies["std encoding"] = viewBody(std)
 	}
 	for i := range raw {
 		for _, bit := range []byte{1, 0x80} {

@@ -72,7 +72,7 @@ func (e *Error) Unwrap() []error {
 // sentinel is the sentinel of code, [ErrInternal] for a code this version
 // does not know.
 func sentinel(code string) error {
-	for _, c := range codes {
+	for _, c := range slices.Concat(codes, runtimeCodes) {
 		if c.Code == code {
 			return c.Err
 		}
@@ -111,8 +111,8 @@ const (
 // HTTP status, and whether the server's message may be shown (the
 // messages of store and configuration failures may name paths and hosts,
 // so those stay on the server). A message is shown only when every row
-// the error matches allows it: an error that wraps [stepup.ErrStore] is
-// answered without its message whatever its code.
+// the error matches allows it, and never for an error that wraps
+// [stepup.ErrStore] or [stepup.ErrConfig], whatever its code.
 type Code struct {
 	Err    error
 	Code   string
@@ -137,8 +137,6 @@ var codes = []Code{
 	{stepup.ErrTooFast, CodeTooFast, http.StatusTooEarly, true},
 	{stepup.ErrNoExecutor, CodeNoExecutor, http.StatusNotImplemented, true},
 	{stepup.ErrExecutorFailed, CodeExecutor, http.StatusBadGateway, false},
-	{stepup.ErrStore, CodeStore, http.StatusServiceUnavailable, false},
-	{stepup.ErrConfig, CodeConfig, http.StatusInternalServerError, false},
 	{ErrUnauthorized, CodeUnauthorized, http.StatusUnauthorized, true},
 	{ErrForbidden, CodeForbidden, http.StatusForbidden, true},
 	{ErrInvalid, CodeInvalid, http.StatusBadRequest, true},
@@ -147,6 +145,20 @@ var codes = []Code{
 	{ErrUnavailable, CodeUnavailable, http.StatusServiceUnavailable, true},
 	{ErrInternal, CodeInternal, http.StatusInternalServerError, false},
 }
+
+// runtimeCodes are the agent API's own rows: a runtime tells a store
+// failure (not run, safe to propose again, unless the outcome is unknown
+// too) and a configuration failure apart from other internal errors, by
+// sentinel, as it does in process. Their messages stay on the server.
+var runtimeCodes = []Code{
+	{stepup.ErrStore, CodeStore, http.StatusServiceUnavailable, false},
+	{stepup.ErrConfig, CodeConfig, http.StatusInternalServerError, false},
+}
+
+// RuntimeCodes returns the agent API's rows of the error table beside
+// the shared ones: store 503 and config 500, never with a message. Pass
+// them to [Classify] or [ClassifyAll] to answer a runtime.
+func RuntimeCodes() []Code { return slices.Clone(runtimeCodes) }
 
 // Classify returns the stable code, HTTP status and client-safe message of
 // a refusal err, as the gateway answers it. extra rows (the approval
@@ -191,7 +203,9 @@ func ClassifyAll(err error, extra ...Code) Refusal {
 		}
 		return Refusal{Code: CodeInternal, Status: http.StatusInternalServerError}
 	}
-	if detail {
+	// A store's or a configuration's text may name hosts, users and
+	// files: whatever the code, it stays on the server.
+	if detail && !errors.Is(err, stepup.ErrStore) && !errors.Is(err, stepup.ErrConfig) {
 		r.Message = err.Error()
 	}
 	return r
