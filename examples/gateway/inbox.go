@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/inbox"
 	"github.com/agentstepup/asu/stepup/passkey"
 )
@@ -23,24 +24,34 @@ type approvalSite struct {
 // Drain implements gateway.Drainer.
 func (a approvalSite) Drain() { a.inbox.Drain() }
 
-// newApprovalSite mounts the inbox beside site. With -key-file, the gate's
-// key also MACs sign-ins and inbox sessions (each labelled apart), so a
-// session survives a restart and works on every replica; without it,
-// each process has keys of its own.
-func newApprovalSite(site http.Handler, b built, rp passkey.RelyingParty, log *slog.Logger) (approvalSite, error) {
-	var sopts []passkey.SignInOption
+// newApprovalSite mounts the inbox beside the approval site made with
+// sopts. With -key-file, the gate's key also MACs sign-ins, inbox
+// sessions and the site's view tokens (each labelled apart), so a session
+// or a page survives a restart and works on every replica; without it,
+// each process has keys of its own. The inbox's signed-in approvers may
+// say a card is shown (the site's Sessions) when the inbox can tell who
+// is signed in.
+func newApprovalSite(b built, rp passkey.RelyingParty, sopts gateway.SiteOptions, log *slog.Logger) (approvalSite, error) {
+	var signInOpts []passkey.SignInOption
 	iopts := &inbox.Options{Logger: log, Figures: func(ctx context.Context) (receipt.ApprovalMetrics, error) {
 		return b.gate.Admin().Metrics(ctx, 7*24*time.Hour) // the header's "recently": the last week
 	}}
 	if b.key != nil {
-		sopts = append(sopts, passkey.SignInKey(b.key))
+		signInOpts = append(signInOpts, passkey.SignInKey(b.key))
 		iopts.Key = b.key
 	}
-	signIn, err := passkey.NewSignIn(b.approver, sopts...)
+	signIn, err := passkey.NewSignIn(b.approver, signInOpts...)
 	if err != nil {
 		return approvalSite{}, err
 	}
 	in, err := inbox.New(b.gate.Desk(), signIn, rp, iopts)
+	if err != nil {
+		return approvalSite{}, err
+	}
+	if s, ok := any(in).(gateway.Sessions); ok {
+		sopts.Sessions = s
+	}
+	site, err := gateway.NewSite(b.gate.Desk(), b.enroll, rp, &sopts)
 	if err != nil {
 		return approvalSite{}, err
 	}

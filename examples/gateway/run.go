@@ -156,13 +156,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
-	// With -key-file, the gate's key also MACs the approval pages' view
-	// tokens (labelled apart), so every replica trusts every page.
-	site, err := gateway.NewSite(g.Desk(), enroll, rp, &gateway.SiteOptions{Logger: log, Tickets: g, Key: b.key})
-	if err != nil {
-		return err
-	}
-	approvals, err := newApprovalSite(site, b, rp, log)
+	approvals, err := newApprovalSite(b, rp, gateway.SiteOptions{Logger: log, Tickets: g, Key: b.key}, log)
 	if err != nil {
 		return err
 	}
