@@ -40,18 +40,26 @@
 //
 // # Errors
 //
-// A refusal is {"error": {"code": ..., "message": ...}} with a stable
-// code and a status: not_found 404, consumed 409, expired 410, revoked
-// 410 (an approval revoked before it ran; it never runs), resolved,
-// not_approved and effect_changed 409, policy_changed 409 (decided under
-// another policy version: propose again), outcome_unknown 503 (the call
-// may have run; do not retry, wait for the ticket's final status),
-// bad_assertion 400, not_permitted 403, unauthorized 401, forbidden 403, invalid 400, too_large 413,
-// unavailable 503 (the request ended first), internal 500 (with no
-// detail: a store's or a tool's error stays in the server's log). The codes map to the stepup sentinels
-// and this package's own; [remote.Client] maps them back, so errors.Is works the
-// same against the in-process gate and against the service. Requests are
-// logged by agent, tool, ticket, digest and code, never by argument.
+// A refusal is {"error": {"code": ..., "also": [...], "message": ...}}
+// with a stable code and a status: not_found 404, consumed 409, expired
+// 410, revoked 410 (an approval revoked before it ran; it never runs),
+// resolved, not_approved and effect_changed 409, policy_changed 409
+// (decided under another policy version: propose again), outcome_unknown
+// 503 (the call may have run; do not retry, wait for the ticket's final
+// status), store 503 (the gate's store failed; not run unless the
+// outcome is unknown too), config 500, bad_assertion 400, not_permitted
+// 403, unauthorized 401, forbidden 403, invalid 400, too_large 413,
+// unavailable 503 (the request ended first), internal 500. "also" lists
+// the codes of the other sentinels the error wraps, so an unknown
+// outcome that is also a store failure says both. The codes map to the
+// stepup sentinels and this package's own; [remote.Client] maps them
+// back, so errors.Is works the same, for every sentinel, against the
+// in-process gate and against the service. A message never carries a
+// store's or a configuration's text (hosts, users, files), whatever the
+// code, nor an executor's; those stay in the server's log, the
+// executor's not even there. A refused body's message quotes nothing the
+// caller sent, member names included. Requests are logged by agent, tool,
+// ticket, digest and code, never by argument.
 //
 // # Approval site
 //
@@ -66,7 +74,29 @@
 // no-referrer, nosniff and no-store. Posts must come from the site's own
 // origin and be JSON. Approving signs the ticket's challenge; denying signs
 // receipt.DenyChallenge, derived from it and distinct from it, so a denial, too,
-// needs the approver's passkey. Invites are minted with [InviteLink] from
+// needs the approver's passkey.
+//
+// # Card shown
+//
+// The gate's dwell time (gate.WithDwell) counts from the first time a
+// ticket's card is shown, so the "card shown" post (POST
+// /approve/{id}/shown) is taken only from the ticket's own page or from a
+// signed-in approver ([SiteOptions].Sessions, such as the approvers'
+// inbox) who may decide the ticket. Origin and fetch-metadata headers are
+// not authentication: the agent holds its ticket's id and can send any
+// header. Each rendering of the page carries a view token, a random view
+// id under an HMAC ([SiteOptions].Key, shared by replicas) over the
+// ticket id and the view id, checked in constant time; a client that
+// never rendered the page has none, and a token names one ticket only.
+//
+// A client that fetches the page itself (the agent can: the link is the
+// ticket's id) gets a token too. The gate counts the dwell from the
+// first showing, so such a client can still start it before the person
+// opens the page; closing that needs the gate to count from the latest
+// verified showing (a later showing restarts the wait, so an agent can
+// only delay its own ticket), or a deployment where approvers open
+// tickets from a signed-in inbox. The site gives the gate every showing
+// it verifies, and nothing else. Invites are minted with [InviteLink] from
 // Go (an admin's program or command), never over HTTP.
 //
 // # Serving

@@ -58,6 +58,7 @@ type TicketReader interface {
 //
 //	GET  /approve/{id}         the card and the passkey buttons
 //	POST /approve/{id}         body: the WebAuthn assertion of the ticket's challenge
+//	POST /approve/{id}/shown   body: {"view": the page's view token}: the card is on screen
 //	POST /approve/{id}/deny    body: {"credential": assertion of the deny challenge, "reason": "..."}
 //	POST /approve/{id}/revoke  body: the same, for an approved ticket that has not run
 //	GET  /enroll?invite=TOKEN  the enrollment page of an admin's invite
