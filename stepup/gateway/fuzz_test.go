@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/passkey"
 
 	"github.com/stretchr/testify/assert"
@@ -104,6 +105,31 @@ func FuzzMisdirected(f *testing.F) {
 		}
 		if !strings.HasPrefix(to, "http://localhost:8701") {
 			t.Fatalf("sent to %q", to)
+		}
+	})
+}
+
+// FuzzViewToken: the view-token check never panics, and accepts a token
+// only if it is, byte for byte, the token the site made for that ticket.
+func FuzzViewToken(f *testing.F) {
+	s := &Site{}
+	var err error
+	s.viewKey, err = viewKey(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, err := s.newView("t-1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("t-1", good)
+	f.Add("t-2", good)
+	f.Add("t-1", good+"A")
+	f.Add("t-1", "")
+	f.Add("", good)
+	f.Fuzz(func(t *testing.T, id, token string) {
+		if s.validView(stepup.TicketID(id), token) && (id != "t-1" || token != good) {
+			t.Fatalf("accepted a token the site did not make: %q for %q", token, id)
 		}
 	})
 }
