@@ -129,6 +129,12 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 	cardText, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".asu-card")))
 	require.NoError(t, err)
 	assert.Contains(t, cardText, "finance@example.com")
+	// The page's script said the card is shown, with the page's view
+	// token, and the site took it.
+	require.Eventually(t, func() bool {
+		a, err := st.Get(context.Background(), string(tk.ID))
+		return err == nil && !a.ShownAt.IsZero()
+	}, 10*time.Second, 20*time.Millisecond, "the page's shown post was not taken")
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("asu-approve"))))
 	waitFor(t, ctx, `document.body.dataset.decided === "approved"`)
