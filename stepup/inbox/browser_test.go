@@ -58,11 +58,11 @@ func TestBrowserInbox(t *testing.T) {
 	g, err := gate.New(st, financeCatalog(t), approver, gate.WithApproverGroup("finance", erin, finn),
 		gate.WithResolver(canon.FileResolver{Root: files}), gate.WithExecutor("send_email", &stepuptest.Recorder{}))
 	require.NoError(t, err)
-	site, err := gateway.NewSite(g.Desk(), enroll, rp, &gateway.SiteOptions{Tickets: g})
-	require.NoError(t, err)
 	signIn, err := passkey.NewSignIn(approver)
 	require.NoError(t, err)
 	in, err := inbox.New(g.Desk(), signIn, rp, &inbox.Options{Poll: 200 * time.Millisecond})
+	require.NoError(t, err)
+	site, err := gateway.NewSite(g.Desk(), enroll, rp, &gateway.SiteOptions{Tickets: g, Sessions: in})
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	mux.Handle(in.Prefix()+"/", in)

@@ -63,3 +63,16 @@ func (in *Inbox) recheck(ctx context.Context, s session) error {
 	// request, and keep the session for the next.
 	return fmt.Errorf("inbox: session: %w", err)
 }
+
+// SignedIn returns the approver whose live session r carries. It
+// implements gateway.Sessions: mounted beside the approval site (its
+// SiteOptions.Sessions), it lets the inbox's page say a ticket's card is
+// shown, which the site takes only from the ticket's own page or from a
+// signed-in approver who may decide the ticket.
+func (in *Inbox) SignedIn(r *http.Request) (string, bool) {
+	s, err := in.current(r)
+	if err != nil {
+		return "", false
+	}
+	return s.user, true
+}
