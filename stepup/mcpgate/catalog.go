@@ -226,6 +226,7 @@ func (t CatalogTool) policyTool(u *mcp.Tool) (policy.Tool, error) {
 			pt.Refs[arg] = kind
 		}
 	}
+	pt.Limits = append(pt.Limits, keyLimit(t.namedArgs()))
 	if t.MaxArgsBytes > 0 {
 		pt.Limits = append(pt.Limits, maxArgsBytes(t.MaxArgsBytes))
 	}
@@ -249,6 +250,23 @@ func (t CatalogTool) policyTool(u *mcp.Tool) (policy.Tool, error) {
 		}
 	}
 	return pt, nil
+}
+
+// namedArgs lists the argument names the entry gives a meaning: its
+// limits, references and card hints.
+func (t CatalogTool) namedArgs() []string {
+	named := slices.Concat(sortedKeys(t.MaxLength), sortedKeys(t.MaxAmount), sortedKeys(t.AllowDomains), sortedKeys(t.Refs))
+	if c := t.Card; c != nil {
+		named = append(named, sortedKeys(c.Labels)...)
+		named = append(named, sortedKeys(c.Units)...)
+		named = append(named, c.Order...)
+		for _, n := range []string{c.Amount, c.Currency, c.Recipient} {
+			if n != "" {
+				named = append(named, n)
+			}
+		}
+	}
+	return named
 }
 
 func sortedKeys[V any](m map[string]V) []string {

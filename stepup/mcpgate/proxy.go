@@ -219,21 +219,33 @@ func (p *Proxy) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	tk, err := p.rt.Propose(ctx, stepup.Call{Tool: name, Args: args, Task: p.o.Task,
-		Session: session, Principal: p.principal, Taint: p.sessions.taintOf(session)})
-	if err != nil {
-		p.log.Warn("call", "tool", name, "status", "error", "why", "propose failed")
-		return refused("denied: the gate could not decide"), nil
+	for range maxRejoins + 1 {
+		tk, err := p.rt.Propose(ctx, stepup.Call{Tool: name, Args: args, Task: p.o.Task,
+			Session: session, Principal: p.principal, Taint: p.sessions.taintOf(session)})
+		if err != nil {
+			p.log.Warn("call", "tool", name, "status", "error", "why", "propose failed")
+			return refused("denied: the gate could not decide"), nil
+		}
+		p.log.Info("call", "tool", name, "ticket", tk.ID, "digest", tk.Digest.Short(), "status", tk.Status)
+		if tk.Status != stepup.StatusPending {
+			if !tk.Status.Runnable() {
+				return refused(outcome(tk)), nil
+			}
+			return p.execute(ctx, session, name, tk.ID), nil
+		}
+		res, again := p.await(ctx, req, session, tk)
+		if !again {
+			return res, nil
+		}
+		p.log.Info("call", "tool", name, "ticket", tk.ID, "status", "proposed again",
+			"why", "withdrawn by an identical call that gave up")
 	}
-	p.log.Info("call", "tool", name, "ticket", tk.ID, "digest", tk.Digest.Short(), "status", tk.Status)
-	if tk.Status == stepup.StatusPending {
-		return p.await(ctx, req, session, tk), nil
-	}
-	if !tk.Status.Runnable() {
-		return refused(outcome(tk)), nil
-	}
-	return p.execute(ctx, session, name, tk.ID), nil
+	return refused("not run: " + ReasonHostCancelled + " (an identical call gave up); call again"), nil
 }
+
+// maxRejoins bounds how often one tools/call proposes again after its
+// ticket was withdrawn by an identical call that gave up.
+const maxRejoins = 3
 
 // execute runs ticket id and turns the outcome into what the host reads.
 func (p *Proxy) execute(ctx context.Context, session, tool string, id stepup.TicketID) *mcp.CallToolResult {

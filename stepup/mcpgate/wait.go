@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,14 +14,27 @@ import (
 
 // flight is one pending ticket and the host calls waiting on it: the
 // first call and identical ones of the same session that the gate merged
-// into it. The ticket is cancelled only when the last of them gives up,
+// into it. The ticket is withdrawn only when the last of them gives up,
 // and it runs once, for all of them.
+//
+// Joining and the last leaver's withdrawal exclude each other: the last
+// leaver marks the flight withdrawing under the proxy's lock and then
+// calls the Canceller (a network call, made without the lock) with a
+// context that a call joining meanwhile cancels, calling the withdrawal
+// off. A Canceller that had already committed it, or a call the gate
+// merged into the ticket just before it was withdrawn but that joins
+// only after, finds the ticket withdrawn by a call that gave up while it
+// had not: it proposes again, and waits on a fresh ticket.
 type flight struct {
-	refs int
-	once sync.Once
-	res  *mcp.CallToolResult
+	refs  int
+	gen   int                // withdrawals started
+	abort context.CancelFunc // calls off the withdrawal under way; nil when none
+	once  sync.Once
+	res   *mcp.CallToolResult
 }
 
+// join adds a waiter to the flight of ticket id, calling off its
+// withdrawal if one is under way.
 func (p *Proxy) join(id stepup.TicketID) *flight {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -29,21 +43,58 @@ func (p *Proxy) join(id stepup.TicketID) *flight {
 		f = &flight{}
 		p.flights[id] = f
 	}
+	if f.abort != nil {
+		f.abort()
+		f.abort = nil
+		p.log.Info("withdrawal called off: an identical call joined", "ticket", id)
+	}
 	f.refs++
 	return f
 }
 
-// leave drops one waiter and reports whether it was the last.
-func (p *Proxy) leave(id stepup.TicketID) bool {
+// leave drops one waiter of flight f. When it was the last and withdraw
+// is set, it marks the flight withdrawing and returns the context to
+// withdraw the ticket with, which a joiner cancels, and the withdrawal's
+// number for [Proxy.withdrawn].
+func (p *Proxy) leave(id stepup.TicketID, f *flight, withdraw bool) (context.Context, int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	f := p.flights[id]
 	f.refs--
 	if f.refs > 0 {
-		return false
+		return nil, 0, false
 	}
-	delete(p.flights, id)
-	return true
+	if !withdraw {
+		if p.flights[id] == f {
+			delete(p.flights, id)
+		}
+		return nil, 0, false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.abort = cancel
+	f.gen++
+	return ctx, f.gen, true
+}
+
+// withdrawn ends withdrawal gen of flight f: unless a joiner called it
+// off, or a later withdrawal took over, the flight is gone.
+func (p *Proxy) withdrawn(id stepup.TicketID, f *flight, gen int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f.gen != gen || f.abort == nil {
+		return
+	}
+	f.abort()
+	f.abort = nil
+	if f.refs == 0 && p.flights[id] == f {
+		delete(p.flights, id)
+	}
+}
+
+// withdrawnByAQuitter reports whether tk was withdrawn by an identical
+// call of this proxy that gave up: a call still waiting proposes again.
+func withdrawnByAQuitter(tk stepup.Ticket) bool {
+	return tk.Status == stepup.StatusCancelled &&
+		(strings.Contains(tk.Reason, ReasonHostCancelled) || strings.Contains(tk.Reason, ReasonNoDecision))
 }
 
 // await waits for a person to decide ticket tk, telling them where to,
@@ -53,7 +104,10 @@ func (p *Proxy) leave(id stepup.TicketID) bool {
 // (so a host that resets its timeout on progress keeps waiting). When the
 // host cancels or the wait ends first, the ticket is cancelled at once
 // (unless an identical call still waits on it) and nothing runs later.
-func (p *Proxy) await(ctx context.Context, req *mcp.CallToolRequest, session string, tk stepup.Ticket) *mcp.CallToolResult {
+//
+// again reports that the ticket was withdrawn by an identical call that
+// gave up while this one had not: the caller proposes the call again.
+func (p *Proxy) await(ctx context.Context, req *mcp.CallToolRequest, session string, tk stepup.Ticket) (res *mcp.CallToolResult, again bool) {
 	f := p.join(tk.ID)
 	p.o.OnPending(tk)
 	wctx, cancelWait := context.WithTimeout(ctx, p.o.WaitTimeout)
@@ -85,7 +139,7 @@ wait:
 		case w = <-done:
 			break wait
 		case <-declined:
-			p.cancel(tk.ID, ReasonDeclined)
+			p.cancel(context.Background(), tk.ID, ReasonDeclined)
 		case <-tick.C:
 			if token != nil {
 				progress++
@@ -98,31 +152,36 @@ wait:
 		_ = req.Session.NotifyElicitationComplete(context.WithoutCancel(ctx),
 			&mcp.ElicitationCompleteParams{ElicitationID: string(tk.ID)})
 	}
-	last := p.leave(tk.ID)
-	if w.err != nil {
+	gaveUp := w.err != nil
+	wctxW, gen, last := p.leave(tk.ID, f, gaveUp)
+	if gaveUp {
 		why := ReasonNoDecision
 		if ctx.Err() != nil {
 			why = ReasonHostCancelled
 		}
 		if last {
-			p.cancel(tk.ID, why)
+			p.cancel(wctxW, tk.ID, why)
+			p.withdrawn(tk.ID, f, gen)
 		}
 		if ctx.Err() == nil && !errors.Is(w.err, context.DeadlineExceeded) {
-			return refused("not run: the gate could not report a decision")
+			return refused("not run: the gate could not report a decision"), false
 		}
-		return refused("not run: " + why)
+		return refused("not run: " + why), false
 	}
 	switch w.tk.Status {
 	case stepup.StatusAllowed, stepup.StatusApproved, stepup.StatusExecuting, stepup.StatusExecuted:
 		// Runnable, or being run by a joined call: its answer is ours too.
 	default:
-		return refused(outcome(w.tk))
+		if withdrawnByAQuitter(w.tk) {
+			return nil, true
+		}
+		return refused(outcome(w.tk)), false
 	}
 	// The approval is spent by the first waiter to get here, for all of
 	// them; it runs even if the host gives up meanwhile, as the person
 	// approved it while the call was asked for.
 	f.once.Do(func() { f.res = p.execute(context.WithoutCancel(ctx), session, tk.Tool, tk.ID) })
-	return f.res
+	return f.res, false
 }
 
 // tell sends the person the approval link and reports whether it went as
@@ -163,14 +222,17 @@ func supportsURLElicitation(ss *mcp.ServerSession) bool {
 
 // cancel withdraws ticket id, if a Canceller is set. A ticket decided
 // first stays as decided; an approval that won that race runs nothing.
-func (p *Proxy) cancel(id stepup.TicketID, why string) {
+// ctx is cancelled when an identical call joins meanwhile.
+func (p *Proxy) cancel(ctx context.Context, id stepup.TicketID, why string) {
 	if p.o.Canceller == nil {
 		return
 	}
-	_, err := p.o.Canceller.Cancel(context.Background(), id, why)
+	_, err := p.o.Canceller.Cancel(ctx, id, why)
 	switch {
 	case errors.Is(err, stepup.ErrResolved):
 		p.log.Warn("decided as the host gave up; not run", "ticket", id)
+	case err != nil && ctx.Err() != nil:
+		p.log.Info("not withdrawn: an identical call joined", "ticket", id)
 	case err != nil:
 		p.log.Warn("cancel failed", "ticket", id, "why", "store")
 	default:
