@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,13 +22,17 @@ const MinTokenBytes = 32
 // HTTPHandler returns the proxy served over MCP's streamable HTTP
 // transport, admitting only requests with "Authorization: Bearer token".
 // Every session of every host is one gate session of its own; all act for
-// the proxy's principal.
+// the proxy's principal. Sessions idle for [Options.SessionIdleTimeout]
+// are closed, and at most [Options.MaxSessions] are open at once: a host
+// that starts one more is refused with 503 and a JSON-RPC error.
 func (p *Proxy) HTTPHandler(token string) (http.Handler, error) {
 	if len(token) < MinTokenBytes {
 		return nil, fmt.Errorf("%w: bearer token shorter than %d bytes", stepup.ErrConfig, MinTokenBytes)
 	}
 	want := sha256.Sum256([]byte(token))
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server }, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server },
+		&mcp.StreamableHTTPOptions{SessionTimeout: p.o.SessionIdleTimeout, Logger: p.o.Logger})
+	slots := &sessionSlots{max: p.o.MaxSessions}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		sum := sha256.Sum256([]byte(got))
@@ -36,8 +41,67 @@ func (p *Proxy) HTTPHandler(token string) (http.Handler, error) {
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}
+		if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		// A POST without a session may start one: it takes a slot first,
+		// kept until the session it started closes.
+		if !slots.take() {
+			p.log.Warn("host session refused", "why", "too many sessions", "max", slots.max)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":%q}}`,
+				fmt.Sprintf("too many open MCP sessions (at most %d): end one (DELETE) or wait for an idle one to close", slots.max))
+			return
+		}
 		h.ServeHTTP(w, r)
+		ss := p.serverSession(w.Header().Get(sessionHeader))
+		if ss == nil || p.sessions.onClose(ss, slots.put) != nil {
+			slots.put()
+		}
 	}), nil
+}
+
+// sessionHeader names a streamable HTTP session.
+const sessionHeader = "Mcp-Session-Id"
+
+// serverSession returns the open session of the proxy's server named id,
+// or nil.
+func (p *Proxy) serverSession(id string) *mcp.ServerSession {
+	if id == "" {
+		return nil
+	}
+	for ss := range p.server.Sessions() {
+		if ss.ID() == id {
+			return ss
+		}
+	}
+	return nil
+}
+
+// sessionSlots counts the host sessions of one handler, open or being
+// opened, up to max.
+type sessionSlots struct {
+	mu   sync.Mutex
+	max  int
+	open int
+}
+
+func (s *sessionSlots) take() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open >= s.max {
+		return false
+	}
+	s.open++
+	return true
+}
+
+func (s *sessionSlots) put() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open--
 }
 
 // ProbeTool is the tool name [Probe] proposes: in the gate's reserved

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup/mcpgate"
 )
 
 // TestAbandonedHostSessionsAreBounded: over streamable HTTP every
@@ -24,7 +26,7 @@ import (
 // session.
 func TestAbandonedHostSessionsAreBounded(t *testing.T) {
 	const sessions = 300
-	w := newWorld(t)
+	w := newWorld(t, func(o *mcpgate.Options, _ *mcpgate.UpstreamOptions) { o.SessionIdleTimeout = time.Second })
 	token := strings.Repeat("t", 40)
 	handler, err := w.proxy.HTTPHandler(token)
 	require.NoError(t, err)

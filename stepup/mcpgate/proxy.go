@@ -22,6 +22,13 @@ const (
 	DefaultWaitTimeout      = 5 * time.Minute
 	DefaultProgressInterval = 5 * time.Second
 	DefaultTask             = "mcp"
+	// DefaultSessionIdleTimeout closes a streamable HTTP host session
+	// that sent nothing for this long; a call waiting for a person keeps
+	// its session open.
+	DefaultSessionIdleTimeout = 30 * time.Minute
+	// DefaultMaxSessions bounds the streamable HTTP host sessions open at
+	// once.
+	DefaultMaxSessions = 1024
 )
 
 // ProtocolVersions are the MCP versions the gateway serves to hosts. The
@@ -61,6 +68,19 @@ type Options struct {
 	// OnPending is told of every call that starts waiting for a person
 	// (the operator's log, a chat message to the approver).
 	OnPending func(stepup.Ticket)
+	// SessionIdleTimeout closes a host session of [Proxy.HTTPHandler]
+	// that sent no request for this long (default
+	// [DefaultSessionIdleTimeout]): a host that went away without ending
+	// its session holds nothing for ever. A request in progress, such as
+	// a call waiting for a person, keeps its session open; a host that
+	// only listens for server messages should ping. A closed session's
+	// requests get 404, and the host starts a new session.
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the host sessions of [Proxy.HTTPHandler] open at
+	// once (default [DefaultMaxSessions]). A host that starts one more is
+	// refused with 503 and a JSON-RPC error saying so, until a session
+	// ends (DELETE) or idles out.
+	MaxSessions int
 	// Logger gets one line per call: tool, ticket, status. Never
 	// arguments. Nil discards.
 	Logger *slog.Logger
@@ -106,6 +126,12 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 	}
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = DefaultProgressInterval
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
 	}
 	if o.Task == "" {
 		o.Task = DefaultTask

@@ -18,12 +18,19 @@ import (
 // the session closes.
 type sessions struct {
 	mu    sync.Mutex
-	ids   map[*mcp.ServerSession]string
+	ids   map[*mcp.ServerSession]*sessionEntry
 	taint map[string][]string // by gate session id, each entry once
 }
 
+// sessionEntry is a host session being watched: its gate id and what to
+// do when it closes. One goroutine per session waits for that.
+type sessionEntry struct {
+	id      string
+	onClose []func()
+}
+
 func newSessions() *sessions {
-	return &sessions{ids: map[*mcp.ServerSession]string{}, taint: map[string][]string{}}
+	return &sessions{ids: map[*mcp.ServerSession]*sessionEntry{}, taint: map[string][]string{}}
 }
 
 // taintOf returns what untrusted content session has read so far.
@@ -49,24 +56,51 @@ func (s *sessions) of(ss *mcp.ServerSession) (string, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id, ok := s.ids[ss]; ok {
-		return id, nil
+	e, err := s.entryLocked(ss)
+	if err != nil {
+		return "", err
+	}
+	return e.id, nil
+}
+
+// onClose runs f once ss has closed (at once if it has already).
+func (s *sessions) onClose(ss *mcp.ServerSession, f func()) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, err := s.entryLocked(ss)
+	if err != nil {
+		return err
+	}
+	e.onClose = append(e.onClose, f)
+	return nil
+}
+
+// entryLocked returns the entry of ss, watching it from now on.
+func (s *sessions) entryLocked(ss *mcp.ServerSession) (*sessionEntry, error) {
+	if e, ok := s.ids[ss]; ok {
+		return e, nil
 	}
 	id := "mcp:" + ss.ID()
 	if ss.ID() == "" {
 		var b [16]byte
 		if _, err := rand.Read(b[:]); err != nil {
-			return "", fmt.Errorf("session id: %w", err)
+			return nil, fmt.Errorf("session id: %w", err)
 		}
 		id = "mcp:conn-" + hex.EncodeToString(b[:])
 	}
-	s.ids[ss] = id
+	e := &sessionEntry{id: id}
+	s.ids[ss] = e
 	go func() {
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.ids, ss)
 		delete(s.taint, id)
+		fs := e.onClose
+		e.onClose = nil
 		s.mu.Unlock()
+		for _, f := range fs {
+			f()
+		}
 	}()
-	return id, nil
+	return e, nil
 }
