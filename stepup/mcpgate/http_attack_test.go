@@ -23,7 +23,8 @@ import (
 // end and its entry in the session and taint maps: what it holds grows
 // one for one with abandoned sessions, for ever. After many abandoned
 // sessions, the proxy must eventually hold fewer goroutines than one per
-// session.
+// session: here, with an idle timeout of a second (the default is half
+// an hour), they are closed.
 func TestAbandonedHostSessionsAreBounded(t *testing.T) {
 	const sessions = 300
 	w := newWorld(t, func(o *mcpgate.Options, _ *mcpgate.UpstreamOptions) { o.SessionIdleTimeout = time.Second })
