@@ -27,6 +27,9 @@ type heldCanceller struct {
 	arrived   chan stepup.TicketID
 	proceed   chan struct{}
 	withdrawn chan struct{}
+	// ignoreCtx commits the held withdrawal even when its context was
+	// cancelled meanwhile, as a remote gateway that had the request.
+	ignoreCtx bool
 }
 
 func newHeldCanceller() *heldCanceller {
@@ -43,6 +46,9 @@ func (c *heldCanceller) Cancel(ctx context.Context, id stepup.TicketID, why stri
 	c.arrived <- id
 	<-c.proceed
 	defer close(c.withdrawn)
+	if c.ignoreCtx {
+		ctx = context.WithoutCancel(ctx)
+	}
 	return c.real.Cancel(ctx, id, why)
 }
 
