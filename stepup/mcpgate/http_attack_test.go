@@ -1,6 +1,7 @@
 package mcpgate_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -71,4 +72,60 @@ func TestAbandonedHostSessionsAreBounded(t *testing.T) {
 		return held < sessions
 	}, 10*time.Second, 100*time.Millisecond)
 	assert.True(t, bounded, "%d goroutines still held for %d abandoned host sessions", held, sessions)
+}
+
+// TestHostSessionsOverTheCapAreRefused: with MaxSessions 3, a fourth
+// host session is refused with 503 and a JSON-RPC error that says why;
+// once a host ends its session (DELETE), a new one is admitted.
+func TestHostSessionsOverTheCapAreRefused(t *testing.T) {
+	const max = 3
+	w := newWorld(t, func(o *mcpgate.Options, _ *mcpgate.UpstreamOptions) { o.MaxSessions = max })
+	token := strings.Repeat("t", 40)
+	handler, err := w.proxy.HTTPHandler(token)
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	do := func(method, session, body string) (int, string, string) {
+		req, err := http.NewRequest(method, srv.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
+		`"capabilities":{},"clientInfo":{"name":"busy-host","version":"1"}}}`
+	var ids []string
+	for range max {
+		code, id, _ := do(http.MethodPost, "", initialize)
+		require.Equal(t, http.StatusOK, code)
+		ids = append(ids, id)
+	}
+	code, id, body := do(http.MethodPost, "", initialize)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Empty(t, id)
+	var rpc struct {
+		Error struct{ Message string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &rpc), body)
+	assert.Contains(t, rpc.Error.Message, "too many open MCP sessions (at most 3)")
+
+	// Sessions already open are served.
+	code, _, _ = do(http.MethodPost, ids[0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	assert.Less(t, code, 300)
+
+	code, _, _ = do(http.MethodDelete, ids[1], "")
+	require.Equal(t, http.StatusNoContent, code)
+	assert.Eventually(t, func() bool {
+		code, _, _ := do(http.MethodPost, "", initialize)
+		return code == http.StatusOK
+	}, 10*time.Second, 20*time.Millisecond, "an ended session frees its place")
 }
