@@ -32,6 +32,8 @@ type options struct {
 	approver     string
 	wait         time.Duration
 	progress     time.Duration
+	sessionIdle  time.Duration
+	maxSessions  int
 	dwell        time.Duration // least time from showing a card to approving it
 	gatewayURL   string
 	siteOrigin   string
@@ -60,6 +62,8 @@ func main() {
 	flag.StringVar(&o.approver, "approver", "user:dana", "`user` to print an enrollment link for at start (empty: none)")
 	flag.DurationVar(&o.wait, "wait", mcpgate.DefaultWaitTimeout, "how long a call waits for an approver")
 	flag.DurationVar(&o.progress, "progress", mcpgate.DefaultProgressInterval, "interval of progress notifications while a call waits")
+	flag.DurationVar(&o.sessionIdle, "session-idle", mcpgate.DefaultSessionIdleTimeout, "with -listen: close a host session that sent nothing for this `long`")
+	flag.IntVar(&o.maxSessions, "max-sessions", mcpgate.DefaultMaxSessions, "with -listen: host sessions open at once; more are refused (503)")
 	flag.StringVar(&o.gatewayURL, "gateway", "", "agent API `URL` of an asu gateway to use instead of the in-process gate (token in ASU_RUNTIME_TOKEN)")
 	flag.StringVar(&o.siteOrigin, "site-origin", "", "with -gateway: `origin` of the gateway's approval site, for the links sent to the person")
 	flag.Parse()

@@ -146,6 +146,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 	}
 	principal := canon.Principal{User: o.user, Agent: o.agent}
 	popts := &mcpgate.Options{Task: o.task, WaitTimeout: o.wait, ProgressInterval: o.progress,
+		SessionIdleTimeout: o.sessionIdle, MaxSessions: o.maxSessions,
 		Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -20,7 +20,10 @@
 //     descriptions enter it only as untrusted card text.
 //   - [Proxy] is the host-facing server, run on stdio
 //     ([Proxy.Server]) or served over streamable HTTP with a bearer token
-//     ([Proxy.HTTPHandler]).
+//     ([Proxy.HTTPHandler]), which closes host sessions idle for
+//     [Options.SessionIdleTimeout] and refuses more than
+//     [Options.MaxSessions] open at once, so hosts that vanish without
+//     ending their sessions hold a bounded amount.
 //
 // # What a tools/call does
 //
@@ -42,7 +45,24 @@
 //     decided and nothing runs later;
 //   - an identical call of the same session made while the first waits is
 //     merged by the gate into the same ticket: the ticket is cancelled
-//     only when the last of them gives up, and runs once for all.
+//     only when the last of them gives up, and runs once for all. One
+//     that joins while the last leaver withdraws the ticket calls the
+//     withdrawal off (it cancels the Canceller's context); one that finds
+//     the ticket withdrawn under it anyway proposes again and waits on a
+//     fresh ticket.
+//
+// # Argument keys
+//
+// The gate reads an argument by its exact key; a Go MCP server's JSON
+// reader matches keys to fields case-insensitively, by Unicode simple
+// folding (bytes.EqualFold: "addreſs" with a long s is "address", the
+// Kelvin sign is a k), the last match winning, and encoding/json/v2's
+// case-insensitive matching also ignores '_' and '-'. Every catalog tool
+// therefore denies arguments with two keys in one object, at any depth,
+// that fold alike so, and a top-level key that folds to an argument the
+// catalog names (a limit, a reference, a card hint) without being it:
+// refused rather than checked as that argument, so the value the gate
+// checked and the card shows is the only one a server can read.
 //
 // Upstream annotations are hints only: the host is shown hints derived
 // from the catalog's class ([SuggestClass] reads upstream's, worst case,
