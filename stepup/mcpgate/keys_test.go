@@ -252,3 +252,24 @@ func FuzzFoldedTwins(f *testing.F) {
 		assert.Equal(t, want, foldedTwins(v), "%s", c)
 	})
 }
+
+// BenchmarkKeyLimit measures the key check on plain arguments (the fast
+// path) and on arguments with keys outside [a-z0-9].
+func BenchmarkKeyLimit(b *testing.B) {
+	lim := keyLimit([]string{"to", "amount", "path"})
+	for _, c := range []struct{ name, args string }{
+		{"plain", `{"to":"ops@example.com","amount":"19.99","body":"hello","meta":{"tags":["a","b"],"level":3}}`},
+		{"mixed", `{"to":"ops@example.com","Amount":"19.99","body_text":"hello","meta":{"Tags":["a","b"],"log-level":3}}`},
+	} {
+		c2, err := canon.Canonicalize([]byte(c.args))
+		require.NoError(b, err)
+		v, err := canon.ParseValue(c2)
+		require.NoError(b, err)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = lim(v)
+			}
+		})
+	}
+}
