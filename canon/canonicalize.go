@@ -370,17 +370,24 @@ func compareUTF16(a, b []byte) int {
 	}
 	ra, _ := utf8.DecodeRune(a[i:])
 	rb, _ := utf8.DecodeRune(b[i:])
-	return utf16Unit(ra) - utf16Unit(rb)
+	ha, la := utf16Units(ra)
+	hb, lb := utf16Units(rb)
+	if ha != hb {
+		return ha - hb
+	}
+	// Two code points above U+FFFF with one high surrogate: the low one
+	// decides. They differ, so this is never 0.
+	return la - lb
 }
 
-// utf16Unit returns the first UTF-16 code unit of r, which decides the order
-// between two different code points.
-func utf16Unit(r rune) int {
+// utf16Units returns r's UTF-16 code units: the first, and the second for
+// a code point above U+FFFF (0 otherwise).
+func utf16Units(r rune) (int, int) {
 	if r >= 0x10000 {
-		hi, _ := utf16.EncodeRune(r)
-		return int(hi)
+		hi, lo := utf16.EncodeRune(r)
+		return int(hi), int(lo)
 	}
-	return int(r)
+	return int(r), 0
 }
 
 // str reads a string at p.pos, writes its canonical form, and returns its
