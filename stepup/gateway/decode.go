@@ -22,22 +22,93 @@ var (
 	principalKeys = []string{"user", "agent", "delegations"}
 )
 
-// decodeCall decodes a propose body strictly.
+// decodeCall decodes a propose body strictly. A body canon parses is read
+// from its parsed form, in that one pass, as encoding/json would read it
+// but for the arguments, which come in canonical form (the gate
+// canonicalizes them anyway); any other body token by token.
 func decodeCall(body []byte) (wire.Call, error) {
-	var w wire.Call
-	parsed, err := decodeStrict(body, &w, callKeys)
+	parsed, err := bodyLimits.Parse(body)
 	if err != nil {
-		return wire.Call{}, err
+		return decodeCallTokens(body)
 	}
-	if parsed.Kind() != canon.KindInvalid {
-		if p, ok := parsed.Get("principal"); ok && p.Kind() != canon.KindNull {
-			if err := memberNames(p, principalKeys); err != nil {
+	if err := memberNames(parsed, callKeys); err != nil {
+		return wire.Call{}, fmt.Errorf("%w: %v", remote.ErrInvalid, err)
+	}
+	var w wire.Call
+	r := valueReader{}
+	for k, v := range parsed.Members() {
+		switch k {
+		case "tool":
+			w.Tool = r.str(v)
+		case "args":
+			w.Args = json.RawMessage(v.Canonical())
+		case "task":
+			w.Task = r.str(v)
+		case "step":
+			w.Step = r.str(v)
+		case "session":
+			w.Session = r.str(v)
+		case "taint":
+			w.Taint = r.strs(v)
+		case "rationale":
+			w.Rationale = r.str(v)
+		case "grant":
+			w.Grant = r.str(v)
+		case "principal":
+			if v.Kind() == canon.KindNull {
+				continue
+			}
+			if err := memberNames(v, principalKeys); err != nil {
 				return wire.Call{}, fmt.Errorf("%w: principal: %v", remote.ErrInvalid, err)
 			}
+			for pk, pv := range v.Members() {
+				switch pk {
+				case "user":
+					w.Principal.User = r.str(pv)
+				case "agent":
+					w.Principal.Agent = r.str(pv)
+				case "delegations":
+					w.Principal.Delegations = r.strs(pv)
+				}
+			}
 		}
-		return w, nil
 	}
-	return w, principalTokens(body)
+	if r.wrongType {
+		return wire.Call{}, fmt.Errorf("%w: a member has a value of the wrong type", remote.ErrInvalid)
+	}
+	return w, nil
+}
+
+// valueReader reads members of a parsed body as encoding/json reads them
+// into strings and string lists: null is the zero value, any other type is
+// wrongType.
+type valueReader struct{ wrongType bool }
+
+func (r *valueReader) str(v canon.Value) string {
+	switch v.Kind() {
+	case canon.KindString:
+		return v.String()
+	case canon.KindNull:
+		return ""
+	}
+	r.wrongType = true
+	return ""
+}
+
+func (r *valueReader) strs(v canon.Value) []string {
+	switch v.Kind() {
+	case canon.KindNull:
+		return nil
+	case canon.KindArray:
+	default:
+		r.wrongType = true
+		return nil
+	}
+	out := make([]string, 0, v.Len())
+	for _, e := range v.Elems() {
+		out = append(out, r.str(e))
+	}
+	return out
 }
 
 // decodeCallTokens is decodeCall for a body canon does not parse: token

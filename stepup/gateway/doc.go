@@ -16,6 +16,11 @@
 //	POST /v1/tickets/{id}/execute  no body: execute runs the stored call
 //	POST /v1/tickets/{id}/cancel   {"reason"}: withdraw a pending ticket
 //
+// A propose body is read strictly (member names spelled exactly, no
+// duplicate keys anywhere, nothing after the object) and, when canon
+// parses it, in that one pass: its arguments reach the gate in canonical
+// form, the same JSON value the gate hashes.
+//
 // An execute, once asked, runs to its end even if the runtime's request
 // ends first (its client's timeout, a dropped connection, a restart):
 // cutting an approved tool off half-way would spend the approval on a
