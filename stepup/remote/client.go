@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/wire"
 )
@@ -72,7 +73,7 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 // Propose sends c to the gate and returns its ticket. As with the gate, a
 // denial is a ticket with status denied and a reason, not an error.
 func (c *Client) Propose(ctx context.Context, call stepup.Call) (stepup.Ticket, error) {
-	body, err := json.Marshal(wire.FromCall(call))
+	body, err := proposeBody(call)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: %v", ErrInvalid, err)
 	}
@@ -155,6 +156,34 @@ func (c *Client) Cancel(ctx context.Context, id stepup.TicketID, reason string) 
 // ticketPath is the path of a ticket's route, as segments.
 func ticketPath(id stepup.TicketID, op string) []string {
 	return []string{"v1", "tickets", string(id), op}
+}
+
+// proposeBody is the JSON of call on the wire. Arguments canon takes are
+// sent in canonical form, written once: encoding/json would check and
+// copy them again as raw JSON, a pass that costs more than canonicalizing
+// them. Any others go as encoding/json writes them, for the gate to
+// refuse with its reasons.
+func proposeBody(call stepup.Call) ([]byte, error) {
+	args, err := canon.Canonicalize(call.Args)
+	if err != nil {
+		return json.Marshal(wire.FromCall(call))
+	}
+	w := wire.FromCall(call)
+	tool, err := json.Marshal(w.Tool)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := json.Marshal(wire.CallRest(w))
+	if err != nil {
+		return nil, err
+	}
+	// wire.Call's members in its order: tool, args, then the rest, whose
+	// object always has a member (session is never omitted).
+	out := make([]byte, 0, len(`{"tool":,"args":,`)+len(tool)+len(args)+len(rest))
+	out = append(append(out, `{"tool":`...), tool...)
+	out = append(append(out, `,"args":`...), args...)
+	out = append(append(out, ','), rest[1:]...)
+	return out, nil
 }
 
 // do sends one request to the path of segments (each sent as exactly one

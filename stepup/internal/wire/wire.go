@@ -26,6 +26,24 @@ type Call struct {
 	Grant     string          `json:"grant,omitempty"`
 }
 
+// Rest is a [Call] without its tool and arguments, its other members in
+// the same order and spelling: a client writes those two itself.
+type Rest struct {
+	Task      string    `json:"task,omitempty"`
+	Step      string    `json:"step,omitempty"`
+	Session   string    `json:"session"`
+	Principal Principal `json:"principal"`
+	Taint     []string  `json:"taint,omitempty"`
+	Rationale string    `json:"rationale,omitempty"`
+	Grant     string    `json:"grant,omitempty"`
+}
+
+// CallRest is w without its tool and arguments.
+func CallRest(w Call) Rest {
+	return Rest{Task: w.Task, Step: w.Step, Session: w.Session, Principal: w.Principal, Taint: w.Taint,
+		Rationale: w.Rationale, Grant: w.Grant}
+}
+
 // Principal is a canon.Principal on the wire.
 type Principal struct {
 	User        string   `json:"user"`
