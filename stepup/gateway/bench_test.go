@@ -29,22 +29,25 @@ import (
 // through the Client over loopback HTTP, against the same round trip on
 // the in-process gate (the baseline), on store/memory and on store/sqlite
 // (a file, synchronous commits). The call is a small read_file; on memory
-// also a write_draft of 16 KB, where the work that grows with the call
-// weighs more than the hop's fixed cost.
+// also write_draft calls of 16 and 128 KB, where the work that grows with
+// the call weighs more than the hop's fixed cost.
 func BenchmarkRoundTrip(b *testing.B) {
 	small := stepup.Call{Tool: "read_file", Args: json.RawMessage(`{"path":"q3.csv"}`), Task: "t-42",
 		Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}}
-	draft := small
-	draft.Tool = "write_draft"
-	draft.Args = json.RawMessage(fmt.Sprintf(`{"to":"finance@example.com","body":%q}`,
-		strings.Repeat("Quarterly numbers attached. ", 16<<10/28)))
+	draftOf := func(size int) stepup.Call {
+		d := small
+		d.Tool = "write_draft"
+		d.Args = json.RawMessage(fmt.Sprintf(`{"to":"finance@example.com","body":%q}`,
+			strings.Repeat("Quarterly numbers attached. ", size/28)))
+		return d
+	}
 	stores := []struct {
 		name  string
 		open  func(b *testing.B) store.Store
 		calls map[string]stepup.Call
 	}{
 		{"memory", func(*testing.B) store.Store { return memory.New(nil) },
-			map[string]stepup.Call{"": small, "16KB/": draft}},
+			map[string]stepup.Call{"": small, "16KB/": draftOf(16 << 10), "128KB/": draftOf(128 << 10)}},
 		{"sqlite", func(b *testing.B) store.Store {
 			st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "asu.db"), nil)
 			require.NoError(b, err)
