@@ -52,10 +52,9 @@ func mailtoExtraRecipients() []string {
 
 // TestTrustedBadgeMailtoHeaderRecipients: a mailto URI is exactly one
 // address at a trusted domain only if its header fields add no recipient.
-// Today the card badges "mailto:finance@example.com?bcc=x%40evil.net"
-// TRUSTED in every view and names no other host, although the mail goes to
-// x@evil.net as well. (A literal "?cc=x@evil.net" is caught: only the
-// percent-encoded spellings pass.)
+// A card that read only the path badged
+// "mailto:finance@example.com?bcc=x%40evil.net" TRUSTED in every view and
+// named no other host, although the mail goes to x@evil.net as well.
 func TestTrustedBadgeMailtoHeaderRecipients(t *testing.T) {
 	ctx := injectivityContext()
 	// The honest control still earns the badge, so a fix cannot simply
@@ -85,8 +84,8 @@ func TestTrustedBadgeMailtoHeaderRecipients(t *testing.T) {
 
 // TestTrustedBadgeNeedsANetworkScheme: a URL whose scheme does not fetch
 // from its host (javascript:, vbscript:, data:) sends nothing to it: the
-// browser runs the script or shows the data. Yet with "//example.com" as
-// its authority the card badges it TRUSTED, e.g. a link that runs
+// browser runs the script or shows the data. With "//example.com" as its
+// authority it must still never be badged TRUSTED, e.g. a link that runs
 // location=atob(...) to any site.
 func TestTrustedBadgeNeedsANetworkScheme(t *testing.T) {
 	ctx := injectivityContext()

@@ -21,15 +21,12 @@ import (
 )
 
 // TestTokenSpendsOnlyWhatExecuteWouldRun: an execution token issued for
-// an approval that is then revoked, by an operator or by revoking the
-// passkey that made it, or decided under a policy version since replaced ("approvals it made that have not run yet no longer
-// run"), must not let the executor run the call. With no revocation it
-// does (the control). Today a revoked ticket is refused (its state), but
-// the Verifier does not re-verify the approval's evidence, so a token
-// issued before its passkey was revoked spends the ticket for as long as
-// the token lives (DefaultTokenTTL), although Gate.Execute refuses it; and
-// likewise an approval made under a policy version the gates no longer run
-// (Gate.Execute: stepup.ErrPolicyChanged).
+// an approval that is then revoked (by an operator, or by revoking the
+// passkey that made it), or that was decided under a policy version since
+// replaced, must not let the executor run the call, as Gate.Execute would
+// not; with no revocation it does (the control). A Verifier that checked
+// only the ticket's state spent such a ticket for as long as its token
+// lived (DefaultTokenTTL).
 func TestTokenSpendsOnlyWhatExecuteWouldRun(t *testing.T) {
 	ctx := context.Background()
 	for _, how := range []string{"none", "ticket revoked", "passkey revoked", "policy changed"} {

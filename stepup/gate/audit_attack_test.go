@@ -219,13 +219,13 @@ func TestAuditChainRefusesEveryEdit(t *testing.T) {
 	}
 }
 
-// TestRefusedAnswersLeaveAnAuditRow: an answer the desk refuses (another
-// person's passkey, the wrong origin or challenge, no user verification, a
-// revoked passkey) is an attempt to decide a ticket, and Execute records
-// its own refusals ("failed"); the desk's refusals should leave a row too,
-// so that forged or misdirected approvals show in the chain. Today they
-// leave none. (A policy question as much as a defect: rule 11 names
-// decisions only.)
+// TestRefusedAnswersLeaveAnAuditRow: an answer an enrolled person's
+// authenticator signed that the desk refuses (another person's passkey,
+// the wrong origin or challenge, no user verification) is an attempt to
+// decide a ticket, as Execute's refusals ("failed") are attempts to run
+// one: it leaves a "refused" row, so forged or misdirected approvals show
+// in the chain. (Answers nobody's key signed leave none:
+// TestAnswersNoEnrolledKeySignedLeaveNoAuditRow.)
 func TestRefusedAnswersLeaveAnAuditRow(t *testing.T) {
 	ctx := context.Background()
 	w := stepuptest.NewWorld(t)

@@ -64,8 +64,8 @@ var grantRevocations = map[string]func(ctx context.Context, w *grantAttack) erro
 // Propose, not yet run, whose authority is then revoked, must not run, as a
 // passkey approval does not run once its passkey is revoked
 // (Enrollment.RevokeCredential: "approvals it made that have not run yet no
-// longer run"). Today Execute checks only the gate's MAC on the grant's
-// approval, so it runs after either revocation.
+// longer run"). Checking only the gate's MAC on the grant's approval, as
+// Execute once did, runs it after either revocation.
 func TestGrantApprovalRevokedBeforeItRuns(t *testing.T) {
 	ctx := context.Background()
 	for name, revoke := range grantRevocations {
@@ -87,8 +87,8 @@ func TestGrantApprovalRevokedBeforeItRuns(t *testing.T) {
 
 // TestGrantOfARevokedPasskeyApprovesNothing: once the passkey that signed
 // a grant is revoked, it "never approves again": a new call the grant
-// would cover goes to a person. Today the grant goes on approving calls in
-// the revoked passkey's name, and they run, for as many uses as it has.
+// would cover goes to a person, rather than the grant approving calls in
+// the revoked passkey's name for as many uses as it has.
 func TestGrantOfARevokedPasskeyApprovesNothing(t *testing.T) {
 	ctx := context.Background()
 	w := newGrantAttack(t)
@@ -109,8 +109,8 @@ func TestGrantOfARevokedPasskeyApprovesNothing(t *testing.T) {
 	assert.Zero(t, w.exec.Count())
 }
 
-// TestGrantRevokedCoversNoNewCall: the control that holds today, and
-// bites: after RevokeGrant no new call is approved by it.
+// TestGrantRevokedCoversNoNewCall: the control, which bites: after
+// RevokeGrant no new call is approved by it.
 func TestGrantRevokedCoversNoNewCall(t *testing.T) {
 	ctx := context.Background()
 	w := newGrantAttack(t)
