@@ -42,6 +42,10 @@ var (
 	ErrUpstreamFailed = errors.New("mcpgate: upstream server failed the call")
 	// ErrOutputTooLarge means the upstream's answer exceeded the bound.
 	ErrOutputTooLarge = errors.New("mcpgate: upstream output too large")
+	// ErrAmbiguousArgs means the arguments hold, in one object, two keys
+	// that fold alike, which a server may read as one: they are not sent,
+	// whatever policy approved them.
+	ErrAmbiguousArgs = errors.New("mcpgate: arguments hold two keys a server may read as one")
 )
 
 // Dialer makes a fresh transport to the upstream server. It is called
@@ -344,8 +348,15 @@ func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) 
 // stored effect's tool with the stored arguments, never the host's, and
 // at most once per idempotency key, so a recovered execution in this
 // process returns the first run's answer instead of calling again.
+//
+// Arguments holding two keys that fold alike are never sent, whatever
+// policy approved them ([ErrAmbiguousArgs]): the catalog's policy denies
+// them at propose, and this is the same check for a policy of one's own.
 func (u *Upstream) Executor() plug.Executor {
 	return plug.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+		if v, err := canon.Parse(e.Args); err == nil && foldedTwins(v) {
+			return nil, ErrAmbiguousArgs
+		}
 		return u.once.do(key, func() ([]byte, error) { return u.Call(ctx, e.Tool, e.Args) })
 	})
 }
