@@ -60,3 +60,32 @@ func TestVerifierRecoverRunsOnlyWhatExecuteWould(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifierRecoverAfterAClockStepDoesNotOverlap: "two executions of one
+// ticket never overlap in time", and the gate takes over only a lease it
+// then watched go unrenewed for a lease of its own clock, "so a step of
+// the database's clock never makes two runs overlap". Verifier.Recover
+// takes a run over on the store's word alone: when the database's clock
+// steps forward a lease just after executor A spent a token, a second
+// replica of the same executor starting up (as the doc says: Recover at
+// start-up) is handed A's run at once, while A, by its own clock well
+// within its lease, is still running it.
+//
+// Reproduce: A Verifies; the store's clock jumps DefaultExecutorLease+1s;
+// B.Recover returns A's ticket on its first call.
+func TestVerifierRecoverAfterAClockStepDoesNotOverlap(t *testing.T) {
+	ctx := context.Background()
+	w := newTokenWorld(t)
+	call := sendEmail("finance@example.com")
+	tk, tok := w.issued(t, call)
+	_, err := w.mailer.Verify(ctx, tok, effectOf(call)) // A runs it now
+	require.NoError(t, err)
+	w.Clock.Advance(exectoken.DefaultExecutorLease + time.Second) // the database's clock steps
+	b := w.verifier(t, w.issuer.PublicKey(), tokenIssuerName, "send_email")
+	got, err := b.Recover(ctx)
+	require.NoError(t, err)
+	for _, in := range got {
+		assert.NotEqual(t, tk.ID, in.Claims.Ticket,
+			"a second executor took over a run on a clock step alone, while its owner may still be running it")
+	}
+}
