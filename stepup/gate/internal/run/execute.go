@@ -309,7 +309,8 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 			return err
 		}
 		if id, ok := strings.CutPrefix(a.Approver, core.GrantApprover); ok {
-			return g.GrantStands(ctx, id)
+			_, err := g.GrantStands(ctx, id)
+			return err
 		}
 		return nil
 	}

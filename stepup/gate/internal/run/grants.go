@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,25 +34,15 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 	if _, err := x.g.St.GetGrant(ctx, id); err == nil {
 		return out, nil // stored before a crash: recovery finds it done
 	}
-	var args core.GrantArgs
-	dec := json.NewDecoder(strings.NewReader(string(e.Args)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
-		return nil, errors.New("grant ticket arguments do not parse")
-	}
-	spec, err := grant.Parse(args.Grant)
+	spec, uses, exp, err := signedGrant(e)
 	if err != nil {
 		return nil, err
-	}
-	exp, err := time.Parse(time.RFC3339, args.ExpiresAt)
-	if err != nil {
-		return nil, errors.New("grant ticket expiry does not parse")
 	}
 	now, err := x.g.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
-	_, err = grant.Put(ctx, x.g.St, spec, grant.Record{ID: id, User: e.Principal.User, Uses: args.Uses,
+	_, err = grant.Put(ctx, x.g.St, spec, grant.Record{ID: id, User: e.Principal.User, Uses: uses,
 		CreatedAt: now, ExpiresAt: exp})
 	if err != nil {
 		return nil, err
@@ -60,27 +51,75 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 }
 
 // GrantStands reports whether grant id still carries the authority of the
-// person who issued it: the grant is not revoked, and the approval that
-// issued it still verifies, as a person's approval must before it runs
-// (its passkey not revoked, its evidence intact). A grant's approvals,
-// at Propose and again at Execute, are worth no more than that.
-func (g *Gate) GrantStands(ctx context.Context, id string) error {
+// person who issued it, and returns the grant as that person signed it:
+// the grant is not revoked, the approval that issued it still verifies, as
+// a person's approval must before it runs (its passkey not revoked, its
+// evidence intact), and the stored grant is the one that approval names
+// (its spec, user and expiry, and no more uses than it granted). A grant's
+// approvals, at Propose and again at Execute, are worth no more than that:
+// a grant row written or widened in the database approves nothing.
+func (g *Gate) GrantStands(ctx context.Context, id string) (grant.Grant, error) {
 	gr, err := g.St.GetGrant(ctx, id)
 	if err != nil {
-		return core.TicketErr("grant", err)
+		return grant.Grant{}, core.TicketErr("grant", err)
 	}
 	if !gr.RevokedAt.IsZero() {
-		return fmt.Errorf("grant: %w: the grant was revoked", stepup.ErrRevoked)
+		return grant.Grant{}, fmt.Errorf("grant: %w: the grant was revoked", stepup.ErrRevoked)
 	}
-	issued, _, err := g.Load(ctx, "grant", stepup.TicketID(id))
+	issued, s, err := g.Load(ctx, "grant", stepup.TicketID(id))
 	if err != nil {
-		return err
+		return grant.Grant{}, err
 	}
 	if issued.Tool != plug.GrantTool || issued.User != gr.User || core.ReservedApprover(issued.Approver) {
-		return fmt.Errorf("grant: %w: the grant was not issued by its user's approval", stepup.ErrBadAssertion)
+		return grant.Grant{}, fmt.Errorf("grant: %w: the grant was not issued by its user's approval", stepup.ErrBadAssertion)
 	}
 	if err := g.EvidenceHolds(ctx, issued, issued.ResolvedAt); err != nil {
-		return fmt.Errorf("grant: the approval that issued it: %w", err)
+		return grant.Grant{}, fmt.Errorf("grant: the approval that issued it: %w", err)
+	}
+	signed, uses, expires, err := signedGrant(s.Effect())
+	if err != nil {
+		return grant.Grant{}, fmt.Errorf("grant: %w: the approval that issued it: %v", stepup.ErrBadAssertion, err)
+	}
+	stored, err := grant.Parse(gr.Spec)
+	if err != nil {
+		return grant.Grant{}, fmt.Errorf("grant: %w: the stored grant does not parse", stepup.ErrBadAssertion)
+	}
+	a, errA := signed.Marshal()
+	b, errB := stored.Marshal()
+	if errA != nil || errB != nil || !bytes.Equal(a, b) || !gr.ExpiresAt.Equal(expires) || gr.Remaining > uses {
+		return grant.Grant{}, fmt.Errorf("grant: %w: the stored grant is not the one its user approved", stepup.ErrBadAssertion)
+	}
+	return signed, nil
+}
+
+// signedGrant reads the grant a grant ticket's effect e asks for: its
+// spec, how many uses and until when.
+func signedGrant(e canon.Effect) (grant.Grant, int, time.Time, error) {
+	var args core.GrantArgs
+	dec := json.NewDecoder(bytes.NewReader(e.Args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&args); err != nil {
+		return grant.Grant{}, 0, time.Time{}, errors.New("grant ticket arguments do not parse")
+	}
+	spec, err := grant.Parse(args.Grant)
+	if err != nil {
+		return grant.Grant{}, 0, time.Time{}, err
+	}
+	exp, err := time.Parse(time.RFC3339, args.ExpiresAt)
+	if err != nil {
+		return grant.Grant{}, 0, time.Time{}, errors.New("grant ticket expiry does not parse")
+	}
+	return spec, args.Uses, exp, nil
+}
+
+// coveredBy fails with a *grant.CoverageError unless g covers s.
+func coveredBy(g grant.Grant, s canon.Sealed) error {
+	cov, err := grant.CoversSealed(g, s)
+	switch {
+	case err != nil:
+		return err
+	case !cov.Covered:
+		return &grant.CoverageError{Coverage: cov}
 	}
 	return nil
 }
@@ -97,7 +136,12 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	}
 	target, err := g.Grants.Target(ctx, c.Grant, p.sealed)
 	if err == nil {
-		err = g.GrantStands(ctx, c.Grant)
+		// The grant is judged as its user signed it, not as the store
+		// holds it now.
+		var signed grant.Grant
+		if signed, err = g.GrantStands(ctx, c.Grant); err == nil {
+			err = coveredBy(signed, p.sealed)
+		}
 	}
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
