@@ -19,11 +19,13 @@ import (
 
 // TestAnswersNoEnrolledKeySignedLeaveNoAuditRow: the desk records a
 // refused answer only when an enrolled person's authenticator signed it
-// (TestRefusedAnswersLeaveAnAuditRow). Answers anyone can make, whatever
-// credential they name, are refused without a row, so they cannot fill
-// the chain: bytes that are no assertion, an assertion by an authenticator
-// nobody enrolled, one naming Dana's credential but signed by Mallory's
-// key, one of Dana's with its signature altered.
+// for this ticket's challenge (TestRefusedAnswersLeaveAnAuditRow). Answers
+// anyone can make or replay, whatever credential they name, are refused
+// without a row, so they cannot fill the chain: bytes that are no
+// assertion, an assertion by an authenticator nobody enrolled, one naming
+// Dana's credential but signed by Mallory's key, one of Dana's for another
+// challenge (a copy of any answer she ever gave is one), one of Dana's
+// with its signature altered.
 func TestAnswersNoEnrolledKeySignedLeaveNoAuditRow(t *testing.T) {
 	ctx := context.Background()
 	w := stepuptest.NewWorld(t)
@@ -55,6 +57,11 @@ func TestAnswersNoEnrolledKeySignedLeaveNoAuditRow(t *testing.T) {
 			require.NoError(t, err)
 			return renameCredential(t, a, w.Authenticator.CredentialIDs()[0])
 		},
+		"Dana's answer to another challenge": func(options []byte) []byte {
+			a, err := w.Authenticator.Assert(options, stepuptest.WithChallenge(make([]byte, 32)))
+			require.NoError(t, err)
+			return a
+		},
 		"Dana's answer, signature altered": func(options []byte) []byte {
 			a, err := w.Authenticator.Assert(options)
 			require.NoError(t, err)
@@ -79,14 +86,14 @@ func TestAnswersNoEnrolledKeySignedLeaveNoAuditRow(t *testing.T) {
 			assert.Equal(t, stepup.StatusPending, got.Status)
 		}
 	}
-	// The control: Dana's answer signed for another ticket is hers, and
-	// leaves a row naming her.
+	// The control: Dana's answer to this ticket's challenge, made on a page
+	// at another origin (a relay), is hers, and leaves a row naming her.
 	c := stepuptest.SendEmail("finance@example.com")
 	c.Step = "control"
 	tk, err := w.Gate.Propose(ctx, c)
 	require.NoError(t, err)
 	before := rows()
-	_, err = w.Approve(tk.ID, stepuptest.WithChallenge(make([]byte, 32)))
+	_, err = w.Approve(tk.ID, stepuptest.WithOrigin("https://approve.evil.net"))
 	require.Error(t, err)
 	r, err := w.Store.AuditRange(ctx, stepuptest.Start().Add(-time.Hour), auditFar)
 	require.NoError(t, err)
@@ -95,6 +102,18 @@ func TestAnswersNoEnrolledKeySignedLeaveNoAuditRow(t *testing.T) {
 	assert.Equal(t, receipt.DecisionRefused, last.Decision)
 	assert.Equal(t, stepuptest.Approver, last.Approver)
 	assert.Equal(t, string(tk.ID), last.TicketID)
+
+	// That answer, copied and posted again and again, leaves no more rows.
+	p, err := w.Gate.Desk().Prompt(ctx, tk.ID)
+	require.NoError(t, err)
+	relayed, err := w.Authenticator.Assert(p.Options, stepuptest.WithOrigin("https://approve.evil.net"))
+	require.NoError(t, err)
+	before = rows()
+	for range 20 {
+		_, err = w.Gate.Desk().Approve(ctx, tk.ID, relayed)
+		require.Error(t, err)
+	}
+	assert.Equal(t, before+1, rows(), "copies of one refused answer left more than its one row")
 }
 
 // renameCredential makes an assertion name credential id instead of the

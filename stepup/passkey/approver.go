@@ -143,7 +143,12 @@ func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit f
 		return store.Credential{}, nil, ticketstore.Err("verify", err)
 	}
 	c, p, err := w.checkEnrolled(ctx, cred, parsed, challenge, permit)
-	if err != nil && w.seal.sealed(cred) && signedBy(cred, parsed) {
+	// A refused answer is one to record only if it was made for this very
+	// request (its challenge is this ticket's, for this action): a copy of
+	// an answer signed for another ticket is anyone's to replay.
+	if err != nil && w.seal.sealed(cred) &&
+		parsed.Response.CollectedClientData.Challenge == base64.RawURLEncoding.EncodeToString(challenge) &&
+		signedBy(cred, parsed) {
 		return c, p, &plug.RefusedAnswer{User: cred.User, Check: checkOf(err), Err: err}
 	}
 	return c, p, err

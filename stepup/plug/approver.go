@@ -35,14 +35,15 @@ type Approver interface {
 }
 
 // RefusedAnswer is how an [Approver] refuses an answer that an enrolled
-// person's own authenticator made (its signature verifies under their
-// credential) but that may not decide the ticket: made for another
-// ticket's challenge or at another origin, without user verification, by
-// a revoked credential, by someone who may not decide the ticket. The
-// desk records each in the audit chain, so an approval forged or relayed
-// by someone holding an enrolled authenticator leaves a trace. An answer
-// no enrolled credential signed is refused without a row: anyone can make
-// those, and they must not fill the chain.
+// person's own authenticator made for this very request (its signature
+// verifies under their credential over this ticket's challenge) but that
+// may not decide the ticket: made at another origin, without user
+// verification, by a revoked credential, by someone who may not decide the
+// ticket. The desk records each in the audit chain, once, so an approval
+// relayed by a phishing page or tried by someone holding an enrolled
+// authenticator leaves a trace. Other answers are refused without a row:
+// one no enrolled credential signed, or one signed for another ticket's
+// challenge, is anyone's to make or replay, and must not fill the chain.
 type RefusedAnswer struct {
 	// User is whose credential signed the answer.
 	User string

@@ -47,6 +47,7 @@ type Gate struct {
 
 	Mu      sync.Mutex
 	macs    sync.Pool     // of HMAC-SHA256 under Key, reset before each use
+	refused refusals      // refused answers recorded, so a replay leaves no second row
 	Waiters chan struct{} // closed and replaced whenever a ticket changes here
 	taken   bool          // a Wait holds Waiters: the next change replaces it
 }

@@ -183,15 +183,15 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 	if err != nil {
 		var ra *plug.RefusedAnswer
 		if errors.As(err, &ra) {
-			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, ra.User, ra.Check, err)
+			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, ra.User, ra.Check, err)
 		}
 		return plug.Verified{}, err
 	}
 	if err := core.MayDecide(v.User, a); err != nil {
-		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, v.User, "may not decide this ticket", err)
+		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "may not decide this ticket", err)
 	}
 	if !slices.Contains(req.Approvers, v.User) {
-		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, v.User, "not an approver of this ticket",
+		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "not an approver of this ticket",
 			fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted))
 	}
 	return v, nil
@@ -199,8 +199,12 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 
 // refusedAnswer records in the audit chain that an answer user's own
 // authenticator made about ticket a was refused (check says why), and
-// returns refusal. The ticket does not change.
-func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.Action, user, check string, refusal error) error {
+// returns refusal. The ticket does not change. A copy of an answer this
+// gate already recorded leaves no second row.
+func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.Action, answer []byte, user, check string, refusal error) error {
+	if !g.FirstRefusal(a.ID, string(action), answer) {
+		return refusal
+	}
 	at, err := g.Now(ctx)
 	if err != nil {
 		return refusal
