@@ -45,6 +45,8 @@ func TestVerifierRecoverRunsOnlyWhatExecuteWould(t *testing.T) {
 			w.Clock.Advance(exectoken.DefaultExecutorLease + time.Second)
 
 			restarted := w.verifier(t, w.issuer.PublicKey(), tokenIssuerName, "send_email")
+			_, _ = restarted.Recover(ctx) // starts the watch
+			w.Clock.Advance(exectoken.DefaultExecutorLease)
 			got, err := restarted.Recover(ctx)
 			if name == "nothing revoked (the control)" {
 				require.NoError(t, err)

@@ -46,7 +46,8 @@ func newTokenWorld(t *testing.T) *tokenWorld {
 	ti, err := exectoken.NewTokenIssuer(w.Gate, key, tokenIssuerName)
 	require.NoError(t, err)
 	require.Equal(t, pub, ti.PublicKey())
-	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "send_email", w.Store, w.Gate, exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}))
+	v, err := exectoken.NewVerifier(pub, tokenIssuerName, "send_email", w.Store, w.Gate, exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}),
+		exectoken.WithVerifierLocalClock(w.Clock.Now))
 	require.NoError(t, err)
 	return &tokenWorld{world: w, key: key, issuer: ti, mailer: v}
 }
@@ -54,7 +55,8 @@ func newTokenWorld(t *testing.T) *tokenWorld {
 // verifier returns another executor's verifier on the same store.
 func (w *tokenWorld) verifier(t *testing.T, pub ed25519.PublicKey, issuer, audience string) *exectoken.Verifier {
 	t.Helper()
-	v, err := exectoken.NewVerifier(pub, issuer, audience, w.Store, w.Gate, exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}))
+	v, err := exectoken.NewVerifier(pub, issuer, audience, w.Store, w.Gate, exectoken.WithVerifierResolver(canon.FileResolver{Root: w.Dir}),
+		exectoken.WithVerifierLocalClock(w.Clock.Now))
 	require.NoError(t, err)
 	return v
 }

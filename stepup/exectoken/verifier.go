@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentstepup/asu/stepup/gate"
@@ -50,6 +51,10 @@ type Verifier struct {
 	audience string
 	st       Store
 	checker  Checker
+	local    func() time.Time // this process's clock; see WithVerifierLocalClock
+
+	mu       sync.Mutex
+	watched  map[string]watch // expired executions Recover has seen, by ticket
 	lease    time.Duration
 	resolver canon.Resolver
 	parser   *jwt.Parser
@@ -62,8 +67,13 @@ type Verifier struct {
 // standing), it is not revoked or expired, and its references resolve to
 // what was approved. A *gate.Gate over the same store, policy and
 // approver is one.
+//
+// Before [Verifier.Recover] hands back a run a crash interrupted, it asks
+// Holds whether the spent approval still stands, as [gate.Gate.Recover]
+// does before it runs one again.
 type Checker interface {
 	Runnable(ctx context.Context, id stepup.TicketID) (gate.Runnable, error)
+	Holds(ctx context.Context, id stepup.TicketID) error
 }
 
 // Store is what a [Verifier] uses of the store it shares with the gate:
@@ -97,6 +107,26 @@ func WithVerifierLease(d time.Duration) VerifierOption {
 		v.lease = d
 		return nil
 	}
+}
+
+// WithVerifierLocalClock sets this process's clock, on which Recover
+// measures how long it watched an expired execution (default time.Now,
+// whose monotonic reading no step of a wall clock moves). For tests.
+func WithVerifierLocalClock(now func() time.Time) VerifierOption {
+	return func(v *Verifier) error {
+		if now == nil {
+			return fmt.Errorf("%w: nil local clock", stepup.ErrConfig)
+		}
+		v.local = now
+		return nil
+	}
+}
+
+// watch is an expired execution as Recover first saw it.
+type watch struct {
+	fence      int64
+	leaseUntil time.Time
+	since      time.Time
 }
 
 // WithVerifierResolver re-resolves the references of the effect about to
@@ -133,7 +163,7 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, check
 	}
 	v := &Verifier{
 		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, checker: check,
-		lease: DefaultExecutorLease,
+		lease: DefaultExecutorLease, local: time.Now, watched: map[string]watch{},
 		// Only EdDSA: the algorithm in the header is the attacker's choice,
 		// and "none" or HS256 keyed with the public key must not verify.
 		// Claims are checked below, with the injected clock and the
@@ -406,13 +436,68 @@ type Interrupted struct {
 	Effect canon.Effect
 }
 
+// unrenewed reports whether this verifier has watched execution a stay
+// expired, with the same fence and lease, for a whole lease of its own
+// clock: an executor finishes within its lease, by its own clock, so a run
+// taken over then does not overlap its owner's, whatever the database's
+// clock did meanwhile. A first sighting starts the watch.
+func (v *Verifier) unrenewed(a store.Approval) bool {
+	now := v.local()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	w, ok := v.watched[a.ID]
+	if !ok || w.fence != a.Fence || !w.leaseUntil.Equal(a.LeaseUntil) {
+		v.watched[a.ID] = watch{fence: a.Fence, leaseUntil: a.LeaseUntil, since: now}
+		return false
+	}
+	return now.Sub(w.since) >= v.lease
+}
+
+// forget drops the watch of every execution Recover did not list this
+// time.
+func (v *Verifier) forget(seen map[string]bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for id := range v.watched {
+		if !seen[id] {
+			delete(v.watched, id)
+		}
+	}
+}
+
+// abandon finishes an interrupted execution whose approval no longer
+// stands: it is recorded abandoned, never run again, and cause returned.
+func (v *Verifier) abandon(ctx context.Context, a store.Approval, now time.Time, cause error) error {
+	cause = fmt.Errorf("recover %s: %w", a.ID, cause)
+	claimed, err := v.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: v.owner(), At: now,
+		LeaseUntil: now.Add(v.lease)}, nil)
+	if err != nil {
+		return errors.Join(cause, ticketstore.Err("reclaim", err))
+	}
+	_, err = v.st.Finish(ctx, a.ID, claimed.Fence, store.Outcome{State: store.Abandoned, At: now},
+		func(t store.Approval, _ bool) receipt.AuditRecord {
+			r := executorRecord(t, now)
+			r.Decision, r.Reason, r.Result = receipt.DecisionAbandoned, "the approval no longer stands; not run again", "not run"
+			return r
+		})
+	if err != nil {
+		return errors.Join(cause, ticketstore.Err("finish", err))
+	}
+	return cause
+}
+
 // Recover lists this executor's interrupted executions: tickets addressed
 // to its audience that were consumed and never finished, oldest first.
 // Re-run each Effect with its Claims.IdempotencyKey (never a new key: a tool
 // that honours the key then acts once) and record the outcome with Finish.
-// Call it at start-up, before verifying new tokens. A stored effect that
-// no longer hashes to its digest is left out and reported in the error,
-// wrapping [ErrEffectChanged].
+// Call it at start-up, before verifying new tokens, and then every so
+// often: an execution is handed back only once this verifier has watched
+// it stay expired for a whole lease of its own clock, so that a step of
+// the database's clock never hands back a run its owner may still be
+// running. A stored effect that no longer hashes to its digest is left
+// out and reported in the error, wrapping [ErrEffectChanged]; one whose
+// approval no longer stands ([Checker]'s Holds: its passkey revoked, say)
+// is recorded abandoned and reported too.
 func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 	now, err := v.st.Now(ctx)
 	if err != nil {
@@ -424,6 +509,8 @@ func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 	}
 	var out []Interrupted
 	var errs []error
+	seen := map[string]bool{}
+	defer v.forget(seen)
 	for _, a := range list {
 		s, err := canon.ParseSealed(a.Effect)
 		if err != nil || !s.Digest().Equal(a.Digest) {
@@ -433,6 +520,14 @@ func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 		e := s.Effect()
 		if e.Audience != v.audience || !strings.HasPrefix(a.IdempotencyKey, executorKeyPrefix) {
 			continue // another executor's, or the gate's own
+		}
+		seen[a.ID] = true
+		if !v.unrenewed(a) {
+			continue // watched for less than a lease of this process's own time
+		}
+		if err := v.checker.Holds(ctx, stepup.TicketID(a.ID)); err != nil {
+			errs = append(errs, v.abandon(ctx, a, now, err))
+			continue
 		}
 		claimed, err := v.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: v.owner(), At: now,
 			LeaseUntil: now.Add(v.lease)}, func(t store.Approval, _ bool) receipt.AuditRecord {

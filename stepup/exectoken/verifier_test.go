@@ -388,6 +388,10 @@ func TestVerifierRecoversItsInterruptedRuns(t *testing.T) {
 	none, err := payments.Recover(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, none)
+	got, err = restarted.Recover(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "expired, but not yet watched for a lease of the verifier's own clock")
+	w.Clock.Advance(exectoken.DefaultExecutorLease)
 
 	got, err = restarted.Recover(ctx)
 	require.NoError(t, err)

@@ -85,6 +85,17 @@ func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, erro
 	return g.rt.Runnable(ctx, id)
 }
 
+// Holds reports whether the approval of ticket id, in any state, still
+// stands as [Gate.Recover] requires before it runs a spent ticket again:
+// the stored row agrees with its effect, the approval's evidence verifies
+// (its passkey not revoked, its grant standing, the gate's MAC on its
+// own), and its references resolve to what was approved. The policy is
+// not asked again: the approval was spent under it. An execution token's
+// Verifier asks it before handing an interrupted run back.
+func (g *Gate) Holds(ctx context.Context, id stepup.TicketID) error {
+	return g.rt.Holds(ctx, id)
+}
+
 // Recover takes over executions whose owner's lease expired (its gate
 // crashed, or lost the store while running them) and finishes them: each
 // is re-checked and run again with its SAME idempotency key, never

@@ -360,6 +360,21 @@ func (g *Gate) Recheck(ctx context.Context, a store.Approval, s canon.Sealed) (c
 	return eff, nil
 }
 
+// Holds implements [gate.Gate.Holds].
+func (g *Gate) Holds(ctx context.Context, id stepup.TicketID) error {
+	a, s, err := g.Load(ctx, "holds", id)
+	if err != nil {
+		return err
+	}
+	if err := g.EvidenceHolds(ctx, a, a.LeaseUntil); err != nil {
+		return fmt.Errorf("holds: %w", err)
+	}
+	if _, err := g.Recheck(ctx, a, s); err != nil {
+		return fmt.Errorf("holds: %w", err)
+	}
+	return nil
+}
+
 // Recover implements [gate.Gate.Recover].
 func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	now, err := g.Now(ctx)
