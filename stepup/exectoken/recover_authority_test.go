@@ -12,17 +12,11 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// TestVerifierRecoverRunsOnlyWhatExecuteWould: "a token spends its ticket
-// only if Execute would run it now", and Gate.Recover re-verifies an
-// interrupted run's evidence before it runs it again. Verifier.Recover
-// asks its Checker nothing: a ticket the executor spent, whose approving
-// passkey (or the approval itself) is revoked while the executor is down,
-// is handed back to run by the restarted executor, although Verify would
-// now refuse the token and the gate would not run it.
-//
-// Reproduce: Verify a token, revoke Dana's passkey, let the executor's
-// lease expire, call Recover on a restarted Verifier: the ticket comes
-// back to run.
+// TestVerifierRecoverRunsOnlyWhatExecuteWould: a run the executor spent,
+// whose approving passkey is revoked while the executor is down, is not
+// handed back to run by the restarted executor (Recover asks its
+// Checker's Holds, as Gate.Recover re-verifies an interrupted run's
+// evidence); with nothing revoked it is (the control).
 func TestVerifierRecoverRunsOnlyWhatExecuteWould(t *testing.T) {
 	ctx := context.Background()
 	revocations := map[string]func(w *tokenWorld) error{
@@ -63,18 +57,11 @@ func TestVerifierRecoverRunsOnlyWhatExecuteWould(t *testing.T) {
 	}
 }
 
-// TestVerifierRecoverAfterAClockStepDoesNotOverlap: "two executions of one
-// ticket never overlap in time", and the gate takes over only a lease it
-// then watched go unrenewed for a lease of its own clock, "so a step of
-// the database's clock never makes two runs overlap". Verifier.Recover
-// takes a run over on the store's word alone: when the database's clock
-// steps forward a lease just after executor A spent a token, a second
-// replica of the same executor starting up (as the doc says: Recover at
-// start-up) is handed A's run at once, while A, by its own clock well
-// within its lease, is still running it.
-//
-// Reproduce: A Verifies; the store's clock jumps DefaultExecutorLease+1s;
-// B.Recover returns A's ticket on its first call.
+// TestVerifierRecoverAfterAClockStepDoesNotOverlap: two executions of one
+// ticket never overlap in time. When the database's clock steps forward a
+// lease just after executor A spent a token, a second replica starting up
+// is not handed A's run on the store's word alone: it first watches the
+// lease go unrenewed for a lease of its own clock.
 func TestVerifierRecoverAfterAClockStepDoesNotOverlap(t *testing.T) {
 	ctx := context.Background()
 	w := newTokenWorld(t)

@@ -14,18 +14,13 @@ import (
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
-// TestReplayedAnswerDoesNotFillTheChain: "answers no enrolled key signed
-// leave none, so nobody can fill the chain". One answer Dana's passkey
-// signed, once, for a ticket she approved, is no key: whoever holds a copy
-// (it is in the ticket's receipt, and it crossed the approval page's
-// request) can post it again to any of her pending tickets, as often as
-// they like. Each post passes signedBy (the signature is hers) and fails a
-// later check (challenge, counter), so each leaves a "refused" row naming
-// Dana on a ticket she never answered: the chain fills at the rate of the
-// replayer's requests, without any key.
-//
-// Reproduce: approve ticket A with Dana's answer X; post X 40 times to her
-// pending ticket B; 40 "refused" rows name Dana on B.
+// TestReplayedAnswerDoesNotFillTheChain: nobody can fill the chain
+// without a key. One answer Dana's passkey signed, once, for a ticket she
+// approved, is in that ticket's receipt: whoever holds a copy can post it
+// again to any of her pending tickets, as often as they like. Its
+// signature is hers, so a desk that recorded every refused answer her key
+// signed left a "refused" row naming her on a ticket she never answered
+// for each post; at most one row may come of it.
 func TestReplayedAnswerDoesNotFillTheChain(t *testing.T) {
 	ctx := context.Background()
 	w := stepuptest.NewWorld(t)

@@ -82,18 +82,13 @@ func widenedSpecs(t *testing.T) map[string][]byte {
 	return out
 }
 
-// TestGrantRowEditedInTheDatabaseApprovesNothingNew: "the database is not
-// trusted to approve", and a grant approves only what the approval that
-// issued it approved. GrantStands checks that the issuing approval still
-// verifies, but coverage is judged against the grant row's spec as the
-// database returns it, never against the arguments Dana's passkey signed
-// (the issuing ticket's stored effect). A writer who widens the row's spec
-// has the gate approve, under its own MAC, and Execute run, a refund of 4000
-// on order B-99 that Dana's grant of "A-17 up to 120" never covered.
-//
-// Reproduce: issue Dana's grant, edit its row's Spec to Range("/amount",
-// "0", "5000"), Propose a 4000 refund naming the grant: approved, and it
-// runs.
+// TestGrantRowEditedInTheDatabaseApprovesNothingNew: the database is not
+// trusted to approve, and a grant approves only what the approval that
+// issued it approved. A writer who widens the grant row's spec (a refund
+// of 4000, or order B-99, under Dana's grant of "A-17 up to 120") gets no
+// call approved by it: coverage is judged against the spec Dana's passkey
+// signed, and a row that differs from it approves nothing. A gate that
+// judged the row as stored approved such a refund under its own MAC.
 func TestGrantRowEditedInTheDatabaseApprovesNothingNew(t *testing.T) {
 	ctx := context.Background()
 	for name, spec := range widenedSpecs(t) {
