@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentstepup/asu/stepup/gate"
@@ -53,8 +52,7 @@ type Verifier struct {
 	checker  Checker
 	local    func() time.Time // this process's clock; see WithVerifierLocalClock
 
-	mu       sync.Mutex
-	watched  map[string]watch // expired executions Recover has seen, by ticket
+	watch    ticketstore.Watch // expired executions Recover has seen
 	lease    time.Duration
 	resolver canon.Resolver
 	parser   *jwt.Parser
@@ -122,13 +120,6 @@ func WithVerifierLocalClock(now func() time.Time) VerifierOption {
 	}
 }
 
-// watch is an expired execution as Recover first saw it.
-type watch struct {
-	fence      int64
-	leaseUntil time.Time
-	since      time.Time
-}
-
 // WithVerifierResolver re-resolves the references of the effect about to
 // run before hashing it, so a file edited after the approval changes the
 // digest and the call is refused. Without it the effect's Refs are hashed
@@ -163,7 +154,7 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, check
 	}
 	v := &Verifier{
 		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, checker: check,
-		lease: DefaultExecutorLease, local: time.Now, watched: map[string]watch{},
+		lease: DefaultExecutorLease, local: time.Now,
 		// Only EdDSA: the algorithm in the header is the attacker's choice,
 		// and "none" or HS256 keyed with the public key must not verify.
 		// Claims are checked below, with the injected clock and the
@@ -436,35 +427,6 @@ type Interrupted struct {
 	Effect canon.Effect
 }
 
-// unrenewed reports whether this verifier has watched execution a stay
-// expired, with the same fence and lease, for a whole lease of its own
-// clock: an executor finishes within its lease, by its own clock, so a run
-// taken over then does not overlap its owner's, whatever the database's
-// clock did meanwhile. A first sighting starts the watch.
-func (v *Verifier) unrenewed(a store.Approval) bool {
-	now := v.local()
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	w, ok := v.watched[a.ID]
-	if !ok || w.fence != a.Fence || !w.leaseUntil.Equal(a.LeaseUntil) {
-		v.watched[a.ID] = watch{fence: a.Fence, leaseUntil: a.LeaseUntil, since: now}
-		return false
-	}
-	return now.Sub(w.since) >= v.lease
-}
-
-// forget drops the watch of every execution Recover did not list this
-// time.
-func (v *Verifier) forget(seen map[string]bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for id := range v.watched {
-		if !seen[id] {
-			delete(v.watched, id)
-		}
-	}
-}
-
 // abandon finishes an interrupted execution whose approval no longer
 // stands: it is recorded abandoned, never run again, and cause returned.
 func (v *Verifier) abandon(ctx context.Context, a store.Approval, now time.Time, cause error) error {
@@ -510,7 +472,7 @@ func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 	var out []Interrupted
 	var errs []error
 	seen := map[string]bool{}
-	defer v.forget(seen)
+	defer v.watch.Forget(seen)
 	for _, a := range list {
 		s, err := canon.ParseSealed(a.Effect)
 		if err != nil || !s.Digest().Equal(a.Digest) {
@@ -522,7 +484,7 @@ func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 			continue // another executor's, or the gate's own
 		}
 		seen[a.ID] = true
-		if !v.unrenewed(a) {
+		if !v.watch.Unrenewed(a, v.local(), v.lease) {
 			continue // watched for less than a lease of this process's own time
 		}
 		if err := v.checker.Holds(ctx, stepup.TicketID(a.ID)); err != nil {

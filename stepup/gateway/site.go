@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -85,7 +86,7 @@ type TicketReader interface {
 // who holds the link nor the agent can deny in the approver's name.
 type Site struct {
 	desk     *gate.Desk
-	viewKey  []byte
+	views    views
 	sessions Sessions
 	tickets  TicketReader
 	admin    *passkey.Enrollment
@@ -113,11 +114,11 @@ func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.Relying
 	if opts != nil {
 		o = *opts
 	}
-	key, err := viewKey(o.Key)
+	vs, err := newViews(o.Key)
 	if err != nil {
 		return nil, err
 	}
-	s := &Site{desk: desk, viewKey: key, sessions: o.Sessions, tickets: o.Tickets, admin: enrollment, rp: rp,
+	s := &Site{desk: desk, views: vs, sessions: o.Sessions, tickets: o.Tickets, admin: enrollment, rp: rp,
 		log: logger(o.Logger), mux: http.NewServeMux(), static: map[string]asset{}}
 	for _, name := range []string{"webauthn.js", "approve.js", "enroll.js"} {
 		body, err := staticFS.ReadFile("static/" + name)
@@ -176,7 +177,7 @@ func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
 		s.refusedPage(w, err)
 		return
 	}
-	view, err := s.newView(id)
+	view, err := s.views.issue(id)
 	if err != nil {
 		s.refusedPage(w, err)
 		return
@@ -406,4 +407,54 @@ func (s *Site) renderStatus(w http.ResponseWriter, status int, name string, data
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
+}
+
+// shownJSON is the body of a "card shown" post.
+type shownJSON struct {
+	View string `json:"view"`
+}
+
+// shown records that the ticket's card is on the approver's screen: the
+// page's script posts it, with the page's view token, once the card is
+// in view, so a link preview or a prefetch (which fetch the page but run
+// no script) never starts the gate's dwell time, and a client that never
+// rendered the page cannot start it at all.
+func (s *Site) shown(w http.ResponseWriter, r *http.Request) {
+	id := stepup.TicketID(r.PathValue("id"))
+	body, err := readAnswer(w, r)
+	if err != nil {
+		s.refuse(w, "shown", id, err)
+		return
+	}
+	var in shownJSON
+	if _, err := decodeStrict(body, &in, []string{"view"}); err != nil {
+		s.refuse(w, "shown", id, err)
+		return
+	}
+	if !s.views.valid(id, in.View) && !s.signedInApprover(r, id) {
+		s.refuse(w, "shown", id, fmt.Errorf("%w: only the ticket's own page, or an approver signed in, says its card is shown",
+			remote.ErrForbidden))
+		return
+	}
+	if err := s.desk.Show(r.Context(), id); err != nil {
+		s.refuse(w, "shown", id, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Shown bool `json:"shown"`
+	}{true})
+}
+
+// signedInApprover reports whether r comes from the signed-in session of
+// someone who may decide ticket id.
+func (s *Site) signedInApprover(r *http.Request, id stepup.TicketID) bool {
+	if s.sessions == nil {
+		return false
+	}
+	who, ok := s.sessions.SignedIn(r)
+	if !ok || who == "" {
+		return false
+	}
+	p, err := s.desk.Prompt(r.Context(), id)
+	return err == nil && slices.Contains(p.Approvers, who)
 }

@@ -388,7 +388,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	var results []stepup.Result
 	var errs []error
 	seen := map[string]bool{}
-	defer g.forget(seen)
+	defer g.watch.Forget(seen)
 	for _, a := range list {
 		if strings.HasPrefix(a.IdempotencyKey, plug.ExternalKeyPrefix) {
 			continue // consumed by a separate executor: its to finish
@@ -397,7 +397,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue // another replica's tool: left to a gate that can run it
 		}
 		seen[a.ID] = true
-		if !g.unrenewed(a) {
+		if !g.watch.Unrenewed(a, g.Local(), g.Lease) {
 			continue // watched for less than a lease of this gate's own time
 		}
 		var claimed store.Approval
@@ -444,38 +444,6 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		results = append(results, res)
 	}
 	return results, errors.Join(errs...)
-}
-
-// unrenewed reports whether this gate has watched execution a stay
-// expired, with the same fence and lease, for a whole lease of its own
-// clock. Its owner, if alive, renews every third of a lease, changing the
-// lease, and gives up its run before a lease of its own time has passed
-// without one; so whatever the database's clock did meanwhile, a run taken
-// over now does not overlap the owner's. A first sighting starts the
-// watch.
-func (g *Gate) unrenewed(a store.Approval) bool {
-	now := g.Local()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	w, ok := g.watched[a.ID]
-	if !ok || w.fence != a.Fence || !w.leaseUntil.Equal(a.LeaseUntil) {
-		g.watched[a.ID] = watched{fence: a.Fence, leaseUntil: a.LeaseUntil, since: now}
-		return false
-	}
-	return now.Sub(w.since) >= g.Lease
-}
-
-// forget drops the watch of every execution Recover did not list this
-// time: renewed, finished or taken over. The watch holds at most what
-// one listing holds.
-func (g *Gate) forget(seen map[string]bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for id := range g.watched {
-		if !seen[id] {
-			delete(g.watched, id)
-		}
-	}
 }
 
 // abandon finishes a reclaimed execution that cannot run: it is recorded

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/remote"
@@ -50,27 +49,30 @@ type Sessions interface {
 	SignedIn(r *http.Request) (approver string, ok bool)
 }
 
-// viewKey derives the site's view-token key from key, or makes a random
+// views makes and checks view tokens under the site's view-token key.
+type views struct{ key []byte }
+
+// newViews derives the site's view-token key from key, or makes a random
 // one when key is nil.
-func viewKey(key []byte) ([]byte, error) {
+func newViews(key []byte) (views, error) {
 	if key == nil {
 		k := make([]byte, 32)
 		if _, err := rand.Read(k); err != nil {
-			return nil, fmt.Errorf("%w: no randomness for the site's key", stepup.ErrConfig)
+			return views{}, fmt.Errorf("%w: no randomness for the site's key", stepup.ErrConfig)
 		}
-		return k, nil
+		return views{k}, nil
 	}
 	if len(key) < MinSiteKey {
-		return nil, fmt.Errorf("%w: a site key is at least %d bytes", stepup.ErrConfig, MinSiteKey)
+		return views{}, fmt.Errorf("%w: a site key is at least %d bytes", stepup.ErrConfig, MinSiteKey)
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(viewLabel))
-	return m.Sum(nil), nil
+	return views{m.Sum(nil)}, nil
 }
 
-// viewMAC is the MAC of view id of ticket id.
-func (s *Site) viewMAC(id stepup.TicketID, view []byte) []byte {
-	m := hmac.New(sha256.New, s.viewKey)
+// mac is the MAC of view id of ticket id.
+func (v views) mac(id stepup.TicketID, view []byte) []byte {
+	m := hmac.New(sha256.New, v.key)
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(id)))
 	m.Write([]byte(viewLabel))
@@ -81,19 +83,19 @@ func (s *Site) viewMAC(id stepup.TicketID, view []byte) []byte {
 	return m.Sum(nil)
 }
 
-// newView returns a fresh view token of ticket id, for one rendering of
+// issue returns a fresh view token of ticket id, for one rendering of
 // its page.
-func (s *Site) newView(id stepup.TicketID) (string, error) {
+func (v views) issue(id stepup.TicketID) (string, error) {
 	view := make([]byte, viewIDBytes, viewIDBytes+viewMACBytes)
 	if _, err := rand.Read(view); err != nil {
 		return "", fmt.Errorf("%w: no randomness for a view token", remote.ErrInternal)
 	}
-	return base64.RawURLEncoding.EncodeToString(append(view, s.viewMAC(id, view)...)), nil
+	return base64.RawURLEncoding.EncodeToString(append(view, v.mac(id, view)...)), nil
 }
 
-// validView reports whether token is a view token the site made for
-// ticket id.
-func (s *Site) validView(id stepup.TicketID, token string) bool {
+// valid reports whether token is a view token the site made for ticket
+// id.
+func (v views) valid(id stepup.TicketID, token string) bool {
 	if len(token) > maxViewToken {
 		return false
 	}
@@ -101,55 +103,5 @@ func (s *Site) validView(id stepup.TicketID, token string) bool {
 	if err != nil || len(raw) != viewIDBytes+viewMACBytes {
 		return false
 	}
-	return hmac.Equal(raw[viewIDBytes:], s.viewMAC(id, raw[:viewIDBytes]))
-}
-
-// shownJSON is the body of a "card shown" post.
-type shownJSON struct {
-	View string `json:"view"`
-}
-
-// shown records that the ticket's card is on the approver's screen: the
-// page's script posts it, with the page's view token, once the card is
-// in view, so a link preview or a prefetch (which fetch the page but run
-// no script) never starts the gate's dwell time, and a client that never
-// rendered the page cannot start it at all.
-func (s *Site) shown(w http.ResponseWriter, r *http.Request) {
-	id := stepup.TicketID(r.PathValue("id"))
-	body, err := readAnswer(w, r)
-	if err != nil {
-		s.refuse(w, "shown", id, err)
-		return
-	}
-	var in shownJSON
-	if _, err := decodeStrict(body, &in, []string{"view"}); err != nil {
-		s.refuse(w, "shown", id, err)
-		return
-	}
-	if !s.validView(id, in.View) && !s.signedInApprover(r, id) {
-		s.refuse(w, "shown", id, fmt.Errorf("%w: only the ticket's own page, or an approver signed in, says its card is shown",
-			remote.ErrForbidden))
-		return
-	}
-	if err := s.desk.Show(r.Context(), id); err != nil {
-		s.refuse(w, "shown", id, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct {
-		Shown bool `json:"shown"`
-	}{true})
-}
-
-// signedInApprover reports whether r comes from the signed-in session of
-// someone who may decide ticket id.
-func (s *Site) signedInApprover(r *http.Request, id stepup.TicketID) bool {
-	if s.sessions == nil {
-		return false
-	}
-	who, ok := s.sessions.SignedIn(r)
-	if !ok || who == "" {
-		return false
-	}
-	p, err := s.desk.Prompt(r.Context(), id)
-	return err == nil && slices.Contains(p.Approvers, who)
+	return hmac.Equal(raw[viewIDBytes:], v.mac(id, raw[:viewIDBytes]))
 }
