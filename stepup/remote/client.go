@@ -173,7 +173,7 @@ func proposeBody(call stepup.Call) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rest, err := json.Marshal(wire.CallRest(w))
+	rest, err := json.Marshal(w.Rest)
 	if err != nil {
 		return nil, err
 	}

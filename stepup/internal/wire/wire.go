@@ -15,19 +15,13 @@ import (
 
 // Call is a [stepup.Call] on the wire.
 type Call struct {
-	Tool      string          `json:"tool"`
-	Args      json.RawMessage `json:"args"`
-	Task      string          `json:"task,omitempty"`
-	Step      string          `json:"step,omitempty"`
-	Session   string          `json:"session"`
-	Principal Principal       `json:"principal"`
-	Taint     []string        `json:"taint,omitempty"`
-	Rationale string          `json:"rationale,omitempty"`
-	Grant     string          `json:"grant,omitempty"`
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args"`
+	Rest                 // its other members, in this order
 }
 
-// Rest is a [Call] without its tool and arguments, its other members in
-// the same order and spelling: a client writes those two itself.
+// Rest is a [Call]'s members after its tool and arguments: a client that
+// writes those two itself encodes the rest alone.
 type Rest struct {
 	Task      string    `json:"task,omitempty"`
 	Step      string    `json:"step,omitempty"`
@@ -36,12 +30,6 @@ type Rest struct {
 	Taint     []string  `json:"taint,omitempty"`
 	Rationale string    `json:"rationale,omitempty"`
 	Grant     string    `json:"grant,omitempty"`
-}
-
-// CallRest is w without its tool and arguments.
-func CallRest(w Call) Rest {
-	return Rest{Task: w.Task, Step: w.Step, Session: w.Session, Principal: w.Principal, Taint: w.Taint,
-		Rationale: w.Rationale, Grant: w.Grant}
 }
 
 // Principal is a canon.Principal on the wire.
@@ -53,9 +41,9 @@ type Principal struct {
 
 // FromCall is c on the wire.
 func FromCall(c stepup.Call) Call {
-	return Call{Tool: c.Tool, Args: c.Args, Task: c.Task, Step: c.Step, Session: c.Session,
+	return Call{Tool: c.Tool, Args: c.Args, Rest: Rest{Task: c.Task, Step: c.Step, Session: c.Session,
 		Principal: Principal{User: c.Principal.User, Agent: c.Principal.Agent, Delegations: c.Principal.Delegations},
-		Taint:     c.Taint, Rationale: c.Rationale, Grant: c.Grant}
+		Taint:     c.Taint, Rationale: c.Rationale, Grant: c.Grant}}
 }
 
 // Call returns the runtime call w carries.
