@@ -221,11 +221,10 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 	if !run.Digest.Equal(c.Digest) {
 		return Claims{}, v.refused(ctx, c, e.Tool, fmt.Errorf("verify token: %w: token does not match the stored ticket", stepup.ErrEffectChanged))
 	}
-	key, err := ticketstore.NewKey()
-	if err != nil {
-		return Claims{}, fmt.Errorf("verify token: %w", err)
-	}
-	key = executorKeyPrefix + key
+	// The key is the approval's (its ticket and nonce, which the token
+	// carries and the stored ticket is checked against below), so every
+	// run of it carries the same one.
+	key := executorKeyPrefix + receipt.IdempotencyKey(string(c.Ticket), c.Nonce)
 	at, err := v.st.Now(ctx)
 	if err != nil {
 		return Claims{}, fmt.Errorf("verify token: %w: the store's clock: %v", stepup.ErrStore, err)

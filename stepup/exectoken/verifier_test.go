@@ -52,7 +52,8 @@ func TestVerifierSeedCases(t *testing.T) {
 		a, err := w.Store.Get(ctx, string(tk.ID))
 		require.NoError(t, err)
 		assert.Equal(t, store.Executing, a.State, "the ticket is spent in the shared store")
-		assert.Regexp(t, `^exec-[0-9a-f]{32}$`, claims.IdempotencyKey)
+		assert.Equal(t, "exec-"+receipt.IdempotencyKey(a.ID, a.Nonce), claims.IdempotencyKey,
+			"the key is the approval's: its ticket and nonce")
 		assert.Equal(t, a.IdempotencyKey, claims.IdempotencyKey)
 		assert.Equal(t, a.Nonce, claims.Nonce)
 

@@ -1,12 +1,10 @@
 // Package ticketstore holds what the gate and a separate executor share
 // about tickets in the store: how store refusals map to the runtime's
-// sentinels, how idempotency keys are made, and the stored result's shape.
+// sentinels, and the stored result's shape.
 package ticketstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,15 +36,6 @@ func Err(op string, err error) error {
 // runtimeRefusals are the store's refusals a runtime tells apart.
 var runtimeRefusals = []error{store.ErrNotFound, store.ErrConsumed, store.ErrExpired, store.ErrResolved,
 	store.ErrNotApproved, store.ErrRevoked}
-
-// NewKey returns a fresh idempotency key: 128 bits from crypto/rand.
-func NewKey() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("idempotency key: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
 
 // Result is what a finished execution records in the store.
 type Result struct {

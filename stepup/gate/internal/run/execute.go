@@ -51,10 +51,9 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	if !ok {
 		return refuse(fmt.Errorf("execute: %w", stepup.ErrNoExecutor), "no executor for the tool")
 	}
-	key, err := ticketstore.NewKey()
-	if err != nil {
-		return refuse(fmt.Errorf("execute: %w", err), "no randomness for the idempotency key")
-	}
+	// The key is the approval's, not this attempt's: every run of it, on
+	// any replica and after any restore, carries the same one.
+	key := receipt.IdempotencyKey(a.ID, a.Nonce)
 	if err := ctx.Err(); err != nil {
 		return stepup.Result{}, err // nothing spent
 	}
