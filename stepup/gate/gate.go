@@ -77,10 +77,16 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 		g.Owner = "gate-" + hex.EncodeToString(id[:])
 	}
 	if g.Key == nil {
+		if g.MarkKeep != nil {
+			return nil, fmt.Errorf("%w: WithWatermark needs WithKey: marks written under a random key cannot be read back", stepup.ErrConfig)
+		}
 		g.Key = make([]byte, core.MinKeySize)
 		if _, err := rand.Read(g.Key); err != nil {
 			return nil, fmt.Errorf("%w: no randomness for the gate key: %v", stepup.ErrConfig, err)
 		}
+	}
+	if g.MarkKeep != nil {
+		g.Mark = core.NewWatermark(g.MarkKeep, g.Key)
 	}
 	return &Gate{rt: run.New(g)}, nil
 }

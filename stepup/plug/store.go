@@ -36,11 +36,12 @@ type GrantStore interface {
 
 // AuditLog is the part of store.AuditLog the gate uses: a refusal that
 // stores no ticket is a row of its own, checkpoints sign the head, and the
-// approval figures ([Admin.Metrics]) read a window of rows.
-// Every other decision's row is written by the store method that makes
+// approval figures ([Admin.Metrics]) read a window of rows, and the
+// watermark reads the row it marked. Every other decision's row is written by the store method that makes
 // it, in the same transaction.
 type AuditLog interface {
 	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
 	AuditHead(ctx context.Context) (receipt.AuditRecord, error)
 	AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error)
+	AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error)
 }

@@ -87,6 +87,7 @@ const (
 	CodeRevoked        = "revoked"
 	CodePolicyChanged  = "policy_changed"
 	CodeOutcomeUnknown = "outcome_unknown"
+	CodeRolledBack     = "rolled_back"
 	CodeConsumed       = "consumed"
 	CodeExpired        = "expired"
 	CodeResolved       = "resolved"
@@ -131,6 +132,7 @@ var codes = []Code{
 	{stepup.ErrNotApproved, CodeNotApproved, http.StatusConflict, true},
 	{stepup.ErrRevoked, CodeRevoked, http.StatusGone, true},
 	{stepup.ErrPolicyChanged, CodePolicyChanged, http.StatusConflict, true},
+	{stepup.ErrRolledBack, CodeRolledBack, http.StatusServiceUnavailable, false},
 	{stepup.ErrOutcomeUnknown, CodeOutcomeUnknown, http.StatusServiceUnavailable, false},
 	{stepup.ErrBadAssertion, CodeBadAssertion, http.StatusBadRequest, true},
 	{stepup.ErrNotPermitted, CodeNotPermitted, http.StatusForbidden, true},

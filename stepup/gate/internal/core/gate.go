@@ -44,6 +44,8 @@ type Gate struct {
 	Notifier *NotifyConfig            // tells approvers a ticket waits; nil tells no one
 	Judging  *JudgeConfig             // a model deciding some classes; nil: people decide all
 	Dwell    map[string]time.Duration // least time from showing to approval, by class
+	Mark     *Watermark               // the store's high-water mark, kept outside it; nil keeps none
+	MarkKeep plug.Watermarks          // where WithWatermark keeps it
 
 	Mu      sync.Mutex
 	macs    sync.Pool     // of HMAC-SHA256 under Key, reset before each use
@@ -52,8 +54,21 @@ type Gate struct {
 	taken   bool          // a Wait holds Waiters: the next change replaces it
 }
 
-// Now reads the store's clock.
+// Now reads the store's clock to decide with. With a watermark, a store
+// that went back behind it (its chain or its clock) is refused with
+// [stepup.ErrRolledBack], and the time is never earlier than one the gate
+// already decided with.
 func (g *Gate) Now(ctx context.Context) (time.Time, error) {
+	t, err := g.StoreNow(ctx)
+	if err != nil || g.Mark == nil {
+		return t, err
+	}
+	return g.Mark.Clock(ctx, g.St, t)
+}
+
+// StoreNow reads the store's clock as it is, for recording what already
+// happened (a run's outcome) and for an operator's review.
+func (g *Gate) StoreNow(ctx context.Context) (time.Time, error) {
 	t, err := g.St.Now(ctx)
 	switch {
 	case err == nil:

@@ -79,8 +79,30 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		return stepup.Result{}, g.ObserveRun(ctx, a, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err))
 	}
 	g.Changed()
+	if err := g.spend(ctx, consumed); err != nil {
+		return stepup.Result{}, g.ObserveRun(ctx, consumed, err)
+	}
 	res, err := g.Run(ctx, consumed, eff, exec)
 	return res, g.ObserveRun(ctx, consumed, err)
+}
+
+// spend writes, before a consumed ticket runs, that it is about to run,
+// to the watermark outside the store, after checking that the store has
+// not gone back. Without that entry on disk nothing runs: the ticket stays
+// executing under this gate's lease, and recovery tries again, or holds it
+// for the operator if the store went back.
+func (g *Gate) spend(ctx context.Context, a store.Approval) error {
+	if g.Mark == nil {
+		return nil
+	}
+	now, err := g.StoreNow(ctx)
+	if err == nil {
+		err = g.Mark.Spend(context.WithoutCancel(ctx), g.St, a, now)
+	}
+	if err != nil {
+		return fmt.Errorf("execute: %w: the run was not started: %w", stepup.ErrOutcomeUnknown, err)
+	}
+	return nil
 }
 
 // runnable refuses a ticket that cannot be spent at now.
@@ -163,7 +185,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
 	}
 	o.Result = raw
-	if o.At, err = g.Now(wctx); err != nil {
+	if o.At, err = g.StoreNow(wctx); err != nil { // it ran: record it whatever the watermark holds
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrOutcomeUnknown, err)
 	}
 	note := g.Note(decision, summary, o.At)
@@ -434,6 +456,10 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			errs = append(errs, g.abandon(ctx, claimed, err, "action differs from what was approved"))
 			continue
 		}
+		if err := g.spend(ctx, claimed); err != nil {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
+			continue
+		}
 		res, err := g.Run(ctx, claimed, eff, exec)
 		_ = g.ObserveRun(ctx, claimed, err)
 		if err != nil && !errors.Is(err, stepup.ErrExecutorFailed) {
@@ -476,9 +502,10 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
+		merr := g.advanceMark(ctx)
 		_, rerr := g.Recover(ctx)
 		_, serr := g.Sweep(ctx)
-		if err := errors.Join(rerr, serr); err != nil && report != nil && ctx.Err() == nil {
+		if err := errors.Join(merr, rerr, serr); err != nil && report != nil && ctx.Err() == nil {
 			report(err)
 		}
 		select {
@@ -487,6 +514,20 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 		case <-tick.C:
 		}
 	}
+}
+
+// advanceMark checks the store against the watermark and writes the mark
+// up to the store's head, so that a rollback losing decisions between
+// runs is seen too.
+func (g *Gate) advanceMark(ctx context.Context) error {
+	if g.Mark == nil {
+		return nil
+	}
+	now, err := g.Now(ctx)
+	if err != nil {
+		return err
+	}
+	return g.Mark.Advance(ctx, g.St, now)
 }
 
 // Runnable implements [gate.Gate.Runnable].
