@@ -23,17 +23,18 @@ import (
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
-// restoreWorld is a gate on a SQLite file with its watermark beside it,
+// restoreWorld is a gate on a database with its watermark beside it,
 // which a test backs up, runs, restores and restarts as an operator would.
 // The tool (exec) outlives every restart, as a real tool does.
 type restoreWorld struct {
 	t           *testing.T
-	dir, db     string
+	db          drillDB
+	mark        string
 	key         []byte
 	clock       *stepuptest.Clock
 	watermarked bool
 
-	st   *sqlite.Store
+	st   store.Store
 	keep *watermark.File
 	g    *gate.Gate
 	exec *stepuptest.Recorder
@@ -41,13 +42,59 @@ type restoreWorld struct {
 	n    int
 }
 
+// drillDB is a database a restore drill backs up and restores.
+type drillDB interface {
+	open(t *testing.T) store.Store
+	backup(t *testing.T) string // with the store closed
+	restore(t *testing.T, backup string)
+	fakeClock() bool // the store reads the world's clock
+}
+
+// sqliteDrill is a SQLite file; a backup is a copy of the closed file.
+type sqliteDrill struct {
+	dir, path string
+	clock     *stepuptest.Clock
+	n         int
+}
+
+func (d *sqliteDrill) open(t *testing.T) store.Store {
+	st, err := sqlite.Open(t.Context(), d.path, &sqlite.Options{Clock: d.clock.Now})
+	require.NoError(t, err)
+	return st
+}
+
+func (d *sqliteDrill) backup(t *testing.T) string {
+	to := filepath.Join(d.dir, fmt.Sprintf("backup-%d.db", d.n))
+	d.n++
+	copyFile(t, d.path, to)
+	return to
+}
+
+func (d *sqliteDrill) restore(t *testing.T, backup string) {
+	for _, ext := range []string{"-wal", "-shm"} {
+		_ = os.Remove(d.path + ext)
+	}
+	copyFile(t, backup, d.path)
+	d.clock.Advance(time.Minute) // time went on meanwhile
+}
+
+func (d *sqliteDrill) fakeClock() bool { return true }
+
 func newRestoreWorld(t *testing.T, watermarked bool) *restoreWorld {
 	dir := t.TempDir()
-	w := &restoreWorld{t: t, dir: dir, db: filepath.Join(dir, "asu.db"), key: []byte("the gate key of the restore drill!!"),
-		clock: stepuptest.NewClock(stepuptest.Start()), watermarked: watermarked, exec: &stepuptest.Recorder{}}
+	clock := stepuptest.NewClock(stepuptest.Start())
+	return newRestoreWorldOn(t, &sqliteDrill{dir: dir, path: filepath.Join(dir, "asu.db"), clock: clock}, clock, watermarked)
+}
+
+func newRestoreWorldOn(t *testing.T, db drillDB, clock *stepuptest.Clock, watermarked bool) *restoreWorld {
+	w := &restoreWorld{t: t, db: db, mark: filepath.Join(t.TempDir(), "asu.mark"), key: []byte("the gate key of the restore drill!!"),
+		clock: clock, watermarked: watermarked, exec: &stepuptest.Recorder{}}
 	w.open()
-	enroll, err := passkey.NewEnrollment(w.st, stepuptest.RP(), passkey.WithClock(w.clock.Now),
-		passkey.WithSealKey(stepuptest.SealKey()))
+	var opts []passkey.EnrollOption
+	if db.fakeClock() {
+		opts = append(opts, passkey.WithClock(clock.Now))
+	}
+	enroll, err := passkey.NewEnrollment(w.st, stepuptest.RP(), append(opts, passkey.WithSealKey(stepuptest.SealKey()))...)
 	require.NoError(t, err)
 	w.auth, err = stepuptest.Enroll(t.Context(), enroll, stepuptest.Approver)
 	require.NoError(t, err)
@@ -58,12 +105,14 @@ func newRestoreWorld(t *testing.T, watermarked bool) *restoreWorld {
 func (w *restoreWorld) open() {
 	t := w.t
 	var err error
-	w.st, err = sqlite.Open(t.Context(), w.db, &sqlite.Options{Clock: w.clock.Now})
-	require.NoError(t, err)
-	opts := []gate.Option{gate.WithKey(w.key), gate.WithDwell(0), gate.WithLocalClock(w.clock.Now),
+	w.st = w.db.open(t)
+	opts := []gate.Option{gate.WithKey(w.key), gate.WithDwell(0),
 		gate.WithExecutor("write_draft", w.exec), gate.WithExecutor("send_email", w.exec)}
+	if w.db.fakeClock() {
+		opts = append(opts, gate.WithLocalClock(w.clock.Now))
+	}
 	if w.watermarked {
-		w.keep, err = watermark.OpenFile(w.db + ".mark")
+		w.keep, err = watermark.OpenFile(w.mark)
 		require.NoError(t, err)
 		opts = append(opts, gate.WithWatermark(w.keep))
 	}
@@ -86,22 +135,16 @@ func (w *restoreWorld) close() {
 // write-ahead log is folded in), and opens it again.
 func (w *restoreWorld) backup() string {
 	w.close()
-	to := filepath.Join(w.dir, fmt.Sprintf("backup-%d.db", w.n))
-	w.n++
-	copyFile(w.t, w.db, to)
+	b := w.db.backup(w.t)
 	w.open()
-	return to
+	return b
 }
 
 // restore puts backup back in place of the database, as an operator
 // restoring it would, and starts the gate again.
 func (w *restoreWorld) restore(backup string) {
 	w.close()
-	for _, ext := range []string{"-wal", "-shm"} {
-		_ = os.Remove(w.db + ext)
-	}
-	copyFile(w.t, backup, w.db)
-	w.clock.Advance(time.Minute) // time went on meanwhile
+	w.db.restore(w.t, backup)
 	w.open()
 }
 
@@ -155,11 +198,16 @@ func (w *restoreWorld) runs() map[string]int {
 // reconcile holds every call that ran in the history the store lost and
 // reports it with the key it ran with, and the gate then works again.
 func TestRestoreDrillNeverRunsACallAgain(t *testing.T) {
-	for seed := range uint64(8) {
+	restoreDrill(t, 8, func(t *testing.T) *restoreWorld { return newRestoreWorld(t, true) })
+}
+
+// restoreDrill runs seeds generated restore drills on worlds newWorld makes.
+func restoreDrill(t *testing.T, seeds uint64, newWorld func(t *testing.T) *restoreWorld) {
+	for seed := range seeds {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 21))
 			ctx := t.Context()
-			w := newRestoreWorld(t, true)
+			w := newWorld(t)
 			var before []stepup.TicketID
 			for range 2 + rng.IntN(4) {
 				id := w.ticket(rng.IntN(2) == 0)
@@ -352,9 +400,9 @@ func TestWatermarkFileDamageHolds(t *testing.T) {
 				require.NoError(t, err)
 			}
 			w.close()
-			b, err := os.ReadFile(w.db + ".mark")
+			b, err := os.ReadFile(w.mark)
 			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(w.db+".mark", f(b), 0o600))
+			require.NoError(t, os.WriteFile(w.mark, f(b), 0o600))
 			w.open()
 			_, err = w.g.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
 				Session: "x", Principal: agentFor(stepuptest.Approver)})
@@ -367,7 +415,7 @@ func TestWatermarkFileDamageHolds(t *testing.T) {
 		_, err := w.g.Execute(ctx, w.ticket(false))
 		require.NoError(t, err)
 		w.close()
-		f, err := os.OpenFile(w.db+".mark", os.O_APPEND|os.O_WRONLY, 0)
+		f, err := os.OpenFile(w.mark, os.O_APPEND|os.O_WRONLY, 0)
 		require.NoError(t, err)
 		_, err = f.WriteString(`{"seq":12,"head":"ab`)
 		require.NoError(t, err)
@@ -424,4 +472,126 @@ func openMarks(t *testing.T) *watermark.File {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = f.Close() })
 	return f
+}
+
+// TestLostOrGarbledWALIsNoLossOrARefusal kills a gate on SQLite mid-flight
+// (its write-ahead log not yet folded into the database file) and loses,
+// truncates or garbles the log and its index before the restart, over
+// generated damage, then asks for every ticket to run again. Whatever
+// SQLite recovers, either nothing the gate had seen is lost, or the gate
+// refuses with the rollback error; no call ever runs a second time. The
+// same drill on a gate keeping no watermark runs calls twice.
+func TestLostOrGarbledWALIsNoLossOrARefusal(t *testing.T) {
+	twice := 0
+	for seed := range uint64(14) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			assert.Zero(t, walDrill(t, seed, true), "a call ran twice")
+		})
+		t.Run(fmt.Sprint("no watermark, seed ", seed), func(t *testing.T) { twice += walDrill(t, seed, false) })
+	}
+	assert.NotZero(t, twice, "without a watermark the drill runs calls twice: the test bites")
+}
+
+var walDamages = []string{"wal deleted", "wal emptied", "wal truncated", "wal garbled", "shm deleted", "shm garbled", "both deleted"}
+
+// walDrill runs one generated kill-and-damage drill and returns how many
+// calls ran more than once.
+func walDrill(t *testing.T, seed uint64, watermarked bool) int {
+	damage := walDamages[seed%uint64(len(walDamages))]
+	t.Log(damage)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	ctx := t.Context()
+	w := newRestoreWorld(t, watermarked)
+	d := w.db.(*sqliteDrill)
+	var all, later []stepup.TicketID
+	for range 3 + rng.IntN(4) {
+		id := w.ticket(rng.IntN(2) == 0)
+		all = append(all, id)
+		if rng.IntN(3) == 0 {
+			_, err := w.g.Execute(ctx, id)
+			require.NoError(t, err)
+		} else {
+			later = append(later, id)
+		}
+	}
+	w.close() // a checkpoint: what was decided so far is in the database file
+	w.open()
+	for _, id := range later {
+		if rng.IntN(3) != 0 {
+			_, err := w.g.Execute(ctx, id)
+			require.NoError(t, err)
+		}
+	}
+	// The kill: the files as they are on disk now, the log unfolded.
+	crash := filepath.Join(d.dir, "crash")
+	require.NoError(t, os.Mkdir(crash, 0o700))
+	for _, ext := range []string{"", "-wal", "-shm"} {
+		if _, err := os.Stat(d.path + ext); err == nil {
+			copyFile(t, d.path+ext, filepath.Join(crash, "asu.db"+ext))
+		}
+	}
+	w.close()
+	for _, ext := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(d.path + ext)
+		if _, err := os.Stat(filepath.Join(crash, "asu.db"+ext)); err == nil {
+			copyFile(t, filepath.Join(crash, "asu.db"+ext), d.path+ext)
+		}
+	}
+	mangle(t, rng, d.path, damage)
+	runs := w.runs()
+
+	st, err := sqlite.Open(ctx, d.path, &sqlite.Options{Clock: w.clock.Now})
+	if err != nil {
+		return 0 // the store refuses to open: nothing can run
+	}
+	_ = st.Close()
+	w.open()
+	for _, id := range all {
+		_, _ = w.g.Execute(ctx, id) // refused: rolled back, already run, or rows that cannot be read
+	}
+	n := 0
+	for k, c := range w.runs() {
+		if c > 1 {
+			n++
+		}
+		_ = k
+	}
+	for k := range runs {
+		assert.Contains(t, w.runs(), k)
+	}
+	return n
+}
+
+// mangle damages the write-ahead log or its index beside path.
+func mangle(t *testing.T, rng *rand.Rand, path, damage string) {
+	wal, shm := path+"-wal", path+"-shm"
+	garble := func(p string) {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			return
+		}
+		for range 1 + rng.IntN(16) {
+			b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
+		}
+		require.NoError(t, os.WriteFile(p, b, 0o600))
+	}
+	switch damage {
+	case "wal deleted":
+		_ = os.Remove(wal)
+	case "wal emptied":
+		_ = os.Truncate(wal, 0)
+	case "wal truncated":
+		if fi, err := os.Stat(wal); err == nil && fi.Size() > 0 {
+			_ = os.Truncate(wal, rng.Int64N(fi.Size()))
+		}
+	case "wal garbled":
+		garble(wal)
+	case "shm deleted":
+		_ = os.Remove(shm)
+	case "shm garbled":
+		garble(shm)
+	case "both deleted":
+		_ = os.Remove(wal)
+		_ = os.Remove(shm)
+	}
 }
