@@ -85,8 +85,9 @@
 //
 // # Execute once, under a lease
 //
-// Execute spends the approval and records the intent to execute (a fresh
-// idempotency key, this gate as the owner, a lease) in one transaction,
+// Execute spends the approval and records the intent to execute (the
+// approval's idempotency key, this gate as the owner, a lease) in one
+// transaction,
 // then runs the tool's [Executor] with that key, renewing the lease every
 // third of it and cancelling the executor's context, while a third is
 // still left, if it cannot. [Gate.Recover] takes over only executions
@@ -97,7 +98,36 @@
 // is refused. [Gate.Maintain]
 // does this, and the timeouts of [Gate.Sweep], continuously on every
 // gate. Executors see each ticket at least once with one key, never two
-// runs at once.
+// runs at once. The key is receipt.IdempotencyKey of the ticket and its
+// nonce: a function of the approval, never of the attempt, the same on
+// every replica and after every restore, so a tool that has seen a key
+// knows the effect is done.
+//
+// # A store that goes back
+//
+// The store is not trusted to move only forward: a restored backup, a
+// lost write-ahead log, a failover to a standby that had not received the
+// last commits, a point-in-time restore or a clock stepped back all leave
+// it behind what the gate had seen, and an approval it had spent looks
+// unspent again. With [WithWatermark], the gate keeps a high-water mark
+// outside the store (package watermark: a file, one a process): the audit
+// chain's length and head hash and the newest time of the store's clock,
+// authenticated with the gate's key and chained entry to entry. Before
+// every run of an executor the gate checks the store against the mark and
+// writes the run to it, durably, before the tool is called; [Gate.Maintain]
+// moves the mark up between runs. A store found behind its mark (a chain
+// shorter than the mark, a chain that forks from it, a clock read more
+// than [ClockStepTolerance] behind the newest time used) is refused:
+// every decision and every run answers [stepup.ErrRolledBack], naming
+// both heads, across restarts, until an operator reviews the store and
+// calls [Admin.Reconcile], which holds every ticket that may have run in
+// the history the store lost (pending, approved or executing, and made
+// before the newest time the gate had seen), lists the runs the store no
+// longer records with their keys, and writes the reconcile into the
+// chain. What the mark cannot see: a rollback together with the loss of
+// its file (keep it off the database's disk and out of its backups), and
+// a rollback losing only decisions made since the last tick and no run
+// (nothing ran twice; those approvals are asked again).
 //
 // # Flood control and grants
 //

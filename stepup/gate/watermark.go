@@ -7,7 +7,11 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
 )
+
+// The gate's tolerance is the core's.
+var _ = [1]struct{}{}[ClockStepTolerance-core.ClockStepTolerance]
 
 // WithWatermark keeps the store's high-water mark in keep, outside the
 // store (package watermark's file beside the service, one a gate
@@ -38,6 +42,12 @@ func WithWatermark(keep plug.Watermarks) Option {
 		return nil
 	}
 }
+
+// ClockStepTolerance is how far a store's clock may read behind the newest
+// time a gate with [WithWatermark] has decided with, before the gate takes
+// the store for one gone back. Within it the gate decides with the newest
+// time, so an expiry is never judged with an earlier time than one used.
+const ClockStepTolerance = store.MaxSkew / 2
 
 // Reconciliation is what [Admin.Reconcile] found and did.
 type Reconciliation = plug.Reconciliation
