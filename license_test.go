@@ -73,9 +73,11 @@ func TestLicenseCheckRefusesOtherTexts(t *testing.T) {
 		"a word changed":        func(s string) string { return strings.Replace(s, "irrevocable", "revocable", 1) },
 		"patent grant removed":  func(s string) string { return cutSection(s, "3. Grant of Patent License.", "4. Redistribution.") },
 		"other copyright owner": func(s string) string { return strings.Replace(s, "The asu authors", "Someone Else", 1) },
-		"notice not filled in":  func(s string) string { return copyrightLine.ReplaceAllString(s, "   Copyright [yyyy] [name of copyright owner]") },
-		"text appended":         func(s string) string { return s + "\nAdditional terms apply.\n" },
-		"empty":                 func(string) string { return "" },
+		"notice not filled in": func(s string) string {
+			return copyrightLine.ReplaceAllString(s, "   Copyright [yyyy] [name of copyright owner]")
+		},
+		"text appended": func(s string) string { return s + "\nAdditional terms apply.\n" },
+		"empty":         func(string) string { return "" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.False(t, isApache20(edit(text)))
