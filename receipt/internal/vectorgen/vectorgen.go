@@ -249,7 +249,7 @@ func (w *world) challenges() (*ChallengeFile, error) {
 		{"sample effect and card", canon.Sum(c), [32]byte(stream("challenge/nonce", 32)), 1793610000, ch},
 		{"all zero", canon.Digest{}, zero, 0, canon.Digest{}},
 		{"all ones, expiry 2^40", canon.Digest(ones), ones, 1 << 40, canon.Digest(ones)},
-		{"expiry with every byte set", canon.Sum([]byte("a")), [32]byte(stream("challenge/nonce2", 32)), 0x0102030405060708, canon.Sum([]byte("b"))},
+		{"expiry with seven distinct bytes", canon.Sum([]byte("a")), [32]byte(stream("challenge/nonce2", 32)), 0x0011223344556677, canon.Sum([]byte("b"))},
 		{"expiry 2^53-1", canon.Sum([]byte("c")), [32]byte(stream("challenge/nonce3", 32)), 1<<53 - 1, canon.Sum([]byte("d"))},
 	} {
 		approve := receipt.Challenge(v.digest, v.nonce, v.expiresAt, v.cardHash)
