@@ -224,7 +224,7 @@ func (w *world) keysJSON() map[string]KeyJSON {
 func policyJSON() PolicyJSON { return PolicyJSON{RPID: RPID, Origins: []string{Origin}} }
 
 func (w *world) challenges() (*ChallengeFile, error) {
-	f := &ChallengeFile{Description: "The challenge an approver's passkey signs (DESIGN rule 5): " +
+	f := &ChallengeFile{Description: "The challenge an approver's passkey signs: " +
 		`SHA-256("asu/v1/approve" ‖ 0x00 ‖ digest[32] ‖ nonce[32] ‖ uint64be(expires_at) ‖ card_hash[32]), ` +
 		`and the deny challenge SHA-256("asu/v1/deny" ‖ 0x00 ‖ challenge[32]). ` +
 		"challenge_b64url is the challenge as the client data JSON carries it."}

@@ -5,7 +5,7 @@
 
 Standard library and the `cryptography` package only. Everything is
 recomputed from the vectors' own fields: RFC 8785 canonical JSON, the
-effect digest, the card hash, the challenge (DESIGN rule 5), the WebAuthn
+effect digest, the card hash, the challenge (receipt.Challenge), the WebAuthn
 assertion's signature under the trusted COSE key, quorum receipts, and
 audit chains with the gate's signed checkpoints. One JSON line per vector
 is printed: {"file", "name", "valid", "expected", "error"}. The exit status
