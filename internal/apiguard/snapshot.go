@@ -104,13 +104,12 @@ func Diff(old, new []string) []string {
 func Breaking(released, current []string) []string {
 	var out []string
 	for _, d := range Diff(released, current) {
-		line, removed := strings.CutPrefix(d, "- ")
-		if removed {
-			out = append(out, d)
+		added, ok := strings.CutPrefix(d, "+ ")
+		if !ok {
+			out = append(out, d) // removed, or the old form of a changed line
 			continue
 		}
-		line = strings.TrimPrefix(d, "+ ")
-		if iface, ok := interfaceOf(line); ok && slices.Contains(released, iface) {
+		if iface, ok := interfaceOf(added); ok && slices.Contains(released, iface) {
 			out = append(out, d+"  (a method added to an interface)")
 		}
 	}
