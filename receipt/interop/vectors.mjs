@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // vectors.mjs checks asu's published vectors (../testdata/vectors) with
 // verify.mjs's receipt verifier (@simplewebauthn/server) and Node's own
 // crypto: the challenge, the card hash, receipts, quorum receipts and

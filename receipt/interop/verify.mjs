@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verify.mjs checks asu receipts (format asu.receipt.v1) with
 // @simplewebauthn/server, a WebAuthn implementation independent of asu.
 //

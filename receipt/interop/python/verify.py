@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks asu's published vectors (receipt/testdata/vectors) independently of asu.
 
     python3 verify.py DIR
