@@ -184,3 +184,52 @@ func TestVectorsAuditChains(t *testing.T) {
 		})
 	}
 }
+
+// TestVectorsCatchNaiveVerifiers shows that the tampered vectors bite: a
+// verifier that checks only the passkey signature accepts a vector of
+// every class but the signature's own, and one that checks only each audit
+// record's own hash accepts removed, reordered and rewritten chains.
+func TestVectorsCatchNaiveVerifiers(t *testing.T) {
+	t.Run("receipts: signature only", func(t *testing.T) {
+		var f vectorgen.ReceiptFile
+		readVectors(t, "receipts.json", &f)
+		keys := trustedKeys(t, f.Keys)
+		p := receipt.Policy{RPID: f.Policy.RPID, Origins: f.Policy.Origins}
+		fooled := map[string]bool{}
+		for _, v := range f.Vectors {
+			r, err := receipt.Parse(v.Receipt)
+			if err != nil || v.Valid {
+				continue
+			}
+			res, _ := receipt.Verify(r, keys[v.Key], p)
+			if c, ok := res.Check(receipt.CheckSignature); ok && c.Outcome == receipt.Pass {
+				fooled[v.FailedCheck] = true
+			}
+		}
+		for _, c := range []receipt.CheckName{receipt.CheckDigest, receipt.CheckCardHash, receipt.CheckClientDataType,
+			receipt.CheckChallenge, receipt.CheckOrigin, receipt.CheckRPID, receipt.CheckUserPresent, receipt.CheckUserVerified} {
+			assert.True(t, fooled[string(c)], "a signature-only verifier accepts a receipt that fails %s", c)
+		}
+		assert.False(t, fooled[string(receipt.CheckSignature)])
+	})
+	t.Run("chains: each record's own hash only", func(t *testing.T) {
+		var f vectorgen.ChainFile
+		readVectors(t, "audit_chains.json", &f)
+		fooled := map[string]bool{}
+		for _, v := range f.Vectors {
+			ok := !v.Valid
+			for _, raw := range v.Records {
+				var r receipt.AuditRecord
+				require.NoError(t, json.Unmarshal(raw, &r))
+				h, err := r.ComputeHash()
+				ok = ok && err == nil && h.Equal(r.Hash)
+			}
+			fooled[v.Name] = ok
+		}
+		for _, name := range []string{"row-removed/middle", "row-removed/first", "row-removed/tail-before-checkpoint",
+			"reordered", "row-altered/rewritten-through-checkpoint", "checkpoint/forged-key"} {
+			assert.True(t, fooled[name], "a verifier that checks only each record's hash accepts %s", name)
+		}
+		assert.False(t, fooled["row-altered/hash-kept"])
+	})
+}
