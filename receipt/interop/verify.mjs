@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // verify.mjs checks asu receipts (format asu.receipt.v1) with
 // @simplewebauthn/server, a WebAuthn implementation independent of asu.
 //
@@ -10,39 +11,43 @@
 // challenge by verifyAuthenticationResponse. One JSON line per FILE is
 // printed: {"file", "verified", "error"}. The exit status is 0 only when
 // every file verified.
+//
+// The functions are exported for vectors.mjs, which checks the published
+// vectors in ../testdata/vectors.
 
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { createHash } from 'node:crypto';
 import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 
 // jcs returns the RFC 8785 canonical form of a parsed JSON value: keys
 // sorted by UTF-16 code units (JavaScript's default sort), primitives as
 // ECMAScript's JSON.stringify writes them, which RFC 8785 adopts.
-function jcs(v) {
+export function jcs(v) {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return '[' + v.map(jcs).join(',') + ']';
   return '{' + Object.keys(v).sort().map((k) => JSON.stringify(k) + ':' + jcs(v[k])).join(',') + '}';
 }
 
-const sha256 = (...parts) => {
+export const sha256 = (...parts) => {
   const h = createHash('sha256');
   for (const p of parts) h.update(p);
   return h.digest();
 };
 
-const b64url = (s) => {
+export const b64url = (s) => {
   if (typeof s !== 'string' || !/^[A-Za-z0-9_-]*$/.test(s)) throw new Error('not base64url');
   return Buffer.from(s, 'base64url');
 };
 
-const hex32 = (s, what) => {
+export const hex32 = (s, what) => {
   if (typeof s !== 'string' || !/^[0-9a-f]{64}$/.test(s)) throw new Error(`${what} is not 64 lowercase hex`);
   return Buffer.from(s, 'hex');
 };
 
 // challenge is DESIGN rule 5:
 // SHA-256("asu/v1/approve" ‖ 0x00 ‖ digest ‖ nonce ‖ uint64be(expires_at) ‖ card_hash)
-function challenge(r) {
+export function challenge(r) {
   const nonce = b64url(r.nonce);
   if (nonce.length !== 32) throw new Error('nonce is not 32 bytes');
   if (!Number.isSafeInteger(r.expires_at) || r.expires_at < 0) throw new Error('expires_at is not a Unix time');
@@ -52,12 +57,19 @@ function challenge(r) {
     hex32(r.card_hash, 'card_hash'));
 }
 
-async function verifyReceipt(r, key, rpID, origin) {
+// verifyReceipt throws unless key (a COSE_Key) approved exactly r's effect
+// for rpID, at one of origins (a string or a list).
+export async function verifyReceipt(r, key, rpID, origins) {
+  const allowed = [].concat(origins);
   if (r.format !== 'asu.receipt.v1') throw new Error('format is not asu.receipt.v1');
   if (sha256(jcs(r.effect)).toString('hex') !== r.digest) throw new Error('digest does not match the effect');
   const cardHash = sha256(Buffer.from('asu/v1/card'), Buffer.from([0]), jcs(r.card)).toString('hex');
   if (cardHash !== r.card_hash) throw new Error('card_hash does not match the card');
-  if (r.rp_id !== rpID || r.origin !== origin) throw new Error('rp_id or origin is not the expected one');
+  if (r.rp_id !== rpID || !allowed.includes(r.origin)) throw new Error('rp_id or origin is not the expected one');
+  // @simplewebauthn/server does not judge crossOrigin; an approval made
+  // inside another site's frame is not one the approval page asked for.
+  const clientData = JSON.parse(b64url(r.assertion.client_data_json).toString('utf8'));
+  if (clientData.crossOrigin === true) throw new Error('approval made in a cross-origin frame');
   if (!Buffer.from(key).equals(b64url(r.approver.public_key))) throw new Error('embedded public key is not the trusted key');
 
   const id = r.approver.credential_id;
@@ -76,7 +88,7 @@ async function verifyReceipt(r, key, rpID, origin) {
       },
     },
     expectedChallenge: challenge(r).toString('base64url'),
-    expectedOrigin: origin,
+    expectedOrigin: r.origin,
     expectedRPID: rpID,
     expectedType: 'webauthn.get',
     credential: { id, publicKey: new Uint8Array(key), counter: 0 },
@@ -125,4 +137,4 @@ async function main() {
   process.exit(all ? 0 : 1);
 }
 
-main();
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();
