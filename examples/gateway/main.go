@@ -106,6 +106,9 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "invite" {
 		return runInvite(ctx, stdout, args[1:])
 	}
+	if len(args) > 0 && args[0] == "policy" {
+		return runPolicy(ctx, stdout, stderr, args[1:])
+	}
 	var o options
 	fs := flags(&o, stderr)
 	if err := fs.Parse(args); err != nil {
@@ -127,6 +130,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.origin, "origin", "", "approval site `origin` (default http://localhost:PORT of -site-addr)")
 	fs.StringVar(&o.db, "db", "", "SQLite `file` (default: asu.db in a new temporary directory)")
 	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL `DSN`, shared by replicas (instead of -db)")
+	fs.StringVar(&o.catalog, "catalog", "", "catalog `file` the gateway decides with (default: the reference program's; see stepup/catalog)")
 	fs.StringVar(&o.files, "files", "", "`directory` that file references resolve in (default: a temporary one holding q3.csv)")
 	fs.StringVar(&o.approver, "approver", "user:dana", "`user` to print an enrollment link for at start (empty: none)")
 	fs.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` a new runtime token acts as")

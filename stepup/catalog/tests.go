@@ -202,7 +202,11 @@ func (c *Catalog) Check(ctx context.Context, tests *Tests) (*Report, error) {
 			if got.Approvers == "" {
 				got.Approvers = p.User
 			}
-			got.Members = groups[d.Approvers]
+			// Who may decide, as the gate reckons it: never the
+			// requester's agent or delegations, even as members.
+			got.Members = slices.DeleteFunc(groups[d.Approvers], func(u string) bool {
+				return u == p.Agent || slices.Contains(p.Delegations, u)
+			})
 		}
 		rep.Results = append(rep.Results, Result{Case: tc, Got: got, Mismatch: mismatch(tc.Want, got)})
 	}
