@@ -248,15 +248,15 @@ func Parse(r io.Reader, opts *Options) (*Catalog, error) {
 	if c.Tools == nil {
 		c.Tools = []Tool{}
 	}
+	if e := c.check(o); e != nil {
+		return nil, e
+	}
 	if !c.Declared {
 		v, e := src.contentVersion()
 		if e != nil {
 			return nil, e
 		}
 		c.Version = v
-	}
-	if e := c.check(o); e != nil {
-		return nil, e
 	}
 	pol, err := c.Build(nil)
 	if err != nil {
@@ -276,7 +276,7 @@ func (s source) contentVersion() (string, *Error) {
 		if errors.As(err, &ce) {
 			off = int64(ce.Offset)
 		}
-		return "", s.atOffset(off, "", "cannot be hashed for a policy version (give \"version\"): "+canonProblem(err))
+		return "", s.atOffset(off, s.pointerAt(off), "cannot be hashed for a policy version (give \"version\"): "+canonProblem(err))
 	}
 	sum := sha256.Sum256(canonical)
 	return "sha256:" + hex.EncodeToString(sum[:8]), nil

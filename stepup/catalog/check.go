@@ -26,6 +26,9 @@ func (c *Catalog) check(o Options) *Error {
 			return c.src.at(ptr+"/members", "a group needs members")
 		}
 		for k, m := range g.Members {
+			if j := slices.Index(g.Members, m); j < k {
+				return c.src.at(ptr+"/members/"+strconv.Itoa(k), fmt.Sprintf("a member twice (first at %s/members/%d)", ptr, j))
+			}
 			if err := canon.CheckPrincipalID(m); err != nil || !strings.HasPrefix(m, canon.PrefixUser) {
 				return c.src.at(ptr+"/members/"+strconv.Itoa(k), "not a person's principal id (user:name, lowercase a-z, 0-9 and ._@+-)")
 			}

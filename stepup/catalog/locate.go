@@ -29,10 +29,16 @@ type source struct {
 // at is an Error for the value at JSON pointer ptr.
 func (s source) at(ptr, problem string) *Error {
 	e := &Error{File: s.name, Pointer: ptr, Problem: problem}
-	if off, ok := offsetOf(s.data, ptr); ok {
-		e.Line, e.Column = s.position(off)
+	// A field that is missing is placed on the object that lacks it.
+	for p := ptr; ; p = p[:strings.LastIndexByte(p, '/')] {
+		if off, ok := offsetOf(s.data, p); ok {
+			e.Line, e.Column = s.position(off)
+			return e
+		}
+		if p == "" {
+			return e
+		}
 	}
-	return e
 }
 
 // atOffset is an Error at byte offset off.
@@ -327,4 +333,49 @@ func (s source) validate(sch *jsonschema.Schema) *Error {
 		return s.schemaError(err)
 	}
 	return nil
+}
+
+// pointerAt is the pointer of the last value that starts at or before
+// byte offset off: the value a decoder's offset falls in.
+func (s source) pointerAt(off int64) string {
+	dec := json.NewDecoder(bytes.NewReader(s.data))
+	dec.UseNumber()
+	best := ""
+	var walk func(ptr string, depth int) bool
+	walk = func(ptr string, depth int) bool {
+		start := skipSpace(s.data, dec.InputOffset())
+		if start > off || depth > maxDepth {
+			return false
+		}
+		best = ptr
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				key, _ := k.(string)
+				if !walk(ptr+pointer([]string{key}), depth+1) {
+					return false
+				}
+			}
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if !walk(ptr+"/"+strconv.Itoa(i), depth+1) {
+					return false
+				}
+			}
+		default:
+			return true
+		}
+		_, err = dec.Token()
+		return err == nil
+	}
+	walk("", 0)
+	return best
 }
