@@ -12,6 +12,21 @@
 // needs approval prints its approval link. Ctrl-C shuts both listeners
 // down gracefully. See README.md beside this file.
 //
+// # Catalog
+//
+// -catalog FILE decides with a catalog file (the format of
+// stepup/catalog: tools, limits, approver groups, quorum, executors);
+// without it, the reference program's catalog decides. The policy version
+// is printed at start.
+//
+//	go run ./examples/gateway policy test -catalog FILE [-tests FILE]
+//	go run ./examples/gateway policy diff OLD NEW
+//
+// policy test runs the catalog's test file (default: FILE with .test
+// before its extension) and exits non-zero on any case that does not get
+// the decision it wants; policy diff shows what changes between two
+// catalogs.
+//
 // # Store and replicas
 //
 // -db FILE keeps everything in one SQLite file (one machine; several
