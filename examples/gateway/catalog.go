@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 
@@ -79,6 +80,9 @@ func loadCatalog(path string, demo gate.Executor, out io.Writer) (decider, error
 		own = "its content hash: the file gives no version"
 	}
 	fmt.Fprintf(out, "policy:        %s (%s; %s, %d tools, %d approver groups)\n", c.Version, own, path, len(c.Tools), len(groups))
+	if blocks := slices.Sorted(maps.Keys(execs)); len(blocks) > 0 {
+		fmt.Fprintf(out, "               executor blocks not served yet (these seed tools run on the demo executor): %v\n", blocks)
+	}
 	if len(demoRun) > 0 {
 		fmt.Fprintf(out, "               tools without an executor block run on the demo executor, which prints and runs nothing: %v\n", demoRun)
 	}

@@ -63,7 +63,8 @@ func (s source) syntaxError(err error) *Error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return s.atOffset(se.Offset, "", "not JSON: "+se.Error())
+		// The pointer of the last value read before the fault.
+		return s.atOffset(se.Offset, s.pointerAt(se.Offset), "not JSON: "+se.Error())
 	case errors.As(err, &te):
 		ptr := ""
 		if te.Field != "" {
@@ -71,7 +72,7 @@ func (s source) syntaxError(err error) *Error {
 		}
 		return s.atOffset(te.Offset, ptr, "wrong type: want "+te.Type.String())
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return s.atOffset(int64(len(s.data)), "", "not JSON: unexpected end")
+		return s.atOffset(int64(len(s.data)), s.pointerAt(int64(len(s.data))), "not JSON: unexpected end")
 	}
 	return &Error{File: s.name, Problem: "not JSON"}
 }

@@ -179,7 +179,9 @@ func (r *Report) Failed() int {
 }
 
 // Check runs every case of tests through the catalog's policy, as the
-// gate would decide the call at propose time, and reports each.
+// gate's policy decides the call at propose time, and reports each. It
+// runs the policy alone: a grant that covers a call, or a flood limit
+// that refuses it, is the gate's and the store's, not the catalog's.
 func (c *Catalog) Check(ctx context.Context, tests *Tests) (*Report, error) {
 	if c.policy == nil {
 		return nil, fmt.Errorf("%w: a catalog comes from Parse", ErrCatalog)
@@ -264,9 +266,9 @@ func (r *Report) Write(w io.Writer, verbose bool) error {
 	}
 	n := len(r.Results)
 	if f := r.Failed(); f > 0 {
-		fmt.Fprintf(&b, "FAIL %d of %d cases under policy %s (%s)\n", f, n, r.Version, r.Catalog)
+		fmt.Fprintf(&b, "FAIL %d of %d cases under policy %s (%s)\n", f, n, r.Version, or(r.Catalog, "catalog"))
 	} else {
-		fmt.Fprintf(&b, "ok   %d cases under policy %s (%s)\n", n, r.Version, r.Catalog)
+		fmt.Fprintf(&b, "ok   %d cases under policy %s (%s)\n", n, r.Version, or(r.Catalog, "catalog"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
