@@ -333,50 +333,44 @@ func (c *Catalog) Tool(name string) (Tool, bool) {
 // tool's policy entry first (a program adds what only it knows, such as
 // an upstream server's description); nil adjusts nothing. [Parse]
 // already built it once without adjust, so a refusal here comes from
-// adjust's changes.
+// adjust's changes; it is placed on the tool it names.
 func (c *Catalog) Build(adjust func(t Tool, pt *policy.Tool) error) (*policy.Catalog, error) {
 	tools := make([]policy.Tool, 0, len(c.Tools))
-	for i, t := range c.Tools {
+	for _, t := range c.Tools {
 		pt := t.PolicyTool()
 		if adjust != nil {
 			if err := adjust(t, &pt); err != nil {
 				return nil, err
 			}
 		}
-		if e := c.checkPolicyTool(i, pt); e != nil {
-			return nil, e
-		}
 		tools = append(tools, pt)
 	}
 	pol, err := policy.NewCatalog(c.Version, tools...)
 	if err != nil {
-		return nil, &Error{File: c.File, Problem: configProblem(err)}
+		return nil, c.placePolicyError(err)
 	}
 	return pol, nil
 }
 
-// checkPolicyTool builds a policy of tool i alone, so that what
-// policy.NewCatalog refuses (a schema that does not compile, card hints
-// it cannot render) is placed on the tool's line. Alternatives, which
-// need the other tools, were checked already.
-func (c *Catalog) checkPolicyTool(i int, pt policy.Tool) *Error {
-	pt.Timeout.Alternative = ""
-	if pt.Timeout.Outcome == "alternative" {
-		pt.Timeout.Outcome = ""
-	}
-	pt.Quorum = 0
-	if _, err := policy.NewCatalog(c.Version, pt); err != nil {
+// placePolicyError puts what policy.NewCatalog refused (a schema that
+// does not compile, card hints it cannot render) on the tool it names.
+// Parse checked the rest of what NewCatalog checks, on its field.
+func (c *Catalog) placePolicyError(err error) *Error {
+	p := configProblem(err)
+	for i, t := range c.Tools {
+		if !strings.Contains(p, strconv.Quote(t.Name)) {
+			continue
+		}
 		ptr := "/tools/" + strconv.Itoa(i)
-		p := configProblem(err)
 		switch {
 		case strings.Contains(p, "schema of"):
 			ptr += "/schema"
-		case c.Tools[i].Card != nil:
+		case t.Card != nil:
 			ptr += "/card"
 		}
 		return c.src.at(ptr, p)
 	}
-	return nil
+	return &Error{File: c.File, Problem: p}
 }
 
 // configProblem is a policy error's text without its sentinel's prefix.
