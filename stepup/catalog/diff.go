@@ -13,8 +13,8 @@ import (
 // Change is one difference between two catalogs: Op is "+" (added), "-"
 // (removed) or "~" (changed); Subject is "tool NAME" or "group NAME";
 // Field is the JSON pointer of what changed within it ("" for the whole
-// subject); Old and New are the values as the files spell them, in
-// canonical JSON ("" when absent).
+// subject; "/members" for a member who joined or left a group); Old and
+// New are the values as the files spell them, in JSON ("" when absent).
 type Change struct {
 	Op, Subject, Field string
 	Old, New           string
@@ -23,10 +23,14 @@ type Change struct {
 // String is the change as one line.
 func (c Change) String() string {
 	switch {
-	case c.Field == "" && c.Op == "+":
+	case c.Op == "+" && c.Field == "":
 		return "+ " + c.Subject + ": " + c.New
-	case c.Field == "" && c.Op == "-":
+	case c.Op == "-" && c.Field == "":
 		return "- " + c.Subject + ": " + c.Old
+	case c.Op == "+":
+		return "+ " + c.Subject + ": " + c.Field + ": " + c.New
+	case c.Op == "-":
+		return "- " + c.Subject + ": " + c.Field + ": " + c.Old
 	}
 	return fmt.Sprintf("%s %s: %s: %s -> %s", c.Op, c.Subject, c.Field, or(c.Old, "(none)"), or(c.New, "(none)"))
 }
@@ -53,7 +57,30 @@ func Compare(old, new *Catalog) Diff {
 	oldTools, newTools := byName(old.Tools, func(t Tool) string { return t.Name }), byName(new.Tools, func(t Tool) string { return t.Name })
 	d.Changes = append(d.Changes, compareSets("tool ", oldTools, newTools, toolSummary)...)
 	oldGroups, newGroups := byName(old.Groups, func(g Group) string { return g.Name }), byName(new.Groups, func(g Group) string { return g.Name })
-	d.Changes = append(d.Changes, compareSets("group ", oldGroups, newGroups, func(g Group) string { return strings.Join(g.Members, ", ") })...)
+	for _, c := range compareSets("group ", oldGroups, newGroups, func(g Group) string { return strings.Join(g.Members, ", ") }) {
+		if c.Op != "~" {
+			d.Changes = append(d.Changes, c)
+		}
+	}
+	// A group's members are a set: who joined and who left, not which
+	// position changed.
+	for _, name := range slices.Sorted(maps.Keys(oldGroups)) {
+		n, ok := newGroups[name]
+		if !ok {
+			continue
+		}
+		o := oldGroups[name]
+		for _, m := range n.Members {
+			if !slices.Contains(o.Members, m) {
+				d.Changes = append(d.Changes, Change{Op: "+", Subject: "group " + name, Field: "/members", New: m})
+			}
+		}
+		for _, m := range o.Members {
+			if !slices.Contains(n.Members, m) {
+				d.Changes = append(d.Changes, Change{Op: "-", Subject: "group " + name, Field: "/members", Old: m})
+			}
+		}
+	}
 	return d
 }
 

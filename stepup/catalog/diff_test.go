@@ -41,8 +41,9 @@ func TestCompare(t *testing.T) {
 		"~ tool read_file: /class: \"read\" -> \"external\"",
 		"- tool write_draft: reversible",
 		"+ group admins: user:dan, user:eve",
-		"~ group finance: /members/1: \"user:bob\" -> \"user:carl\"",
 		"- group gone: user:x",
+		"+ group finance: /members: user:carl",
+		"- group finance: /members: user:bob",
 	}, lines)
 	var b bytes.Buffer
 	require.NoError(t, d.Write(&b))
