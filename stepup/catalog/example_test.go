@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/catalog"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -98,4 +101,64 @@ func ExampleCompare() {
 	// policy version: 2026-12-02.1 -> 2026-12-03.1
 	//   once 2026-12-03.1 serves, approvals made under 2026-12-02.1 and not yet executed are void: Execute refuses them, and their calls must be proposed again
 	// ~ tool delete_customer: /quorum: 2 -> (none)
+}
+
+// ParseFile names the file in its errors; an accepted file gives its
+// groups and executor specs.
+func ExampleParseFile() {
+	c, err := catalog.ParseFile("testdata/full.json", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.Version, len(c.Tools), c.ApproverGroups()["finance"])
+	_, err = catalog.ParseFile("testdata/missing.json", nil)
+	fmt.Println(err)
+	// Output:
+	// 2026-12-02.1 4 [user:ann user:bob]
+	// testdata/missing.json: cannot open: no such file or directory
+}
+
+// A test file that is itself wrong is refused like a catalog, on its
+// line.
+func ExampleParseTests() {
+	_, err := catalog.ParseTests(strings.NewReader(`{"cases": [
+  {"name": "refunds wait", "tool": "issue_refund", "args": {"amount": 50},
+   "want": {"decision": "pending"}}
+]}`), "team.test.json")
+	fmt.Println(err)
+	// Output:
+	// team.test.json:3:25: /cases/0/want/decision: value must be one of 'allow', 'deny', 'needs_approval'
+}
+
+// Build lets a program add what only it knows to each tool's policy
+// entry, here a description from the tool's server, which the card shows
+// only as untrusted text.
+func ExampleCatalog_Build() {
+	c, _ := catalog.Parse(strings.NewReader(teamCatalog), nil)
+	pol, err := c.Build(func(t catalog.Tool, pt *policy.Tool) error {
+		pt.Description = "served by the support tool server"
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
+	d, _ := pol.Decide(context.Background(), plug.Proposal{Tool: "lookup_order", Args: []byte(`{}`)})
+	fmt.Println(d.Verdict, d.Description)
+	// Output:
+	// allow served by the support tool server
+}
+
+// Marshal writes a catalog file that Parse reads back; without a version
+// the content hash stands.
+func ExampleMarshal() {
+	raw, err := catalog.Marshal("", []catalog.Tool{{Name: "lookup_order", Class: "read"}}, nil)
+	if err != nil {
+		panic(err)
+	}
+	c, err := catalog.Parse(bytes.NewReader(raw), nil)
+	fmt.Println(c.Declared, c.Version[:7], err)
+	fmt.Println(catalog.DefaultTests("team/catalog.json"))
+	// Output:
+	// false sha256: <nil>
+	// team/catalog.test.json
 }
