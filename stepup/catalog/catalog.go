@@ -211,7 +211,7 @@ type fileJSON struct {
 func ParseFile(path string, opts *Options) (*Catalog, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &Error{File: path, Problem: "cannot open: " + errors.Unwrap(err).Error()}
+		return nil, &Error{File: path, Problem: "cannot open: " + openProblem(err)}
 	}
 	defer f.Close()
 	o := Options{}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"errors"
+	"io/fs"
 	"strconv"
 )
 
@@ -41,3 +42,12 @@ func (e *Error) Error() string {
 
 // Unwrap returns [ErrCatalog].
 func (e *Error) Unwrap() error { return ErrCatalog }
+
+// openProblem is why a file did not open, without repeating its path.
+func openProblem(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,7 +73,7 @@ type testsJSON struct {
 func ParseTestsFile(path string) (*Tests, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &Error{File: path, Problem: "cannot open: " + errors.Unwrap(err).Error()}
+		return nil, &Error{File: path, Problem: "cannot open: " + openProblem(err)}
 	}
 	defer f.Close()
 	return ParseTests(f, path)
