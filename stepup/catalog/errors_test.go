@@ -68,6 +68,8 @@ func TestBrokenCatalogs(t *testing.T) {
 		{"agent as a member", doc(`{"name": "finance", "members": ["user:ann", "agent:bot"]}`, `{"name": "a", "class": "read"}`), 2, "/groups/0/members/1", "person's"},
 		{"look-alike principal", doc(`{"name": "finance", "members": ["user:аnn"]}`, `{"name": "a", "class": "read"}`), 2, "/groups/0/members/0", "principal id"},
 		{"duplicate key in a tool", doc("", `{"name": "a", "class": "read", "class": "irreversible"}`), 4, "/tools/0/class", "given twice"},
+		{"duplicate key spelt with an escape", doc("", `{"name": "a", "class": "read", "\u0063lass": "irreversible"}`), 4, "/tools/0/class", "given twice"},
+		{"field in other case beside its twin", doc("", `{"name": "a", "class": "read", "Class": "irreversible"}`), 4, "/tools/0/Class", "unknown field"},
 		{"duplicate key in arguments schema", doc("", `{"name": "a", "class": "read", "schema": {"type": "object", "type": "string"}}`), 4, "/tools/0/schema/type", "given twice"},
 		{"duplicate top-level key", "{\n\"tools\": [],\n\"tools\": [{\"name\": \"a\", \"class\": \"read\"}]\n}", 3, "/tools", "given twice"},
 		{"unknown field at the top", "{\n\"tools\": [],\n\"tool\": []\n}", 3, "/tool", "unknown field"},
