@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -143,4 +144,19 @@ func TestFileRefusals(t *testing.T) {
 	_, err := catalog.ParseFile("testdata/no-such-file.json", nil)
 	assert.ErrorIs(t, err, catalog.ErrCatalog)
 	assert.ErrorContains(t, err, "testdata/no-such-file.json")
+}
+
+// TestDuplicateKeyDowngrade: a tool's class given twice would be read as
+// the last by encoding/json alone, turning an irreversible tool into a
+// read that runs unapproved; Parse refuses the file instead.
+func TestDuplicateKeyDowngrade(t *testing.T) {
+	file := `{"tools": [{"name": "wire_money", "class": "irreversible", "class": "read"}]}`
+	var naive struct {
+		Tools []struct{ Class string } `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(file), &naive))
+	assert.Equal(t, "read", naive.Tools[0].Class, "the naive reading downgrades the tool")
+	_, err := catalog.Parse(strings.NewReader(file), nil)
+	assert.ErrorIs(t, err, catalog.ErrCatalog)
+	assert.ErrorContains(t, err, `/tools/0/class: key "class" given twice`)
 }
