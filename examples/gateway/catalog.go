@@ -21,10 +21,6 @@ func seedCatalog() (*policy.Catalog, error) {
 	return policy.NewCatalog(stepuptest.SeedPolicyVersion, stepuptest.SeedTools()...)
 }
 
-// seedTools are the reference catalog's tools, each run by the demo
-// executor.
-var seedTools = []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"}
-
 // decider is the policy the gateway decides with and the gate options
 // that come with it: the approver groups and each tool's executor.
 type decider struct {
@@ -43,7 +39,7 @@ func loadCatalog(path string, demo gate.Executor, out io.Writer) (decider, error
 		}
 		fmt.Fprintf(out, "policy:        %s (the reference program's catalog; -catalog FILE decides with yours)\n", pol.Version())
 		var opts []gate.Option
-		for _, tool := range seedTools {
+		for _, tool := range tools {
 			opts = append(opts, gate.WithExecutor(tool, demo))
 		}
 		return decider{policy: pol, opts: opts}, nil
@@ -104,7 +100,7 @@ func executorsFromCatalog(specs map[string]catalog.Executor, demo gate.Executor)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if !slices.Contains(seedTools, name) {
+		if !slices.Contains(tools, name) {
 			return nil, fmt.Errorf("tool %q has an executor block (%s), and this gateway has no HTTP executor to run it: remove the block to run it on the demo executor", name, specs[name].URL)
 		}
 		out[name] = demo

@@ -68,6 +68,9 @@ type started struct {
 	MetricsURL        string // empty without -metrics
 }
 
+// tools are the reference catalog's tools, each run by the executor.
+var tools = []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"}
+
 // run starts the gateway and serves until ctx ends; with -audit it
 // exports the audit chain instead and returns.
 func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
