@@ -12,6 +12,21 @@
 // needs approval prints its approval link. Ctrl-C shuts both listeners
 // down gracefully. See README.md beside this file.
 //
+// # Catalog
+//
+// -catalog FILE decides with a catalog file (the format of
+// stepup/catalog: tools, limits, approver groups, quorum, executors);
+// without it, the reference program's catalog decides. The policy version
+// is printed at start.
+//
+//	go run ./examples/gateway policy test -catalog FILE [-tests FILE]
+//	go run ./examples/gateway policy diff OLD NEW
+//
+// policy test runs the catalog's test file (default: FILE with .test
+// before its extension) and exits non-zero on any case that does not get
+// the decision it wants; policy diff shows what changes between two
+// catalogs.
+//
 // # Store and replicas
 //
 // -db FILE keeps everything in one SQLite file (one machine; several
@@ -106,6 +121,9 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "invite" {
 		return runInvite(ctx, stdout, args[1:])
 	}
+	if len(args) > 0 && args[0] == "policy" {
+		return runPolicy(ctx, stdout, stderr, args[1:])
+	}
 	var o options
 	fs := flags(&o, stderr)
 	if err := fs.Parse(args); err != nil {
@@ -127,6 +145,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.origin, "origin", "", "approval site `origin` (default http://localhost:PORT of -site-addr)")
 	fs.StringVar(&o.db, "db", "", "SQLite `file` (default: asu.db in a new temporary directory)")
 	fs.StringVar(&o.postgres, "postgres", "", "PostgreSQL `DSN`, shared by replicas (instead of -db)")
+	fs.StringVar(&o.catalog, "catalog", "", "catalog `file` the gateway decides with (default: the reference program's; see stepup/catalog)")
 	fs.StringVar(&o.files, "files", "", "`directory` that file references resolve in (default: a temporary one holding q3.csv)")
 	fs.StringVar(&o.approver, "approver", "user:dana", "`user` to print an enrollment link for at start (empty: none)")
 	fs.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` a new runtime token acts as")

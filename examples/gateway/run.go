@@ -31,6 +31,7 @@ type options struct {
 	agentAddr, siteAddr string
 	origin              string
 	db, postgres        string // the store: one of them (neither: a temporary SQLite file)
+	catalog             string // the catalog file (empty: the seed catalog)
 	files               string
 	approver, agent     string
 	user                string
@@ -207,20 +208,17 @@ type built struct {
 
 // newGate builds the gate, with its passkey approver and enrollment, on st.
 func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (built, error) {
-	cat, err := seedCatalog()
-	if err != nil {
-		return built{}, err
-	}
 	var exec gate.Executor = &outbox{out: out}
 	if o.exec != nil {
 		exec = o.exec
 	}
-	gopts := append([]gate.Option{}, o.observe...)
+	cat, err := loadCatalog(o.catalog, exec, out)
+	if err != nil {
+		return built{}, err
+	}
+	gopts := append(append([]gate.Option{}, o.observe...), cat.opts...)
 	if o.files != "" {
 		gopts = append(gopts, gate.WithResolver(canon.FileResolver{Root: o.files}))
-	}
-	for _, tool := range tools {
-		gopts = append(gopts, gate.WithExecutor(tool, exec))
 	}
 	var popts []passkey.Option
 	var eopts []passkey.EnrollOption
@@ -254,7 +252,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
-	g, err := gate.New(st, cat, approver, gopts...)
+	g, err := gate.New(st, cat.policy, approver, gopts...)
 	if err != nil {
 		return built{}, err
 	}

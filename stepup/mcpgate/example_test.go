@@ -98,7 +98,7 @@ func ExampleParseCatalog() {
 }`))
 	fmt.Println(err)
 	// Output:
-	// catalog:4 (/tools/0/class): value must be one of 'read', 'reversible', 'external', 'irreversible'
+	// catalog:4:37: /tools/0/class: value must be one of 'read', 'reversible', 'external', 'irreversible'
 }
 
 // ExampleStarterCatalog prints a catalog to start from: every tool
