@@ -22,6 +22,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/inbox"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/store"
 )
@@ -35,6 +36,7 @@ type options struct {
 	approver, agent     string
 	user                string
 	keyFile             string        // the gate's MAC key, shared by replicas
+	keys                string        // the key ring file (MACs and seals), shared by replicas
 	tokens              string        // runtime tokens, by hash
 	instance            string        // this replica's name
 	checkpointKey       string        // ed25519 key that signs audit checkpoints
@@ -128,6 +130,9 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	g, enroll := b.gate, b.enroll
+	if b.keys != nil {
+		defer watchKeys(ctx, o.keys, b.keys, o.log, keyReload)()
+	}
 	if metrics != nil {
 		// The operator's listener also shows the approval figures of the
 		// last week, by class and by approver.
@@ -203,6 +208,7 @@ type built struct {
 	enroll   *passkey.Enrollment
 	approver *passkey.Approver
 	key      []byte
+	keys     *keyring.Live // the -keys ring, re-read while the gateway runs (nil without -keys)
 }
 
 // newGate builds the gate, with its passkey approver and enrollment, on st.
@@ -240,6 +246,15 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 		popts = append(popts, passkey.RequireSeal(key))
 		eopts = append(eopts, passkey.WithSealKey(key))
 	}
+	var keys *keyring.Live
+	if o.keys != "" { // the ring replaces -key-file's key for MACs and seals
+		if keys, err = serviceKeys(o.keys, key, out); err != nil {
+			return built{}, err
+		}
+		gopts = append(gopts, gate.WithKeyRing(keys))
+		popts = append(popts, passkey.RequireSealKeyRing(keys, st))
+		eopts = append(eopts, passkey.WithSealKeyRing(keys))
+	}
 	if o.instance != "" {
 		gopts = append(gopts, gate.WithInstance(o.instance))
 	}
@@ -262,7 +277,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
-	return built{gate: g, enroll: enroll, approver: approver, key: key}, nil
+	return built{gate: g, enroll: enroll, approver: approver, key: key, keys: keys}, nil
 }
 
 // runAudit exports the audit chain of an existing store, signing a
