@@ -2,6 +2,7 @@ package keyring
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -54,8 +55,22 @@ func (e *FileError) Unwrap() error { return e.Err }
 // is given for a retired key only. The ring must be valid as [New]
 // requires. Every refusal is a [*FileError] naming the line and field.
 func Parse(file string, b []byte) (*Ring, error) {
+	keys, lines, err := parseLines(file, b, "secret", decodeSecret)
+	if err != nil {
+		return nil, err
+	}
+	r, err := New(keys...)
+	if err != nil {
+		return nil, &FileError{File: file, Line: ringLine(err, keys, lines), Err: err}
+	}
+	return r, nil
+}
+
+// parseLines reads the key lines of a ring file, their third field (named
+// field) decoded by decode, and the line number of each.
+func parseLines(file string, b []byte, field string, decode func(string) ([]byte, error)) ([]Key, []int, error) {
 	if len(b) > MaxFileSize {
-		return nil, &FileError{File: file, Err: fmt.Errorf("%w: the file is over %d bytes", ErrInvalid, MaxFileSize)}
+		return nil, nil, &FileError{File: file, Err: fmt.Errorf("%w: the file is over %d bytes", ErrInvalid, MaxFileSize)}
 	}
 	var (
 		keys  []Key
@@ -67,25 +82,21 @@ func Parse(file string, b []byte) (*Ring, error) {
 		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			continue
 		}
-		k, err := parseLine(f)
+		k, err := parseLine(f, field, decode)
 		if err != nil {
 			err.File, err.Line = file, n+1
-			return nil, err
+			return nil, nil, err
 		}
 		if len(keys) == MaxKeys {
-			return nil, &FileError{File: file, Line: n + 1, Err: fmt.Errorf("%w: more than %d keys", ErrInvalid, MaxKeys)}
+			return nil, nil, &FileError{File: file, Line: n + 1, Err: fmt.Errorf("%w: more than %d keys", ErrInvalid, MaxKeys)}
 		}
 		keys = append(keys, k)
 		lines = append(lines, n+1)
 	}
 	if len(keys) == 0 {
-		return nil, &FileError{File: file, Err: fmt.Errorf("%w: the file holds no key", ErrInvalid)}
+		return nil, nil, &FileError{File: file, Err: fmt.Errorf("%w: the file holds no key", ErrInvalid)}
 	}
-	r, err := New(keys...)
-	if err != nil {
-		return nil, &FileError{File: file, Line: ringLine(err, keys, lines), Err: err}
-	}
-	return r, nil
+	return keys, lines, nil
 }
 
 // ringLine finds the line a ring-wide refusal is about: the last key its
@@ -101,7 +112,7 @@ func ringLine(err error, keys []Key, lines []int) int {
 }
 
 // parseLine reads the fields of one key line.
-func parseLine(f []string) (Key, *FileError) {
+func parseLine(f []string, field string, decode func(string) ([]byte, error)) (Key, *FileError) {
 	bad := func(field, format string, args ...any) (Key, *FileError) {
 		return Key{}, &FileError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
 	}
@@ -119,16 +130,13 @@ func parseLine(f []string) (Key, *FileError) {
 	default:
 		return bad("state", "must be current, verify or retired")
 	}
-	secret, err := decodeSecret(f[2])
+	secret, err := decode(f[2])
 	if err != nil {
-		return bad("secret", "%v", err)
-	}
-	if n := len(secret); n < MinSecretSize || n > MaxSecretSize {
-		return bad("secret", "%d bytes; a secret is %d to %d", n, MinSecretSize, MaxSecretSize)
+		return bad(field, "%v", err)
 	}
 	k.Secret = secret
 	k.ID = f[0]
-	if k.ID == "-" {
+	if k.ID == "-" && field == "secret" {
 		k.ID = DefaultID(secret)
 	} else if err := ValidID(k.ID); err != nil {
 		return bad("id", "%v", errors.Unwrap(err))
@@ -148,9 +156,34 @@ func parseLine(f []string) (Key, *FileError) {
 	return k, nil
 }
 
-// decodeSecret decodes "hex:..." or "base64:...". Its errors never quote
-// the input.
+// decodeSecret decodes "hex:..." or "base64:..." of [MinSecretSize] to
+// [MaxSecretSize] bytes. Its errors never quote the input.
 func decodeSecret(s string) ([]byte, error) {
+	b, err := decodeBytes(s)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(b); n < MinSecretSize || n > MaxSecretSize {
+		return nil, fmt.Errorf("%d bytes; a secret is %d to %d", n, MinSecretSize, MaxSecretSize)
+	}
+	return b, nil
+}
+
+// decodePublic decodes "ed25519:" and 64 hex digits.
+func decodePublic(s string) ([]byte, error) {
+	h, ok := strings.CutPrefix(s, "ed25519:")
+	if !ok {
+		return nil, errors.New(`must start with "ed25519:"`)
+	}
+	b, err := hex.DecodeString(h)
+	if err != nil || len(b) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("not %d bytes of hex", ed25519.PublicKeySize)
+	}
+	return b, nil
+}
+
+// decodeBytes decodes "hex:..." or "base64:...".
+func decodeBytes(s string) ([]byte, error) {
 	switch {
 	case strings.HasPrefix(s, "hex:"):
 		b, err := hex.DecodeString(s[len("hex:"):])
@@ -181,4 +214,46 @@ func Encode(r *Ring) []byte {
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
+}
+
+// publicHeader is the first line [EncodePublic] writes.
+const publicHeader = "# asu public key ring: id state public-key [grace-until]; publish it to verifiers"
+
+// EncodePublic writes the public half of a ring in the format
+// [ParsePublic] reads: the key file's lines, each with "ed25519:" and the
+// public key's hex in place of the secret. It holds no secret.
+func EncodePublic(p *PublicRing) []byte {
+	var b bytes.Buffer
+	b.WriteString(publicHeader + "\n")
+	for _, k := range p.keys {
+		b.WriteString(k.ID + " " + k.State.String() + " ed25519:" + hex.EncodeToString(k.Key))
+		if k.State == Retired {
+			b.WriteString(" " + k.GraceUntil.UTC().Format(time.RFC3339Nano))
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// ParsePublic reads a public key ring file named file (for errors only),
+// as [EncodePublic] writes it: the format of [Parse] with the third field
+// "ed25519:" and 64 hex digits, and every id written out. Refusals are
+// [*FileError]s naming the line and field.
+func ParsePublic(file string, b []byte) (*PublicRing, error) {
+	keys, lines, err := parseLines(file, b, "public-key", decodePublic)
+	if err != nil {
+		return nil, err
+	}
+	pub := make([]PublicKey, len(keys))
+	for i, k := range keys {
+		if k.ID == "-" {
+			return nil, &FileError{File: file, Line: lines[i], Field: "id", Err: fmt.Errorf("%w: a public ring names every key's id", ErrInvalid)}
+		}
+		pub[i] = PublicKey{ID: k.ID, Key: k.Secret, State: k.State, GraceUntil: k.GraceUntil}
+	}
+	p, err := NewPublic(pub...)
+	if err != nil {
+		return nil, &FileError{File: file, Line: ringLine(err, keys, lines), Err: err}
+	}
+	return p, nil
 }

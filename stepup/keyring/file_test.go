@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,5 +104,64 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, err)
 		assert.Equal(t, len(r.Keys()), len(again.Keys()))
 		assert.Equal(t, r.Current().ID, again.Current().ID)
+	})
+}
+
+func TestPublicFileRoundTripsAndVerifies(t *testing.T) {
+	r, err := keyring.Single(secret(1))
+	require.NoError(t, err)
+	old := r.Current()
+	r, _, err = r.Rotate(secret(2), t0, time.Hour)
+	require.NoError(t, err)
+	text := keyring.EncodePublic(r.Public())
+	assert.NotContains(t, string(text), hex.EncodeToString(secret(1)))
+	assert.NotContains(t, string(text), hex.EncodeToString(secret(2)))
+	p, err := keyring.ParsePublic("keys.pub", text)
+	require.NoError(t, err)
+	assert.Equal(t, r.Public().Keys(), p.Keys())
+	sig := sign(old, []byte("m"))
+	_, err = p.Verify(old.ID, t0, []byte("m"), sig)
+	require.NoError(t, err)
+	_, err = p.Verify(old.ID, t0.Add(time.Hour), []byte("m"), sig)
+	require.ErrorIs(t, err, keyring.ErrRetired)
+}
+
+func TestParsePublicErrorsNameLineAndField(t *testing.T) {
+	pub := "ed25519:" + strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		name, file string
+		line       int
+		field      string
+	}{
+		{"secret instead of key", "a current " + hexA, 1, "public-key"},
+		{"short key", "a current ed25519:abcd", 1, "public-key"},
+		{"derived id", "- current " + pub, 1, "id"},
+		{"state", "a later " + pub, 1, "state"},
+		{"grace", "a retired " + pub, 1, "grace-until"},
+		{"duplicate", "a current " + pub + "\na verify ed25519:" + strings.Repeat("cd", 32), 2, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := keyring.ParsePublic("keys.pub", []byte(tc.file))
+			var fe *keyring.FileError
+			require.ErrorAs(t, err, &fe)
+			require.ErrorIs(t, err, keyring.ErrInvalid)
+			assert.Equal(t, tc.line, fe.Line)
+			assert.Equal(t, tc.field, fe.Field)
+		})
+	}
+}
+
+func FuzzParsePublic(f *testing.F) {
+	f.Add([]byte("a current ed25519:" + strings.Repeat("ab", 32) + "\n"))
+	f.Add([]byte("a retired ed25519:" + strings.Repeat("ab", 32) + " 2026-12-03T01:00:00Z\nb verify ed25519:" + strings.Repeat("cd", 32)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := keyring.ParsePublic("fuzz", b)
+		if err != nil {
+			assert.ErrorIs(t, err, keyring.ErrInvalid)
+			return
+		}
+		again, err := keyring.ParsePublic("fuzz", keyring.EncodePublic(p))
+		require.NoError(t, err)
+		assert.Equal(t, len(p.Keys()), len(again.Keys()))
 	})
 }

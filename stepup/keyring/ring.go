@@ -117,22 +117,14 @@ func (k Key) Verifies(at time.Time) bool {
 }
 
 // Ed25519 returns the Ed25519 private key the secret stands for, for the
-// uses that sign (checkpoints, execution tokens): a secret of exactly 32
-// bytes is the seed itself (so an existing Ed25519 key carries over), a
-// longer one is hashed down to a seed under a tag.
+// uses that sign (checkpoints, execution tokens): its seed is
+// SHA-256("asu/v1/ed25519-seed" ‖ 0x00 ‖ secret), so one ring may also
+// MAC and seal without any two uses sharing key material.
 func (k Key) Ed25519() ed25519.PrivateKey {
-	return ed25519Of(k.Secret)
-}
-
-func ed25519Of(secret []byte) ed25519.PrivateKey {
-	seed := secret
-	if len(seed) != ed25519.SeedSize {
-		h := sha256.New()
-		h.Write([]byte(seedTag))
-		h.Write(secret)
-		seed = h.Sum(nil)
-	}
-	return ed25519.NewKeyFromSeed(seed)
+	h := sha256.New()
+	h.Write([]byte(seedTag))
+	h.Write(k.Secret)
+	return ed25519.NewKeyFromSeed(h.Sum(nil))
 }
 
 // DefaultID is the id of a key whose file names none: the first 16 hex
