@@ -239,17 +239,22 @@ func watchKeys(ctx context.Context, file string, live *keyring.Live, log io.Writ
 // beside it (mode 0600), synced, renamed over it, and the directory
 // synced, so a reader sees the old ring or the new, never a torn one.
 func writeRing(file string, r *keyring.Ring) error {
+	return writeAtomic(file, keyring.Encode(r), 0o600)
+}
+
+// writeAtomic replaces file with b, mode perm, as writeRing does.
+func writeAtomic(file string, b []byte, perm os.FileMode) error {
 	dir := filepath.Dir(file)
 	tmp, err := os.CreateTemp(dir, ".asu-keys-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.Write(keyring.Encode(r)); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -269,6 +274,17 @@ func writeRing(file string, r *keyring.Ring) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// writePublicRing writes the public half of r to file + ".pub" (mode
+// 0644, atomically), what `verify audit --gate-key` reads to check
+// checkpoints the ring signed, and returns its name.
+func writePublicRing(file string, r *keyring.Ring) (string, error) {
+	pub := file + ".pub"
+	if err := writeAtomic(pub, keyring.EncodePublic(r.Public()), 0o644); err != nil {
+		return "", fmt.Errorf("keys: write %s: %w", pub, err)
+	}
+	return pub, nil
 }
 
 // runKeys runs the keys command:

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/keyring"
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 var keysT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -151,4 +155,85 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestReplicasRotateKeysWhileServing: two gateways on one store, each
+// reading its own copy of the ring file, rotate in the documented order
+// (add everywhere, then promote everywhere) while they serve. Calls the
+// policy allowed on one replica before the rotation execute on the other
+// after it; calls allowed after it too; and the audit export signs its
+// checkpoint with the ring, which the verify command accepts with the
+// ring's public file, as printed.
+func TestReplicasRotateKeysWhileServing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the verify command")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "asu.db")
+	tokens := filepath.Join(dir, "tokens.json")
+	files := []string{filepath.Join(t.TempDir(), "keys"), filepath.Join(t.TempDir(), "keys")}
+	_, err := serviceKeys(files[0], nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	copyKeys := func() {
+		b, err := os.ReadFile(files[0])
+		require.NoError(t, err)
+		require.NoError(t, writeAtomic(files[1], b, 0o600))
+	}
+	copyKeys()
+	var logs [2]*lockedBuffer
+	var gws [2]*gatewayProc
+	for i := range 2 {
+		logs[i] = &lockedBuffer{}
+		gws[i] = startGateway(t, options{db: db, files: dir, tokens: tokens, keys: files[i], log: logs[i],
+			keysEvery: 5 * time.Millisecond, instance: "replica-" + string(rune('a'+i))})
+	}
+	token := gws[0].Token
+	clients := [2]*remote.Client{}
+	for i := range 2 {
+		clients[i], err = remote.NewClient(gws[i].AgentURL, token, nil)
+		require.NoError(t, err)
+	}
+	reloaded := func(n int) {
+		for i := range 2 {
+			require.Eventually(t, func() bool { return strings.Count(logs[i].String(), "keys: reloaded") >= n },
+				10*time.Second, time.Millisecond, "replica %d reloads", i)
+		}
+	}
+	propose := func(i int) stepup.TicketID {
+		tk, err := clients[i].Propose(ctx, readCall("q3.csv"))
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusAllowed, tk.Status, tk.Reason)
+		return tk.ID
+	}
+	before := []stepup.TicketID{propose(0), propose(1)}
+
+	var out bytes.Buffer
+	require.NoError(t, cli(ctx, []string{"keys", "add", "-keys", files[0]}, &out, &out))
+	copyKeys()
+	reloaded(1)
+	during := []stepup.TicketID{propose(0), propose(1)}
+	r, err := readRing(files[0])
+	require.NoError(t, err)
+	added := r.Keys()[1].ID
+	require.NoError(t, cli(ctx, []string{"keys", "promote", "-keys", files[0], "-id", added, "-grace", "1h"}, &out, &out))
+	copyKeys()
+	reloaded(2)
+	after := []stepup.TicketID{propose(0), propose(1)}
+
+	for k, id := range append(append(before, during...), after...) {
+		_, err := clients[1-k%2].Execute(ctx, id) // on the other replica
+		require.NoError(t, err, "ticket %d", k)
+	}
+	assert.NotContains(t, out.String(), "hex:")
+
+	file := filepath.Join(dir, "audit.jsonl")
+	out.Reset()
+	require.NoError(t, cli(ctx, []string{"-db", db, "-audit", file, "-keys", files[0]}, &out, &out), out.String())
+	printed := regexp.MustCompile(`(?m)^verify: go run ./examples/verify (.*)$`).FindStringSubmatch(out.String())
+	require.Len(t, printed, 2, out.String())
+	assert.Contains(t, printed[1], files[0]+".pub")
+	res, err := exec.Command(verifyCLI(t), strings.Fields(printed[1])...).CombinedOutput()
+	require.NoError(t, err, string(res))
+	assert.Contains(t, string(res), "through the signed checkpoint")
 }

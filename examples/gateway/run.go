@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -52,6 +53,7 @@ type options struct {
 	exec          gate.Executor
 	lease         time.Duration
 	maintainEvery time.Duration
+	keysEvery     time.Duration // how often -keys is re-read (zero: keyReload)
 }
 
 // ready, when not nil, receives what run printed once both listeners
@@ -131,7 +133,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	}
 	g, enroll := b.gate, b.enroll
 	if b.keys != nil {
-		defer watchKeys(ctx, o.keys, b.keys, o.log, keyReload)()
+		defer watchKeys(ctx, o.keys, b.keys, o.log, cmp.Or(o.keysEvery, keyReload))()
 	}
 	if metrics != nil {
 		// The operator's listener also shows the approval figures of the
@@ -311,10 +313,17 @@ func runAudit(ctx context.Context, out io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := exportAudit(ctx, st, b.gate.Admin(), key, o.audit, out); err != nil {
+	var ring keyring.Source
+	if key == nil && b.keys != nil { // no -checkpoint-key: the -keys ring signs
+		if pub, err = writePublicRing(o.keys, b.keys.Ring()); err != nil {
+			return err
+		}
+		ring = b.keys
+	}
+	if err := exportAudit(ctx, st, b.gate.Admin(), key, ring, o.audit, out); err != nil {
 		return err
 	}
-	if key != nil {
+	if key != nil || ring != nil {
 		fmt.Fprintf(out, "verify: go run ./examples/verify audit %s --checkpoint %s.checkpoint.json --gate-key %s\n", o.audit, o.audit, pub)
 	} else {
 		fmt.Fprintf(out, "verify: go run ./examples/verify audit %s\n", o.audit)
