@@ -296,7 +296,8 @@ func writePublicRing(file string, r *keyring.Ring) (string, error) {
 //	keys list    -keys FILE                 ids and states
 //
 // Each prints one line, with key ids only, never a secret. Graces are
-// measured from this machine's clock.
+// measured from this machine's clock. Run one command at a time on a
+// file: two at once may each write the ring it read.
 func runKeys(stdout io.Writer, args []string, now func() time.Time) error {
 	if len(args) == 0 {
 		return errors.New("keys: give add, promote, rotate, prune or list")
@@ -317,6 +318,7 @@ func runKeys(stdout io.Writer, args []string, now func() time.Time) error {
 	if err != nil {
 		return err
 	}
+	at := now()
 	fresh := func() ([]byte, error) {
 		s := make([]byte, minGateKey)
 		_, err := rand.Read(s)
@@ -336,23 +338,23 @@ func runKeys(stdout io.Writer, args []string, now func() time.Time) error {
 		line = fmt.Sprintf("keys: added %s (verify-only); once every replica holds it: keys promote -id %s", nid, nid)
 	case "promote":
 		old := r.Current().ID
-		if r, err = r.Promote(*id, now(), *grace); err != nil {
+		if r, err = r.Promote(*id, at, *grace); err != nil {
 			return fmt.Errorf("keys promote: %w", err)
 		}
-		line = fmt.Sprintf("keys: current %s; retired %s until %s", r.Current().ID, old, now().Add(*grace).UTC().Format(time.RFC3339))
+		line = fmt.Sprintf("keys: current %s; retired %s until %s", r.Current().ID, old, at.Add(*grace).UTC().Format(time.RFC3339))
 	case "rotate":
 		s, err := fresh()
 		if err != nil {
 			return err
 		}
 		old := r.Current().ID
-		if r, _, err = r.Rotate(s, now(), *grace); err != nil {
+		if r, _, err = r.Rotate(s, at, *grace); err != nil {
 			return fmt.Errorf("keys rotate: %w", err)
 		}
-		line = fmt.Sprintf("keys: current %s; retired %s until %s", r.Current().ID, old, now().Add(*grace).UTC().Format(time.RFC3339))
+		line = fmt.Sprintf("keys: current %s; retired %s until %s", r.Current().ID, old, at.Add(*grace).UTC().Format(time.RFC3339))
 	case "prune":
 		n := len(r.Keys())
-		r = r.Prune(now())
+		r = r.Prune(at)
 		line = fmt.Sprintf("keys: pruned %d; current %s", n-len(r.Keys()), r.Current().ID)
 	case "list":
 		var parts []string

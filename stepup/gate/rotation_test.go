@@ -3,6 +3,11 @@ package gate_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,11 +20,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 )
 
@@ -290,7 +297,6 @@ func TestRetiredKeyAcceptsNothingAfterGrace(t *testing.T) {
 			}
 		})
 	}
-	_ = rng
 }
 
 // TestRotationOutOfOrderRefuses bites: a replica that makes the new key
@@ -340,4 +346,71 @@ func TestNaiveKeyReplacementVoidsApprovals(t *testing.T) {
 	require.NoError(t, err)
 	_, err = stepuptest.Approve(ctx, g.Desk(), w.dana, tk.ID)
 	require.Error(t, err, "the enrolled passkey no longer approves")
+}
+
+// legacySeal is the gate's own approval evidence as gates wrote it before
+// key ids: {"gate_mac": hex}, the MAC as documented on the gate's MAC
+// (HMAC-SHA256 under key of the tag, the length-prefixed id, approver and
+// policy version, digest, nonce, card hash and expiry).
+func legacySeal(key []byte, a store.Approval) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("asu/v1/gate-approval\x00"))
+	for _, s := range []string{a.ID, a.Approver, a.PolicyVersion} {
+		m.Write(binary.BigEndian.AppendUint32(nil, uint32(len(s))))
+		m.Write([]byte(s))
+	}
+	m.Write(a.Digest[:])
+	m.Write(a.Nonce[:])
+	m.Write(a.CardHash[:])
+	m.Write(binary.BigEndian.AppendUint64(nil, uint64(a.ExpiresAt.Unix())))
+	return []byte(`{"gate_mac":"` + hex.EncodeToString(m.Sum(nil)) + `"}`)
+}
+
+// TestApprovalsStoredBeforeKeyIDsKeepRunning: an allowed call stored by a
+// gate from before key ids (its evidence names no key) runs on a gate
+// with the ring, before a rotation and during its grace, and not after.
+func TestApprovalsStoredBeforeKeyIDsKeepRunning(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		rotate bool
+		after  time.Duration
+		runs   bool
+	}{
+		{"no rotation", false, 0, true},
+		{"in grace", true, 2*time.Minute - time.Second, true},
+		{"after grace", true, 2 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newRotationWorld(t, 1)
+			g := w.replicas[0].gate
+			real := w.inFlight(t, 0, 0) // an allowed call, as this gate stores it
+			row, err := w.st.Get(ctx, string(real))
+			require.NoError(t, err)
+			old := row
+			old.ID = store.NewID()
+			_, err = crand.Read(old.Nonce[:])
+			require.NoError(t, err)
+			old.Evidence = legacySeal(rotationKey0, old)
+			old.IdempotencyKey, old.Fence = "", 0
+			_, _, err = w.st.Park(ctx, old, store.Caps{}, func(a store.Approval, _ bool) receipt.AuditRecord {
+				return receipt.AuditRecord{TicketID: a.ID, Decision: receipt.DecisionAllow, Tool: a.Tool, ArgsDigest: a.Digest,
+					Time: a.CreatedAt.UnixMilli(), PolicyVersion: a.PolicyVersion, Approver: a.Approver}
+			})
+			require.NoError(t, err)
+			if tc.rotate {
+				w.each(t, func(r *keyring.Ring) (*keyring.Ring, error) {
+					r, _, err := r.Rotate(bytes.Repeat([]byte{0xf5}, 32), w.clock.Now(), 2*time.Minute)
+					return r, err
+				})
+			}
+			w.clock.Advance(tc.after)
+			_, err = g.Execute(ctx, stepup.TicketID(old.ID))
+			if tc.runs {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, stepup.ErrBadAssertion)
+		})
+	}
 }
