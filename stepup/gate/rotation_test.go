@@ -217,7 +217,7 @@ func TestRotationUnderLoad(t *testing.T) {
 		for g := range 2 {
 			wg.Go(func() { load(stop, uint64(g), auths[g]) })
 		}
-		for range 10 { // let the load run a while against this step's rings
+		for range 25 { // let the load run a while against this step's rings
 			id := w.inFlight(t, 0, int(next.Add(1)))
 			mu.Lock()
 			pending = append(pending, id)
@@ -240,6 +240,7 @@ func TestRotationUnderLoad(t *testing.T) {
 	assert.Zero(t, refused.Load(), "approvals refused")
 	assert.Zero(t, lost.Load(), "approvals lost")
 	assert.Equal(t, int64(next.Load()), w.runs.Load(), "every approval made ran, once")
+	t.Logf("%d approvals made across the rotation, %d ran, %d refused, %d lost", next.Load(), w.runs.Load(), refused.Load(), lost.Load())
 	for _, rep := range w.replicas {
 		assert.Equal(t, id1, rep.keys.Ring().Current().ID)
 	}
