@@ -43,7 +43,14 @@
 // cannot verify yet: add the new key (verify-only) everywhere, then make
 // it current everywhere, then let the old key's grace run out.
 //
-// [Parse] and [Encode] read and write the line format of a key file.
+// # Files
+//
+// [Parse] and [Encode] read and write the line format of a key file
+// (secrets: keep it mode 0600); [ParsePublic] and [EncodePublic] the same
+// format for a ring's public half ([Ring.Public]), which verifiers outside
+// the gate hold: executors checking execution tokens, auditors checking
+// signed checkpoints. The Ed25519 key of a ring key is derived from its
+// secret ([Key.Ed25519]).
 //
 // Comparisons of secrets and MACs are constant-time. Nothing here prints
 // a secret: a Key's String and a ring's errors show ids only.

@@ -3,12 +3,14 @@ package passkey_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -120,4 +122,28 @@ func TestRequireSealKeyRingNeedsAClock(t *testing.T) {
 	require.Error(t, err)
 	_, err = passkey.NewEnrollment(memory.New(nil), stepuptest.RP(), passkey.WithSealKeyRing(nil))
 	require.Error(t, err)
+}
+
+// failingClock is a store clock that cannot be read.
+type failingClock struct{}
+
+func (failingClock) Now(context.Context) (time.Time, error) { return time.Time{}, errors.New("connection reset") }
+
+// TestSealRingClockFailureIsAStoreError: when a retired key's grace must
+// be judged and the store's clock cannot be read, the check fails as a
+// store error (retry later), not as a forged credential.
+func TestSealRingClockFailureIsAStoreError(t *testing.T) {
+	ctx := context.Background()
+	w := newSealWorld(t)
+	who := w.enrolled(t, "user:dana")
+	rotated, _, err := w.live.Ring().Rotate(bytes.Repeat([]byte{2}, 32), w.clock.Now(), time.Hour)
+	require.NoError(t, err)
+	w.live.Set(rotated)
+	approver, err := passkey.New(w.st, stepuptest.RP(), passkey.RequireSealKeyRing(w.live, failingClock{}))
+	require.NoError(t, err)
+	signin, err := passkey.NewSignIn(approver)
+	require.NoError(t, err)
+	err = signin.Recheck(ctx, who)
+	require.ErrorIs(t, err, stepup.ErrStore)
+	assert.NotErrorIs(t, err, passkey.ErrUnknownCredential)
 }
