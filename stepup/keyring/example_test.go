@@ -2,6 +2,7 @@ package keyring_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"fmt"
@@ -65,4 +66,39 @@ func ExampleLive() {
 	fmt.Println(k.State, err)
 	// Output:
 	// verify <nil>
+}
+
+// Replicas rotate in steps: the new key enters every replica's ring as
+// verify-only, then every replica makes it current, retiring the old
+// key with a grace; once the grace is over, Prune drops it.
+func ExampleRing_Promote() {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ring, _ := keyring.New(keyring.Key{ID: "k1", Secret: bytes.Repeat([]byte{1}, 32), State: keyring.Current})
+	ring, id, _ := ring.Add(bytes.Repeat([]byte{2}, 32)) // step 1, on every replica
+	fmt.Println(ring.Keys())
+	ring, _ = ring.Promote(id, now, time.Hour) // step 2, on every replica
+	fmt.Println(ring.Keys())
+	fmt.Println(ring.Prune(now.Add(2 * time.Hour)).Keys()) // step 3
+	// Output:
+	// [k1 (current) 406b2a4db3ef5fbf (verify)]
+	// [k1 (retired until 2026-12-01T13:00:00Z) 406b2a4db3ef5fbf (current)]
+	// [406b2a4db3ef5fbf (current)]
+}
+
+// A verifier outside the gate holds the ring's public half, in a file of
+// its own, and checks a signature under the key it names.
+func ExampleRing_Public() {
+	ring, _ := keyring.Single(bytes.Repeat([]byte{1}, 32))
+	k := ring.Current()
+	sig := ed25519.Sign(k.Ed25519(), []byte("a checkpoint"))
+
+	file := keyring.EncodePublic(ring.Public()) // publish this; it holds no secret
+	pub, err := keyring.ParsePublic("keys.pub", file)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	id, err := pub.Verify(k.ID, time.Now(), []byte("a checkpoint"), sig)
+	fmt.Println(id == k.ID, err)
+	// Output: true <nil>
 }

@@ -158,3 +158,16 @@ func ExampleRequireSealKeyRing() {
 	// in grace: true
 	// after grace: true
 }
+
+// ExampleWithSealKeyRing seals with the ring's current key; the seal
+// ends with that key's id.
+func ExampleWithSealKeyRing() {
+	ctx := context.Background()
+	st := memory.New(nil)
+	ring, _ := keyring.New(keyring.Key{ID: "seal-2026", Secret: bytes.Repeat([]byte{1}, passkey.MinSealKeySize), State: keyring.Current})
+	enroll, _ := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKeyRing(ring))
+	a, _ := stepuptest.Enroll(ctx, enroll, "user:erin")
+	c, err := st.GetCredential(ctx, a.CredentialIDs()[0])
+	fmt.Println(string(c.Seal[32:]), err)
+	// Output: seal-2026 <nil>
+}
