@@ -127,7 +127,9 @@ func TestRequireSealKeyRingNeedsAClock(t *testing.T) {
 // failingClock is a store clock that cannot be read.
 type failingClock struct{}
 
-func (failingClock) Now(context.Context) (time.Time, error) { return time.Time{}, errors.New("connection reset") }
+func (failingClock) Now(context.Context) (time.Time, error) {
+	return time.Time{}, errors.New("connection reset")
+}
 
 // TestSealRingClockFailureIsAStoreError: when a retired key's grace must
 // be judged and the store's clock cannot be read, the check fails as a
