@@ -27,7 +27,7 @@ import (
 // closed is the package's own.
 var distinctMeanings = map[string]string{
 	"ErrMalformed":   "a receipt, a model's answer, a webhook delivery",
-	"ErrInvalid":     "a store record, an HTTP request, simulation parameters",
+	"ErrInvalid":     "a store record, an HTTP request, simulation parameters, a key ring",
 	"ErrUnavailable": "flood admission, the grant store, the HTTP service",
 	"ErrClosed":      "a store, a webhook notifier",
 }

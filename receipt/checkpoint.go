@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 )
@@ -74,9 +75,52 @@ func VerifyCheckpoint(pub ed25519.PublicKey, cp Checkpoint, sig []byte) error {
 // format `verify audit --checkpoint` reads: one JSON object,
 //
 //	{"seq":120,"hash":"<64 hex>","time":1764460800000,"sig":"<base64>"}
+//
+// A checkpoint signed with a key ring also names the key that signed it,
+// "kid" (outside the signed message: it only picks the key):
+//
+//	{"seq":120,"hash":"<64 hex>","time":1764460800000,"sig":"<base64>","kid":"3f9a1c2b4d5e6f70"}
 type SignedCheckpoint struct {
 	Checkpoint
-	Sig []byte `json:"sig"`
+	Sig   []byte `json:"sig"`
+	KeyID string `json:"kid,omitempty"`
+}
+
+// CheckpointKeys are the gate's checkpoint keys by id, as they stand at a
+// time: a key ring's public half (keyring.PublicRing) is one. Verify
+// checks the Ed25519 signature sig over msg under key id (or, for an
+// empty id, under any key in force at at) and returns the id it verified
+// under; it fails for an unknown key, a key retired past its grace, or a
+// signature that does not verify.
+type CheckpointKeys interface {
+	Verify(id string, at time.Time, msg, sig []byte) (string, error)
+}
+
+// VerifySignedCheckpoint checks sc's signature under the key it names in
+// keys, as that key stands at at (a checkpoint without a key id: under
+// any key in force). It fails with [ErrCheckpoint], wrapping the key
+// ring's reason (a key unknown, or retired past its grace, by id).
+func VerifySignedCheckpoint(keys CheckpointKeys, sc SignedCheckpoint, at time.Time) error {
+	if keys == nil {
+		return fmt.Errorf("%w: no checkpoint keys", ErrCheckpoint)
+	}
+	if len(sc.Sig) != ed25519.SignatureSize {
+		return fmt.Errorf("%w: signature is not %d bytes", ErrCheckpoint, ed25519.SignatureSize)
+	}
+	if _, err := keys.Verify(sc.KeyID, at, sc.message(), sc.Sig); err != nil {
+		return fmt.Errorf("%w: %w", ErrCheckpoint, err)
+	}
+	return nil
+}
+
+// VerifyChainFromKeys is [VerifyChainFrom] with the gate's key ring: sc's
+// signature is checked with [VerifySignedCheckpoint] at time at, then
+// records against sc as VerifyChainFrom does.
+func VerifyChainFromKeys(records []AuditRecord, keys CheckpointKeys, sc SignedCheckpoint, at time.Time) error {
+	if err := VerifySignedCheckpoint(keys, sc, at); err != nil {
+		return err
+	}
+	return verifyFrom(records, sc.Checkpoint)
 }
 
 // MaxCheckpointSize bounds a checkpoint file.
@@ -125,6 +169,11 @@ func VerifyChainFrom(records []AuditRecord, pub ed25519.PublicKey, cp Checkpoint
 	if err := VerifyCheckpoint(pub, cp, sig); err != nil {
 		return err
 	}
+	return verifyFrom(records, cp)
+}
+
+// verifyFrom is VerifyChainFrom once the checkpoint's signature verified.
+func verifyFrom(records []AuditRecord, cp Checkpoint) error {
 	if cp.Seq == 0 && !cp.Hash.IsZero() {
 		return fmt.Errorf("%w: a checkpoint at seq 0 has a zero hash", ErrCheckpoint)
 	}

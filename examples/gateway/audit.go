@@ -12,6 +12,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -31,11 +32,20 @@ const auditPage = 1000
 // read first, so it always verifies. Files are never overwritten. Time
 // and memory are linear in the chain's length (the records are kept for
 // the figures).
-func exportAudit(ctx context.Context, log store.AuditLog, admin *gate.Admin, key ed25519.PrivateKey, file string, out io.Writer) error {
+//
+// With a key ring instead (keys, from -keys), the ring's current key signs
+// and the checkpoint names it; the verifier reads the ring's public half.
+func exportAudit(ctx context.Context, log store.AuditLog, admin *gate.Admin, key ed25519.PrivateKey, keys keyring.Source, file string, out io.Writer) error {
 	var head receipt.Checkpoint
 	var signed *receipt.SignedCheckpoint
-	if key != nil {
-		sc, err := admin.Checkpoint(ctx, key)
+	if key != nil || keys != nil {
+		var sc receipt.SignedCheckpoint
+		var err error
+		if key != nil {
+			sc, err = admin.Checkpoint(ctx, key)
+		} else {
+			sc, err = admin.CheckpointWith(ctx, keys)
+		}
 		if err != nil {
 			return err
 		}

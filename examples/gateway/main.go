@@ -103,6 +103,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/agentstepup/asu/stepup/gate"
 )
@@ -123,6 +124,9 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(args) > 0 && args[0] == "policy" {
 		return runPolicy(ctx, stdout, stderr, args[1:])
+	}
+	if len(args) > 0 && args[0] == "keys" {
+		return runKeys(stdout, args[1:], time.Now)
 	}
 	var o options
 	fs := flags(&o, stderr)
@@ -151,6 +155,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` a new runtime token acts as")
 	fs.StringVar(&o.user, "user", "user:dana", "`user` a new runtime token acts for")
 	fs.StringVar(&o.keyFile, "key-file", "", "the gate's MAC key `file`, shared by replicas (created if missing)")
+	fs.StringVar(&o.keys, "keys", "", "key ring `file` for MACs and passkey seals, shared by replicas, re-read every 5s (created if missing; see keys rotate)")
 	fs.StringVar(&o.tokens, "tokens", "", "runtime tokens `file`, by hash (created with a new token if missing)")
 	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")
 	fs.StringVar(&o.checkpointKey, "checkpoint-key", "", "ed25519 PEM `file` that signs audit checkpoints with -audit (created if missing)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/inbox"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/store"
 )
@@ -36,6 +38,7 @@ type options struct {
 	approver, agent     string
 	user                string
 	keyFile             string        // the gate's MAC key, shared by replicas
+	keys                string        // the key ring file (MACs and seals), shared by replicas
 	tokens              string        // runtime tokens, by hash
 	instance            string        // this replica's name
 	checkpointKey       string        // ed25519 key that signs audit checkpoints
@@ -51,6 +54,7 @@ type options struct {
 	exec          gate.Executor
 	lease         time.Duration
 	maintainEvery time.Duration
+	keysEvery     time.Duration // how often -keys is re-read (zero: keyReload)
 }
 
 // ready, when not nil, receives what run printed once both listeners
@@ -129,6 +133,9 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	g, enroll := b.gate, b.enroll
+	if b.keys != nil {
+		defer watchKeys(ctx, o.keys, b.keys, o.log, cmp.Or(o.keysEvery, keyReload))()
+	}
 	if metrics != nil {
 		// The operator's listener also shows the approval figures of the
 		// last week, by class and by approver.
@@ -204,6 +211,7 @@ type built struct {
 	enroll   *passkey.Enrollment
 	approver *passkey.Approver
 	key      []byte
+	keys     *keyring.Live // the -keys ring, re-read while the gateway runs (nil without -keys)
 }
 
 // newGate builds the gate, with its passkey approver and enrollment, on st.
@@ -238,6 +246,15 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 		popts = append(popts, passkey.RequireSeal(key))
 		eopts = append(eopts, passkey.WithSealKey(key))
 	}
+	var keys *keyring.Live
+	if o.keys != "" { // the ring replaces -key-file's key for MACs and seals
+		if keys, err = serviceKeys(o.keys, key, out); err != nil {
+			return built{}, err
+		}
+		gopts = append(gopts, gate.WithKeyRing(keys))
+		popts = append(popts, passkey.RequireSealKeyRing(keys, st))
+		eopts = append(eopts, passkey.WithSealKeyRing(keys))
+	}
 	if o.instance != "" {
 		gopts = append(gopts, gate.WithInstance(o.instance))
 	}
@@ -260,7 +277,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
-	return built{gate: g, enroll: enroll, approver: approver, key: key}, nil
+	return built{gate: g, enroll: enroll, approver: approver, key: key, keys: keys}, nil
 }
 
 // runAudit exports the audit chain of an existing store, signing a
@@ -294,10 +311,17 @@ func runAudit(ctx context.Context, out io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	if err := exportAudit(ctx, st, b.gate.Admin(), key, o.audit, out); err != nil {
+	var ring keyring.Source
+	if key == nil && b.keys != nil { // no -checkpoint-key: the -keys ring signs
+		if pub, err = writePublicRing(o.keys, b.keys.Ring()); err != nil {
+			return err
+		}
+		ring = b.keys
+	}
+	if err := exportAudit(ctx, st, b.gate.Admin(), key, ring, o.audit, out); err != nil {
 		return err
 	}
-	if key != nil {
+	if key != nil || ring != nil {
 		fmt.Fprintf(out, "verify: go run ./examples/verify audit %s --checkpoint %s.checkpoint.json --gate-key %s\n", o.audit, o.audit, pub)
 	} else {
 		fmt.Fprintf(out, "verify: go run ./examples/verify audit %s\n", o.audit)

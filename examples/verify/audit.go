@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup/keyring"
 )
 
 // auditReport is the --json output of `verify audit`.
@@ -33,14 +35,14 @@ type auditReport struct {
 	Metrics    *receipt.ApprovalMetrics `json:"metrics,omitempty"`
 }
 
-func runAudit(args []string, stdout io.Writer) (int, error) {
+func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error) {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	anchorHex := fs.String("anchor", "", "hash of the record before the first one in FILE, to check the link")
 	headHex := fs.String("head", "", "expected hash of the last record (the store's audit head)")
 	withMetrics := fs.Bool("metrics", false, "print approval metrics of the records: per effect class and per approver, with rubber-stamp warnings")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	cpFile := fs.String("checkpoint", "", "a checkpoint the gate signed, to verify a chain that starts after it (or passes through it)")
-	gateKeyFile := fs.String("gate-key", "", "the gate's ed25519 public key (PEM) that signs checkpoints")
+	gateKeyFile := fs.String("gate-key", "", "the gate's ed25519 public key (PEM), or its public key ring (a -keys FILE.pub), that signs checkpoints")
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -53,8 +55,9 @@ func runAudit(args []string, stdout io.Writer) (int, error) {
 	}
 	var sc receipt.SignedCheckpoint
 	var gateKey ed25519.PublicKey
+	var gateKeys *keyring.PublicRing
 	if *cpFile != "" {
-		if sc, gateKey, err = readCheckpoint(*cpFile, *gateKeyFile); err != nil {
+		if sc, gateKey, gateKeys, err = readCheckpoint(*cpFile, *gateKeyFile); err != nil {
 			return 0, err
 		}
 	}
@@ -80,7 +83,11 @@ func runAudit(args []string, stdout io.Writer) (int, error) {
 	if err == nil {
 		rep.Records = len(records)
 		if *cpFile != "" {
-			err = receipt.VerifyChainFrom(records, gateKey, sc.Checkpoint, sc.Sig)
+			if gateKeys != nil { // by the key the checkpoint names, while it is in force
+				err = receipt.VerifyChainFromKeys(records, gateKeys, sc, now())
+			} else {
+				err = receipt.VerifyChainFrom(records, gateKey, sc.Checkpoint, sc.Sig)
+			}
 			rep.Checkpoint = &sc.Seq
 		} else {
 			err = receipt.VerifyChain(records, anchor)
@@ -151,26 +158,35 @@ func auditLine(rep auditReport, anchored bool) string {
 	return "invalid: not verified from the start of the chain"
 }
 
-// readCheckpoint reads a signed checkpoint file and the gate's key file.
-// The signature is checked with the chain, by receipt.VerifyChainFrom.
-func readCheckpoint(cpFile, keyFile string) (receipt.SignedCheckpoint, ed25519.PublicKey, error) {
+// readCheckpoint reads a signed checkpoint file and the gate's key file:
+// a PEM public key, or a public key ring (the gateway's -keys FILE.pub).
+// The signature is checked with the chain, by receipt.VerifyChainFrom or
+// receipt.VerifyChainFromKeys.
+func readCheckpoint(cpFile, keyFile string) (receipt.SignedCheckpoint, ed25519.PublicKey, *keyring.PublicRing, error) {
 	b, err := os.ReadFile(cpFile)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, fmt.Errorf("read checkpoint: %w", err)
+		return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read checkpoint: %w", err)
 	}
 	sc, err := receipt.ParseSignedCheckpoint(b)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, err
+		return receipt.SignedCheckpoint{}, nil, nil, err
 	}
 	kb, err := os.ReadFile(keyFile)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, fmt.Errorf("read gate key: %w", err)
+		return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(kb), []byte("-----BEGIN")) {
+		ring, err := keyring.ParsePublic(keyFile, kb)
+		if err != nil {
+			return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
+		}
+		return sc, nil, ring, nil
 	}
 	pub, err := parseGateKey(kb)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, err
+		return receipt.SignedCheckpoint{}, nil, nil, err
 	}
-	return sc, pub, nil
+	return sc, pub, nil, nil
 }
 
 // printMetrics prints the approval figures: overall and per effect class,

@@ -104,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "quorum":
 		code, err = runQuorum(args[1:], stdout)
 	case "audit":
-		code, err = runAudit(args[1:], stdout)
+		code, err = runAudit(args[1:], stdout, now)
 	case "staffing":
 		code, err = runStaffing(args[1:], stdout)
 	case "-h", "-help", "--help", "help":

@@ -19,6 +19,12 @@
 // to be run again with the same idempotency key.
 // Every refusal of a token the gate signed has its audit row.
 //
+// The signing key may rotate: [NewTokenIssuerRing] signs with a key
+// ring's current key and names it in the token's "kid" header, and
+// [NewVerifierRing] checks each token under the key it names while that
+// key is in force (by the store's clock), so tokens issued before a
+// rotation still spend their ticket during the old key's grace.
+//
 // P3 lives here for tools run elsewhere: what runs is what was approved,
 // once, and an approval revoked, or decided under a policy the gates no
 // longer run, does not run however long its token lives.

@@ -14,6 +14,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/keyring"
 )
 
 // TokenType is the "typ" header of an execution token (RFC 8725 §3.11
@@ -31,7 +32,8 @@ const DefaultTokenTTL = 60 * time.Second
 // the call it is about to run and consumes the ticket once.
 //
 // A token is a JWT signed with EdDSA by the gate's Ed25519 key, readable by
-// any JWT library. Its claims are
+// any JWT library; with [NewTokenIssuerRing] its "kid" header names the
+// ring key that signed it. Its claims are
 //
 //	jti     the ticket id
 //	iss     the issuer name
@@ -47,6 +49,7 @@ const DefaultTokenTTL = 60 * time.Second
 type TokenIssuer struct {
 	g      *gate.Gate
 	key    crypto.Signer
+	keys   keyring.Source // NewTokenIssuerRing's ring, instead of key
 	issuer string
 	ttl    time.Duration
 }
@@ -97,8 +100,12 @@ func NewTokenIssuer(g *gate.Gate, key crypto.Signer, issuer string, opts ...Toke
 	return ti, nil
 }
 
-// PublicKey returns the key executors verify tokens with.
+// PublicKey returns the key executors verify tokens with: with
+// [NewTokenIssuerRing], the ring's current key.
 func (ti *TokenIssuer) PublicKey() ed25519.PublicKey {
+	if ti.keys != nil {
+		return ti.keys.Ring().Current().Ed25519().Public().(ed25519.PublicKey)
+	}
 	return ti.key.Public().(ed25519.PublicKey)
 }
 
@@ -135,7 +142,16 @@ func (ti *TokenIssuer) Issue(ctx context.Context, id stepup.TicketID) (string, e
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
 	t.Header["typ"] = TokenType
-	s, err := t.SignedString(ti.key)
+	priv, signer, kid := ti.signer()
+	if kid != "" {
+		t.Header["kid"] = kid
+	}
+	var s string
+	if priv != nil {
+		s, err = t.SignedString(priv)
+	} else {
+		s, err = t.SignedString(signer)
+	}
 	if err != nil {
 		return "", fmt.Errorf("token: %w: signing failed", stepup.ErrConfig)
 	}

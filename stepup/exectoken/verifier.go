@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/stepup/keyring"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -45,7 +46,8 @@ var (
 // to run, and spends the ticket once in the store it shares with the gate.
 // A Verifier is safe for concurrent use.
 type Verifier struct {
-	pub      ed25519.PublicKey
+	pub      ed25519.PublicKey    // the one key of NewVerifier
+	keys     keyring.PublicSource // the ring of NewVerifierRing, instead of pub
 	issuer   string
 	audience string
 	st       Store
@@ -142,9 +144,14 @@ func WithVerifierResolver(r canon.Resolver) VerifierOption {
 // an approval revoked, or decided under a policy the gates no longer run,
 // since then is refused as Execute refuses it.
 func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, check Checker, opts ...VerifierOption) (*Verifier, error) {
-	switch {
-	case len(pub) != ed25519.PublicKeySize:
+	if len(pub) != ed25519.PublicKeySize {
 		return nil, fmt.Errorf("%w: verifier needs an Ed25519 public key", stepup.ErrConfig)
+	}
+	return newVerifier(pub, nil, issuer, audience, st, check, opts)
+}
+
+func newVerifier(pub ed25519.PublicKey, keys keyring.PublicSource, issuer, audience string, st Store, check Checker, opts []VerifierOption) (*Verifier, error) {
+	switch {
 	case issuer == "" || audience == "":
 		return nil, fmt.Errorf("%w: verifier needs an issuer and an audience", stepup.ErrConfig)
 	case st == nil:
@@ -153,7 +160,7 @@ func NewVerifier(pub ed25519.PublicKey, issuer, audience string, st Store, check
 		return nil, fmt.Errorf("%w: verifier needs a Checker (a gate) to refuse what Execute refuses", stepup.ErrConfig)
 	}
 	v := &Verifier{
-		pub: append(ed25519.PublicKey{}, pub...), issuer: issuer, audience: audience, st: st, checker: check,
+		pub: append(ed25519.PublicKey{}, pub...), keys: keys, issuer: issuer, audience: audience, st: st, checker: check,
 		lease: DefaultExecutorLease, local: time.Now,
 		// Only EdDSA: the algorithm in the header is the attacker's choice,
 		// and "none" or HS256 keyed with the public key must not verify.
@@ -301,16 +308,23 @@ func tokenReason(err error) string {
 // signed reports whether the signature verified, so that c (as far as it
 // was read) comes from the gate.
 func (v *Verifier) check(token string, now time.Time) (c Claims, signed bool, err error) {
-	var tc tokenClaims
+	var (
+		tc     tokenClaims
+		keyErr error // why the key the token names does not verify
+	)
 	t, err := v.parser.ParseWithClaims(token, &tc, func(t *jwt.Token) (any, error) {
 		if _, ok := t.Method.(*jwt.SigningMethodEd25519); !ok {
 			return nil, ErrTokenSignature
 		}
-		return v.pub, nil
+		var pub any
+		pub, keyErr = v.key(t, now)
+		return pub, keyErr
 	})
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return Claims{}, false, fmt.Errorf("verify token: %w", ErrTokenMalformed)
+	case err != nil && keyErr != nil:
+		return Claims{}, false, fmt.Errorf("verify token: %w: %w", ErrTokenSignature, keyErr)
 	case err != nil:
 		return Claims{}, false, fmt.Errorf("verify token: %w", ErrTokenSignature)
 	case t.Header["typ"] != TokenType:

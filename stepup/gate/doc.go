@@ -74,6 +74,16 @@
 // passkey.RequireSeal), so a credential planted in the table neither
 // approves at the desk nor lets a stored approval run.
 //
+// # Keys that rotate
+//
+// The key is a ring ([WithKeyRing]; [WithKey] is a ring of one): every
+// MAC names the id of the key that made it, one current key makes new
+// MACs, and older keys only verify, a retired one until its grace ends by
+// the store's clock. Approvals in flight and passkeys enrolled under the
+// old key keep working through a rotation, and nothing made under a key
+// past its grace runs. Replicas rotate in the order package keyring
+// gives, so none makes a MAC another cannot verify yet.
+//
 // # One transaction per decision, one clock
 //
 // Every state change and its audit row commit together (store.Note), so

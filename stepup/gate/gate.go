@@ -78,7 +78,7 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 	}
 	if g.Key == nil {
 		if g.MarkKeep != nil {
-			return nil, fmt.Errorf("%w: WithWatermark needs WithKey: marks written under a random key cannot be read back", stepup.ErrConfig)
+			return nil, fmt.Errorf("%w: WithWatermark needs WithKey or WithKeyRing: marks written under a random key cannot be read back", stepup.ErrConfig)
 		}
 		g.Key = make([]byte, core.MinKeySize)
 		if _, err := rand.Read(g.Key); err != nil {
@@ -86,7 +86,7 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 		}
 	}
 	if g.MarkKeep != nil {
-		g.Mark = core.NewWatermark(g.MarkKeep, g.Key)
+		g.Mark = core.NewWatermark(g.MarkKeep, g.KeyRing)
 	}
 	return &Gate{rt: run.New(g)}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/stepup/watermark"
@@ -31,6 +32,7 @@ type restoreWorld struct {
 	db          drillDB
 	mark        string
 	key         []byte
+	keys        keyring.Source // when set, the gate's ring instead of key
 	clock       *stepuptest.Clock
 	watermarked bool
 
@@ -110,6 +112,9 @@ func (w *restoreWorld) open() {
 		gate.WithExecutor("write_draft", w.exec), gate.WithExecutor("send_email", w.exec)}
 	if w.db.fakeClock() {
 		opts = append(opts, gate.WithLocalClock(w.clock.Now))
+	}
+	if w.keys != nil {
+		opts = append(opts, gate.WithKeyRing(w.keys))
 	}
 	if w.watermarked {
 		w.keep, err = watermark.OpenFile(w.mark)
@@ -593,5 +598,46 @@ func mangle(t *testing.T, rng *rand.Rand, path, damage string) {
 	case "both deleted":
 		_ = os.Remove(wal)
 		_ = os.Remove(shm)
+	}
+}
+
+// TestWatermarkSurvivesKeyRotation: marks written under a key rotated out
+// since still read back (under the keys in force when they were written),
+// are written again under the current key, and still hold a rollback
+// after the old key's grace ended and it left the ring.
+func TestWatermarkSurvivesKeyRotation(t *testing.T) {
+	ctx := t.Context()
+	old, err := keyring.Single([]byte("the gate key before the rotation!!!!"))
+	require.NoError(t, err)
+	live := keyring.NewLive(old)
+	w := newRestoreWorld(t, true)
+	w.keys = live
+	w.close()
+	w.open()
+	id := w.ticket(true)
+	backup := w.backup()
+	_, err = w.g.Execute(ctx, id)
+	require.NoError(t, err)
+
+	rotated, _, err := old.Rotate([]byte("the gate key after the rotation!!!!!"), w.clock.Now(), time.Hour)
+	require.NoError(t, err)
+	live.Set(rotated)
+	w.close()
+	w.open()
+	_, err = w.g.Execute(ctx, w.ticket(false))
+	require.NoError(t, err, "the marks under the old key read back")
+
+	w.clock.Advance(2 * time.Hour) // the old key's grace is over, and it is pruned
+	live.Set(rotated.Prune(w.clock.Now()))
+	require.Len(t, live.Ring().Keys(), 1)
+	w.restore(backup)
+	_, err = w.g.Execute(ctx, id)
+	assert.ErrorIs(t, err, stepup.ErrRolledBack, "marks rewritten under the new key still hold the rollback")
+	found, err := w.g.Admin().Watermark(ctx)
+	require.NoError(t, err)
+	assert.NotContains(t, found.Found, "damaged", "held for the rollback, not for marks it cannot read")
+	assert.Contains(t, found.Found, "audit chain")
+	for k, n := range w.runs() {
+		assert.Equal(t, 1, n, "key %s ran %d times", k, n)
 	}
 }

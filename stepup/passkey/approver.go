@@ -83,7 +83,12 @@ func (w *Approver) Options(ctx context.Context, req plug.Request) (json.RawMessa
 			return nil, ticketstore.Err("options", err)
 		}
 		for _, c := range creds {
-			if !c.RevokedAt.IsZero() || !w.seal.sealed(c) {
+			if !c.RevokedAt.IsZero() {
+				continue
+			}
+			if err := w.seal.sealed(ctx, c); errors.Is(err, stepup.ErrStore) {
+				return nil, fmt.Errorf("options: %w", err)
+			} else if err != nil {
 				continue
 			}
 			opts.AllowedCredentials = append(opts.AllowedCredentials, protocol.CredentialDescriptor{
@@ -146,7 +151,7 @@ func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit f
 	// A refused answer is one to record only if it was made for this very
 	// request (its challenge is this ticket's, for this action): a copy of
 	// an answer signed for another ticket is anyone's to replay.
-	if err != nil && w.seal.sealed(cred) &&
+	if err != nil && w.seal.sealed(ctx, cred) == nil &&
 		parsed.Response.CollectedClientData.Challenge == base64.RawURLEncoding.EncodeToString(challenge) &&
 		signedBy(cred, parsed) {
 		return c, p, &plug.RefusedAnswer{User: cred.User, Check: checkOf(err), Err: err}
@@ -202,8 +207,8 @@ func (w *Approver) checkEnrolled(ctx context.Context, cred store.Credential, par
 	if err := permit(cred.User); err != nil {
 		return store.Credential{}, nil, err
 	}
-	if !w.seal.sealed(cred) {
-		return store.Credential{}, nil, fmt.Errorf("verify: %w: the credential carries no seal of this enrollment", ErrUnknownCredential)
+	if err := w.seal.sealed(ctx, cred); err != nil {
+		return store.Credential{}, nil, fmt.Errorf("verify: %w", err)
 	}
 	u := &waUser{id: userHandle(cred.User), name: cred.User, creds: []webauthn.Credential{{
 		ID:        cred.ID,

@@ -1,13 +1,16 @@
 package passkey_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
@@ -112,7 +115,8 @@ func ExampleRequireSeal() {
 }
 
 // ExampleWithSealKey is the enrollment's half of [ExampleRequireSeal]: the
-// credential it stores carries the seal.
+// credential it stores carries the seal, a 32-byte MAC followed by the id
+// of the key that made it (16 characters, derived from the key).
 func ExampleWithSealKey() {
 	ctx := context.Background()
 	st := memory.New(nil)
@@ -127,5 +131,43 @@ func ExampleWithSealKey() {
 	c, err := st.GetCredential(ctx, a.CredentialIDs()[0])
 	fmt.Println(len(c.Seal), err)
 	// Output:
-	// 32 <nil>
+	// 48 <nil>
+}
+
+// ExampleRequireSealKeyRing rotates the seal key of a running service:
+// the passkey enrolled under the old key keeps signing in while the old
+// key's grace runs.
+func ExampleRequireSealKeyRing() {
+	ctx := context.Background()
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	first, _ := keyring.Single(bytes.Repeat([]byte{1}, passkey.MinSealKeySize))
+	keys := keyring.NewLive(first)
+	enroll, _ := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKeyRing(keys))
+	approver, _ := passkey.New(st, stepuptest.RP(), passkey.RequireSealKeyRing(keys, st))
+	signin, _ := passkey.NewSignIn(approver)
+	a, _ := stepuptest.Enroll(ctx, enroll, "user:erin")
+	who := passkey.SignedIn{User: "user:erin", CredentialID: a.CredentialIDs()[0]}
+
+	next, _, _ := first.Rotate(bytes.Repeat([]byte{2}, passkey.MinSealKeySize), clock.Now(), 24*time.Hour)
+	keys.Set(next)
+	fmt.Println("in grace:", signin.Recheck(ctx, who) == nil)
+	clock.Advance(25 * time.Hour)
+	fmt.Println("after grace:", errors.Is(signin.Recheck(ctx, who), passkey.ErrUnknownCredential))
+	// Output:
+	// in grace: true
+	// after grace: true
+}
+
+// ExampleWithSealKeyRing seals with the ring's current key; the seal
+// ends with that key's id.
+func ExampleWithSealKeyRing() {
+	ctx := context.Background()
+	st := memory.New(nil)
+	ring, _ := keyring.New(keyring.Key{ID: "seal-2026", Secret: bytes.Repeat([]byte{1}, passkey.MinSealKeySize), State: keyring.Current})
+	enroll, _ := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKeyRing(ring))
+	a, _ := stepuptest.Enroll(ctx, enroll, "user:erin")
+	c, err := st.GetCredential(ctx, a.CredentialIDs()[0])
+	fmt.Println(string(c.Seal[32:]), err)
+	// Output: seal-2026 <nil>
 }

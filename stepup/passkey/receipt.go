@@ -66,9 +66,10 @@ func (w *Approver) receipt(ctx context.Context, a plug.Answer) (*receipt.Receipt
 		// approved: a damaged store, not a receipt to hand out.
 		return nil, store.Credential{}, fmt.Errorf("receipt: %w: evidence does not name the ticket's approver", stepup.ErrBadAssertion)
 	}
-	if !w.seal.sealed(cred) {
-		return nil, store.Credential{}, fmt.Errorf("receipt: %w: %w: the credential carries no seal of this enrollment",
-			stepup.ErrBadAssertion, ErrUnknownCredential)
+	if err := w.seal.sealed(ctx, cred); errors.Is(err, stepup.ErrStore) {
+		return nil, store.Credential{}, fmt.Errorf("receipt: %w", err)
+	} else if err != nil {
+		return nil, store.Credential{}, fmt.Errorf("receipt: %w: %w", stepup.ErrBadAssertion, err)
 	}
 	return &receipt.Receipt{
 		Format:     receipt.FormatV1,

@@ -254,8 +254,11 @@ func (s *SignIn) Recheck(ctx context.Context, who SignedIn) error {
 		return ticketstore.Err("sign-in", err)
 	case !cred.RevokedAt.IsZero():
 		return fmt.Errorf("sign-in: %w: the credential was revoked", stepup.ErrRevoked)
-	case cred.User != who.User || !s.w.seal.sealed(cred):
+	case cred.User != who.User:
 		return fmt.Errorf("sign-in: %w", ErrUnknownCredential)
+	}
+	if err := s.w.seal.sealed(ctx, cred); err != nil {
+		return fmt.Errorf("sign-in: %w", err)
 	}
 	return nil
 }

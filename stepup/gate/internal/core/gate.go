@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
@@ -37,6 +38,7 @@ type Gate struct {
 	AuditArgs bool
 	Poll      time.Duration
 	Key       []byte           // MACs the gate's own approvals; see WithKey
+	Keys      keyring.Source   // the ring MACs are made and checked with; nil: Key alone (see KeyRing)
 	Owner     string           // this gate instance, as the owner of its executions
 	Local     func() time.Time // this process's clock; see WithLocalClock
 
@@ -48,7 +50,9 @@ type Gate struct {
 	MarkKeep plug.Watermarks          // where WithWatermark keeps it
 
 	Mu      sync.Mutex
-	macs    sync.Pool     // of HMAC-SHA256 under Key, reset before each use
+	macs    sync.Map  // secret -> *sync.Pool of HMAC-SHA256 states under it
+	single  sync.Once // makes one, the ring of Key alone
+	one     *keyring.Ring
 	refused refusals      // refused answers recorded, so a replay leaves no second row
 	Waiters chan struct{} // closed and replaced whenever a ticket changes here
 	taken   bool          // a Wait holds Waiters: the next change replaces it

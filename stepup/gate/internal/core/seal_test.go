@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -47,10 +48,10 @@ func TestMACIsItsDefinition(t *testing.T) {
 		a := store.Approval{ID: id, PolicyVersion: version, Digest: canon.Digest(digest), Nonce: nonce,
 			CardHash: canon.Digest(cardHash), ExpiresAt: time.Unix(int64(exp), 0)}
 		want := referenceMAC(key, a, approver)
-		if !hmac.Equal(g.MAC(a, approver), want) {
+		if mac, id := g.MAC(a, approver); !hmac.Equal(mac, want) || id != keyring.DefaultID(key) {
 			return false
 		}
-		raw, _ := json.Marshal(sealEvidence{MAC: hex.EncodeToString(want)})
+		raw, _ := json.Marshal(sealEvidence{MAC: hex.EncodeToString(want), Key: keyring.DefaultID(key)})
 		return string(g.Seal(a, approver)) == string(raw)
 	}
 	require.NoError(t, quick.Check(prop, &quick.Config{MaxCount: 500}))
@@ -62,5 +63,7 @@ func TestMACSeparatesFields(t *testing.T) {
 	g := &Gate{Key: make([]byte, 32)}
 	a := store.Approval{ID: "ab", PolicyVersion: "v1"}
 	b := store.Approval{ID: "a", PolicyVersion: "v1"}
-	require.NotEqual(t, g.MAC(a, "c"), g.MAC(b, "bc"))
+	ma, _ := g.MAC(a, "c")
+	mb, _ := g.MAC(b, "bc")
+	require.NotEqual(t, ma, mb)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
+	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
@@ -75,7 +76,7 @@ func short(d canon.Digest) string { return hex.EncodeToString(d[:6]) }
 // outside it. It is safe for concurrent use.
 type Watermark struct {
 	keep plug.Watermarks
-	key  []byte
+	keys func() *keyring.Ring // the gate's ring: the current key writes, any key in force at an entry's time reads
 
 	mu      sync.Mutex
 	opened  bool
@@ -88,9 +89,10 @@ type Watermark struct {
 	held    *RollbackError
 }
 
-// NewWatermark returns the watermark kept by keep, authenticated with key.
-func NewWatermark(keep plug.Watermarks, key []byte) *Watermark {
-	return &Watermark{keep: keep, key: key}
+// NewWatermark returns the watermark kept by keep, authenticated with the
+// gate's keys.
+func NewWatermark(keep plug.Watermarks, keys func() *keyring.Ring) *Watermark {
+	return &Watermark{keep: keep, keys: keys}
 }
 
 // entry is one line of a keeper.
@@ -102,22 +104,23 @@ type entry struct {
 	Key    string `json:"key,omitempty"`
 	Reset  bool   `json:"reset,omitempty"` // an operator reconciled here
 	Prev   string `json:"prev,omitempty"`  // the MAC of the entry before, none for the first
+	Kid    string `json:"kid,omitempty"`   // the id of the gate key that made MAC
 	MAC    string `json:"mac"`
 }
 
-func (w *Watermark) mac(e entry) string {
+func mac(secret []byte, e entry) string {
 	msg := make([]byte, 0, 128)
 	msg = append(append(msg, watermarkTag...), 0)
 	msg = binary.BigEndian.AppendUint64(msg, uint64(e.Seq))
 	msg = binary.BigEndian.AppendUint64(msg, uint64(e.Time))
-	for _, s := range [...]string{e.Head, e.Ticket, e.Key, e.Prev} {
+	for _, s := range [...]string{e.Head, e.Ticket, e.Key, e.Prev, e.Kid} {
 		msg = binary.BigEndian.AppendUint32(msg, uint32(len(s)))
 		msg = append(msg, s...)
 	}
 	if e.Reset {
 		msg = append(msg, 1)
 	}
-	m := hmac.New(sha256.New, w.key)
+	m := hmac.New(sha256.New, secret)
 	m.Write(msg)
 	return hex.EncodeToString(m.Sum(nil))
 }
@@ -129,7 +132,9 @@ func (w *Watermark) encode(m Mark, s *Spent, reset bool, prev string) ([]byte, s
 	if s != nil {
 		e.Ticket, e.Key = s.Ticket, s.Key
 	}
-	e.MAC = w.mac(e)
+	k := w.keys().Current()
+	e.Kid = k.ID
+	e.MAC = mac(k.Secret, e)
 	b, _ := json.Marshal(e)
 	return b, e.MAC
 }
@@ -142,9 +147,16 @@ func (w *Watermark) decode(n int, b []byte, prev string) (entry, error) {
 		return entry{}, fmt.Errorf("entry %d does not parse", n)
 	}
 	got, err := hex.DecodeString(e.MAC)
-	want, _ := hex.DecodeString(w.mac(e))
-	if err != nil || !hmac.Equal(got, want) {
-		return entry{}, fmt.Errorf("entry %d is not authenticated by this gate's key", n)
+	if err != nil {
+		return entry{}, fmt.Errorf("entry %d is not authenticated by this gate's keys", n)
+	}
+	// An entry is judged by the keys in force when it was written: a key
+	// rotated out since still reads the marks it made.
+	if _, err := w.keys().Verify(e.Kid, time.UnixMicro(e.Time), func(secret []byte) bool {
+		want, _ := hex.DecodeString(mac(secret, e))
+		return hmac.Equal(got, want)
+	}); err != nil {
+		return entry{}, fmt.Errorf("entry %d is not authenticated by this gate's keys: %v", n, err)
 	}
 	if e.Prev != prev {
 		return entry{}, fmt.Errorf("entry %d does not follow the entry before it: entries were removed or reordered", n)
@@ -168,6 +180,7 @@ func (w *Watermark) open(ctx context.Context) error {
 	w.opened = true
 	w.entries, w.spent = len(lines), nil
 	w.last = ""
+	stale := false
 	for i, b := range lines {
 		e, err := w.decode(i+1, b, w.last)
 		if err != nil {
@@ -190,8 +203,16 @@ func (w *Watermark) open(ctx context.Context) error {
 			w.remember(Spent{Ticket: e.Ticket, Key: e.Key, At: m.Time})
 		}
 		w.last = e.MAC
+		stale = stale || e.Kid != w.keys().Current().ID
 	}
-	w.saved = w.mark.Seq
+	w.saved, w.savedAt = w.mark.Seq, w.mark.Time
+	if stale {
+		// Written under a key rotated out since: written again under the
+		// current one, before the old key's grace ends.
+		if err := w.compactLocked(ctx, false); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/keyring"
 )
 
 // Checkpoint implements [gate.Admin.Checkpoint].
@@ -24,4 +25,19 @@ func (ad *Admin) Checkpoint(ctx context.Context, key ed25519.PrivateKey) (receip
 		return receipt.SignedCheckpoint{}, fmt.Errorf("checkpoint: %w", err)
 	}
 	return receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig}, nil
+}
+
+// CheckpointWith implements [gate.Admin.CheckpointWith]: the checkpoint
+// of the head signed with the ring's current key, named by its id.
+func (ad *Admin) CheckpointWith(ctx context.Context, keys keyring.Source) (receipt.SignedCheckpoint, error) {
+	if keys == nil || keys.Ring() == nil {
+		return receipt.SignedCheckpoint{}, fmt.Errorf("checkpoint: %w: no key ring", stepup.ErrConfig)
+	}
+	k := keys.Ring().Current()
+	sc, err := ad.Checkpoint(ctx, k.Ed25519())
+	if err != nil {
+		return sc, err
+	}
+	sc.KeyID = k.ID
+	return sc, nil
 }

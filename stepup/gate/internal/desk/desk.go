@@ -223,15 +223,19 @@ func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receip
 	if err != nil {
 		return nil, err
 	}
+	now, err := d.g.Now(ctx) // the gate's MAC key is judged at the store's time
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
 	if n := len(a.Votes); n > 0 {
 		last := a.Votes[n-1]
-		evidence, err := d.g.OpenAnswerOf(a, last.Approver, last.Evidence)
+		evidence, err := d.g.OpenAnswerOf(a, last.Approver, last.Evidence, now)
 		if err != nil {
 			return nil, fmt.Errorf("receipt: %w", err)
 		}
 		return r.Receipt(ctx, core.AnswerFor(a, last.Approver, evidence, last.At))
 	}
-	evidence, err := d.g.OpenAnswer(a)
+	evidence, err := d.g.OpenAnswer(a, now)
 	if err != nil {
 		return nil, fmt.Errorf("receipt: %w", err)
 	}
@@ -253,8 +257,12 @@ func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.
 		q.Receipts = []*receipt.Receipt{one}
 		return q, nil
 	}
+	now, err := d.g.Now(ctx) // the gate's MAC key is judged at the store's time
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
 	for _, v := range a.Votes {
-		evidence, err := d.g.OpenAnswerOf(a, v.Approver, v.Evidence)
+		evidence, err := d.g.OpenAnswerOf(a, v.Approver, v.Evidence, now)
 		if err != nil {
 			return nil, fmt.Errorf("receipt: %w", err)
 		}

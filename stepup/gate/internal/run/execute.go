@@ -326,7 +326,7 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 		if quorum > 1 {
 			return fmt.Errorf("%w: the ticket needs %d people; the gate approved it alone", stepup.ErrBadAssertion, quorum)
 		}
-		if err := g.CheckSeal(a); err != nil {
+		if err := g.CheckSeal(a, now); err != nil {
 			return err
 		}
 		if id, ok := strings.CutPrefix(a.Approver, core.GrantApprover); ok {
@@ -344,7 +344,7 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 	if users, err := g.Deciders(a, r, now); err != nil || !slices.Contains(users, a.Approver) {
 		return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
 	}
-	evidence, err := g.OpenAnswer(a)
+	evidence, err := g.OpenAnswer(a, now)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ func (g *Gate) Judges(a store.Approval) bool {
 // answered, by hash.
 type modelEvidence struct {
 	MAC      string `json:"gate_mac"`
+	Key      string `json:"gate_key,omitempty"`
 	Model    string `json:"model"`
 	Prompt   string `json:"prompt_sha256"`
 	Response string `json:"response_sha256"`
@@ -62,7 +63,8 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 	if len(reason) > store.MaxFieldSize {
 		reason = strings.ToValidUTF8(reason[:store.MaxFieldSize], "")
 	}
-	ev, _ := json.Marshal(modelEvidence{MAC: hex.EncodeToString(g.MAC(a, who)), Model: v.ModelID,
+	mac, kid := g.MAC(a, who)
+	ev, _ := json.Marshal(modelEvidence{MAC: hex.EncodeToString(mac), Key: kid, Model: v.ModelID,
 		Prompt: hex.EncodeToString(v.PromptHash[:]), Response: hex.EncodeToString(v.ResponseHash[:])})
 	var (
 		done store.Approval

@@ -32,7 +32,7 @@ func (g *Gate) VotesHold(ctx context.Context, a store.Approval, r plug.Route, no
 			return fmt.Errorf("%w: an approval of the quorum names someone who may not count", stepup.ErrBadAssertion)
 		}
 		seen[v.Approver] = true
-		evidence, err := g.OpenAnswerOf(a, v.Approver, v.Evidence)
+		evidence, err := g.OpenAnswerOf(a, v.Approver, v.Evidence, now)
 		if err != nil {
 			return err
 		}
