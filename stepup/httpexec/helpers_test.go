@@ -21,10 +21,10 @@ var secret = bytes.Repeat([]byte("s"), 32)
 // refund is an effect with arguments that JSON writers like to escape.
 func refund(amount string) canon.Effect {
 	return canon.Effect{Tool: "issue_refund",
-		Args:      json.RawMessage(`{"amount":` + amount + `,"note":"<b>&amp; \u00e9 ✓</b>","order":"A-17"}`),
-		Refs:      []canon.Ref{},
-		Task:      "t-1",
-		Principal: canon.Principal{User: "user:dana", Agent: "agent:billing", Delegations: []string{}},
+		Args:          json.RawMessage(`{"amount":` + amount + `,"note":"<b>&amp; \u00e9 ✓</b>","order":"A-17"}`),
+		Refs:          []canon.Ref{},
+		Task:          "t-1",
+		Principal:     canon.Principal{User: "user:dana", Agent: "agent:billing", Delegations: []string{}},
 		PolicyVersion: "v1", Audience: "refunds"}
 }
 
