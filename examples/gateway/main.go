@@ -101,10 +101,13 @@ func main() {
 	}
 }
 
-// cli runs the command line args: the invite command, or the gateway.
+// cli runs the command line args: an admin command (admin.go), or the
+// gateway.
 func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "invite" {
-		return runInvite(ctx, stdout, args[1:])
+	if len(args) > 0 {
+		if cmd, ok := adminCommands[args[0]]; ok {
+			return cmd(ctx, stdout, args[1:])
+		}
 	}
 	var o options
 	fs := flags(&o, stderr)
@@ -112,7 +115,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (the only command is invite)", fs.Args())
+		return fmt.Errorf("unexpected arguments %q (the commands are %s)", fs.Args(), commandNames())
 	}
 	o.log = stderr
 	return run(ctx, stdout, o, nil)
@@ -138,5 +141,6 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.metrics, "metrics", "", "listen `address` of the Prometheus metrics endpoint, a listener of its own (default: none)")
 	fs.DurationVar(&o.dwell, "dwell", gate.DefaultDwell, "least `time` between an approver first seeing an external or irreversible call's card and approving it (0: none)")
 	fs.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
+	serviceFlags(fs, &o.svc)
 	return fs
 }

@@ -22,7 +22,10 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/inbox"
+	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -43,11 +46,13 @@ type options struct {
 	dwell               time.Duration // least time from showing a card to approving it (external, irreversible)
 	observe             []gate.Option
 	log                 io.Writer
+	svc                 serviceOptions // HTTP tools, webhook, operator token (service.go)
 
 	// Hooks for tests: the SQLite store's clock, the tools' executor, the
 	// execution lease and how often maintenance runs (zero: defaults).
 	clock         func() time.Time
 	exec          gate.Executor
+	tools         []policy.Tool // the catalog's tools (nil: the seed catalog's)
 	lease         time.Duration
 	maintainEvery time.Duration
 }
@@ -67,9 +72,6 @@ type started struct {
 	MetricsURL        string // empty without -metrics
 }
 
-// tools are the reference catalog's tools, each run by the executor.
-var tools = []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"}
-
 // run starts the gateway and serves until ctx ends; with -audit it
 // exports the audit chain instead and returns.
 func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
@@ -84,7 +86,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 			return err
 		}
 		tmp = d
-		fmt.Fprintf(out, "data directory: %s (removed at exit)\n", d)
+		fmt.Fprintln(out, tempDirLine(o, d))
 		defer os.RemoveAll(d)
 	}
 	if o.db == "" && o.postgres == "" {
@@ -156,6 +158,13 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
+	if b.hook != nil {
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = b.hook.Close(cctx)
+		}()
+	}
 	approvals, err := newApprovalSite(b, rp, gateway.SiteOptions{Logger: log, Tickets: g, Key: b.key}, log)
 	if err != nil {
 		return err
@@ -203,11 +212,13 @@ type built struct {
 	enroll   *passkey.Enrollment
 	approver *passkey.Approver
 	key      []byte
+	hook     *notify.Webhook // -webhook's notifier, closed at exit (nil: none)
+	dwell    time.Duration   // -dwell, which the inbox's page holds too
 }
 
 // newGate builds the gate, with its passkey approver and enrollment, on st.
 func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (built, error) {
-	cat, err := seedCatalog()
+	cat, names, err := catalogOf(o.tools)
 	if err != nil {
 		return built{}, err
 	}
@@ -215,12 +226,30 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if o.exec != nil {
 		exec = o.exec
 	}
+	if err := o.svc.resolve(names); err != nil {
+		return built{}, err
+	}
+	remote, err := o.svc.executors()
+	if err != nil {
+		return built{}, err
+	}
 	gopts := append([]gate.Option{}, o.observe...)
 	if o.files != "" {
 		gopts = append(gopts, gate.WithResolver(canon.FileResolver{Root: o.files}))
 	}
-	for _, tool := range tools {
+	for _, tool := range names {
+		if e, ok := remote[tool]; ok {
+			gopts = append(gopts, gate.WithExecutor(tool, e))
+			continue
+		}
 		gopts = append(gopts, gate.WithExecutor(tool, exec))
+	}
+	hook, err := o.svc.newWebhook()
+	if err != nil {
+		return built{}, err
+	}
+	if hook != nil {
+		gopts = append(gopts, gate.WithNotifier(hook, func(id stepup.TicketID) string { return gateway.ApprovalLink(rp.Origin, id) }))
 	}
 	var popts []passkey.Option
 	var eopts []passkey.EnrollOption
@@ -262,7 +291,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
-	return built{gate: g, enroll: enroll, approver: approver, key: key}, nil
+	return built{gate: g, enroll: enroll, approver: approver, key: key, hook: hook, dwell: o.dwell}, nil
 }
 
 // runAudit exports the audit chain of an existing store, signing a
@@ -351,6 +380,12 @@ func (n notifying) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, e
 			gateway.ApprovalLink(n.origin, t.ID), wait, exec)
 	}
 	return t, err
+}
+
+// Execute runs ticket id, telling its executor which ticket it runs (an
+// HTTP tool receives the id beside the idempotency key).
+func (n notifying) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
+	return n.Gate.Execute(plug.WithTicket(ctx, id), id)
 }
 
 // outbox stands in for the real tools: it reports each execution by tool,
