@@ -116,7 +116,11 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(&syncWriter{w: o.log}, nil))
-	metrics, metricsLn, err := listenMetrics(o)
+	opToken, err := operatorToken(o.svc.operatorTokenFile)
+	if err != nil {
+		return err
+	}
+	metrics, metricsLn, metricsURL, err := listenMetrics(o, out)
 	if err != nil {
 		return err
 	}
@@ -173,7 +177,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	s := started{AgentURL: agentURL, SiteURL: rp.Origin, Origin: rp.Origin, Token: fresh,
 		Agent: tokens[0].Agent, User: tokens[0].Users[0], InboxURL: inbox.Link(rp.Origin, approvals.inbox.Prefix())}
 	if metricsLn != nil {
-		s.MetricsURL = "http://" + metricsLn.Addr().String() + gateway.MetricsPath
+		s.MetricsURL = metricsURL
 	}
 	if o.approver != "" {
 		if s.InviteLink, err = gateway.InviteLink(ctx, enroll, rp.Origin, o.approver); err != nil {
@@ -195,7 +199,10 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	wg.Go(func() { errs[0] = gateway.Serve(ctx, gateway.NewServer(api, api.MaxWait()), agentLn); cancel() })
 	wg.Go(func() { errs[1] = gateway.Serve(ctx, gateway.NewServer(approvals, 0), siteLn); cancel() })
 	if metricsLn != nil {
-		wg.Go(func() { errs[2] = gateway.Serve(ctx, gateway.NewServer(metrics, 0), metricsLn); cancel() })
+		wg.Go(func() {
+			errs[2] = gateway.Serve(ctx, gateway.NewServer(operatorAuth(opToken, metrics), 0), metricsLn)
+			cancel()
+		})
 	}
 	if onReady != nil {
 		onReady(s)
