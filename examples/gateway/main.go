@@ -44,9 +44,17 @@
 //
 // # Admin commands
 //
-// They work against the store while the gateway runs, and start no server:
+// They work against the store while the gateway runs, and start no
+// server; each prints what it did in one line (admin.go):
 //
 //	go run ./examples/gateway invite -db asu.db -user user:erin
+//	go run ./examples/gateway approvers -db asu.db
+//	go run ./examples/gateway revoke-passkey -db asu.db -id ID
+//	go run ./examples/gateway revoke-invite -db asu.db -invite LINK
+//	go run ./examples/gateway tickets -db asu.db -state pending,approved
+//	go run ./examples/gateway revoke-approval -db asu.db -ticket ID
+//	go run ./examples/gateway revoke-grant -db asu.db -grant ID
+//	go run ./examples/gateway audit -db asu.db -out audit.jsonl
 //	go run ./examples/gateway -db asu.db -audit audit.jsonl -checkpoint-key checkpoint.pem
 //
 // invite mints an enrollment invite and prints its link. -audit exports
@@ -57,11 +65,18 @@
 //
 //	go run ./examples/verify audit audit.jsonl --checkpoint audit.jsonl.checkpoint.json --gate-key checkpoint.pem.pub
 //
+// # The team's tools
+//
+// -tool-url TOOL=URL runs TOOL's approved calls by a signed POST to URL
+// (package httpexec), with the secret in -tool-secret-file; -webhook URL
+// with -webhook-secret-file notifies approvers (package notify).
+//
 // # Metrics and logs
 //
-// -metrics ADDR serves the gate's metrics for Prometheus at
-// http://ADDR/metrics, on a listener of its own (never the agent API's or
-// the approval site's): decisions by kind and effect class, pending
+// -metrics ADDR (or unix:PATH) serves the gate's metrics for Prometheus
+// at http://ADDR/metrics, on a listener of its own (never the agent API's
+// or the approval site's), behind the bearer token of
+// -operator-token-file: decisions by kind and effect class, pending
 // tickets, time to decision, flood refusals and lockouts, executions by
 // outcome, lease recoveries. The service log (standard error) has one
 // line per decision, by tool, ticket and digest, never by argument.
@@ -70,8 +85,8 @@
 //
 // An approval of an external or irreversible call sooner than -dwell
 // (default 3s) after its card was first shown is refused, and the page
-// asks the approver to read the card and approve again; -dwell 0 turns
-// it off.
+// asks the approver to read the card and approve again; the inbox page
+// holds its approve button as long. -dwell 0 turns it off.
 //
 // # Denials
 //
