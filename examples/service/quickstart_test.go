@@ -40,8 +40,9 @@ func quickstartBlock(t *testing.T, readme string) []string {
 }
 
 var (
-	exportLine = regexp.MustCompile(`^export ([A-Z_]+)=`)
-	dataAttr   = regexp.MustCompile(`data-(options|approve|view)="([^"]*)"`)
+	exportLine  = regexp.MustCompile(`^export ([A-Z_]+)=`)
+	approveLink = regexp.MustCompile(`http://localhost:8701/approve/[0-9a-zA-Z_-]+`)
+	dataAttr    = regexp.MustCompile(`data-(options|approve|view)="([^"]*)"`)
 )
 
 // TestReadmeServiceQuickstart runs the README's service quickstart as
@@ -80,6 +81,9 @@ func TestReadmeServiceQuickstart(t *testing.T) {
 			out := shellLine(ctx, t, root, env, line+"\nprintf '%s' \"$"+name+"\"")
 			require.NotEmpty(t, out, line)
 			env = append(env, name+"="+out)
+			if name == "ASU_DIR" { // removed after the servers stop (cleanups run last first)
+				t.Cleanup(func() { os.RemoveAll(out) })
+			}
 			outputs = append(outputs, out)
 		default:
 			out := shellLine(ctx, t, root, env, line)
@@ -106,7 +110,6 @@ func TestReadmeServiceQuickstart(t *testing.T) {
 	}
 	dir := dirOf()
 	require.NotEmpty(t, dir)
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	all := strings.Join(outputs, "\n")
 	assert.Contains(t, all, `"status":"pending"`, "the refund waits for a person")
 	assert.Contains(t, all, `"status":"approved"`, "then it is approved")
@@ -115,6 +118,49 @@ func TestReadmeServiceQuickstart(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(toolLog, "ran issue_refund "), "the tool ran once:\n%s", toolLog)
 	assert.Contains(t, toolLog, `ran issue_refund {"amount":19.99,"order":"A-17"} for user:dana`)
 	assert.NotContains(t, toolLog, "refused")
+
+	t.Run("the README's Python client", func(t *testing.T) {
+		runPythonClient(t, string(readme), dir, env)
+	})
+}
+
+// runPythonClient runs the README's Python block against the quickstart's
+// gateway, still running, and approves the refund it proposes.
+func runPythonClient(t *testing.T, readme, dir string, env []string) {
+	if err := exec.Command("python3", "-c", "import requests").Run(); err != nil {
+		t.Skip("python3 with requests is not installed")
+	}
+	_, rest, ok := strings.Cut(readme, "### Calling the service from Python")
+	require.True(t, ok)
+	_, rest, ok = strings.Cut(rest, "```python\n")
+	require.True(t, ok)
+	script, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	assert.LessOrEqual(t, strings.Count(script, "\n"), 14, "a dozen lines or so")
+
+	links := func() []string {
+		b, err := os.ReadFile(filepath.Join(dir, "gateway.log"))
+		require.NoError(t, err)
+		return approveLink.FindAllString(string(b), -1)
+	}
+	before := len(links())
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "python3", "-c", script)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	require.Eventually(t, func() bool { return len(links()) > before }, time.Minute, 50*time.Millisecond,
+		"the Python client's refund waits for a person")
+	browserApprove(t, links()[len(links())-1])
+	require.NoError(t, <-done, out.String())
+	assert.Contains(t, out.String(), "'idempotency_key': ", "it executed: %s", out.String())
+	toolLog, err := os.ReadFile(filepath.Join(dir, "tool.log"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(toolLog), "ran issue_refund "))
 }
 
 // shellLine runs line in sh from dir with env and returns its output.
