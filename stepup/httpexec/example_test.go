@@ -22,3 +22,11 @@ func ExampleNew() {
 	fmt.Println(opt != nil)
 	// Output: true
 }
+
+// A tool that has read the request's body itself checks it with
+// VerifyMessage; the string its secret signs is CanonicalString's.
+func ExampleCanonicalString() {
+	body := []byte(`{"digest":"...","effect":{},"idempotency_key":"k-1","ticket":""}`)
+	fmt.Printf("%q\n", httpexec.CanonicalString(1800000000, "issue_refund", "k-1", body)[:40])
+	// Output: "asu/v1/exec\n1800000000\nissue_refund\nk-1\n"
+}
