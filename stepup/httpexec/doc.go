@@ -60,6 +60,11 @@
 // [Options].MaxResponseBytes, else [ErrResponseTooLarge]) is the
 // ticket's output; JSON is kept as JSON.
 //
+// A failed execution is final for the gate: the ticket is recorded
+// failed and never runs again. A tool that timed out may still have
+// acted; what it recorded under the idempotency key is then the truth,
+// and an operator reconciles with it.
+//
 // # Receiving, in Go
 //
 //	func serve(w http.ResponseWriter, r *http.Request) {
