@@ -14,6 +14,8 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/httpexec"
 	"github.com/agentstepup/asu/stepup/notify"
+	"github.com/agentstepup/asu/stepup/policy"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // serviceOptions are the flags that make the gateway a service a team
@@ -178,4 +180,25 @@ func secretFile(file string, create bool) ([]byte, error) {
 		return nil, fmt.Errorf("secret file %s: line 1: the secret is %d bytes; it must be at least %d", file, len(s), minSecretBytes)
 	}
 	return s, nil
+}
+
+// catalogOf is the catalog of tools and its tools' names; without tools
+// (nil), the seed catalog (seedCatalog).
+func catalogOf(tools []policy.Tool) (*policy.Catalog, []string, error) {
+	var cat *policy.Catalog
+	var err error
+	if tools == nil {
+		tools = stepuptest.SeedTools()
+		cat, err = seedCatalog()
+	} else {
+		cat, err = policy.NewCatalog(stepuptest.SeedPolicyVersion, tools...)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return cat, names, nil
 }
