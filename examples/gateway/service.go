@@ -44,7 +44,7 @@ type HTTPTool struct {
 	Tool    string
 	URL     string
 	Timeout time.Duration // one attempt (0: httpexec.DefaultTimeout)
-	Retries int           // attempts after the first that got no answer, a 5xx or a 429 (0: httpexec.DefaultRetries; negative: none)
+	Retries int           // attempts after the first that got no answer, a 5xx or a 429 (0: none), as a catalog's "retries"
 	// SecretFile holds the tool's own secret; empty means the service's
 	// (-tool-secret-file).
 	SecretFile string
@@ -67,7 +67,7 @@ func (o *serviceOptions) resolve(catalogTools []string) error {
 	for _, v := range o.toolURLs {
 		tool, u, ok := strings.Cut(v, "=")
 		if !ok || tool == "" || u == "" {
-			return fmt.Errorf("-tool-url %q: want TOOL=URL, e.g. issue_refund=http://127.0.0.1:8710/tools/issue_refund", v)
+			return fmt.Errorf("-tool-url %q: want TOOL=URL, e.g. issue_refund=http://127.0.0.1:8790/issue_refund", v)
 		}
 		o.httpTools = append(o.httpTools, HTTPTool{Tool: tool, URL: u, Timeout: o.toolTimeout, Retries: o.toolRetries})
 	}
@@ -128,7 +128,11 @@ func (o *serviceOptions) executors() (map[string]gate.Executor, error) {
 				shared = s
 			}
 		}
-		e, err := httpexec.New(t.Tool, t.URL, secret, &httpexec.Options{Timeout: t.Timeout, Retries: t.Retries})
+		retries := t.Retries
+		if retries == 0 {
+			retries = -1 // httpexec reads 0 as its default
+		}
+		e, err := httpexec.New(t.Tool, t.URL, secret, &httpexec.Options{Timeout: t.Timeout, Retries: retries})
 		if err != nil {
 			return nil, fmt.Errorf("-tool-url %s: %w", t.Tool, err)
 		}

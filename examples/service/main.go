@@ -2,9 +2,10 @@
 // HTTP server that runs a tool's approved calls when, and only when, the
 // gateway's signed request says so, and runs each approval once.
 //
-//	go run ./examples/service -addr 127.0.0.1:8710 -secret-file tool.secret
+//	go run ./examples/service -addr 127.0.0.1:8790 -secret-file tool.secret
 //
-// It serves POST /tools/{tool}. Each request is checked with
+// It serves POST /{tool}, the URL a catalog's executor block names
+// (examples/service/catalog.json). Each request is checked with
 // httpexec.Verify against the secret the gateway signs with
 // (-tool-secret-file there): the signature, its timestamp within five
 // minutes, and a body that is exactly the approved effect. The effect
@@ -48,13 +49,13 @@ func main() {
 func run(ctx context.Context, args []string, out io.Writer, ready func(addr string)) error {
 	fs := flag.NewFlagSet("service", flag.ContinueOnError)
 	fs.SetOutput(out)
-	addr := fs.String("addr", "127.0.0.1:8710", "listen `address`")
+	addr := fs.String("addr", "127.0.0.1:8790", "listen `address`")
 	secretFile := fs.String("secret-file", "", "`file` holding the secret the gateway signs requests with (-tool-secret-file there)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *secretFile == "" || fs.NArg() > 0 {
-		return errors.New("usage: service -secret-file FILE [-addr 127.0.0.1:8710]")
+		return errors.New("usage: service -secret-file FILE [-addr 127.0.0.1:8790]")
 	}
 	b, err := os.ReadFile(*secretFile)
 	if err != nil {
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, out io.Writer, ready func(addr stri
 	t := newTools(secret, out, time.Now)
 	srv := &http.Server{Handler: t, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
-	fmt.Fprintf(out, "tools: http://%s/tools/{tool}, verifying the gateway's signature with %s\n", ln.Addr(), *secretFile)
+	fmt.Fprintf(out, "tools: http://%s/{tool}, verifying the gateway's signature with %s\n", ln.Addr(), *secretFile)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -104,8 +105,8 @@ func newTools(secret []byte, out io.Writer, now func() time.Time) *tools {
 }
 
 func (t *tools) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	tool, ok := strings.CutPrefix(r.URL.Path, "/tools/")
-	if !ok || r.Method != http.MethodPost {
+	tool, ok := strings.CutPrefix(r.URL.Path, "/")
+	if !ok || tool == "" || strings.Contains(tool, "/") || r.Method != http.MethodPost {
 		http.NotFound(w, r)
 		return
 	}

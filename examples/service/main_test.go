@@ -47,7 +47,7 @@ func TestToolRunsEachApprovalOnce(t *testing.T) {
 	defer srv.Close()
 	eff := canon.Effect{Tool: "issue_refund", Args: json.RawMessage(`{"amount":19.99,"order":"A-17"}`),
 		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}, PolicyVersion: "v1"}
-	exec, err := httpexec.New("issue_refund", srv.URL+"/tools/issue_refund", secret, nil)
+	exec, err := httpexec.New("issue_refund", srv.URL+"/issue_refund", secret, nil)
 	require.NoError(t, err)
 	ctx := plug.WithTicket(context.Background(), "t_1")
 	first, err := exec.Execute(ctx, eff, "key-1")
@@ -61,15 +61,15 @@ func TestToolRunsEachApprovalOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(log.String(), "ran issue_refund"), "another approval runs")
 
-	wrong, err := httpexec.New("issue_refund", srv.URL+"/tools/issue_refund", bytes.Repeat([]byte("x"), 32), &httpexec.Options{Retries: -1})
+	wrong, err := httpexec.New("issue_refund", srv.URL+"/issue_refund", bytes.Repeat([]byte("x"), 32), &httpexec.Options{Retries: -1})
 	require.NoError(t, err)
 	_, err = wrong.Execute(ctx, eff, "key-3")
 	require.ErrorIs(t, err, httpexec.ErrToolFailed, "another secret is refused")
-	other, err := httpexec.New("issue_refund", srv.URL+"/tools/send_email", secret, &httpexec.Options{Retries: -1})
+	other, err := httpexec.New("issue_refund", srv.URL+"/send_email", secret, &httpexec.Options{Retries: -1})
 	require.NoError(t, err)
 	_, err = other.Execute(ctx, eff, "key-4")
 	require.ErrorIs(t, err, httpexec.ErrToolFailed, "a request signed for another tool is refused")
-	resp, err := http.Post(srv.URL+"/tools/issue_refund", "application/json", strings.NewReader(`{}`))
+	resp, err := http.Post(srv.URL+"/issue_refund", "application/json", strings.NewReader(`{}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)

@@ -56,7 +56,7 @@ func TestReadmeServiceQuickstart(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	for _, port := range []string{"8700", "8701", "8710"} {
+	for _, port := range []string{"8700", "8701", "8790"} {
 		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
 		if err != nil {
 			t.Skipf("port %s is taken: the quickstart's commands name it", port)
