@@ -22,6 +22,7 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/httpexec"
 	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/stepup/policy"
@@ -189,6 +190,12 @@ func TestServiceEndToEnd(t *testing.T) {
 		assert.Equal(t, string(tk.ID), got[0].Ticket)
 	}
 
+	t.Run("the agent API serves its OpenAPI document", func(t *testing.T) {
+		code, body := status(t, g.AgentURL+gateway.OpenAPIPath)
+		require.Equal(t, http.StatusOK, code)
+		assert.Equal(t, string(gateway.OpenAPI()), body)
+	})
+
 	t.Run("an allowed call reaches the tool once", func(t *testing.T) {
 		tk, err := client.Propose(ctx, call("read_file", `{"path":"q3.csv"}`))
 		require.NoError(t, err)
@@ -211,7 +218,7 @@ func TestServiceEndToEnd(t *testing.T) {
 		n, _ := hook.of(tk.ID)
 		assert.Equal(t, "send_email", n.Tool)
 		assert.Equal(t, []string{"user:dana"}, n.Approvers)
-		assert.NotContains(t, n.Link, "finance@", "a notice is a link, never the arguments")
+		assert.Equal(t, gateway.ApprovalLink(g.Origin, tk.ID), n.Link, "the link is the approval site's page")
 
 		approve(t, g.Origin, dana, tk.ID)
 		waited, err := client.Wait(ctx, tk.ID)
