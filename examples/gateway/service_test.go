@@ -63,3 +63,22 @@ func TestToolSecretFileIsCreatedOnce(t *testing.T) {
 	_, err = secretFile(filepath.Join(t.TempDir(), "none"), false)
 	require.Error(t, err, "only the tools' secret is ever created")
 }
+
+// TestServiceFlagsParse: the service's flags reach the options run uses.
+func TestServiceFlagsParse(t *testing.T) {
+	var o options
+	fs := flags(&o, &bytes.Buffer{})
+	require.NoError(t, fs.Parse([]string{"-tool-url", "issue_refund=http://127.0.0.1:8790/issue_refund",
+		"-tool-url", "send_email=https://mail.internal/asu", "-tool-secret-file", "tool.secret", "-tool-timeout", "3s",
+		"-tool-retries", "4", "-webhook", "https://chat.example.com/hook", "-webhook-secret-file", "hook.secret",
+		"-operator-token-file", "op.token", "-dwell", "7s"}))
+	assert.Equal(t, multiFlag{"issue_refund=http://127.0.0.1:8790/issue_refund", "send_email=https://mail.internal/asu"}, o.svc.toolURLs)
+	assert.Equal(t, "tool.secret", o.svc.toolSecretFile)
+	assert.Equal(t, "https://chat.example.com/hook", o.svc.webhook)
+	assert.Equal(t, "hook.secret", o.svc.webhookSecretFile)
+	assert.Equal(t, "op.token", o.svc.operatorTokenFile)
+	require.NoError(t, o.svc.resolve([]string{"issue_refund", "send_email"}))
+	require.Len(t, o.svc.httpTools, 2)
+	assert.Equal(t, HTTPTool{Tool: "issue_refund", URL: "http://127.0.0.1:8790/issue_refund", Timeout: 3e9, Retries: 4}, o.svc.httpTools[0])
+	assert.Equal(t, int64(7e9), int64(o.dwell))
+}
