@@ -133,6 +133,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
+	defer b.close(ctx)
 	g, enroll := b.gate, b.enroll
 	if metrics != nil {
 		// The operator's listener also shows the approval figures of the
@@ -161,13 +162,6 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	api, err := gateway.NewAgentAPI(notifying{g, rp.Origin, agentURL, out}, tokens, &gateway.AgentOptions{Logger: log})
 	if err != nil {
 		return err
-	}
-	if b.hook != nil {
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = b.hook.Close(cctx)
-		}()
 	}
 	approvals, err := newApprovalSite(b, rp, gateway.SiteOptions{Logger: log, Tickets: g, Key: b.key}, log)
 	if err != nil {
@@ -224,7 +218,7 @@ type built struct {
 }
 
 // newGate builds the gate, with its passkey approver and enrollment, on st.
-func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (built, error) {
+func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (_ built, err error) {
 	cat, names, err := catalogOf(o.tools)
 	if err != nil {
 		return built{}, err
@@ -255,6 +249,11 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
+	defer func() {
+		if err != nil && hook != nil { // its workers run: stop them
+			closeWebhook(context.Background(), hook)
+		}
+	}()
 	if hook != nil {
 		gopts = append(gopts, gate.WithNotifier(hook, func(id stepup.TicketID) string { return gateway.ApprovalLink(rp.Origin, id) }))
 	}

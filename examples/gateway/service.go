@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -155,6 +156,21 @@ func (o *serviceOptions) newWebhook() (*notify.Webhook, error) {
 		return nil, fmt.Errorf("-webhook: %w", err)
 	}
 	return hook, nil
+}
+
+// close stops what b started: the webhook's workers, given a few
+// seconds to deliver what is queued.
+func (b built) close(ctx context.Context) {
+	if b.hook != nil {
+		closeWebhook(ctx, b.hook)
+	}
+}
+
+// closeWebhook stops hook's workers within five seconds.
+func closeWebhook(ctx context.Context, hook *notify.Webhook) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = hook.Close(cctx)
 }
 
 // minSecretBytes is the shortest secret a secret file may hold.
