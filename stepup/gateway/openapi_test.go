@@ -220,4 +220,11 @@ func TestOpenAPIRefusesWhatTheHandlerRefuses(t *testing.T) {
 		rin.SetBodyBytes([]byte(body))
 		assert.Error(t, openapi3filter.ValidateResponse(context.Background(), rin), body)
 	}
+	// Any status not listed is still a refusal in the Error shape.
+	for status, body := range map[int]string{418: `{"id":"t","status":"allowed","tool":"x"}`, 599: `{"error":{}}`} {
+		rin := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status,
+			Header: http.Header{"Content-Type": {"application/json"}}, Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+		rin.SetBodyBytes([]byte(body))
+		assert.Error(t, openapi3filter.ValidateResponse(context.Background(), rin), "%d %s", status, body)
+	}
 }
