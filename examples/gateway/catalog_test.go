@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,13 +72,13 @@ func TestGatewayCatalogSeed(t *testing.T) {
 
 // TestGatewayCatalogRefused: a catalog the gateway cannot serve stops it
 // at start with the file's own error, and a tool with an executor block
-// but no executor to run it is refused by name.
+// but no secret to sign its requests with is refused by name.
 func TestGatewayCatalogRefused(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte("{\n\"tools\": [{\"name\": \"a\", \"class\": \"harmless\"}]\n}"), 0o600))
 	for _, tc := range []struct{ catalog, want string }{
 		{bad, bad + ":2:"},
-		{exampleCatalog, `tool "delete_customer" has an executor block (http://127.0.0.1:8790/delete_customer), and this gateway has no HTTP executor`},
+		{exampleCatalog, `tool delete_customer is run over HTTP (its executor block or -tool-url): give -tool-secret-file FILE`},
 		{filepath.Join(t.TempDir(), "missing.json"), "cannot open"},
 	} {
 		var out bytes.Buffer
@@ -88,16 +89,15 @@ func TestGatewayCatalogRefused(t *testing.T) {
 	}
 }
 
-// TestExecutorsFromCatalog: seed tools with a block run on the demo
-// executor; any other tool with one is refused until an HTTP executor
-// exists.
+// TestExecutorsFromCatalog: every executor block becomes an HTTP tool
+// with its URL, timeout and retries, in tool order.
 func TestExecutorsFromCatalog(t *testing.T) {
-	demo := &outbox{out: &bytes.Buffer{}}
-	got, err := executorsFromCatalog(map[string]catalog.Executor{"send_email": {URL: "https://mail.internal/send"}}, demo)
-	require.NoError(t, err)
-	assert.Len(t, got, 1)
-	_, err = executorsFromCatalog(map[string]catalog.Executor{"send_email": {URL: "https://a.test/"}, "wire_money": {URL: "https://b.test/"}}, demo)
-	assert.ErrorContains(t, err, `"wire_money"`)
+	got := executorsFromCatalog(map[string]catalog.Executor{
+		"wire_money": {URL: "https://b.test/", Timeout: 2 * time.Second, Retries: 3},
+		"send_email": {URL: "https://mail.internal/send"},
+	})
+	assert.Equal(t, []HTTPTool{{Tool: "send_email", URL: "https://mail.internal/send"},
+		{Tool: "wire_money", URL: "https://b.test/", Timeout: 2 * time.Second, Retries: 3}}, got)
 }
 
 // TestCatalogFlag: the flag reaches the options.

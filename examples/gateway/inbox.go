@@ -36,6 +36,10 @@ func newApprovalSite(b built, rp passkey.RelyingParty, sopts gateway.SiteOptions
 	iopts := &inbox.Options{Logger: log, Figures: func(ctx context.Context) (receipt.ApprovalMetrics, error) {
 		return b.gate.Admin().Metrics(ctx, 7*24*time.Hour) // the header's "recently": the last week
 	}}
+	iopts.Dwell = b.dwell // the gate's dwell: the page holds the button as long as the gate refuses
+	if b.dwell <= 0 {
+		iopts.Dwell = -1 // -dwell 0: none
+	}
 	if b.key != nil {
 		signInOpts = append(signInOpts, passkey.SignInKey(b.key))
 		iopts.Key = b.key

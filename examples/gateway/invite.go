@@ -35,6 +35,9 @@ func runInvite(ctx context.Context, w io.Writer, args []string) error {
 	if *user == "" || fs.NArg() > 0 {
 		return fmt.Errorf("usage: invite (-db FILE | -postgres DSN) -user user:NAME [-origin URL]")
 	}
+	if err := checkInvitee(*user); err != nil {
+		return fmt.Errorf("invite -user %s: %w", *user, err)
+	}
 	addr, err := net.ResolveTCPAddr("tcp", *siteAddr)
 	if err != nil {
 		return fmt.Errorf("-site-addr: %w", err)

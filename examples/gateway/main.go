@@ -59,9 +59,17 @@
 //
 // # Admin commands
 //
-// They work against the store while the gateway runs, and start no server:
+// They work against the store while the gateway runs, and start no
+// server; each prints what it did in one line (admin.go):
 //
 //	go run ./examples/gateway invite -db asu.db -user user:erin
+//	go run ./examples/gateway approvers -db asu.db
+//	go run ./examples/gateway revoke-passkey -db asu.db -id ID
+//	go run ./examples/gateway revoke-invite -db asu.db -invite LINK
+//	go run ./examples/gateway tickets -db asu.db -state pending,approved
+//	go run ./examples/gateway revoke-approval -db asu.db -ticket ID
+//	go run ./examples/gateway revoke-grant -db asu.db -grant ID
+//	go run ./examples/gateway audit -db asu.db -out audit.jsonl
 //	go run ./examples/gateway -db asu.db -audit audit.jsonl -checkpoint-key checkpoint.pem
 //
 // invite mints an enrollment invite and prints its link. -audit exports
@@ -72,11 +80,18 @@
 //
 //	go run ./examples/verify audit audit.jsonl --checkpoint audit.jsonl.checkpoint.json --gate-key checkpoint.pem.pub
 //
+// # The team's tools
+//
+// -tool-url TOOL=URL runs TOOL's approved calls by a signed POST to URL
+// (package httpexec), with the secret in -tool-secret-file; -webhook URL
+// with -webhook-secret-file notifies approvers (package notify).
+//
 // # Metrics and logs
 //
-// -metrics ADDR serves the gate's metrics for Prometheus at
-// http://ADDR/metrics, on a listener of its own (never the agent API's or
-// the approval site's): decisions by kind and effect class, pending
+// -metrics ADDR (or unix:PATH) serves the gate's metrics for Prometheus
+// at http://ADDR/metrics, on a listener of its own (never the agent API's
+// or the approval site's), behind the bearer token of
+// -operator-token-file: decisions by kind and effect class, pending
 // tickets, time to decision, flood refusals and lockouts, executions by
 // outcome, lease recoveries. The service log (standard error) has one
 // line per decision, by tool, ticket and digest, never by argument.
@@ -85,8 +100,8 @@
 //
 // An approval of an external or irreversible call sooner than -dwell
 // (default 3s) after its card was first shown is refused, and the page
-// asks the approver to read the card and approve again; -dwell 0 turns
-// it off.
+// asks the approver to read the card and approve again; the inbox page
+// holds its approve button as long. -dwell 0 turns it off.
 //
 // # Denials
 //
@@ -117,10 +132,13 @@ func main() {
 	}
 }
 
-// cli runs the command line args: the invite command, or the gateway.
+// cli runs the command line args: an admin command (admin.go), or the
+// gateway.
 func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "invite" {
-		return runInvite(ctx, stdout, args[1:])
+	if len(args) > 0 {
+		if cmd, ok := adminCommands[args[0]]; ok {
+			return cmd(ctx, stdout, args[1:])
+		}
 	}
 	if len(args) > 0 && args[0] == "policy" {
 		return runPolicy(ctx, stdout, stderr, args[1:])
@@ -134,7 +152,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (the only command is invite)", fs.Args())
+		return fmt.Errorf("unexpected arguments %q (the commands are %s)", fs.Args(), commandNames())
 	}
 	o.log = stderr
 	return run(ctx, stdout, o, nil)
@@ -162,5 +180,6 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.metrics, "metrics", "", "listen `address` of the Prometheus metrics endpoint, a listener of its own (default: none)")
 	fs.DurationVar(&o.dwell, "dwell", gate.DefaultDwell, "least `time` between an approver first seeing an external or irreversible call's card and approving it (0: none)")
 	fs.StringVar(&o.audit, "audit", "", "export the audit chain to `FILE` (JSON Lines), print the approval figures and exit")
+	serviceFlags(fs, &o.svc)
 	return fs
 }

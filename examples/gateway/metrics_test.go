@@ -83,7 +83,7 @@ func TestMetricsRefuseTheOtherListenersAddress(t *testing.T) {
 		{agentAddr: "127.0.0.1:8700", siteAddr: "127.0.0.1:8701", metrics: "127.0.0.1:8700"},
 		{agentAddr: "127.0.0.1:8700", siteAddr: "127.0.0.1:8701", metrics: "127.0.0.1:8701"},
 	} {
-		_, ln, err := listenMetrics(o)
+		_, ln, _, err := listenMetrics(o, io.Discard)
 		require.Error(t, err)
 		assert.Nil(t, ln)
 		assert.True(t, strings.Contains(err.Error(), "listener of their own"), err.Error())

@@ -24,7 +24,10 @@ import (
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/inbox"
 	"github.com/agentstepup/asu/stepup/keyring"
+	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -47,11 +50,13 @@ type options struct {
 	dwell               time.Duration // least time from showing a card to approving it (external, irreversible)
 	observe             []gate.Option
 	log                 io.Writer
+	svc                 serviceOptions // HTTP tools, webhook, operator token (service.go)
 
 	// Hooks for tests: the SQLite store's clock, the tools' executor, the
 	// execution lease and how often maintenance runs (zero: defaults).
 	clock         func() time.Time
 	exec          gate.Executor
+	tools         []policy.Tool // the catalog's tools (nil: the seed catalog's)
 	lease         time.Duration
 	maintainEvery time.Duration
 	keysEvery     time.Duration // how often -keys is re-read (zero: keyReload)
@@ -72,9 +77,6 @@ type started struct {
 	MetricsURL        string // empty without -metrics
 }
 
-// tools are the reference catalog's tools, each run by the executor.
-var tools = []string{"read_file", "search_tickets", "write_draft", "send_email", "issue_refund"}
-
 // run starts the gateway and serves until ctx ends; with -audit it
 // exports the audit chain instead and returns.
 func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
@@ -89,7 +91,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 			return err
 		}
 		tmp = d
-		fmt.Fprintf(out, "data directory: %s (removed at exit)\n", d)
+		fmt.Fprintln(out, tempDirLine(o, d))
 		defer os.RemoveAll(d)
 	}
 	if o.db == "" && o.postgres == "" {
@@ -119,7 +121,11 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(&syncWriter{w: o.log}, nil))
-	metrics, metricsLn, err := listenMetrics(o)
+	opToken, err := operatorToken(o.svc.operatorTokenFile)
+	if err != nil {
+		return err
+	}
+	metrics, metricsLn, metricsURL, err := listenMetrics(o, out)
 	if err != nil {
 		return err
 	}
@@ -132,6 +138,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if err != nil {
 		return err
 	}
+	defer b.close(ctx)
 	g, enroll := b.gate, b.enroll
 	if b.keys != nil {
 		defer watchKeys(ctx, o.keys, b.keys, o.log, cmp.Or(o.keysEvery, keyReload))()
@@ -172,7 +179,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	s := started{AgentURL: agentURL, SiteURL: rp.Origin, Origin: rp.Origin, Token: fresh,
 		Agent: tokens[0].Agent, User: tokens[0].Users[0], InboxURL: inbox.Link(rp.Origin, approvals.inbox.Prefix())}
 	if metricsLn != nil {
-		s.MetricsURL = "http://" + metricsLn.Addr().String() + gateway.MetricsPath
+		s.MetricsURL = metricsURL
 	}
 	if o.approver != "" {
 		if s.InviteLink, err = gateway.InviteLink(ctx, enroll, rp.Origin, o.approver); err != nil {
@@ -194,7 +201,10 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	wg.Go(func() { errs[0] = gateway.Serve(ctx, gateway.NewServer(api, api.MaxWait()), agentLn); cancel() })
 	wg.Go(func() { errs[1] = gateway.Serve(ctx, gateway.NewServer(approvals, 0), siteLn); cancel() })
 	if metricsLn != nil {
-		wg.Go(func() { errs[2] = gateway.Serve(ctx, gateway.NewServer(metrics, 0), metricsLn); cancel() })
+		wg.Go(func() {
+			errs[2] = gateway.Serve(ctx, gateway.NewServer(operatorAuth(opToken, metrics), 0), metricsLn)
+			cancel()
+		})
 	}
 	if onReady != nil {
 		onReady(s)
@@ -211,22 +221,52 @@ type built struct {
 	enroll   *passkey.Enrollment
 	approver *passkey.Approver
 	key      []byte
-	keys     *keyring.Live // the -keys ring, re-read while the gateway runs (nil without -keys)
+	keys     *keyring.Live   // the -keys ring, re-read while the gateway runs (nil without -keys)
+	hook     *notify.Webhook // -webhook's notifier, closed at exit (nil: none)
+	dwell    time.Duration   // -dwell, which the inbox's page holds too
 }
 
 // newGate builds the gate, with its passkey approver and enrollment, on st.
-func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (built, error) {
+func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) (_ built, err error) {
+	dec, err := loadCatalog(o.catalog, o.tools, out)
+	if err != nil {
+		return built{}, err
+	}
+	cat, names := dec.policy, dec.names
 	var exec gate.Executor = &outbox{out: out}
 	if o.exec != nil {
 		exec = o.exec
 	}
-	cat, err := loadCatalog(o.catalog, exec, out)
+	o.svc.httpTools = append(o.svc.httpTools, dec.http...)
+	if err := o.svc.resolve(names); err != nil {
+		return built{}, err
+	}
+	remote, err := o.svc.executors()
 	if err != nil {
 		return built{}, err
 	}
-	gopts := append(append([]gate.Option{}, o.observe...), cat.opts...)
+	gopts := append(append([]gate.Option{}, o.observe...), dec.opts...)
 	if o.files != "" {
 		gopts = append(gopts, gate.WithResolver(canon.FileResolver{Root: o.files}))
+	}
+	for _, tool := range names {
+		if e, ok := remote[tool]; ok {
+			gopts = append(gopts, gate.WithExecutor(tool, e))
+			continue
+		}
+		gopts = append(gopts, gate.WithExecutor(tool, exec))
+	}
+	hook, err := o.svc.newWebhook()
+	if err != nil {
+		return built{}, err
+	}
+	defer func() {
+		if err != nil && hook != nil { // its workers run: stop them
+			closeWebhook(context.Background(), hook)
+		}
+	}()
+	if hook != nil {
+		gopts = append(gopts, gate.WithNotifier(hook, func(id stepup.TicketID) string { return gateway.ApprovalLink(rp.Origin, id) }))
 	}
 	var popts []passkey.Option
 	var eopts []passkey.EnrollOption
@@ -269,7 +309,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
-	g, err := gate.New(st, cat.policy, approver, gopts...)
+	g, err := gate.New(st, cat, approver, gopts...)
 	if err != nil {
 		return built{}, err
 	}
@@ -277,7 +317,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
-	return built{gate: g, enroll: enroll, approver: approver, key: key, keys: keys}, nil
+	return built{gate: g, enroll: enroll, approver: approver, key: key, keys: keys, hook: hook, dwell: o.dwell}, nil
 }
 
 // runAudit exports the audit chain of an existing store, signing a
@@ -373,6 +413,12 @@ func (n notifying) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, e
 			gateway.ApprovalLink(n.origin, t.ID), wait, exec)
 	}
 	return t, err
+}
+
+// Execute runs ticket id, telling its executor which ticket it runs (an
+// HTTP tool receives the id beside the idempotency key).
+func (n notifying) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
+	return n.Gate.Execute(plug.WithTicket(ctx, id), id)
 }
 
 // outbox stands in for the real tools: it reports each execution by tool,

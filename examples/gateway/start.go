@@ -24,7 +24,11 @@ func printStart(w io.Writer, o options, s started, where string) {
 		p("inbox:         %s  (approvers sign in with their passkey and see their queue, live)", s.InboxURL)
 	}
 	if s.MetricsURL != "" {
-		p("metrics:       %s  (for Prometheus to scrape; on a listener of its own)", s.MetricsURL)
+		guard := "open to whoever reaches it"
+		if o.svc.operatorTokenFile != "" {
+			guard = "with the bearer token in " + o.svc.operatorTokenFile
+		}
+		p("metrics:       %s  (for Prometheus to scrape, %s; on a listener of its own)", s.MetricsURL, guard)
 	}
 	p("")
 	step := 1

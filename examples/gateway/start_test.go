@@ -123,9 +123,11 @@ func TestInviteCommand(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist, "never creates an empty database")
 	assert.Error(t, runInvite(ctx, &out, []string{"-db", db, "-postgres", "postgres://x", "-user", "user:fay"}))
 	assert.Error(t, runInvite(ctx, &out, []string{"-db", db}), "a user is needed")
-	for _, who := range []string{"agent:reports", "policy:v1", "grant:x"} {
+	for _, who := range []string{"agent:reports", "policy:v1", "grant:x", "model:m", "group:finance", "dana", "user:", "user:a b"} {
 		err := runInvite(ctx, &out, []string{"-db", db, "-user", who})
 		assert.ErrorIs(t, err, stepup.ErrNotPermitted, who)
+		assert.ErrorContains(t, err, "invite -user "+who+": ", "the error names the flag")
+		assert.NotContains(t, err.Error(), "ticket", "an invite has no ticket: %s", who)
 	}
 }
 

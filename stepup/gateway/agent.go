@@ -62,6 +62,7 @@ type AgentOptions struct {
 //	GET  /v1/tickets/{id}/wait       ?timeout=30s, a bounded long poll
 //	POST /v1/tickets/{id}/execute    no body: execute takes no arguments
 //	POST /v1/tickets/{id}/cancel     body: {"reason": "..."}, optional
+//	GET  /openapi.json               the API's OpenAPI 3.1 document ([OpenAPI]), no token
 //
 // An execute runs to its end even when its request ends first; the
 // runtime then learns the outcome with a wait. Each is authenticated by a runtime's bearer token. It has no route to
@@ -111,6 +112,7 @@ func NewAgentAPI(rt Gate, tokens []RuntimeToken, opts *AgentOptions) (*AgentAPI,
 	a.mux.HandleFunc("GET /v1/tickets/{id}/wait", a.auth(a.wait))
 	a.mux.HandleFunc("POST /v1/tickets/{id}/execute", a.auth(a.execute))
 	a.mux.HandleFunc("POST /v1/tickets/{id}/cancel", a.auth(a.cancel))
+	a.mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
 	a.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: no such route", stepup.ErrNotFound))
 	})

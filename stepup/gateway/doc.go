@@ -7,7 +7,7 @@
 //
 // # Agent API
 //
-// [AgentAPI] serves three routes, JSON over HTTP:
+// [AgentAPI] serves these routes, JSON over HTTP:
 //
 //	POST /v1/propose               a call: {"tool", "args", "task", "step", "session",
 //	                               "principal": {"user", "agent", "delegations"},
@@ -15,6 +15,7 @@
 //	GET  /v1/tickets/{id}/wait     ?timeout=30s: a long poll, bounded by [AgentOptions].MaxWait
 //	POST /v1/tickets/{id}/execute  no body: execute runs the stored call
 //	POST /v1/tickets/{id}/cancel   {"reason"}: withdraw a pending ticket
+//	GET  /openapi.json             no token: the OpenAPI 3.1 document of these routes ([OpenAPI])
 //
 // A propose body is read strictly (member names spelled exactly, no
 // duplicate keys anywhere, nothing after the object) and, when canon

@@ -1,0 +1,36 @@
+package httpexec
+
+import "errors"
+
+// Errors of [Executor.Execute]: each wraps one of them, so the gate's
+// audit row and the operator's log say what the tool answered, never the
+// arguments.
+var (
+	// ErrToolFailed means the tool answered with a status that is not 2xx,
+	// on every attempt that was allowed, or with a 4xx, which is final.
+	ErrToolFailed = errors.New("httpexec: the tool failed")
+	// ErrUnreachable means no attempt got an answer: connection refused,
+	// reset, or the per-attempt timeout passed.
+	ErrUnreachable = errors.New("httpexec: the tool did not answer")
+	// ErrResponseTooLarge means the tool's answer was longer than
+	// [Options].MaxResponseBytes. The tool did answer 2xx, so the effect
+	// may have happened: it is not retried.
+	ErrResponseTooLarge = errors.New("httpexec: the tool's response is too large")
+)
+
+// Errors of [Verify]: each wraps one of them.
+var (
+	// ErrSecret means the shared secret is shorter than [MinSecretBytes].
+	ErrSecret = errors.New("httpexec: shared secret shorter than 32 bytes")
+	// ErrMalformed means the request is not one an Executor sends: a
+	// missing or malformed header, a body that is not the effect message,
+	// or headers that disagree with the body.
+	ErrMalformed = errors.New("httpexec: malformed request")
+	// ErrBadSignature means no signature in the request is the HMAC of
+	// its canonical string under the secret.
+	ErrBadSignature = errors.New("httpexec: bad signature")
+	// ErrStale means the request's timestamp is outside the replay window.
+	ErrStale = errors.New("httpexec: timestamp outside the replay window")
+	// ErrTooLarge means the request body is longer than [MaxRequestBytes].
+	ErrTooLarge = errors.New("httpexec: request body too large")
+)
