@@ -19,7 +19,7 @@ func writeFileEffect(name, target string, size int64) canon.Effect {
 	ref := canon.Ref{Name: name, Kind: "path", Target: target, Size: size,
 		SHA256: canon.Sum([]byte("region,revenue\n"))}
 	return canon.Effect{Tool: "write_file", Args: args, Refs: []canon.Ref{ref}, Task: "mcp",
-		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports", Delegations: []string{}},
+		Principal:     canon.Principal{User: "user:dana", Agent: "agent:reports", Delegations: []string{}},
 		PolicyVersion: "2026-12-01.1", Audience: "write_file"}
 }
 
