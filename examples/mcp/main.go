@@ -24,6 +24,7 @@ type options struct {
 	upstreamURL  string
 	upstreamCmd  []string // the arguments after the flags
 	root         string
+	upstreamDir  string // where the upstream resolves relative paths
 	listen       string
 	siteAddr     string
 	user         string
@@ -52,7 +53,8 @@ func main() {
 	flag.BoolVar(&o.trustHints, "trust-hints", false, "with -print-catalog: start from the worst reading of the upstream's hints")
 	flag.StringVar(&o.catalog, "catalog", "", "catalog `file` (JSON) admitting upstream tools; required with an upstream")
 	flag.StringVar(&o.upstreamURL, "upstream-url", "", "streamable HTTP `URL` of the upstream MCP server (or give its command after the flags)")
-	flag.StringVar(&o.root, "root", "", "`directory` the upstream works in: \"path\" references are bound to file contents under it")
+	flag.StringVar(&o.root, "root", "", "`directory` calls may touch: a \"path\" reference is resolved as the upstream resolves it, refused unless it lies under this directory, and its content bound")
+	flag.StringVar(&o.upstreamDir, "upstream-dir", "", "`directory` the upstream resolves relative paths against (server-filesystem: the first directory it is given); without it a relative \"path\" reference is refused")
 	flag.StringVar(&o.listen, "listen", "", "serve hosts over streamable HTTP on `address` at /mcp (bearer token in ASU_MCP_TOKEN) instead of stdio")
 	flag.StringVar(&o.siteAddr, "site-addr", "127.0.0.1:8711", "listen `address` of the approval site")
 	flag.DurationVar(&o.dwell, "dwell", gate.DefaultDwell, "least `time` between an approver first seeing an external or irreversible call's card and approving it (0: none)")

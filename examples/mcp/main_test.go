@@ -27,7 +27,8 @@ func TestDemo(t *testing.T) {
 		"model reads (tool error): denied: unknown tool",
 		"LOOKS LIKE a trusted domain",
 		"model reads (tool error): denied by user:dana: that is not our domain",
-		`"path" "q3.csv": 33 bytes, SHA-256`,
+		`"path" "q3.csv", which is "`,
+		"33 bytes, SHA-256",
 	} {
 		assert.Contains(t, text, want)
 	}

@@ -38,53 +38,60 @@ type ready struct {
 
 // upstreamOf connects to the upstream the options name: a command, a
 // URL, or (neither) the built-in one in dir. It returns the catalog to
-// use with it and the directory path references are bound under.
-func upstreamOf(ctx context.Context, o options, dir string, log io.Writer) (*mcpgate.Upstream, *mcpgate.Catalog, string, *seedServer, error) {
+// use with it and the resolver of its path references: confined to
+// -root, relative names against -upstream-dir, "~" as the command's
+// HOME.
+func upstreamOf(ctx context.Context, o options, dir string, log io.Writer) (*mcpgate.Upstream, *mcpgate.Catalog, mcpgate.PathResolver, *seedServer, error) {
 	var dial mcpgate.Dialer
 	var seed *seedServer
-	root := o.root
+	paths := mcpgate.PathResolver{Root: o.root, Base: o.upstreamDir}
 	switch {
 	case len(o.upstreamCmd) > 0 && o.upstreamURL != "":
-		return nil, nil, "", nil, fmt.Errorf("%w: name an upstream command or -upstream-url, not both", stepup.ErrConfig)
+		return nil, nil, paths, nil, fmt.Errorf("%w: name an upstream command or -upstream-url, not both", stepup.ErrConfig)
 	case len(o.upstreamCmd) > 0:
 		dial = mcpgate.Command(log, o.upstreamCmd[0], o.upstreamCmd[1:]...)
+		// The command inherits this environment, so its home directory is
+		// ours (a Node server reads HOME). A server reached by URL has a
+		// home nobody here knows: "~" names are then refused.
+		paths.Home = os.Getenv("HOME")
 	case o.upstreamURL != "":
 		dial = mcpgate.HTTP(o.upstreamURL, nil)
 	default:
 		files := filepath.Join(dir, "files")
 		if err := os.MkdirAll(files, 0o700); err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, paths, nil, err
 		}
 		var err error
 		if seed, err = newSeedServer(files); err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, paths, nil, err
 		}
-		dial, root = seed.dial, files
+		dial = seed.dial
+		paths = mcpgate.PathResolver{Root: files, Base: files} // it reads names under files
 	}
 	up, err := mcpgate.Connect(ctx, dial, &mcpgate.UpstreamOptions{
 		Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, paths, nil, err
 	}
 	if o.printCatalog {
-		return up, nil, root, seed, nil
+		return up, nil, paths, seed, nil
 	}
 	raw := seedCatalog
 	if o.catalog != "" {
 		if raw, err = os.ReadFile(o.catalog); err != nil {
 			_ = up.Close()
-			return nil, nil, "", nil, err
+			return nil, nil, paths, nil, err
 		}
 	} else if seed == nil {
 		_ = up.Close()
-		return nil, nil, "", nil, fmt.Errorf("%w: -catalog FILE is needed with an upstream (-print-catalog prints a starting one)", stepup.ErrConfig)
+		return nil, nil, paths, nil, fmt.Errorf("%w: -catalog FILE is needed with an upstream (-print-catalog prints a starting one)", stepup.ErrConfig)
 	}
 	cat, err := mcpgate.ParseCatalog(bytes.NewReader(raw))
 	if err != nil {
 		_ = up.Close()
-		return nil, nil, "", nil, err
+		return nil, nil, paths, nil, err
 	}
-	return up, cat, root, seed, nil
+	return up, cat, paths, seed, nil
 }
 
 // printCatalog writes a starting catalog for the upstream's tools to out.
@@ -134,7 +141,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	up, cat, root, _, err := upstreamOf(ctx, o, tmp, log)
+	up, cat, paths, _, err := upstreamOf(ctx, o, tmp, log)
 	if err != nil {
 		return err
 	}
@@ -184,7 +191,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		// Browsers treat http://localhost as a secure context, so passkeys
 		// work on one machine without TLS.
 		rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port, Name: "asu approvals"}
-		lg, err := openGate(tmp, rp, pol, root, up, cat, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
+		lg, err := openGate(tmp, rp, pol, paths, up, cat, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
 		if err != nil {
 			return err
 		}
@@ -270,15 +277,17 @@ type localGate struct {
 }
 
 // openGate builds the gate in dir deciding with pol; path references are
-// bound under root and every admitted tool runs on the upstream.
-func openGate(dir string, rp passkey.RelyingParty, pol gate.Policy, root string, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
+// bound by paths (when it has a root) and every admitted tool runs on the
+// upstream.
+func openGate(dir string, rp passkey.RelyingParty, pol gate.Policy, paths mcpgate.PathResolver, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
 	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "asu.db"), nil)
 	if err != nil {
 		return nil, err
 	}
 	lg := &localGate{st: st}
-	if root != "" {
-		opts = append(opts, gate.WithResolver(mcpgate.PathResolver{Root: root, Next: canon.FileResolver{Root: root}}))
+	if paths.Root != "" {
+		paths.Next = canon.FileResolver{Root: paths.Root}
+		opts = append(opts, gate.WithResolver(paths))
 	}
 	for _, t := range cat.Tools {
 		opts = append(opts, gate.WithExecutor(t.Name, up.Executor()))
