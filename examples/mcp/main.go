@@ -38,8 +38,9 @@ type options struct {
 	dwell        time.Duration // least time from showing a card to approving it
 	gatewayURL   string
 	siteOrigin   string
-	token        string // the gateway's runtime token, from ASU_RUNTIME_TOKEN
-	hostToken    string // the hosts' bearer token, from ASU_MCP_TOKEN
+	token        string        // the gateway's runtime token, from ASU_RUNTIME_TOKEN
+	hostToken    string        // the hosts' bearer token, from ASU_MCP_TOKEN
+	gateOptions  []gate.Option // tests only: more options of the in-process gate
 }
 
 // defaultAgent is the agent principal of the gateway example's runtime

@@ -191,7 +191,8 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		// Browsers treat http://localhost as a secure context, so passkeys
 		// work on one machine without TLS.
 		rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port, Name: "asu approvals"}
-		lg, err := openGate(tmp, rp, pol, paths, up, cat, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
+		lg, err := openGate(tmp, rp, pol, paths, up, cat,
+			append([]gate.Option{gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible)}, o.gateOptions...)...)
 		if err != nil {
 			return err
 		}
@@ -287,7 +288,7 @@ func openGate(dir string, rp passkey.RelyingParty, pol gate.Policy, paths mcpgat
 	lg := &localGate{st: st}
 	if paths.Root != "" {
 		paths.Next = canon.FileResolver{Root: paths.Root}
-		opts = append(opts, gate.WithResolver(paths))
+		opts = append([]gate.Option{gate.WithResolver(paths)}, opts...) // a test's own comes after
 	}
 	for _, t := range cat.Tools {
 		opts = append(opts, gate.WithExecutor(t.Name, up.Executor()))
