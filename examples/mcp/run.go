@@ -227,7 +227,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		if onReady != nil {
 			onReady(r)
 		}
-		err = proxy.Server().Run(ctx, host)
+		err = proxy.Run(ctx, host)
 	} else {
 		err = serveHTTP(ctx, o, proxy, log, r, onReady)
 	}

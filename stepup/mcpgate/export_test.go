@@ -1,0 +1,4 @@
+package mcpgate
+
+// RefusesMembers reports whether the strict check refuses raw.
+func RefusesMembers(raw []byte) bool { return checkMembers(raw) != nil }
