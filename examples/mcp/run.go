@@ -179,6 +179,9 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 			fmt.Fprintf(log, "waiting for approval of %s at the gateway (ticket %s)\n", tk.Tool, tk.ID)
 		}
 	} else {
+		// The host is shown the schemas this gate checks, whatever the
+		// upstream lists later, until a restart admits the new listing.
+		popts.EnforcedSchema = pol.Schema
 		ln, err := net.Listen("tcp", o.siteAddr)
 		if err != nil {
 			return err
