@@ -200,8 +200,11 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 			return err
 		}
 		defer lg.Close()
+		// The site reads the gate's tickets, so the page of one that can
+		// no longer be decided says what became of it: withdrawn by the
+		// host, timed out, declined, denied or run.
 		site, err := gateway.NewSite(lg.gate.Desk(), lg.enroll, rp, &gateway.SiteOptions{
-			Logger: slog.New(slog.NewTextHandler(log, nil))})
+			Logger: slog.New(slog.NewTextHandler(log, nil)), Tickets: lg.gate})
 		if err != nil {
 			return err
 		}

@@ -40,8 +40,10 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 // Reasons a call did not run, as the model reads them.
 const (
 	ReasonHostCancelled = "cancelled by the agent before a decision"
-	ReasonDeclined      = "cancelled: the person declined to open the approval page"
-	ReasonNoDecision    = "cancelled: no decision within the gateway's wait"
+	ReasonDeclined      = stepup.ReasonDeclined
+	// ReasonNoDecision starts with stepup.ReasonNoDecision, so the
+	// approval page says nobody decided in time.
+	ReasonNoDecision = stepup.ReasonNoDecision + ": the gateway's wait ended, and the request was cancelled"
 	alreadyUsed         = "not run again: this approval was already used, by an identical call merged with this one"
 )
 
