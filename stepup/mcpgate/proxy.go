@@ -44,7 +44,7 @@ const (
 	// ReasonNoDecision starts with stepup.ReasonNoDecision, so the
 	// approval page says nobody decided in time.
 	ReasonNoDecision = stepup.ReasonNoDecision + ": the gateway's wait ended, and the request was cancelled"
-	alreadyUsed         = "not run again: this approval was already used, by an identical call merged with this one"
+	alreadyUsed      = "not run again: this approval was already used, by an identical call merged with this one"
 )
 
 // Options configures a [Proxy]; nil means defaults.
