@@ -24,6 +24,8 @@ import (
 	"github.com/agentstepup/asu/stepup/mcpgate"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/remote"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
@@ -194,7 +196,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		// Browsers treat http://localhost as a secure context, so passkeys
 		// work on one machine without TLS.
 		rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port, Name: "asu approvals"}
-		lg, err := openGate(tmp, rp, pol, paths, up, cat,
+		lg, err := openGate(o.db, rp, pol, paths, up, cat,
 			append([]gate.Option{gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible)}, o.gateOptions...)...)
 		if err != nil {
 			return err
@@ -276,20 +278,39 @@ func serveHTTP(ctx context.Context, o options, proxy *mcpgate.Proxy, log io.Writ
 	return nil
 }
 
-// localGate is an asu gate in this process on an SQLite file.
+// localGate is an asu gate in this process, on memory or an SQLite file.
 type localGate struct {
 	gate   *gate.Gate
 	enroll *passkey.Enrollment
-	st     *sqlite.Store
+	st     gateStore
 }
 
-// openGate builds the gate in dir deciding with pol; path references are
-// bound by paths (when it has a root) and every admitted tool runs on the
+// gateStore is what the local gate keeps its records in.
+type gateStore interface {
+	store.Store
+	Close() error
+}
+
+// openGate builds the gate deciding with pol, its records in the SQLite
+// file db or, when db is "", in memory; path references are bound by
+// paths (when it has a root) and every admitted tool runs on the
 // upstream.
-func openGate(dir string, rp passkey.RelyingParty, pol gate.Policy, paths mcpgate.PathResolver, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "asu.db"), nil)
-	if err != nil {
-		return nil, err
+//
+// In memory is the default because the records then live exactly as long
+// as the process, as the temporary file they were kept in before did:
+// that file was deleted at exit, yet each allowed call paid for three
+// commits synced to its disk (the decision and its audit row, the consume,
+// the outcome and its row), most of the time of an allowed read. Every
+// decision still has its audit row. A file (-db) keeps approvals, audit
+// and enrolled passkeys across restarts, and syncs every commit.
+func openGate(db string, rp passkey.RelyingParty, pol gate.Policy, paths mcpgate.PathResolver, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
+	var st gateStore = memory.New(nil)
+	if db != "" {
+		file, err := sqlite.Open(context.Background(), db, nil)
+		if err != nil {
+			return nil, err
+		}
+		st = file
 	}
 	lg := &localGate{st: st}
 	if paths.Root != "" {

@@ -332,6 +332,7 @@ const maxRejoins = 3
 
 // execute runs ticket id and turns the outcome into what the host reads.
 func (p *Proxy) execute(ctx context.Context, session, tool string, id stepup.TicketID) *mcp.CallToolResult {
+	ctx, slot := withResultSlot(ctx)
 	res, err := p.rt.Execute(ctx, id)
 	switch {
 	case errors.Is(err, stepup.ErrConsumed):
@@ -360,6 +361,9 @@ func (p *Proxy) execute(ctx context.Context, session, tool string, id stepup.Tic
 		// the model: later external and irreversible calls of this session
 		// need a person, and their cards say what was read.
 		p.sessions.addTaint(session, "read the output of "+tool)
+	}
+	if r, ok := slot.result(res.Output); ok && r.Content != nil {
+		return r // the upstream's answer, as the executor encoded it into res.Output
 	}
 	var out mcp.CallToolResult
 	if err := json.Unmarshal(res.Output, &out); err != nil || out.Content == nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -35,6 +36,24 @@ const reasonDuplicateMember = "invalid request: a member is named twice in one o
 // alike as Go's JSON reader folds them. Text that is not JSON is left to
 // the SDK, which refuses it; nil then.
 func checkMembers(raw []byte) error {
+	sc := memberScanner{b: raw}
+	dup, ok := sc.value(0)
+	if ok {
+		sc.space()
+		if sc.i == len(raw) {
+			if dup {
+				return ErrDuplicateMember
+			}
+			return nil
+		}
+	}
+	// Text the fast scanner does not follow (or several values): the
+	// decoder's tokens decide.
+	return checkMembersByTokens(raw)
+}
+
+// checkMembersByTokens is checkMembers by encoding/json's tokens.
+func checkMembersByTokens(raw []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	type object struct{ keys []string } // folded names so far
@@ -77,6 +96,175 @@ func checkMembers(raw []byte) error {
 		// A value ended: inside an object, a key comes next.
 		expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
 	}
+}
+
+// maxScanDepth is the nesting the fast scanner follows; deeper text goes
+// to the decoder, which has its own bound.
+const maxScanDepth = 1000
+
+// memberScanner walks JSON text once, without building values, and
+// reports whether some object names a member twice (folded as foldCase
+// does). ok is false for anything it does not follow as JSON.
+type memberScanner struct {
+	b   []byte
+	i   int
+	buf []byte
+}
+
+func (s *memberScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *memberScanner) value(depth int) (dup, ok bool) {
+	s.space()
+	if s.i >= len(s.b) || depth > maxScanDepth {
+		return false, false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		return s.object(depth + 1)
+	case c == '[':
+		s.i++
+		s.space()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			s.i++
+			return false, true
+		}
+		for {
+			d, ok := s.value(depth + 1)
+			if !ok {
+				return false, false
+			}
+			dup = dup || d
+			s.space()
+			if s.i >= len(s.b) {
+				return false, false
+			}
+			switch s.b[s.i] {
+			case ',':
+				s.i++
+			case ']':
+				s.i++
+				return dup, true
+			default:
+				return false, false
+			}
+		}
+	case c == '"':
+		_, ok := s.str()
+		return false, ok
+	case c == 't':
+		return false, s.literal("true")
+	case c == 'f':
+		return false, s.literal("false")
+	case c == 'n':
+		return false, s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		s.i++
+		for s.i < len(s.b) && strings.IndexByte("0123456789+-.eE", s.b[s.i]) >= 0 {
+			s.i++
+		}
+		return false, true
+	}
+	return false, false
+}
+
+func (s *memberScanner) literal(word string) bool {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+func (s *memberScanner) object(depth int) (dup, ok bool) {
+	s.i++ // '{'
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return false, true
+	}
+	var keys []string
+	for {
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return false, false
+		}
+		key, ok := s.str()
+		if !ok {
+			return false, false
+		}
+		s.buf = foldCase(s.buf[:0], key)
+		for _, k := range keys {
+			if k == string(s.buf) {
+				dup = true
+			}
+		}
+		keys = append(keys, string(s.buf))
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false, false
+		}
+		s.i++
+		d, ok := s.value(depth)
+		if !ok {
+			return false, false
+		}
+		dup = dup || d
+		s.space()
+		if s.i >= len(s.b) {
+			return false, false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return dup, true
+		default:
+			return false, false
+		}
+	}
+}
+
+// str reads a string at s.i and returns its text, unescaped.
+func (s *memberScanner) str() (string, bool) {
+	start := s.i
+	s.i++
+	escaped := false
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			lit := s.b[start+1 : s.i-1]
+			if !escaped {
+				if !utf8.Valid(lit) {
+					return "", false
+				}
+				return string(lit), true
+			}
+			var out string
+			if json.Unmarshal(s.b[start:s.i], &out) != nil {
+				return "", false
+			}
+			return out, true
+		case c == '\\':
+			escaped = true
+			s.i += 2
+		case c < 0x20:
+			return "", false
+		default:
+			s.i++
+		}
+	}
+	return "", false
 }
 
 // foldCase appends name with each rune replaced by the smallest rune of

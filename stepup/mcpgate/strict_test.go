@@ -307,9 +307,9 @@ func TestStrictHTTP(t *testing.T) {
 	assert.Zero(t, w.upstream.count("read_file"))
 }
 
-// FuzzStrictMembers: the check never panics, refuses no message whose
-// objects have distinct folded names, and refuses every message that
-// decodes to fewer members than it spells.
+// FuzzStrictMembers: the check never panics, agrees with the check by
+// encoding/json's tokens on every JSON text, and refuses every message
+// that decodes to fewer members than it spells.
 func FuzzStrictMembers(f *testing.F) {
 	f.Add([]byte(strictCall))
 	f.Add([]byte(`{"a":1,"A":2}`))
@@ -320,6 +320,9 @@ func FuzzStrictMembers(f *testing.F) {
 		var v any
 		if json.Unmarshal(raw, &v) != nil {
 			return
+		}
+		if byTokens := mcpgate.RefusesMembersByTokens(raw); byTokens != refused {
+			t.Fatalf("the scanner says %v, the tokens %v: %q", refused, byTokens, raw)
 		}
 		if hasCollapsedMembers(raw) && !refused {
 			t.Fatalf("not refused: %q", raw)
