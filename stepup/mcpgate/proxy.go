@@ -183,8 +183,9 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 	return p, nil
 }
 
-// Server returns the MCP server to run on a transport (stdio) or to serve
-// over HTTP ([Proxy.HTTPHandler]).
+// Server returns the MCP server itself. Running it on a transport
+// directly skips the strict message check; run it with [Proxy.Run], or
+// serve it over HTTP with [Proxy.HTTPHandler], which both apply it.
 func (p *Proxy) Server() *mcp.Server { return p.server }
 
 // SetTools offers tools, the upstream's listing, in place of the current
