@@ -30,7 +30,7 @@ func TestDemo(t *testing.T) {
 		"LOOKS LIKE a trusted domain",
 		"model reads (tool error): denied by user:dana: that is not our domain",
 		`"path" "q3.csv", which is "`,
-		"33 bytes, SHA-256",
+		"bytes, SHA-256",
 	} {
 		assert.Contains(t, text, want)
 	}
