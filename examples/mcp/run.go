@@ -36,6 +36,7 @@ type ready struct {
 	// The in-process gate's sides, for a test playing the approver.
 	gate   *gate.Gate
 	enroll *passkey.Enrollment
+	store  gateStore
 }
 
 // upstreamOf connects to the upstream the options name: a command, a
@@ -224,7 +225,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 			fmt.Fprintf(log, "approval needed: %s\n", gateway.ApprovalLink(rp.Origin, tk.ID))
 		}
 		wg.Go(func() { siteErr = gateway.Serve(ctx, gateway.NewServer(site, 0), ln); cancel() })
-		r.Site, r.gate, r.enroll = rp.Origin, lg.gate, lg.enroll
+		r.Site, r.gate, r.enroll, r.store = rp.Origin, lg.gate, lg.enroll, lg.st
 	}
 
 	proxy, err := mcpgate.NewProxy(rt, principal, up, cat.Class, popts)
