@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -37,4 +38,29 @@ func TestAllowedReadKeepsItsAuditRows(t *testing.T) {
 	assert.Equal(t, 3, decisions[receipt.DecisionAllow], "%v", decisions)
 	assert.Equal(t, 3, decisions[receipt.DecisionExecuted], "%v", decisions)
 	assert.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+}
+
+// TestRunWithDB: -db keeps the gate's records in an SQLite file, which
+// outlives the gateway: the audit rows of a read made in one run are
+// there for the next.
+func TestRunWithDB(t *testing.T) {
+	o := defaults()
+	o.db = filepath.Join(t.TempDir(), "asu.db")
+	cs, _, _, stop := start(t, o)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "q3.csv"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, resultText(res))
+	stop()
+
+	_, _, r, stop := start(t, o)
+	defer stop()
+	rows, err := r.store.AuditRange(context.Background(), time.Unix(0, 0), time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	n := 0
+	for _, row := range rows {
+		if row.Tool == "read_file" && row.Decision == receipt.DecisionAllow {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n)
 }
