@@ -64,6 +64,12 @@ const DefaultMaxEntries = 100_000
 // asks the filesystem as the server does, so a name in other letter case
 // finds the object the server will find.
 //
+// The resolver runs in the gateway's process: it holds only while the
+// server sees the same filesystem at the same paths (a server in a
+// container with mounts of its own needs a resolver that knows them), and
+// between the gate's last resolution, right before the call runs, and the
+// server's own, whoever can write under the root can still move files.
+//
 // It delegates every other kind to Next (nil: they are left unbound).
 type PathResolver struct {
 	// Root confines every target: the server may serve more, but a call
