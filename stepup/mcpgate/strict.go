@@ -329,7 +329,9 @@ func idOnce(raw []byte) bool {
 // answered with a JSON-RPC error (-32600), a notification dropped. It
 // reads the bytes of [*mcp.StdioTransport] and [*mcp.IOTransport]; any
 // other transport is returned as it is. [Proxy.Run] applies it, and
-// [Proxy.HTTPHandler] does the same for every POST body.
+// [Proxy.HTTPHandler] does the same for every POST body. As the SDK's own
+// reader does, it reads the transport's reader until that ends: a
+// connection closed meanwhile stops it at its next message.
 func StrictTransport(t mcp.Transport) mcp.Transport {
 	switch t := t.(type) {
 	case *mcp.StdioTransport:
