@@ -63,7 +63,7 @@ func (e Effect) validUTF8() bool {
 	strs := []string{e.Tool, e.Task, e.Step, e.Principal.User, e.Principal.Agent, e.PolicyVersion, e.Audience}
 	strs = append(strs, e.Principal.Delegations...)
 	for _, r := range e.Refs {
-		strs = append(strs, r.Name, r.Kind, r.Unbound)
+		strs = append(strs, r.Name, r.Kind, r.Target, r.Unbound)
 	}
 	for _, s := range strs {
 		if !utf8.ValidString(s) {

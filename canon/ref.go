@@ -27,6 +27,14 @@ type Ref struct {
 	SHA256 Digest `json:"sha256"`
 	// Size is the content length in bytes; zero when Unbound is set.
 	Size int64 `json:"size"`
+	// Target is the object Name resolves to, as the tool that runs the
+	// call will resolve it, when that differs from Name: for a file path
+	// that a server expands or normalizes ("~/q3.csv"), the absolute path
+	// of the file it will touch. Empty when Name is the target itself.
+	// The digest covers it, and the card shows it next to Name. It is
+	// left out of the canonical form when empty, so effects without one
+	// hash as they always did.
+	Target string `json:"target,omitempty"`
 	// Unbound is empty for a resolved reference, otherwise the reason its
 	// content is not covered by the digest.
 	Unbound string `json:"unbound"`
@@ -39,6 +47,22 @@ func (r Ref) Bound() bool { return r.Unbound == "" }
 // an error wrapping [ErrNotResolvable] for kinds it does not handle; any other
 // error means the reference should have resolved and did not, and callers
 // fail closed.
+//
+// # The contract of a resolver
+//
+// A resolver says what the name means to the tool that will run the call,
+// not what it means to the gate: the content it binds must be the content
+// the tool touches. So it resolves the name with the tool's own rules (a
+// home directory, Unicode normalization, relative names, case folding,
+// symbolic links), and when the object it finds is spelled otherwise than
+// the name, it says which in [Ref.Target], for the card to show. A name it
+// cannot pin to exactly one object by those rules (an ambiguous
+// normalization, a home directory it does not know, a relative name without
+// the tool's base) is an error, never a reference bound as absent: "absent"
+// claims that the one object the name denotes does not exist. Resolve
+// ignores the Target of the reference it is given and resolves Name afresh,
+// so the gate re-resolving a stored reference before it runs finds any
+// change of target as a change of the effect.
 type Resolver interface {
 	Resolve(ctx context.Context, r Ref) (Ref, error)
 }

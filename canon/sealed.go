@@ -128,6 +128,10 @@ func appendEffectRest(out []byte, e Effect) ([]byte, error) {
 		if out, ok = appendNumber(out, strconv.AppendInt(buf[:0], r.Size, 10)); !ok {
 			return nil, fmt.Errorf("ref %d size: %w", i, ErrNumber)
 		}
+		if r.Target != "" {
+			// Only when set, so an effect without targets keeps its bytes.
+			out = appendString(append(out, `,"target":`...), r.Target)
+		}
 		out = appendString(append(out, `,"unbound":`...), r.Unbound)
 		out = append(out, '}')
 	}
@@ -232,9 +236,22 @@ func (d *effectDecoder) effect(v Value) (Effect, Value) {
 
 func (d *effectDecoder) ref(v Value) Ref {
 	var r Ref
-	f := d.fields(v, "kind", "name", "sha256", "size", "unbound")
-	if d.err != nil {
-		return r
+	var f []Value
+	if v.Kind() == KindObject && v.Len() == 6 {
+		// A reference with a target; an empty one is never written.
+		f = d.fields(v, "kind", "name", "sha256", "size", "target", "unbound")
+		if d.err != nil {
+			return r
+		}
+		if r.Target = d.str(f[4]); r.Target == "" {
+			d.fail("a reference's target is empty")
+		}
+		f = append(f[:4], f[5])
+	} else {
+		f = d.fields(v, "kind", "name", "sha256", "size", "unbound")
+		if d.err != nil {
+			return r
+		}
 	}
 	r.Kind, r.Name, r.Unbound = d.str(f[0]), d.str(f[1]), d.str(f[4])
 	h := d.str(f[2])

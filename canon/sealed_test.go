@@ -30,6 +30,9 @@ func (g *gen) effect() canon.Effect {
 	for range g.r.IntN(3) {
 		r := canon.Ref{Name: g.str(6), Kind: g.str(4), Size: g.r.Int64N(1 << 40), Unbound: g.str(4)}
 		r.SHA256[g.r.IntN(32)] = byte(g.r.IntN(256))
+		if g.r.IntN(2) == 0 {
+			r.Target = g.str(6)
+		}
 		e.Refs = append(e.Refs, r)
 	}
 	return e

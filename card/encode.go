@@ -238,6 +238,10 @@ func (w *jsonWriter) refs(list []refPart) {
 		}
 		w.raw(`,"size":`)
 		w.int(r.Size)
+		if r.Target != nil {
+			w.raw(`,"target":`)
+			w.shown(*r.Target)
+		}
 		w.raw("}")
 	}
 	w.raw("]")

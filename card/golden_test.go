@@ -26,6 +26,7 @@ func TestGolden(t *testing.T) {
 		{"send_email", sendEmailEffect(t, "finance@example.com"), sendEmailContext()},
 		{"send_email_lookalike", sendEmailEffect(t, "finance@exarnple.com"), sendEmailContext()},
 		{"issue_refund", refundEffect(), refundContext()},
+		{"write_file_target", writeFileEffect("~/reports/q3.csv", "/srv/files/reports/q3.csv", 13), writeFileContext()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

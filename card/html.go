@@ -88,11 +88,22 @@ func (c *Card) html() template.HTML {
 			w.quoted(r.Kind)
 			w.raw(" ")
 			w.quoted(r.Name)
-			w.raw(": " + strconv.FormatInt(r.Size, 10) + ` bytes, SHA-256 <span class="asu-mono asu-hash">`)
+			if r.Target != nil {
+				w.raw(", which is ")
+				w.quoted(*r.Target)
+			}
+			if r.Size < 0 {
+				w.raw(`: nothing there yet, SHA-256 <span class="asu-mono asu-hash">`)
+			} else {
+				w.raw(": " + strconv.FormatInt(r.Size, 10) + ` bytes, SHA-256 <span class="asu-mono asu-hash">`)
+			}
 			w.plain(r.SHA256)
 			w.raw("</span>")
 			writeFlagsHTML(&w.b, "the kind ", r.Kind.Flags)
 			writeFlagsHTML(&w.b, "the name ", r.Name.Flags)
+			if r.Target != nil {
+				writeFlagsHTML(&w.b, "the target ", r.Target.Flags)
+			}
 			w.raw("</li>")
 		}
 		w.raw("</ul>")

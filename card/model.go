@@ -88,6 +88,9 @@ type refPart struct {
 	Reason *escape.Shown `json:"reason,omitempty"` // why an unbound reference is not covered
 	SHA256 string        `json:"sha256,omitempty"`
 	Size   int64         `json:"size"`
+	// Target is the object the name resolves to, for the tool that runs
+	// the call, when it differs from the name (canon.Ref.Target).
+	Target *escape.Shown `json:"target,omitempty"`
 }
 
 type contextPart struct {

@@ -158,6 +158,10 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 	m.memos = r.memos
 	for i, ref := range e.Refs {
 		p := refPart{Index: i, Name: r.esc.Show(ref.Name), Kind: r.esc.Show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
+		if ref.Target != "" {
+			target := r.esc.Show(ref.Target)
+			p.Target = &target
+		}
 		if ref.Bound() {
 			m.Refs = append(m.Refs, p)
 		} else {

@@ -126,10 +126,18 @@ func (c *Card) text(fingerprint bool, width int) string {
 		w.Line(1, "", wrap.Fixed("(no references)"))
 	}
 	for _, r := range m.Refs {
-		w.Line(1, "", wrap.Fixed("["+strconv.Itoa(r.Index)+"] "), quoted(r.Kind), wrap.Fixed(" "), quoted(r.Name),
-			wrap.Fixed(": "+strconv.FormatInt(r.Size, 10)+" bytes, SHA-256 "+r.SHA256))
+		if r.Target != nil {
+			w.Line(1, "", wrap.Fixed("["+strconv.Itoa(r.Index)+"] "), quoted(r.Kind), wrap.Fixed(" "), quoted(r.Name),
+				wrap.Fixed(", which is "), quoted(*r.Target), wrap.Fixed(": "+refContent(r.Size, r.SHA256)))
+		} else {
+			w.Line(1, "", wrap.Fixed("["+strconv.Itoa(r.Index)+"] "), quoted(r.Kind), wrap.Fixed(" "), quoted(r.Name),
+				wrap.Fixed(": "+refContent(r.Size, r.SHA256)))
+		}
 		flags(3, "the kind", r.Kind.Flags)
 		flags(3, "the name", r.Name.Flags)
+		if r.Target != nil {
+			flags(3, "the target", r.Target.Flags)
+		}
 	}
 	if len(m.Unbound) > 0 {
 		w.Line(0, "", wrap.Fixed(headUnbound))
@@ -474,4 +482,15 @@ func (v *textView) domain(indent int, where string, d *host.Domain) {
 			v.noteLine(indent+1, "", wn, true)
 		}
 	}
+}
+
+// refContent says what a bound reference's content is: its size and hash,
+// or, for a negative size, that nothing is there yet (the hash is then a
+// resolver's fixed digest of absence, so content appearing later changes
+// the effect).
+func refContent(size int64, sha256 string) string {
+	if size < 0 {
+		return "nothing there yet, SHA-256 " + sha256
+	}
+	return strconv.FormatInt(size, 10) + " bytes, SHA-256 " + sha256
 }

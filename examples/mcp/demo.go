@@ -28,7 +28,7 @@ func demo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	up, cat, root, seed, err := upstreamOf(ctx, options{}, tmp, io.Discard)
+	up, cat, paths, seed, err := upstreamOf(ctx, options{}, tmp, io.Discard)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func demo(ctx context.Context, out io.Writer) error {
 	}
 	// The demo plays the approver, who answers the moment a card is shown;
 	// the gate run for a person keeps its dwell time.
-	lg, err := openGate(tmp, stepuptest.RP(), pol, root, up, cat, gate.WithDwell(0))
+	lg, err := openGate("", stepuptest.RP(), pol, paths, up, cat, gate.WithDwell(0))
 	if err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func demo(ctx context.Context, out io.Writer) error {
 	defer hangUp()
 	d := &demoRun{out: out, cs: cs, desk: lg.gate.Desk(), passkey: passkey, pending: pending}
 
-	fmt.Fprintln(out, "asu MCP demo: an MCP gateway whose tool calls go through the asu gate (store/sqlite)")
+	fmt.Fprintln(out, "asu MCP demo: an MCP gateway whose tool calls go through the asu gate (store/memory)")
 	review(out, up, cat)
 
 	fmt.Fprintln(out, "\n1. read_file (read: allowed at once)")

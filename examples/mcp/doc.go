@@ -5,7 +5,7 @@
 //
 // # Running it
 //
-//	mcp -catalog files.catalog.json -root DIR -- npx -y @modelcontextprotocol/server-filesystem DIR
+//	mcp -catalog files.catalog.json -root DIR -upstream-dir DIR -- npx -y @modelcontextprotocol/server-filesystem DIR
 //
 // starts the upstream server from the command after the flags (or
 // connects to -upstream-url), reads the catalog file that admits its
@@ -16,9 +16,15 @@
 // worst reading of its hints). Without an upstream it serves the reference
 // program's tools, built in.
 //
-// The gate runs in the same process on an SQLite store in a temporary
-// directory, and executes each approved call once against the upstream
-// server. Stdout carries the protocol; the people's side goes to stderr:
+// A "path" reference is resolved as the filesystem server resolves it
+// (a "~" is the command's HOME, a relative name is taken in
+// -upstream-dir) and must lie under -root; one that cannot be pinned to
+// one file is denied.
+//
+// The gate runs in the same process, its records in memory for the life
+// of the process (-db FILE: an SQLite file, kept across restarts, every
+// commit synced), and executes each approved call once against the
+// upstream server. Stdout carries the protocol; the people's side goes to stderr:
 // the catalog review, the approval site's address (-site-addr, default
 // 127.0.0.1:8711, served as http://localhost:PORT so passkeys work
 // without TLS on one machine), a one-time enrollment link for the

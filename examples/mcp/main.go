@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -24,6 +25,8 @@ type options struct {
 	upstreamURL  string
 	upstreamCmd  []string // the arguments after the flags
 	root         string
+	db           string // the gate's SQLite file; "" keeps its records in memory
+	upstreamDir  string // where the upstream resolves relative paths
 	listen       string
 	siteAddr     string
 	user         string
@@ -37,8 +40,9 @@ type options struct {
 	dwell        time.Duration // least time from showing a card to approving it
 	gatewayURL   string
 	siteOrigin   string
-	token        string // the gateway's runtime token, from ASU_RUNTIME_TOKEN
-	hostToken    string // the hosts' bearer token, from ASU_MCP_TOKEN
+	token        string        // the gateway's runtime token, from ASU_RUNTIME_TOKEN
+	hostToken    string        // the hosts' bearer token, from ASU_MCP_TOKEN
+	gateOptions  []gate.Option // tests only: more options of the in-process gate
 }
 
 // defaultAgent is the agent principal of the gateway example's runtime
@@ -46,13 +50,22 @@ type options struct {
 const defaultAgent = "agent:reports"
 
 func main() {
+	if os.Getenv("GOGC") == "" {
+		// The MCP SDK's JSON reader allocates tens of kilobytes for each
+		// message it reads, and the gateway reads every call several
+		// times over; on a live heap of a few megabytes the collector
+		// would run every few calls. Collect at five times the live heap.
+		debug.SetGCPercent(400)
+	}
 	var o options
 	flag.BoolVar(&o.demo, "demo", false, "run an in-memory host against the built-in upstream and print what happens")
 	flag.BoolVar(&o.printCatalog, "print-catalog", false, "print a starting catalog for the upstream's tools (every tool irreversible) and exit")
 	flag.BoolVar(&o.trustHints, "trust-hints", false, "with -print-catalog: start from the worst reading of the upstream's hints")
 	flag.StringVar(&o.catalog, "catalog", "", "catalog `file` (JSON) admitting upstream tools; required with an upstream")
 	flag.StringVar(&o.upstreamURL, "upstream-url", "", "streamable HTTP `URL` of the upstream MCP server (or give its command after the flags)")
-	flag.StringVar(&o.root, "root", "", "`directory` the upstream works in: \"path\" references are bound to file contents under it")
+	flag.StringVar(&o.root, "root", "", "`directory` calls may touch: a \"path\" reference is resolved as the upstream resolves it, refused unless it lies under this directory, and its content bound")
+	flag.StringVar(&o.db, "db", "", "SQLite `file` keeping the gate's records (approvals, audit, passkeys) across restarts, every commit synced; default: in memory, gone at exit")
+	flag.StringVar(&o.upstreamDir, "upstream-dir", "", "`directory` the upstream resolves relative paths against (server-filesystem: the first directory it is given); without it a relative \"path\" reference is refused")
 	flag.StringVar(&o.listen, "listen", "", "serve hosts over streamable HTTP on `address` at /mcp (bearer token in ASU_MCP_TOKEN) instead of stdio")
 	flag.StringVar(&o.siteAddr, "site-addr", "127.0.0.1:8711", "listen `address` of the approval site")
 	flag.DurationVar(&o.dwell, "dwell", gate.DefaultDwell, "least `time` between an approver first seeing an external or irreversible call's card and approving it (0: none)")

@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/stepup/mcpgate"
 )
 
 // TestDemo runs -demo and checks each step's outcome as printed.
@@ -27,7 +29,8 @@ func TestDemo(t *testing.T) {
 		"model reads (tool error): denied: unknown tool",
 		"LOOKS LIKE a trusted domain",
 		"model reads (tool error): denied by user:dana: that is not our domain",
-		`"path" "q3.csv": 33 bytes, SHA-256`,
+		`"path" "q3.csv", which is "`,
+		"bytes, SHA-256",
 	} {
 		assert.Contains(t, text, want)
 	}
@@ -46,6 +49,12 @@ func TestDemo(t *testing.T) {
 // host session, the log and a function that hangs up and waits.
 func start(t testing.TB, o options) (*mcp.ClientSession, *bytes.Buffer, ready, func()) {
 	t.Helper()
+	return startClient(t, o, nil)
+}
+
+// startClient is start with a host of these client options.
+func startClient(t testing.TB, o options, copts *mcp.ClientOptions) (*mcp.ClientSession, *bytes.Buffer, ready, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs bytes.Buffer
 	log := &syncWriter{w: &logs}
@@ -62,7 +71,7 @@ func start(t testing.TB, o options) (*mcp.ClientSession, *bytes.Buffer, ready, f
 	}
 	var cs *mcp.ClientSession
 	var err error
-	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "v1"}, copts)
 	if o.listen != "" {
 		cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.Host,
 			HTTPClient: &http.Client{Transport: bearer{o.hostToken}}}, nil)
@@ -113,7 +122,7 @@ func TestRunStdio(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "send_email", Arguments: map[string]any{"to": "finance@example.com"}})
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
-	assert.Equal(t, "not run: cancelled: no decision within the gateway's wait", resultText(res))
+	assert.Equal(t, "not run: "+mcpgate.ReasonNoDecision, resultText(res))
 	stop()
 	text := logs.String()
 	assert.Contains(t, text, "enrollment link for user:dana (works once): "+r.Site+"/enroll?invite=")

@@ -24,6 +24,8 @@ import (
 	"github.com/agentstepup/asu/stepup/mcpgate"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/remote"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
@@ -34,57 +36,65 @@ type ready struct {
 	// The in-process gate's sides, for a test playing the approver.
 	gate   *gate.Gate
 	enroll *passkey.Enrollment
+	store  gateStore
 }
 
 // upstreamOf connects to the upstream the options name: a command, a
 // URL, or (neither) the built-in one in dir. It returns the catalog to
-// use with it and the directory path references are bound under.
-func upstreamOf(ctx context.Context, o options, dir string, log io.Writer) (*mcpgate.Upstream, *mcpgate.Catalog, string, *seedServer, error) {
+// use with it and the resolver of its path references: confined to
+// -root, relative names against -upstream-dir, "~" as the command's
+// HOME.
+func upstreamOf(ctx context.Context, o options, dir string, log io.Writer) (*mcpgate.Upstream, *mcpgate.Catalog, mcpgate.PathResolver, *seedServer, error) {
 	var dial mcpgate.Dialer
 	var seed *seedServer
-	root := o.root
+	paths := mcpgate.PathResolver{Root: o.root, Base: o.upstreamDir}
 	switch {
 	case len(o.upstreamCmd) > 0 && o.upstreamURL != "":
-		return nil, nil, "", nil, fmt.Errorf("%w: name an upstream command or -upstream-url, not both", stepup.ErrConfig)
+		return nil, nil, paths, nil, fmt.Errorf("%w: name an upstream command or -upstream-url, not both", stepup.ErrConfig)
 	case len(o.upstreamCmd) > 0:
 		dial = mcpgate.Command(log, o.upstreamCmd[0], o.upstreamCmd[1:]...)
+		// The command inherits this environment, so its home directory is
+		// ours (a Node server reads HOME). A server reached by URL has a
+		// home nobody here knows: "~" names are then refused.
+		paths.Home = os.Getenv("HOME")
 	case o.upstreamURL != "":
 		dial = mcpgate.HTTP(o.upstreamURL, nil)
 	default:
 		files := filepath.Join(dir, "files")
 		if err := os.MkdirAll(files, 0o700); err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, paths, nil, err
 		}
 		var err error
 		if seed, err = newSeedServer(files); err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, paths, nil, err
 		}
-		dial, root = seed.dial, files
+		dial = seed.dial
+		paths = mcpgate.PathResolver{Root: files, Base: files} // it reads names under files
 	}
 	up, err := mcpgate.Connect(ctx, dial, &mcpgate.UpstreamOptions{
 		Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, paths, nil, err
 	}
 	if o.printCatalog {
-		return up, nil, root, seed, nil
+		return up, nil, paths, seed, nil
 	}
 	raw := seedCatalog
 	if o.catalog != "" {
 		if raw, err = os.ReadFile(o.catalog); err != nil {
 			_ = up.Close()
-			return nil, nil, "", nil, err
+			return nil, nil, paths, nil, err
 		}
 	} else if seed == nil {
 		_ = up.Close()
-		return nil, nil, "", nil, fmt.Errorf("%w: -catalog FILE is needed with an upstream (-print-catalog prints a starting one)", stepup.ErrConfig)
+		return nil, nil, paths, nil, fmt.Errorf("%w: -catalog FILE is needed with an upstream (-print-catalog prints a starting one)", stepup.ErrConfig)
 	}
 	cat, err := mcpgate.ParseCatalog(bytes.NewReader(raw))
 	if err != nil {
 		_ = up.Close()
-		return nil, nil, "", nil, err
+		return nil, nil, paths, nil, err
 	}
-	return up, cat, root, seed, nil
+	return up, cat, paths, seed, nil
 }
 
 // printCatalog writes a starting catalog for the upstream's tools to out.
@@ -134,7 +144,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	up, cat, root, _, err := upstreamOf(ctx, o, tmp, log)
+	up, cat, paths, _, err := upstreamOf(ctx, o, tmp, log)
 	if err != nil {
 		return err
 	}
@@ -172,6 +182,9 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 			fmt.Fprintf(log, "waiting for approval of %s at the gateway (ticket %s)\n", tk.Tool, tk.ID)
 		}
 	} else {
+		// The host is shown the schemas this gate checks, whatever the
+		// upstream lists later, until a restart admits the new listing.
+		popts.EnforcedSchema = pol.Schema
 		ln, err := net.Listen("tcp", o.siteAddr)
 		if err != nil {
 			return err
@@ -184,13 +197,17 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		// Browsers treat http://localhost as a secure context, so passkeys
 		// work on one machine without TLS.
 		rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port, Name: "asu approvals"}
-		lg, err := openGate(tmp, rp, pol, root, up, cat, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
+		lg, err := openGate(o.db, rp, pol, paths, up, cat,
+			append([]gate.Option{gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible)}, o.gateOptions...)...)
 		if err != nil {
 			return err
 		}
 		defer lg.Close()
+		// The site reads the gate's tickets, so the page of one that can
+		// no longer be decided says what became of it: withdrawn by the
+		// host, timed out, declined, denied or run.
 		site, err := gateway.NewSite(lg.gate.Desk(), lg.enroll, rp, &gateway.SiteOptions{
-			Logger: slog.New(slog.NewTextHandler(log, nil))})
+			Logger: slog.New(slog.NewTextHandler(log, nil)), Tickets: lg.gate})
 		if err != nil {
 			return err
 		}
@@ -208,7 +225,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 			fmt.Fprintf(log, "approval needed: %s\n", gateway.ApprovalLink(rp.Origin, tk.ID))
 		}
 		wg.Go(func() { siteErr = gateway.Serve(ctx, gateway.NewServer(site, 0), ln); cancel() })
-		r.Site, r.gate, r.enroll = rp.Origin, lg.gate, lg.enroll
+		r.Site, r.gate, r.enroll, r.store = rp.Origin, lg.gate, lg.enroll, lg.st
 	}
 
 	proxy, err := mcpgate.NewProxy(rt, principal, up, cat.Class, popts)
@@ -219,7 +236,7 @@ func run(ctx context.Context, o options, host mcp.Transport, log io.Writer, onRe
 		if onReady != nil {
 			onReady(r)
 		}
-		err = proxy.Server().Run(ctx, host)
+		err = proxy.Run(ctx, host)
 	} else {
 		err = serveHTTP(ctx, o, proxy, log, r, onReady)
 	}
@@ -262,23 +279,44 @@ func serveHTTP(ctx context.Context, o options, proxy *mcpgate.Proxy, log io.Writ
 	return nil
 }
 
-// localGate is an asu gate in this process on an SQLite file.
+// localGate is an asu gate in this process, on memory or an SQLite file.
 type localGate struct {
 	gate   *gate.Gate
 	enroll *passkey.Enrollment
-	st     *sqlite.Store
+	st     gateStore
 }
 
-// openGate builds the gate in dir deciding with pol; path references are
-// bound under root and every admitted tool runs on the upstream.
-func openGate(dir string, rp passkey.RelyingParty, pol gate.Policy, root string, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, "asu.db"), nil)
-	if err != nil {
-		return nil, err
+// gateStore is what the local gate keeps its records in.
+type gateStore interface {
+	store.Store
+	Close() error
+}
+
+// openGate builds the gate deciding with pol, its records in the SQLite
+// file db or, when db is "", in memory; path references are bound by
+// paths (when it has a root) and every admitted tool runs on the
+// upstream.
+//
+// In memory is the default because the records then live exactly as long
+// as the process, as the temporary file they were kept in before did:
+// that file was deleted at exit, yet each allowed call paid for three
+// commits synced to its disk (the decision and its audit row, the consume,
+// the outcome and its row), most of the time of an allowed read. Every
+// decision still has its audit row. A file (-db) keeps approvals, audit
+// and enrolled passkeys across restarts, and syncs every commit.
+func openGate(db string, rp passkey.RelyingParty, pol gate.Policy, paths mcpgate.PathResolver, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
+	var st gateStore = memory.New(nil)
+	if db != "" {
+		file, err := sqlite.Open(context.Background(), db, nil)
+		if err != nil {
+			return nil, err
+		}
+		st = file
 	}
 	lg := &localGate{st: st}
-	if root != "" {
-		opts = append(opts, gate.WithResolver(mcpgate.PathResolver{Root: root, Next: canon.FileResolver{Root: root}}))
+	if paths.Root != "" {
+		paths.Next = canon.FileResolver{Root: paths.Root}
+		opts = append([]gate.Option{gate.WithResolver(paths)}, opts...) // a test's own comes after
 	}
 	for _, t := range cat.Tools {
 		opts = append(opts, gate.WithExecutor(t.Name, up.Executor()))

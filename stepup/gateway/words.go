@@ -60,10 +60,17 @@ var verdicts = map[stepup.Status]string{
 // decided it in time.
 const timedOut = "Nobody decided this request in time, so it was cancelled. Nothing ran."
 
+// declined says what became of a ticket cancelled because the person it
+// was sent to declined to open it.
+const declined = "The person this request was sent to declined to open it, so it was cancelled. Nothing ran."
+
 // verdict says what became of ticket t, which can no longer be decided.
 func verdict(t stepup.Ticket) (string, bool) {
 	if t.Status == stepup.StatusCancelled && strings.HasPrefix(t.Reason, stepup.ReasonNoDecision) {
 		return timedOut, true
+	}
+	if t.Status == stepup.StatusCancelled && strings.HasPrefix(t.Reason, stepup.ReasonDeclined) {
+		return declined, true
 	}
 	text, ok := verdicts[t.Status]
 	return text, ok

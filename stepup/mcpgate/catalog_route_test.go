@@ -49,7 +49,7 @@ func gateWorld(t *testing.T, up *mcpgate.Upstream, dir, catalog string, gopts ..
 	require.NoError(t, err)
 	pol, err := w.cat.Policy(up.Tools())
 	require.NoError(t, err)
-	opts := []gate.Option{gate.WithResolver(mcpgate.PathResolver{Root: w.dir})}
+	opts := []gate.Option{gate.WithResolver(mcpgate.PathResolver{Root: w.dir, Base: w.dir})}
 	for _, tool := range w.cat.Tools {
 		opts = append(opts, gate.WithExecutor(tool.Name, up.Executor()))
 	}

@@ -19,7 +19,7 @@
 //     by default. [Catalog.Policy] is the gate's policy: upstream
 //     descriptions enter it only as untrusted card text.
 //   - [Proxy] is the host-facing server, run on stdio
-//     ([Proxy.Server]) or served over streamable HTTP with a bearer token
+//     ([Proxy.Run]) or served over streamable HTTP with a bearer token
 //     ([Proxy.HTTPHandler]), which closes host sessions idle for
 //     [Options.SessionIdleTimeout] and refuses more than
 //     [Options.MaxSessions] open at once, so hosts that vanish without
@@ -63,6 +63,30 @@
 // catalog names (a limit, a reference, a card hint) without being it:
 // refused rather than checked as that argument, so the value the gate
 // checked and the card shows is the only one a server can read.
+//
+// # Path references
+//
+// A catalog's "path" reference is bound by [PathResolver] as the
+// filesystem server will resolve it: a leading "~" is the server's home
+// (Home), a relative name is resolved against the server's first
+// directory (Base), an existing path is taken at its real path, and a
+// name that does not exist byte for byte is looked up by its NFC form, one
+// component at a time. The object found must lie under the gateway's
+// root. When it is spelled otherwise than the name, the reference names
+// it (canon.Ref.Target): the digest covers it, the card shows it, and
+// Execute refuses the call if the name has come to mean another object.
+// A name the resolver cannot pin to one object that way is refused
+// ([ErrPathUnresolvable]), never bound as absent: an integrator's own
+// resolver for another server keeps the same contract (canon.Resolver).
+//
+// # Messages and schemas
+//
+// [Proxy.Run] and [Proxy.HTTPHandler] refuse a JSON-RPC message that
+// names a member twice in any object, exactly or in two letter cases Go's
+// JSON reader folds together ([StrictTransport]): what the gate decides
+// on is the message's only reading. The host is shown each tool's input
+// schema as the gate enforces it ([Options].EnforcedSchema), also after
+// the upstream changes it, until the operator admits the change.
 //
 // Upstream annotations are hints only: the host is shown hints derived
 // from the catalog's class ([SuggestClass] reads upstream's, worst case,

@@ -65,7 +65,7 @@ func ExampleNewProxy() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// A host: over stdio, proxy.Server().Run(ctx, &mcp.StdioTransport{});
+	// A host: over stdio, proxy.Run(ctx, &mcp.StdioTransport{});
 	// over HTTP, proxy.HTTPHandler(token). Here, in memory.
 	st1, st2 := mcp.NewInMemoryTransports()
 	if _, err := proxy.Server().Connect(ctx, st1, nil); err != nil {

@@ -194,7 +194,7 @@ func newWorld(t testing.TB, opts ...worldOption) *world {
 	require.NoError(t, err)
 	pol, err := w.cat.Policy(w.up.Tools())
 	require.NoError(t, err)
-	gopts := []gate.Option{gate.WithResolver(mcpgate.PathResolver{Root: w.dir})}
+	gopts := []gate.Option{gate.WithResolver(mcpgate.PathResolver{Root: w.dir, Base: w.dir})}
 	for _, tool := range w.cat.Tools {
 		gopts = append(gopts, gate.WithExecutor(tool.Name, w.up.Executor()))
 	}

@@ -1,11 +1,13 @@
 package mcpgate
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -41,6 +43,9 @@ func (p *Proxy) HTTPHandler(token string) (http.Handler, error) {
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}
+		if r.Method == http.MethodPost && !strictBody(w, r) {
+			return
+		}
 		if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
 			h.ServeHTTP(w, r)
 			return
@@ -61,6 +66,29 @@ func (p *Proxy) HTTPHandler(token string) (http.Handler, error) {
 			slots.put()
 		}
 	}), nil
+}
+
+// strictBody reads r's body, bounded by [MaxFrameBytes], and refuses it
+// as [StrictTransport] refuses a message: a member named twice is answered
+// 400 with a JSON-RPC error. Otherwise the body is put back for the SDK.
+func strictBody(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxFrameBytes+1))
+	_ = r.Body.Close()
+	switch {
+	case err != nil:
+		http.Error(w, "could not read the request", http.StatusBadRequest)
+		return false
+	case len(body) > MaxFrameBytes:
+		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		return false
+	case checkMembers(body) != nil:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(refusal(body))
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 // sessionHeader names a streamable HTTP session.

@@ -40,9 +40,11 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 // Reasons a call did not run, as the model reads them.
 const (
 	ReasonHostCancelled = "cancelled by the agent before a decision"
-	ReasonDeclined      = "cancelled: the person declined to open the approval page"
-	ReasonNoDecision    = "cancelled: no decision within the gateway's wait"
-	alreadyUsed         = "not run again: this approval was already used, by an identical call merged with this one"
+	ReasonDeclined      = stepup.ReasonDeclined
+	// ReasonNoDecision starts with stepup.ReasonNoDecision, so the
+	// approval page says nobody decided in time.
+	ReasonNoDecision = stepup.ReasonNoDecision + ": the gateway's wait ended, and the request was cancelled"
+	alreadyUsed      = "not run again: this approval was already used, by an identical call merged with this one"
 )
 
 // Options configures a [Proxy]; nil means defaults.
@@ -84,6 +86,15 @@ type Options struct {
 	// Logger gets one line per call: tool, ticket, status. Never
 	// arguments. Nil discards.
 	Logger *slog.Logger
+	// EnforcedSchema returns the input schema the gate checks the
+	// arguments of tool against, and whether the gate admits tool
+	// (policy.Catalog.Schema is one). The host is shown that schema, not
+	// the upstream's: after the upstream changes a tool's schema
+	// (tools/list_changed), the model keeps seeing the one its calls are
+	// held to, until the operator admits the change into the gate's
+	// policy. Nil: each tool's schema as the proxy first listed it, which
+	// is what [Catalog.Policy] builds the gate's check from.
+	EnforcedSchema func(tool string) (schema json.RawMessage, admitted bool)
 }
 
 // Proxy is the host-facing MCP server of the gateway: it offers the
@@ -103,6 +114,8 @@ type Proxy struct {
 	mu      sync.Mutex
 	offered map[string]bool
 	flights map[stepup.TicketID]*flight
+	first   map[string]json.RawMessage // each tool's schema as first listed
+	drifted map[string]bool            // tools whose upstream schema left the enforced one
 }
 
 // NewProxy returns the proxy of the tools listed by up, deciding every
@@ -143,7 +156,8 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 		o.Canceller = c
 	}
 	p := &Proxy{rt: rt, principal: principal, classes: classes, o: o, log: o.Logger, sessions: newSessions(),
-		offered: map[string]bool{}, flights: map[stepup.TicketID]*flight{}}
+		offered: map[string]bool{}, flights: map[stepup.TicketID]*flight{},
+		first: map[string]json.RawMessage{}, drifted: map[string]bool{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -169,8 +183,9 @@ func NewProxy(rt stepup.Runtime, principal canon.Principal, up *Upstream, classe
 	return p, nil
 }
 
-// Server returns the MCP server to run on a transport (stdio) or to serve
-// over HTTP ([Proxy.HTTPHandler]).
+// Server returns the MCP server itself. Running it on a transport
+// directly skips the strict message check; run it with [Proxy.Run], or
+// serve it over HTTP with [Proxy.HTTPHandler], which both apply it.
 func (p *Proxy) Server() *mcp.Server { return p.server }
 
 // SetTools offers tools, the upstream's listing, in place of the current
@@ -178,15 +193,17 @@ func (p *Proxy) Server() *mcp.Server { return p.server }
 // admit is offered, and every call of it is denied by the gate as
 // unknown until the catalog admits it. Its hints are the catalog's,
 // never upstream's; its description is upstream's, shown to the model as
-// the tool's own and on approval cards only as untrusted text.
+// the tool's own and on approval cards only as untrusted text. Its input
+// schema is the one the gate enforces ([Options.EnforcedSchema]).
 func (p *Proxy) SetTools(tools []*mcp.Tool) {
 	next := map[string]bool{}
 	for _, u := range tools {
-		schema, err := objectSchema(u.InputSchema)
+		upstream, err := objectSchema(u.InputSchema)
 		if err != nil {
 			p.log.Warn("upstream tool not offered: its input schema is not an object schema", "tool", u.Name)
 			continue
 		}
+		schema := p.shownSchema(u.Name, upstream)
 		t := &mcp.Tool{Name: u.Name, Title: u.Title, Description: u.Description, InputSchema: schema,
 			Annotations: annotationsFor(p.classes(u.Name))}
 		p.server.AddTool(t, p.call)
@@ -204,6 +221,47 @@ func (p *Proxy) SetTools(tools []*mcp.Tool) {
 	if len(gone) > 0 {
 		p.server.RemoveTools(gone...)
 	}
+}
+
+// shownSchema returns the schema the host is shown for tool name, whose
+// upstream schema is upstream: the one the gate enforces. A schema that
+// drifted from it upstream is logged once.
+func (p *Proxy) shownSchema(name string, upstream json.RawMessage) json.RawMessage {
+	shown := upstream
+	if p.o.EnforcedSchema != nil {
+		s, admitted := p.o.EnforcedSchema(name)
+		if !admitted || s == nil {
+			return upstream // denied as unknown, or nothing is checked
+		}
+		if obj, err := objectSchema(json.RawMessage(s)); err == nil {
+			shown = obj
+		}
+	} else {
+		p.mu.Lock()
+		if first, ok := p.first[name]; ok {
+			shown = first
+		} else {
+			p.first[name] = upstream
+		}
+		p.mu.Unlock()
+	}
+	same := sameJSON(shown, upstream)
+	p.mu.Lock()
+	warn := !same && !p.drifted[name]
+	p.drifted[name] = !same
+	p.mu.Unlock()
+	if warn {
+		p.log.Warn("upstream changed a tool's input schema; hosts are shown the one the gate enforces until the operator admits the change",
+			"tool", name)
+	}
+	return shown
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b json.RawMessage) bool {
+	ca, err1 := canon.Canonicalize(a)
+	cb, err2 := canon.Canonicalize(b)
+	return err1 == nil && err2 == nil && string(ca) == string(cb)
 }
 
 func (p *Proxy) isOffered(name string) bool {
@@ -275,6 +333,7 @@ const maxRejoins = 3
 
 // execute runs ticket id and turns the outcome into what the host reads.
 func (p *Proxy) execute(ctx context.Context, session, tool string, id stepup.TicketID) *mcp.CallToolResult {
+	ctx, slot := withResultSlot(ctx)
 	res, err := p.rt.Execute(ctx, id)
 	switch {
 	case errors.Is(err, stepup.ErrConsumed):
@@ -303,6 +362,9 @@ func (p *Proxy) execute(ctx context.Context, session, tool string, id stepup.Tic
 		// the model: later external and irreversible calls of this session
 		// need a person, and their cards say what was read.
 		p.sessions.addTaint(session, "read the output of "+tool)
+	}
+	if r, ok := slot.result(res.Output); ok && r.Content != nil {
+		return r // the upstream's answer, as the executor encoded it into res.Output
 	}
 	var out mcp.CallToolResult
 	if err := json.Unmarshal(res.Output, &out); err != nil || out.Content == nil {

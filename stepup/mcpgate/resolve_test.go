@@ -17,7 +17,7 @@ func TestPathResolverBinds(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub"), 0o700))
 	require.NoError(t, writeFile(root, "a.txt", "one"))
-	r := mcpgate.PathResolver{Root: root}
+	r := mcpgate.PathResolver{Root: root, Base: root}
 	ctx := context.Background()
 	resolve := func(name string) (canon.Ref, error) {
 		return r.Resolve(ctx, canon.Ref{Name: name, Kind: mcpgate.PathKind})
@@ -55,7 +55,7 @@ func TestPathResolverConfines(t *testing.T) {
 	require.NoError(t, writeFile(parent, "secret.txt", "s"))
 	require.NoError(t, os.Symlink(parent, filepath.Join(root, "link")))
 	require.NoError(t, os.Symlink(filepath.Join(parent, "secret.txt"), filepath.Join(root, "secret-link")))
-	r := mcpgate.PathResolver{Root: root}
+	r := mcpgate.PathResolver{Root: root, Base: root}
 	escapes := []string{
 		"../secret.txt", "./../secret.txt", "sub/../../secret.txt",
 		filepath.Join(parent, "secret.txt"), root + "/../secret.txt", root + "x/secret.txt",

@@ -23,7 +23,7 @@ import (
 // Propose. Swapped repeatedly between a file and a pipe while resolving.
 func TestPathResolverNeverWaitsOnAPipe(t *testing.T) {
 	dir := t.TempDir()
-	r := mcpgate.PathResolver{Root: dir}
+	r := mcpgate.PathResolver{Root: dir, Base: dir}
 	name := filepath.Join(dir, "q3.csv")
 	for i := range 50 {
 		_ = os.Remove(name)

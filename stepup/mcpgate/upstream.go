@@ -317,31 +317,37 @@ func (u *Upstream) Restarts() int {
 // CallTimeout and MaxOutputBytes, and returns its result as JSON. A tool
 // error is a result (isError set), not an error.
 func (u *Upstream) Call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	out, _, err := u.call(ctx, name, args)
+	return out, err
+}
+
+// call is Call, returning the decoded result too.
+func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, *mcp.CallToolResult, error) {
 	u.mu.Lock()
 	cs := u.cs
 	u.mu.Unlock()
 	if cs == nil {
-		return nil, ErrUpstreamDown
+		return nil, nil, ErrUpstreamDown
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.o.CallTimeout)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, ErrUpstreamTimeout
+		return nil, nil, ErrUpstreamTimeout
 	case err != nil && errors.Is(err, mcp.ErrConnectionClosed):
-		return nil, ErrUpstreamDown
+		return nil, nil, ErrUpstreamDown
 	case err != nil:
-		return nil, ErrUpstreamFailed
+		return nil, nil, ErrUpstreamFailed
 	}
 	out, err := json.Marshal(res)
 	if err != nil {
-		return nil, ErrUpstreamFailed
+		return nil, nil, ErrUpstreamFailed
 	}
 	if len(out) > u.o.MaxOutputBytes {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrOutputTooLarge, u.o.MaxOutputBytes)
+		return nil, nil, fmt.Errorf("%w: more than %d bytes", ErrOutputTooLarge, u.o.MaxOutputBytes)
 	}
-	return out, nil
+	return out, res, nil
 }
 
 // Executor returns the gate's executor of upstream tools: it calls the
@@ -357,7 +363,13 @@ func (u *Upstream) Executor() plug.Executor {
 		if v, err := canon.Parse(e.Args); err == nil && foldedTwins(v) {
 			return nil, ErrAmbiguousArgs
 		}
-		return u.once.do(key, func() ([]byte, error) { return u.Call(ctx, e.Tool, e.Args) })
+		return u.once.do(key, func() ([]byte, error) {
+			out, res, err := u.call(ctx, e.Tool, e.Args)
+			if err == nil {
+				fill(ctx, out, res)
+			}
+			return out, err
+		})
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log"
 
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup/gate"
@@ -41,4 +42,21 @@ func ExampleRequireQuorum() {
 	route, _ := cat.Route("issue_refund", "tools-v2")
 	fmt.Println(route.Approvers, route.Quorum)
 	// Output: finance 2
+}
+
+// ExampleCatalog_Schema: a front end shows the model the schema the
+// catalog enforces, not whatever the tool's server lists.
+func ExampleCatalog_Schema() {
+	c, err := policy.NewCatalog("v1", policy.Tool{Name: "read_file", Class: card.ClassRead,
+		Schema: json.RawMessage(`{"type":"object","required":["path"]}`)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, admitted := c.Schema("read_file")
+	fmt.Println(string(s), admitted)
+	_, admitted = c.Schema("rm")
+	fmt.Println(admitted)
+	// Output:
+	// {"type":"object","required":["path"]} true
+	// false
 }
