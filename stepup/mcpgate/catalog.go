@@ -41,8 +41,9 @@ type Catalog struct {
 
 // CatalogTool is one admitted upstream tool, as stepup/catalog reads it.
 // On the MCP gateway, Schema (when set) replaces the upstream input
-// schema for the gate's check, the upstream schema being what the host is
-// shown either way; Refs may also be "path", a file path of the upstream
+// schema for the gate's check, and the host is shown the schema the gate
+// enforces ([Options.EnforcedSchema]), also after the upstream's list
+// changes; Refs may also be "path", a file path of the upstream
 // server resolved under the gateway's root (see [PathResolver]); an
 // executor block is refused, since every call goes to the upstream.
 type CatalogTool = catalog.Tool
