@@ -42,29 +42,51 @@ func encodeRecord(r receipt.AuditRecord) (string, error) {
 	return string(bytes.TrimRight(b.Bytes(), "\n")), nil
 }
 
-func decodeRecord(body string) (receipt.AuditRecord, error) {
+// decodeRecord reads the audit row seq, whose hash column is hash, and
+// checks that the body is that record: its seq and hash are the row's.
+// The record's own hash is checked by the caller ([store.CheckRead]).
+func decodeRecord(seq int64, hash []byte, body string) (receipt.AuditRecord, error) {
 	var r receipt.AuditRecord
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		return receipt.AuditRecord{}, fmt.Errorf("corrupt audit row")
+		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(seq), "the record does not parse")
+	}
+	if r.Seq != seq {
+		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(seq), fmt.Sprintf("the record holds seq %d", r.Seq))
+	}
+	if !bytes.Equal(hash, r.Hash[:]) {
+		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(seq), "the hash column differs from the record's hash")
 	}
 	return r, nil
 }
 
+// auditHead reads the chain head and checks it ([store.CheckHead]): an
+// append never links to a record that is not what it claims to be.
 func auditHead(ctx context.Context, q querier) (receipt.AuditRecord, error) {
-	var body string
-	err := q.QueryRowContext(ctx, `SELECT body FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&body)
+	var (
+		seq  int64
+		hash []byte
+		body string
+	)
+	err := q.QueryRowContext(ctx, `SELECT seq, hash, body FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&seq, &hash, &body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return receipt.AuditRecord{}, nil
 	}
 	if err != nil {
 		return receipt.AuditRecord{}, dbErr(err)
 	}
-	return decodeRecord(body)
+	r, err := decodeRecord(seq, hash, body)
+	if err != nil {
+		return receipt.AuditRecord{}, err
+	}
+	if err := store.CheckHead(r, seq); err != nil {
+		return receipt.AuditRecord{}, err
+	}
+	return r, nil
 }
 
 // AuditHead implements [store.AuditLog].
 func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
-	if err := s.enter(ctx, "audit head"); err != nil {
+	if err := s.enterRead(ctx, "audit head"); err != nil {
 		return receipt.AuditRecord{}, err
 	}
 	r, err := auditHead(ctx, s.reader())
@@ -92,28 +114,35 @@ func (s *Store) AuditByTask(ctx context.Context, task string) ([]receipt.AuditRe
 }
 
 func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) ([]receipt.AuditRecord, error) {
-	if err := s.enter(ctx, op); err != nil {
+	if err := s.enterRead(ctx, op); err != nil {
 		return nil, err
 	}
 	out, err := func() ([]receipt.AuditRecord, error) {
-		rows, err := s.reader().QueryContext(ctx, `SELECT body FROM audit WHERE `+where+` ORDER BY seq`, args...)
+		rows, err := s.reader().QueryContext(ctx, `SELECT seq, hash, body FROM audit WHERE `+where+` ORDER BY seq`, args...)
 		if err != nil {
-			return nil, err
+			return nil, dbErr(err)
 		}
 		defer rows.Close()
 		var out []receipt.AuditRecord
 		for rows.Next() {
-			var body string
-			if err := rows.Scan(&body); err != nil {
-				return nil, err
+			var (
+				seq  int64
+				hash []byte
+				body string
+			)
+			if err := rows.Scan(&seq, &hash, &body); err != nil {
+				return nil, dbErr(err)
 			}
-			r, err := decodeRecord(body)
+			r, err := decodeRecord(seq, hash, body)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, r)
 		}
-		return out, rows.Err()
+		if err := rows.Err(); err != nil {
+			return nil, dbErr(err)
+		}
+		return out, store.CheckRead(out)
 	}()
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
