@@ -55,17 +55,22 @@ func CheckRead(records []receipt.AuditRecord) error {
 }
 
 // CheckHead checks the head an append is about to link to, as the store
-// read it: its own hash, and that it is the record at seq (the head a
-// backend keeps apart from the rows, or the row's own key). The zero
-// record of an empty chain passes when seq is 0.
-func CheckHead(head receipt.AuditRecord, seq int64) error {
+// read it: it is the record at seq (the head a backend keeps apart from
+// the rows, or the row's own key), its hash is its content's, and it links
+// to prev, the record before it, when the backend read that too (nil
+// otherwise; the first record links to nothing). The zero record of an
+// empty chain passes when seq is 0.
+func CheckHead(head receipt.AuditRecord, prev *receipt.AuditRecord, seq int64) error {
 	if head.Seq == 0 && head.Hash.IsZero() && seq == 0 {
 		return nil
 	}
 	if head.Seq != seq {
 		return corruptSeq(seq, fmt.Sprintf("the row read as the chain's head holds seq %d", head.Seq))
 	}
-	return CheckRecord(head, nil)
+	if head.Seq == 1 && !head.PrevHash.IsZero() {
+		return corruptSeq(seq, "the first record links to a record before it")
+	}
+	return CheckRecord(head, prev)
 }
 
 // CorruptRow returns an error wrapping [ErrCorrupt] for a stored row of

@@ -3,9 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -59,29 +57,49 @@ func decodeRecord(seq int64, hash []byte, body string) (receipt.AuditRecord, err
 	return r, nil
 }
 
-// auditHead reads the chain head and checks it ([store.CheckHead]): an
-// append never links to a record that is not what it claims to be.
-func auditHead(ctx context.Context, q querier) (receipt.AuditRecord, error) {
-	var (
-		seq  int64
-		hash []byte
-		body string
-	)
-	err := q.QueryRowContext(ctx, `SELECT seq, hash, body FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&seq, &hash, &body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return receipt.AuditRecord{}, nil
+// auditHead reads the chain head and checks it ([store.CheckHead]),
+// against the record before it when link is set: an append never links
+// to a record that is not what it claims to be.
+func auditHead(ctx context.Context, q querier, link bool) (receipt.AuditRecord, error) {
+	limit := 1
+	if link {
+		limit = 2
 	}
+	rows, err := q.QueryContext(ctx, `SELECT seq, hash, body FROM audit ORDER BY seq DESC LIMIT ?`, limit)
 	if err != nil {
 		return receipt.AuditRecord{}, dbErr(err)
 	}
-	r, err := decodeRecord(seq, hash, body)
-	if err != nil {
+	defer rows.Close()
+	var recs []receipt.AuditRecord
+	for rows.Next() {
+		var (
+			seq  int64
+			hash []byte
+			body string
+		)
+		if err := rows.Scan(&seq, &hash, &body); err != nil {
+			return receipt.AuditRecord{}, dbErr(err)
+		}
+		r, err := decodeRecord(seq, hash, body)
+		if err != nil {
+			return receipt.AuditRecord{}, err
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return receipt.AuditRecord{}, dbErr(err)
+	}
+	if len(recs) == 0 {
+		return receipt.AuditRecord{}, nil
+	}
+	var prev *receipt.AuditRecord
+	if len(recs) == 2 {
+		prev = &recs[1] // a gap between them is damage too: CheckRecord refuses it
+	}
+	if err := store.CheckHead(recs[0], prev, recs[0].Seq); err != nil {
 		return receipt.AuditRecord{}, err
 	}
-	if err := store.CheckHead(r, seq); err != nil {
-		return receipt.AuditRecord{}, err
-	}
-	return r, nil
+	return recs[0], nil
 }
 
 // AuditHead implements [store.AuditLog].
@@ -89,7 +107,7 @@ func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
 	if err := s.enterRead(ctx, "audit head"); err != nil {
 		return receipt.AuditRecord{}, err
 	}
-	r, err := auditHead(ctx, s.reader())
+	r, err := auditHead(ctx, s.reader(), false)
 	if err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, "audit head", err)
 	}

@@ -1,0 +1,48 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/storetest"
+)
+
+// TestConformance runs the suite, holding the SQLite store to reading back
+// only what it wrote: the suite's rows are changed by an UPDATE through a
+// second connection to the file, as any other writer could.
+func TestConformance(t *testing.T) {
+	var paths sync.Map // store.Store -> its file
+	storetest.Run(t, func(t *testing.T) store.Store {
+		path := filepath.Join(t.TempDir(), "asu.db")
+		s := open(t, path)
+		paths.Store(s, path)
+		return s
+	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r receipt.AuditRecord) {
+		path, ok := paths.Load(s)
+		require.True(t, ok)
+		tamperAudit(t, path.(string), r)
+	}))
+}
+
+// tamperAudit replaces the audit row r.Seq of the file at path with r,
+// body and hash column both.
+func tamperAudit(t *testing.T, path string, r receipt.AuditRecord) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+	require.NoError(t, err)
+	defer db.Close()
+	body, err := json.Marshal(r)
+	require.NoError(t, err)
+	res, err := db.Exec(`UPDATE audit SET body = ?, hash = ? WHERE seq = ?`, string(body), r.Hash[:], r.Seq)
+	require.NoError(t, err)
+	n, err := res.RowsAffected()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n)
+}
