@@ -40,19 +40,41 @@ func encodeRecord(r receipt.AuditRecord) (string, error) {
 	return string(bytes.TrimRight(b.Bytes(), "\n")), nil
 }
 
-// decodeRecord reads the audit row seq, whose hash column is hash, and
-// checks that the body is that record: its seq and hash are the row's.
-// The record's own hash is checked by the caller ([store.CheckRead]).
-func decodeRecord(seq int64, hash []byte, body string) (receipt.AuditRecord, error) {
+// auditRowCols are the columns of an audit row, in the order auditRow.scan
+// reads them.
+const auditRowCols = `seq, time, task, hash, body`
+
+// auditRow is one row of the audit table: the record's body and the
+// columns kept beside it for lookups.
+type auditRow struct {
+	seq, time int64
+	task      string
+	hash      []byte
+	body      string
+}
+
+func (w *auditRow) scan(row scanner) error {
+	return row.Scan(&w.seq, &w.time, &w.task, &w.hash, &w.body)
+}
+
+// decode reads the record in the row and checks that it is the row's:
+// its seq, time, task and hash are the columns'. The record's own hash is
+// checked by the caller ([store.CheckRead]).
+func (w auditRow) decode() (receipt.AuditRecord, error) {
 	var r receipt.AuditRecord
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(seq), "the record does not parse")
+	bad := func(why string) (receipt.AuditRecord, error) {
+		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(w.seq), why)
 	}
-	if r.Seq != seq {
-		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(seq), fmt.Sprintf("the record holds seq %d", r.Seq))
+	if err := json.Unmarshal([]byte(w.body), &r); err != nil {
+		return bad("the record does not parse")
 	}
-	if !bytes.Equal(hash, r.Hash[:]) {
-		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(seq), "the hash column differs from the record's hash")
+	switch {
+	case r.Seq != w.seq:
+		return bad(fmt.Sprintf("the record holds seq %d", r.Seq))
+	case !bytes.Equal(w.hash, r.Hash[:]):
+		return bad("the hash column differs from the record's hash")
+	case r.Time != w.time || r.Task != w.task:
+		return bad("the time or task column differs from the record's")
 	}
 	return r, nil
 }
@@ -65,22 +87,18 @@ func auditHead(ctx context.Context, q querier, link bool) (receipt.AuditRecord, 
 	if link {
 		limit = 2
 	}
-	rows, err := q.QueryContext(ctx, `SELECT seq, hash, body FROM audit ORDER BY seq DESC LIMIT ?`, limit)
+	rows, err := q.QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit ORDER BY seq DESC LIMIT ?`, limit)
 	if err != nil {
 		return receipt.AuditRecord{}, dbErr(err)
 	}
 	defer rows.Close()
 	var recs []receipt.AuditRecord
 	for rows.Next() {
-		var (
-			seq  int64
-			hash []byte
-			body string
-		)
-		if err := rows.Scan(&seq, &hash, &body); err != nil {
+		var w auditRow
+		if err := w.scan(rows); err != nil {
 			return receipt.AuditRecord{}, dbErr(err)
 		}
-		r, err := decodeRecord(seq, hash, body)
+		r, err := w.decode()
 		if err != nil {
 			return receipt.AuditRecord{}, err
 		}
@@ -136,22 +154,18 @@ func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) (
 		return nil, err
 	}
 	out, err := func() ([]receipt.AuditRecord, error) {
-		rows, err := s.reader().QueryContext(ctx, `SELECT seq, hash, body FROM audit WHERE `+where+` ORDER BY seq`, args...)
+		rows, err := s.reader().QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit WHERE `+where+` ORDER BY seq`, args...)
 		if err != nil {
 			return nil, dbErr(err)
 		}
 		defer rows.Close()
 		var out []receipt.AuditRecord
 		for rows.Next() {
-			var (
-				seq  int64
-				hash []byte
-				body string
-			)
-			if err := rows.Scan(&seq, &hash, &body); err != nil {
+			var w auditRow
+			if err := w.scan(rows); err != nil {
 				return nil, dbErr(err)
 			}
-			r, err := decodeRecord(seq, hash, body)
+			r, err := w.decode()
 			if err != nil {
 				return nil, err
 			}

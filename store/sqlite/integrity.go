@@ -155,7 +155,7 @@ func (s *Store) roots(ctx context.Context) map[string]string {
 // part way is damage.
 func (s *Store) checkChain(ctx context.Context, r *store.Report) error {
 	c := store.NewChainCheck(r)
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, hash, body FROM audit ORDER BY seq`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit ORDER BY seq`)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
@@ -165,19 +165,15 @@ func (s *Store) checkChain(ctx context.Context, r *store.Report) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var (
-			seq  int64
-			hash []byte
-			body string
-		)
-		if err := rows.Scan(&seq, &hash, &body); err != nil {
+		var w auditRow
+		if err := w.scan(rows); err != nil {
 			r.Add(store.Problem{Table: "audit", FromSeq: r.HeadSeq + 1, ToSeq: r.HeadSeq + 1,
 				What: "a row after this seq cannot be read: " + err.Error()})
 			return nil
 		}
-		rec, err := decodeRecord(seq, hash, body)
+		rec, err := w.decode()
 		if err != nil {
-			c.Unreadable(seq, strings.TrimPrefix(err.Error(), fmt.Sprintf("%v: audit row %d: ", store.ErrCorrupt, seq)))
+			c.Unreadable(w.seq, strings.TrimPrefix(err.Error(), fmt.Sprintf("%v: audit row %d: ", store.ErrCorrupt, w.seq)))
 			continue
 		}
 		c.Record(rec)
