@@ -106,6 +106,12 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "invite" {
 		return runInvite(ctx, stdout, args[1:])
 	}
+	if len(args) > 0 && args[0] == "backup" {
+		return runBackup(ctx, stdout, args[1:])
+	}
+	if len(args) > 0 && args[0] == "integrity" {
+		return runIntegrity(ctx, stdout, args[1:])
+	}
 	var o options
 	fs := flags(&o, stderr)
 	if err := fs.Parse(args); err != nil {

@@ -78,6 +78,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -108,6 +109,9 @@ type Options struct {
 	// SkipMigrate makes Open check the schema version instead of applying
 	// migrations; call [Store.Migrate] separately.
 	SkipMigrate bool
+	// Logger, when set, receives a warning at Open when the database's
+	// durability settings can lose commits (see [Store.Durability]).
+	Logger *slog.Logger
 }
 
 // Store is a [store.Store] on PostgreSQL. It is safe for concurrent use,
@@ -118,6 +122,9 @@ type Store struct {
 	schema    string
 	closed    atomic.Bool
 	closeOnce sync.Once
+	// damage is the first damage seen; once set, deciding calls refuse.
+	damage     store.Damage
+	durability Durability
 }
 
 var _ store.Store = (*Store)(nil)
@@ -163,6 +170,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	} else {
 		err = s.Migrate(ctx)
 	}
+	if err == nil {
+		err = s.readDurability(ctx, o.Logger)
+	}
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -194,8 +204,18 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// enter checks, before any work, that the store is open and ctx is live.
+// enter checks, before any work, that the store is open and undamaged
+// and ctx is live, for a call that decides, writes or reads credentials.
 func (s *Store) enter(ctx context.Context) error {
+	if err := s.enterRead(ctx); err != nil {
+		return err
+	}
+	return s.damage.Err()
+}
+
+// enterRead is enter for the reads a damaged store still answers: the
+// audit chain, tickets and grants.
+func (s *Store) enterRead(ctx context.Context) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}

@@ -43,7 +43,7 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromTS(resolved), fromTS(consumed), fromTS(finished)
 	a.LeaseUntil, a.ShownAt = fromTS(lease), fromTS(shown)
 	if a.Votes, err = decodeVotes(votes); err != nil {
-		return store.Approval{}, err
+		return store.Approval{ID: a.ID}, store.CorruptRow("tickets", a.ID, "its votes do not parse")
 	}
 	return a, nil
 }
