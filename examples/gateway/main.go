@@ -48,8 +48,12 @@
 //
 //	go run ./examples/gateway invite -db asu.db -user user:erin
 //	go run ./examples/gateway -db asu.db -audit audit.jsonl -checkpoint-key checkpoint.pem
+//	go run ./examples/gateway backup -db asu.db -to asu-backup.db
+//	go run ./examples/gateway integrity -db asu.db
 //
-// invite mints an enrollment invite and prints its link. -audit exports
+// invite mints an enrollment invite and prints its link. backup writes a
+// consistent copy of the SQLite file; integrity checks a store end to end
+// and exits non-zero when it is damaged. -audit exports
 // the audit chain (JSON Lines) and prints the approval figures to watch
 // for fatigue; with -checkpoint-key (ed25519, PEM; created if missing, its
 // public half written to FILE.pub) it also writes a checkpoint of the
