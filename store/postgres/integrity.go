@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -47,6 +48,26 @@ func (s *Store) Check(ctx context.Context) (store.Report, error) {
 		_ = s.damage.Note(fmt.Errorf("%w: the integrity check found %d problems", store.ErrCorrupt, len(r.Problems)))
 	}
 	return r, nil
+}
+
+// checkHeadAtOpen checks the chain head and the record before it, so a
+// store opened on a chain whose head is damaged refuses to decide from
+// the start instead of at its first append. A check that cannot run
+// leaves that to the first append.
+func (s *Store) checkHeadAtOpen(ctx context.Context) {
+	rows, err := s.pool.Query(ctx, `SELECT `+auditColumns+` FROM audit ORDER BY seq DESC LIMIT 2`)
+	if err != nil {
+		return
+	}
+	recs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (receipt.AuditRecord, error) { return scanAudit(r) })
+	if err != nil || len(recs) == 0 {
+		return
+	}
+	var prev *receipt.AuditRecord
+	if len(recs) == 2 {
+		prev = &recs[1]
+	}
+	_ = s.damage.Note(store.CheckHead(recs[0], prev, recs[0].Seq))
 }
 
 // errUnreadable marks a table the check could not read to its end: damage

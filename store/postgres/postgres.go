@@ -58,7 +58,9 @@
 // fails fails the decision's transaction with [store.ErrCorrupt]. From
 // then on the store refuses every call that decides, writes or reads
 // credentials with [store.ErrCorrupt] until it is reopened; the audit
-// chain, tickets and grants stay readable. [Store.Check] verifies the
+// chain, tickets and grants stay readable. [Open] checks the head and the
+// record before it, and a store opened on a damaged head refuses to
+// decide from the start. [Store.Check] verifies the
 // whole chain and every ticket row. PostgreSQL's page checksums (initdb
 // --data-checksums) and amcheck cover the files beneath.
 //
@@ -218,6 +220,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	}
 	if err == nil {
 		err = s.readDurability(ctx, o.Logger)
+	}
+	if err == nil {
+		s.checkHeadAtOpen(ctx)
 	}
 	if err != nil {
 		pool.Close()
