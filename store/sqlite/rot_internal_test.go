@@ -203,3 +203,56 @@ func quickCheckPasses(t *testing.T, path string) bool {
 	}
 	return true
 }
+
+// TestRotWhileServing damages audit pages of a file a store has open and
+// serves from, as a disk does, and checks that the damage is found by
+// the next read of the chain (SQLite's own report of a malformed page,
+// or a row that does not match its hash) and that from then on every
+// deciding call refuses with ErrCorrupt; or that the bytes changed
+// nothing a row reads back.
+func TestRotWhileServing(t *testing.T) {
+	tpl := buildRotTemplate(t)
+	seeds := 60
+	if testing.Short() {
+		seeds = 15
+	}
+	dir := t.TempDir()
+	found, harmless, bySQLite := 0, 0, 0
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		path := filepath.Join(dir, fmt.Sprintf("serving-%d.db", seed))
+		require.NoError(t, os.WriteFile(path, tpl.file, 0o600))
+		s, err := Open(t.Context(), path, &Options{Clock: func() time.Time { return t0 }})
+		require.NoError(t, err)
+		// Every read on a connection of its own, so none answers from a
+		// page it cached before the damage.
+		s.db.SetMaxIdleConns(0)
+		s.closeStmts()
+		require.NoError(t, os.WriteFile(path, tpl.rot(rng), 0o600))
+
+		_, err = s.AuditSeq(t.Context(), 1, 1<<62)
+		if err == nil {
+			require.Equal(t, tpl.rows, rawAuditRows(t, path), "seed %d: a read accepted changed rows", seed)
+			harmless++
+			require.NoError(t, s.Close())
+			continue
+		}
+		require.ErrorIs(t, err, store.ErrCorrupt, "seed %d: %v", seed, err)
+		found++
+		if strings.Contains(err.Error(), "malformed") {
+			bySQLite++
+		}
+		_, _, err = s.Park(t.Context(), storetest.TicketAt("s9", "u9", 1, t0), store.Caps{}, noted("park"))
+		require.ErrorIs(t, err, store.ErrCorrupt, "seed %d: the store refuses to decide", seed)
+		_, err = s.Resolve(t.Context(), "nope", store.Resolution{To: store.Approved, Approver: "a", At: t0}, noted("approve"))
+		require.ErrorIs(t, err, store.ErrCorrupt, "seed %d", seed)
+		_, err = s.AppendAudit(t.Context(), storetest.Record("task", t0))
+		require.ErrorIs(t, err, store.ErrCorrupt, "seed %d", seed)
+		require.NoError(t, s.Close())
+	}
+	t.Logf("%d seeds: %d found on the next read (%d reported malformed by SQLite), %d changed nothing that reads back",
+		seeds, found, bySQLite, harmless)
+	assert.Greater(t, found, seeds/2)
+	assert.Positive(t, bySQLite, "SQLite's own reports of damage count as damage")
+	assert.Less(t, bySQLite, found, "and so do rows SQLite reads but do not match their hash")
+}
