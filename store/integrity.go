@@ -136,7 +136,8 @@ type Report struct {
 	Backend string `json:"backend"`
 	// Records is how many audit records were read and verified.
 	Records int64 `json:"records"`
-	// Head is the last audit record read, zero for an empty chain.
+	// HeadSeq and HeadHash (hex) are the seq and hash of the last audit
+	// record read, zero and empty for an empty chain.
 	HeadSeq  int64  `json:"head_seq"`
 	HeadHash string `json:"head_hash"`
 	// Tickets is how many ticket rows were read.

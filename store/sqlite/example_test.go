@@ -2,6 +2,8 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -147,4 +149,48 @@ func ExampleStore_Check() {
 	// Output:
 	// SQLite DIR/asu.db: 0 audit records (head seq 0), 0 tickets checked
 	// intact: the audit chain verifies from its first record to its head
+}
+
+// An operator's look at a damaged file: Open refuses it, Inspect opens it
+// read-only, and Check says what is damaged and what to do.
+func ExampleOptions_inspect() {
+	dir, err := os.MkdirTemp("", "asu")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	path := filepath.Join(dir, "asu.db")
+	s, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		panic(err)
+	}
+	for range 3 {
+		if _, err := s.AppendAudit(ctx, receipt.AuditRecord{Task: "t", Decision: receipt.DecisionDeny, Reason: "unknown tool"}); err != nil {
+			panic(err)
+		}
+	}
+	s.Close()
+	// Someone edits a row behind the store's back.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := db.Exec(`UPDATE audit SET body = replace(body, 'unknown', 'known') WHERE seq = 2`); err != nil {
+		panic(err)
+	}
+	db.Close()
+
+	_, err = sqlite.Open(ctx, path, nil)
+	fmt.Println(errors.Is(err, store.ErrCorrupt))
+	in, err := sqlite.Open(ctx, path, &sqlite.Options{Inspect: true})
+	if err != nil {
+		panic(err)
+	}
+	defer in.Close()
+	report, _ := in.Check(ctx)
+	fmt.Println(report.Problems[0].Table, report.Problems[0].FromSeq, report.Problems[0].What)
+	// Output:
+	// true
+	// audit 2 content does not match its hash
 }
