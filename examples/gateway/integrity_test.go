@@ -110,6 +110,54 @@ func TestIntegrityCommandNamesTheDamage(t *testing.T) {
 	}
 }
 
+// TestIntegrityCommandNamesRot writes random bytes into the cell areas
+// of random audit pages (found with SQLite's dbstat) of a gateway's
+// file, seed after seed, and checks that the integrity command fails on
+// each, says where (an audit seq range, or the page of the file) and
+// what to do, and never panics.
+func TestIntegrityCommandNamesRot(t *testing.T) {
+	clean := gatewayDB(t, 300)
+	template, err := os.ReadFile(clean)
+	require.NoError(t, err)
+	raw, err := sql.Open("sqlite", clean)
+	require.NoError(t, err)
+	var pageSize int
+	require.NoError(t, raw.QueryRow(`PRAGMA page_size`).Scan(&pageSize))
+	rows, err := raw.Query(`SELECT pageno FROM dbstat WHERE name = 'audit'`)
+	require.NoError(t, err)
+	var pages []int
+	for rows.Next() {
+		var p int
+		require.NoError(t, rows.Scan(&p))
+		pages = append(pages, p)
+	}
+	require.NoError(t, rows.Err())
+	require.NoError(t, raw.Close())
+	require.Greater(t, len(pages), 3)
+	for seed := range 12 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 3))
+		file := bytes.Clone(template)
+		page := pages[rng.IntN(len(pages))]
+		off := (page - 1) * pageSize
+		hdr := off
+		if page == 1 {
+			hdr += 100
+		}
+		start := int(file[hdr+5])<<8 | int(file[hdr+6])
+		at := off + start + rng.IntN(max(1, pageSize-start-32))
+		for i := range 32 {
+			file[at+i] ^= byte(1 + rng.IntN(255)) // every byte changes
+		}
+		db := filepath.Join(t.TempDir(), "asu.db")
+		require.NoError(t, os.WriteFile(db, file, 0o600))
+		var out bytes.Buffer
+		err := cli(context.Background(), []string{"integrity", "-db", db}, &out, &out)
+		require.ErrorIs(t, err, errDamaged, "seed %d:\n%s", seed, out.String())
+		assert.Regexp(t, `audit seq \d+|file: |audit: `, out.String(), "seed %d: says where", seed)
+		assert.Contains(t, out.String(), "what to do", "seed %d", seed)
+	}
+}
+
 // TestIntegrityCommandUsage: one store, named once.
 func TestIntegrityCommandUsage(t *testing.T) {
 	var out bytes.Buffer
