@@ -228,3 +228,14 @@ func FuzzChainCheck(f *testing.F) {
 		assert.Equal(t, int64(len(recs)), r.Records)
 	})
 }
+
+// BenchmarkCheckRecord measures what checking one record read back costs
+// every read and every append: one hash of its canonical form.
+func BenchmarkCheckRecord(b *testing.B) {
+	chain := receipttest.AuditChain(2, t0)
+	for b.Loop() {
+		if err := store.CheckRecord(chain[1], &chain[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

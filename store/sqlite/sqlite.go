@@ -156,13 +156,15 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous("+syncMode+")")
-	q.Add("_txlock", "immediate")
 	if o.Inspect {
+		// Read as found: not even the journal mode is changed.
 		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Add("_pragma", "synchronous("+syncMode+")")
 	}
+	q.Add("_txlock", "immediate")
 	db, err := sql.Open("sqlite", path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %v", err)
