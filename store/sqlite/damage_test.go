@@ -46,3 +46,39 @@ func tamperAudit(t *testing.T, path string, r receipt.AuditRecord) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
 }
+
+// TestTicketRowThatDoesNotParse: a ticket row changed behind the store's
+// back so that it no longer parses is damage, named by the ticket, and
+// the store then refuses to decide.
+func TestTicketRowThatDoesNotParse(t *testing.T) {
+	for _, edit := range []string{
+		`UPDATE approvals SET taint = 'not a list' WHERE id = ?`,
+		`UPDATE approvals SET requester = '{' WHERE id = ?`,
+		`UPDATE approvals SET votes = '[{"approver":17}]' WHERE id = ?`,
+		`UPDATE approvals SET nonce = x'00' WHERE id = ?`,
+	} {
+		t.Run(edit, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "asu.db")
+			s := open(t, path)
+			now, err := s.Now(t.Context())
+			require.NoError(t, err)
+			a, _, err := s.Park(t.Context(), storetest.TicketAt("s1", "u1", 1, now), store.Caps{}, nil)
+			require.NoError(t, err)
+			db, err := sql.Open("sqlite", path)
+			require.NoError(t, err)
+			_, err = db.Exec(edit, a.ID)
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+
+			_, err = s.Get(t.Context(), a.ID)
+			require.ErrorIs(t, err, store.ErrCorrupt)
+			require.Contains(t, err.Error(), a.ID, "the error names the ticket")
+			_, _, err = s.Park(t.Context(), storetest.TicketAt("s1", "u1", 2, now), store.Caps{}, nil)
+			require.ErrorIs(t, err, store.ErrCorrupt, "the store refuses to decide")
+			report, err := s.(store.Checker).Check(t.Context())
+			require.NoError(t, err)
+			require.True(t, report.Damaged())
+			require.Equal(t, a.ID, report.Problems[0].Key)
+		})
+	}
+}

@@ -2,7 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -167,8 +167,9 @@ func (s *Store) checkChain(ctx context.Context, r *store.Report) error {
 	for rows.Next() {
 		var w auditRow
 		if err := w.scan(rows); err != nil {
+			// database/sql's conversion errors quote the value: say only what.
 			r.Add(store.Problem{Table: "audit", FromSeq: r.HeadSeq + 1, ToSeq: r.HeadSeq + 1,
-				What: "a row after this seq cannot be read: " + err.Error()})
+				What: "the row after this seq holds a column of the wrong type"})
 			return nil
 		}
 		rec, err := w.decode()
@@ -221,16 +222,16 @@ func (s *Store) checkTickets(ctx context.Context, r *store.Report) error {
 	return nil
 }
 
-// ticketWhy is what a ticket row's scan error says, without the row.
+// ticketWhy is what a ticket row's scan error says, without the row:
+// the reason store.CorruptRow gave, or, for database/sql's conversion
+// errors, which quote the value, only what is wrong.
 func ticketWhy(err error) string {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.Contains(msg, store.ErrCorrupt.Error()) {
-		return msg[i+2:]
+	if msg := err.Error(); errors.Is(err, store.ErrCorrupt) {
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			return msg[i+2:]
+		}
 	}
-	if err == sql.ErrNoRows {
-		return "no row"
-	}
-	return "the row cannot be read: " + msg
+	return "a column holds a value of the wrong type"
 }
 
 // validState reports whether st is a state a stored ticket can be in.
