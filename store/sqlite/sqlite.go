@@ -45,10 +45,10 @@
 // store must not keep approving while its audit table is unreadable. The
 // checks read the whole file, so Open takes time linear in its size; most
 // of it is decoding and hashing each audit record. BenchmarkVerifyChain
-// measures it: 40,000 to 45,000 records a second (20 to 25 µs each) on a
-// shared two-core machine under a load average of about 20, where one
-// JSON decode of a record alone took 37 µs, so a floor: at that rate a
-// chain of a million records adds under half a minute to Open.
+// measures it: 17,000 to 45,000 records a second (22 to 60 µs each) on a
+// shared two-core machine under a load average of 20 to 25, where one JSON
+// decode of a record alone took 37 µs, so a floor: at that rate a chain of
+// a million records adds a minute at most to Open.
 // [Options.Inspect] opens a damaged file read-only instead, for
 // [Store.Check] and reading what can still be read.
 //
