@@ -5,6 +5,15 @@
 // transaction: a state change and its audit record are both kept, or, when
 // the audit record is refused, neither.
 //
+// # Integrity
+//
+// Records live in process memory, so nothing rots on a disk, but the
+// store still reads back only what it wrote, as every backend does: each
+// audit record read, and the head each append links to, is checked
+// against its hash and link, and once damage is seen every deciding call
+// fails with [store.ErrCorrupt] ([store.Damage]). Tests change records
+// behind the store's back through a hook of its test files.
+//
 // # Use
 //
 // Tests and demos, and the quickstart example. Nothing survives the
