@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,17 +26,18 @@ var errDamaged = errors.New("the store is damaged")
 // be inspected while the gateway refuses to open it.
 //
 //	go run ./examples/gateway integrity -db asu.db
-//	go run ./examples/gateway integrity -postgres "$DSN"
+//	go run ./examples/gateway integrity -postgres "$DSN" -json   # the report as JSON, for monitoring
 func runIntegrity(ctx context.Context, w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("integrity", flag.ContinueOnError)
 	fs.SetOutput(w)
 	db := fs.String("db", "", "the gateway's SQLite `file`")
 	dsn := fs.String("postgres", "", "the gateway's PostgreSQL `DSN`")
+	asJSON := fs.Bool("json", false, "print the report as JSON, for monitoring, instead of the summary")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if (*db == "") == (*dsn == "") || fs.NArg() > 0 {
-		return errors.New("usage: integrity (-db FILE | -postgres DSN)")
+		return errors.New("usage: integrity (-db FILE | -postgres DSN) [-json]")
 	}
 	var (
 		st  store.Store
@@ -61,7 +63,15 @@ func runIntegrity(ctx context.Context, w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(w, report.Summary())
+	if *asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprint(w, report.Summary())
+	}
 	if report.Damaged() {
 		return fmt.Errorf("%w: %d problems (see above)", errDamaged, len(report.Problems))
 	}

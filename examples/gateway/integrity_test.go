@@ -4,17 +4,22 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/store"
+	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
@@ -105,6 +110,18 @@ func TestIntegrityCommandNamesTheDamage(t *testing.T) {
 
 				_, err = sqlite.Open(context.Background(), db, nil)
 				assert.ErrorIs(t, err, sqlite.ErrCorrupt, "the gateway does not open it")
+
+				out.Reset()
+				err = cli(context.Background(), []string{"integrity", "-db", db, "-json"}, &out, &out)
+				require.ErrorIs(t, err, errDamaged)
+				var report store.Report
+				require.NoError(t, json.Unmarshal(out.Bytes(), &report), "-json prints the report alone")
+				require.True(t, report.Damaged())
+				named := false
+				for _, p := range report.Problems {
+					named = named || p.Table == "audit" && p.FromSeq <= int64(seq) && int64(seq) <= p.ToSeq
+				}
+				assert.True(t, named, "the report names seq %d: %+v", seq, report.Problems)
 			})
 		}
 	}
@@ -166,4 +183,51 @@ func TestIntegrityCommandUsage(t *testing.T) {
 	}
 	assert.Error(t, cli(t.Context(), []string{"integrity", "-db", filepath.Join(t.TempDir(), "none.db")}, &out, &out),
 		"never creates a database")
+}
+
+// TestIntegrityCommandPostgres checks a PostgreSQL store: intact, then
+// with one audit row edited behind its back. It runs when
+// ASU_POSTGRES_DSN names a database it may write to, in a schema of its
+// own that it drops.
+func TestIntegrityCommandPostgres(t *testing.T) {
+	dsn := os.Getenv("ASU_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("ASU_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("asu_integrity_%d", rand.Uint64())
+	st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err == nil {
+			_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+			_ = conn.Close(ctx)
+		}
+	})
+	for i := range 5 {
+		_, err := st.AppendAudit(ctx, receipt.AuditRecord{Task: fmt.Sprint(i), Decision: receipt.DecisionDeny, Reason: "unknown tool"})
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Close())
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	inSchema := dsn + sep + "search_path=" + schema
+
+	var out bytes.Buffer
+	require.NoError(t, cli(ctx, []string{"integrity", "-postgres", inSchema}, &out, &out), out.String())
+	assert.Contains(t, out.String(), "5 audit records (head seq 5)")
+	assert.NotContains(t, out.String(), dsn, "the DSN may hold a password")
+
+	conn, err := pgx.Connect(ctx, inSchema)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `UPDATE audit SET reason = 'known tool' WHERE seq = 3`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(ctx))
+	out.Reset()
+	err = cli(ctx, []string{"integrity", "-postgres", inSchema}, &out, &out)
+	require.ErrorIs(t, err, errDamaged)
+	assert.Contains(t, out.String(), "audit seq 3: content does not match its hash")
 }
