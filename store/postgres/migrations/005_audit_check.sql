@@ -9,7 +9,7 @@
 -- store reports as store.ErrCorrupt, so the transaction of a decision
 -- whose head does not check rolls back whole.
 CREATE FUNCTION asu_audit_hash(a audit) RETURNS bytea LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-	SELECT sha256(convert_to('asu/v1/audit', 'UTF8') || '\x00'::bytea || convert_to(
+	SELECT sha256(convert_to('asu/v1/audit', 'UTF8') || decode('00', 'hex') || convert_to(
 		'{"approver":' || to_json(a.approver)::text
 		|| CASE WHEN a.args IS NOT NULL AND length(a.args) > 0 THEN ',"args":' || convert_from(a.args, 'UTF8') ELSE '' END
 		|| ',"args_digest":"' || encode(a.args_digest, 'hex') || '"'
