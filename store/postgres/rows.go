@@ -36,6 +36,9 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 		return store.Approval{}, err
 	}
 	a.State = store.State(state)
+	if !validState(a.State) || len(digest) != len(a.Digest) || len(cardHash) != len(a.CardHash) || len(nonce) != len(a.Nonce) {
+		return store.Approval{ID: a.ID}, store.CorruptRow("tickets", a.ID, "its state or a hash has a value a ticket never takes")
+	}
 	copy(a.Digest[:], digest)
 	copy(a.CardHash[:], cardHash)
 	copy(a.Nonce[:], nonce)

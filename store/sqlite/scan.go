@@ -38,6 +38,9 @@ func scanApproval(row scanner) (store.Approval, error) {
 		return store.Approval{}, err
 	}
 	a.State = store.State(state)
+	if !validState(a.State) {
+		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "its state is not one a ticket takes")
+	}
 	if len(digest) != len(a.Digest) || len(cardHash) != len(a.CardHash) || len(nonce) != len(a.Nonce) {
 		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "a digest, card hash or nonce has the wrong length")
 	}
