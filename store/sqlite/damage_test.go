@@ -68,7 +68,7 @@ func TestTicketRowThatDoesNotParse(t *testing.T) {
 			require.NoError(t, err)
 			db, err := sql.Open("sqlite", path)
 			require.NoError(t, err)
-			db.SetMaxOpenConns(1) // one connection, so the pragma holds for the edit
+			db.SetMaxOpenConns(1)                                    // one connection, so the pragma holds for the edit
 			_, err = db.Exec(`PRAGMA ignore_check_constraints = ON`) // as bit rot ignores them
 			require.NoError(t, err)
 			_, err = db.Exec(edit, a.ID)
