@@ -68,8 +68,10 @@ func TestTicketRowThatDoesNotParse(t *testing.T) {
 			require.NoError(t, err)
 			db, err := sql.Open("sqlite", path)
 			require.NoError(t, err)
-			db.SetMaxOpenConns(1)                                    // one connection, so the pragma holds for the edit
-			_, err = db.Exec(`PRAGMA ignore_check_constraints = ON`) // as bit rot ignores them
+			// One connection, so the pragma holds for the edit: bit rot ignores
+			// CHECK constraints too.
+			db.SetMaxOpenConns(1)
+			_, err = db.Exec(`PRAGMA ignore_check_constraints = ON`)
 			require.NoError(t, err)
 			_, err = db.Exec(edit, a.ID)
 			require.NoError(t, err)
