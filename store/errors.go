@@ -52,4 +52,10 @@ var (
 	ErrGrantUsedUp = errors.New("store: grant has no uses left")
 	// ErrClosed means the store is closed.
 	ErrClosed = errors.New("store: closed")
+	// ErrCorrupt means a record the store read does not match its own
+	// hash or its link to the previous record, or cannot be parsed at all:
+	// the store's contents were changed behind its back (bit rot, a
+	// damaged file, a writer that bypassed the store). A store that
+	// detected it refuses to decide until it is reopened ([Damage]).
+	ErrCorrupt = errors.New("store: stored records are damaged")
 )

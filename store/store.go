@@ -62,6 +62,21 @@
 // stale time, cannot approve or execute after the real expiry. Times are
 // kept to the microsecond; finer precision is dropped by some backends.
 //
+// # Integrity
+//
+// A store reads back only what it wrote. Every audit record it reads is
+// checked against its own hash and, when the record before it is read
+// too, its link to it ([CheckRead]); the head an append links to is
+// checked before the append ([CheckHead]). A mismatch, a row that does
+// not parse, or the database's own report of damaged pages is
+// [ErrCorrupt], naming the seq or the row. From then on the store refuses
+// every call that decides, writes or reads credentials with [ErrCorrupt]
+// until it is reopened ([Damage]); the audit chain, tickets and grants
+// stay readable, so an operator can see what is left. Backends that can
+// check themselves end to end implement [Checker]. A record rewritten
+// together with a new hash of its own is caught by the link of the record
+// after it; at the head, only a mark kept outside the store can catch it.
+//
 // # Writing a backend
 //
 // Validate input before opening a transaction with [Approval.Check],
@@ -70,9 +85,11 @@
 // [Invite.Check], [Grant.Check], [CheckKey] and [CheckAudit], so every
 // backend refuses the same records with the same sentinels; compare times
 // with [CheckSkew] inside the transaction; complete audit records with
-// [ChainNext]; make ids with [NewID]. Then pass
-// storetest.Run, process.Run (package storetest/process) if processes can share the
-// database, and measure with storetest.Bench.
+// [ChainNext]; make ids with [NewID]; check what you read with
+// [CheckRead] and [CheckHead], and pass errors through a [Damage]. Then
+// pass storetest.Run (with storetest.WithAuditTamper), process.Run
+// (package storetest/process) if processes can share the database, and
+// measure with storetest.Bench.
 package store
 
 import (

@@ -71,8 +71,12 @@
 //	go run ./examples/gateway revoke-grant -db asu.db -grant ID
 //	go run ./examples/gateway audit -db asu.db -out audit.jsonl
 //	go run ./examples/gateway -db asu.db -audit audit.jsonl -checkpoint-key checkpoint.pem
+//	go run ./examples/gateway backup -db asu.db -to asu-backup.db
+//	go run ./examples/gateway integrity -db asu.db
 //
-// invite mints an enrollment invite and prints its link. -audit exports
+// invite mints an enrollment invite and prints its link. backup writes a
+// consistent copy of the SQLite file; integrity checks a store end to end
+// and exits non-zero when it is damaged. -audit exports
 // the audit chain (JSON Lines) and prints the approval figures to watch
 // for fatigue; with -checkpoint-key (ed25519, PEM; created if missing, its
 // public half written to FILE.pub) it also writes a checkpoint of the
@@ -145,6 +149,12 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(args) > 0 && args[0] == "keys" {
 		return runKeys(stdout, args[1:], time.Now)
+	}
+	if len(args) > 0 && args[0] == "backup" {
+		return runBackup(ctx, stdout, args[1:])
+	}
+	if len(args) > 0 && args[0] == "integrity" {
+		return runIntegrity(ctx, stdout, args[1:])
 	}
 	var o options
 	fs := flags(&o, stderr)

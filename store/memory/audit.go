@@ -29,13 +29,16 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 
 // AuditHead implements [store.AuditLog].
 func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return receipt.AuditRecord{}, fmt.Errorf("audit head: %w", err)
 	}
 	defer s.mu.Unlock()
 	last := s.audit.last()
 	if last == nil {
 		return receipt.AuditRecord{}, nil
+	}
+	if err := store.CheckHead(*last, nil, int64(s.audit.len())); err != nil {
+		return receipt.AuditRecord{}, fmt.Errorf("audit head: %w", s.damage.Note(err))
 	}
 	return cloneRecord(*last), nil
 }
@@ -49,7 +52,7 @@ func (s *Store) AuditRange(ctx context.Context, from, to time.Time) ([]receipt.A
 
 // AuditSeq implements [store.AuditLog].
 func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error) {
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return nil, fmt.Errorf("audit seq: %w", err)
 	}
 	defer s.mu.Unlock()
@@ -60,6 +63,9 @@ func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditR
 	for i := lo; i < hi; i++ {
 		out = append(out, cloneRecord(*s.audit.at(int(i))))
 	}
+	if err := store.CheckRead(out); err != nil {
+		return nil, fmt.Errorf("audit seq: %w", s.damage.Note(err))
+	}
 	return out, nil
 }
 
@@ -69,7 +75,7 @@ func (s *Store) AuditByTask(ctx context.Context, task string) ([]receipt.AuditRe
 }
 
 func (s *Store) auditWhere(ctx context.Context, op string, keep func(*receipt.AuditRecord) bool) ([]receipt.AuditRecord, error) {
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	defer s.mu.Unlock()
@@ -78,6 +84,9 @@ func (s *Store) auditWhere(ctx context.Context, op string, keep func(*receipt.Au
 		if r := s.audit.at(i); keep(r) {
 			out = append(out, cloneRecord(*r))
 		}
+	}
+	if err := store.CheckRead(out); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, s.damage.Note(err))
 	}
 	return out, nil
 }

@@ -35,3 +35,13 @@ func ExampleOptions() {
 	fmt.Println(now.Format(time.RFC3339))
 	// Output: 2026-03-01T12:00:00Z
 }
+
+// Check verifies the chain and the tickets held in memory.
+func ExampleStore_Check() {
+	s := memory.New(nil)
+	defer s.Close()
+	report, err := s.Check(context.Background())
+	fmt.Println(report.Backend, report.Damaged(), err)
+	// Output:
+	// memory false <nil>
+}

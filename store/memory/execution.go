@@ -107,7 +107,7 @@ func (s *Store) Expired(ctx context.Context, at time.Time, limit int) ([]store.A
 	if limit < 0 {
 		return nil, fmt.Errorf("expired: %w: negative limit", store.ErrInvalid)
 	}
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return nil, fmt.Errorf("expired: %w", err)
 	}
 	defer s.mu.Unlock()

@@ -27,7 +27,7 @@ func (s *Store) PutGrant(ctx context.Context, g store.Grant) error {
 
 // GetGrant implements [store.Grants].
 func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return store.Grant{}, fmt.Errorf("get grant: %w", err)
 	}
 	defer s.mu.Unlock()

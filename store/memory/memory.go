@@ -5,6 +5,15 @@
 // transaction: a state change and its audit record are both kept, or, when
 // the audit record is refused, neither.
 //
+// # Integrity
+//
+// Records live in process memory, so nothing rots on a disk, but the
+// store still reads back only what it wrote, as every backend does: each
+// audit record read, and the head each append links to, is checked
+// against its hash and link, and once damage is seen every deciding call
+// fails with [store.ErrCorrupt] ([store.Damage]). Tests change records
+// behind the store's back through a hook of its test files.
+//
 // # Use
 //
 // Tests and demos, and the quickstart example. Nothing survives the
@@ -57,6 +66,8 @@ type Store struct {
 	// chained holds the records [Store.chain] makes until [Store.commit]
 	// copies them into the log; reused, under mu, by every transaction.
 	chained []receipt.AuditRecord
+	// damage is the first damage seen; once set, deciding calls refuse.
+	damage store.Damage
 }
 
 var _ store.Store = (*Store)(nil)
@@ -100,15 +111,30 @@ func (s *Store) Close() error {
 
 // Now implements [store.Clock] with the clock of [Options].
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return time.Time{}, fmt.Errorf("now: %w", err)
 	}
 	defer s.mu.Unlock()
 	return s.clock(), nil
 }
 
-// lock takes the mutex after checking ctx; on error the mutex is not held.
+// lock takes the mutex after checking ctx, for a call that decides,
+// writes or reads credentials, which a damaged store refuses; on error
+// the mutex is not held.
 func (s *Store) lock(ctx context.Context) error {
+	if err := s.lockRead(ctx); err != nil {
+		return err
+	}
+	if err := s.damage.Err(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// lockRead is lock for the reads a damaged store still answers: the
+// audit chain, tickets and grants.
+func (s *Store) lockRead(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -131,6 +157,13 @@ func (s *Store) chain(notes ...func() (receipt.AuditRecord, bool)) ([]receipt.Au
 	var head receipt.AuditRecord
 	if last := s.audit.last(); last != nil {
 		head = *last
+	}
+	var prev *receipt.AuditRecord
+	if n := s.audit.len(); n > 1 {
+		prev = s.audit.at(n - 2)
+	}
+	if err := store.CheckHead(head, prev, int64(s.audit.len())); err != nil {
+		return nil, s.damage.Note(err)
 	}
 	now := s.clock()
 	clear(s.chained) // drop what the last transaction's records referenced

@@ -157,7 +157,7 @@ func (s *Store) leavePending(t *store.Approval) {
 
 // Get implements [store.Tickets].
 func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return store.Approval{}, fmt.Errorf("get ticket: %w", err)
 	}
 	defer s.mu.Unlock()
@@ -258,7 +258,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, str
 	if err := f.Check(); err != nil {
 		return nil, "", fmt.Errorf("list: %w", err)
 	}
-	if err := s.lock(ctx); err != nil {
+	if err := s.lockRead(ctx); err != nil {
 		return nil, "", fmt.Errorf("list: %w", err)
 	}
 	defer s.mu.Unlock()

@@ -66,7 +66,7 @@ func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt
 // AuditHead implements [store.AuditLog].
 func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
 	const op = "audit head"
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterRead(ctx); err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, op, err)
 	}
 	r, err := scanAudit(s.pool.QueryRow(ctx, `SELECT `+auditColumns+` FROM audit ORDER BY seq DESC LIMIT 1`))
@@ -74,6 +74,9 @@ func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
 	case errors.Is(err, pgx.ErrNoRows):
 		return receipt.AuditRecord{}, nil
 	case err != nil:
+		return receipt.AuditRecord{}, s.fail(ctx, op, err)
+	}
+	if err := store.CheckHead(r, nil, r.Seq); err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, op, err)
 	}
 	return r, nil
@@ -97,7 +100,7 @@ func (s *Store) AuditByTask(ctx context.Context, task string) ([]receipt.AuditRe
 }
 
 func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) ([]receipt.AuditRecord, error) {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterRead(ctx); err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+auditColumns+` FROM audit WHERE `+where+` ORDER BY seq`, args...)
@@ -105,6 +108,9 @@ func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) (
 		return nil, s.fail(ctx, op, err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (receipt.AuditRecord, error) { return scanAudit(r) })
+	if err == nil {
+		err = store.CheckRead(out)
+	}
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}

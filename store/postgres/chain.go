@@ -35,10 +35,20 @@ import (
 // queryAppend appends one record whose cut form is $1..$4 (see cutRecord)
 // and whose columns are $5..$25, and returns its seq, time, prev_hash and
 // hash.
+//
+// Before it links to the head, the statement checks the head's row: it is
+// the row at the head's seq with the head's hash, its content hashes to
+// it (asu_audit_hash, migration 005) and it links to the row before it;
+// otherwise asu_audit_damaged fails the statement, and with it the
+// decision's transaction, with data_corrupted.
 const queryAppend = `WITH h AS (
 		SELECT seq, hash, time FROM audit_head FOR UPDATE
 	), n AS (
-		SELECT seq + 1 AS seq, hash AS prev,
+		SELECT CASE WHEN h.seq = 0 OR EXISTS (
+				SELECT 1 FROM audit a WHERE a.seq = h.seq AND a.hash = h.hash AND asu_audit_hash(a) = a.hash
+					AND a.prev_hash = coalesce((SELECT p.hash FROM audit p WHERE p.seq = h.seq - 1),
+						CASE WHEN h.seq = 1 THEN decode(repeat('00', 32), 'hex') END))
+			THEN h.seq + 1 ELSE asu_audit_damaged(h.seq) END AS seq, hash AS prev,
 			greatest(time, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS time
 		FROM h
 	), c AS (

@@ -16,7 +16,7 @@ import (
 // clock for every replica, whatever their own clocks say.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	const op = "now"
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterRead(ctx); err != nil {
 		return time.Time{}, s.fail(ctx, op, err)
 	}
 	var now time.Time

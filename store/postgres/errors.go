@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -16,6 +17,11 @@ import (
 // error values are never wrapped, so none escapes through errors.As; their
 // messages are not kept either, since some quote the values in a row.
 func (s *Store) fail(ctx context.Context, op string, err error) error {
+	return s.damage.Note(s.failed(ctx, op, err))
+}
+
+// failed is fail before the damage is noted.
+func (s *Store) failed(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -45,6 +51,11 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 			return fmt.Errorf("%s: %w: refused by a constraint (SQLSTATE %s)", op, store.ErrInvalid, pgErr.Code)
 		case "54000", "22001": // program_limit_exceeded, string_data_right_truncation
 			return fmt.Errorf("%s: %w (SQLSTATE %s)", op, store.ErrTooLarge, pgErr.Code)
+		case "XX001", "XX002": // data_corrupted (ours too: see queryAppend), index_corrupted
+			if strings.HasPrefix(pgErr.Message, "audit seq ") { // ours: names a seq, never a value
+				return fmt.Errorf("%s: %w: %s", op, store.ErrCorrupt, pgErr.Message)
+			}
+			return fmt.Errorf("%s: %w (SQLSTATE %s)", op, store.ErrCorrupt, pgErr.Code)
 		}
 		return fmt.Errorf("%s: %w: SQLSTATE %s", op, ErrDatabase, pgErr.Code)
 	}
@@ -60,7 +71,7 @@ func isSentinel(err error) bool {
 		store.ErrNotFound, store.ErrDuplicate, store.ErrInvalid, store.ErrTooLarge, store.ErrResolved,
 		store.ErrExpired, store.ErrNotApproved, store.ErrConsumed, store.ErrFenced, store.ErrLeaseLive,
 		store.ErrRevoked, store.ErrClockSkew, store.ErrPendingCap, store.ErrCounter, store.ErrGrantUsedUp,
-		store.ErrClosed, ErrSchemaVersion, ErrDatabase,
+		store.ErrClosed, store.ErrCorrupt, ErrSchemaVersion, ErrDatabase,
 	} {
 		if errors.Is(err, s) {
 			return true

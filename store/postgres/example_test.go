@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 	"time"
 
@@ -146,4 +147,32 @@ func ExampleStore_Vote() {
 	fmt.Println(t.State, t.Approver, len(t.Votes))
 	_, err = s.Vote(ctx, t.ID, store.Vote{Approver: "carol", At: now}, 2, "two of finance", note)
 	fmt.Println(errors.Is(err, store.ErrResolved))
+}
+
+// Durability says what the database promises about an acknowledged
+// commit; a logger in the options hears a warning when commits are off.
+func ExampleStore_Durability() {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, os.Getenv("ASU_POSTGRES_DSN"), &postgres.Options{Logger: slog.Default()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	d := s.Durability()
+	fmt.Println(d.SynchronousCommit, d.WaitsForStandby(), d.Risk())
+}
+
+// Check verifies the whole chain, the chain head and every ticket row.
+func ExampleStore_Check() {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, os.Getenv("ASU_POSTGRES_DSN"), &postgres.Options{SkipMigrate: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	report, err := s.Check(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(report.Summary())
 }

@@ -120,7 +120,7 @@ func (s *Store) Expired(ctx context.Context, at time.Time, limit int) ([]store.A
 	if limit < 0 {
 		return nil, fmt.Errorf("%s: %w: negative limit", op, store.ErrInvalid)
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterRead(ctx); err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	rows, err := s.pool.Query(ctx, queryExpired, at, store.Filter{Limit: limit}.PageSize())

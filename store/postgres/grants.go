@@ -43,7 +43,7 @@ func (s *Store) PutGrant(ctx context.Context, g store.Grant) error {
 // GetGrant implements [store.Grants].
 func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
 	const op = "get grant"
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterRead(ctx); err != nil {
 		return store.Grant{}, s.fail(ctx, op, err)
 	}
 	g, err := scanGrant(s.pool.QueryRow(ctx, `SELECT `+grantColumns+` FROM grants WHERE id = $1`, id))

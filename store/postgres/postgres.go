@@ -48,6 +48,54 @@
 // [store.MaxSkew]. Audit records are stamped with it by the append, never
 // earlier than the head.
 //
+// # Integrity
+//
+// Every audit record read is checked against its own hash and, when the
+// record before it is read too, its link to it. Before an append links to
+// the chain head, the database checks the head's row (its hash is the
+// head's, its content hashes to it, it links to the row before), in the
+// append's own statement, so the check costs no round trip; a row that
+// fails fails the decision's transaction with [store.ErrCorrupt]. From
+// then on the store refuses every call that decides, writes or reads
+// credentials with [store.ErrCorrupt] until it is reopened; the audit
+// chain, tickets and grants stay readable. [Open] checks the head and the
+// record before it, and a store opened on a damaged head refuses to
+// decide from the start. [Store.Check] verifies the
+// whole chain and every ticket row. PostgreSQL's page checksums (initdb
+// --data-checksums) and amcheck cover the files beneath.
+//
+// # Durability and failover
+//
+// Exactly once holds only as long as the database never forgets a commit
+// it acknowledged: a consumed approval the database loses is approved
+// again in what is left, and its call could run a second time. What each
+// setting risks:
+//
+//   - synchronous_commit = off: a commit returns before its WAL reaches
+//     the disk; a crash of the server (not only of the machine) loses the
+//     last commits, consumes included. Never use it for this store; [Open]
+//     warns through [Options].Logger when it is set.
+//   - synchronous_commit = local, or on with synchronous_standby_names
+//     empty (the default): a commit waits for the primary's disk only. A
+//     crash loses nothing, but a failover to an asynchronous standby loses
+//     the commits it had not yet received: the store goes backwards.
+//   - synchronous_commit = on (or remote_apply) with a synchronous standby
+//     named in synchronous_standby_names, e.g. 'FIRST 1 (standby1)' or
+//     'ANY 1 (s1, s2)': a commit returns once a standby has it on disk,
+//     so a failover to that standby loses no acknowledged commit. If
+//     every synchronous standby is down, commits wait: availability is
+//     traded for exactly once. remote_write waits only for the standby's
+//     memory, and loses commits if both hosts fail at once.
+//
+// [Store.Durability] reports the settings read at Open. Backups go back in
+// time by construction: pg_dump takes a consistent logical snapshot, and
+// a base backup (pg_basebackup) with archived WAL restores to any point
+// in time. Restoring either, or a point-in-time recovery to a moment
+// before the last decisions, rolls the store back: committed decisions
+// (approvals, consumes, executions) are missing from it. The gate's
+// rollback mark, kept outside the store, then refuses to decide and asks
+// an operator to reconcile the tickets that may have run since.
+//
 // # Migrations
 //
 // The schema is versioned in the table schema_version. Migrations run in
@@ -78,6 +126,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -108,6 +157,9 @@ type Options struct {
 	// SkipMigrate makes Open check the schema version instead of applying
 	// migrations; call [Store.Migrate] separately.
 	SkipMigrate bool
+	// Logger, when set, receives a warning at Open when the database's
+	// durability settings can lose commits (see [Store.Durability]).
+	Logger *slog.Logger
 }
 
 // Store is a [store.Store] on PostgreSQL. It is safe for concurrent use,
@@ -118,6 +170,9 @@ type Store struct {
 	schema    string
 	closed    atomic.Bool
 	closeOnce sync.Once
+	// damage is the first damage seen; once set, deciding calls refuse.
+	damage     store.Damage
+	durability Durability
 }
 
 var _ store.Store = (*Store)(nil)
@@ -163,6 +218,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	} else {
 		err = s.Migrate(ctx)
 	}
+	if err == nil {
+		err = s.readDurability(ctx, o.Logger)
+	}
+	if err == nil {
+		s.checkHeadAtOpen(ctx)
+	}
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -194,8 +255,18 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// enter checks, before any work, that the store is open and ctx is live.
+// enter checks, before any work, that the store is open and undamaged
+// and ctx is live, for a call that decides, writes or reads credentials.
 func (s *Store) enter(ctx context.Context) error {
+	if err := s.enterRead(ctx); err != nil {
+		return err
+	}
+	return s.damage.Err()
+}
+
+// enterRead is enter for the reads a damaged store still answers: the
+// audit chain, tickets and grants.
+func (s *Store) enterRead(ctx context.Context) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}

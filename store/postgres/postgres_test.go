@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,12 +80,47 @@ func openAt(t testing.TB, d, schema string) *postgres.Store {
 	return s
 }
 
+// TestConformance runs the suite, holding the store to reading back only
+// what it wrote: the suite's rows are changed by an UPDATE on a
+// connection of its own, as any other writer could.
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	dsn(t)
+	var schemas sync.Map // store.Store -> its schema
 	storetest.Run(t, func(t *testing.T) store.Store {
-		return open(t, newSchema(t))
-	})
+		schema := newSchema(t)
+		s := open(t, schema)
+		schemas.Store(s, schema)
+		return s
+	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r receipt.AuditRecord) {
+		schema, ok := schemas.Load(s)
+		require.True(t, ok)
+		tamperAudit(t, schema.(string), r)
+	}))
+}
+
+// tamperAudit replaces the audit row r.Seq in schema with r, every
+// column, and leaves the chain head as it was.
+func tamperAudit(t *testing.T, schema string, r receipt.AuditRecord) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn(t))
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	var args []byte
+	if r.Args != nil {
+		args = r.Args
+	}
+	tag, err := conn.Exec(ctx, `UPDATE `+pgx.Identifier{schema, "audit"}.Sanitize()+` SET time = $2, ticket_id = $3,
+		task = $4, step = $5, session = $6, tool = $7, effect_class = $8, args_digest = $9, args = $10,
+		principal_user = $11, principal_agent = $12, principal_delegations = $13, policy_version = $14,
+		decision = $15, reason = $16, taint = $17, approver = $18, nonce = $19, card_hash = $20,
+		decision_millis = $21, result = $22, idempotency_key = $23, prev_hash = $24, hash = $25 WHERE seq = $1`,
+		r.Seq, r.Time, r.TicketID, r.Task, r.Step, r.Session, r.Tool, r.EffectClass, r.ArgsDigest[:], args,
+		r.Principal.User, r.Principal.Agent, r.Principal.Delegations, r.PolicyVersion, r.Decision, r.Reason, r.Taint,
+		r.Approver, r.Nonce, r.CardHash, r.DecisionMillis, r.Result, r.IdempotencyKey, r.PrevHash[:], r.Hash[:])
+	require.NoError(t, err)
+	require.Equal(t, int64(1), tag.RowsAffected())
 }
 
 func TestProcesses(t *testing.T) {

@@ -36,6 +36,9 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 		return store.Approval{}, err
 	}
 	a.State = store.State(state)
+	if !validState(a.State) || len(digest) != len(a.Digest) || len(cardHash) != len(a.CardHash) || len(nonce) != len(a.Nonce) {
+		return store.Approval{ID: a.ID}, store.CorruptRow("tickets", a.ID, "its state or a hash has a value a ticket never takes")
+	}
 	copy(a.Digest[:], digest)
 	copy(a.CardHash[:], cardHash)
 	copy(a.Nonce[:], nonce)
@@ -43,7 +46,7 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromTS(resolved), fromTS(consumed), fromTS(finished)
 	a.LeaseUntil, a.ShownAt = fromTS(lease), fromTS(shown)
 	if a.Votes, err = decodeVotes(votes); err != nil {
-		return store.Approval{}, err
+		return store.Approval{ID: a.ID}, store.CorruptRow("tickets", a.ID, "its votes do not parse")
 	}
 	return a, nil
 }

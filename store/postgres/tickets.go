@@ -213,7 +213,7 @@ const (
 // Get implements [store.Tickets].
 func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 	const op = "get ticket"
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterRead(ctx); err != nil {
 		return store.Approval{}, s.fail(ctx, op, err)
 	}
 	a, err := scanTicket(s.pool.QueryRow(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE id = $1`, id))
@@ -333,7 +333,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, str
 	if err := f.Check(); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", op, err)
 	}
-	if err := s.enter(ctx); err != nil {
+	if err := s.enterRead(ctx); err != nil {
 		return nil, "", s.fail(ctx, op, err)
 	}
 	var (

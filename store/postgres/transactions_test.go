@@ -128,7 +128,8 @@ func waitForHeadWaiter(t *testing.T, schema string) int {
 	for range 500 {
 		if pid := query(t, schema, `SELECT coalesce(max(pid), 0) FROM pg_stat_activity
 			WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'
-			AND query LIKE 'WITH h AS (%FROM audit_head FOR UPDATE%'`, schema); pid != 0 {
+			AND (query LIKE 'WITH h AS (%FROM audit_head FOR UPDATE%' OR query = 'SELECT 1 FROM audit_head FOR UPDATE')`,
+			schema); pid != 0 {
 			return pid
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -103,6 +103,13 @@ func (r errRow) Scan(...any) error { return r.err }
 // cost more than running it.
 const querySkipPlanning = `SET LOCAL plan_cache_mode = force_generic_plan`
 
+// queryLockHead takes the chain head's row lock in a statement of its
+// own, in the same batch as the appends that follow: each append's
+// statement then starts, and takes its snapshot, after the head is
+// locked, so the check of the head's row (see queryAppend) sees the row
+// the transaction that held the lock before committed.
+const queryLockHead = `SELECT 1 FROM audit_head FOR UPDATE`
+
 // commit appends recs, in order, and commits, in one round trip, and
 // returns the records as stored. A record the chain refuses fails the
 // transaction before anything is sent.
@@ -110,6 +117,7 @@ func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receip
 	b := &pgx.Batch{}
 	if len(recs) > 0 {
 		b.Queue(querySkipPlanning)
+		b.Queue(queryLockHead)
 	}
 	reads := make([]func(pgx.BatchResults) (receipt.AuditRecord, error), len(recs))
 	for i, r := range recs {
@@ -122,9 +130,11 @@ func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receip
 	b.Queue("COMMIT")
 	br := t.send(ctx, b)
 	if len(recs) > 0 {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return nil, err
+		for range 2 { // querySkipPlanning, queryLockHead
+			if _, err := br.Exec(); err != nil {
+				_ = br.Close()
+				return nil, err
+			}
 		}
 	}
 	out := make([]receipt.AuditRecord, len(recs))

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -155,13 +156,16 @@ func toJSON(v store.Vote) voteJSON {
 }
 
 // decodeVotes reads what encodeVotes wrote.
+// errVotes is decodeVotes's refusal of a column the store did not write.
+var errVotes = errors.New("postgres: votes do not parse")
+
 func decodeVotes(col []byte) ([]store.Vote, error) {
 	if col == nil {
 		return nil, nil
 	}
 	var in []voteJSON
 	if err := json.Unmarshal(col, &in); err != nil {
-		return nil, fmt.Errorf("%w: a ticket's votes cannot be read", ErrDatabase)
+		return nil, errVotes
 	}
 	if len(in) == 0 {
 		return nil, nil

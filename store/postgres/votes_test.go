@@ -84,7 +84,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 
 // TestVotesColumn checks what the schema keeps out of the votes column
 // whoever writes it, and that a value the store did not write makes the
-// ticket unreadable rather than read with a wrong tally.
+// ticket unreadable, as damage, rather than read with a wrong tally.
 func TestVotesColumn(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -98,7 +98,8 @@ func TestVotesColumn(t *testing.T) {
 	_, err = c.Exec(ctx, `UPDATE tickets SET votes = '[{"approver":17}]' WHERE id = $1`, a.ID)
 	require.NoError(t, err)
 	_, err = s.Get(ctx, a.ID)
-	require.ErrorIs(t, err, postgres.ErrDatabase)
+	require.ErrorIs(t, err, store.ErrCorrupt)
+	assert.Contains(t, err.Error(), a.ID, "the error names the ticket")
 	_, err = s.Vote(ctx, a.ID, store.Vote{Approver: "bob", At: dbNow(t, s)}, 2, "ok", nil)
 	assert.Error(t, err, "no vote is added to a tally that cannot be read")
 }

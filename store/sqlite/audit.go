@@ -3,9 +3,7 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -42,32 +40,100 @@ func encodeRecord(r receipt.AuditRecord) (string, error) {
 	return string(bytes.TrimRight(b.Bytes(), "\n")), nil
 }
 
-func decodeRecord(body string) (receipt.AuditRecord, error) {
+// auditRowCols are the columns of an audit row, in the order auditRow.scan
+// reads them.
+const auditRowCols = `seq, time, task, hash, body`
+
+// auditRow is one row of the audit table: the record's body and the
+// columns kept beside it for lookups.
+type auditRow struct {
+	seq, time int64
+	task      string
+	hash      []byte
+	body      string
+}
+
+func (w *auditRow) scan(row scanner) error {
+	return row.Scan(&w.seq, &w.time, &w.task, &w.hash, &w.body)
+}
+
+// decode reads the record in the row and checks that it is the row's:
+// its seq, time, task and hash are the columns'. The record's own hash is
+// checked by the caller ([store.CheckRead]).
+func (w auditRow) decode() (receipt.AuditRecord, error) {
 	var r receipt.AuditRecord
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		return receipt.AuditRecord{}, fmt.Errorf("corrupt audit row")
+	bad := func(why string) (receipt.AuditRecord, error) {
+		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(w.seq), why)
+	}
+	if err := json.Unmarshal([]byte(w.body), &r); err != nil {
+		return bad("the record does not parse")
+	}
+	switch {
+	case r.Seq != w.seq:
+		return bad(fmt.Sprintf("the record holds seq %d", r.Seq))
+	case !bytes.Equal(w.hash, r.Hash[:]):
+		return bad("the hash column differs from the record's hash")
+	case r.Time != w.time || r.Task != w.task:
+		return bad("the time or task column differs from the record's")
 	}
 	return r, nil
 }
 
-func auditHead(ctx context.Context, q querier) (receipt.AuditRecord, error) {
-	var body string
-	err := q.QueryRowContext(ctx, `SELECT body FROM audit ORDER BY seq DESC LIMIT 1`).Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return receipt.AuditRecord{}, nil
+// auditHead reads the chain head and checks it ([store.CheckHead]),
+// against the record before it when link is set: an append never links
+// to a record that is not what it claims to be.
+func auditHead(ctx context.Context, q querier, link bool) (receipt.AuditRecord, error) {
+	limit := 1
+	if link {
+		limit = 2
 	}
+	rows, err := q.QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit ORDER BY seq DESC LIMIT ?`, limit)
 	if err != nil {
 		return receipt.AuditRecord{}, dbErr(err)
 	}
-	return decodeRecord(body)
+	defer rows.Close()
+	var recs []receipt.AuditRecord
+	for rows.Next() {
+		var w auditRow
+		if err := w.scan(rows); err != nil {
+			return receipt.AuditRecord{}, dbErr(err)
+		}
+		if len(recs) == 1 {
+			// The head links to the record before by its seq and hash
+			// alone; that record was checked when it was the head.
+			prev := receipt.AuditRecord{Seq: w.seq}
+			copy(prev.Hash[:], w.hash)
+			recs = append(recs, prev)
+			continue
+		}
+		r, err := w.decode()
+		if err != nil {
+			return receipt.AuditRecord{}, err
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return receipt.AuditRecord{}, dbErr(err)
+	}
+	if len(recs) == 0 {
+		return receipt.AuditRecord{}, nil
+	}
+	var prev *receipt.AuditRecord
+	if len(recs) == 2 {
+		prev = &recs[1] // a gap between them is damage too: CheckRecord refuses it
+	}
+	if err := store.CheckHead(recs[0], prev, recs[0].Seq); err != nil {
+		return receipt.AuditRecord{}, err
+	}
+	return recs[0], nil
 }
 
 // AuditHead implements [store.AuditLog].
 func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
-	if err := s.enter(ctx, "audit head"); err != nil {
+	if err := s.enterRead(ctx, "audit head"); err != nil {
 		return receipt.AuditRecord{}, err
 	}
-	r, err := auditHead(ctx, s.reader())
+	r, err := auditHead(ctx, s.reader(), false)
 	if err != nil {
 		return receipt.AuditRecord{}, s.fail(ctx, "audit head", err)
 	}
@@ -92,28 +158,31 @@ func (s *Store) AuditByTask(ctx context.Context, task string) ([]receipt.AuditRe
 }
 
 func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) ([]receipt.AuditRecord, error) {
-	if err := s.enter(ctx, op); err != nil {
+	if err := s.enterRead(ctx, op); err != nil {
 		return nil, err
 	}
 	out, err := func() ([]receipt.AuditRecord, error) {
-		rows, err := s.reader().QueryContext(ctx, `SELECT body FROM audit WHERE `+where+` ORDER BY seq`, args...)
+		rows, err := s.reader().QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit WHERE `+where+` ORDER BY seq`, args...)
 		if err != nil {
-			return nil, err
+			return nil, dbErr(err)
 		}
 		defer rows.Close()
 		var out []receipt.AuditRecord
 		for rows.Next() {
-			var body string
-			if err := rows.Scan(&body); err != nil {
-				return nil, err
+			var w auditRow
+			if err := w.scan(rows); err != nil {
+				return nil, dbErr(err)
 			}
-			r, err := decodeRecord(body)
+			r, err := w.decode()
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, r)
 		}
-		return out, rows.Err()
+		if err := rows.Err(); err != nil {
+			return nil, dbErr(err)
+		}
+		return out, store.CheckRead(out)
 	}()
 	if err != nil {
 		return nil, s.fail(ctx, op, err)

@@ -108,7 +108,7 @@ func (s *Store) Expired(ctx context.Context, at time.Time, limit int) ([]store.A
 	if limit < 0 {
 		return nil, fmt.Errorf("sqlite: expired: %w: negative limit", store.ErrInvalid)
 	}
-	if err := s.enter(ctx, "expired"); err != nil {
+	if err := s.enterRead(ctx, "expired"); err != nil {
 		return nil, err
 	}
 	out, err := listApprovals(ctx, s.reader(), `state = 'executing' AND lease_until <= ?

@@ -52,7 +52,7 @@ func (s *Store) PutGrant(ctx context.Context, g store.Grant) error {
 
 // GetGrant implements [store.Grants].
 func (s *Store) GetGrant(ctx context.Context, id string) (store.Grant, error) {
-	if err := s.enter(ctx, "get grant"); err != nil {
+	if err := s.enterRead(ctx, "get grant"); err != nil {
 		return store.Grant{}, err
 	}
 	g, err := getGrant(ctx, s.reader(), id)

@@ -24,7 +24,7 @@ func (s *Store) note(ctx context.Context, tx runner, note store.Note, a store.Ap
 func (s *Store) appendRecord(ctx context.Context, tx runner, r receipt.AuditRecord) (receipt.AuditRecord, error) {
 	// BEGIN IMMEDIATE holds the write lock from the start of tx to its
 	// commit, so no other writer reads the same head.
-	head, err := auditHead(ctx, tx)
+	head, err := auditHead(ctx, tx, true)
 	if err != nil {
 		return receipt.AuditRecord{}, err
 	}

@@ -24,13 +24,19 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		if chained, err := store.ChainNext(receipt.AuditRecord{}, r, t0); err == nil {
 			enc, err := encodeRecord(chained)
 			require.NoError(t, err)
-			got, err := decodeRecord(enc)
+			got, err := auditRow{seq: chained.Seq, time: chained.Time, task: chained.Task, hash: chained.Hash[:], body: enc}.decode()
 			require.NoError(t, err)
 			require.Equal(t, chained, got)
+			require.NoError(t, store.CheckRead([]receipt.AuditRecord{got}))
 			h, err := got.ComputeHash()
 			require.NoError(t, err)
 			require.Equal(t, chained.Hash, h)
 		}
-		_, _ = decodeRecord(body) // must not panic
+		// A body that is not the record the row claims is refused as damage.
+		if got, err := (auditRow{seq: 1, hash: make([]byte, 32), body: body}).decode(); err != nil {
+			require.ErrorIs(t, err, store.ErrCorrupt)
+		} else if err := store.CheckRead([]receipt.AuditRecord{got}); err != nil {
+			require.ErrorIs(t, err, store.ErrCorrupt)
+		}
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/agentstepup/asu/store"
@@ -39,8 +38,11 @@ func scanApproval(row scanner) (store.Approval, error) {
 		return store.Approval{}, err
 	}
 	a.State = store.State(state)
+	if !validState(a.State) {
+		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "its state is not one a ticket takes")
+	}
 	if len(digest) != len(a.Digest) || len(cardHash) != len(a.CardHash) || len(nonce) != len(a.Nonce) {
-		return store.Approval{}, fmt.Errorf("corrupt ticket row")
+		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "a digest, card hash or nonce has the wrong length")
 	}
 	copy(a.Digest[:], digest)
 	copy(a.CardHash[:], cardHash)
@@ -50,13 +52,13 @@ func scanApproval(row scanner) (store.Approval, error) {
 	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromMicros(resolved), fromMicros(consumed), fromMicros(finished)
 	a.LeaseUntil, a.ShownAt = fromMicros(lease), fromMicros(shown)
 	if a.Votes, err = decodeVotes(votes); err != nil {
-		return store.Approval{}, err
+		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "votes do not parse")
 	}
 	if err := json.Unmarshal([]byte(requester), &a.Requester); err != nil {
-		return store.Approval{}, fmt.Errorf("corrupt ticket row: requester")
+		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "the requester does not parse")
 	}
 	if err := json.Unmarshal([]byte(taint), &a.Taint); err != nil {
-		return store.Approval{}, fmt.Errorf("corrupt ticket row: taint")
+		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "the taint does not parse")
 	}
 	return a, nil
 }

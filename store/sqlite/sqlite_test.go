@@ -20,12 +20,6 @@ func open(t testing.TB, path string) store.Store {
 	return s
 }
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		return open(t, filepath.Join(t.TempDir(), "asu.db"))
-	})
-}
-
 func TestProcesses(t *testing.T) {
 	process.Run(t, process.Backend{
 		Create: func(t *testing.T) string { return filepath.Join(t.TempDir(), "asu.db") },

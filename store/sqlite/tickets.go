@@ -172,7 +172,7 @@ func checkSessionCap(ctx context.Context, tx runner, session, user, agent string
 
 // Get implements [store.Tickets].
 func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
-	if err := s.enter(ctx, "get ticket"); err != nil {
+	if err := s.enterRead(ctx, "get ticket"); err != nil {
 		return store.Approval{}, err
 	}
 	a, err := getApproval(ctx, s.reader(), id)
@@ -268,7 +268,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, str
 	if err := f.Check(); err != nil {
 		return nil, "", fmt.Errorf("sqlite: list: %w", err)
 	}
-	if err := s.enter(ctx, "list"); err != nil {
+	if err := s.enterRead(ctx, "list"); err != nil {
 		return nil, "", err
 	}
 	var where []string

@@ -54,7 +54,8 @@
 // caps, resolution, listing), execution (consume, leases, fencing), votes,
 // audit (the chain and the notes written with each decision), records
 // (credentials, invites, counters, grants), interrupt (a closed store, a
-// cancelled context) and concurrent (the races). What they share (the
+// cancelled context), concurrent (the races) and damage (rows changed
+// behind the store's back, with [WithAuditTamper]). What they share (the
 // tickets and records they store, the chain check) is in
 // internal/fixture; [Ticket], [TicketAt] and [Record] hand it to
 // backend-specific tests.
@@ -68,6 +69,7 @@ import (
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest/internal/audit"
 	"github.com/agentstepup/asu/store/storetest/internal/concurrent"
+	"github.com/agentstepup/asu/store/storetest/internal/damage"
 	"github.com/agentstepup/asu/store/storetest/internal/execution"
 	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 	"github.com/agentstepup/asu/store/storetest/internal/interrupt"
@@ -81,6 +83,21 @@ type Option func(*options)
 
 type options struct {
 	concurrency int
+	tamper      damage.Tamper
+}
+
+// WithAuditTamper gives the suite the backend's test hook that replaces
+// the stored audit row r.Seq with r as given, bypassing every check of
+// the store (an UPDATE of the row, an edit of the file). With it, [Run]
+// holds the backend to reading back only what it wrote: a row that does
+// not match its hash, or does not link to the row before it, is
+// [store.ErrCorrupt] on every read, at the next append and in
+// [store.Checker], and from then on every deciding call fails with
+// [store.ErrCorrupt] and writes nothing, while the audit chain, tickets
+// and grants stay readable. Without it the suite skips those cases, and
+// says so.
+func WithAuditTamper(tamper func(t *testing.T, s store.Store, r receipt.AuditRecord)) Option {
+	return func(o *options) { o.tamper = tamper }
 }
 
 // WithConcurrency sets how many goroutines race in the concurrency tests
@@ -142,6 +159,12 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		t.Run(g.name, func(t *testing.T) { g.run(t, newStore) })
 	}
 	t.Run("Concurrent", func(t *testing.T) { concurrent.Run(t, newStore, o.concurrency) })
+	t.Run("Damage", func(t *testing.T) {
+		if o.tamper == nil {
+			t.Skip("the backend gave no audit tamper hook (WithAuditTamper): rows checked on read are not held")
+		}
+		damage.Run(t, newStore, o.tamper)
+	})
 }
 
 // Ticket returns a valid new pending ticket in session and user whose
