@@ -32,6 +32,8 @@ var adminCommands = map[string]func(ctx context.Context, w io.Writer, args []str
 	"revoke-approval": runRevokeApproval,
 	"revoke-grant":    runRevokeGrant,
 	"audit":           runAuditCommand,
+	"watermark":       runWatermark,
+	"reconcile":       runReconcile,
 }
 
 // commandNames lists the admin commands, for usage messages.
@@ -51,8 +53,12 @@ type adminFlags struct {
 	db, dsn  string
 	by       string
 	keyFile  string
+	keys     string // the key ring file, if the gateway runs with -keys
 	origin   string
 	siteAddr string
+	// watermark, when set, is the gateway's watermark file, which the
+	// watermark and reconcile commands read (a running gateway holds it).
+	watermark string
 }
 
 func newAdminFlags(name string, w io.Writer) *adminFlags {
@@ -62,6 +68,7 @@ func newAdminFlags(name string, w io.Writer) *adminFlags {
 	a.fs.StringVar(&a.dsn, "postgres", "", "the gateway's PostgreSQL `DSN`")
 	a.fs.StringVar(&a.by, "by", "operator:cli", "who acts, as the audit rows name them")
 	a.fs.StringVar(&a.keyFile, "key-file", "", "the gateway's MAC key `file` (as the gateway was started with)")
+	a.fs.StringVar(&a.keys, "keys", "", "the gateway's key ring `file` (as the gateway was started with)")
 	a.fs.StringVar(&a.origin, "origin", "", "the approval site's `origin` (default http://localhost:PORT of -site-addr)")
 	a.fs.StringVar(&a.siteAddr, "site-addr", defaultSiteAddr, "the approval site's listen `address`, for the default origin")
 	return a
@@ -96,7 +103,7 @@ func (a *adminFlags) open(ctx context.Context) (store.Store, built, error) {
 	if err != nil {
 		return nil, built{}, err
 	}
-	b, err := newGate(st, rp, options{keyFile: a.keyFile, dwell: gate.DefaultDwell}, io.Discard)
+	b, err := newGate(st, rp, options{keyFile: a.keyFile, keys: a.keys, watermark: a.watermark, dwell: gate.DefaultDwell}, io.Discard)
 	if err != nil {
 		st.Close()
 		return nil, built{}, err

@@ -49,6 +49,18 @@
 // executions whose owner's lease expired (the owner crashed) and re-runs
 // them with the same idempotency key, and it times out stale tickets.
 //
+// # Watermark
+//
+// With -db FILE and a key (-key-file or -keys), the gateway keeps its
+// watermark in FILE.mark (or -watermark FILE; one file a replica, out of
+// the database's backups): a store restored from a backup, or otherwise
+// behind what the gateway had seen, is held until
+//
+//	go run ./examples/gateway watermark -db asu.db -key-file gate.key
+//	go run ./examples/gateway reconcile -db asu.db -key-file gate.key -by operator:erin
+//
+// have shown what went back and held every call that may have run.
+//
 // # Origin
 //
 // The approval site is http://localhost:PORT by default, which browsers
@@ -183,6 +195,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.agent, "agent", "agent:reports", "agent `principal` a new runtime token acts as")
 	fs.StringVar(&o.user, "user", "user:dana", "`user` a new runtime token acts for")
 	fs.StringVar(&o.keyFile, "key-file", "", "the gate's MAC key `file`, shared by replicas (created if missing)")
+	fs.StringVar(&o.watermark, "watermark", "", "the watermark `file` this replica keeps outside the store (default with -db and a key: FILE.mark; see reconcile)")
 	fs.StringVar(&o.keys, "keys", "", "key ring `file` for MACs and passkey seals, shared by replicas, re-read every 5s (created if missing; see keys rotate)")
 	fs.StringVar(&o.tokens, "tokens", "", "runtime tokens `file`, by hash (created with a new token if missing)")
 	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")

@@ -28,6 +28,7 @@ import (
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
+	"github.com/agentstepup/asu/stepup/watermark"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -42,6 +43,7 @@ type options struct {
 	user                string
 	keyFile             string        // the gate's MAC key, shared by replicas
 	keys                string        // the key ring file (MACs and seals), shared by replicas
+	watermark           string        // the watermark file, one a replica (see watermarkFile)
 	tokens              string        // runtime tokens, by hash
 	instance            string        // this replica's name
 	checkpointKey       string        // ed25519 key that signs audit checkpoints
@@ -134,6 +136,12 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		o.observe = append(o.observe, gate.WithMeterProvider(metrics.MeterProvider()))
 	}
 	o.observe = append(o.observe, gate.WithLogger(log))
+	o.watermark = watermarkFile(o)
+	if o.watermark != "" {
+		fmt.Fprintf(out, "watermark:     %s (keep it out of the database's backups; a store found behind it is held until reconcile)\n", o.watermark)
+	} else if o.postgres != "" || o.keyFile != "" || o.keys != "" {
+		fmt.Fprintln(out, "watermark:     none (-watermark FILE): a restored backup or a failover to a lagging standby would go unnoticed")
+	}
 	b, err := newGate(st, rp, o, out)
 	if err != nil {
 		return err
@@ -222,6 +230,7 @@ type built struct {
 	approver *passkey.Approver
 	key      []byte
 	keys     *keyring.Live   // the -keys ring, re-read while the gateway runs (nil without -keys)
+	marks    *watermark.File // the watermark file, closed at exit (nil: none)
 	hook     *notify.Webhook // -webhook's notifier, closed at exit (nil: none)
 	dwell    time.Duration   // -dwell, which the inbox's page holds too
 }
@@ -295,6 +304,19 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 		popts = append(popts, passkey.RequireSealKeyRing(keys, st))
 		eopts = append(eopts, passkey.WithSealKeyRing(keys))
 	}
+	var marks *watermark.File
+	if o.watermark != "" {
+		var opt gate.Option
+		if marks, opt, err = openWatermark(o.watermark); err != nil {
+			return built{}, err
+		}
+		defer func() {
+			if err != nil {
+				_ = marks.Close()
+			}
+		}()
+		gopts = append(gopts, opt)
+	}
 	if o.instance != "" {
 		gopts = append(gopts, gate.WithInstance(o.instance))
 	}
@@ -317,7 +339,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	if err != nil {
 		return built{}, err
 	}
-	return built{gate: g, enroll: enroll, approver: approver, key: key, keys: keys, hook: hook, dwell: o.dwell}, nil
+	return built{gate: g, enroll: enroll, approver: approver, key: key, keys: keys, marks: marks, hook: hook, dwell: o.dwell}, nil
 }
 
 // runAudit exports the audit chain of an existing store, signing a

@@ -164,6 +164,9 @@ func (b built) close(ctx context.Context) {
 	if b.hook != nil {
 		closeWebhook(ctx, b.hook)
 	}
+	if b.marks != nil {
+		_ = b.marks.Close()
+	}
 }
 
 // closeWebhook stops hook's workers within five seconds.
