@@ -228,6 +228,10 @@ func (w *jsonWriter) refs(list []refPart) {
 		w.shown(r.Kind)
 		w.raw(`,"name":`)
 		w.shown(r.Name)
+		if len(r.NameDoms) > 0 {
+			w.raw(`,"name_domains":`)
+			w.domains(r.NameDoms)
+		}
 		if r.Reason != nil {
 			w.raw(`,"reason":`)
 			w.shown(*r.Reason)

@@ -92,7 +92,7 @@ func (c *Card) html() template.HTML {
 			w.plain(r.SHA256)
 			w.raw("</span>")
 			writeFlagsHTML(&w.b, "the kind ", r.Kind.Flags)
-			writeFlagsHTML(&w.b, "the name ", r.Name.Flags)
+			writeKeyNotesHTML(&w.b, r.Name, r.NameDoms)
 			w.raw("</li>")
 		}
 		w.raw("</ul>")
@@ -115,7 +115,7 @@ func (c *Card) html() template.HTML {
 				w.raw("</span>")
 			}
 			writeFlagsHTML(&w.b, "the kind ", r.Kind.Flags)
-			writeFlagsHTML(&w.b, "the name ", r.Name.Flags)
+			writeKeyNotesHTML(&w.b, r.Name, r.NameDoms)
 			writeFlagsHTML(&w.b, "the reason ", r.Reason.Flags)
 			w.raw("</li>")
 		}

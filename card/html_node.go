@@ -129,6 +129,7 @@ var escapedNotes = func() (m [2]map[string]string) {
 		host.WarnMixedScript, host.WarnLookalikeLabel, host.WarnLookalike, host.WarnContainsTrusted,
 		host.WarnNoRegistrable, host.WarnUnlistedSuffix, host.WarnIP, host.WarnInvalid, host.WarnHiddenNonASCII,
 		host.WarnDecoy, host.WarnMentioned, host.WarnMore, host.WarnUnanalysed, host.WarnNoSend, host.WarnRecipient,
+		host.WarnEmptyLabel, host.WarnNearMiss, host.WarnRelay,
 	} {
 		m[1][w] = template.HTMLEscapeString(host.WarnText(w))
 	}
@@ -315,7 +316,7 @@ func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 			b.WriteString(`<li>`)
 			b.WriteString(warnHTML(w))
 			switch w {
-			case host.WarnLookalike, host.WarnContainsTrusted:
+			case host.WarnLookalike, host.WarnContainsTrusted, host.WarnNearMiss:
 				b.WriteString(`: <strong class="asu-mono">`)
 				htmlText(b, d.LooksLike)
 				b.WriteString(`</strong>`)

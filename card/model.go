@@ -82,12 +82,15 @@ type member struct {
 }
 
 type refPart struct {
-	Index  int           `json:"index"` // position in the effect's refs, which the digest covers
-	Kind   escape.Shown  `json:"kind"`
-	Name   escape.Shown  `json:"name"`
-	Reason *escape.Shown `json:"reason,omitempty"` // why an unbound reference is not covered
-	SHA256 string        `json:"sha256,omitempty"`
-	Size   int64         `json:"size"`
+	Index int          `json:"index"` // position in the effect's refs, which the digest covers
+	Kind  escape.Shown `json:"kind"`
+	Name  escape.Shown `json:"name"`
+	// NameDoms are the hosts the name holds, analysed as an argument's
+	// are: a reference named by a URL says where it points.
+	NameDoms []host.Domain `json:"name_domains,omitempty"`
+	Reason   *escape.Shown `json:"reason,omitempty"` // why an unbound reference is not covered
+	SHA256   string        `json:"sha256,omitempty"`
+	Size     int64         `json:"size"`
 }
 
 type contextPart struct {

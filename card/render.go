@@ -157,7 +157,11 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 	}
 	m.memos = r.memos
 	for i, ref := range e.Refs {
-		p := refPart{Index: i, Name: r.esc.Show(ref.Name), Kind: r.esc.Show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
+		name, err := r.key(ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		p := refPart{Index: i, Name: name.shown, NameDoms: name.doms, Kind: r.esc.Show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
 		if ref.Bound() {
 			m.Refs = append(m.Refs, p)
 		} else {

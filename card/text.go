@@ -130,6 +130,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 			wrap.Fixed(": "+strconv.FormatInt(r.Size, 10)+" bytes, SHA-256 "+r.SHA256))
 		flags(3, "the kind", r.Kind.Flags)
 		flags(3, "the name", r.Name.Flags)
+		for i := range r.NameDoms {
+			v.domain(3, "the name's ", &r.NameDoms[i])
+		}
 	}
 	if len(m.Unbound) > 0 {
 		w.Line(0, "", wrap.Fixed(headUnbound))
@@ -142,6 +145,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 				wrap.Fixed(": content not covered, because "), quoted(*r.Reason), wrap.Fixed(recorded))
 			flags(3, "the kind", r.Kind.Flags)
 			flags(3, "the name", r.Name.Flags)
+			for i := range r.NameDoms {
+				v.domain(3, "the name's ", &r.NameDoms[i])
+			}
 			flags(3, "the reason", r.Reason.Flags)
 		}
 	}
@@ -466,7 +472,7 @@ func (v *textView) domain(indent int, where string, d *host.Domain) {
 	v.Line(indent, "", ps...)
 	for _, wn := range d.Warnings {
 		switch wn {
-		case host.WarnLookalike, host.WarnContainsTrusted:
+		case host.WarnLookalike, host.WarnContainsTrusted, host.WarnNearMiss:
 			v.Line(indent+1, "", wrap.Fixed(v.note("", wn, true)+": "+d.LooksLike))
 		case host.WarnMixedScript, host.WarnLookalikeLabel:
 			v.Line(indent+1, "", wrap.Fixed(v.note("", wn, true)+" (scripts: "+d.Scripts+")"))

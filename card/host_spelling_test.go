@@ -1,0 +1,131 @@
+package card_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+)
+
+// cardDomain is the part of a domain of the card JSON these tests read.
+type cardDomain struct {
+	ASCII       string   `json:"ascii"`
+	Registrable string   `json:"registrable"`
+	Trusted     bool     `json:"trusted"`
+	LooksLike   string   `json:"looks_like"`
+	Warnings    []string `json:"warnings"`
+	Written     struct {
+		Text string `json:"text"`
+	} `json:"written"`
+}
+
+// argDomains returns the domains of the card's argument "to" and of its
+// references' names.
+func argDomains(t *testing.T, c *card.Card) (arg []cardDomain, refs [][]cardDomain) {
+	t.Helper()
+	js, err := c.JSON()
+	require.NoError(t, err)
+	var m struct {
+		Args []struct {
+			Name  struct{ Text string } `json:"name"`
+			Value struct {
+				Domains []cardDomain `json:"domains"`
+			} `json:"value"`
+		} `json:"args"`
+		Refs []struct {
+			NameDomains []cardDomain `json:"name_domains"`
+		} `json:"refs"`
+		Unbound []struct {
+			NameDomains []cardDomain `json:"name_domains"`
+		} `json:"unbound"`
+	}
+	require.NoError(t, json.Unmarshal(js, &m))
+	for _, a := range m.Args {
+		if a.Name.Text == "to" {
+			arg = a.Value.Domains
+		}
+	}
+	for _, r := range m.Refs {
+		refs = append(refs, r.NameDomains)
+	}
+	for _, r := range m.Unbound {
+		refs = append(refs, r.NameDomains)
+	}
+	return arg, refs
+}
+
+// TestHostFindingsOfIssue22: the spellings that were read wrong. A root
+// dot is the same domain; two are an empty label; a relay local part is
+// never badged; near-misses, small capitals and Han and kana strokes
+// among Latin letters are warned.
+func TestHostFindingsOfIssue22(t *testing.T) {
+	ctx := injectivityContext()
+	ctx.Trusted = []string{"example.com", "paypal.com"}
+	cases := []struct {
+		to          string
+		registrable string
+		trusted     bool
+		warning     string
+	}{
+		{"https://example.com.evil.net./", "evil.net", false, "contains-trusted"},
+		{"https://example.com../", "example.com", false, "empty-label"},
+		{"finance@example.com.", "example.com", true, ""},
+		{"https://example.com./pay", "example.com", true, ""},
+		{"finance@exampie.com", "exampie.com", false, "near-miss"},
+		{"https://exampl\u0117.com/", "xn--exampl-n4a.com", false, "near-miss"},
+		{"https://\u1d07xample.com/", "xn--xample-vz5b.com", false, "lookalike-label"},
+		{"https://paypa\u4e28.com/", "xn--paypa-fn1h.com", false, "lookalike-label"},
+		{"https://examp\u30fcle.com/", "xn--example-gc5f.com", false, "lookalike-label"},
+		{"spy%evil.net@example.com", "example.com", false, "relay-local-part"},
+		{"evil.net!spy@example.com", "example.com", false, "relay-local-part"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.to, func(t *testing.T) {
+			args, err := json.Marshal(map[string]string{"to": tc.to})
+			require.NoError(t, err)
+			c := mustRender(t, effectWith(string(args)), ctx)
+			doms, _ := argDomains(t, c)
+			require.NotEmpty(t, doms)
+			d := doms[0]
+			assert.Equal(t, tc.registrable, d.Registrable)
+			assert.Equal(t, tc.trusted, d.Trusted)
+			if tc.warning != "" {
+				assert.Contains(t, d.Warnings, tc.warning)
+			}
+			text, html, js := badged(t, c)
+			assert.Equal(t, tc.trusted, text || html || js)
+			assert.Equal(t, tc.trusted, text && html && js)
+		})
+	}
+}
+
+// TestReferenceNamesAnalysed: the name of a reference, bound or not, gets
+// the analysis of an argument: its hosts listed, look-alikes warned, in
+// every view.
+func TestReferenceNamesAnalysed(t *testing.T) {
+	ctx := injectivityContext()
+	e := effectWith(`{"subject":"x"}`)
+	e.Refs = []canon.Ref{
+		{Name: "https://exarnple.com/q3.csv", Kind: "url", Size: 3, SHA256: canon.Digest{1}},
+		{Name: "https://exampie.com/offer", Kind: "url", Unbound: "not fetched"},
+		{Name: "q3.csv", Kind: "file", Size: 3, SHA256: canon.Digest{2}},
+	}
+	c := mustRender(t, e, ctx)
+	_, refs := argDomains(t, c)
+	require.Len(t, refs, 3)
+	require.NotEmpty(t, refs[0])
+	assert.Equal(t, "example.com", refs[0][0].LooksLike)
+	assert.Contains(t, refs[0][0].Warnings, "lookalike")
+	assert.Empty(t, refs[1], "a file name names no host")
+	require.NotEmpty(t, refs[2], "the unbound reference")
+	assert.Contains(t, refs[2][0].Warnings, "near-miss")
+	assert.Contains(t, c.Text(), "domain exarnple.com")
+	assert.Contains(t, c.Text(), "domain exampie.com")
+	assert.Contains(t, string(c.HTML()), "exarnple.com")
+	assert.Equal(t, 2, strings.Count(c.Text(), "LOOKS LIKE"), c.Text())
+}
