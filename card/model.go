@@ -8,7 +8,7 @@ import (
 // model is the card: everything any view shows, already escaped. Its JSON
 // (through Card.JSON) is the card a native app renders and the bytes the
 // card hash covers, so every field name here is part of the card format
-// "asu.card/v3"; changing one means a new renderer ID.
+// "asu.card/v4"; changing one means a new renderer ID.
 type model struct {
 	Args      []field       `json:"args"`
 	Context   contextPart   `json:"context"`

@@ -28,12 +28,12 @@ const (
 // ready to use and safe for concurrent use.
 type Renderer struct{}
 
-// ID names the rendering rules, "asu.card/v3". It is the card JSON's
+// ID names the rendering rules, "asu.card/v4". It is the card JSON's
 // "renderer" member and so part of the card hash.
 func (Renderer) ID() string { return RendererID }
 
 // RendererID is the ID of [Renderer].
-const RendererID = "asu.card/v3"
+const RendererID = "asu.card/v4"
 
 // Render builds the card for effect e with the default [Renderer].
 func Render(e canon.Effect, ctx Context) (*Card, error) { return Renderer{}.Render(e, ctx) }
@@ -121,26 +121,27 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 	if err != nil {
 		return nil, err
 	}
-	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true}, remember: remember}
+	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true},
+		prose: escape.Escaper{Quote: true, Prose: true}, trusted: escape.Escaper{Prose: true}, remember: remember}
 	m := model{
 		Renderer: rr.ID(),
 		Digest:   s.Digest().String(),
 		Tool: toolPart{
 			Name:  r.esc.Show(e.Tool),
-			Title: r.esc.Show(ctx.Title),
+			Title: r.trusted.Show(ctx.Title),
 			Class: ctx.Class,
 		},
 		Refs:    []refPart{},
 		Unbound: []refPart{},
 		Context: contextPart{
 			PolicyVersion: r.esc.Show(e.PolicyVersion),
-			Reasons:       r.showAll(ctx.Reasons),
-			Approvers:     r.showAll(ctx.Approvers),
-			Provenance:    r.showAll(ctx.Provenance),
+			Reasons:       r.showAll(r.trusted, ctx.Reasons),
+			Approvers:     r.showAll(r.trusted, ctx.Approvers),
+			Provenance:    r.showAll(r.prose, ctx.Provenance),
 			Task:          r.esc.Show(e.Task),
 			User:          r.esc.Show(e.Principal.User),
 			Agent:         r.esc.Show(e.Principal.Agent),
-			Delegations:   r.showAll(e.Principal.Delegations),
+			Delegations:   r.showAll(r.esc, e.Principal.Delegations),
 			Audience:      r.esc.Show(e.Audience),
 		},
 		Untrusted: untrustedPart{
@@ -165,7 +166,7 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 		if ref.Bound() {
 			m.Refs = append(m.Refs, p)
 		} else {
-			why := r.esc.Show(ref.Unbound)
+			why := r.prose.Show(ref.Unbound)
 			p.Reason = &why
 			if ref.SHA256.IsZero() && ref.Size == 0 {
 				p.SHA256 = "" // nothing recorded: say nothing
@@ -193,7 +194,11 @@ func seal(m model, sizeHint int) (*Card, error) {
 type renderer struct {
 	ctx   Context
 	hosts *host.Analyzer
-	esc   escape.Escaper
+	// esc shows identifiers, keys and names strictly (every look-alike
+	// escaped); prose shows ordinary text as it reads (see
+	// escape.Escaper.Prose), quoted; trusted shows the catalog's and the
+	// policy's own text, which the views do not quote: escaped once.
+	esc, prose, trusted escape.Escaper
 
 	// An effect repeats its strings (the same keys in every object of a
 	// list, the same address in many values): a string that costs more
@@ -232,10 +237,10 @@ func (r *renderer) valueHosts(s string, asHost bool) ([]host.Domain, bool, error
 	return doms, notOne, nil
 }
 
-func (r *renderer) showAll(list []string) []escape.Shown {
+func (r *renderer) showAll(e escape.Escaper, list []string) []escape.Shown {
 	out := make([]escape.Shown, len(list))
 	for i, s := range list {
-		out[i] = r.esc.Show(s)
+		out[i] = e.Show(s)
 	}
 	return out
 }
@@ -297,7 +302,7 @@ func (r *renderer) field(f *field, key string, val, args canon.Value) error {
 	}
 	f.Name, f.NameDoms = k.shown, k.doms
 	if l, ok := h.Labels[key]; ok {
-		s := r.esc.Show(l)
+		s := r.trusted.Show(l)
 		f.Label = &s
 	}
 	asHost := false
@@ -317,7 +322,7 @@ func (r *renderer) field(f *field, key string, val, args canon.Value) error {
 		f.Role = "currency"
 	}
 	if u, ok := h.Units[key]; ok && val.Kind() == canon.KindNumber {
-		s := r.esc.Show(u)
+		s := r.prose.Show(u)
 		f.Unit = &s
 	}
 	return r.node(&f.Value, val, asHost)
@@ -403,7 +408,7 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 			return nil
 		}
 	}
-	sh := r.esc.Show(s)
+	sh := r.showValue(s)
 	n.Text, n.Flags = sh.Text, sh.Flags
 	if utf8.RuneCountInString(sh.Text) > maxShown {
 		n.Text = escape.Cut(sh.Text, keepShown)
@@ -423,6 +428,19 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 		r.vals.Put(s, tag, n)
 	}
 	return nil
+}
+
+// showValue shows a string argument value: as prose, unless it could
+// pass for a trusted domain's name (a look-alike of "example" in a
+// value, when example.com is trusted), which keeps the strict rule.
+func (r *renderer) showValue(s string) escape.Shown {
+	if escape.Plain(s) {
+		return r.esc.Show(s)
+	}
+	if r.hosts.ImitatesTrusted(s) {
+		return r.esc.Show(s)
+	}
+	return r.prose.Show(s)
 }
 
 // key shows an object key or argument name and analyses it like a string
@@ -458,7 +476,7 @@ func long(raw, escaped string) *longPart {
 // showBlock prepares agent-written multi-line text: escaped like any
 // string, except that a line break stays a line break.
 func showBlock(s string) block {
-	sh := escape.Escaper{KeepNewlines: true}.Show(s)
+	sh := escape.Escaper{KeepNewlines: true, Prose: true}.Show(s)
 	b := block{Text: sh.Text, Flags: sh.Flags}
 	if utf8.RuneCountInString(sh.Text) > maxBlockShown {
 		b.Text = escape.Cut(sh.Text, keepBlock)

@@ -87,3 +87,29 @@ func stripMarks(s string) string {
 		return r
 	}, s)
 }
+
+// ImitatesTrusted reports a string outside ASCII whose skeleton holds
+// the skeleton of a trusted registrable domain's first label while the
+// string does not hold the label itself: a look-alike of "paypal" in
+// ordinary text, which the card shows with the strict rule.
+func (a *Analyzer) ImitatesTrusted(s string) bool {
+	if len(a.trusted) == 0 || !nonASCII(s) {
+		return false
+	}
+	skel := ""
+	lower := ""
+	for _, t := range a.trusted {
+		label, _, _ := strings.Cut(t.registrable, ".")
+		if len(label) < 3 {
+			continue
+		}
+		if skel == "" {
+			skel = string(appendSkeleton(a.scratch.skel[:0], s, &a.scratch))
+			lower = strings.ToLower(s)
+		}
+		if strings.Contains(skel, skeleton(label)) && !strings.Contains(lower, label) {
+			return true
+		}
+	}
+	return false
+}
