@@ -122,7 +122,8 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 		return nil, err
 	}
 	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true},
-		prose: escape.Escaper{Quote: true, Prose: true}, trusted: escape.Escaper{Prose: true}, remember: remember}
+		prose: escape.Escaper{Quote: true, Prose: true}, trusted: escape.Escaper{Prose: true}, remember: remember,
+		limit: HashLimits().MaxBytes}
 	m := model{
 		Renderer: rr.ID(),
 		Digest:   s.Digest().String(),
@@ -209,6 +210,8 @@ type renderer struct {
 	vals     memo.Table[*node] // where the first node of the string was placed
 	keys     memo.Table[keyShown]
 	memos    int32 // node.memo numbers handed out
+
+	size, limit int // least bytes of the card JSON so far; what a verifier accepts
 }
 
 // maxMemoLen is the longest string remembered: a longer one costs as much
@@ -358,8 +361,44 @@ func kindName(k canon.Kind) string {
 	return kindNull
 }
 
+// Least bytes of the card JSON a node and an object member take
+// ({"kind":"null","text":"null"}, {"key":{"text":""},"value":...}), for
+// the running count that refuses a card as soon as its JSON must pass
+// the limit a verifier accepts.
+const (
+	nodeBytes   = len(`{"kind":"array","text":""}`)
+	memberBytes = len(`{"key":{"text":""},"value":},`)
+)
+
+// shownBytes is the least size of a string node's shown text in the card
+// JSON: its text, and the full text of a shortened one.
+func shownBytes(n *node) int {
+	if n.Long != nil {
+		return len(n.Text) + len(n.Long.Full)
+	}
+	return len(n.Text)
+}
+
+// errTooLarge refuses a card whose JSON would pass what a verifier
+// accepts.
+var errTooLarge = fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
+
+// grow adds n bytes to the least size of the card JSON, and refuses the
+// card once that passes the limit: the rest of the effect is not
+// rendered for a card that cannot be approved.
+func (r *renderer) grow(n int) error {
+	r.size += n
+	if r.size > r.limit {
+		return errTooLarge
+	}
+	return nil
+}
+
 // node fills n, a node at its final place in the model, with v.
 func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
+	if err := r.grow(nodeBytes); err != nil {
+		return err
+	}
 	n.Kind = kindName(v.Kind())
 	switch v.Kind() {
 	case canon.KindString:
@@ -378,6 +417,9 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 				return err
 			}
 			mb.Key, mb.KeyDoms = k.shown, k.doms
+			if err := r.grow(memberBytes + len(k.shown.Text)); err != nil {
+				return err
+			}
 		}
 	case canon.KindArray:
 		n.Items = make([]node, v.Len())
@@ -390,6 +432,7 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 		}
 	default:
 		n.Text = v.Canonical()
+		return r.grow(len(n.Text))
 	}
 	return nil
 }
@@ -405,7 +448,7 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 	if remember {
 		if prev, ok := r.vals.Get(s, tag); ok {
 			*n = *prev
-			return nil
+			return r.grow(shownBytes(n))
 		}
 	}
 	sh := r.showValue(s)
@@ -413,6 +456,9 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 	if utf8.RuneCountInString(sh.Text) > maxShown {
 		n.Text = escape.Cut(sh.Text, keepShown)
 		n.Long = long(s, sh.Text)
+	}
+	if err := r.grow(shownBytes(n)); err != nil {
+		return err
 	}
 	doms, notOne, err := r.valueHosts(s, asHost)
 	if err != nil {
