@@ -58,4 +58,3 @@ func TestRenderStopsAtTheLimit(t *testing.T) {
 		})
 	}
 }
-

@@ -223,6 +223,14 @@
 //
 // # Views
 //
+// [Card.Summary] (and [Card.SummaryHTML], [Card.SummaryText]) is the
+// card's own summary for the place right above an approval page's
+// buttons: the recipient's registrable domains and whether each is
+// trusted, the amount and its currency, and how many warnings the card
+// carries. On a phone-width screen [CSS] never breaks an address, URL or
+// id (a string value without a space) inside itself: it scrolls in its
+// box.
+//
 // [Card.Text] and [Card.TextWidth] are for terminals and logs;
 // [Card.Visible] is the text view without the fingerprint, what
 // distinguishes one effect's card from another's. [Card.HTML] is a

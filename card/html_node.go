@@ -155,10 +155,14 @@ func warnHTML(w string) string {
 // regSplit splits an A-label host into the part before its registrable
 // domain and the registrable domain, which the view emphasises.
 func regSplit(d *host.Domain) (sub, reg string) {
-	if d.Registrable == "" || !strings.HasSuffix(d.ASCII, d.Registrable) {
+	// A root dot (or empty labels) at the end follows the registrable
+	// domain: "example.com." emphasises "example.com.".
+	name := strings.TrimRight(d.ASCII, ".")
+	tail := d.ASCII[len(name):]
+	if d.Registrable == "" || !strings.HasSuffix(name, d.Registrable) {
 		return d.ASCII, ""
 	}
-	return strings.TrimSuffix(d.ASCII, d.Registrable), d.Registrable
+	return strings.TrimSuffix(name, d.Registrable), d.Registrable + tail
 }
 
 func writeKeyHTML(b *chunked.Builder, k escape.Shown) {
@@ -258,6 +262,12 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
 				`</span> (select to show all)</span></summary><span class="asu-val asu-str">"`)
 			writeEsc(b, n.Long.Full)
 			b.WriteString(`"</span></details>`)
+		} else if strings.IndexByte(n.Text, ' ') < 0 {
+			// A value without a space (an address, a URL, an id) is
+			// never broken across lines: it scrolls in its box.
+			b.WriteString(`<span class="asu-val asu-str asu-word">"`)
+			writeEsc(b, n.Text)
+			b.WriteString(`"</span>`)
 		} else {
 			b.WriteString(`<span class="asu-val asu-str">"`)
 			writeEsc(b, n.Text)
