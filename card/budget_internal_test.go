@@ -58,3 +58,20 @@ func TestRenderStopsAtTheLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestViewsKeepTheirBudget: a view that would pass its byte budget is
+// refused (no approval can be made from it) rather than written out; a
+// card within budget shows in full. The budget here is the floor alone,
+// as for a card whose JSON were empty.
+func TestViewsKeepTheirBudget(t *testing.T) {
+	args := `{"v":[` + strings.Repeat("[],", 60000) + `[]]}`
+	c, err := Render(canon.Effect{Tool: "t", Args: json.RawMessage(args), PolicyVersion: "1"}, Context{Class: ClassRead})
+	require.NoError(t, err)
+	assert.NotEqual(t, tooLargeText, c.Text())
+	assert.NotEqual(t, string(tooLargeHTML), string(c.HTML()))
+	assert.Greater(t, len(c.HTML()), viewMinBytes, "the test card's view passes the floor")
+	squeezed := *c
+	squeezed.canonical = c.canonical[:1]
+	assert.Equal(t, tooLargeText, squeezed.Text())
+	assert.Equal(t, string(tooLargeHTML), string(squeezed.HTML()))
+}

@@ -134,3 +134,24 @@ func (c *Card) JSON() ([]byte, error) {
 // 3.6 times, plus what a small card needs. A view that outgrows it goes
 // on in further chunks, joined once at the end.
 func viewSize(c *Card, halves, small int) int { return len(c.canonical)*halves/2 + small }
+
+// The byte budget of each view, as a multiple of the card JSON (which is
+// itself at most what a verifier accepts, 16 MiB), plus room for a small
+// card: the largest cards' views reach about 4.3 (HTML, a card of empty
+// lists) and 3.3 (text) times their JSON. A view that would pass its
+// budget stops where it passes it and shows that the card is too large
+// to show, with no approval, rather than an unbounded page.
+const (
+	htmlPerCard  = 6
+	textPerCard  = 4
+	viewMinBytes = 256 << 10
+)
+
+// viewBudget is the most bytes a view of c may take.
+func viewBudget(c *Card, perCard int) int { return perCard*len(c.canonical) + viewMinBytes }
+
+// The views of a card past its budget.
+const (
+	tooLargeHTML = `<div class="asu-card asu-error">This approval card is too large to show. Do not approve.</div>`
+	tooLargeText = "NO APPROVAL CARD: this card is too large to show. Do not approve.\n"
+)

@@ -231,6 +231,13 @@
 // id (a string value without a space) inside itself: it scrolls in its
 // box.
 //
+// Every view has a byte budget: four times the card JSON for the text
+// view and six times for the HTML view, plus 256 KiB (the card JSON is
+// itself at most the 16 MiB a verifier accepts, and [Render] refuses a
+// card at the first value past that, before building the rest). A view
+// that would pass its budget stops there and says the card is too large
+// to show.
+//
 // [Card.Text] and [Card.TextWidth] are for terminals and logs;
 // [Card.Visible] is the text view without the fingerprint, what
 // distinguishes one effect's card from another's. [Card.HTML] is a

@@ -199,26 +199,33 @@ func writeKeyNotesHTML(b *chunked.Builder, k escape.Shown, doms []host.Domain) {
 	}
 }
 
+// nodeState is what writing the nodes of one HTML view shares: where
+// shared nodes were first written, and the view's byte budget.
+type nodeState struct {
+	seen  []span
+	limit int
+}
+
 // writeNodeHTML writes a node. seen[k] is where the node with memo k+1
 // was first written (a zero span until then): its copies are the same
 // HTML, copied from there.
-func writeNodeHTML(b *chunked.Builder, n *node, seen []span) {
-	if n.memo <= 0 || int(n.memo) > len(seen) {
-		writeNodeBodyHTML(b, n, seen)
+func writeNodeHTML(b *chunked.Builder, n *node, st *nodeState) {
+	if n.memo <= 0 || int(n.memo) > len(st.seen) {
+		writeNodeBodyHTML(b, n, st)
 		return
 	}
-	sp := &seen[n.memo-1]
+	sp := &st.seen[n.memo-1]
 	if sp.end > 0 {
 		// Written bytes never change: the copy reads them in place.
 		b.Again(sp.start, sp.end)
 		return
 	}
 	start := b.Len()
-	writeNodeBodyHTML(b, n, seen)
+	writeNodeBodyHTML(b, n, st)
 	*sp = span{start, b.Len()}
 }
 
-func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
+func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 	switch n.Kind {
 	case kindObject:
 		if len(n.Members) == 0 {
@@ -233,7 +240,10 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
 			writeKeyHTML(b, n.Members[i].Key)
 			b.WriteString(`</span>: `)
 			writeKeyNotesHTML(b, n.Members[i].Key, n.Members[i].KeyDoms)
-			writeNodeHTML(b, &n.Members[i].Value, seen)
+			writeNodeHTML(b, &n.Members[i].Value, st)
+			if b.Len() > st.limit {
+				return // past the view's budget: the view is refused
+			}
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)
@@ -249,7 +259,10 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
 			b.WriteString(`<li><span class="asu-key">[`)
 			writeInt(b, i)
 			b.WriteString(`]</span>: `)
-			writeNodeHTML(b, &n.Items[i], seen)
+			writeNodeHTML(b, &n.Items[i], st)
+			if b.Len() > st.limit {
+				return // past the view's budget: the view is refused
+			}
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)

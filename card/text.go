@@ -116,9 +116,12 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if len(m.Args) == 0 {
 		w.Line(1, "", wrap.Fixed("(no arguments)"))
 	}
-	v := &textView{Writer: w, seen: make([]writtenAt, m.memos)}
+	v := &textView{Writer: w, seen: make([]writtenAt, m.memos), limit: viewBudget(c, textPerCard)}
 	for i := range m.Args {
 		v.field(&m.Args[i])
+		if v.Len() > v.limit {
+			return tooLargeText
+		}
 	}
 
 	w.Line(0, "", wrap.Fixed(headRefs))
@@ -207,6 +210,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if fingerprint {
 		w.Line(0, "", wrap.Fixed("fingerprint "+m.fingerprint()))
 	}
+	if w.Len() > v.limit {
+		return tooLargeText
+	}
 	return w.String()
 }
 
@@ -241,6 +247,7 @@ type textView struct {
 	num     []byte
 	notes   map[noteKey]string // "(!) " + what + what a flag or warning says
 	notesAt []noteAt           // where lines of notes were first written
+	limit   int                // the view's byte budget: past it, writing stops and the view is refused
 }
 
 // noteAt is where the line of a note was first written, at which indent.
@@ -387,6 +394,9 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			// The head is copied into the line before anything else
 			// is written, so one array holds each in turn.
 			v.node(indent+2, appendKey(v.head[:0], mb.Key), mb.Key, mb.KeyDoms, &mb.Value, nil)
+			if v.Len() > v.limit {
+				return
+			}
 		}
 		return
 	case kindArray:
@@ -411,6 +421,9 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			heads = heads[len(h):]
 			v.head[0] = wrap.Fixed(h)
 			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.Items[i], nil)
+			if v.Len() > v.limit {
+				return
+			}
 		}
 		return
 	}
