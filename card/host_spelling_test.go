@@ -2,8 +2,13 @@ package card_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,4 +133,75 @@ func TestReferenceNamesAnalysed(t *testing.T) {
 	assert.Contains(t, c.Text(), "domain exampie.com")
 	assert.Contains(t, string(c.HTML()), "exarnple.com")
 	assert.Equal(t, 2, strings.Count(c.Text(), "LOOKS LIKE"), c.Text())
+}
+
+// TestGeneratedSpellingsAgainstTheOracle: generated spellings of hosts
+// (random case; none, one or two dots at the end; relay local parts; as
+// an address, a URL or a mailto: URI; as an argument value and as a
+// reference's name) carry, on the card, the registrable domain the public
+// suffix list gives for the name with one root dot removed; the badge
+// goes exactly to a trusted domain written with at most one root dot and
+// no relay, a reference's name as an argument's.
+func TestGeneratedSpellingsAgainstTheOracle(t *testing.T) {
+	ctx := injectivityContext()
+	ctx.Trusted = []string{"example.com", "example.co.uk"}
+	bases := []string{"example.com", "mail.example.com", "example.com.evil.net", "evil.net", "a.example.co.uk", "example.org", "exampie.com"}
+	rng := rand.New(rand.NewPCG(22, 2))
+	badged := 0
+	for range 600 {
+		base := bases[rng.IntN(len(bases))]
+		var name strings.Builder
+		for _, r := range base {
+			if rng.IntN(3) == 0 {
+				r = unicode.ToUpper(r)
+			}
+			name.WriteRune(r)
+		}
+		dots := []int{0, 0, 1, 1, 2}[rng.IntN(5)]
+		written := name.String() + strings.Repeat(".", dots)
+		relay := false
+		local := "finance"
+		if rng.IntN(4) == 0 {
+			local, relay = "spy%relay.evil.net", true
+		}
+		var v string
+		switch rng.IntN(3) {
+		case 0:
+			v = local + "@" + written
+		case 1:
+			v, relay = "https://"+written+"/pay", false
+		default:
+			v = "mailto:" + local + "@" + written
+		}
+		asRef := rng.IntN(3) == 0
+		e := effectWith(`{"subject":"x"}`)
+		if asRef {
+			e.Refs = []canon.Ref{{Name: v, Kind: "url", Unbound: "not fetched"}}
+		} else {
+			args, err := json.Marshal(map[string]string{"to": v})
+			require.NoError(t, err)
+			e = effectWith(string(args))
+		}
+		c := mustRender(t, e, ctx)
+		arg, refs := argDomains(t, c)
+		doms := arg
+		if asRef {
+			require.Len(t, refs, 1)
+			doms = refs[0]
+		}
+		require.NotEmpty(t, doms, v)
+		d := doms[0]
+		lookedUp := strings.ToLower(base)
+		want, err := publicsuffix.EffectiveTLDPlusOne(lookedUp)
+		require.NoError(t, err)
+		assert.Equal(t, want, d.Registrable, v)
+		trusted := want == "example.com" || want == "example.co.uk"
+		wantBadge := trusted && dots <= 1 && !relay
+		assert.Equal(t, wantBadge, d.Trusted, "%s (reference: %v): %+v", v, asRef, d)
+		if d.Trusted {
+			badged++
+		}
+		assert.Equal(t, dots > 1, slices.Contains(d.Warnings, "empty-label"), v)
+	}
+	assert.Greater(t, badged, 30)
 }
