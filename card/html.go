@@ -46,7 +46,7 @@ func (c *Card) html() template.HTML {
 		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
 	}
 	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerCard)}}
-	w.b.Grow(viewSize(c, 8, 4096))
+	w.b.Grow(viewSize(c, 5, 4096))
 	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + template.HTMLEscapeString(m.Renderer) + `" dir="ltr" lang="en">` + "\n")
 	w.raw("<header class=\"asu-head\">\n<p class=\"asu-kicker\">Approval request</p>\n<h2 class=\"asu-title\">")
 	if m.Tool.Title.Text != "" {

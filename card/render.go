@@ -175,7 +175,9 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	return seal(m, 8*s.Len())
+	// The running count is a close lower bound of the card JSON: its
+	// buffer is sized from it, not from a guess at a multiple of the effect.
+	return seal(m, r.size+r.size/4)
 }
 
 // seal computes the canonical JSON and hash of m. encodeModel writes

@@ -1,7 +1,6 @@
 package card_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -49,7 +48,8 @@ var shapes = []string{"nest12", "nest63", "empty-lists", "empty-objects", "short
 // BenchmarkRenderShapes renders every adversarial shape at 64 KiB and 1
 // MiB in one run, and reports CPU milliseconds per MiB of canonical
 // effect for RenderSealed and each view, and the size of each view as a
-// multiple of the effect ("html-x", "text-x"). The baseline, in the same
+// multiple of the effect ("html-x", "text-x"); "render" is RenderSealed
+// alone, what the gate calls before any view. The baseline, in the same
 // run, is canon's canonicalization of the same effect.
 //
 //	go test ./card -run '^$' -bench BenchmarkRenderShapes -benchtime 3x
@@ -76,6 +76,15 @@ func BenchmarkRenderShapes(b *testing.B) {
 				}
 				report(b, cpuTime()-cpu, mib)
 			})
+			b.Run(name+"/render", func(b *testing.B) {
+				cpu := cpuTime()
+				for b.Loop() {
+					if _, err := card.RenderSealed(sealed, ctx); err != nil {
+						b.Skipf("refused: %v", err)
+					}
+				}
+				report(b, cpuTime()-cpu, mib)
+			})
 			b.Run(name+"/render+views", func(b *testing.B) {
 				cpu := cpuTime()
 				var htmlLen, textLen int
@@ -93,5 +102,3 @@ func BenchmarkRenderShapes(b *testing.B) {
 		}
 	}
 }
-
-var _ = json.Marshal

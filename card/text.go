@@ -90,7 +90,7 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if width < MinWidth {
 		width = MinWidth
 	}
-	w := wrap.New(width, viewSize(c, 7, 2048))
+	w := wrap.New(width, viewSize(c, 3, 2048))
 	flags := func(indent int, what string, fs []string) {
 		for _, f := range fs {
 			if what != "" {
