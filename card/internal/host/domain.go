@@ -52,6 +52,8 @@ type Trusted struct {
 	registrable string
 	skel        string // skeleton of the registrable domain's Unicode form
 	folded      string // the registrable domain's Unicode form, lower case, NFD
+	label       string // the registrable domain's first label, A-label form
+	labelSkel   string // its skeleton
 }
 
 // PrepareTrusted checks and normalizes the trusted domains. A public
@@ -75,7 +77,8 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 		if err != nil {
 			return nil, fmt.Errorf("trusted domain %d is not a domain name", i)
 		}
-		out = append(out, Trusted{ascii: ascii, registrable: reg, skel: skeleton(uni), folded: foldName(uni)})
+		label, _, _ := strings.Cut(reg, ".")
+		out = append(out, Trusted{ascii: ascii, registrable: reg, skel: skeleton(uni), folded: foldName(uni), label: label, labelSkel: skeleton(label)})
 	}
 	return out, nil
 }

@@ -99,15 +99,14 @@ func (a *Analyzer) ImitatesTrusted(s string) bool {
 	skel := ""
 	lower := ""
 	for _, t := range a.trusted {
-		label, _, _ := strings.Cut(t.registrable, ".")
-		if len(label) < 3 {
+		if len(t.label) < 3 {
 			continue
 		}
 		if skel == "" {
 			skel = string(appendSkeleton(a.scratch.skel[:0], s, &a.scratch))
 			lower = strings.ToLower(s)
 		}
-		if strings.Contains(skel, skeleton(label)) && !strings.Contains(lower, label) {
+		if strings.Contains(skel, t.labelSkel) && !strings.Contains(lower, t.label) {
 			return true
 		}
 	}
