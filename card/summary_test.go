@@ -39,9 +39,9 @@ func TestSummarySaysWhereHowMuchAndWarnings(t *testing.T) {
 	assert.Contains(t, string(zero.SummaryHTML()), "Do not approve")
 }
 
-// ExampleCard_Summary shows the trusted summary a page puts right above
-// its buttons.
-func ExampleCard_Summary() {
+// ExampleCard_SummaryText shows the trusted summary a terminal prints
+// right above its prompt.
+func ExampleCard_SummaryText() {
 	c, err := card.Render(effectWith(`{"to":"finance@example.com","amount":120,"currency":"EUR"}`), card.Context{
 		Title: "Send payment", Class: card.ClassIrreversible, Trusted: []string{"example.com"},
 		Hints: card.Hints{Recipient: "to", Amount: "amount", Currency: "currency"},
@@ -55,4 +55,33 @@ func ExampleCard_Summary() {
 	// ▌ summary: goes to example.com (TRUSTED)
 	// ▌ summary: amount 120 "EUR"
 	// ▌ summary: warnings: 0
+}
+
+func summaryCard() *card.Card {
+	c, err := card.Render(effectWith(`{"to":"finance@example.com.evil.net","amount":120,"currency":"EUR"}`), card.Context{
+		Title: "Send payment", Class: card.ClassIrreversible, Trusted: []string{"example.com"},
+		Hints: card.Hints{Recipient: "to", Amount: "amount", Currency: "currency"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// ExampleCard_Summary reads the summary's fields: a recipient that names
+// the trusted domain inside another goes to evil.net, warned.
+func ExampleCard_Summary() {
+	s := summaryCard().Summary()
+	fmt.Printf("%+v %s %d\n", s.Recipients, s.Amount, s.Warnings)
+	// Output:
+	// [{Domain:evil.net Trusted:false Warned:true}] 120 "EUR" 1
+}
+
+// ExampleCard_SummaryHTML is the fragment an approval page puts right
+// above its buttons, styled by CSS.
+func ExampleCard_SummaryHTML() {
+	h := string(summaryCard().SummaryHTML())
+	fmt.Println(strings.Contains(h, `<strong class="asu-host">evil.net</strong>`), strings.Contains(h, "1 on this card"))
+	// Output:
+	// true true
 }
