@@ -129,8 +129,30 @@ func (c *Card) JSON() ([]byte, error) {
 	return out, nil
 }
 
-// viewSize estimates the size of a view of c: halves times the card JSON,
-// which the text and HTML views of the largest cards reach about 3.3 and
-// 3.6 times, plus what a small card needs. A view that outgrows it goes
-// on in further chunks, joined once at the end.
+// viewSize estimates the size of a view of c: halves times the card
+// JSON, plus what a small card needs. It errs low (the HTML of a card of
+// empty lists reaches 4.3 times its JSON): a view that outgrows it goes
+// on in further chunks, joined once at the end, which costs less than
+// clearing room most views never use.
 func viewSize(c *Card, halves, small int) int { return len(c.canonical)*halves/2 + small }
+
+// The byte budget of each view, as a multiple of the card JSON (which is
+// itself at most what a verifier accepts, 16 MiB), plus room for a small
+// card: the largest cards' views reach about 4.3 (HTML, a card of empty
+// lists) and 3.3 (text) times their JSON. A view that would pass its
+// budget stops where it passes it and shows that the card is too large
+// to show, with no approval, rather than an unbounded page.
+const (
+	htmlPerCard  = 6
+	textPerCard  = 4
+	viewMinBytes = 256 << 10
+)
+
+// viewBudget is the most bytes a view of c may take.
+func viewBudget(c *Card, perCard int) int { return perCard*len(c.canonical) + viewMinBytes }
+
+// The views of a card past its budget.
+const (
+	tooLargeHTML = `<div class="asu-card asu-error">This approval card is too large to show. Do not approve.</div>`
+	tooLargeText = "NO APPROVAL CARD: this card is too large to show. Do not approve.\n"
+)

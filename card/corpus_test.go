@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card/internal/confusable"
+	"github.com/agentstepup/asu/card/internal/escape"
 )
 
 // The injectivity corpus: pairs of effects that differ in one place, in
@@ -56,6 +57,11 @@ func foldVisible(s string) string {
 		case invisible(r):
 		case unicode.Is(unicode.Zs, r):
 			b.WriteByte(' ')
+		case escape.DrawnApart(r) || escape.ReadApart(r):
+			// Punctuation the card's font draws apart from its
+			// look-alikes, and letters their readers read apart, are
+			// what they are.
+			b.WriteRune(r)
 		default:
 			var buf [utf8.UTFMax]byte
 			d := norm.NFD.Properties(buf[:utf8.EncodeRune(buf[:], r)]).Decomposition()

@@ -21,9 +21,10 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-approvers{margin:.4rem 0 0;font-weight:600}
 .asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
 .asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
-.asu-host,.asu-number{white-space:nowrap}
-.asu-role-recipient .asu-str{white-space:pre}
-.asu-hash{overflow-wrap:anywhere}
+.asu-str,.asu-str .asu-t,.asu-key,.asu-key .asu-t,.asu-mono .asu-t{overflow-wrap:normal}
+.asu-host,.asu-number,.asu-hash{white-space:nowrap}
+.asu-role-recipient .asu-str,.asu-role-recipient .asu-str *,.asu-word,.asu-word *{white-space:pre}
+.asu-refs li,.asu-unbound li,.asu-context dd{overflow-x:auto}
 .asu-argtable{display:grid;grid-template-columns:minmax(7rem,11rem) minmax(0,1fr);gap:0 .9rem}
 .asu-arg{display:contents}
 .asu-arghead{font-weight:600;padding:.45rem 0;border-top:1px solid #f0f0f3}
@@ -59,5 +60,11 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-none{margin:0;color:#77777f}
 .asu-long summary{cursor:pointer}
 .asu-foot{padding:.6rem 1.25rem;font-size:.85rem;color:#55555f;background:#f6f6f8}
+.asu-summary{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;color:#17171a;border:2px solid #1d3b66;border-radius:8px;padding:.5rem .75rem;margin:.5rem 0 .75rem;background:#f3f6fb}
+.asu-summary p{margin:.15rem 0;overflow-x:auto}
+.asu-sum-head{font-size:.75rem;text-transform:uppercase;letter-spacing:.06em;color:#1d3b66}
+.asu-sum-label{display:inline-block;min-width:5.5rem;color:#44444c}
+.asu-sum-warn{color:#8a1c00}
+.asu-badge-warn{background:#fde2dc;color:#8a1c00}
 @media (max-width:32rem){.asu-card{margin:0;border-radius:0;font-size:16px}.asu-head,.asu-section,.asu-foot{padding-left:.8rem;padding-right:.8rem}.asu-argtable{display:block}.asu-arg{display:block;border-top:1px solid #f0f0f3;padding:.45rem 0}.asu-arg:first-child{border-top:0}.asu-arghead,.asu-argval{border-top:0;padding:.1rem 0}.asu-context dl{grid-template-columns:1fr}.asu-context dd{margin-bottom:.4rem}}
 `

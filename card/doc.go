@@ -50,8 +50,37 @@
 // determines the string.
 //
 // Printable ASCII is shown as itself, except that a run of two or more
-// spaces is shown counted (\{3 spaces}). Any other character is shown as
-// itself only when a reader can see it and tell it from every other: it is
+// spaces is shown counted (\{3 spaces}). What else is shown as itself
+// depends on what the string is.
+//
+// Ordinary text (a string argument value, the catalog's title, labels
+// and units, the policy's reasons and who may approve, provenance, the
+// reason a reference is not bound, and the agent's text) reads as
+// written, judged word by word as browsers judge an IDN label (UTS #39
+// section 5): a word in one script, or in Latin with the scripts of
+// Chinese, Japanese or Korean, is shown as itself with the punctuation of
+// its language ("It’s done", "Total €1,200.00", "Zażółć gęślą jaźń",
+// "Привет, мир", "3분기 보고서를 첨부합니다", "報告書を送信します。"). What
+// could pass for something else is escaped and flagged: a word mixing
+// scripts (every character outside ASCII of it), a word outside Latin
+// every character of which has a twin in one other script (whole-script
+// confusable: Cyrillic "сор", Greek "για", single letters such as "у"),
+// small capitals and IPA letters, Han and kana strokes next to a Latin
+// letter, and of each class of characters UTS #39 draws alike all but
+// the one the place shows (ASCII where it stands, a Cyrillic letter in a
+// Cyrillic word, a dash, which a hurried reader takes for a hyphen). A
+// few characters UTS #39 lists with a look-alike are shown wherever they
+// stand because the card's monospace font, or their readers, tell them
+// apart: curly quotes, the bullet, ×, €, ideographic punctuation,
+// Turkish ı, Greek σ and ς, Hebrew yod, Arabic yeh, æ and œ, Cyrillic б.
+// Text that could pass for a trusted domain's name ("pаypal" when
+// paypal.com is trusted) keeps the strict rule below.
+//
+// Identifiers and names (the tool name, object keys and argument names,
+// task, step, user, agent, delegations, executor, policy version,
+// reference names and kinds, currencies, and hosts) keep the strict
+// rule: any other character is shown as itself only when a reader can see
+// it and tell it from every other: it is
 // not a control, format, bidirectional, default-ignorable, blank (U+2800,
 // Hangul fillers), space, private-use or unassigned character; not a box
 // drawing or block character (which the text view uses for its own lines);
@@ -61,24 +90,25 @@
 // another script, are escaped; a Devanagari vowel sign on a Devanagari
 // letter is not); and no non-ASCII part of its canonical decomposition is
 // listed in the confusables data of Unicode Technical Standard #39. In
-// text that is not in NFC, whatever NFC would combine is escaped too.
-// Everything else is escaped ("p\u{0430}ypal") and flagged. This makes the
-// rule injective under look-alikes by construction: every character a
-// shown one could be mistaken for is escaped, so if two strings can look
-// alike, at least one of them carries an escape where they differ. (ASCII
-// look-alikes such as I, l and 1, 0 and O, rn and m are left as they are:
-// the card sets values in a monospace font, which draws them apart, and
-// domains are compared by skeleton anyway.) The price is that text in
-// scripts whose letters are drawn like Latin ones (Cyrillic, Greek,
-// Cherokee, ...) shows many of its letters escaped.
+// text that is not in NFC, whatever NFC would combine is escaped too, in
+// both rules. Everything else is escaped ("p\u{0430}ypal") and flagged.
+//
+// Both rules are injective under look-alikes: two different strings
+// never display alike once UTS #39 prototypes are folded, except for the
+// characters told apart named above. (ASCII look-alikes such as I, l and
+// 1, 0 and O, rn and m are left as they are: the card sets values in a
+// monospace font, which draws them apart, and domains are compared by
+// skeleton anyway.)
 //
 // The confusables data is the complete table of UTS #39 for Unicode
 // 13.0.0, generated into card/internal/confusable; the per-character
 // properties are generated from the Unicode 15.0.0 tables of the Go
 // toolchain into card/internal/charclass, so rendering costs one table
 // lookup per character. Words that mix scripts beyond UTS #39's highly
-// restrictive level, right-to-left text, leading and trailing spaces and
-// multi-line values are flagged. A line break in a value is shown as \n
+// restrictive level, right-to-left text (in ordinary text, only beside
+// left-to-right letters or digits, whose order on screen the
+// bidirectional algorithm changes),
+// leading and trailing spaces and multi-line values are flagged. A line break in a value is shown as \n
 // and ends a displayed line.
 //
 // Numbers are shown as canonicalized, never rounded or localized. A string
@@ -165,7 +195,7 @@
 //	SHA-256("asu/v1/card" ‖ 0x00 ‖ JCS(card JSON))
 //
 // where the card JSON is what [Card.JSON] returns and carries "renderer":
-// the renderer's ID ([RendererID], "asu.card/v3"), so a change to the
+// the renderer's ID ([RendererID], "asu.card/v4"), so a change to the
 // rendering rules changes every hash. It is a function of the JSON bytes
 // alone: a verifier holding a receipt recomputes it with any RFC 8785
 // implementation and SHA-256, without this package ([HashJSON] does the
@@ -173,7 +203,7 @@
 //
 // # JSON format
 //
-// The card JSON ("asu.card/v3") is an object with the members renderer,
+// The card JSON ("asu.card/v4") is an object with the members renderer,
 // digest (the effect digest, hex), tool (name, title, class), args, refs
 // and unbound (references the approval binds and does not bind, each with
 // its index in the effect, kind, name and, when unbound, reason), context
@@ -192,6 +222,21 @@
 // here do and never renders raw argument values.
 //
 // # Views
+//
+// [Card.Summary] (and [Card.SummaryHTML], [Card.SummaryText]) is the
+// card's own summary for the place right above an approval page's
+// buttons: the recipient's registrable domains and whether each is
+// trusted, the amount and its currency, and how many warnings the card
+// carries. On a phone-width screen [CSS] never breaks an address, URL or
+// id (a string value without a space) inside itself: it scrolls in its
+// box.
+//
+// Every view has a byte budget: four times the card JSON for the text
+// view and six times for the HTML view, plus 256 KiB (the card JSON is
+// itself at most the 16 MiB a verifier accepts, and [Render] refuses a
+// card at the first value past that, before building the rest). A view
+// that would pass its budget stops there and says the card is too large
+// to show.
 //
 // [Card.Text] and [Card.TextWidth] are for terminals and logs;
 // [Card.Visible] is the text view without the fingerprint, what

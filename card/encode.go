@@ -15,7 +15,8 @@ import (
 // the model's struct tags.
 
 type jsonWriter struct {
-	b []byte
+	b     []byte
+	limit int // past this many bytes the card is refused: the writer stops
 	// written[k] is where the node with memo k+1 was first written.
 	written []span
 }
@@ -24,6 +25,10 @@ type jsonWriter struct {
 type span struct{ start, end int }
 
 func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
+
+// over reports output past the limit: what is written after it is
+// thrown away, so the writer stops writing nodes.
+func (w *jsonWriter) over() bool { return len(w.b) > w.limit }
 
 // str writes a JSON string the way RFC 8785 does: only '"', '\' and
 // control characters are escaped.
@@ -162,6 +167,9 @@ func (w *jsonWriter) node(n *node) {
 }
 
 func (w *jsonWriter) nodeBody(n *node) {
+	if w.over() {
+		return
+	}
 	w.raw("{")
 	sep := ""
 	if len(n.Domains) > 0 {
@@ -228,6 +236,10 @@ func (w *jsonWriter) refs(list []refPart) {
 		w.shown(r.Kind)
 		w.raw(`,"name":`)
 		w.shown(r.Name)
+		if len(r.NameDoms) > 0 {
+			w.raw(`,"name_domains":`)
+			w.domains(r.NameDoms)
+		}
 		if r.Reason != nil {
 			w.raw(`,"reason":`)
 			w.shown(*r.Reason)
@@ -268,7 +280,7 @@ func (w *jsonWriter) block(b *block) {
 // sizeHint is the expected size; the card JSON of an effect of n bytes is
 // a few times n.
 func encodeModel(m *model, sizeHint int) []byte {
-	w := &jsonWriter{b: make([]byte, 0, min(4096+sizeHint, HashLimits().MaxBytes)), written: make([]span, m.memos)}
+	w := &jsonWriter{b: make([]byte, 0, min(4096+sizeHint, HashLimits().MaxBytes)), written: make([]span, m.memos), limit: HashLimits().MaxBytes}
 	w.raw(`{"args":[`)
 	for i := range m.Args {
 		f := &m.Args[i]

@@ -39,7 +39,7 @@ func ExampleRender() {
 	}
 	fmt.Print(c.Text())
 	// Output:
-	// ▌ APPROVAL REQUEST  (card asu.card/v3)
+	// ▌ APPROVAL REQUEST  (card asu.card/v4)
 	// ▌ == WHAT WILL RUN ==
 	// ▌   Issue refund  [tool "issue_refund"]
 	// ▌   (!) IRREVERSIBLE: cannot be undone
@@ -114,7 +114,7 @@ func ExampleCard_JSON() {
 	_ = json.Unmarshal(js, &m)
 	fmt.Println(m.Renderer, m.Tool.Class)
 	// Output:
-	// asu.card/v3 irreversible
+	// asu.card/v4 irreversible
 }
 
 func ExampleCard_HTML() {
@@ -163,7 +163,7 @@ func ExampleRenderer_Render() {
 	js, _ := c.JSON()
 	fmt.Println(r.ID(), strings.Contains(string(js), `"renderer":"`+r.ID()+`"`))
 	// Output:
-	// asu.card/v3 true
+	// asu.card/v4 true
 }
 
 func ExampleRenderer_CheckContext() {

@@ -18,8 +18,8 @@ import (
 
 // hw writes the HTML view.
 type hw struct {
-	b    chunked.Builder
-	seen []span // see writeNodeHTML
+	b  chunked.Builder
+	st nodeState // see writeNodeHTML
 }
 
 func (w *hw) raw(s string)   { w.b.WriteString(s) }
@@ -45,8 +45,8 @@ func (c *Card) html() template.HTML {
 	if m.Renderer == "" {
 		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
 	}
-	w := &hw{seen: make([]span, m.memos)}
-	w.b.Grow(viewSize(c, 8, 4096))
+	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerCard)}}
+	w.b.Grow(viewSize(c, 5, 4096))
 	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + template.HTMLEscapeString(m.Renderer) + `" dir="ltr" lang="en">` + "\n")
 	w.raw("<header class=\"asu-head\">\n<p class=\"asu-kicker\">Approval request</p>\n<h2 class=\"asu-title\">")
 	if m.Tool.Title.Text != "" {
@@ -73,6 +73,9 @@ func (c *Card) html() template.HTML {
 		w.raw(`<div class="asu-argtable">`)
 		for i := range m.Args {
 			w.field(&m.Args[i])
+			if w.b.Len() > w.st.limit {
+				return tooLargeHTML
+			}
 		}
 		w.raw("\n</div>")
 	}
@@ -100,7 +103,7 @@ func (c *Card) html() template.HTML {
 			w.plain(r.SHA256)
 			w.raw("</span>")
 			writeFlagsHTML(&w.b, "the kind ", r.Kind.Flags)
-			writeFlagsHTML(&w.b, "the name ", r.Name.Flags)
+			writeKeyNotesHTML(&w.b, r.Name, r.NameDoms)
 			if r.Target != nil {
 				writeFlagsHTML(&w.b, "the target ", r.Target.Flags)
 			}
@@ -126,7 +129,7 @@ func (c *Card) html() template.HTML {
 				w.raw("</span>")
 			}
 			writeFlagsHTML(&w.b, "the kind ", r.Kind.Flags)
-			writeFlagsHTML(&w.b, "the name ", r.Name.Flags)
+			writeKeyNotesHTML(&w.b, r.Name, r.NameDoms)
 			writeFlagsHTML(&w.b, "the reason ", r.Reason.Flags)
 			w.raw("</li>")
 		}
@@ -209,6 +212,9 @@ func (c *Card) html() template.HTML {
 	w.raw(`<footer class="asu-foot">fingerprint <span class="asu-mono">`)
 	w.plain(m.fingerprint())
 	w.raw("</span></footer>\n</article>")
+	if w.b.Len() > w.st.limit {
+		return tooLargeHTML
+	}
 	return template.HTML(w.b.String()) // every string escaped on the way in
 }
 
@@ -248,7 +254,7 @@ func (w *hw) field(f *field) {
 	if f.Label != nil {
 		writeFlagsHTML(&w.b, "the label ", f.Label.Flags)
 	}
-	writeNodeHTML(&w.b, &f.Value, w.seen)
+	writeNodeHTML(&w.b, &f.Value, &w.st)
 	if f.Currency != nil {
 		w.raw(` <span class="asu-unit">currency `)
 		w.quoted(*f.Currency)

@@ -129,6 +129,7 @@ var escapedNotes = func() (m [2]map[string]string) {
 		host.WarnMixedScript, host.WarnLookalikeLabel, host.WarnLookalike, host.WarnContainsTrusted,
 		host.WarnNoRegistrable, host.WarnUnlistedSuffix, host.WarnIP, host.WarnInvalid, host.WarnHiddenNonASCII,
 		host.WarnDecoy, host.WarnMentioned, host.WarnMore, host.WarnUnanalysed, host.WarnNoSend, host.WarnRecipient,
+		host.WarnEmptyLabel, host.WarnNearMiss, host.WarnRelay,
 	} {
 		m[1][w] = template.HTMLEscapeString(host.WarnText(w))
 	}
@@ -154,10 +155,14 @@ func warnHTML(w string) string {
 // regSplit splits an A-label host into the part before its registrable
 // domain and the registrable domain, which the view emphasises.
 func regSplit(d *host.Domain) (sub, reg string) {
-	if d.Registrable == "" || !strings.HasSuffix(d.ASCII, d.Registrable) {
+	// A root dot (or empty labels) at the end follows the registrable
+	// domain: "example.com." emphasises "example.com.".
+	name := strings.TrimRight(d.ASCII, ".")
+	tail := d.ASCII[len(name):]
+	if d.Registrable == "" || !strings.HasSuffix(name, d.Registrable) {
 		return d.ASCII, ""
 	}
-	return strings.TrimSuffix(d.ASCII, d.Registrable), d.Registrable
+	return strings.TrimSuffix(name, d.Registrable), d.Registrable + tail
 }
 
 func writeKeyHTML(b *chunked.Builder, k escape.Shown) {
@@ -194,26 +199,33 @@ func writeKeyNotesHTML(b *chunked.Builder, k escape.Shown, doms []host.Domain) {
 	}
 }
 
+// nodeState is what writing the nodes of one HTML view shares: where
+// shared nodes were first written, and the view's byte budget.
+type nodeState struct {
+	seen  []span
+	limit int
+}
+
 // writeNodeHTML writes a node. seen[k] is where the node with memo k+1
 // was first written (a zero span until then): its copies are the same
 // HTML, copied from there.
-func writeNodeHTML(b *chunked.Builder, n *node, seen []span) {
-	if n.memo <= 0 || int(n.memo) > len(seen) {
-		writeNodeBodyHTML(b, n, seen)
+func writeNodeHTML(b *chunked.Builder, n *node, st *nodeState) {
+	if n.memo <= 0 || int(n.memo) > len(st.seen) {
+		writeNodeBodyHTML(b, n, st)
 		return
 	}
-	sp := &seen[n.memo-1]
+	sp := &st.seen[n.memo-1]
 	if sp.end > 0 {
 		// Written bytes never change: the copy reads them in place.
 		b.Again(sp.start, sp.end)
 		return
 	}
 	start := b.Len()
-	writeNodeBodyHTML(b, n, seen)
+	writeNodeBodyHTML(b, n, st)
 	*sp = span{start, b.Len()}
 }
 
-func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
+func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 	switch n.Kind {
 	case kindObject:
 		if len(n.Members) == 0 {
@@ -228,7 +240,10 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
 			writeKeyHTML(b, n.Members[i].Key)
 			b.WriteString(`</span>: `)
 			writeKeyNotesHTML(b, n.Members[i].Key, n.Members[i].KeyDoms)
-			writeNodeHTML(b, &n.Members[i].Value, seen)
+			writeNodeHTML(b, &n.Members[i].Value, st)
+			if b.Len() > st.limit {
+				return // past the view's budget: the view is refused
+			}
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)
@@ -244,7 +259,10 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
 			b.WriteString(`<li><span class="asu-key">[`)
 			writeInt(b, i)
 			b.WriteString(`]</span>: `)
-			writeNodeHTML(b, &n.Items[i], seen)
+			writeNodeHTML(b, &n.Items[i], st)
+			if b.Len() > st.limit {
+				return // past the view's budget: the view is refused
+			}
 			b.WriteString(`</li>`)
 		}
 		b.WriteString(`</ul>`)
@@ -257,6 +275,12 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, seen []span) {
 				`</span> (select to show all)</span></summary><span class="asu-val asu-str">"`)
 			writeEsc(b, n.Long.Full)
 			b.WriteString(`"</span></details>`)
+		} else if strings.IndexByte(n.Text, ' ') < 0 {
+			// A value without a space (an address, a URL, an id) is
+			// never broken across lines: it scrolls in its box.
+			b.WriteString(`<span class="asu-val asu-str asu-word">"`)
+			writeEsc(b, n.Text)
+			b.WriteString(`"</span>`)
 		} else {
 			b.WriteString(`<span class="asu-val asu-str">"`)
 			writeEsc(b, n.Text)
@@ -315,7 +339,7 @@ func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 			b.WriteString(`<li>`)
 			b.WriteString(warnHTML(w))
 			switch w {
-			case host.WarnLookalike, host.WarnContainsTrusted:
+			case host.WarnLookalike, host.WarnContainsTrusted, host.WarnNearMiss:
 				b.WriteString(`: <strong class="asu-mono">`)
 				htmlText(b, d.LooksLike)
 				b.WriteString(`</strong>`)

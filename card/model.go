@@ -8,7 +8,7 @@ import (
 // model is the card: everything any view shows, already escaped. Its JSON
 // (through Card.JSON) is the card a native app renders and the bytes the
 // card hash covers, so every field name here is part of the card format
-// "asu.card/v3"; changing one means a new renderer ID.
+// "asu.card/v4"; changing one means a new renderer ID.
 type model struct {
 	Args      []field       `json:"args"`
 	Context   contextPart   `json:"context"`
@@ -82,12 +82,15 @@ type member struct {
 }
 
 type refPart struct {
-	Index  int           `json:"index"` // position in the effect's refs, which the digest covers
-	Kind   escape.Shown  `json:"kind"`
-	Name   escape.Shown  `json:"name"`
-	Reason *escape.Shown `json:"reason,omitempty"` // why an unbound reference is not covered
-	SHA256 string        `json:"sha256,omitempty"`
-	Size   int64         `json:"size"`
+	Index int          `json:"index"` // position in the effect's refs, which the digest covers
+	Kind  escape.Shown `json:"kind"`
+	Name  escape.Shown `json:"name"`
+	// NameDoms are the hosts the name holds, analysed as an argument's
+	// are: a reference named by a URL says where it points.
+	NameDoms []host.Domain `json:"name_domains,omitempty"`
+	Reason   *escape.Shown `json:"reason,omitempty"` // why an unbound reference is not covered
+	SHA256   string        `json:"sha256,omitempty"`
+	Size     int64         `json:"size"`
 	// Target is the object the name resolves to, for the tool that runs
 	// the call, when it differs from the name (canon.Ref.Target).
 	Target *escape.Shown `json:"target,omitempty"`

@@ -28,12 +28,12 @@ const (
 // ready to use and safe for concurrent use.
 type Renderer struct{}
 
-// ID names the rendering rules, "asu.card/v3". It is the card JSON's
+// ID names the rendering rules, "asu.card/v4". It is the card JSON's
 // "renderer" member and so part of the card hash.
 func (Renderer) ID() string { return RendererID }
 
 // RendererID is the ID of [Renderer].
-const RendererID = "asu.card/v3"
+const RendererID = "asu.card/v4"
 
 // Render builds the card for effect e with the default [Renderer].
 func Render(e canon.Effect, ctx Context) (*Card, error) { return Renderer{}.Render(e, ctx) }
@@ -121,26 +121,28 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 	if err != nil {
 		return nil, err
 	}
-	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true}, remember: remember}
+	r := renderer{ctx: ctx, hosts: host.NewAnalyzer(trusted), esc: escape.Escaper{Quote: true},
+		prose: escape.Escaper{Quote: true, Prose: true}, trusted: escape.Escaper{Prose: true}, remember: remember,
+		limit: HashLimits().MaxBytes}
 	m := model{
 		Renderer: rr.ID(),
 		Digest:   s.Digest().String(),
 		Tool: toolPart{
 			Name:  r.esc.Show(e.Tool),
-			Title: r.esc.Show(ctx.Title),
+			Title: r.trusted.Show(ctx.Title),
 			Class: ctx.Class,
 		},
 		Refs:    []refPart{},
 		Unbound: []refPart{},
 		Context: contextPart{
 			PolicyVersion: r.esc.Show(e.PolicyVersion),
-			Reasons:       r.showAll(ctx.Reasons),
-			Approvers:     r.showAll(ctx.Approvers),
-			Provenance:    r.showAll(ctx.Provenance),
+			Reasons:       r.showAll(r.trusted, ctx.Reasons),
+			Approvers:     r.showAll(r.trusted, ctx.Approvers),
+			Provenance:    r.showAll(r.prose, ctx.Provenance),
 			Task:          r.esc.Show(e.Task),
 			User:          r.esc.Show(e.Principal.User),
 			Agent:         r.esc.Show(e.Principal.Agent),
-			Delegations:   r.showAll(e.Principal.Delegations),
+			Delegations:   r.showAll(r.esc, e.Principal.Delegations),
 			Audience:      r.esc.Show(e.Audience),
 		},
 		Untrusted: untrustedPart{
@@ -157,7 +159,11 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 	}
 	m.memos = r.memos
 	for i, ref := range e.Refs {
-		p := refPart{Index: i, Name: r.esc.Show(ref.Name), Kind: r.esc.Show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
+		name, err := r.key(ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		p := refPart{Index: i, Name: name.shown, NameDoms: name.doms, Kind: r.esc.Show(ref.Kind), SHA256: ref.SHA256.String(), Size: ref.Size}
 		if ref.Target != "" {
 			target := r.esc.Show(ref.Target)
 			p.Target = &target
@@ -165,7 +171,7 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 		if ref.Bound() {
 			m.Refs = append(m.Refs, p)
 		} else {
-			why := r.esc.Show(ref.Unbound)
+			why := r.prose.Show(ref.Unbound)
 			p.Reason = &why
 			if ref.SHA256.IsZero() && ref.Size == 0 {
 				p.SHA256 = "" // nothing recorded: say nothing
@@ -173,7 +179,9 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	return seal(m, 8*s.Len())
+	// The running count is a close lower bound of the card JSON: its
+	// buffer is sized from it, not from a guess at a multiple of the effect.
+	return seal(m, r.size+r.size/4)
 }
 
 // seal computes the canonical JSON and hash of m. encodeModel writes
@@ -193,7 +201,11 @@ func seal(m model, sizeHint int) (*Card, error) {
 type renderer struct {
 	ctx   Context
 	hosts *host.Analyzer
-	esc   escape.Escaper
+	// esc shows identifiers, keys and names strictly (every look-alike
+	// escaped); prose shows ordinary text as it reads (see
+	// escape.Escaper.Prose), quoted; trusted shows the catalog's and the
+	// policy's own text, which the views do not quote: escaped once.
+	esc, prose, trusted escape.Escaper
 
 	// An effect repeats its strings (the same keys in every object of a
 	// list, the same address in many values): a string that costs more
@@ -204,6 +216,8 @@ type renderer struct {
 	vals     memo.Table[*node] // where the first node of the string was placed
 	keys     memo.Table[keyShown]
 	memos    int32 // node.memo numbers handed out
+
+	size, limit int // least bytes of the card JSON so far; what a verifier accepts
 }
 
 // maxMemoLen is the longest string remembered: a longer one costs as much
@@ -232,10 +246,10 @@ func (r *renderer) valueHosts(s string, asHost bool) ([]host.Domain, bool, error
 	return doms, notOne, nil
 }
 
-func (r *renderer) showAll(list []string) []escape.Shown {
+func (r *renderer) showAll(e escape.Escaper, list []string) []escape.Shown {
 	out := make([]escape.Shown, len(list))
 	for i, s := range list {
-		out[i] = r.esc.Show(s)
+		out[i] = e.Show(s)
 	}
 	return out
 }
@@ -297,7 +311,7 @@ func (r *renderer) field(f *field, key string, val, args canon.Value) error {
 	}
 	f.Name, f.NameDoms = k.shown, k.doms
 	if l, ok := h.Labels[key]; ok {
-		s := r.esc.Show(l)
+		s := r.trusted.Show(l)
 		f.Label = &s
 	}
 	asHost := false
@@ -317,7 +331,7 @@ func (r *renderer) field(f *field, key string, val, args canon.Value) error {
 		f.Role = "currency"
 	}
 	if u, ok := h.Units[key]; ok && val.Kind() == canon.KindNumber {
-		s := r.esc.Show(u)
+		s := r.prose.Show(u)
 		f.Unit = &s
 	}
 	return r.node(&f.Value, val, asHost)
@@ -353,8 +367,44 @@ func kindName(k canon.Kind) string {
 	return kindNull
 }
 
+// Least bytes of the card JSON a node and an object member take
+// ({"kind":"null","text":"null"}, {"key":{"text":""},"value":...}), for
+// the running count that refuses a card as soon as its JSON must pass
+// the limit a verifier accepts.
+const (
+	nodeBytes   = len(`{"kind":"array","text":""}`)
+	memberBytes = len(`{"key":{"text":""},"value":},`)
+)
+
+// shownBytes is the least size of a string node's shown text in the card
+// JSON: its text, and the full text of a shortened one.
+func shownBytes(n *node) int {
+	if n.Long != nil {
+		return len(n.Text) + len(n.Long.Full)
+	}
+	return len(n.Text)
+}
+
+// errTooLarge refuses a card whose JSON would pass what a verifier
+// accepts.
+var errTooLarge = fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
+
+// grow adds n bytes to the least size of the card JSON, and refuses the
+// card once that passes the limit: the rest of the effect is not
+// rendered for a card that cannot be approved.
+func (r *renderer) grow(n int) error {
+	r.size += n
+	if r.size > r.limit {
+		return errTooLarge
+	}
+	return nil
+}
+
 // node fills n, a node at its final place in the model, with v.
 func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
+	if err := r.grow(nodeBytes); err != nil {
+		return err
+	}
 	n.Kind = kindName(v.Kind())
 	switch v.Kind() {
 	case canon.KindString:
@@ -373,6 +423,9 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 				return err
 			}
 			mb.Key, mb.KeyDoms = k.shown, k.doms
+			if err := r.grow(memberBytes + len(k.shown.Text)); err != nil {
+				return err
+			}
 		}
 	case canon.KindArray:
 		n.Items = make([]node, v.Len())
@@ -385,6 +438,7 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 		}
 	default:
 		n.Text = v.Canonical()
+		return r.grow(len(n.Text))
 	}
 	return nil
 }
@@ -400,14 +454,17 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 	if remember {
 		if prev, ok := r.vals.Get(s, tag); ok {
 			*n = *prev
-			return nil
+			return r.grow(shownBytes(n))
 		}
 	}
-	sh := r.esc.Show(s)
+	sh := r.showValue(s)
 	n.Text, n.Flags = sh.Text, sh.Flags
 	if utf8.RuneCountInString(sh.Text) > maxShown {
 		n.Text = escape.Cut(sh.Text, keepShown)
 		n.Long = long(s, sh.Text)
+	}
+	if err := r.grow(shownBytes(n)); err != nil {
+		return err
 	}
 	doms, notOne, err := r.valueHosts(s, asHost)
 	if err != nil {
@@ -423,6 +480,19 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 		r.vals.Put(s, tag, n)
 	}
 	return nil
+}
+
+// showValue shows a string argument value: as prose, unless it could
+// pass for a trusted domain's name (a look-alike of "example" in a
+// value, when example.com is trusted), which keeps the strict rule.
+func (r *renderer) showValue(s string) escape.Shown {
+	if escape.Plain(s) {
+		return r.esc.Show(s)
+	}
+	if r.hosts.ImitatesTrusted(s) {
+		return r.esc.Show(s)
+	}
+	return r.prose.Show(s)
 }
 
 // key shows an object key or argument name and analyses it like a string
@@ -458,7 +528,7 @@ func long(raw, escaped string) *longPart {
 // showBlock prepares agent-written multi-line text: escaped like any
 // string, except that a line break stays a line break.
 func showBlock(s string) block {
-	sh := escape.Escaper{KeepNewlines: true}.Show(s)
+	sh := escape.Escaper{KeepNewlines: true, Prose: true}.Show(s)
 	b := block{Text: sh.Text, Flags: sh.Flags}
 	if utf8.RuneCountInString(sh.Text) > maxBlockShown {
 		b.Text = escape.Cut(sh.Text, keepBlock)

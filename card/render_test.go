@@ -167,7 +167,7 @@ func TestHashFormula(t *testing.T) {
 	canonical, err := canon.Canonicalize(js)
 	require.NoError(t, err)
 	assert.Equal(t, canonical, js, "JSON() is already canonical")
-	assert.Contains(t, string(js), `"renderer":"asu.card/v3"`)
+	assert.Contains(t, string(js), `"renderer":"asu.card/v4"`)
 
 	h := sha256.New()
 	h.Write([]byte("asu/v1/card"))

@@ -89,8 +89,9 @@ func TestScreenshotPhone(t *testing.T) {
 	good := mustRender(t, sendEmailEffect(t, "finance@example.com"), sendEmailContext())
 	bad := mustRender(t, hostileEffect(t), hostileContext())
 	refund := mustRender(t, refundEffect(), refundContext())
+	long := longAddresses(t)
 	page := filepath.Join(t.TempDir(), "card.html")
-	require.NoError(t, os.WriteFile(page, []byte(pageHTML(good.HTML(), bad.HTML(), refund.HTML())), 0o644))
+	require.NoError(t, os.WriteFile(page, []byte(pageHTML(long.HTML(), long.SummaryHTML(), good.HTML(), bad.HTML(), refund.HTML())), 0o644))
 
 	tctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
@@ -104,10 +105,12 @@ func TestScreenshotPhone(t *testing.T) {
 		  v = a.querySelector('.asu-argval').getBoundingClientRect(); return v.top < h.bottom - 1 }).length`))
 	require.NoError(t, err)
 	assert.Zero(t, stacked, "a label is beside its value, not above it")
-	broken, err := chromedp.Run(tctx, chromedp.Evaluate[int](`[...document.querySelectorAll('.asu-host, .asu-number, .asu-role-recipient .asu-val')]
-		.filter(e => e.getClientRects().length > 1).length`))
+	// The text itself, measured: every address, URL and id on the card
+	// (a string value without a space, a host, a hash) sits on one line,
+	// all its characters' boxes at one height, whatever elements hold it.
+	split, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](splitValuesJS))
 	require.NoError(t, err)
-	assert.Zero(t, broken, "a host, number or address is broken across lines")
+	assert.Empty(t, split, "addresses, URLs or ids split across lines")
 	wide, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
 	require.NoError(t, err)
 	assert.LessOrEqual(t, wide, 0, "the page scrolls sideways")
@@ -122,6 +125,39 @@ func TestScreenshotPhone(t *testing.T) {
 	out := filepath.Join(dir, "card-screenshot-phone.png")
 	require.NoError(t, os.WriteFile(out, png, 0o644))
 	t.Logf("screenshot written to %s", out)
+}
+
+// splitValuesJS returns the text of every value on the page that holds
+// no space (an address, a URL, an id), every host and every hash whose
+// characters do not all lie on one line: the tops of the boxes of its
+// text, measured with a Range over each character, differ.
+const splitValuesJS = `(() => {
+  const out = [];
+  const els = [...document.querySelectorAll('.asu-str, .asu-host, .asu-hash, .asu-number')]
+    .filter(e => e.textContent.length > 2 && !/\s/.test(e.textContent.slice(1, -1)));
+  for (const e of els) {
+    const tops = new Set();
+    const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (let i = 0; i < n.length; i++) {
+        const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+        for (const b of r.getClientRects()) { if (b.width > 0) tops.add(Math.round(b.top)); }
+      }
+    }
+    if (tops.size > 1) out.push(e.textContent);
+  }
+  return out;
+})()`
+
+// longAddresses is a card whose recipient and copies are long addresses
+// and URLs, which a phone-width screen cannot fit on one line.
+func longAddresses(t testing.TB) *card.Card {
+	e := sendEmailEffect(t, "finance.dept.team@example.com.evil.net")
+	e.Args = []byte(`{"to":"finance.dept.team@example.com.evil.net","cc":["accounts.payable.department@subsidiary.example.org",` +
+		`"https://files.example.com/quarterly/reports/2026/q3/summary-final-v2.pdf"],"subject":"Q3"}`)
+	ctx := sendEmailContext()
+	ctx.Hints.Labels["cc"] = "Cc"
+	return mustRender(t, e, ctx)
 }
 
 // pageHTML is a minimal approval page around card fragments, with the style

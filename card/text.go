@@ -90,7 +90,7 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if width < MinWidth {
 		width = MinWidth
 	}
-	w := wrap.New(width, viewSize(c, 7, 2048))
+	w := wrap.New(width, viewSize(c, 3, 2048))
 	flags := func(indent int, what string, fs []string) {
 		for _, f := range fs {
 			if what != "" {
@@ -116,9 +116,12 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if len(m.Args) == 0 {
 		w.Line(1, "", wrap.Fixed("(no arguments)"))
 	}
-	v := &textView{Writer: w, seen: make([]writtenAt, m.memos)}
+	v := &textView{Writer: w, seen: make([]writtenAt, m.memos), limit: viewBudget(c, textPerCard)}
 	for i := range m.Args {
 		v.field(&m.Args[i])
+		if v.Len() > v.limit {
+			return tooLargeText
+		}
 	}
 
 	w.Line(0, "", wrap.Fixed(headRefs))
@@ -138,6 +141,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 		if r.Target != nil {
 			flags(3, "the target", r.Target.Flags)
 		}
+		for i := range r.NameDoms {
+			v.domain(3, "the name's ", &r.NameDoms[i])
+		}
 	}
 	if len(m.Unbound) > 0 {
 		w.Line(0, "", wrap.Fixed(headUnbound))
@@ -150,6 +156,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 				wrap.Fixed(": content not covered, because "), quoted(*r.Reason), wrap.Fixed(recorded))
 			flags(3, "the kind", r.Kind.Flags)
 			flags(3, "the name", r.Name.Flags)
+			for i := range r.NameDoms {
+				v.domain(3, "the name's ", &r.NameDoms[i])
+			}
 			flags(3, "the reason", r.Reason.Flags)
 		}
 	}
@@ -209,6 +218,9 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if fingerprint {
 		w.Line(0, "", wrap.Fixed("fingerprint "+m.fingerprint()))
 	}
+	if w.Len() > v.limit {
+		return tooLargeText
+	}
 	return w.String()
 }
 
@@ -243,6 +255,7 @@ type textView struct {
 	num     []byte
 	notes   map[noteKey]string // "(!) " + what + what a flag or warning says
 	notesAt []noteAt           // where lines of notes were first written
+	limit   int                // the view's byte budget: past it, writing stops and the view is refused
 }
 
 // noteAt is where the line of a note was first written, at which indent.
@@ -389,6 +402,9 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			// The head is copied into the line before anything else
 			// is written, so one array holds each in turn.
 			v.node(indent+2, appendKey(v.head[:0], mb.Key), mb.Key, mb.KeyDoms, &mb.Value, nil)
+			if v.Len() > v.limit {
+				return
+			}
 		}
 		return
 	case kindArray:
@@ -413,6 +429,9 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			heads = heads[len(h):]
 			v.head[0] = wrap.Fixed(h)
 			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.Items[i], nil)
+			if v.Len() > v.limit {
+				return
+			}
 		}
 		return
 	}
@@ -474,7 +493,7 @@ func (v *textView) domain(indent int, where string, d *host.Domain) {
 	v.Line(indent, "", ps...)
 	for _, wn := range d.Warnings {
 		switch wn {
-		case host.WarnLookalike, host.WarnContainsTrusted:
+		case host.WarnLookalike, host.WarnContainsTrusted, host.WarnNearMiss:
 			v.Line(indent+1, "", wrap.Fixed(v.note("", wn, true)+": "+d.LooksLike))
 		case host.WarnMixedScript, host.WarnLookalikeLabel:
 			v.Line(indent+1, "", wrap.Fixed(v.note("", wn, true)+" (scripts: "+d.Scripts+")"))

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/internal/termwidth"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -99,7 +101,11 @@ func (d *demo) approvalCard(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintln(d.out, "\napproval card (rendered by the gate from the stored effect):")
-	for _, l := range strings.Split(strings.TrimRight(p.Card.Text(), "\n"), "\n") {
+	// The card at the terminal's real width (less the indent below), so
+	// a narrow terminal does not wrap its lines into pieces that read
+	// like the card's own.
+	width := termwidth.Columns(d.out, card.DefaultWidth+2) - 2
+	for _, l := range strings.Split(strings.TrimRight(p.Card.TextWidth(width), "\n"), "\n") {
 		fmt.Fprintln(d.out, "  "+l)
 	}
 	_, err = stepuptest.Deny(ctx, d.gate.Desk(), d.dana, tk.ID, "demo card only")

@@ -29,6 +29,7 @@ var pages = template.Must(template.New("").Parse(`
 <section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}" data-view="{{.View}}">
 <p class="asu-who">May approve: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
 <p>Your passkey signs this card and exactly this action. It runs at most once, before it expires.</p>
+{{.Summary}}
 <div class="asu-actions">
 <button id="asu-approve" type="button">Approve with passkey</button>
 <button id="asu-deny" type="button">Deny with passkey</button>
@@ -92,6 +93,7 @@ The invite works once.</p>
 type approvePage struct {
 	Title, ID, Origin, Expires  string
 	Card                        template.HTML // written by card's own escaper
+	Summary                     template.HTML // the card's own summary, right above the buttons
 	Approvers                   []string
 	ApproveOptions, DenyOptions string
 	View                        string // this rendering's view token, posted back when the card is shown

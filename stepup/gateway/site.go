@@ -183,7 +183,7 @@ func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID), Origin: s.rp.Origin,
-		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(), Approvers: p.Approvers,
+		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(), Summary: p.Card.SummaryHTML(), Approvers: p.Approvers,
 		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions), View: view}
 	s.render(w, "approve", page)
 }

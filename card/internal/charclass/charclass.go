@@ -146,3 +146,21 @@ func Compute(r rune) Info {
 	}
 	return Info{Props: p, Script: script}
 }
+
+// Each calls f for every code point whose properties include one of
+// want, in order, from the generated table.
+func Each(want Props, f func(r rune, info Info)) {
+	for i, sp := range spans {
+		if sp.props&want == 0 {
+			continue
+		}
+		hi := rune(0x10ffff)
+		if i+1 < len(spans) {
+			hi = spans[i+1].lo - 1
+		}
+		info := Info{Props: sp.props, Script: scripts[sp.script]}
+		for r := sp.lo; r <= hi; r++ {
+			f(r, info)
+		}
+	}
+}

@@ -108,6 +108,11 @@ func FlagText(f string) string {
 type Escaper struct {
 	KeepNewlines bool // for multi-line agent text: \n stays a bare line break
 	Quote        bool // escape '"' (inside a quoted value)
+	// Prose shows ordinary text as it reads: a word in one script as
+	// itself, escaping only what could pass for something else (see
+	// prose.go). Without it every character UTS #39 lists as confusable
+	// is escaped, the rule for identifiers, keys and hosts.
+	Prose bool
 }
 
 // Shown is a string prepared for display: escaped text and what was found.
@@ -134,6 +139,7 @@ func plainASCII(s string) bool {
 	return true
 }
 
+// Show returns s as displayed, with the flags of what was found in it.
 func (e Escaper) Show(s string) Shown {
 	var flags flagSet
 	switch {
@@ -151,6 +157,9 @@ func (e Escaper) Show(s string) Shown {
 	}
 	if plainASCII(s) {
 		return Shown{Text: s, Flags: flags.list()}
+	}
+	if e.Prose {
+		return e.showProse(s, flags)
 	}
 	// NFC is checked only when a character that NFC could change shows up.
 	nfc, nfcKnown := true, false

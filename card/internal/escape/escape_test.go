@@ -131,7 +131,7 @@ func TestEscaperInjective(t *testing.T) {
 			rs[i] = alphabet[rng.IntN(len(alphabet))]
 		}
 		s := string(rs)
-		for _, e := range []Escaper{{Quote: true}, {KeepNewlines: true}} {
+		for _, e := range []Escaper{{Quote: true}, {KeepNewlines: true}, {Quote: true, Prose: true}, {KeepNewlines: true, Prose: true}} {
 			got := e.Show(s).Text
 			require.Equal(t, s, unescape(t, got, e.KeepNewlines), "display %q", got)
 			if e.Quote {
@@ -164,9 +164,12 @@ func FuzzEscaper(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		for _, e := range []Escaper{{Quote: true}, {KeepNewlines: true}} {
+		for _, e := range []Escaper{{Quote: true}, {KeepNewlines: true}, {Quote: true, Prose: true}} {
 			got := e.Show(s).Text
 			require.Equal(t, s, unescape(t, got, e.KeepNewlines), "display %q", got)
+			if e.Prose {
+				continue // prose shows look-alikes of its own choosing: see TestProseTwins
+			}
 			for _, r := range got {
 				if r < 0x80 {
 					require.True(t, r >= 0x20 && r != 0x7f || r == '\n' && e.KeepNewlines, "bare control %U in %q", r, got)

@@ -25,6 +25,8 @@ type target struct {
 	more   []string // a mailto: URI's other recipients' hosts
 	texts  []string // a mailto: URI's decoded text that is not a recipient, to search for hosts
 	partly bool     // a mailto: URI some of whose recipients or escapes do not parse
+	relay  []string // hosts a local part routes the mail on to (% or !): see relayHosts
+	relays bool     // a local part holds a relay or source route: never trusted
 }
 
 // parseWhole reads s as exactly one address, URL or (asHost) host[:port].
@@ -74,7 +76,7 @@ func parseMailtoWhole(s string) (target, bool) {
 	if len(m.hosts) == 0 {
 		return target{}, false
 	}
-	return target{host: m.hosts[0], decoy: m.decoy, more: m.hosts[1:], texts: m.texts, partly: !m.whole}, true
+	return target{host: m.hosts[0], decoy: m.decoy, more: m.hosts[1:], texts: m.texts, partly: !m.whole, relay: m.relay, relays: m.route}, true
 }
 
 // hasSpaceOrControl reports white space or a control character in s.
@@ -371,6 +373,9 @@ func parseAddrSpec(s string) (target, bool) {
 			return target{}, false
 		}
 	}
+	if strings.ContainsAny(local, "%!@") {
+		t.relays, t.relay = true, relayHosts(local)
+	}
 	if domain == "" || strings.Contains(domain, "@") {
 		return target{}, false
 	}
@@ -483,4 +488,22 @@ func nameRun(s string) string {
 		}
 	}
 	return s
+}
+
+// relayHosts returns the hosts a local part routes mail on to, as the old
+// relay conventions read it: "user%relay.example" is sent on to
+// relay.example by the host after the @, "relay.example!user" by UUCP
+// bang paths, and a quoted "user@relay.example" by a host that unquotes
+// it. Mail software that honours them delivers somewhere else than the
+// host after the @, so such an address is never badged, and these hosts
+// are listed.
+func relayHosts(local string) []string {
+	local = strings.Trim(local, `"`)
+	var out []string
+	for _, part := range strings.FieldsFunc(local, func(r rune) bool { return r == '%' || r == '!' || r == '@' }) {
+		if h := trimNameEnd(hostRun(part)); h == part && hasDot(h) && len(out) < maxMentioned {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -50,6 +51,9 @@ type Trusted struct {
 	ascii       string
 	registrable string
 	skel        string // skeleton of the registrable domain's Unicode form
+	folded      string // the registrable domain's Unicode form, lower case, NFD
+	label       string // the registrable domain's first label, A-label form
+	labelSkel   string // its skeleton
 }
 
 // PrepareTrusted checks and normalizes the trusted domains. A public
@@ -73,7 +77,8 @@ func PrepareTrusted(list []string) ([]Trusted, error) {
 		if err != nil {
 			return nil, fmt.Errorf("trusted domain %d is not a domain name", i)
 		}
-		out = append(out, Trusted{ascii: ascii, registrable: reg, skel: skeleton(uni)})
+		label, _, _ := strings.Cut(reg, ".")
+		out = append(out, Trusted{ascii: ascii, registrable: reg, skel: skeleton(uni), folded: foldName(uni), label: label, labelSkel: skeleton(label)})
 	}
 	return out, nil
 }
@@ -121,6 +126,7 @@ const (
 	useDecoy                       // an @ or a dot before the one host: warned
 	useNoSend                      // the one host of a URL whose scheme sends nothing to it: warned, never trusted
 	useRecipient                   // another recipient of a mailto: URI: warned, never trusted
+	useRelay                       // the one host of an address whose local part routes it on: warned, never trusted
 )
 
 // NewAnalyzer returns an analyzer that marks hosts at or under the trusted
@@ -148,6 +154,11 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	scanned := appendHosts(a.scanned, s)
 	for _, t := range whole.texts {
 		scanned = appendMoreHosts(scanned, t)
+	}
+	for _, h := range whole.relay {
+		if len(scanned) <= maxMentioned && !containsHost(scanned, h) {
+			scanned = append(scanned, h)
+		}
 	}
 	a.scanned = scanned
 	if asHost && !one && s != "" {
@@ -192,8 +203,11 @@ func (a *Analyzer) Hosts(s string, asHost bool) ([]Domain, bool, error) {
 	skipped := false
 	if one {
 		use := uint8(0)
-		if whole.clean && others == 0 && !whole.partly && !whole.noSend {
+		if whole.clean && others == 0 && !whole.partly && !whole.noSend && !whole.relays {
 			use |= useEligible
+		}
+		if whole.relays {
+			use |= useRelay
 		}
 		if whole.decoy {
 			use |= useDecoy
@@ -473,6 +487,9 @@ func (a *Analyzer) analyze(host string, use uint8, skipped *bool) error {
 	if use&useDecoy != 0 {
 		d.Warnings = withWarning(d.Warnings, WarnDecoy)
 	}
+	if use&useRelay != 0 {
+		d.Warnings = withWarning(d.Warnings, WarnRelay)
+	}
 	if a.seen == nil {
 		a.seen = map[hostUse]*Domain{}
 	}
@@ -522,17 +539,32 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 			return d, errInvisible
 		}
 	}
-	ascii, ok := plainHost(host)
+	// One dot at the end names the DNS root: "example.com." is
+	// example.com, and is looked up and compared as it. The written form
+	// keeps the dot; more dots at the end are empty labels, which no name
+	// resolves through: warned, and never trusted.
+	name, tail := rootName(host)
+	var warns warnSet
+	if len(tail) > 1 || name == "" {
+		warns.add(WarnEmptyLabel)
+		eligible = false
+		if name == "" {
+			d.ASCII = host
+			d.Warnings = warns.list()
+			return d, nil
+		}
+	}
+	ascii, ok := plainHost(name)
 	uni := ascii
 	fast := !ok
 	if !ok {
-		ascii, uni, ok = fastIDNA(host)
+		ascii, uni, ok = fastIDNA(name)
 	}
 	if !ok {
 		fast = false
 		var err error
-		ascii, err = strictIDNA.ToASCII(host)
-		if err != nil {
+		ascii, err = strictIDNA.ToASCII(name)
+		if err != nil || ascii == "" || strings.HasSuffix(ascii, ".") {
 			return d, errIDNA
 		}
 		uni, err = strictIDNA.ToUnicode(ascii)
@@ -540,8 +572,7 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 			return d, errIDNA
 		}
 	}
-	d.ASCII = ascii
-	var warns warnSet
+	d.ASCII = ascii + tail
 	if reg, icann := registrable(ascii); reg != "" {
 		d.Registrable = reg
 		if !icann {
@@ -558,7 +589,7 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 	for label, rest := "", uni; nonASCII(uni) && rest != ""; {
 		label, rest, _ = strings.Cut(rest, ".")
 		scripts := scratch.label[:0]
-		look := false
+		look, latinLike := false, false
 		last := ""
 		for _, r := range label {
 			if sc := escape.ScriptOf(r); sc != last {
@@ -567,7 +598,11 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 				last = sc
 			}
 			look = look || r >= 0x80 && escape.Lookalike(r)
+			latinLike = latinLike || r >= 0x80 && escape.LatinLike(r)
 		}
+		// Small capitals, and Han and kana drawn as strokes (丨, ー, ノ),
+		// read as Latin letters and dashes among Latin ones.
+		look = look || latinLike && slices.Contains(scripts, "Latin")
 		switch {
 		case !scripts.AllowedMix():
 			warns.add(WarnMixedScript)
@@ -584,13 +619,13 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 	}
 	if uni != ascii {
 		if showUnicode {
-			if uni == host {
+			if uni+tail == host {
 				d.Unicode = d.Written.Text // already shown
 			} else {
-				d.Unicode = display.Show(uni).Text
+				d.Unicode = display.Show(uni + tail).Text
 			}
 		}
-		if strings.Contains(strings.ToLower(host), "xn--") {
+		if strings.Contains(strings.ToLower(name), "xn--") {
 			warns.add(WarnHiddenNonASCII)
 		}
 	}
@@ -627,10 +662,13 @@ func analyzeHost(host string, eligible bool, trusted []Trusted, scratch *scratch
 		case d.Registrable != t.registrable && holdsLabels(ascii, t.registrable):
 			d.LooksLike = t.ascii
 			warns.add(WarnContainsTrusted)
+		case d.Registrable != "" && d.Registrable != t.registrable && (nearMiss(string(skel), t.skel) || nearMiss(foldName(regUni), t.folded)):
+			d.LooksLike = t.ascii
+			warns.add(WarnNearMiss)
 		}
 	}
 	if d.Trusted {
-		warns.remove(WarnLookalike, WarnContainsTrusted)
+		warns.remove(WarnLookalike, WarnContainsTrusted, WarnNearMiss)
 	}
 	d.Warnings = warns.list()
 	return d, nil

@@ -31,6 +31,8 @@ type mailtoURI struct {
 	hosts []string // the host of each recipient that parses, in order, without repeats
 	texts []string // decoded text that is not a recipient: searched for hosts
 	decoy bool     // a recipient's local part or display name holds an @
+	relay []string // hosts recipients' local parts route the mail on to
+	route bool     // a recipient's local part holds a relay or source route
 	whole bool     // every recipient parses, every escape is valid, and there is one
 }
 
@@ -96,6 +98,8 @@ func (m *mailtoURI) recipients(list string) {
 			continue
 		}
 		m.decoy = m.decoy || t.decoy
+		m.route = m.route || t.relays
+		m.relay = append(m.relay, t.relay...)
 		if !containsHost(m.hosts, t.host) {
 			m.hosts = append(m.hosts, t.host)
 		}

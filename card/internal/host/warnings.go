@@ -22,6 +22,9 @@ const (
 	WarnUnanalysed      = "not-analysed"      // the card analysed as many hosts as it does: the value's others are not
 	WarnNoSend          = "scheme-sends-not"  // the URL's scheme sends nothing to this host: never trusted
 	WarnRecipient       = "other-recipient"   // another recipient of a mailto: URI: never trusted
+	WarnEmptyLabel      = "empty-label"       // more than one dot at the end, or nothing but dots: never trusted
+	WarnNearMiss        = "near-miss"         // one character away from a trusted domain
+	WarnRelay           = "relay-local-part"  // the local part routes the mail on (%, ! or @ in it): never trusted
 )
 
 // WarnText is what the views say for each warning.
@@ -55,6 +58,12 @@ func WarnText(w string) string {
 		return "the URL's scheme sends nothing to this host (only http, https, ws, wss, ftp and mail do): never marked trusted"
 	case WarnRecipient:
 		return "another recipient of the same mail: a mail to more than one host is never marked trusted"
+	case WarnEmptyLabel:
+		return "has an empty label (more than one dot at its end): no such name resolves; never marked trusted"
+	case WarnNearMiss:
+		return "LOOKS LIKE a trusted domain: one character differs"
+	case WarnRelay:
+		return "the part before @ routes the mail on to another host (a %, ! or @ in it): never marked trusted"
 	case WarnUnanalysed:
 		return "the card names more distinct hosts than it analyses (4096); this value's other hosts are not analysed, not checked and never marked trusted"
 	}
@@ -66,11 +75,11 @@ func WarnText(w string) string {
 var allWarnings = [...]string{
 	WarnMixedScript, WarnLookalikeLabel, WarnLookalike, WarnContainsTrusted, WarnNoRegistrable, WarnUnlistedSuffix,
 	WarnIP, WarnInvalid, WarnHiddenNonASCII, WarnDecoy, WarnMentioned, WarnMore, WarnUnanalysed,
-	WarnNoSend, WarnRecipient,
+	WarnNoSend, WarnRecipient, WarnEmptyLabel, WarnNearMiss, WarnRelay,
 }
 
-// A warning's code must fit the four bits warningList gives it.
-var _ [15 - len(allWarnings)]struct{}
+// A warning's code must fit the five bits warningList gives it.
+var _ [31 - len(allWarnings)]struct{}
 
 func warningCode(w string) uint64 {
 	for i, g := range allWarnings {
@@ -139,10 +148,10 @@ func warningList(ws ...string) []string {
 	var key uint64
 	for i, w := range ws {
 		c := warningCode(w)
-		if c == 0 || i >= 16 {
+		if c == 0 || i >= 12 {
 			return append([]string(nil), ws...) // not a known warning: not shared
 		}
-		key |= c << (4 * i)
+		key |= c << (5 * i)
 	}
 	lists.RLock()
 	l, ok := lists.m[key]

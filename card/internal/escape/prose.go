@@ -1,0 +1,475 @@
+package escape
+
+import (
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentstepup/asu/card/internal/charclass"
+)
+
+// Prose: text that reads as written. In ordinary text (an argument's
+// value, the catalog's titles and labels, the policy's reasons, the
+// agent's rationale) a word written in one script is shown as itself,
+// with the punctuation of its language, and only what could pass for
+// something else is escaped. Identifiers, keys and hosts keep the strict
+// rule of Show (see Escaper.Prose).
+//
+// The judgement is the one UTS #39 section 5 makes of an IDN label, made
+// of each word (a run of letters, marks and digits):
+//
+//   - A word mixing scripts beyond the highly restrictive level
+//     (AllowedMix) is shown with every character outside ASCII escaped,
+//     and flagged mixed-script.
+//   - A word outside Latin none of whose characters is distinctive (each
+//     has a twin in another script: Cyrillic "сор" for "cop") is whole-
+//     script confusable: shown escaped the same way, flagged lookalike-char.
+//   - In any other word a character is shown as itself unless it has a
+//     twin (see twins.go) that the same place would show instead: of each
+//     class of twins, one member is shown in a given place, chosen from
+//     what the word's distinctive characters and the character before it
+//     say, so that two different strings never show two different twins
+//     in the same place. ASCII always wins its class where its script
+//     stands; Latin letters twins of ASCII are escaped (ı, ɑ), Cyrillic
+//     and Greek ones are not inside Cyrillic and Greek words.
+//   - Between words, a punctuation mark or symbol with a twin is escaped,
+//     except those the card's font draws apart (DrawnApart), which are
+//     shown wherever they stand while every twin of theirs is escaped.
+//   - Small capitals and Han and kana strokes (LatinLike) next to a Latin
+//     letter are escaped.
+//
+// Whatever else Show escapes (controls, invisible and unusual spaces,
+// non-NFC text, compatibility characters, marks on another script's
+// letter, drawing characters) it escapes here too.
+
+// closure groups the scripts whose letters may share a word: Latin with
+// those of Chinese, Japanese and Korean.
+func closureOf(script string) uint8 {
+	switch script {
+	case "Latin", "Han", "Hiragana", "Katakana", "Bopomofo", "Hangul":
+		return 1
+	}
+	return 0
+}
+
+// twinScript is the script a character counts in among its twins: its
+// own, except that the prolonged sound mark ー is a kana.
+func twinScript(r rune) string {
+	if r < 0x80 {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return "Latin"
+		}
+		return "Common"
+	}
+	if r == 0x30fc {
+		return "Katakana"
+	}
+	return charclass.Lookup(r).Script
+}
+
+func isKana(script string) bool { return script == "Hiragana" || script == "Katakana" }
+
+// inClosure reports a script whose characters can stand in a word of
+// the given (non-Common) script.
+func inClosure(script, word string) bool {
+	switch script {
+	case "Common", "Inherited":
+		return true
+	}
+	if script == word {
+		return true
+	}
+	return closureOf(word) == 1 && closureOf(script) == 1
+}
+
+// wordTwin reports a member of a class that can stand in a word and be
+// shown there as itself: a letter, mark or digit, not a small capital.
+func wordTwin(m rune) bool { return isWordRune(m) }
+
+// ownScriptOnly reports a character whose twins a word can hold are
+// all of its own script.
+func ownScriptOnly(r rune, script string) bool {
+	c := twinsOf(r)
+	if c == nil || DrawnApart(r) {
+		return true
+	}
+	if c.ascii && !c.common && script != "Latin" {
+		return false
+	}
+	for _, m := range c.members {
+		if wordTwin(m) && twinScript(m) != script {
+			return false
+		}
+	}
+	return true
+}
+
+// twinScripts returns, into buf, the scripts outside the closure of
+// script in which r has a twin that a word can hold.
+func twinScripts(buf ScriptSet, r rune, script string) ScriptSet {
+	c := twinsOf(r)
+	if c == nil || DrawnApart(r) {
+		return buf
+	}
+	if c.ascii && !c.common && !inClosure("Latin", script) {
+		buf = buf.With("Latin")
+	}
+	for _, m := range c.members {
+		if sc := twinScript(m); wordTwin(m) && !inClosure(sc, script) {
+			buf = buf.With(sc)
+		}
+	}
+	return buf
+}
+
+// wholeScriptConfusable reports a word outside Latin every character of
+// which has a twin in one other script: the same word can be written in
+// that script (UTS #39 section 4's whole-script confusables).
+func wholeScriptConfusable(w, script string) bool {
+	var common, next ScriptSet
+	first := true
+	for _, r := range w {
+		if r < 0x80 {
+			continue // ASCII digits: shared by every script
+		}
+		sc := twinScript(r)
+		if sc == "Common" || sc == "Inherited" {
+			continue
+		}
+		next = twinScripts(next[:0], r, sc)
+		if first {
+			common, first = append(common[:0], next...), false
+		} else {
+			n := 0
+			for _, x := range common {
+				if slicesContains(next, x) {
+					common[n] = x
+					n++
+				}
+			}
+			common = common[:n]
+		}
+		if len(common) == 0 {
+			return false
+		}
+	}
+	return !first && len(common) > 0
+}
+
+func slicesContains(s []string, x string) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// wordView is what prose decides for a whole word.
+type wordView struct {
+	strict bool   // every character outside ASCII escaped
+	flag   string // the flag of a strict word
+	script string // the word's script, for its twins: one of its scripts
+	prefer string // the script its distinctive characters are in, for a choice among twins
+	latin  bool   // the word holds a Latin letter
+}
+
+// judgeWord judges the word w.
+func judgeWord(w string) wordView {
+	var buf [4]string
+	scripts := ScriptSet(buf[:0])
+	var v wordView
+	for _, r := range w {
+		sc := ScriptOf(r)
+		if r == 0x30fc {
+			sc = "Katakana"
+		}
+		scripts = scripts.With(sc)
+		v.latin = v.latin || sc == "Latin"
+	}
+	if !scripts.AllowedMix() {
+		return wordView{strict: true, flag: FlagMixedScript}
+	}
+	if len(scripts) == 0 {
+		return v
+	}
+	v.script = scripts[0]
+	// The choice among twins follows the word's characters that have
+	// none of another script: those are the same in every string that
+	// looks like this one.
+	for _, r := range w {
+		if r < 0x80 {
+			if v.prefer == "" && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+				v.prefer = "Latin"
+			}
+			continue
+		}
+		sc := twinScript(r)
+		if sc == "Common" || sc == "Inherited" || !ownScriptOnly(r, sc) {
+			continue
+		}
+		if v.prefer == "" || isKana(sc) && !isKana(v.prefer) {
+			v.prefer = sc
+		}
+	}
+	if !v.latin && wholeScriptConfusable(w, v.script) {
+		return wordView{strict: true, flag: FlagLookalike}
+	}
+	return v
+}
+
+// showsAsItself reports whether r, a character with twins, is the one of
+// its class shown in this place: in a word judged v (nil between words),
+// after a character of script prev ("" at the start of the word).
+func showsAsItself(r rune, c *twinClass, v *wordView, prev string) bool {
+	if DrawnApart(r) || ReadApart(r) {
+		return true
+	}
+	if c.anchor != 0 {
+		return false
+	}
+	if v == nil {
+		return false // between words: punctuation with a twin is escaped
+	}
+	if c.ascii && (c.common || inClosure("Latin", v.script)) {
+		return false // ASCII stands here and wins
+	}
+	best, bestRank := rune(-1), 99
+	for _, m := range c.members {
+		sc := twinScript(m)
+		// A word of shared characters only (digits, modifier letters)
+		// stands among every script: every twin competes there.
+		if !wordTwin(m) || v.script != "" && !inClosure(sc, v.script) {
+			continue
+		}
+		rank := 4
+		switch {
+		case preferredTwin(m):
+			rank = 0
+		case sc == "Common" || sc == "Inherited":
+			rank = 5
+		case prev != "" && sc == prev:
+			rank = 1
+		case sc == v.prefer || isKana(sc) && isKana(v.prefer):
+			rank = 2
+		}
+		if rank < bestRank || rank == bestRank && m < best {
+			best, bestRank = m, rank
+		}
+	}
+	return best == r
+}
+
+// preferredTwin reports the letter of its class that its languages write
+// far more often than its twins: Czech ě (not ĕ).
+func preferredTwin(r rune) bool { return r == 'ě' }
+
+// isWordRune reports a character of a word: a letter, mark or digit.
+func isWordRune(r rune) bool {
+	if r < 0x80 {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return charclass.Lookup(r).Props&charclass.Letterlike != 0
+}
+
+// wordEnd returns the end of the word starting at s[i].
+func wordEnd(s string, i int) int {
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !isWordRune(r) {
+			break
+		}
+		i += size
+	}
+	return i
+}
+
+// showProse is Show for ordinary text: see the top of this file.
+func (e Escaper) showProse(s string, flags flagSet) Shown {
+	nfc, nfcKnown := true, false
+	var b []byte
+	copied := 0 // s[:copied] is in b
+	esc := func(at, next int, r rune) {
+		if b == nil {
+			b = make([]byte, 0, len(s)+16)
+		}
+		b = append(b, s[copied:at]...)
+		b = appendEscape(b, r)
+		copied = next
+	}
+	lit := func(at, next int, text string) {
+		if b == nil {
+			b = make([]byte, 0, len(s)+16)
+		}
+		b = append(b, s[copied:at]...)
+		b = append(b, text...)
+		copied = next
+	}
+	var word *wordView
+	var wv wordView
+	wordStop := 0
+	base, prev := "", ""
+	prevLatin := false
+	prevRune, prevEscaped := rune(0), false // the last character outside ASCII, and whether it was escaped
+	// Right-to-left text is flagged when it shares the string with
+	// left-to-right letters or digits, whose order on screen the
+	// bidirectional algorithm changes; a sentence all in Arabic or
+	// Hebrew reads as written.
+	rtl, ltr := false, false
+	for i := 0; i < len(s); {
+		at := i
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if at >= wordStop {
+			word, base, prev, prevLatin = nil, "", "", false
+			if isWordRune(r) {
+				wordStop = wordEnd(s, at)
+				wv = judgeWord(s[at:wordStop])
+				word = &wv
+				if wv.strict {
+					flags.add(wv.flag)
+				}
+			}
+		}
+		if r < 0x80 {
+			prevRune, prevEscaped = r, false
+			switch {
+			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+				base, prev, prevLatin, ltr = "Latin", "Latin", true, true
+				continue
+			case r >= '0' && r <= '9':
+				base, prevLatin, ltr = "", false, true
+				continue
+			case r == '\\':
+				lit(at, i, `\\`)
+			case r == '"' && e.Quote:
+				lit(at, i, `\"`)
+			case r == '\n' && e.KeepNewlines:
+			case r == '\n':
+				lit(at, i, `\n`)
+				flags.add(FlagLines)
+			case r == '\r':
+				lit(at, i, `\r`)
+				flags.add(FlagControl)
+			case r == '\t':
+				lit(at, i, `\t`)
+				flags.add(FlagControl)
+			case r == ' ':
+				n := 1
+				for i < len(s) && s[i] == ' ' {
+					n++
+					i++
+				}
+				if n > 1 {
+					lit(at, i, `\{`+itoa(n)+` spaces}`)
+					flags.add(FlagSpaceRun)
+				}
+			case r < 0x20 || r == 0x7f:
+				esc(at, i, r)
+				flags.add(FlagControl)
+			}
+			continue
+		}
+		if r == utf8.RuneError {
+			esc(at, i, r)
+			flags.add(FlagLookalike)
+			continue
+		}
+		info := charclass.Lookup(r)
+		if !nfcKnown && info.Props&(charclass.Mark|charclass.Combines|charclass.NotNFC) != 0 {
+			nfc, nfcKnown = isNFC(s), true
+			if !nfc {
+				flags.add(FlagNotNFC)
+			}
+		}
+		drawn := DrawnApart(r)
+		f := hiddenKindOf(info, nfc, base)
+		if f == FlagLookalike || drawn && (f == FlagCompat || f == FlagNotNFC && nfc) {
+			f = ""
+		}
+		sc := twinScript(r)
+		switch {
+		case f != "":
+		case word != nil && word.strict:
+			f = word.flag
+		case phonetic(r, info) || LatinLike(r) && (prevLatin || word != nil && word.latin && nextLatin(s, i)):
+			f = FlagLookalike
+			f = FlagLookalike
+		case info.Props&charclass.Mark != 0 && foldMark(r):
+			f = FlagCombining
+		case unreadable(r):
+			f = FlagLookalike
+		case prevRune != 0 && !prevEscaped && spellsTwin(prevRune, r):
+			f = FlagLookalike // the run spells another character's fold
+		case i < len(s) && s[i] < 0x80 && spellsTwin(r, rune(s[i])):
+			f = FlagLookalike // this and the ASCII after it spell another character's fold
+		default:
+			if c := twinsOf(r); c != nil && !showsAsItself(r, c, word, prev) {
+				f = FlagLookalike
+			}
+		}
+		prevRune, prevEscaped = r, f != ""
+		if f != "" {
+			flags.add(f)
+			esc(at, i, r)
+		} else if info.Props&charclass.RTL != 0 {
+			rtl = true
+		} else if info.Props&charclass.Letterlike != 0 && info.Props&charclass.Mark == 0 {
+			ltr = true
+		}
+		if info.Props&charclass.Mark == 0 {
+			base = info.Script
+			prevLatin = sc == "Latin"
+			if sc != "Common" && sc != "Inherited" {
+				prev = sc
+			}
+		}
+	}
+	if rtl && ltr {
+		flags.add(FlagRTL)
+	}
+	if b == nil {
+		return Shown{Text: s, Flags: flags.list()}
+	}
+	b = append(b, s[copied:]...)
+	return Shown{Text: string(b), Flags: flags.list()}
+}
+
+// nextLatin reports a Latin letter at s[i].
+func nextLatin(s string, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return ScriptOf(r) == "Latin"
+}
+
+func itoa(n int) string {
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	return string(buf[i:])
+}
+
+// appendEscape appends \u{HEX}, at least four upper-case hex digits.
+func appendEscape(b []byte, r rune) []byte {
+	const hex = "0123456789ABCDEF"
+	b = append(b, `\u{`...)
+	digits := 4
+	for v := uint32(r) >> 16; v != 0; v >>= 4 {
+		digits++
+	}
+	for i := digits - 1; i >= 0; i-- {
+		b = append(b, hex[(uint32(r)>>(4*i))&0xf])
+	}
+	return append(b, '}')
+}
+
+func isNFC(s string) bool { return norm.NFC.IsNormalString(s) }

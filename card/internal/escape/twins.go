@@ -1,0 +1,287 @@
+package escape
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentstepup/asu/card/internal/charclass"
+	"github.com/agentstepup/asu/card/internal/confusable"
+)
+
+// Twins are characters a reader cannot tell apart: those whose folds are
+// equal, the fold of a character being its canonical decomposition with
+// every non-ASCII part replaced by its UTS #39 prototype. Only characters
+// the card could show as themselves take part (not controls, invisible,
+// compatibility or non-NFC characters, marks, which are always escaped
+// or judged by their base), and the characters drawn apart from their
+// look-alikes (DrawnApart) are their own class.
+//
+// Text shows at most one character of each class as itself in any one
+// context (see prose.go); that is what keeps it injective under
+// look-alikes while letting every script be read as written.
+
+// twinClass is one class of twins of two or more members; ascii says
+// that ASCII text (a character, or a sequence such as "rn") folds to it
+// too.
+type twinClass struct {
+	members []rune // sorted
+	ascii   bool
+	common  bool // the ASCII text holds more than letters: it stands among the text of every script
+	anchor  rune // a member drawn apart (DrawnApart) that is the others' prototype: the only one shown; 0 for none
+}
+
+var twinData struct {
+	once    sync.Once
+	classOf map[rune]int32 // index into classes
+	classes []twinClass
+
+	// Characters whose fold is two characters that a run of two shown
+	// characters could spell (ы is "ƅi"): the second of such a run is
+	// escaped after the first, or the first before an ASCII second.
+	firstsOf   map[string]map[string]bool // fold of the second -> folds of the first
+	lastRunes  map[rune]string            // characters folding to a non-ASCII second, with their fold
+	foldMarks  map[rune]bool              // marks inside a fold: escaped wherever they stand
+	unreadable map[rune]bool              // characters with a longer fold that shown ones could spell: escaped
+}
+
+// candidate reports a character the card may show as itself.
+func candidate(r rune, info charclass.Info) bool {
+	const never = charclass.Control | charclass.Bidi | charclass.Invisible | charclass.Space | charclass.Private |
+		charclass.Mark | charclass.Drawing | charclass.NotNFC | charclass.Compat
+	if r < 0x80 || ReadApart(r) || phonetic(r, info) {
+		return false
+	}
+	return info.Props&never == 0 || DrawnApart(r)
+}
+
+// Fold is the fold of s: its NFD form with every non-ASCII part replaced
+// by its UTS #39 prototype.
+func Fold(s string) string {
+	var b strings.Builder
+	for _, p := range norm.NFD.String(s) {
+		if sk, ok := confusable.Lookup(p); ok && p >= 0x80 {
+			b.WriteString(sk)
+		} else {
+			b.WriteRune(p)
+		}
+	}
+	return b.String()
+}
+
+func loadTwins() {
+	byFold := map[string][]rune{}
+	var multi []rune
+	twinData.foldMarks = map[rune]bool{}
+	charclass.Each(charclass.Lookalike, func(r rune, info charclass.Info) {
+		if candidate(r, info) {
+			k := Fold(string(r))
+			byFold[k] = append(byFold[k], r)
+			if utf8.RuneCountInString(k) > 1 {
+				multi = append(multi, r)
+				for _, p := range k {
+					if q := charclass.Lookup(p); q.Props&charclass.Mark != 0 && q.Script != "Inherited" && q.Script != "Common" {
+						twinData.foldMarks[p] = true
+					}
+				}
+			}
+		}
+	})
+	twinData.firstsOf = map[string]map[string]bool{}
+	twinData.unreadable = map[rune]bool{}
+	lastKeys := map[string]bool{}
+	for _, r := range multi {
+		k := Fold(string(r))
+		if safeMulti(r) || isASCII(k) {
+			continue
+		}
+		rs := []rune(k)
+		if len(rs) != 2 {
+			twinData.unreadable[r] = true
+			continue
+		}
+		first, last := string(rs[0]), string(rs[1])
+		if twinData.firstsOf[last] == nil {
+			twinData.firstsOf[last] = map[string]bool{}
+		}
+		twinData.firstsOf[last][first] = true
+		if rs[1] >= 0x80 {
+			lastKeys[last] = true
+		}
+	}
+	twinData.lastRunes = map[rune]string{}
+	for k := range lastKeys {
+		for _, r := range byFold[k] {
+			twinData.lastRunes[r] = k
+		}
+		if r, size := utf8.DecodeRuneInString(k); size == len(k) {
+			twinData.lastRunes[r] = k
+		}
+	}
+	// A prototype is a twin of what folds to it.
+	for k, list := range byFold {
+		if p := norm.NFC.String(k); utf8.RuneCountInString(p) == 1 {
+			r, _ := utf8.DecodeRuneInString(p)
+			if info := charclass.Lookup(r); candidate(r, info) && !slices.Contains(list, r) && Fold(p) == k {
+				byFold[k] = append(list, r)
+			}
+		}
+	}
+	twinData.classOf = map[rune]int32{}
+	for k, list := range byFold {
+		ascii := true
+		for i := 0; i < len(k); i++ {
+			ascii = ascii && k[i] >= 0x20 && k[i] < 0x7f
+		}
+		// A class whose prototype is a character told apart (ς, the
+		// prototype of ϛ) shows that character only.
+		anchor := rune(0)
+		if r, size := utf8.DecodeRuneInString(k); size == len(k) && (ReadApart(r) || DrawnApart(r)) {
+			anchor = r
+		}
+		if len(list) < 2 && !ascii && anchor == 0 {
+			continue
+		}
+		slices.Sort(list)
+		id := int32(len(twinData.classes))
+		c := twinClass{members: list, ascii: ascii, anchor: anchor}
+		for i := 0; ascii && i < len(k); i++ {
+			if b := k[i] | 0x20; b < 'a' || b > 'z' {
+				c.common = true
+			}
+		}
+		for _, r := range list {
+			// A member drawn apart that is the others' prototype must be
+			// the only one of the class shown: the others look like it.
+			if DrawnApart(r) && string(r) == k {
+				c.anchor = r
+			}
+		}
+		twinData.classes = append(twinData.classes, c)
+		for _, r := range list {
+			twinData.classOf[r] = id
+		}
+	}
+}
+
+// twinsOf returns the class of r, or nil when no other character looks
+// like it.
+func twinsOf(r rune) *twinClass {
+	twinData.once.Do(loadTwins)
+	if id, ok := twinData.classOf[r]; ok {
+		return &twinData.classes[id]
+	}
+	return nil
+}
+
+// ReadApart reports letters that UTS #39 lists with a look-alike but that
+// a reader of their language tells from it in every word, and that the
+// language writes constantly: Turkish dotless ı (i has its dot), Greek σ
+// and ς (ο has no tail), Hebrew yod י (a letter of the line's height
+// band, not an apostrophe), the ligatures æ and œ of Danish, Norwegian
+// and French (one cell of the card's monospace font; "ae" takes two),
+// Cyrillic б (a flat stroke where 6 curves), Arabic yeh ي (UTS #39
+// folds Arabic letters to their dotless skeletons; its two dots are what
+// tells it from alef maksura ى). Ordinary text shows them as themselves, and
+// their look-alikes keep their own classes; identifiers and hosts escape
+// them.
+func ReadApart(r rune) bool {
+	switch r {
+	case 'ı', 'σ', 'ς', 'י', 'æ', 'Æ', 'œ', 'Œ', 'б', 'ي':
+		return true
+	}
+	return false
+}
+
+// DrawnApart reports punctuation and symbols that UTS #39 lists with an
+// ASCII look-alike but that the card's monospace font draws apart from
+// it, by shape or width: curly quotes and apostrophes (straight ones are
+// ASCII), the bullet and the middle dot, the multiplication sign, the
+// euro sign, guillemets, and the ideographic punctuation of Chinese and
+// Japanese (two cells wide). Dashes and the ellipsis are not among them:
+// a hurried reader takes them for a hyphen and three dots, so they stay
+// escaped, as do full-width forms. Ordinary text shows them
+// as themselves; identifiers and hosts escape them as every look-alike.
+func DrawnApart(r rune) bool {
+	switch r {
+	case '‘', '’', '‚', '‛', '“', '”', '„', '‟', '•', '×', '·', '′', '″',
+		'。', '、', '「', '」', '『', '』', '【', '】', '〈', '〉', '《', '》', '〔', '〕', '・',
+		'،', '؛', '؟', '٪', '۔', '״', '׳', '¡', '¿', '«', '»', '‹', '›', '€':
+		return true
+	}
+	return false
+}
+
+// safeMulti reports a character whose fold no run of characters shown
+// as themselves can spell: the fold holds a generic combining mark (which
+// prose escapes wherever it stands without its letter), or the character
+// is a Hangul syllable (whose jamo, written apart, NFC joins, so text
+// writing them apart is not in NFC and is escaped).
+func safeMulti(r rune) bool {
+	if r >= 0xac00 && r <= 0xd7a3 {
+		return true
+	}
+	for _, p := range Fold(string(r)) {
+		if info := charclass.Lookup(p); info.Props&charclass.Mark != 0 {
+			return true // generic marks prose escapes alone; the others are foldMarks
+		}
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// spellsTwin reports a run of two characters, first then second, whose
+// folds spell the fold of one character.
+func spellsTwin(first, second rune) bool {
+	twinData.once.Do(loadTwins)
+	var k string
+	if second < 0x80 {
+		k = string(second)
+	} else {
+		var ok bool
+		if k, ok = twinData.lastRunes[second]; !ok {
+			return false
+		}
+	}
+	firsts := twinData.firstsOf[k]
+	return firsts != nil && firsts[Fold(string(first))]
+}
+
+// foldMark reports a mark of a script that spells, after a letter, the
+// fold of another letter (Arabic ۛ after س spells ش): prose escapes it.
+func foldMark(r rune) bool {
+	twinData.once.Do(loadTwins)
+	return twinData.foldMarks[r]
+}
+
+// unreadable reports a character whose fold is spelled by three or more
+// characters that could be shown: prose escapes it.
+func unreadable(r rune) bool {
+	twinData.once.Do(loadTwins)
+	return twinData.unreadable[r]
+}
+
+// phonetic reports the Latin letters of the phonetic alphabets and the
+// later Latin extensions (small capitals, IPA letters such as ɑ, ɸ and
+// ɩ, medievalist letters): drawn like letters of Greek, Cyrillic and
+// ASCII, and rare in ordinary text. Prose escapes them, so they are no
+// twin that could make a Greek or Cyrillic word whole-script
+// confusable.
+func phonetic(r rune, info charclass.Info) bool {
+	if info.Script != "Latin" {
+		return false
+	}
+	return r >= 0x0250 && r <= 0x02af || r >= 0x1d00 && r <= 0x1dbf || r >= 0xa720 && r <= 0xa7ff || r >= 0xab30 && r <= 0xab6f ||
+		LatinLike(r)
+}
