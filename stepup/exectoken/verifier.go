@@ -256,6 +256,9 @@ func (v *Verifier) owner() string { return "executor:" + v.audience }
 // refused records the refusal of a token the gate signed, and returns
 // refusal (joined with the audit failure, if any).
 func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal error) error {
+	if transient(refusal) {
+		return refusal // nothing is known about the token: no row, and it may be tried again
+	}
 	now, err := v.st.Now(ctx)
 	if err != nil {
 		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
@@ -267,7 +270,7 @@ func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal e
 		r = receipt.AuditRecord{Time: now.UnixMilli(), TicketID: string(c.Ticket), Tool: tool,
 			ArgsDigest: c.Digest, Approver: c.Approver}
 	}
-	r.Decision = receipt.DecisionFailed
+	r.Decision = receipt.DecisionNotRun
 	r.Reason = "executor " + v.audience + " refused: " + tokenReason(refusal)
 	if _, err := v.st.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
 		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
@@ -487,7 +490,10 @@ func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 		if !v.watch.Unrenewed(a, v.local(), v.lease) {
 			continue // watched for less than a lease of this process's own time
 		}
-		if err := v.checker.Holds(ctx, stepup.TicketID(a.ID)); err != nil {
+		if err := v.checker.Holds(ctx, stepup.TicketID(a.ID)); transient(err) {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err)) // asked again at the next Recover
+			continue
+		} else if err != nil {
 			errs = append(errs, v.abandon(ctx, a, now, err))
 			continue
 		}

@@ -335,7 +335,7 @@ func TestVerifierAudit(t *testing.T) {
 	got := rows()
 	require.Len(t, got, before+1)
 	refusal := got[len(got)-1]
-	assert.Equal(t, receipt.DecisionFailed, refusal.Decision)
+	assert.Equal(t, receipt.DecisionNotRun, refusal.Decision)
 	assert.Equal(t, string(tk.ID), refusal.TicketID)
 	assert.Equal(t, tk.Digest, refusal.ArgsDigest)
 	assert.Equal(t, "executor send_email refused: action differs from what was approved", refusal.Reason)

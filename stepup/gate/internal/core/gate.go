@@ -62,7 +62,7 @@ func (g *Gate) Now(ctx context.Context) (time.Time, error) {
 		// say so, not that the store failed.
 		return time.Time{}, fmt.Errorf("the store's clock: %w", ctx.Err())
 	default:
-		return time.Time{}, ticketstore.Err("the store's clock", err)
+		return time.Time{}, clockErr{ticketstore.Err("the store's clock", err)}
 	}
 	return t, nil
 }

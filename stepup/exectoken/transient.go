@@ -1,0 +1,17 @@
+package exectoken
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentstepup/asu/stepup"
+)
+
+// transient reports whether err says nothing about a token or its
+// ticket: the store failed, or the caller gave up. Such a failure is not
+// a refusal: it writes no audit row and abandons nothing, and the same
+// call may be made again.
+func transient(err error) bool {
+	return errors.Is(err, stepup.ErrStore) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
