@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -50,6 +51,10 @@ type Gate struct {
 	refused refusals      // refused answers recorded, so a replay leaves no second row
 	Waiters chan struct{} // closed and replaced whenever a ticket changes here
 	taken   bool          // a Wait holds Waiters: the next change replaces it
+
+	stragglers atomic.Int64 // plug-in calls given up on that have not returned
+
+	PluginTimeout time.Duration // a plug-in call's deadline when its caller gave none; 0: the defaults
 }
 
 // Now reads the store's clock.
@@ -143,4 +148,5 @@ type Observer struct {
 	lockouts     metric.Int64Counter
 	executions   metric.Int64Counter
 	reclaims     metric.Int64Counter
+	stragglers   metric.Int64UpDownCounter
 }

@@ -185,6 +185,9 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 		if errors.As(err, &ra) {
 			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, ra.User, ra.Check, err)
 		}
+		if m := core.Misbehaviour(err); m != "" { // nothing it answered is used
+			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, "", m, err)
+		}
 		return plug.Verified{}, err
 	}
 	if err := core.MayDecide(v.User, a); err != nil {
@@ -205,7 +208,7 @@ func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.
 	if !g.FirstRefusal(a.ID, string(action), answer) {
 		return refusal
 	}
-	at, err := g.Now(ctx)
+	at, err := g.Now(context.WithoutCancel(ctx)) // recorded even when the caller gave up meanwhile
 	if err != nil {
 		return refusal
 	}

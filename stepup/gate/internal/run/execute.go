@@ -151,7 +151,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 	decision, summary := receipt.DecisionExecuted, "ok"
 	stored := ticketstore.Result{OK: true}
 	if execErr != nil {
-		o.State, decision, summary = store.Failed, receipt.DecisionFailed, "executor failed"
+		o.State, decision, summary = store.Failed, receipt.DecisionFailed, core.Why("executor failed", execErr)
 		stored = ticketstore.Result{Error: summary}
 	} else if json.Valid(out) {
 		stored.Output = out

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -86,6 +87,7 @@ func (g *Gate) refuseExecute(ctx context.Context, a store.Approval, now time.Tim
 	if Transient(err) {
 		return stepup.Result{}, err
 	}
+	reason = core.Why(reason, err)
 	g.ObserveRefused(ctx, a, reason)
 	write, repeats := g.notRun.admit(a.ID, a.State, reason, now)
 	if !write {
