@@ -297,7 +297,9 @@ func rowsOfTicket(t *testing.T, h *stepuptest.Harness, id stepup.TicketID) []rec
 
 type policyFunc func(ctx context.Context, p gate.Proposal) (gate.Decision, error)
 
-func (f policyFunc) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, error) { return f(ctx, p) }
+func (f policyFunc) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, error) {
+	return f(ctx, p)
+}
 
 type notifierFunc func(ctx context.Context, n notify.Notice) error
 
@@ -314,9 +316,11 @@ func (f judgeFunc) Decide(ctx context.Context, card, untrusted string) modelappr
 }
 
 // floodDouble admits as admit says, and counts nothing.
-type floodDouble struct{ admit func(ctx context.Context) error }
+type floodDouble struct {
+	admit func(ctx context.Context) error
+}
 
-func (f *floodDouble) Admit(ctx context.Context, _ flood.Request) error     { return f.admit(ctx) }
+func (f *floodDouble) Admit(ctx context.Context, _ flood.Request) error   { return f.admit(ctx) }
 func (f *floodDouble) Decided(context.Context, flood.Request, bool) error { return nil }
 func (f *floodDouble) Caps() store.Caps                                   { return store.Caps{} }
 
