@@ -2,15 +2,14 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -24,60 +23,14 @@ import (
 // the window says how many it stands for. The chain then grows by at most
 // one row per ticket, state, reason and window on each gate (a ticket's
 // state changes only by a decision, which has its own row), however often
-// Execute is called, as long as fewer than [maxNotRun] tickets are
+// Execute is called, as long as fewer than [ticketstore.MaxRefusalKinds] tickets are
 // refused within a window (beyond that the oldest are forgotten, and
-// their next refusal is written again). A store failure or a cancelled
+// their next refusal is written again; see [ticketstore.RefusalLog]). A store failure or a cancelled
 // call is not a refusal (see [Transient]): it writes no row.
 
 // NotRunWindow is how long identical refusals of one ticket's Execute
 // are counted rather than written.
-const NotRunWindow = time.Hour
-
-// maxNotRun bounds the (ticket, state, reason) kinds a gate remembers.
-const maxNotRun = 4096
-
-// notRunLog remembers the refusals at execute this gate wrote. The zero
-// value is ready to use.
-type notRunLog struct {
-	mu    sync.Mutex
-	seen  map[[sha256.Size]byte]*notRunEntry
-	order [][sha256.Size]byte // oldest first
-}
-
-// notRunEntry is one kind of refusal of one ticket: when its row was last written
-// and how many refusals were counted since.
-type notRunEntry struct {
-	written time.Time
-	since   int
-}
-
-// admit reports whether a refusal of ticket id in state for reason at now is to be
-// written, and how many identical refusals since the last written one it
-// stands for.
-func (l *notRunLog) admit(id string, state store.State, reason string, now time.Time) (bool, int) {
-	key := sha256.Sum256([]byte(id + "\x00" + string(state) + "\x00" + reason))
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e, ok := l.seen[key]; ok {
-		if d := now.Sub(e.written); d >= 0 && d < NotRunWindow {
-			e.since++
-			return false, 0
-		}
-		n := e.since
-		e.written, e.since = now, 0
-		return true, n
-	}
-	if l.seen == nil {
-		l.seen = make(map[[sha256.Size]byte]*notRunEntry)
-	}
-	if len(l.order) >= maxNotRun {
-		delete(l.seen, l.order[0])
-		l.order = l.order[1:]
-	}
-	l.seen[key] = &notRunEntry{written: now}
-	l.order = append(l.order, key)
-	return true, 0
-}
+const NotRunWindow = ticketstore.RefusalWindow
 
 // refuseExecute answers a refused Execute of ticket a at now: err, after
 // reporting it and, unless an identical refusal was written within the
@@ -89,7 +42,7 @@ func (g *Gate) refuseExecute(ctx context.Context, a store.Approval, now time.Tim
 	}
 	reason = core.Why(reason, err)
 	g.ObserveRefused(ctx, a, reason)
-	write, repeats := g.notRun.admit(a.ID, a.State, reason, now)
+	write, repeats := g.notRun.Admit(a.ID, a.State, reason, now)
 	if !write {
 		return stepup.Result{}, err
 	}
