@@ -82,6 +82,7 @@ func TestCounterRegressionsAreTheCounterErrorOnEveryBackend(t *testing.T) {
 					counterRefusal(t, err, fmt.Sprintf("answer %d", i))
 				}
 				assert.Positive(t, approved, "the newest answer always lands")
+				t.Logf("%s: %d of %d approved, %d refused as the counter", b.name, approved, len(errs), len(errs)-approved)
 			})
 			t.Run("newest first", func(t *testing.T) {
 				ids, answers := signedAnswers(t, g, dana, 5)
