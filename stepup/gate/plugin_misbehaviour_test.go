@@ -351,3 +351,25 @@ func (a *approverDouble) Recheck(ctx context.Context, ans gate.Answer) error {
 	}
 	return a.sayAs.Recheck(ctx, ans)
 }
+
+// TestStragglersMetric: a plug-in call given up on at its deadline counts
+// in asu.gate.plugins.stragglers until the plug-in returns.
+func TestStragglersMetric(t *testing.T) {
+	r, opt := metered()
+	release := make(chan struct{})
+	p := policyFunc(func(context.Context, gate.Proposal) (gate.Decision, error) {
+		<-release
+		return gate.Decision{Verdict: gate.Allow, PolicyVersion: "v1"}, nil
+	})
+	h := stepuptest.NewGate(t, p, opt, gate.WithPluginTimeout(quick))
+	base := runtime.NumGoroutine()
+	tk, err := h.Gate.Propose(context.Background(), sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusDenied, tk.Status)
+	assert.Equal(t, int64(1), h.Gate.Stragglers())
+	assert.Equal(t, 1.0, collect(t, r)["asu.gate.plugins.stragglers"][""])
+	close(release)
+	settled(t, base)
+	assert.Zero(t, h.Gate.Stragglers())
+	assert.Zero(t, collect(t, r)["asu.gate.plugins.stragglers"][""])
+}
