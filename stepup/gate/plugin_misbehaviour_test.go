@@ -144,6 +144,9 @@ func sites() []site {
 			require.Equal(t, stepup.StatusPending, tk.Status)
 			_, err = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`{}`))
 			require.Error(t, err)
+			if m.name != "error" {
+				assert.ErrorIs(t, err, gate.ErrPluginMisbehaved)
+			}
 			got, err := h.Gate.Ticket(context.Background(), tk.ID)
 			require.NoError(t, err)
 			assert.Equal(t, stepup.StatusPending, got.Status, "a misbehaving approver decided")

@@ -31,7 +31,7 @@ const (
 
 // ErrMisbehaved is wrapped by every error [Contain] makes: the plug-in
 // panicked, did not answer by its deadline, or answered after it.
-var ErrMisbehaved = errors.New("plug-in misbehaved")
+var ErrMisbehaved = errors.New("gate: plug-in misbehaved")
 
 // misbehaviour is how a plug-in misbehaved, in the gate's words.
 type misbehaviour struct {

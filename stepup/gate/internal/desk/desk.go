@@ -36,6 +36,9 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, err
 		return plug.Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
 	}
 	cd, err := d.g.Render(s, dec, a.Taint, a.Rationale)
+	if core.Misbehaviour(err) != "" {
+		return plug.Prompt{}, fmt.Errorf("prompt: %w", err) // the renderer's fault, not the effect's
+	}
 	if err != nil || !cd.Hash().Equal(a.CardHash) {
 		return plug.Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
 	}
