@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -375,4 +376,23 @@ func TestStragglersMetric(t *testing.T) {
 	settled(t, base)
 	assert.Zero(t, h.Gate.Stragglers())
 	assert.Zero(t, collect(t, r)["asu.gate.plugins.stragglers"][""])
+}
+
+// TestMisbehavingApproverRowsAreBounded: answers anyone may post, to an
+// approver that panics on each, leave one row per ticket and
+// misbehaviour, not one per answer.
+func TestMisbehavingApproverRowsAreBounded(t *testing.T) {
+	a := &approverDouble{sayAs: sayAs{stepuptest.Approver}, verify: func(context.Context) error { panic("boom") }}
+	h := stepuptest.NewGateWith(t, nil, a)
+	ctx := context.Background()
+	tk, err := h.Gate.Propose(ctx, sendEmail("finance@example.com"))
+	require.NoError(t, err)
+	before := len(rowsOfTicket(t, h, tk.ID))
+	for i := range 50 {
+		_, err := h.Gate.Desk().Approve(ctx, tk.ID, []byte(fmt.Sprintf(`{"n":%d}`, i)))
+		require.ErrorIs(t, err, gate.ErrPluginMisbehaved)
+	}
+	rows := rowsOfTicket(t, h, tk.ID)
+	require.Len(t, rows, before+1)
+	assert.Equal(t, "approve answer refused: approver panicked or exited", rows[len(rows)-1].Reason)
 }

@@ -188,8 +188,10 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 		if errors.As(err, &ra) {
 			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, ra.User, ra.Check, err)
 		}
-		if m := core.Misbehaviour(err); m != "" { // nothing it answered is used
-			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, "", m, err)
+		if m := core.Misbehaviour(err); m != "" {
+			// Nothing it answered is used. One row per ticket, action and
+			// misbehaviour, whatever the answer: anyone may post answers.
+			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, []byte("\x00misbehaved\x00"+m), "", m, err)
 		}
 		return plug.Verified{}, err
 	}
