@@ -310,9 +310,9 @@ func TestLookalikePrincipalsAreRefusedEverywhere(t *testing.T) {
 	assert.Empty(t, page, "a look-alike's call was stored")
 }
 
-// crashFirstRun is an executor that panics on its first run, as a gate
-// process dying inside the tool would, and records every run: the keys
-// it was given and whether two runs ever overlapped.
+// crashFirstRun is an executor that kills its gate and panics on its
+// first run, as a gate process dying inside the tool would, and records
+// every run: the keys it was given and whether two runs ever overlapped.
 type crashFirstRun struct {
 	mu       sync.Mutex
 	runs     int
@@ -360,13 +360,14 @@ func (c *crashFirstRun) Execute(ctx context.Context, _ canon.Effect, key string)
 	return []byte(`{"ok":true}`), nil
 }
 
-// TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates crashes the first run
-// of an allowed call inside its executor on gate A, then lets two gates,
-// each with its own connection pool on one SQLite file, race Execute,
-// Recover and the store's clock advancing, in many interleavings. The
-// call runs again only once the crashed run's lease expired, exactly
-// once more, with the same key, never overlapping; nothing panics but the
-// executor, and no goroutine is left behind.
+// TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates kills a gate (its
+// store view, see dying) inside its executor's first run of an allowed
+// call, then lets two other gates, each with its own connection pool on
+// one SQLite file, race Execute, Recover and the store's clock
+// advancing, in many interleavings. The call runs again only once the
+// crashed run's lease expired, exactly once more, with the same key,
+// never overlapping; the executor's panic stays in the gate, and no
+// goroutine is left behind.
 func TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates(t *testing.T) {
 	const lease = 7 * time.Second
 	for trial := range 12 {
