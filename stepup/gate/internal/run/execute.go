@@ -419,10 +419,11 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			errs = append(errs, g.abandon(ctx, claimed, err, "the stored ticket does not match its effect"))
 			continue
 		}
-		if err := g.EvidenceHolds(ctx, claimed, claimed.LeaseUntil); Transient(err) {
-			// Nothing is known about the evidence: the ticket stays
-			// executing under this gate's fresh lease, and is taken up
-			// again once that expires.
+		if err := g.EvidenceHolds(ctx, claimed, claimed.LeaseUntil); Transient(err) || errors.Is(err, core.ErrMisbehaved) {
+			// Nothing is known about the evidence (the store failed, or
+			// the approver misbehaved): the ticket stays executing under
+			// this gate's fresh lease, and is taken up again once that
+			// expires.
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
 			continue
 		} else if err != nil {

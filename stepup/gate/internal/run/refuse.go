@@ -40,7 +40,9 @@ func (g *Gate) refuseExecute(ctx context.Context, a store.Approval, now time.Tim
 	if Transient(err) {
 		return stepup.Result{}, err
 	}
-	reason = core.Why(reason, err)
+	if m := core.Misbehaviour(err); m != "" {
+		reason = "the approval could not be checked: " + m
+	}
 	g.ObserveRefused(ctx, a, reason)
 	write, repeats := g.notRun.Admit(a.ID, a.State, reason, now)
 	if !write {
