@@ -26,12 +26,13 @@ const (
 	DecisionExpired       = "expired"        // the ticket timed out
 	DecisionCancelled     = "cancelled"      // the ticket was withdrawn or timed out to cancel
 	DecisionExecuted      = "executed"       // the stored call ran
-	DecisionFailed        = "failed"         // the stored call ran and failed, or was refused at execute
+	DecisionFailed        = "failed"         // the stored call ran and the tool failed
 	DecisionExecuting     = "executing"      // the approval was spent: the stored call is about to run
 	DecisionReclaimed     = "reclaimed"      // another gate took over an execution whose lease expired
 	DecisionAbandoned     = "abandoned"      // a spent approval's call was never run (it changed, or has no executor)
 	DecisionRevoked       = "revoked"        // an approval, credential, grant or invite was revoked
 	DecisionRefused       = "refused"        // an answer an enrolled person's authenticator signed was refused (the ticket is unchanged)
+	DecisionNotRun        = "not_run"        // an Execute (or an executor's token) was refused: nothing was spent and nothing ran
 )
 
 // AuditRecord is one decision, as the reference program's audit record lists it. Records

@@ -228,10 +228,10 @@ func (d *demo) crash(ctx context.Context) (string, string, error) {
 	if err := d.open(dying); err != nil {
 		return "", "", err
 	}
-	func() {
-		defer func() { _ = recover() }()
-		_, _ = d.gate.Execute(ctx, tk.ID)
-	}()
+	dying.die = func() { _ = d.st.Close() } // the process, and its connection, are gone
+	if _, err := d.gate.Execute(ctx, tk.ID); !errors.Is(err, stepup.ErrOutcomeUnknown) {
+		return "", "", fmt.Errorf("the crashed run's outcome was recorded: %v", err)
+	}
 	if err := d.st.Close(); err != nil {
 		return "", "", err
 	}
@@ -259,12 +259,18 @@ func (d *demo) crash(ctx context.Context) (string, string, error) {
 	return dying.key, results[0].IdempotencyKey, nil
 }
 
-// crasher dies inside the tool, after the gate consumed the approval.
-type crasher struct{ key string }
+// crasher dies inside the tool, after the gate consumed the approval:
+// the gate's process is killed with it, so nothing after the consume is
+// recorded.
+type crasher struct {
+	key string
+	die func()
+}
 
 func (c *crasher) Execute(_ context.Context, _ canon.Effect, key string) ([]byte, error) {
 	c.key = key
-	panic("process killed")
+	c.die()
+	return nil, errors.New("process killed")
 }
 
 // rewriteChallenge replaces the challenge in an assertion's client data,

@@ -54,7 +54,8 @@ type Verifier struct {
 	checker  Checker
 	local    func() time.Time // this process's clock; see WithVerifierLocalClock
 
-	watch    ticketstore.Watch // expired executions Recover has seen
+	watch    ticketstore.Watch      // expired executions Recover has seen
+	refusals ticketstore.RefusalLog // refusals written, so repeats are counted, not written
 	lease    time.Duration
 	resolver canon.Resolver
 	parser   *jwt.Parser
@@ -193,8 +194,12 @@ func newVerifier(pub ed25519.PublicKey, keys keyring.PublicSource, issuer, audie
 // [ErrNotApproved] or [ErrNotFound]. A refusal spends nothing, with one
 // exception: a token the gate's key signed whose digest or nonce is not
 // the stored ticket's (the key misused) spends the ticket it names, and
-// nothing runs. A crash after Verify leaves the ticket executing:
-// [Verifier.Recover] lists it with its idempotency key.
+// nothing runs. The refusal of a token the gate signed is a
+// receipt.DecisionNotRun row in the audit chain; identical refusals of
+// one ticket within an hour are counted, not written. A store failure is
+// no refusal: it wraps [stepup.ErrStore], writes nothing, and the same
+// Verify may be tried again. A crash after Verify leaves the ticket
+// executing: [Verifier.Recover] lists it with its idempotency key.
 func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Claims, error) {
 	now, err := v.st.Now(ctx)
 	if err != nil {
@@ -262,19 +267,34 @@ func (v *Verifier) owner() string { return "executor:" + v.audience }
 // refused records the refusal of a token the gate signed, and returns
 // refusal (joined with the audit failure, if any).
 func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal error) error {
+	if transient(refusal) {
+		return refusal // nothing is known about the token: no row, and it may be tried again
+	}
 	now, err := v.st.Now(ctx)
 	if err != nil {
 		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
 	}
-	var r receipt.AuditRecord
+	var (
+		r     receipt.AuditRecord
+		state store.State
+	)
 	if a, err := v.st.Get(ctx, string(c.Ticket)); err == nil {
-		r = executorRecord(a, now)
+		r, state = executorRecord(a, now), a.State
 	} else {
 		r = receipt.AuditRecord{Time: now.UnixMilli(), TicketID: string(c.Ticket), Tool: tool,
 			ArgsDigest: c.Digest, Approver: c.Approver}
 	}
-	r.Decision = receipt.DecisionFailed
+	r.Decision = receipt.DecisionNotRun
 	r.Reason = "executor " + v.audience + " refused: " + tokenReason(refusal)
+	// A token replayed in a loop grows the chain by one row per ticket,
+	// state, reason and window, not one per try.
+	write, repeats := v.refusals.Admit(string(c.Ticket), state, r.Reason, now)
+	if !write {
+		return refusal
+	}
+	if repeats > 0 {
+		r.Reason = fmt.Sprintf("%s (and %d identical refusals since the last row)", r.Reason, repeats)
+	}
 	if _, err := v.st.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
 		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
 	}
@@ -500,7 +520,10 @@ func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 		if !v.watch.Unrenewed(a, v.local(), v.lease) {
 			continue // watched for less than a lease of this process's own time
 		}
-		if err := v.checker.Holds(ctx, stepup.TicketID(a.ID)); err != nil {
+		if err := v.checker.Holds(ctx, stepup.TicketID(a.ID)); transient(err) {
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err)) // asked again at the next Recover
+			continue
+		} else if err != nil {
 			errs = append(errs, v.abandon(ctx, a, now, err))
 			continue
 		}

@@ -336,7 +336,7 @@ func TestVerifierAudit(t *testing.T) {
 	got := rows()
 	require.Len(t, got, before+1)
 	refusal := got[len(got)-1]
-	assert.Equal(t, receipt.DecisionFailed, refusal.Decision)
+	assert.Equal(t, receipt.DecisionNotRun, refusal.Decision)
 	assert.Equal(t, string(tk.ID), refusal.TicketID)
 	assert.Equal(t, tk.Digest, refusal.ArgsDigest)
 	assert.Equal(t, "executor send_email refused: action differs from what was approved", refusal.Reason)
@@ -356,6 +356,14 @@ func TestVerifierAudit(t *testing.T) {
 	assert.Equal(t, stepuptest.Approver, ran.Approver)
 	assert.Equal(t, "t-42", ran.Task)
 	assert.Equal(t, "executor send_email refused: approval already used", replay.Reason)
+	assert.Equal(t, receipt.DecisionNotRun, replay.Decision)
+
+	// A spent token replayed in a loop adds no more rows.
+	for range 200 {
+		_, err = audited.Verify(ctx, tok, effectOf(call))
+		require.ErrorIs(t, err, stepup.ErrConsumed)
+	}
+	require.Len(t, rows(), before+4, "200 replays of a spent token add no row")
 
 	all, err := w.Store.AuditRange(ctx, time.Time{}, w.Clock.Now().Add(time.Hour))
 	require.NoError(t, err)

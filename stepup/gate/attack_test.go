@@ -310,9 +310,9 @@ func TestLookalikePrincipalsAreRefusedEverywhere(t *testing.T) {
 	assert.Empty(t, page, "a look-alike's call was stored")
 }
 
-// crashFirstRun is an executor that panics on its first run, as a gate
-// process dying inside the tool would, and records every run: the keys
-// it was given and whether two runs ever overlapped.
+// crashFirstRun is an executor that kills its gate and panics on its
+// first run, as a gate process dying inside the tool would, and records
+// every run: the keys it was given and whether two runs ever overlapped.
 type crashFirstRun struct {
 	mu       sync.Mutex
 	runs     int
@@ -321,6 +321,7 @@ type crashFirstRun struct {
 	overlap  bool
 	keys     map[string]bool
 	hold     chan struct{} // when set, successful runs wait on it
+	kill     func()        // kills the first run's gate (see dying)
 }
 
 func (c *crashFirstRun) Execute(ctx context.Context, _ canon.Effect, key string) ([]byte, error) {
@@ -343,6 +344,7 @@ func (c *crashFirstRun) Execute(ctx context.Context, _ canon.Effect, key string)
 		c.mu.Unlock()
 	}()
 	if first {
+		c.kill()
 		panic("the gate process died inside the tool")
 	}
 	if hold != nil {
@@ -358,13 +360,14 @@ func (c *crashFirstRun) Execute(ctx context.Context, _ canon.Effect, key string)
 	return []byte(`{"ok":true}`), nil
 }
 
-// TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates crashes the first run
-// of an allowed call inside its executor on gate A, then lets two gates,
-// each with its own connection pool on one SQLite file, race Execute,
-// Recover and the store's clock advancing, in many interleavings. The
-// call runs again only once the crashed run's lease expired, exactly
-// once more, with the same key, never overlapping; nothing panics but the
-// executor, and no goroutine is left behind.
+// TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates kills a gate (its
+// store view, see dying) inside its executor's first run of an allowed
+// call, then lets two other gates, each with its own connection pool on
+// one SQLite file, race Execute, Recover and the store's clock
+// advancing, in many interleavings. The call runs again only once the
+// crashed run's lease expired, exactly once more, with the same key,
+// never overlapping; the executor's panic stays in the gate, and no
+// goroutine is left behind.
 func TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates(t *testing.T) {
 	const lease = 7 * time.Second
 	for trial := range 12 {
@@ -377,23 +380,31 @@ func TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates(t *testing.T) {
 			key := []byte("the key both gates of one store share!")
 			var gates []*gate.Gate
 			var dbs []*sqlite.Store
-			for i := range 2 {
+			var crashed *gate.Gate // gate A, killed inside its first run
+			for i := range 3 {
 				db := openSQLiteAt(t, path, clock)
 				dbs = append(dbs, db)
-				g, err := gate.New(db, stepuptest.SeedCatalog(), stepuptest.Passkeys(db),
+				var st gate.Store = db
+				if i == 2 {
+					d := &dying{Store: db}
+					st, exec.kill = d, d.kill
+				}
+				g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(db),
 					gate.WithExecutor("write_draft", exec), gate.WithKey(key), gate.WithLease(lease),
 					gate.WithInstance(fmt.Sprintf("gate-%c", 'a'+i)), gate.WithLocalClock(clock.Now))
 				require.NoError(t, err)
+				if i == 2 {
+					crashed = g
+					continue
+				}
 				gates = append(gates, g)
 			}
 			tk, err := gates[0].Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
 				Session: "s", Principal: agentFor("user:dana")})
 			require.NoError(t, err)
 			require.Equal(t, stepup.StatusAllowed, tk.Status)
-			func() {
-				defer func() { require.NotNil(t, recover(), "the executor's panic reaches the caller") }()
-				_, _ = gates[0].Execute(ctx, tk.ID)
-			}()
+			_, err = crashed.Execute(ctx, tk.ID)
+			require.ErrorIs(t, err, stepup.ErrOutcomeUnknown, "its gate died inside the executor")
 			got, err := gates[1].Ticket(ctx, tk.ID)
 			require.NoError(t, err)
 			require.Equal(t, stepup.StatusExecuting, got.Status)

@@ -113,11 +113,11 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 	id := pending()
 	expect("approve", receipt.DecisionApproved, func() (stepup.TicketID, error) { _, err := w.Approve(id); return id, err })
 	expect("execute", receipt.DecisionExecuted, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
-	expect("execute again", receipt.DecisionFailed, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute again", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = pending()
-	expect("execute pending", receipt.DecisionFailed, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute pending", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	expect("deny", receipt.DecisionDenied, func() (stepup.TicketID, error) { _, err := w.Deny(id, "no"); return id, err })
-	expect("execute denied", receipt.DecisionFailed, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute denied", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = pending()
 	expect("cancel", receipt.DecisionCancelled, func() (stepup.TicketID, error) {
 		_, err := w.Gate.Cancel(ctx, id, "withdrawn")
@@ -128,10 +128,10 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 		_, err := w.Gate.Admin().RevokeTicket(ctx, id, "user:ops", "mistake")
 		return id, err
 	})
-	expect("execute revoked", receipt.DecisionFailed, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute revoked", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = approved()
 	w.Clock.Advance(gate.DefaultTTL + time.Second)
-	expect("execute expired", receipt.DecisionFailed, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute expired", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = pending()
 	w.Clock.Advance(gate.DefaultTTL + time.Second)
 	expect("sweep", receipt.DecisionCancelled, func() (stepup.TicketID, error) { _, err := w.Gate.Sweep(ctx); return id, err })
@@ -222,7 +222,7 @@ func TestAuditChainRefusesEveryEdit(t *testing.T) {
 // TestRefusedAnswersLeaveAnAuditRow: an answer an enrolled person's
 // authenticator signed for this ticket's challenge that the desk refuses
 // (another person's passkey, the wrong origin, no user verification) is
-// an attempt to decide a ticket, as Execute's refusals ("failed") are attempts to run
+// an attempt to decide a ticket, as Execute's refusals ("not_run") are attempts to run
 // one: it leaves a "refused" row, so forged or misdirected approvals show
 // in the chain. (Answers nobody's key signed for this ticket leave none,
 // since anyone can make or replay them:

@@ -35,7 +35,7 @@ func TestEveryDecisionIsAnAuditRow(t *testing.T) {
 		assert.NotContains(t, r.Reason, "secret-token")
 	}
 	assert.Equal(t, []string{receipt.DecisionDeny, receipt.DecisionNeedsApproval, receipt.DecisionApproved,
-		receipt.DecisionExecuting, receipt.DecisionExecuted, receipt.DecisionFailed}, decisions)
+		receipt.DecisionExecuting, receipt.DecisionExecuted, receipt.DecisionNotRun}, decisions)
 	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
 
 	approved := rows[2]

@@ -139,6 +139,28 @@
 // a rollback losing only decisions made since the last tick and no run
 // (nothing ran twice; those approvals are asked again).
 //
+// An Execute that is refused before anything runs (the ticket spent,
+// expired, revoked, not approved, its evidence or policy no longer
+// holding) is a [receipt.DecisionNotRun] row, never "failed", which is a
+// run whose tool failed; identical refusals of one ticket within
+// [NotRunWindow] are counted, not written, so an agent cannot grow the
+// chain at will. A store that fails for a moment is neither: the
+// Execute fails with a retryable [stepup.ErrStore], writes no row, and
+// may simply be asked again.
+//
+// # Plug-ins are contained
+//
+// A plug-in never decides by misbehaving. Every call of the [Policy],
+// [Approver], [Renderer], [Flood], [Executor], model [Judge] and notifier
+// runs under a deadline (the caller's, or [DefaultPluginTimeout],
+// [DefaultExecuteTimeout], [WithPluginTimeout]) in a goroutine of its own:
+// a panic, an error, a hang past the deadline or an answer that comes
+// after the call's context ended is a denial, a refused answer, a refused
+// Execute or a failed run, with the misbehaviour in the audit row's
+// reason. A plug-in that ignores its context keeps its goroutine until it
+// returns ([Gate.Stragglers] counts them); a notifier never delays or
+// changes a decision.
+//
 // # Flood control and grants
 //
 // Calls that would prompt a person are admitted by [Flood] per principal

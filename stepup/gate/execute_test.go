@@ -100,20 +100,24 @@ func TestExecuteWithoutExecutorKeepsTheApproval(t *testing.T) {
 	assert.Equal(t, stepup.StatusApproved, got.Status, "not consumed")
 }
 
-// crashOnce panics inside the first execution, after the gate consumed the
-// approval: the process died between consume and the tool's return.
+// crashOnce kills its gate (see dying) and panics inside the first
+// execution, after the gate consumed the approval: the process died
+// between consume and the tool's return.
 type crashOnce struct {
 	recorder
 	mu      sync.Mutex
 	crashed bool
 	keySeen string
+	kill    func() // the dying gate's
 }
 
 func (c *crashOnce) Execute(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 	c.mu.Lock()
 	if !c.crashed {
 		c.crashed, c.keySeen = true, key
+		kill := c.kill
 		c.mu.Unlock()
+		kill()
 		panic("process killed")
 	}
 	c.mu.Unlock()
@@ -125,19 +129,18 @@ func (c *crashOnce) Execute(ctx context.Context, e canon.Effect, key string) ([]
 func recoverScenario(t *testing.T, clock *stepuptest.Clock, st store.Store, reopen func() store.Store) {
 	t.Helper()
 	ctx := context.Background()
-	exec := &crashOnce{}
+	first := &dying{Store: st}
+	exec := &crashOnce{kill: first.kill}
 	key := []byte("the key both gates of one store share!")
-	g1, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", exec),
+	g1, err := gate.New(first, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithExecutor("write_draft", exec),
 		gate.WithKey(key), gate.WithLocalClock(clock.Now))
 	require.NoError(t, err)
 	tk, err := g1.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
 		Session: "s", Principal: agentFor("user:dana")})
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusAllowed, tk.Status)
-	func() {
-		defer func() { assert.NotNil(t, recover(), "the executor crashed") }()
-		_, _ = g1.Execute(ctx, tk.ID)
-	}()
+	_, err = g1.Execute(ctx, tk.ID)
+	require.ErrorIs(t, err, stepup.ErrOutcomeUnknown, "the gate died inside the executor")
 	require.NotEmpty(t, exec.keySeen)
 
 	st = reopen()

@@ -68,6 +68,7 @@ func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, err
 		}
 		g.Flood = lim
 	}
+	g.ContainPlugins() // a plug-in's panic, hang or late answer decides nothing
 	g.Caps = core.ParkCaps(g.Caps, g.Flood)
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {

@@ -252,8 +252,9 @@ func TestMetricsOfReclaimsAndOutcomes(t *testing.T) {
 	h := stepuptest.NewGate(t, nil)
 	ctx := context.Background()
 	key := []byte("the key both gates of one store share!")
-	crash := &crashOnce{}
-	g1, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store),
+	first := &dying{Store: h.Store}
+	crash := &crashOnce{kill: first.kill}
+	g1, err := gate.New(first, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store),
 		gate.WithExecutor("write_draft", crash), gate.WithKey(key))
 	require.NoError(t, err)
 	failing := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
@@ -270,22 +271,20 @@ func TestMetricsOfReclaimsAndOutcomes(t *testing.T) {
 	draft, err := g1.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),
 		Session: "s", Principal: agentFor("user:dana")})
 	require.NoError(t, err)
-	func() {
-		defer func() { assert.NotNil(t, recover(), "the executor crashed") }()
-		_, _ = g1.Execute(ctx, draft.ID)
-	}()
-	g0, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store),
+	_, err = g1.Execute(ctx, draft.ID)
+	assert.ErrorIs(t, err, stepup.ErrOutcomeUnknown, "the executor's gate died")
+	zeroth := &dying{Store: h.Store}
+	g0, err := gate.New(zeroth, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store),
 		gate.WithExecutor("read_file", gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+			zeroth.kill()
 			panic("process killed")
 		})), gate.WithKey(key))
 	require.NoError(t, err)
 	rd, err := g0.Propose(ctx, stepup.Call{Tool: "read_file", Args: []byte(`{"path":"q3.csv"}`),
 		Session: "s", Principal: agentFor("user:dana")})
 	require.NoError(t, err)
-	func() {
-		defer func() { assert.NotNil(t, recover(), "the executor crashed") }()
-		_, _ = g0.Execute(ctx, rd.ID)
-	}()
+	_, err = g0.Execute(ctx, rd.ID)
+	assert.ErrorIs(t, err, stepup.ErrOutcomeUnknown, "the executor's gate died")
 	h.Clock.Advance(gate.DefaultLease)
 	watchExpired(t, h.Clock, gate.DefaultLease, g2)
 	_, err = g2.Recover(ctx)

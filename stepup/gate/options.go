@@ -273,6 +273,7 @@ func WithLogger(l *slog.Logger) Option {
 //	asu.gate.flood.lockouts      counter          {refusal}   AttrFloodScope
 //	asu.gate.executions          counter          {execution} AttrOutcome, AttrClass
 //	asu.gate.lease.reclaims      counter          {reclaim}   AttrClass
+//	asu.gate.plugins.stragglers  up-down counter  {call}
 //
 // decisions counts every decision this gate committed: at propose (allow,
 // deny, needs_approval, merged), by a person (approved, denied), by the
@@ -299,11 +300,16 @@ func WithLogger(l *slog.Logger) Option {
 // approval); lease.reclaims counts executions this gate took over after
 // their owner's lease expired.
 //
+// plugins.stragglers is how many plug-in calls the gate stopped waiting
+// for at their deadline that have not returned yet (see
+// [Gate.Stragglers]): a value that keeps growing names a plug-in that
+// ignores its context.
+//
 // Through the Prometheus exporter (package stepup/gateway serves one)
 // the names become asu_gate_decisions_total, asu_gate_pending,
 // asu_gate_decision_duration_seconds, asu_gate_flood_refusals_total,
-// asu_gate_flood_lockouts_total, asu_gate_executions_total and
-// asu_gate_lease_reclaims_total, and the attribute keys' dots become
+// asu_gate_flood_lockouts_total, asu_gate_executions_total,
+// asu_gate_lease_reclaims_total and asu_gate_plugins_stragglers, and the attribute keys' dots become
 // underscores (asu_decision, asu_effect_class, asu_flood_scope, ...).
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(g *core.Gate) error {

@@ -90,8 +90,8 @@ func TestRuleOfTwo(t *testing.T) {
 			approvers = append(approvers, r.Approver)
 		}
 	}
-	// The refused early Execute has its row too ("failed": refused at execute).
-	assert.Equal(t, []string{"needs_approval", "cosigned", "failed", "approved", "executing", "executed"}, decisions)
+	// The refused early Execute has its row too ("not_run": refused at execute, nothing ran).
+	assert.Equal(t, []string{"needs_approval", "cosigned", "not_run", "approved", "executing", "executed"}, decisions)
 	assert.Equal(t, stepuptest.Approver, approvers[1])
 	assert.Equal(t, "user:erin", approvers[3])
 

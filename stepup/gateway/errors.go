@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/remote"
 )
@@ -14,6 +15,10 @@ const (
 	CodeUnknownCred = "unknown_credential"
 	CodeCounter     = "counter"
 	CodeInvite      = "invalid_invite"
+	// CodePlugin is a plug-in of the gate (its approver, renderer, ...)
+	// that panicked, hung past its deadline or answered too late: nothing
+	// it said was used. Retryable; the detail stays in the server's log.
+	CodePlugin = "plugin_misbehaved"
 )
 
 // siteCodes are the approval site's rows of the error table.
@@ -21,6 +26,7 @@ var siteCodes = []remote.Code{
 	{Err: passkey.ErrUnknownCredential, Code: CodeUnknownCred, Status: http.StatusForbidden, Detail: true},
 	{Err: passkey.ErrCounter, Code: CodeCounter, Status: http.StatusForbidden, Detail: true},
 	{Err: passkey.ErrInvite, Code: CodeInvite, Status: http.StatusForbidden, Detail: true},
+	{Err: gate.ErrPluginMisbehaved, Code: CodePlugin, Status: http.StatusServiceUnavailable},
 }
 
 // agentCodes are the agent API's rows of the error table: the site's,

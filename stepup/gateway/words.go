@@ -33,6 +33,7 @@ var words = map[string]string{
 	CodeUnknownCred:           "This passkey is not enrolled here.",
 	CodeCounter:               "This passkey's signature counter did not advance; it may have been cloned. Tell the administrator.",
 	CodeInvite:                "This invite is unknown, already used or expired. Ask the administrator for a new one.",
+	CodePlugin:                "Part of the service did not answer properly just now, so nothing was decided. Try again later.",
 }
 
 // pageWords are the words of a page that cannot be shown where they

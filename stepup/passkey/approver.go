@@ -151,7 +151,7 @@ func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit f
 	// A refused answer is one to record only if it was made for this very
 	// request (its challenge is this ticket's, for this action): a copy of
 	// an answer signed for another ticket is anyone's to replay.
-	if err != nil && w.seal.sealed(ctx, cred) == nil &&
+	if err != nil && !transient(err) && w.seal.sealed(ctx, cred) == nil &&
 		parsed.Response.CollectedClientData.Challenge == base64.RawURLEncoding.EncodeToString(challenge) &&
 		signedBy(cred, parsed) {
 		return c, p, &plug.RefusedAnswer{User: cred.User, Check: checkOf(err), Err: err}
@@ -239,7 +239,7 @@ func (w *Approver) checkEnrolled(ctx context.Context, cred store.Credential, par
 		return store.Credential{}, nil, ErrCounter
 	}
 	if err := w.creds.AdvanceSignCount(ctx, cred.ID, parsed.Response.AuthenticatorData.Counter); err != nil {
-		return store.Credential{}, nil, ticketstore.Err("verify", err)
+		return store.Credential{}, nil, signCountErr(err)
 	}
 	return cred, parsed, nil
 }

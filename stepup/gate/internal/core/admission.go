@@ -24,7 +24,7 @@ func (g *Gate) Admit(ctx context.Context, r flood.Request) (string, time.Duratio
 	g.ObserveFlood(ctx, err)
 	var le *flood.LimitError
 	if !errors.As(err, &le) {
-		return "approval requests cannot be admitted now; try again later", 0
+		return Why("approval requests cannot be admitted now; try again later", err), 0
 	}
 	retry := le.RetryAfter.Round(time.Second)
 	if retry < le.RetryAfter {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -56,6 +57,10 @@ type Gate struct {
 	refused refusals      // refused answers recorded, so a replay leaves no second row
 	Waiters chan struct{} // closed and replaced whenever a ticket changes here
 	taken   bool          // a Wait holds Waiters: the next change replaces it
+
+	stragglers atomic.Int64 // plug-in calls given up on that have not returned
+
+	PluginTimeout time.Duration // a plug-in call's deadline when its caller gave none; 0: the defaults
 }
 
 // Now reads the store's clock to decide with. With a watermark, a store
@@ -81,7 +86,7 @@ func (g *Gate) StoreNow(ctx context.Context) (time.Time, error) {
 		// say so, not that the store failed.
 		return time.Time{}, fmt.Errorf("the store's clock: %w", ctx.Err())
 	default:
-		return time.Time{}, ticketstore.Err("the store's clock", err)
+		return time.Time{}, clockErr{ticketstore.Err("the store's clock", err)}
 	}
 	return t, nil
 }
@@ -162,4 +167,5 @@ type Observer struct {
 	lockouts     metric.Int64Counter
 	executions   metric.Int64Counter
 	reclaims     metric.Int64Counter
+	stragglers   metric.Int64UpDownCounter
 }

@@ -25,7 +25,7 @@ func (g *Gate) NotifyParked(ctx context.Context, a store.Approval, approvers []s
 		return
 	}
 	notice := notify.Notice{Ticket: a.ID, Tool: a.Tool, Class: a.EffectClass, User: a.User,
-		Approvers: append([]string(nil), approvers...), ExpiresAt: a.ExpiresAt, Link: nt.Link(stepup.TicketID(a.ID))}
+		Approvers: append([]string(nil), approvers...), ExpiresAt: a.ExpiresAt}
 	select {
 	case nt.Busy <- struct{}{}:
 	default:
@@ -35,23 +35,33 @@ func (g *Gate) NotifyParked(ctx context.Context, a store.Approval, approvers []s
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer func() { <-nt.Busy }()
-		nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+		timeout := notifyTimeout
+		if g.PluginTimeout > 0 {
+			timeout = g.PluginTimeout
+		}
+		nctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		if err := safeNotify(nctx, nt.Notify, notice); err != nil {
+		if err := safeNotify(nctx, nt, notice); err != nil {
 			g.logNotice(ctx, a, "notice not sent: "+err.Error())
 		}
 	}()
 }
 
-// safeNotify calls n, turning a panic into an error: a broken Notifier
-// must not take the gate down.
-func safeNotify(ctx context.Context, n notify.Notifier, notice notify.Notice) (err error) {
+// safeNotify makes the notice's link and hands it to the notifier,
+// turning a panic of either into an error: a broken Notifier must not
+// take the gate down. It runs on a goroutine of its own, never the
+// decision's, and holds its slot of Busy until the notifier returns,
+// even one that ignores its context: at most [MaxNotifying] such
+// goroutines exist, and further notices are dropped (and logged) while
+// they do. A notifier therefore never delays or changes a decision.
+func safeNotify(ctx context.Context, nt *NotifyConfig, notice notify.Notice) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("notifier panicked: %v", r)
+			err = fmt.Errorf("%s panicked", PluginNotifier) // its value may quote anything
 		}
 	}()
-	return n.Notify(ctx, notice)
+	notice.Link = nt.Link(stepup.TicketID(notice.Ticket))
+	return nt.Notify.Notify(ctx, notice)
 }
 
 // logNotice logs a notice that could not be handed over; the message is

@@ -45,7 +45,7 @@ var durationBounds = []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800
 
 // Instruments makes the gate's instruments on m.
 func (o *Observer) Instruments(m metric.Meter) error {
-	var errs [7]error
+	var errs [8]error
 	o.decisions, errs[0] = m.Int64Counter("asu.gate.decisions", metric.WithUnit("{decision}"),
 		metric.WithDescription("Decisions the gate committed, by kind and effect class."))
 	o.pending, errs[1] = m.Int64UpDownCounter("asu.gate.pending", metric.WithUnit("{ticket}"),
@@ -61,6 +61,8 @@ func (o *Observer) Instruments(m metric.Meter) error {
 		metric.WithDescription("Calls taken up at execute, by outcome."))
 	o.reclaims, errs[6] = m.Int64Counter("asu.gate.lease.reclaims", metric.WithUnit("{reclaim}"),
 		metric.WithDescription("Executions taken over after their owner's lease expired."))
+	o.stragglers, errs[7] = m.Int64UpDownCounter("asu.gate.plugins.stragglers", metric.WithUnit("{call}"),
+		metric.WithDescription("Plug-in calls the gate stopped waiting for at their deadline that have not returned yet."))
 	return errors.Join(errs[:]...)
 }
 
@@ -220,4 +222,12 @@ func (g *Gate) ObserveParked(ctx context.Context, a store.Approval, merged bool,
 		return
 	}
 	g.ObserveDecided(ctx, a, receipt.DecisionNeedsApproval, reason, a.CreatedAt)
+}
+
+// ObserveStraggler reports a plug-in call given up on at its deadline
+// (delta 1), or one such call returning at last (delta -1).
+func (g *Gate) ObserveStraggler(ctx context.Context, delta int64) {
+	if o := g.Obs; o != nil && o.stragglers != nil {
+		o.stragglers.Add(ctx, delta)
+	}
 }

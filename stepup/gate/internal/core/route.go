@@ -154,6 +154,8 @@ func (g *Gate) RedecideSealed(ctx context.Context, a store.Approval, s canon.Sea
 	d, err := g.Policy.Decide(ctx, plug.Proposal{Tool: eff.Tool, Args: eff.Args, Parsed: s.Args(), Task: eff.Task,
 		Step: eff.Step, Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
 	switch {
+	case Misbehaviour(err) != "":
+		return plug.Decision{}, fmt.Errorf("%w: policy could not decide: %w", stepup.ErrNotApproved, err)
 	case err != nil:
 		return plug.Decision{}, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
 	case d.PolicyVersion != eff.PolicyVersion:

@@ -36,6 +36,9 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, err
 		return plug.Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
 	}
 	cd, err := d.g.Render(s, dec, a.Taint, a.Rationale)
+	if core.Misbehaviour(err) != "" {
+		return plug.Prompt{}, fmt.Errorf("prompt: %w", err) // the renderer's fault, not the effect's
+	}
 	if err != nil || !cd.Hash().Equal(a.CardHash) {
 		return plug.Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
 	}
@@ -185,6 +188,11 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 		if errors.As(err, &ra) {
 			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, ra.User, ra.Check, err)
 		}
+		if m := core.Misbehaviour(err); m != "" {
+			// Nothing it answered is used. One row per ticket, action and
+			// misbehaviour, whatever the answer: anyone may post answers.
+			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, []byte("\x00misbehaved\x00"+m), "", m, err)
+		}
 		return plug.Verified{}, err
 	}
 	if err := core.MayDecide(v.User, a); err != nil {
@@ -205,7 +213,7 @@ func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.
 	if !g.FirstRefusal(a.ID, string(action), answer) {
 		return refusal
 	}
-	at, err := g.Now(ctx)
+	at, err := g.Now(context.WithoutCancel(ctx)) // recorded even when the caller gave up meanwhile
 	if err != nil {
 		return refusal
 	}

@@ -31,11 +31,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		return stepup.Result{}, err
 	}
 	refuse := func(err error, reason string) (stepup.Result, error) {
-		g.ObserveRefused(ctx, a, reason)
-		if _, aerr := g.St.AppendAudit(context.WithoutCancel(ctx), g.Record(a, receipt.DecisionFailed, reason, now)); aerr != nil {
-			return stepup.Result{}, errors.Join(err, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
-		}
-		return stepup.Result{}, err
+		return g.refuseExecute(ctx, a, now, err, reason)
 	}
 	if err := runnable(a, now); err != nil {
 		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
@@ -72,6 +68,9 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		if isRefusal(err) {
 			err = core.TicketErr("execute", err)
 			return refuse(err, refusalReason(err))
+		}
+		if core.ClockFailed(err) {
+			return stepup.Result{}, fmt.Errorf("execute: %w", err) // the consume was never asked
 		}
 		// The consume may have committed before its answer was lost: the
 		// ticket may be executing under this gate's lease, and will then
@@ -173,7 +172,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 	decision, summary := receipt.DecisionExecuted, "ok"
 	stored := ticketstore.Result{OK: true}
 	if execErr != nil {
-		o.State, decision, summary = store.Failed, receipt.DecisionFailed, "executor failed"
+		o.State, decision, summary = store.Failed, receipt.DecisionFailed, core.Why("executor failed", execErr)
 		stored = ticketstore.Result{Error: summary}
 	} else if json.Valid(out) {
 		stored.Output = out
@@ -348,13 +347,7 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 	if err != nil {
 		return err
 	}
-	if err := g.Approver.Recheck(ctx, core.AnswerOf(a, evidence)); err != nil {
-		if !errors.Is(err, stepup.ErrBadAssertion) {
-			err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
-		}
-		return err
-	}
-	return nil
+	return badEvidence(g.Approver.Recheck(ctx, core.AnswerOf(a, evidence)))
 }
 
 // Recheck returns the effect to run of ticket a, whose stored effect s
@@ -447,7 +440,14 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			errs = append(errs, g.abandon(ctx, claimed, err, "the stored ticket does not match its effect"))
 			continue
 		}
-		if err := g.EvidenceHolds(ctx, claimed, claimed.LeaseUntil); err != nil {
+		if err := g.EvidenceHolds(ctx, claimed, claimed.LeaseUntil); Transient(err) || errors.Is(err, core.ErrMisbehaved) {
+			// Nothing is known about the evidence (the store failed, or
+			// the approver misbehaved): the ticket stays executing under
+			// this gate's fresh lease, and is taken up again once that
+			// expires.
+			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
+			continue
+		} else if err != nil {
 			errs = append(errs, g.abandon(ctx, claimed, err, "approval evidence does not verify"))
 			continue
 		}

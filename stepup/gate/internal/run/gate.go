@@ -13,7 +13,8 @@ import (
 type Gate struct {
 	*core.Gate
 
-	watch ticketstore.Watch // expired executions Recover has seen
+	watch  ticketstore.Watch      // expired executions Recover has seen
+	notRun ticketstore.RefusalLog // refusals at execute written to the chain
 }
 
 // New returns the runtime side of e.

@@ -85,8 +85,12 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 	}
 	g.Changed()
 	g.ObserveDecided(wctx, done, decision, verb+" by "+who, now)
-	if err := g.Decided(wctx, done, v.Approve); err != nil {
-		return core.View(done, now), err
+	// A judge that misbehaved denied nothing of the agent's: its refusal
+	// does not count towards the agent's lockout.
+	if core.Misbehaviour(v.Err) == "" {
+		if err := g.Decided(wctx, done, v.Approve); err != nil {
+			return core.View(done, now), err
+		}
 	}
 	t := core.View(done, now)
 	t.Reason = reason

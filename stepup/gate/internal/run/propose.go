@@ -58,7 +58,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	switch {
 	case err != nil:
 		p.d = plug.Decision{}
-		return g.deny(ctx, p, "policy could not decide")
+		return g.deny(ctx, p, core.Why("policy could not decide", err))
 	case d.PolicyVersion == "":
 		return g.deny(ctx, p, "policy gave no version")
 	case d.Verdict == plug.Deny:
@@ -183,7 +183,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	a := p.a
 	cd, err := g.Render(p.sealed, p.d, a.Taint, a.Rationale)
 	if err != nil {
-		return g.deny(ctx, p, "the approval card could not be rendered faithfully")
+		return g.deny(ctx, p, core.Why("the approval card could not be rendered faithfully", err))
 	}
 	if a.Card, err = cd.JSON(); err != nil {
 		return g.deny(ctx, p, "the approval card could not be rendered faithfully")

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -36,10 +35,7 @@ func (g *Gate) VotesHold(ctx context.Context, a store.Approval, r plug.Route, no
 		if err != nil {
 			return err
 		}
-		if err := g.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At)); err != nil {
-			if !errors.Is(err, stepup.ErrBadAssertion) {
-				err = fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
-			}
+		if err := badEvidence(g.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))); err != nil {
 			return err
 		}
 	}

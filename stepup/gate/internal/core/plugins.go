@@ -1,0 +1,204 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/flood"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup/modelapprove"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// ContainPlugins puts every plug-in of g behind [Contain]: its policy (and
+// the policy's Router), approver (and its Receipter), renderer, flood
+// control, executors and model judge. The gate then calls only the
+// contained ones, so no call site can forget. Optional interfaces the
+// plug-ins implement are kept. Calling it twice wraps nothing twice.
+func (g *Gate) ContainPlugins() {
+	switch p := g.Policy.(type) {
+	case nil, containedPolicy, containedRouter:
+	default:
+		if r, ok := p.(plug.Router); ok {
+			g.Policy = containedRouter{containedPolicy{g, p}, r}
+		} else {
+			g.Policy = containedPolicy{g, p}
+		}
+	}
+	switch a := g.Approver.(type) {
+	case nil, containedApprover, containedReceipter:
+	default:
+		if r, ok := a.(plug.Receipter); ok {
+			g.Approver = containedReceipter{containedApprover{g, a}, r}
+		} else {
+			g.Approver = containedApprover{g, a}
+		}
+	}
+	if _, ok := g.Renderer.(containedRenderer); !ok && g.Renderer != nil {
+		g.Renderer = containedRenderer{g, g.Renderer}
+	}
+	if _, ok := g.Flood.(containedFlood); !ok && g.Flood != nil {
+		g.Flood = containedFlood{g, g.Flood}
+	}
+	for tool, e := range g.Executors {
+		if _, ok := e.(containedExecutor); !ok {
+			g.Executors[tool] = containedExecutor{g, e}
+		}
+	}
+	if j := g.Judging; j != nil {
+		if _, ok := j.Judge.(containedJudge); !ok {
+			g.Judging = &JudgeConfig{Judge: containedJudge{g, j.Judge}, Classes: j.Classes}
+		}
+	}
+}
+
+// Names of the plug-ins, as misbehaviours name them.
+const (
+	PluginPolicy   = "policy"
+	PluginApprover = "approver"
+	PluginRenderer = "renderer"
+	PluginFlood    = "flood control"
+	PluginExecutor = "executor"
+	PluginJudge    = "model judge"
+	PluginNotifier = "notifier"
+)
+
+type containedPolicy struct {
+	g *Gate
+	p plug.Policy
+}
+
+func (c containedPolicy) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	return Contain(ctx, c.g, PluginPolicy, DefaultPluginTimeout, func(ctx context.Context) (plug.Decision, error) {
+		return c.p.Decide(ctx, p)
+	})
+}
+
+// containedRouter is a contained policy that routes stored tickets: a
+// route it cannot give in time is no route (the ticket is refused as
+// decided under rules that no longer hold).
+type containedRouter struct {
+	containedPolicy
+	r plug.Router
+}
+
+func (c containedRouter) Route(tool, version string) (plug.Route, bool) {
+	type routed struct {
+		r  plug.Route
+		ok bool
+	}
+	got, err := Contain(context.Background(), c.g, PluginPolicy, DefaultPluginTimeout, func(context.Context) (routed, error) {
+		r, ok := c.r.Route(tool, version)
+		return routed{r, ok}, nil
+	})
+	return got.r, err == nil && got.ok
+}
+
+type containedApprover struct {
+	g *Gate
+	a plug.Approver
+}
+
+func (c containedApprover) Options(ctx context.Context, req plug.Request) (json.RawMessage, error) {
+	return Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (json.RawMessage, error) {
+		return c.a.Options(ctx, req)
+	})
+}
+
+func (c containedApprover) Verify(ctx context.Context, req plug.Request, answer []byte) (plug.Verified, error) {
+	return Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (plug.Verified, error) {
+		return c.a.Verify(ctx, req, answer)
+	})
+}
+
+func (c containedApprover) Recheck(ctx context.Context, a plug.Answer) error {
+	_, err := Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.a.Recheck(ctx, a)
+	})
+	return err
+}
+
+type containedReceipter struct {
+	containedApprover
+	r plug.Receipter
+}
+
+func (c containedReceipter) Receipt(ctx context.Context, a plug.Answer) (*receipt.Receipt, error) {
+	return Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (*receipt.Receipt, error) {
+		return c.r.Receipt(ctx, a)
+	})
+}
+
+// containedRenderer bounds a renderer, which takes no context, by the
+// default deadline.
+type containedRenderer struct {
+	g *Gate
+	r plug.Renderer
+}
+
+func (c containedRenderer) Render(e canon.Sealed, cc card.Context) (*card.Card, error) {
+	return Contain(context.Background(), c.g, PluginRenderer, DefaultPluginTimeout, func(context.Context) (*card.Card, error) {
+		return c.r.Render(e, cc)
+	})
+}
+
+type containedFlood struct {
+	g *Gate
+	f plug.Flood
+}
+
+func (c containedFlood) Admit(ctx context.Context, r flood.Request) error {
+	_, err := Contain(ctx, c.g, PluginFlood, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.f.Admit(ctx, r)
+	})
+	return err
+}
+
+func (c containedFlood) Decided(ctx context.Context, r flood.Request, approved bool) error {
+	_, err := Contain(ctx, c.g, PluginFlood, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, c.f.Decided(ctx, r, approved)
+	})
+	return err
+}
+
+// Caps is read once, when the gate is made: a panic there is no caps of
+// flood control's own (the gate's pending caps still hold).
+func (c containedFlood) Caps() (caps store.Caps) {
+	caps, _ = Contain(context.Background(), c.g, PluginFlood, DefaultPluginTimeout, func(context.Context) (store.Caps, error) {
+		return c.f.Caps(), nil
+	})
+	return caps
+}
+
+type containedExecutor struct {
+	g *Gate
+	e plug.Executor
+}
+
+func (c containedExecutor) Execute(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+	return Contain(ctx, c.g, PluginExecutor, DefaultExecuteTimeout, func(ctx context.Context) ([]byte, error) {
+		return c.e.Execute(ctx, e, key)
+	})
+}
+
+// containedJudge turns a judge's misbehaviour into a refusal to approve,
+// with the misbehaviour as its reason: a verdict it gave late, or never,
+// is not used.
+type containedJudge struct {
+	g *Gate
+	j plug.Judge
+}
+
+func (c containedJudge) Decide(ctx context.Context, cd, untrusted string) modelapprove.Verdict {
+	v, err := Contain(ctx, c.g, PluginJudge, DefaultPluginTimeout, func(ctx context.Context) (modelapprove.Verdict, error) {
+		return c.j.Decide(ctx, cd, untrusted), nil
+	})
+	if err != nil {
+		return modelapprove.Verdict{Approve: false, ModelID: "unanswered", Reason: Misbehaviour(err) + "; nothing it said was used",
+			Err: err}
+	}
+	return v
+}
