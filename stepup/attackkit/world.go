@@ -34,7 +34,7 @@ type world struct {
 	// approved are the calls the user approved (or a grant covered), with
 	// the digest of each ticket: everything that may run.
 	approved []approval
-	mu sync.Mutex
+	mu       sync.Mutex
 	// seen is what the Runtime returned to the agent, as text.
 	seen []string
 }
