@@ -366,3 +366,26 @@ func TestReadmeMountIsTheExample(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, want.String(), code+"\n", "README.md's mount block is Example_mount's region; copy it over")
 }
+
+// FuzzShellBlocks: any Markdown gives blocks or an error naming the file
+// and line, never a panic, and every command is one line.
+func FuzzShellBlocks(f *testing.F) {
+	f.Add("```sh\ngo run ./a \\\n -x\n```\n")
+	f.Add("<!-- not run: x -->\n```bash\n$ echo '#'\n```\n```go\n```")
+	f.Fuzz(func(t *testing.T, s string) {
+		bs, err := shellBlocks("F.md", []byte(s))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "F.md:") && !strings.Contains(err.Error(), "token too long") {
+				t.Fatalf("error without its place: %v", err)
+			}
+			return
+		}
+		for _, b := range bs {
+			for _, c := range b.commands {
+				if strings.Contains(c, "\n") {
+					t.Fatalf("command %q spans lines", c)
+				}
+			}
+		}
+	})
+}

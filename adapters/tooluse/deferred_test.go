@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -168,4 +169,38 @@ func TestRefusalTextIsOneSentence(t *testing.T) {
 		assert.NotContains(t, o.Text(), "denied: denied")
 		assert.NotContains(t, o.Text(), "sha256")
 	}
+}
+
+// ExampleGate_ResumeDeferred is the deferred flow a host runs: a call
+// that waits is kept as a Deferred (in its own store, as JSON) instead of
+// answering the model "waits"; a retry of the same call under a new id
+// joins the ticket; once the person approved, the original call id gets
+// the one answer, and the call ran once.
+func ExampleGate_ResumeDeferred() {
+	ctx := context.Background()
+	ex, err := adaptertest.NewExample() // the gate, and the user's passkey on her device
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ex.Close()
+	g := tooluse.New(ex.Gate, &tooluse.Options{Wait: 100 * time.Millisecond})
+
+	o := g.Run(ctx, adaptertest.Scope(), q3("call_1"))
+	d, _ := o.Deferred()
+	parked, _ := json.Marshal(d)
+	fmt.Println(o.State, string(parked) != "")
+
+	retry := g.Run(ctx, adaptertest.Scope(), q3("call_2")) // the model asks again
+	fmt.Println("retry joins:", retry.Joined, retry.Ticket.ID == d.Ticket)
+
+	_ = ex.Approve(ctx, d.Ticket) // the person, out of band
+	var back tooluse.Deferred
+	_ = json.Unmarshal(parked, &back)
+	done := g.ResumeDeferred(ctx, back)
+	fmt.Println(done.CallID, done.State, done.Text(), ex.Sent.Count())
+	// Output:
+	// pending true
+	// retry joins: true true
+	// call_1 ran {"sent":true} 1
 }
