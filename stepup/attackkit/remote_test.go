@@ -81,7 +81,7 @@ func TestRemoteService(t *testing.T) {
 	assert.Empty(t, rep.Broken())
 	for _, name := range []string{"agent acts on what it was shown", "denied call asked again",
 		"approval runs under a changed policy", "replay of an approver's answer", "expired approval",
-		"requester approves its own call", "flood of one session"} {
+		"requester approves its own call", "flood of one session", "revoked approval"} {
 		r, ok := rep.Result(name)
 		require.True(t, ok, name)
 		assert.Equal(t, attackkit.Held, r.Outcome, "%s: %s", name, r.Detail)

@@ -43,7 +43,8 @@ type SiteConfig struct {
 // person enrolls through the site's own enrollment page with an invite
 // and a fake passkey (package stepuptest), and answers on the ticket's
 // approval page as a browser would, from the site's origin. It also
-// implements [Replayer]. It is safe for concurrent use.
+// implements [Revoker] (the page's revoke offer, signed with the same
+// passkey) and [Replayer]. It is safe for concurrent use.
 type Site struct {
 	cfg SiteConfig
 	hc  *http.Client
@@ -53,7 +54,10 @@ type Site struct {
 	answers map[stepup.TicketID][]byte
 }
 
-var _ Replayer = (*Site)(nil)
+var (
+	_ Replayer = (*Site)(nil)
+	_ Revoker  = (*Site)(nil)
+)
 
 // NewSite returns the people of the approval site cfg names.
 func NewSite(cfg SiteConfig) (*Site, error) {
@@ -80,7 +84,7 @@ func NewSite(cfg SiteConfig) (*Site, error) {
 }
 
 var (
-	pageAnswerOptions = regexp.MustCompile(`data-(approve|deny)="([^"]*)"`)
+	pageAnswerOptions = regexp.MustCompile(`data-(approve|deny|revoke)="([^"]*)"`)
 	pageEnrollOptions = regexp.MustCompile(`data-options="([^"]*)"`)
 )
 
@@ -202,6 +206,19 @@ func (s *Site) Deny(ctx context.Context, id stepup.TicketID, who string) error {
 		return err
 	}
 	return s.post(ctx, "/approve/"+url.PathEscape(string(id))+"/deny", body)
+}
+
+// Revoke revokes ticket id's approval on its page as who.
+func (s *Site) Revoke(ctx context.Context, id stepup.TicketID, who string) error {
+	answer, err := s.answer(ctx, id, who, "revoke")
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(map[string]any{"credential": json.RawMessage(answer), "reason": "changed my mind"})
+	if err != nil {
+		return err
+	}
+	return s.post(ctx, "/approve/"+url.PathEscape(string(id))+"/revoke", body)
 }
 
 // Replay posts the answer given for ticket from as the answer for to.
