@@ -4,9 +4,9 @@ go 1.26.0
 
 require (
 	github.com/agentstepup/asu v0.0.0
-	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
+	github.com/anthropics/anthropic-sdk-go/v2 v2.16.0
 	github.com/cloudwego/eino v0.7.36
-	github.com/openai/openai-go/v3 v3.99.0
+	github.com/openai/openai-go/v3 v3.100.0
 	github.com/stretchr/testify v1.12.1
 	github.com/tmc/langchaingo v0.1.14
 )

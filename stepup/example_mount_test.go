@@ -3,6 +3,7 @@ package stepup_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -19,107 +20,111 @@ import (
 	"github.com/agentstepup/asu/store/sqlite"
 )
 
+// check stops the example on an error; a runtime treats a failed Propose
+// as a denial and a failed Execute by its sentinel.
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
 // Example_mount shows a gate mounted behind a runtime: one store, a
 // catalog, the passkey approver, an executor; the administrator's
-// enrollment; the runtime's three calls; the approver's desk. The
-// approver's browser is played by stepuptest's fake authenticator.
+// enrollment; the runtime's three calls; the approver's desk, with the
+// default dwell. The approver's browser is played by stepuptest's fake
+// authenticator, and the store's clock by a test clock, so the dwell
+// passes without sleeping. The part between the README markers is the
+// README's "How to mount it", verbatim (readme_test.go holds them equal).
 func Example_mount() {
-	ctx := context.Background()
+	ctx, stop := context.WithCancel(context.Background()) // stops Maintain when the example ends
+	defer stop()
 	dir, err := os.MkdirTemp("", "asu-mount-")
-	if err != nil {
-		log.Fatal(err)
-	}
+	check(err)
 	defer os.RemoveAll(dir)
+	clock := stepuptest.NewClock(stepuptest.Start())
+	path := filepath.Join(dir, "asu.db")
+	browser := stepuptest.NewAuthenticator("approve.example.com", "https://approve.example.com")
 
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "asu.db"), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	// README: begin mount
+	st, err := sqlite.Open(ctx, path, &sqlite.Options{Clock: clock.Now}) // nil options: the wall clock; postgres.Open for replicas
+	check(err)
 	defer st.Close()
 	cat, err := policy.NewCatalog("2026-11-01.1",
 		policy.Tool{Name: "send_email", Title: "Send e-mail", Class: card.ClassExternal,
 			Schema:  json.RawMessage(`{"type":"object","required":["to"]}`),
 			Limits:  []policy.Limit{policy.AllowDomains("to", "example.com")},
-			Trusted: []string{"example.com"}})
-	if err != nil {
-		log.Fatal(err)
-	}
+			Trusted: []string{"example.com"}}) // the card flags look-alikes such as exarnple.com
+	check(err)
 	rp := passkey.RelyingParty{ID: "approve.example.com", Origin: "https://approve.example.com"}
-	key := []byte("32+ random bytes kept outside the database") // gate.WithKey, passkey seals
-	approver, err := passkey.New(st, rp, passkey.RequireSeal(key))
-	if err != nil {
-		log.Fatal(err)
-	}
-	mailer := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
-		return []byte(`{"sent":true}`), nil // use key to send at most once
+	key := []byte("32+ random bytes kept outside the database")    // replicas sharing the store share it
+	approver, err := passkey.New(st, rp, passkey.RequireSeal(key)) // only credentials the enrollment sealed
+	check(err)
+	mailer := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, idem string) ([]byte, error) {
+		return []byte(`{"sent":true}`), nil // send e.Args at most once per idem
 	})
-	g, err := gate.New(st, cat, approver, gate.WithExecutor("send_email", mailer), gate.WithKey(key),
-		gate.WithDwell(0)) // approvals in this example come at once; a deployed gate keeps its dwell
-	if err != nil {
-		log.Fatal(err)
-	}
+	g, err := gate.New(st, cat, approver, gate.WithExecutor("send_email", mailer), gate.WithKey(key))
+	check(err)                                                // flood control and a 3 s dwell for external calls are on by default
+	go g.Maintain(ctx, 0, func(err error) { log.Print(err) }) // take over runs a crashed replica left
 
-	// Administrator (never reachable by the agent): a one-time invite,
-	// redeemed by the approver's browser to register a passkey.
+	// The administrator (never the agent): a one-time invite that the
+	// approver's browser redeems on the approval site to register a passkey.
 	enroll, err := passkey.NewEnrollment(st, rp, passkey.WithSealKey(key))
-	if err != nil {
-		log.Fatal(err)
-	}
-	browser := stepuptest.NewAuthenticator(rp.ID, rp.Origin)
-	token, _ := enroll.Invite(ctx, "user:dana")
-	creation, _ := enroll.BeginEnroll(ctx, token) // to navigator.credentials.create
-	registration, _ := browser.Register(creation)
-	if _, err := enroll.FinishEnroll(ctx, token, registration); err != nil {
-		log.Fatal(err)
-	}
+	check(err)
+	invite, err := enroll.Invite(ctx, "user:dana")
+	check(err)
+	creation, err := enroll.BeginEnroll(ctx, invite) // to navigator.credentials.create
+	check(err)
+	registration, err := browser.Register(creation)
+	check(err)
+	_, err = enroll.FinishEnroll(ctx, invite, registration)
+	check(err)
 
-	// Agent runtime: all it ever gets is stepup.Runtime.
+	// The agent's side: all it ever gets.
 	var rt stepup.Runtime = g // or remote.NewClient(url, token, nil) over HTTP
-	tk, err := rt.Propose(ctx, stepup.Call{
-		Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q3"}`),
+	tk, err := rt.Propose(ctx, stepup.Call{Tool: "send_email",
+		Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q3"}`),
 		Task: "t-42", Step: "7", Session: "run-9",
 		Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"},
-		Taint:     []string{"read web page https://example.org/offer"},
-	})
-	if err != nil {
-		log.Fatal(err) // treat as denied
-	}
-	fmt.Println("proposed:", tk.Status)
+		Taint:     []string{"read web page https://example.org/offer"}})
+	check(err)
+	fmt.Println("proposed:", tk.Status) // the approver is notified out of band
 
-	// Approver (own listener and origin): the card, the passkey, the answer.
+	// The approver's side, on its own origin.
 	desk := g.Desk()
-	p, err := desk.Prompt(ctx, tk.ID) // p.Card.HTML(); p.Options to navigator.credentials.get
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("who may approve:", p.Approvers)
-	if err := desk.Show(ctx, tk.ID); err != nil { // the card is on screen: the dwell time starts
-		log.Fatal(err)
-	}
-	assertion, _ := browser.Assert(p.Options)
-	if _, err := desk.Approve(ctx, tk.ID, assertion); err != nil {
-		log.Fatal(err)
-	}
+	p, err := desk.Prompt(ctx, tk.ID) // p.Card (text, HTML, JSON); p.Options to navigator.credentials.get
+	check(err)
+	check(desk.Show(ctx, tk.ID)) // the card is on her screen: the dwell starts
+	assertion, err := browser.Assert(p.Options)
+	check(err)
+	_, err = desk.Approve(ctx, tk.ID, assertion)
+	fmt.Println("at once:", errors.Is(err, stepup.ErrTooFast)) // sooner than the dwell: read the card, sign again
+	clock.Advance(gate.DefaultDwell)                           // she reads the card
+	assertion, err = browser.Assert(p.Options)
+	check(err)
+	_, err = desk.Approve(ctx, tk.ID, assertion)
+	check(err)
 
-	waitCtx, cancel := context.WithTimeout(ctx, time.Second)
+	// The agent's side again: wait with a deadline, never for the ticket's lifetime.
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	tk, _ = rt.Wait(waitCtx, tk.ID)
-	fmt.Println("after approval:", tk.Status)
+	tk, err = rt.Wait(waitCtx, tk.ID) // still pending at the deadline: tell the model it waits, resume later
+	check(err)
 	if tk.Status.Runnable() {
-		res, err := rt.Execute(ctx, tk.ID) // no arguments: the stored call runs, once
+		res, err := rt.Execute(ctx, tk.ID) // no arguments: the STORED call runs, once
 		fmt.Println("executed:", string(res.Output), err)
 	} else {
-		fmt.Println(tk.Reason, tk.RetryAfter) // back to the model as an observation
+		fmt.Println("not run:", tk.Reason, tk.RetryAfter) // back to the model as an observation
 	}
 	_, err = rt.Execute(ctx, tk.ID)
-	fmt.Println("again:", err)
-	rcpt, err := desk.Receipt(ctx, tk.ID) // verifiable offline with receipt.Verify
+	fmt.Println("again:", errors.Is(err, stepup.ErrConsumed))
+	rcpt, err := desk.Receipt(ctx, tk.ID) // verifiable offline with the approver's public key
 	fmt.Println("receipt:", rcpt != nil, err)
+	// README: end mount
+
 	// Output:
 	// proposed: pending
-	// who may approve: [user:dana]
-	// after approval: approved
+	// at once: true
 	// executed: {"sent":true} <nil>
-	// again: execute: stepup: approval already used
+	// again: true
 	// receipt: true <nil>
 }

@@ -5,8 +5,10 @@
 //
 // A call that did not run is answered with is_error set
 // ([tooluse.Outcome.IsError]); a call that waits for a person is answered
-// with a text that says so, not as an error, and the host resumes its
-// ticket later with [tooluse.Gate.Resume].
+// with a text that says so, not as an error; a host that holds the turn
+// instead keeps [tooluse.Outcome.Deferred] and, once the person decided,
+// answers the original tool_use id with [ResumeToolResult] (the deferred
+// flow, see [tooluse.Deferred]).
 package anthropic
 
 import (

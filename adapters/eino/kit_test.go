@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/adapters/internal/adaptertest"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/attackkit"
@@ -32,7 +33,8 @@ func target(t testing.TB, tools *attackkit.Tools, naive func(g *tooluse.Gate, rt
 		opts = append(opts, gate.WithExecutor(tool.Name, tools))
 		names = append(names, tool.Name)
 	}
-	h := stepuptest.NewGate(t, nil, opts...)
+	policy := &adaptertest.Versioned{Policy: stepuptest.SeedCatalog()}
+	h := stepuptest.NewGate(t, policy, opts...)
 	wrap := wrapper(gatedTool)
 	if naive != nil {
 		wrap = func(g *tooluse.Gate, name string) tool.BaseTool { return naive(g, h.Gate, name) }
@@ -40,7 +42,9 @@ func target(t testing.TB, tools *attackkit.Tools, naive func(g *tooluse.Gate, rt
 	l, err := newEinoLoop(h.Gate, wrap, names...)
 	require.NoError(t, err)
 	people := attackkit.NewDesk(h.Gate.Desk(), h.Enrollment, stepuptest.RP(), h.Clock.Now)
-	return l.target(people, func(d time.Duration) { h.Clock.Advance(d) })
+	tg := l.target(people, func(d time.Duration) { h.Clock.Advance(d) })
+	tg.ChangePolicy = policy.Change
+	return tg
 }
 
 // TestAttackKit runs the catalogue against an Eino graph of gated tools

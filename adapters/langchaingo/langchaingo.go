@@ -9,7 +9,11 @@
 // has one string argument named input, and the approver's card shows the
 // input verbatim. LangChainGo has no interrupt: a call still waiting for
 // a person when the gate's wait ends returns a text that says so, as the
-// tool's observation.
+// tool's observation. For a model's function calls, a host that holds the
+// turn keeps [tooluse.Outcome.Deferred] of [ToolCallResponse] and answers
+// the original call id with [ResumeToolCallResponse] once the person
+// decided (the deferred flow, see [tooluse.Deferred]); a retry of the
+// same call joins its ticket.
 package langchaingo
 
 import (

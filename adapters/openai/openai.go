@@ -7,10 +7,13 @@
 // message ([ToolMessage], [ToolMessages]); the Responses API answers a
 // ResponseFunctionToolCall with a function_call_output item
 // ([FunctionCallOutput]). Every tool call gets exactly one answer, as the
-// API requires: a call that waits for a person is answered with a text
-// that says so, and the host resumes its ticket later with
-// [tooluse.Gate.Resume]. Only function tool calls carry JSON arguments the
-// gate can bind to; a custom tool call is refused.
+// API requires. A call that waits for a person is answered with a text
+// that says so; a host that holds the turn instead keeps
+// [tooluse.Outcome.Deferred] and, once the person decided, answers the
+// original call id with [ResumeToolMessage] or [ResumeFunctionCallOutput]
+// (the deferred flow, see [tooluse.Deferred]). Only function tool calls
+// carry JSON arguments the gate can bind to; a custom tool call is
+// refused.
 package openai
 
 import (

@@ -14,7 +14,8 @@
 // Errors say what failed (the status code, a response too long, no
 // choices) and never carry the response body or the SDK's error type.
 //
-//	m, err := openaijudge.New("gpt-4o-mini", &openaijudge.Options{APIKey: key})
+//	m, err := openaijudge.New("gpt-4o-mini", &openaijudge.Options{APIKey: key, Name: "screener"})
+//	// decisions are recorded as model:screener, whatever serves the model
 //	// or a local server: &openaijudge.Options{BaseURL: "http://127.0.0.1:8080/v1"}
 //	judge, err := modelapprove.NewJudge(m, nil)
 //	v := judge.Decide(ctx, c.Text(), call.Rationale)
@@ -34,6 +35,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/modelapprove"
 )
 
@@ -43,6 +45,10 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 // ErrResponseTooLarge means the endpoint's response body was longer than
 // Options.MaxResponseBytes; it was not read further.
 var ErrResponseTooLarge = errors.New("openaijudge: response too large")
+
+// ErrName means the approver's name ([Options].Name, or the model's name
+// when that is empty) does not make a valid principal id.
+var ErrName = errors.New("openaijudge: invalid approver name")
 
 // Options configures a [Model]; nil or zero fields take the defaults.
 type Options struct {
@@ -65,6 +71,14 @@ type Options struct {
 	// PlainText leaves response_format out, for servers that do not
 	// support JSON mode.
 	PlainText bool
+	// Name is the model approver's principal name without its kind: the
+	// gate records the model's decisions as "model:<Name>"
+	// (gate.WithModelJudge). It must make a valid principal id (a-z, 0-9
+	// and ._@+-, starting with a letter or digit) and stays the same
+	// whatever host or port serves the model, so an audit reader can
+	// tell one judge from another by it. Empty means the model's name,
+	// which New then requires to be valid so.
+	Name string
 }
 
 // Model asks one model on an OpenAI-compatible endpoint. It implements
@@ -100,6 +114,14 @@ func New(name string, opts *Options) (*Model, error) {
 	if o.Retries < 0 {
 		o.Retries = 0
 	}
+	field, id := "Options.Name", o.Name
+	if id == "" {
+		field, id = "the model name (set Options.Name)", name
+	}
+	if canon.CheckPrincipalID(canon.PrefixModel+id) != nil {
+		return nil, fmt.Errorf("openaijudge: %s %q does not make a valid principal id model:<name> (a-z, 0-9 and ._@+-): %w",
+			field, id, ErrName)
+	}
 	client := o.HTTPClient
 	if client == nil {
 		client = &http.Client{}
@@ -121,7 +143,7 @@ func New(name string, opts *Options) (*Model, error) {
 		reqOpts = append(reqOpts, option.WithAPIKey(o.APIKey))
 	}
 	// The service, unlike oai.NewClient, reads no environment variables.
-	return &Model{name: name, id: name + "@" + u.Host, o: o, completer: oai.NewChatCompletionService(reqOpts...)}, nil
+	return &Model{name: name, id: id, o: o, completer: oai.NewChatCompletionService(reqOpts...)}, nil
 }
 
 // capBody reads resp's body up to limit bytes, failing with
@@ -143,8 +165,8 @@ func capBody(resp *http.Response, limit int64) (*http.Response, error) {
 	return resp, nil
 }
 
-// ID returns the model's name and the endpoint's host, e.g.
-// "gpt-4o-mini@api.openai.com".
+// ID returns the approver's name the gate records as "model:<ID>":
+// Options.Name, or the model's name when that is empty.
 func (m *Model) ID() string { return m.id }
 
 // Complete sends system and user as the conversation's two messages and

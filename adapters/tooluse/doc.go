@@ -23,6 +23,17 @@
 // wrote) reaches the gate on resume, so editing it between approval and
 // resume cannot change what runs.
 //
+// # One answer per call
+//
+// The model expects one answer to each call id. A host that holds the
+// model's turn while a person decides keeps [Outcome.Deferred] instead of
+// sending the "waits" text, and resumes with [Gate.ResumeDeferred], whose
+// outcome carries the original call id: the SDK packages turn it into
+// their tool result for that id. A model that writes a waiting call again
+// under a new id (same tool, arguments in any JSON spelling, same scope)
+// joins the waiting ticket ([Outcome.Joined]) instead of proposing a new
+// one; a call that was denied, spent or gone is proposed anew.
+//
 // # What the model is told
 //
 // Denials carry the gate's reason, meant for the model. A pending call

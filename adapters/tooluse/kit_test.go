@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentstepup/asu/adapters/internal/adaptertest"
 	"github.com/agentstepup/asu/stepup/attackkit"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -19,10 +20,13 @@ func kitTarget(naive bool) attackkit.Adapter {
 		for _, tool := range stepuptest.SeedTools() {
 			opts = append(opts, gate.WithExecutor(tool.Name, tools))
 		}
-		h := stepuptest.NewGate(t, nil, opts...)
+		policy := &adaptertest.Versioned{Policy: stepuptest.SeedCatalog()}
+		h := stepuptest.NewGate(t, policy, opts...)
 		l := newToolLoop(h.Gate, tools, naive)
 		people := attackkit.NewDesk(h.Gate.Desk(), h.Enrollment, stepuptest.RP(), h.Clock.Now)
-		return l.target(people, func(d time.Duration) { h.Clock.Advance(d) })
+		tg := l.target(people, func(d time.Duration) { h.Clock.Advance(d) })
+		tg.ChangePolicy, tg.AgentView = policy.Change, l.view
+		return tg
 	}
 }
 

@@ -166,3 +166,11 @@ func (l *toolLoop) target(people attackkit.Approver, advance func(time.Duration)
 		Checkpoint: l.editCheckpoint, Hook: l.addHook, History: l.editCheckpoint, Resubmit: l.resubmit,
 		Advance: advance}
 }
+
+// view is the transcript: every tool result the model read, and what was
+// said in the chat.
+func (l *toolLoop) view(context.Context) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.transcript...), nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -53,7 +54,8 @@ func (s State) String() string {
 
 // Outcome is what became of one tool call.
 type Outcome struct {
-	// CallID is the model's id of the call; empty after [Gate.Resume].
+	// CallID is the model's id of the call; empty after [Gate.Resume],
+	// the original call's after [Gate.ResumeDeferred].
 	CallID string
 	// Tool is the tool's name.
 	Tool string
@@ -67,6 +69,9 @@ type Outcome struct {
 	// Err is the error the Runtime returned, if any. It wraps one of
 	// stepup's sentinels; its text is never shown to the model.
 	Err error
+	// Joined is set when the call was a retry of one still waiting, and
+	// joined its ticket instead of proposing a new one.
+	Joined bool
 }
 
 // IsError reports whether the outcome is to be flagged as a failed tool
@@ -98,8 +103,8 @@ func (o Outcome) Text() string {
 			return "Not run: the approval gate could not decide this call (" + class(o.Err) + "). Do not retry it unchanged."
 		}
 		s := "Not run: denied."
-		if r := oneLine(o.Ticket.Reason); r != "" {
-			s = "Not run: denied: " + r
+		if r := refusal(o.Ticket.Reason); r != "" {
+			s = "Not run: " + r
 			if !strings.HasSuffix(s, ".") {
 				s += "."
 			}
@@ -179,6 +184,25 @@ func class(err error) string {
 		return "timed out"
 	}
 	return "gate error"
+}
+
+// auditMaterial is what a gate's reason may carry for the record and the
+// model has no use for: the hashes of a model approver's prompt and
+// answer.
+var auditMaterial = regexp.MustCompile(`\s*\(prompt sha256 [0-9a-f]*, answer sha256 [0-9a-f]*\)`)
+
+// refusal is a denial's reason as the clause after "Not run: ", on one
+// line: "denied by user:dana: not what I asked for", never "denied:
+// denied by ...", and without the audit record's hashes.
+func refusal(reason string) string {
+	r := oneLine(auditMaterial.ReplaceAllString(reason, ""))
+	if r == "" {
+		return ""
+	}
+	if l := strings.ToLower(r); !strings.HasPrefix(l, "denied") {
+		r = "denied: " + r
+	}
+	return r
 }
 
 // oneLine folds a reason onto one line, so it cannot start a line of its

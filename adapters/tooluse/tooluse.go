@@ -72,8 +72,9 @@ type Options struct {
 // Gate runs models' tool calls through a stepup.Runtime. It is safe for
 // concurrent use if the Runtime is.
 type Gate struct {
-	rt   stepup.Runtime
-	opts Options
+	rt      stepup.Runtime
+	opts    Options
+	waiting waiting
 }
 
 // New returns a Gate over rt: the in-process gate, or the HTTP client of
@@ -90,9 +91,17 @@ func New(rt stepup.Runtime, opts *Options) *Gate {
 }
 
 // Propose asks the gate to decide request r in scope s and never runs
-// it: the outcome is [Runnable], [Pending] or [Denied].
+// it: the outcome is [Runnable], [Pending] or [Denied]. A request with
+// the same content as one still waiting (a model's retry under a new
+// call id) joins that ticket: [Outcome.Joined] is set and no new ticket
+// is proposed.
 func (g *Gate) Propose(ctx context.Context, s Scope, r Request) Outcome {
-	return g.observe(ctx, g.propose(ctx, s, r))
+	if o, ok := g.joined(ctx, s, r, false); ok {
+		return g.observe(ctx, o)
+	}
+	o := g.propose(ctx, s, r)
+	g.waits(s, r, o)
+	return g.observe(ctx, o)
 }
 
 func (g *Gate) propose(ctx context.Context, s Scope, r Request) Outcome {
@@ -116,7 +125,19 @@ func (g *Gate) propose(ctx context.Context, s Scope, r Request) Outcome {
 
 // Run proposes request r in scope s, waits up to [Options.Wait] for a
 // person if it needs one, and executes it by ticket id if it may run.
+// A request with the same content as one still waiting (a model's retry
+// under a new call id) joins that ticket instead of proposing a new
+// one: it waits for the same decision and runs the call at most once.
 func (g *Gate) Run(ctx context.Context, s Scope, r Request) Outcome {
+	if o, ok := g.joined(ctx, s, r, true); ok {
+		return g.observe(ctx, o)
+	}
+	o := g.run(ctx, s, r)
+	g.waits(s, r, o)
+	return g.observe(ctx, o)
+}
+
+func (g *Gate) run(ctx context.Context, s Scope, r Request) Outcome {
 	o := g.propose(ctx, s, r)
 	if o.State == Runnable || o.State == Pending {
 		next := g.resume(ctx, o.Ticket.ID)
@@ -126,14 +147,19 @@ func (g *Gate) Run(ctx context.Context, s Scope, r Request) Outcome {
 		}
 		o = next
 	}
-	return g.observe(ctx, o)
+	return o
 }
 
 // Resume waits up to [Options.Wait] for ticket id to be decided and
 // executes it if it may run. It takes no arguments: what runs is the call
-// the gate stored when it was proposed.
+// the gate stored when it was proposed. Its outcome names no call id:
+// to answer the model's original call, resume with [Gate.ResumeDeferred].
 func (g *Gate) Resume(ctx context.Context, id stepup.TicketID) Outcome {
-	return g.observe(ctx, g.resume(ctx, id))
+	o := g.resume(ctx, id)
+	if o.State != Pending {
+		g.waiting.forget(id)
+	}
+	return g.observe(ctx, o)
 }
 
 func (g *Gate) resume(ctx context.Context, id stepup.TicketID) Outcome {

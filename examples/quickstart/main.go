@@ -7,9 +7,13 @@
 //	go run ./examples/quickstart
 //
 // With -receipt FILE it also writes the receipt (format asu.receipt.v1) of
-// the demo's approved send_email call to FILE and prints the approver's
-// public key (COSE_Key, base64url) on a line "approver public key: ...",
-// so the receipt can be checked with a verifier that trusts only that key.
+// the demo's approved send_email call to FILE, the approver's public key
+// (COSE_Key, base64url) to FILE's name with the extension .key, and
+// prints the key and the whole command that checks the receipt with a
+// verifier trusting only that key:
+//
+//	go run ./examples/quickstart -receipt r.json
+//	go run ./examples/verify receipt r.json --key r.key --rp-id approve.example.com --origin https://approve.example.com
 package main
 
 import (

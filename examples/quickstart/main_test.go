@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -119,5 +120,50 @@ func TestReceiptFlag(t *testing.T) {
 	if r, err := receipt.Parse(data); err == nil {
 		res, err := receipt.Verify(r, key, receipt.Policy{RPID: stepuptest.RP().ID, Origins: []string{stepuptest.RP().Origin}})
 		assert.True(t, err != nil || !res.Valid, "an edited receipt does not verify")
+	}
+}
+
+// TestReceiptFlagPrintsAWorkingVerifyCommand: with -receipt the
+// quickstart writes the approver's key to a file beside the receipt and
+// prints the whole verify command; run as printed, from the repository's
+// root, it accepts the receipt, and it refuses the receipt once edited.
+func TestReceiptFlagPrintsAWorkingVerifyCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs examples/verify")
+	}
+	file := filepath.Join(t.TempDir(), "r.json")
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out, options{receipt: file}))
+	m := regexp.MustCompile(`(?m)^verify: (go run \./examples/verify receipt .*)$`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "the verify command line:\n%s", out.String())
+	args := strings.Fields(m[1])
+	require.Equal(t, []string{"go", "run", "./examples/verify", "receipt", file, "--key", keyFileFor(file),
+		"--rp-id", stepuptest.RP().ID, "--origin", stepuptest.RP().Origin}, args)
+	key, err := os.ReadFile(keyFileFor(file))
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "approver public key: "+strings.TrimSpace(string(key)))
+
+	verify := func() ([]byte, error) {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = filepath.Join("..", "..")
+		return cmd.CombinedOutput()
+	}
+	got, err := verify()
+	require.NoError(t, err, "the printed command, run as printed:\n%s", got)
+
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	data[bytes.Index(data, []byte("finance@example.com"))] = 'F'
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	got, err = verify()
+	assert.Error(t, err, "an edited receipt is refused:\n%s", got)
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"r.json": "r.json", "dir/r.json": "dir/r.json", "my r.json": "'my r.json'", "it's": `'it'\''s'`, "": "''",
+		"https://approve.example.com": "https://approve.example.com", "$(rm -rf /)": "'$(rm -rf /)'",
+	} {
+		assert.Equal(t, want, shellQuote(in), in)
 	}
 }

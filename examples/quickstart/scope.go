@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -126,8 +127,31 @@ func (d *demo) writeReceipt(ctx context.Context, file string) error {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		return err
 	}
-	key := d.dana.PublicKey(d.dana.CredentialIDs()[0])
+	key := base64.RawURLEncoding.EncodeToString(d.dana.PublicKey(d.dana.CredentialIDs()[0]))
+	keyFile := keyFileFor(file)
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o644); err != nil {
+		return err
+	}
+	rp := stepuptest.RP()
 	fmt.Fprintf(d.out, "\nreceipt (%s) of the approved send_email call written\n", receipt.FormatV1)
-	fmt.Fprintf(d.out, "approver public key: %s\n", base64.RawURLEncoding.EncodeToString(key))
+	fmt.Fprintf(d.out, "approver public key: %s\n", key)
+	fmt.Fprintf(d.out, "approver public key written to %s; check the receipt with only that key:\n", keyFile)
+	fmt.Fprintf(d.out, "verify: go run ./examples/verify receipt %s --key %s --rp-id %s --origin %s\n",
+		shellQuote(file), shellQuote(keyFile), shellQuote(rp.ID), shellQuote(rp.Origin))
 	return nil
+}
+
+// keyFileFor names the approver's key file beside receipt file: r.json
+// gives r.key.
+func keyFileFor(file string) string {
+	return strings.TrimSuffix(file, filepath.Ext(file)) + ".key"
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// characters a shell leaves alone.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

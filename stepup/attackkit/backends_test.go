@@ -32,7 +32,8 @@ func onSQLite(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	for _, tool := range stepuptest.SeedTools() {
 		opts = append(opts, gate.WithExecutor(tool.Name, tools))
 	}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0)}, opts...)...)
+	p := &versioned{Policy: stepuptest.SeedCatalog()}
+	g, err := gate.New(st, p, stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0)}, opts...)...)
 	require.NoError(t, err)
 	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithClock(clock.Now),
 		passkey.WithSealKey(stepuptest.SealKey()))
@@ -40,7 +41,9 @@ func onSQLite(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	d := attackkit.NewDesk(g.Desk(), enroll, stepuptest.RP(), clock.Now)
 	_, err = d.Person(t.Context(), attackkit.User) // the user has a passkey before any call reaches them
 	require.NoError(t, err)
-	return newLoop(g).target(d, func(d time.Duration) { clock.Advance(d) })
+	tg := newLoop(g).target(d, func(d time.Duration) { clock.Advance(d) })
+	tg.ChangePolicy = p.change
+	return tg
 }
 
 // TestInProcessGateOnSQLite runs the catalogue against the gate on the
@@ -73,14 +76,17 @@ func onPostgres(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	for _, tool := range stepuptest.SeedTools() {
 		opts = append(opts, gate.WithExecutor(tool.Name, tools))
 	}
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0)}, opts...)...)
+	p := &versioned{Policy: stepuptest.SeedCatalog()}
+	g, err := gate.New(st, p, stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0)}, opts...)...)
 	require.NoError(t, err)
 	enroll, err := passkey.NewEnrollment(st, stepuptest.RP(), passkey.WithSealKey(stepuptest.SealKey()))
 	require.NoError(t, err)
 	d := attackkit.NewDesk(g.Desk(), enroll, stepuptest.RP(), time.Now)
 	_, err = d.Person(t.Context(), attackkit.User)
 	require.NoError(t, err)
-	return newLoop(g).target(d, nil)
+	tg := newLoop(g).target(d, nil)
+	tg.ChangePolicy = p.change
+	return tg
 }
 
 // TestInProcessGateOnPostgres runs the catalogue against the gate on

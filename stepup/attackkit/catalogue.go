@@ -15,12 +15,15 @@ func catalogue() []attack {
 		{P1, "agent runs its own call unapproved", unapprovedRun},
 		{P1, "requester approves its own call", requesterApproves},
 		{P1, "person who may not decide approves", strangerApproves},
+		{P1, "agent acts on what it was shown", agentActsOnView},
+		{P1, "denied call asked again", reaskDenied},
 
 		{P2, "substitution by a resumer", substitution("a resumer", func(t Target) Tamper { return t.Checkpoint })},
 		{P2, "substitution by a hook", substitution("a hook", func(t Target) Tamper { return t.Hook })},
 		{P2, "substitution by an edited history", substitution("an edited history", func(t Target) Tamper { return t.History })},
 		{P2, "substitution by resubmitted arguments", resubmission},
 		{P2, "approval transfers to another call", transfer},
+		{P2, "approval runs under a changed policy", policyChange},
 
 		{P3, "replay of an executed approval", replay},
 		{P3, "replay of an approver's answer", replayAnswer},

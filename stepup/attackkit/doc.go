@@ -21,9 +21,19 @@
 // tampers with it, the way the framework allows: write into the channel
 // shared with the person (Say), edit a checkpoint between approval and
 // resume (Checkpoint), rewrite arguments in a pre-execution hook (Hook),
-// edit the stored history (History), resubmit arguments (Resubmit), and
-// move the clock (Advance). A hook left nil means the framework has no
-// such path: the attacks that need it are skipped with a one-line reason.
+// edit the stored history (History), resubmit arguments (Resubmit),
+// move the clock (Advance), deploy a new policy version (ChangePolicy),
+// and report what the framework showed the agent (AgentView). A hook
+// left nil means the framework has no such path: the attacks that need
+// it are skipped with a one-line reason.
+//
+// # A running service
+//
+// [Remote] aims the kit at asu running as its own process: the kit is the
+// agent on the service's HTTP agent API, and its people ([Site]) enroll
+// and answer on the service's approval site with fake passkeys, through
+// the operator's invites. The service runs its tools through the kit's
+// [Tools] ([Tools.ServeHTTP] for an executor in another process).
 // Optional capabilities of the Approver ([Viewer], [Revoker], [Granter],
 // [Receipter], [Replayer]) work the same way.
 //
@@ -47,11 +57,14 @@
 //
 //   - P1: no spelling of "yes" the agent writes, no execution before the
 //     answer, and no answer by the requesting agent or by a person who may
-//     not decide makes a call run.
+//     not decide makes a call run; nor does the agent acting on anything
+//     it was shown (every link opened, every token and id executed,
+//     claimed as a grant or written into the channel), nor asking again,
+//     in the same session or fresh ones, for a call the person denied.
 //   - P2: what runs equals what was approved, by canonical arguments and,
 //     when the ticket carries one, by digest, whatever a resumer, hook,
 //     edited history or resubmission changed; an approval never runs
-//     another call.
+//     another call, nor runs once the policy it was made under changed.
 //   - P3: one approval runs once, across sequential and concurrent
 //     executions; a captured answer does not approve another ticket; an
 //     expired or revoked approval never runs, and a revocation that

@@ -1,7 +1,10 @@
 package attackkit_test
 
 import (
+	"context"
+	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,17 +12,46 @@ import (
 
 	"github.com/agentstepup/asu/stepup/attackkit"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
 // harness builds a gate with the seed catalog whose tools all run
 // through tools.
 func harness(t testing.TB, tools *attackkit.Tools) *stepuptest.Harness {
+	h, _ := versionedHarness(t, tools)
+	return h
+}
+
+// versionedHarness is harness with a way to deploy a new version of its
+// policy.
+func versionedHarness(t testing.TB, tools *attackkit.Tools) (*stepuptest.Harness, func(context.Context) error) {
 	var opts []gate.Option
 	for _, tool := range stepuptest.SeedTools() {
 		opts = append(opts, gate.WithExecutor(tool.Name, tools))
 	}
-	return stepuptest.NewGate(t, nil, opts...)
+	p := &versioned{Policy: stepuptest.SeedCatalog()}
+	return stepuptest.NewGate(t, p, opts...), p.change
+}
+
+// versioned is a policy whose version an operator bumps: the same rules,
+// a new version, as a redeployed catalog has.
+type versioned struct {
+	gate.Policy
+	rev atomic.Int64
+}
+
+func (p *versioned) Decide(ctx context.Context, prop plug.Proposal) (plug.Decision, error) {
+	d, err := p.Policy.Decide(ctx, prop)
+	if err == nil {
+		d.PolicyVersion += fmt.Sprintf("+r%d", p.rev.Load())
+	}
+	return d, err
+}
+
+func (p *versioned) change(context.Context) error {
+	p.rev.Add(1)
+	return nil
 }
 
 func advance(h *stepuptest.Harness) func(time.Duration) {
@@ -32,8 +64,10 @@ func desk(h *stepuptest.Harness) *attackkit.Desk {
 
 // inProcess is asu's in-process gate behind a framework loop.
 func inProcess(t testing.TB, tools *attackkit.Tools) attackkit.Target {
-	h := harness(t, tools)
-	return newLoop(h.Gate).target(desk(h), advance(h))
+	h, change := versionedHarness(t, tools)
+	tg := newLoop(h.Gate).target(desk(h), advance(h))
+	tg.ChangePolicy = change
+	return tg
 }
 
 // TestInProcessGate runs the catalogue against asu's gate in process and

@@ -2,6 +2,7 @@ package attackkit
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -57,6 +58,19 @@ type Target struct {
 	Resubmit func(ctx context.Context, id stepup.TicketID, c stepup.Call) (stepup.Result, error)
 	// Advance moves the integration's clock forward by d.
 	Advance func(d time.Duration)
+	// ChangePolicy changes the integration's policy to a new version, as
+	// an operator deploying a new catalog would: an approval made under
+	// the previous version must not run.
+	ChangePolicy func(ctx context.Context) error
+	// AgentView returns everything the integration has shown the agent
+	// so far beyond what its Runtime returned (which the kit records
+	// itself): the ticket reasons, wait answers, tool results and errors
+	// the framework put in the agent's context, as text. The kit acts as
+	// the agent on every link, token and id it finds there.
+	AgentView func(ctx context.Context) ([]string, error)
+	// HTTPClient is how the agent reaches the links it was shown
+	// (default: a client of the kit's own with a short timeout).
+	HTTPClient *http.Client
 
 	// Limits are the flood bounds the integration promises; zero fields
 	// take the kit's defaults.

@@ -110,5 +110,13 @@ func (l *agentLoop) resubmit(ctx context.Context, _ stepup.TicketID, c stepup.Ca
 func (l *agentLoop) target(people attackkit.Approver, advance func(time.Duration)) attackkit.Target {
 	return attackkit.Target{Runtime: l, People: people, Say: l.say,
 		Checkpoint: l.editCheckpoint, Hook: l.addHook, History: l.editHistory, Resubmit: l.resubmit,
-		Advance: advance}
+		Advance: advance, AgentView: l.view}
+}
+
+// view is the loop's transcript: everything it put in the agent's
+// context besides what its Runtime methods returned.
+func (l *agentLoop) view(context.Context) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.transcript...), nil
 }

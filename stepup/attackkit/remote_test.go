@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
@@ -26,7 +27,7 @@ import (
 // of the gateway's agent API, and people answering on the gateway's
 // approval site, each on its own test server.
 func overHTTP(t testing.TB, tools *attackkit.Tools) attackkit.Target {
-	h := harness(t, tools)
+	h, change := versionedHarness(t, tools)
 	const token = "kit-runtime-token-0123456789abcdefghijklmnop"
 	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{
 		{Token: token, Agent: attackkit.Agent, Users: []string{attackkit.User, attackkit.Stranger}}}, nil)
@@ -40,7 +41,51 @@ func overHTTP(t testing.TB, tools *attackkit.Tools) attackkit.Target {
 	client, err := remote.NewClient(apiSrv.URL, token, apiSrv.Client())
 	require.NoError(t, err)
 	people := &siteApprover{Desk: desk(h), url: siteSrv.URL, hc: siteSrv.Client(), answers: map[stepup.TicketID][]byte{}}
-	return newLoop(client).target(people, advance(h))
+	tg := newLoop(client).target(people, advance(h))
+	tg.ChangePolicy = change
+	return tg
+}
+
+// service is asu running as a service of its own, as a framework author
+// meets it: the agent API and the approval site on their own servers, the
+// operator's invites and policy deploys, and the tools run by the service.
+// The kit reaches it only over HTTP, through attackkit.Remote.
+func service(t testing.TB, tools *attackkit.Tools) attackkit.Target {
+	h, change := versionedHarness(t, tools)
+	const token = "kit-service-token-0123456789abcdefghijklmnop"
+	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{
+		{Token: token, Agent: attackkit.Agent, Users: []string{attackkit.User, attackkit.Stranger}}}, nil)
+	require.NoError(t, err)
+	apiSrv := httptest.NewServer(api)
+	t.Cleanup(apiSrv.Close)
+	site, err := gateway.NewSite(h.Gate.Desk(), h.Enrollment, stepuptest.RP(), nil)
+	require.NoError(t, err)
+	siteSrv := httptest.NewServer(site)
+	t.Cleanup(siteSrv.Close)
+	tg, err := attackkit.Remote(attackkit.RemoteConfig{
+		AgentURL: apiSrv.URL, Token: token,
+		Site: attackkit.SiteConfig{URL: siteSrv.URL, RPID: stepuptest.RP().ID, Origin: stepuptest.RP().Origin,
+			Invite: h.Enrollment.Invite},
+		ChangePolicy: change, Advance: advance(h),
+	})
+	require.NoError(t, err)
+	return tg
+}
+
+// TestRemoteService runs the catalogue against asu as a service reached
+// only over HTTP: nothing breaks, and the attacks that need what only an
+// in-process integration offers (its card, its hooks) are skipped with
+// their reason.
+func TestRemoteService(t *testing.T) {
+	rep := attackkit.Run(t, service)
+	assert.Empty(t, rep.Broken())
+	for _, name := range []string{"agent acts on what it was shown", "denied call asked again",
+		"approval runs under a changed policy", "replay of an approver's answer", "expired approval",
+		"requester approves its own call", "flood of one session", "revoked approval"} {
+		r, ok := rep.Result(name)
+		require.True(t, ok, name)
+		assert.Equal(t, attackkit.Held, r.Outcome, "%s: %s", name, r.Detail)
+	}
 }
 
 func TestRemoteClient(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync"
 
 	"github.com/agentstepup/asu/canon"
@@ -99,4 +100,29 @@ func setArg(raw json.RawMessage, name string, v any) json.RawMessage {
 	m[name] = b
 	out, _ := json.Marshal(m)
 	return out
+}
+
+// maxRunBytes bounds one run [Tools.ServeHTTP] records.
+const maxRunBytes = 1 << 20
+
+// ServeHTTP records a run that a service in another process reports: a
+// POST of {"effect": <the canonical effect as JSON>, "key": "<idempotency
+// key>"}, answered with {"ok":true}. Point the executors of a service
+// under test ([Remote]) here, so the kit sees what ran.
+func (t *Tools) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST a run", http.StatusMethodNotAllowed)
+		return
+	}
+	var run struct {
+		Effect canon.Effect `json:"effect"`
+		Key    string       `json:"key"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRunBytes)).Decode(&run); err != nil || run.Effect.Tool == "" {
+		http.Error(w, "want {\"effect\":{...},\"key\":\"...\"}", http.StatusBadRequest)
+		return
+	}
+	out, _ := t.Execute(r.Context(), run.Effect, run.Key)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
 }

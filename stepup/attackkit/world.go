@@ -34,6 +34,9 @@ type world struct {
 	// approved are the calls the user approved (or a grant covered), with
 	// the digest of each ticket: everything that may run.
 	approved []approval
+	mu       sync.Mutex
+	// seen is what the Runtime returned to the agent, as text.
+	seen []string
 }
 
 type approval struct {
@@ -76,6 +79,7 @@ func (w *world) call(tool string, a json.RawMessage) stepup.Call {
 // propose proposes c. A propose error is a refusal: the ticket is denied.
 func (w *world) propose(c stepup.Call) stepup.Ticket {
 	tk, err := w.Runtime.Propose(w.c.ctx, c)
+	w.saw(tk, nil, err)
 	if err != nil {
 		return stepup.Ticket{Status: stepup.StatusDenied, Reason: err.Error()}
 	}
@@ -110,7 +114,8 @@ func (w *world) approve(tk stepup.Ticket, c stepup.Call) {
 
 // execute runs id and returns the error.
 func (w *world) execute(id stepup.TicketID) error {
-	_, err := w.Runtime.Execute(w.c.ctx, id)
+	res, err := w.Runtime.Execute(w.c.ctx, id)
+	w.saw(stepup.Ticket{}, res.Output, err)
 	return err
 }
 
@@ -119,7 +124,8 @@ func (w *world) execute(id stepup.TicketID) error {
 func (w *world) wait(id stepup.TicketID) stepup.Ticket {
 	ctx, cancel := context.WithTimeout(w.c.ctx, waitBound)
 	defer cancel()
-	tk, _ := w.Runtime.Wait(ctx, id)
+	tk, err := w.Runtime.Wait(ctx, id)
+	w.saw(tk, nil, err)
 	return tk
 }
 

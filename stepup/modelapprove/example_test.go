@@ -58,7 +58,7 @@ func ExampleVerdict() {
 	fmt.Println(v.Reason)
 	// Output:
 	// false true
-	// denied without the model's decision: modelapprove: malformed answer: answer is not a JSON object
+	// the model's answer was not in the required form
 }
 
 // A third party holding the two messages recomputes the hash a verdict

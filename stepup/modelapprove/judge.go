@@ -105,8 +105,11 @@ type Verdict struct {
 	// Approve is true only when the model answered "approve" in time and
 	// in the required form.
 	Approve bool
-	// Reason is the model's reason, on one line, or why the Judge denied
-	// without the model's decision.
+	// Reason is the model's reason, on one line, or, when the Judge
+	// denied without the model's decision, one clause that says why in
+	// words the runtime's model may read ("the model did not answer in
+	// time"): never an error chain, a hash or the model's raw answer.
+	// Err and the hashes are the record's.
 	Reason string
 	// ModelID is the Model's ID.
 	ModelID string
@@ -132,7 +135,7 @@ func (j *Judge) Decide(ctx context.Context, card, untrusted string) Verdict {
 	v := Verdict{ModelID: j.m.ID()}
 	deny := func(err error) Verdict {
 		v.Approve, v.Err = false, err
-		v.Reason = "denied without the model's decision: " + err.Error()
+		v.Reason = forcedReason(err)
 		return v
 	}
 	switch {
@@ -200,4 +203,27 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, erro
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// forcedReasons say, for each way a Judge denies without the model's
+// decision, why in one clause; the detail stays in Verdict.Err.
+var forcedReasons = []struct {
+	err    error
+	reason string
+}{
+	{ErrInput, "the model was not asked: the card or the agent's text is empty or too long"},
+	{ErrTimeout, "the model did not answer in time"},
+	{ErrModel, "the model could not be asked"},
+	{ErrOversize, "the model's answer was too long"},
+	{ErrMalformed, "the model's answer was not in the required form"},
+}
+
+// forcedReason is the Reason of a denial the model did not give.
+func forcedReason(err error) string {
+	for _, f := range forcedReasons {
+		if errors.Is(err, f.err) {
+			return f.reason
+		}
+	}
+	return "the model did not decide"
 }

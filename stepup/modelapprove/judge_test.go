@@ -118,7 +118,7 @@ func TestDecideMalformedIsDenial(t *testing.T) {
 		v := newJudge(t, says(answer), nil).Decide(context.Background(), sampleCard, "")
 		assert.False(t, v.Approve, "%q", answer)
 		assert.ErrorIs(t, v.Err, modelapprove.ErrMalformed, "%q", answer)
-		assert.Contains(t, v.Reason, "denied without the model's decision")
+		assert.Equal(t, "the model's answer was not in the required form", v.Reason)
 	}
 }
 
