@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentstepup/asu/internal/signed"
 	"io"
 	"net/http"
 	"net/url"
@@ -44,7 +45,7 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 
 // ErrResponseTooLarge means the endpoint's response body was longer than
 // Options.MaxResponseBytes; it was not read further.
-var ErrResponseTooLarge = errors.New("openaijudge: response too large")
+var ErrResponseTooLarge = signed.ErrResponseTooLarge
 
 // ErrName means the approver's name ([Options].Name, or the model's name
 // when that is empty) does not make a valid principal id.

@@ -1,6 +1,11 @@
 package httpexec
 
-import "errors"
+import (
+	"errors"
+	"github.com/agentstepup/asu/canon"
+
+	"github.com/agentstepup/asu/internal/signed"
+)
 
 // Errors of [Executor.Execute]: each wraps one of them, so the gate's
 // audit row and the operator's log say what the tool answered, never the
@@ -15,22 +20,22 @@ var (
 	// ErrResponseTooLarge means the tool's answer was longer than
 	// [Options].MaxResponseBytes. The tool did answer 2xx, so the effect
 	// may have happened: it is not retried.
-	ErrResponseTooLarge = errors.New("httpexec: the tool's response is too large")
+	ErrResponseTooLarge = signed.ErrResponseTooLarge
 )
 
 // Errors of [Verify]: each wraps one of them.
 var (
 	// ErrSecret means the shared secret is shorter than [MinSecretBytes].
-	ErrSecret = errors.New("httpexec: shared secret shorter than 32 bytes")
+	ErrSecret = signed.ErrSecret
 	// ErrMalformed means the request is not one an Executor sends: a
 	// missing or malformed header, a body that is not the effect message,
 	// or headers that disagree with the body.
 	ErrMalformed = errors.New("httpexec: malformed request")
 	// ErrBadSignature means no signature in the request is the HMAC of
 	// its canonical string under the secret.
-	ErrBadSignature = errors.New("httpexec: bad signature")
+	ErrBadSignature = signed.ErrBadSignature
 	// ErrStale means the request's timestamp is outside the replay window.
-	ErrStale = errors.New("httpexec: timestamp outside the replay window")
+	ErrStale = signed.ErrStale
 	// ErrTooLarge means the request body is longer than [MaxRequestBytes].
-	ErrTooLarge = errors.New("httpexec: request body too large")
+	ErrTooLarge = canon.ErrTooLarge
 )

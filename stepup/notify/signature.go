@@ -4,7 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
+	"github.com/agentstepup/asu/internal/signed"
 	"strconv"
 	"strings"
 )
@@ -24,7 +24,7 @@ const (
 const MinSecretBytes = 32
 
 // ErrSecret means the shared secret is shorter than [MinSecretBytes].
-var ErrSecret = errors.New("notify: shared secret shorter than 32 bytes")
+var ErrSecret = signed.ErrSecret
 
 // Bounds on the signature header, so parsing it costs little whatever a
 // sender puts there.

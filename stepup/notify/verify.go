@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentstepup/asu/internal/signed"
 	"io"
 	"net/http"
 	"sync"
@@ -25,10 +26,10 @@ var (
 	ErrMalformed = errors.New("notify: malformed delivery")
 	// ErrBadSignature means no signature in the header is the HMAC of the
 	// timestamp and body under the secret.
-	ErrBadSignature = errors.New("notify: bad signature")
+	ErrBadSignature = signed.ErrBadSignature
 	// ErrStale means the signed timestamp is further from now than the
 	// window, in either direction.
-	ErrStale = errors.New("notify: timestamp outside the window")
+	ErrStale = signed.ErrStale
 	// ErrTooLarge is [canon.ErrTooLarge], the one sentinel for input over
 	// its bound: the body is longer than [MaxBodyBytes].
 	ErrTooLarge = canon.ErrTooLarge
