@@ -55,13 +55,18 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 	if v.Approve {
 		to, decision, verb = store.Approved, receipt.DecisionApproved, "approved"
 	}
-	reason := fmt.Sprintf("%s by %s (prompt sha256 %s, answer sha256 %s)", verb, who,
-		hex.EncodeToString(v.PromptHash[:]), hex.EncodeToString(v.ResponseHash[:]))
+	// The ticket, which the runtime and its model read, says who decided
+	// and why; the audit row also names the prompt and answer hashes,
+	// which are the record's, not an observation for the agent.
+	said := verb + " by " + who
 	if v.Reason != "" {
-		reason += ": " + v.Reason
+		said += ": " + v.Reason
 	}
-	if len(reason) > store.MaxFieldSize {
-		reason = strings.ToValidUTF8(reason[:store.MaxFieldSize], "")
+	said = bound(said)
+	reason := bound(fmt.Sprintf("%s by %s (prompt sha256 %s, answer sha256 %s)", verb, who,
+		hex.EncodeToString(v.PromptHash[:]), hex.EncodeToString(v.ResponseHash[:])))
+	if v.Reason != "" {
+		reason = bound(reason + ": " + v.Reason)
 	}
 	mac, kid := g.MAC(a, who)
 	ev, _ := json.Marshal(modelEvidence{MAC: hex.EncodeToString(mac), Key: kid, Model: v.ModelID,
@@ -73,7 +78,7 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 	wctx := context.WithoutCancel(ctx) // once decided, the decision is kept
 	err := g.AtNow(wctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.St.Resolve(wctx, a.ID, store.Resolution{To: to, Approver: who, Reason: reason,
+		done, err = g.St.Resolve(wctx, a.ID, store.Resolution{To: to, Approver: who, Reason: said,
 			Evidence: ev, At: at}, g.Note(decision, reason, at))
 		return err
 	})
@@ -93,6 +98,14 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 		}
 	}
 	t := core.View(done, now)
-	t.Reason = reason
+	t.Reason = said
 	return t, nil
+}
+
+// bound cuts s to the store's field bound, on a rune boundary.
+func bound(s string) string {
+	if len(s) > store.MaxFieldSize {
+		return strings.ToValidUTF8(s[:store.MaxFieldSize], "")
+	}
+	return s
 }
