@@ -32,12 +32,7 @@ const MinSecretBytes = 32
 
 // Bounds on what a verifier parses, so checking a request costs little
 // whatever a sender puts there.
-const (
-	maxHeaderBytes = 1024
-	maxSignatures  = 8
-	maxUnixDigits  = 12
-	maxNameBytes   = 256 // a tool name or an idempotency key
-)
+const maxNameBytes = 256 // a tool name or an idempotency key
 
 // message is the JSON body: the effect exactly as stored (canonical), its
 // digest, the ticket and the idempotency key. Its members are written in

@@ -29,9 +29,8 @@ var ErrSecret = signed.ErrSecret
 // Bounds on the signature header, so parsing it costs little whatever a
 // sender puts there.
 const (
-	maxHeaderBytes = 1024
-	maxSignatures  = 8
-	maxUnixDigits  = 12 // up to year 33658
+	maxHeaderBytes = signed.MaxHeaderBytes
+	maxSignatures  = signed.MaxSignatures
 )
 
 // sign returns HMAC-SHA256(secret, "<t>.<body>").
@@ -55,67 +54,5 @@ func formatSignature(t int64, sigs ...[]byte) string {
 	return b.String()
 }
 
-// errHeader describes what is wrong with a signature header; Verify wraps
-// it in ErrMalformed.
-type errHeader string
-
-func (e errHeader) Error() string { return string(e) }
-
-// parseSignature parses a signature header: comma-separated key=value
-// items, exactly one "t" (decimal unix seconds, no sign, no leading
-// zeros), one to eight "v1" (64 lowercase or uppercase hex digits), and
-// any other keys ignored, so a sender may add schemes later. Spaces around
-// items are allowed.
-func parseSignature(h string) (t int64, sigs [][]byte, err error) {
-	if len(h) > maxHeaderBytes {
-		return 0, nil, errHeader("signature header too long")
-	}
-	haveT := false
-	for item := range strings.SplitSeq(h, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if !ok {
-			return 0, nil, errHeader("signature header item is not key=value")
-		}
-		switch k {
-		case "t":
-			if haveT {
-				return 0, nil, errHeader("signature header has two timestamps")
-			}
-			if t, err = parseUnix(v); err != nil {
-				return 0, nil, err
-			}
-			haveT = true
-		case "v1":
-			if len(sigs) == maxSignatures {
-				return 0, nil, errHeader("signature header has too many signatures")
-			}
-			if len(v) != 2*sha256.Size {
-				return 0, nil, errHeader("v1 signature is not 64 hex digits")
-			}
-			s, err := hex.DecodeString(v)
-			if err != nil {
-				return 0, nil, errHeader("v1 signature is not 64 hex digits")
-			}
-			sigs = append(sigs, s)
-		}
-	}
-	if !haveT {
-		return 0, nil, errHeader("signature header has no timestamp")
-	}
-	if len(sigs) == 0 {
-		return 0, nil, errHeader("signature header has no v1 signature")
-	}
-	return t, sigs, nil
-}
-
-func parseUnix(v string) (int64, error) {
-	if v == "" || len(v) > maxUnixDigits || (v[0] == '0' && len(v) > 1) {
-		return 0, errHeader("timestamp is not unix seconds")
-	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < '0' || v[i] > '9' {
-			return 0, errHeader("timestamp is not unix seconds")
-		}
-	}
-	return strconv.ParseInt(v, 10, 64)
-}
+// parseSignature parses a signature header (see [signed.ParseHeader]).
+func parseSignature(h string) (int64, [][]byte, error) { return signed.ParseHeader(h) }
