@@ -130,7 +130,10 @@ func (c *Catalog) Policy(upstream []*mcp.Tool) (*policy.Catalog, error) {
 // upstream listing, for the integrator to edit. Every tool is
 // irreversible, the worst case, unless trustHints is set: then each gets
 // [SuggestClass] of its annotations, which is still the worst reading of
-// them. Review it before use: it admits everything the server offers.
+// them. No tool gets a title: a title is shown on the card as the
+// operator's own words, so the upstream's (which the server, not the
+// operator, wrote) is never copied; write each yourself. Review it before
+// use: it admits everything the server offers.
 func StarterCatalog(version string, upstream []*mcp.Tool, trustHints bool) ([]byte, error) {
 	tools := []CatalogTool{}
 	for _, u := range upstream {
@@ -138,11 +141,10 @@ func StarterCatalog(version string, upstream []*mcp.Tool, trustHints bool) ([]by
 		if trustHints {
 			class = SuggestClass(u.Annotations)
 		}
-		title := u.Title
-		if title == "" && u.Annotations != nil {
-			title = u.Annotations.Title
-		}
-		tools = append(tools, CatalogTool{Name: u.Name, Title: title, Class: class})
+		// No title: a title is trusted text on the card, and the
+		// upstream's is the server's words, not the operator's. The card
+		// names the tool until the operator writes one.
+		tools = append(tools, CatalogTool{Name: u.Name, Class: class})
 	}
 	raw, err := catalog.Marshal(version, tools, nil)
 	if err != nil {
