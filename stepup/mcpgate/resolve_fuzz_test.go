@@ -5,7 +5,6 @@ package mcpgate_test
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/agentstepup/asu/canon"
@@ -31,7 +30,9 @@ func FuzzPathResolver(f *testing.F) {
 			target = name
 		}
 		rel, rerr := filepath.Rel(s.root, target)
-		if !filepath.IsAbs(target) || rerr != nil || !filepath.IsLocal(rel) || strings.HasPrefix(rel, "..") {
+		// IsLocal refuses a ".." component; a name such as "..0" is a
+		// file like any other, inside the root.
+		if !filepath.IsAbs(target) || rerr != nil || !filepath.IsLocal(rel) {
 			t.Fatalf("%q bound %q, outside the root %s", name, target, s.root)
 		}
 	})
