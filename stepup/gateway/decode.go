@@ -25,11 +25,20 @@ var (
 // decodeCall decodes a propose body strictly. A body canon parses is read
 // from its parsed form, in that one pass, as encoding/json would read it
 // but for the arguments, which come in canonical form (the gate
-// canonicalizes them anyway); any other body token by token.
+// canonicalizes them anyway); any other body token by token, its arguments
+// canonical too where they canonicalize.
 func decodeCall(body []byte) (wire.Call, error) {
 	parsed, err := bodyLimits.Parse(body)
 	if err != nil {
-		return decodeCallTokens(body)
+		// The rest of the body does not parse (a name that is not UTF-8,
+		// say); the arguments may, and then come canonical all the same.
+		w, err := decodeCallTokens(body)
+		if err == nil {
+			if c, cerr := canon.Canonicalize(w.Args); cerr == nil {
+				w.Args = c
+			}
+		}
+		return w, err
 	}
 	if err := memberNames(parsed, callKeys); err != nil {
 		return wire.Call{}, fmt.Errorf("%w: %v", remote.ErrInvalid, err)
