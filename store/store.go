@@ -159,6 +159,14 @@ type Tickets interface {
 	// cursor for the next page: the last ID returned, or "" when no ticket
 	// follows. An After that names no ticket fails with [ErrNotFound].
 	List(ctx context.Context, f Filter) (page []Approval, next string, err error)
+	// Queue returns the candidates of an approver's queue (see
+	// [QueueFilter]), by ExpiresAt then ID, at most q.PageSize() of them,
+	// starting after the ticket q.After, and the cursor for the next page:
+	// the last ID returned, or "" when no candidate follows. Its cost
+	// follows the page, not the tickets waiting: backends read it from an
+	// index on pending tickets by user and by group, ordered by expiry. An
+	// After that names no ticket fails with [ErrNotFound].
+	Queue(ctx context.Context, q QueueFilter) (page []Approval, next string, err error)
 }
 
 // Votes keeps what a ticket's approvers did before it was decided: when

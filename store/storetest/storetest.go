@@ -132,6 +132,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"Revoke", tickets.Revoke},
 		{"ExpirePending", tickets.ExpirePending},
 		{"List", tickets.List},
+		{"Queue", tickets.Queue},
 		{"NoAliasing", tickets.NoAliasing},
 		{"Consume", execution.Consume},
 		{"Renew", execution.Renew},
