@@ -211,6 +211,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note
 		s.leavePending(t)
 	}
 	*t = next
+	s.hub.Changed(t.ID)
 	s.commit(recs)
 	return t.Clone(), nil
 }
@@ -248,6 +249,7 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 	for i, t := range due {
 		s.leavePending(t)
 		*t = out[i].Clone()
+		s.hub.Changed(t.ID)
 	}
 	s.commit(recs)
 	return out, nil
