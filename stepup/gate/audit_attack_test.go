@@ -86,7 +86,7 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 		"reserved tool":    func(c *stepup.Call) { c.Tool = gate.GrantTool },
 		"bad UTF-8":        func(c *stepup.Call) { c.Task = "t\xff" },
 		"NUL":              func(c *stepup.Call) { c.Step = "a\x00b" },
-		"huge rationale":   func(c *stepup.Call) { c.Rationale = strings.Repeat("r", 1<<20) },
+		"huge rationale":   func(c *stepup.Call) { c.Rationale = strings.Repeat("r", canon.MaxText+1) },
 		"duplicate keys":   func(c *stepup.Call) { c.Args = json.RawMessage(`{"to":"a@example.com","to":"b@evil.net"}`) },
 		"array args":       func(c *stepup.Call) { c.Args = json.RawMessage(`[1]`) },
 		"2^53+1":           func(c *stepup.Call) { c.Args = json.RawMessage(`{"to":"a@example.com","n":9007199254740993}`) },
