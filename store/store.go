@@ -295,7 +295,9 @@ type Counters interface {
 	// AddCount adds delta to the counter (key, window) and returns the new
 	// value, atomically; window is the start of the caller's time window and
 	// a new window counts from zero. A key keeps its two newest windows:
-	// adding to an older one returns delta and keeps nothing.
+	// adding to an older one returns delta and keeps nothing. A delta of 0
+	// reads the count and changes nothing (no window is made or dropped),
+	// so backends answer it without a write transaction.
 	AddCount(ctx context.Context, key string, window time.Time, delta int64) (int64, error)
 	// IncrStreak adds one to the streak key, sets its Last to at and returns
 	// the new count.

@@ -30,6 +30,9 @@ func (s *Store) AddCount(ctx context.Context, key string, start time.Time, delta
 			return ws[i].n, nil
 		}
 	}
+	if delta == 0 {
+		return 0, nil // a read makes no window
+	}
 	switch {
 	case len(ws) == 2 && start.Before(ws[0].start):
 		// older than both kept windows: counted, not kept

@@ -30,6 +30,18 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 		return 0, s.fail(ctx, op, err)
 	}
 	var n int64
+	if delta == 0 {
+		// A read: no row made, no window shifted.
+		err := s.pool.QueryRow(ctx, `SELECT CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE 0 END
+			FROM counters WHERE key = $1`, key, window).Scan(&n)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return 0, nil
+		case err != nil:
+			return 0, s.fail(ctx, op, err)
+		}
+		return n, nil
+	}
 	err := s.pool.QueryRow(ctx, `INSERT INTO counters AS c (key, w1, n1, w2, n2) VALUES ($1, NULL, 0, $2, $3)
 		ON CONFLICT (key) DO UPDATE SET
 			w1 = CASE

@@ -16,6 +16,21 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 		return 0, fmt.Errorf("sqlite: add count: %w", err)
 	}
 	var n int64
+	if delta == 0 {
+		// A read: no write transaction, no commit.
+		if err := s.enter(ctx, "add count"); err != nil {
+			return 0, err
+		}
+		err := s.reader().QueryRowContext(ctx, `SELECT n FROM counters WHERE key = ? AND window_start = ?`,
+			key, window.UnixMicro()).Scan(&n)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return 0, nil
+		case err != nil:
+			return 0, s.fail(ctx, "add count", err)
+		}
+		return n, nil
+	}
 	err := s.write(ctx, "add count", func(tx runner) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
 			ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n RETURNING n`,
