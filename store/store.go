@@ -77,6 +77,19 @@
 // together with a new hash of its own is caught by the link of the record
 // after it; at the head, only a mark kept outside the store can catch it.
 //
+// # Queues and waits
+//
+// An approver's queue is read with [Tickets.Queue]: one index range of
+// pending tickets per source (the approver's user, each of their groups),
+// ordered by expiry, a page long, so that reading the first page costs the
+// same with ten tickets waiting or ten thousand. A waiting reader learns
+// that a ticket changed from a [Watcher] instead of polling: store/memory
+// wakes the watches of the ticket that changed; store/sqlite asks SQLite,
+// on one connection and only while someone watches, whether any
+// connection committed (it cannot say which ticket); store/postgres
+// listens for the notification a trigger sends, at commit, for every
+// change of a ticket's state or votes, whichever replica made it.
+//
 // # Writing a backend
 //
 // Validate input before opening a transaction with [Approval.Check],
