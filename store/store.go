@@ -312,6 +312,11 @@ type Counters interface {
 	// reads the count and changes nothing (no window is made or dropped),
 	// so backends answer it without a write transaction.
 	AddCount(ctx context.Context, key string, window time.Time, delta int64) (int64, error)
+	// AddCounts applies ops in order, as AddCount would each, in one
+	// transaction: all of them or, on error, none. It returns each op's
+	// result in order. At most [MaxCountOps] ops; a batch of reads only
+	// (every Delta 0) writes nothing.
+	AddCounts(ctx context.Context, ops []CountOp) ([]int64, error)
 	// IncrStreak adds one to the streak key, sets its Last to at and returns
 	// the new count.
 	IncrStreak(ctx context.Context, key string, at time.Time) (int, error)

@@ -148,6 +148,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"GetInvite", records.GetInvite},
 		{"RevokeInvite", records.RevokeInvite},
 		{"Counters", records.Counters},
+		{"CounterBatches", records.CounterBatches},
 		{"Streaks", records.Streaks},
 		{"Audit", audit.Audit},
 		{"Grants", records.Grants},
