@@ -41,6 +41,13 @@
 //     users' agents asked, so that many users' agents, each within its own
 //     limits, cannot bury one approver together.
 //
+//   - target ([ScopeTarget]): one [Target] (a mail domain, a web domain,
+//     a repository) on behalf of one user, over all of the user's agents
+//     and sessions and every spelling of the target, for requests that
+//     name one ([Request.Target]);
+//   - first contact ([ScopeFirstContact]): one user's requests to targets
+//     their history has not seen.
+//
 // A subject's ids are encoded injectively (each preceded by its length) and
 // hashed under the scope's name, so no two distinct subjects share a
 // counter, whatever characters the ids hold, and the store never holds the
@@ -62,6 +69,16 @@
 //     across the user's agents;
 //   - pending tickets [DefaultPendingPerSession] 5 per session and
 //     [DefaultPendingPerUser] 20 per user, enforced by the store.
+//
+// and, for requests that name a [Target]:
+//
+//   - target rate [DefaultTargetRate]: 10 per hour per (user, target);
+//   - target lockout [DefaultTargetLockout]: a day after 3 denials in a
+//     row of requests to a target the user's history has seen;
+//   - first-contact rate [DefaultFirstContactRate]: 5 per hour per user
+//     to targets their history has not seen;
+//   - first-contact lockout [DefaultFirstContactLockout]: a day after one
+//     denial of a request to a target their history has not seen.
 //
 // A negative count turns a limit off. A [Request] may name at most
 // [MaxApprovers] approvers.
@@ -105,6 +122,29 @@
 // agents ([Limits.UserLockout]). An approval ends all three runs. When a
 // lockout ends the run is not forgotten: the next denial locks again at
 // once, until an approval comes.
+//
+// # Targets and first contact
+//
+// An attacker who controls agents can spread its requests over as many
+// sessions and agents as it likes, and disguise them so that no two are
+// identical and none merges: every limit keyed by what it controls then
+// gives it a fresh allowance, and the principal lockouts are reset by the
+// benign approvals it mixes in. What it cannot vary is where the effect
+// goes: the account, domain or repository it controls. A gate that passes
+// [Request.Target] ([EmailTarget], [DomainTarget], [RepositoryTarget],
+// [NamedTarget]; each folds the spellings of one target into one key)
+// counts every request to it against [Limits.Target], and keeps a run of
+// denials per (user, target) that only an approval of a request to that
+// target ends.
+//
+// A target the user's history has not seen (no request of theirs to it
+// was ever approved, and no operator introduced it with
+// [Limiter.Introduce]) is a first contact: it also counts against the
+// user's [Limits.FirstContact] rate, so rotating over many targets is
+// bounded too, and [Limits.FirstContactLockout] (one denial by default)
+// replaces [Limits.TargetLockout]. [Limiter.Admission] reports a first
+// contact, so the gate can handle it more strictly, for example by asking
+// a second approver. Package flood/sim measures what each buys.
 //
 // # Failing closed
 //

@@ -84,6 +84,14 @@ type Limits struct {
 	AgentLockout   Lockout // denials in a row that lock all of an agent's sessions
 	UserLockout    Lockout // denials in a row that lock all of a user's agents
 
+	// Target, TargetLockout, FirstContact and FirstContactLockout count
+	// only requests that name a [Target]; see the package documentation.
+	// Zero fields take the defaults; a negative count turns one off.
+	Target              Rate    // admissions per (user, target), over every agent and session
+	TargetLockout       Lockout // denials in a row that lock a (user, target) the user's history has seen
+	FirstContact        Rate    // admissions per user of requests to targets their history has not seen
+	FirstContactLockout Lockout // denials in a row that lock a (user, target) their history has not seen
+
 	// PendingPerSession and PendingPerUser cap the live pending tickets.
 	// Zero takes the default; below zero means no cap.
 	PendingPerSession int
@@ -103,7 +111,8 @@ func (l Limits) Validate() error {
 	for _, r := range []struct {
 		name string
 		r    Rate
-	}{{"session rate", l.Session}, {"agent rate", l.Agent}, {"user rate", l.User}, {"approver inflow", l.ApproverInflow}} {
+	}{{"session rate", l.Session}, {"agent rate", l.Agent}, {"user rate", l.User}, {"approver inflow", l.ApproverInflow},
+		{"target rate", l.Target}, {"first-contact rate", l.FirstContact}} {
 		switch {
 		case r.r.N < 0 || r.r == Rate{}:
 		case r.r.N == 0:
@@ -115,7 +124,8 @@ func (l Limits) Validate() error {
 	for _, lo := range []struct {
 		name string
 		l    Lockout
-	}{{"session lockout", l.SessionLockout}, {"agent lockout", l.AgentLockout}, {"user lockout", l.UserLockout}} {
+	}{{"session lockout", l.SessionLockout}, {"agent lockout", l.AgentLockout}, {"user lockout", l.UserLockout},
+		{"target lockout", l.TargetLockout}, {"first-contact lockout", l.FirstContactLockout}} {
 		switch {
 		case lo.l.After < 0 || lo.l == Lockout{}:
 		case lo.l.After == 0:
@@ -136,6 +146,10 @@ func (l Limits) withDefaults() Limits {
 	l.SessionLockout = l.SessionLockout.withDefault(DefaultSessionLockout)
 	l.AgentLockout = l.AgentLockout.withDefault(DefaultAgentLockout)
 	l.UserLockout = l.UserLockout.withDefault(DefaultUserLockout)
+	l.Target = l.Target.withDefault(DefaultTargetRate)
+	l.TargetLockout = l.TargetLockout.withDefault(DefaultTargetLockout)
+	l.FirstContact = l.FirstContact.withDefault(DefaultFirstContactRate)
+	l.FirstContactLockout = l.FirstContactLockout.withDefault(DefaultFirstContactLockout)
 	if l.PendingPerSession == 0 {
 		l.PendingPerSession = DefaultPendingPerSession
 	}
