@@ -33,22 +33,17 @@
 //
 //   - session ([ScopeSession]): one session of one agent of one user, the
 //     triple (user, agent, session);
-//
 //   - agent ([ScopeAgent]): one agent of one user, the pair (user, agent),
 //     over all of its sessions, so an agent that opens a fresh session for
 //     every request gains nothing by it;
-//
 //   - user ([ScopeUser]): one user, over all of their agents and sessions;
-//
 //   - approver ([ScopeApprover]): one person receiving prompts, whichever
 //     users' agents asked, so that many users' agents, each within its own
-//     limits, cannot bury one approver together.
-//
+//     limits, cannot bury one approver together;
 //   - target ([ScopeTarget]): one [Target] (a mail domain, a web domain,
 //     a repository) on behalf of one user, over all of the user's agents
 //     and sessions and every spelling of the target, for requests that
 //     name one ([Request.Target]);
-//
 //   - first contact ([ScopeFirstContact]): one user's requests to targets
 //     their history has not seen.
 //
