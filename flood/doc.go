@@ -76,6 +76,8 @@
 //     row of requests to a target the user's history has seen;
 //   - first-contact rate [DefaultFirstContactRate]: 5 per hour per user
 //     to targets their history has not seen;
+//   - first-contact target rate [DefaultFirstContactTargetRate]: one per
+//     hour per (user, target) while their history has not seen it;
 //   - first-contact lockout [DefaultFirstContactLockout]: a day after one
 //     denial of a request to a target their history has not seen.
 //
@@ -140,7 +142,8 @@
 // was ever approved, and no operator introduced it with
 // [Limiter.Introduce]) is a first contact: it also counts against the
 // user's [Limits.FirstContact] rate, so rotating over many targets is
-// bounded too, and [Limits.FirstContactLockout] (one denial by default)
+// bounded too, and against [Limits.FirstContactTarget] (one an hour by
+// default, so a burst to a new target is one card), and [Limits.FirstContactLockout] (one denial by default)
 // replaces [Limits.TargetLockout]. [Limiter.Admission] reports a first
 // contact, so the gate can handle it more strictly, for example by asking
 // a second approver. Package flood/sim measures what each buys.

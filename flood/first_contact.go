@@ -22,6 +22,11 @@ var (
 	// to targets their history has not seen: an attacker that rotates over
 	// targets it controls meets this limit.
 	DefaultFirstContactRate = Rate{N: 5, Per: time.Hour}
+	// DefaultFirstContactTargetRate admits one approval request per hour
+	// per user to one target their history has not seen: until a person
+	// has approved a request to it, a new target gets one card at a time,
+	// so a burst to it is one card, not one per request.
+	DefaultFirstContactTargetRate = Rate{N: 1, Per: time.Hour}
 	// DefaultFirstContactLockout locks one user's requests to a target
 	// their history has not seen for a day after one denial: an approver
 	// who refused a first contact has said what they think of it, and a
@@ -102,7 +107,11 @@ func (t targeted) rates(l *Limiter) []scoped {
 	}
 	rs := []scoped{{scope: ScopeTarget, subject: t.subject, rate: l.limits.Target}}
 	if !t.seen {
-		rs = append(rs, scoped{scope: ScopeFirstContact, subject: t.user, rate: l.limits.FirstContact})
+		// The per-target first-contact count is keyed under the
+		// first-contact scope, apart from the target rate's.
+		rs = append(rs,
+			scoped{scope: ScopeFirstContact, subject: t.subject, rate: l.limits.FirstContactTarget},
+			scoped{scope: ScopeFirstContact, subject: t.user, rate: l.limits.FirstContact})
 	}
 	return rs
 }

@@ -21,6 +21,7 @@ func onlyTargets(l flood.Limits) flood.Limits {
 	o := off
 	o.Target, o.TargetLockout = l.Target, l.TargetLockout
 	o.FirstContact, o.FirstContactLockout = l.FirstContact, l.FirstContactLockout
+	o.FirstContactTarget = l.FirstContactTarget
 	return o
 }
 
@@ -57,7 +58,8 @@ func TestTargetRateHoldsAgainstSpread(t *testing.T) {
 		a := spreadAttacker{rng: rng, user: "user:u", agents: 1 + rng.IntN(16), domain: "attacker.example"}
 		n := int64(1 + rng.IntN(8))
 		c := newClock()
-		l := onlyTargets(flood.Limits{Target: flood.Rate{N: n, Per: time.Hour}, FirstContact: flood.Rate{N: -1}})
+		l := onlyTargets(flood.Limits{Target: flood.Rate{N: n, Per: time.Hour}, FirstContact: flood.Rate{N: -1},
+			FirstContactTarget: flood.Rate{N: -1}})
 		lim := newLimiter(t, memory.New(nil), l, c)
 
 		// The naive variant keys the same rate by the agent.
@@ -174,7 +176,7 @@ func TestFirstContactSeenAfterApproval(t *testing.T) {
 	assert.False(t, adm.FirstContact, "approved once, the target is known to the user's history")
 
 	// A known target takes the target lockout (3 denials), not the
-	// first-contact one (1).
+	// first-contact one (1), and no first-contact rate.
 	for range flood.DefaultTargetLockout.After {
 		require.NoError(t, lim.Admit(ctx, r))
 		require.NoError(t, lim.Decided(ctx, r, false))
@@ -220,6 +222,8 @@ func TestFirstContactRateBoundsTargetRotation(t *testing.T) {
 	c := newClock()
 	lim := newLimiter(t, memory.New(nil), onlyTargets(flood.Limits{}), c)
 	known, err := flood.DomainTarget("partner.example")
+	// (each rotated target is new: one request each fits its own
+	// first-contact target rate)
 	require.NoError(t, err)
 	require.NoError(t, lim.Introduce(ctx, "user:u", known))
 	admitted := 0
@@ -300,4 +304,38 @@ func TestTargetLimitsValidate(t *testing.T) {
 	assert.Equal(t, flood.DefaultTargetLockout, got.TargetLockout)
 	assert.Equal(t, flood.DefaultFirstContactRate, got.FirstContact)
 	assert.Equal(t, flood.DefaultFirstContactLockout, got.FirstContactLockout)
+	assert.Equal(t, flood.DefaultFirstContactTargetRate, got.FirstContactTarget)
+}
+
+// TestFirstContactTargetRate: a burst to a new target, from any number
+// of agents, is one admission an hour until a request to it is approved.
+func TestFirstContactTargetRate(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	rng := rand.New(rand.NewPCG(3, 3))
+	a := spreadAttacker{rng: rng, user: "user:u", agents: 8, domain: "attacker.example"}
+	lim := newLimiter(t, memory.New(nil), onlyTargets(flood.Limits{}), c)
+	admitted := 0
+	var last flood.Request
+	for range 30 {
+		r := a.next(t)
+		if err := lim.Admit(ctx, r); err == nil {
+			admitted++
+			last = r
+		} else {
+			var le *flood.LimitError
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, flood.ScopeFirstContact, le.Scope)
+		}
+	}
+	assert.Equal(t, 1, admitted)
+	// Approved, the target is known: the target rate (10 an hour) applies.
+	require.NoError(t, lim.Decided(ctx, last, true))
+	admitted = 0
+	for range 30 {
+		if lim.Admit(ctx, a.next(t)) == nil {
+			admitted++
+		}
+	}
+	assert.EqualValues(t, flood.DefaultTargetRate.N-1, admitted)
 }

@@ -130,7 +130,7 @@ func (l *Limiter) Caps() store.Caps { return l.limits.caps() }
 // With every limit on, an admission costs 3 + 2×(3 + a) counter
 // operations for a distinct approvers: a streak read per lockout, and a
 // count and a read of the previous window per rate. A request that names
-// a [Target] costs 4 more, 6 more for a first contact: the history read,
+// a [Target] costs 4 more, 8 more for a first contact: the history read,
 // the target's lockout and its rates.
 func (l *Limiter) Admit(ctx context.Context, r Request) error {
 	_, err := l.Admission(ctx, r)

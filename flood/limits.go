@@ -84,12 +84,13 @@ type Limits struct {
 	AgentLockout   Lockout // denials in a row that lock all of an agent's sessions
 	UserLockout    Lockout // denials in a row that lock all of a user's agents
 
-	// Target, TargetLockout, FirstContact and FirstContactLockout count
-	// only requests that name a [Target]; see the package documentation.
+	// Target, TargetLockout, FirstContact, FirstContactTarget and
+	// FirstContactLockout count only requests that name a [Target]; see the package documentation.
 	// Zero fields take the defaults; a negative count turns one off.
 	Target              Rate    // admissions per (user, target), over every agent and session
 	TargetLockout       Lockout // denials in a row that lock a (user, target) the user's history has seen
 	FirstContact        Rate    // admissions per user of requests to targets their history has not seen
+	FirstContactTarget  Rate    // admissions per (user, target) while their history has not seen the target
 	FirstContactLockout Lockout // denials in a row that lock a (user, target) their history has not seen
 
 	// PendingPerSession and PendingPerUser cap the live pending tickets.
@@ -112,7 +113,8 @@ func (l Limits) Validate() error {
 		name string
 		r    Rate
 	}{{"session rate", l.Session}, {"agent rate", l.Agent}, {"user rate", l.User}, {"approver inflow", l.ApproverInflow},
-		{"target rate", l.Target}, {"first-contact rate", l.FirstContact}} {
+		{"target rate", l.Target}, {"first-contact rate", l.FirstContact},
+		{"first-contact target rate", l.FirstContactTarget}} {
 		switch {
 		case r.r.N < 0 || r.r == Rate{}:
 		case r.r.N == 0:
@@ -149,6 +151,7 @@ func (l Limits) withDefaults() Limits {
 	l.Target = l.Target.withDefault(DefaultTargetRate)
 	l.TargetLockout = l.TargetLockout.withDefault(DefaultTargetLockout)
 	l.FirstContact = l.FirstContact.withDefault(DefaultFirstContactRate)
+	l.FirstContactTarget = l.FirstContactTarget.withDefault(DefaultFirstContactTargetRate)
 	l.FirstContactLockout = l.FirstContactLockout.withDefault(DefaultFirstContactLockout)
 	if l.PendingPerSession == 0 {
 		l.PendingPerSession = DefaultPendingPerSession
