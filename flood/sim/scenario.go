@@ -111,6 +111,7 @@ type Scenario struct {
 	// BenignFirstContact is the share of benign requests to a target
 	// their user's history has not seen (each such target new); the rest
 	// go to one of KnownTargets targets of the user.
+	// (zero KnownTargets is one).
 	BenignFirstContact float64  `json:"benign_first_contact"`
 	KnownTargets       int      `json:"known_targets"`
 	Attack             Attack   `json:"attack"`
@@ -143,6 +144,7 @@ type Attack struct {
 	// attacker's requests rotate over. Disguised requests spell their
 	// target differently each time (case, plus-addressing, subdomains, a
 	// trailing dot, full-width letters); flood.EmailTarget folds them.
+	// Zero is one.
 	Targets int `json:"targets"`
 }
 
@@ -317,8 +319,8 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("%w: TTL must be between 1s and %v, got %v", ErrInvalid, MaxShift, s.TTL)
 	case !(s.BenignFirstContact >= 0 && s.BenignFirstContact <= 1):
 		return fmt.Errorf("%w: benign first contact must be in [0, 1], got %v", ErrInvalid, s.BenignFirstContact)
-	case s.KnownTargets < 1 || s.KnownTargets > MaxUsers:
-		return fmt.Errorf("%w: known targets must be between 1 and %d, got %d", ErrInvalid, MaxUsers, s.KnownTargets)
+	case s.KnownTargets < 0 || s.KnownTargets > MaxUsers:
+		return fmt.Errorf("%w: known targets must be between 0 (one) and %d, got %d", ErrInvalid, MaxUsers, s.KnownTargets)
 	}
 	if err := s.Attack.validate(); err != nil {
 		return err
@@ -345,8 +347,8 @@ func (a Attack) validate() error {
 		return fmt.Errorf("%w: spread must be between 1 and %d, got %d", ErrInvalid, MaxUsers, a.Spread)
 	case a.Scope != flood.ScopeSession && a.Scope != flood.ScopeAgent && a.Scope != flood.ScopeUser:
 		return fmt.Errorf("%w: spread scope must be session, agent or user, got %q", ErrInvalid, a.Scope)
-	case a.Targets < 1 || a.Targets > MaxUsers:
-		return fmt.Errorf("%w: attack targets must be between 1 and %d, got %d", ErrInvalid, MaxUsers, a.Targets)
+	case a.Targets < 0 || a.Targets > MaxUsers:
+		return fmt.Errorf("%w: attack targets must be between 0 (one) and %d, got %d", ErrInvalid, MaxUsers, a.Targets)
 	}
 	return nil
 }

@@ -221,7 +221,7 @@ func (s *shift) benignArrival() error {
 		z: s.benignRNG.NormFloat64()}
 	// Two draws for the target whatever the controls, so that every
 	// configuration meets the same requests.
-	fresh, known := s.benignRNG.Float64() < s.sc.BenignFirstContact, s.benignRNG.IntN(s.sc.KnownTargets)
+	fresh, known := s.benignRNG.Float64() < s.sc.BenignFirstContact, s.benignRNG.IntN(max(s.sc.KnownTargets, 1))
 	if fresh {
 		r.to = "someone@new-" + strconv.Itoa(n) + ".example"
 	} else {
@@ -262,7 +262,8 @@ func (s *shift) burst() error {
 		case flood.ScopeUser:
 			r.user = benignUser(who)
 		}
-		r.to = attackAddress(s.out.malicious%a.Targets, a.Targets, n, a.Disguise)
+		targets := max(a.Targets, 1)
+		r.to = attackAddress(s.out.malicious%targets, targets, n, a.Disguise)
 		if err := s.withTarget(&r, true); err != nil {
 			return err
 		}
@@ -288,6 +289,7 @@ func (s *shift) effect(n int) ([]byte, canon.Digest) {
 	case !r.malicious:
 		e = []byte(`{"args":{"n":` + strconv.Itoa(n) + `},"tool":"send_email"}`)
 	case s.sc.Attack.Disguise || s.sc.Attack.Targets > 1:
+		// Each differs: none merges.
 		e = []byte(`{"args":{"amount":` + strconv.Itoa(900+n) + `,"to":` + strconv.Quote(r.to) + `},"tool":"send_payment"}`)
 	default:
 		return s.maliciousEffect, s.maliciousDigest
@@ -378,7 +380,7 @@ func knownTarget(k int) string { return "partner-" + strconv.Itoa(k) + ".example
 // as an operator importing the team's contacts would.
 func (s *shift) introduceKnown() error {
 	for u := range s.sc.BenignUsers {
-		for k := range s.sc.KnownTargets {
+		for k := range max(s.sc.KnownTargets, 1) {
 			t, err := flood.DomainTarget(knownTarget(k))
 			if err != nil {
 				return fmt.Errorf("sim: known target: %w", err)
