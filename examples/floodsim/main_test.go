@@ -27,9 +27,11 @@ func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestTable(t *testing.T) {
 	code, out, stderr := runArgs(t, append(quick, "-each")...)
 	require.Equal(t, exitOK, code, stderr)
-	for _, want := range []string{"20 shifts of 1h0m0s, seed 7", "off (naive queue)", "flood limits only", "dwell only",
-		"rule of 2 only", "all on", "attack success [95% CI]", "session 10/10m", "approver inflow 30/1h",
-		"lockouts: session 3/15m", "dwell 3s", "rule of 2", "refused by flood control"} {
+	for _, want := range []string{"20 shifts of 1h0m0s, seed 7", "off (naive queue)", "all on but flood", "all on but dwell",
+		"all on but targets", "all on but first-contact approver", "all on but practice", "all on but confirm",
+		"all on", "attack success [95% CI]", "session 10/10m", "approver inflow 30/1h",
+		"lockouts: session 3/15m", "dwell 3s", "first contact: rate 5/1h per user, 1/1h per target, lockout 1/24h, 2 approvers",
+		"practice requests 0.02", "active confirmation", "refused by flood control"} {
 		assert.Contains(t, out, want)
 	}
 
@@ -37,7 +39,25 @@ func TestTable(t *testing.T) {
 	code, out, _ = runArgs(t, quick...)
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "all on")
-	assert.NotContains(t, out, "dwell only")
+	assert.NotContains(t, out, "all on but")
+}
+
+func TestSensitivityTable(t *testing.T) {
+	code, out, stderr := runArgs(t, "-runs", "2", "-shift", "20m", "-seed", "3", "-table")
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var rows []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| approvers") {
+			rows = append(rows, l)
+		}
+	}
+	// 2 approver counts x 3 misses x 2 correlations x 3 attackers.
+	assert.Len(t, rows, 36)
+	assert.Contains(t, out, "| 2 | 0.3 | 0.8 | disguised, spread over 4 agents |")
+
+	code, _, _ = runArgs(t, "-table", "-each")
+	assert.Equal(t, exitUsage, code)
 }
 
 func TestJSON(t *testing.T) {
