@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"golang.org/x/net/idna"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/flood"
@@ -120,6 +121,12 @@ func spellTarget(rng *rand.Rand, dom string) string {
 		}
 	}
 	host = b.String()
+	if rng.IntN(4) == 0 {
+		// The A-label form, as mail software may write an IDN.
+		if a, err := idna.Lookup.ToASCII(strings.ToLower(host)); err == nil {
+			host = strings.ToUpper(a[:1]) + a[1:]
+		}
+	}
 	if rng.IntN(2) == 0 {
 		host += "."
 	}
