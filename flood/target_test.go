@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"golang.org/x/net/idna"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/idna"
 
 	"github.com/agentstepup/asu/flood"
 )
