@@ -148,6 +148,14 @@
 // contact, so the gate can handle it more strictly, for example by asking
 // a second approver. Package flood/sim measures what each buys.
 //
+// What the rule cannot do: an attack through a target already known (a
+// changed amount to a known payee, a known repository) is no first
+// contact; and an attacker that first gets one harmless-looking request
+// to its own target approved makes that target known, after which only
+// [Limits.Target] and [Limits.TargetLockout] stand in its way. Targets
+// are keyed per user, so an attacker holding agents of several users gets
+// one first contact per user.
+//
 // # Failing closed
 //
 // A store error, a cancelled context, or a request without a user, an
