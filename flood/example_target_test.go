@@ -51,17 +51,17 @@ func ExampleLimiter_Admission() {
 	if err != nil {
 		panic(err)
 	}
-	// A hijacked agent asks to pay a domain nobody in erin's history has
-	// been paid at: a first contact, which the gate may send to a second
-	// approver.
+	// A hijacked agent asks to pay a domain nobody in the operator's
+	// history has been paid at: a first contact, which the gate may send
+	// to a second approver.
 	r := flood.Request{User: "user:erin", Agent: "agent:a", Session: "s1", Approvers: []string{"user:erin"}, Target: to}
 	adm, err := lim.Admission(ctx, r)
 	fmt.Println(adm.FirstContact, err)
 
-	// Another agent, another session, another spelling: the same target,
-	// one request an hour until a person approves one.
+	// Another user's agent, another session, another spelling: the same
+	// target, one request an hour until a person approves one.
 	r2 := r
-	r2.Agent, r2.Session = "agent:b", "s2"
+	r2.User, r2.Agent, r2.Session = "user:dana", "agent:b", "s2"
 	r2.Target, _ = flood.EmailTarget("Billing+2@ATTACKER.example.")
 	_, err = lim.Admission(ctx, r2)
 	var le *flood.LimitError
@@ -91,7 +91,7 @@ func ExampleLimiter_Introduce() {
 	if err != nil {
 		panic(err)
 	}
-	if err := lim.Introduce(ctx, "user:erin", vendor); err != nil {
+	if err := lim.Introduce(ctx, vendor); err != nil {
 		panic(err)
 	}
 	adm, err := lim.Admission(ctx, flood.Request{User: "user:erin", Agent: "agent:a", Session: "s",

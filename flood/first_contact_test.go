@@ -118,9 +118,9 @@ func (c *countingStore) ResetStreak(ctx context.Context, key string) error {
 }
 
 // TestFirstContactLockoutHoldsAgainstSpread: one denial of a request to a
-// target the user's history has not seen locks it, for every agent,
-// session and spelling, and benign approvals of the user's other work do
-// not lift it. The user's principal lockout, under the same interleaving,
+// target the operator's history has not seen locks it, for every agent,
+// session, user and spelling, and benign approvals of the user's other
+// work do not lift it. The user's principal lockout, under the same interleaving,
 // is reset by every benign approval and never locks.
 func TestFirstContactLockoutHoldsAgainstSpread(t *testing.T) {
 	ctx := context.Background()
@@ -148,12 +148,13 @@ func TestFirstContactLockoutHoldsAgainstSpread(t *testing.T) {
 			var le *flood.LimitError
 			require.ErrorAs(t, err, &le, "seed %d", seed)
 			assert.ErrorIs(t, err, flood.ErrLockedOut)
-			assert.Equal(t, flood.ScopeTarget, le.Scope)
+			assert.Equal(t, flood.ScopeFirstContact, le.Scope)
 		}
-		// Another user's requests to the same target are not locked.
+		// Nobody in the operator's history has used the target: another
+		// user's hijacked agent meets the same lockout.
 		other := a.next(t)
 		other.User = "user:v"
-		assert.NoError(t, lim.Admit(ctx, other))
+		assert.ErrorIs(t, lim.Admit(ctx, other), flood.ErrLockedOut)
 	}
 }
 
@@ -173,7 +174,7 @@ func TestFirstContactSeenAfterApproval(t *testing.T) {
 	r.Agent, r.Session = "agent:b", "t"
 	adm, err = lim.Admission(ctx, r)
 	require.NoError(t, err)
-	assert.False(t, adm.FirstContact, "approved once, the target is known to the user's history")
+	assert.False(t, adm.FirstContact, "approved once, the target is known to the operator's history")
 
 	// A known target takes the target lockout (3 denials), not the
 	// first-contact one (1), and no first-contact rate.
@@ -185,11 +186,12 @@ func TestFirstContactSeenAfterApproval(t *testing.T) {
 	c.Advance(flood.DefaultTargetLockout.For)
 	assert.NoError(t, lim.Admit(ctx, r))
 
-	// Known for this user only.
+	// Known to the operator's history: no first contact for another user
+	// either, whose run of denials of it is their own.
 	r.User = "user:v"
 	adm, err = lim.Admission(ctx, r)
 	require.NoError(t, err)
-	assert.True(t, adm.FirstContact)
+	assert.False(t, adm.FirstContact)
 }
 
 func TestIntroduce(t *testing.T) {
@@ -204,14 +206,13 @@ func TestIntroduce(t *testing.T) {
 	require.ErrorIs(t, lim.Admit(ctx, r), flood.ErrLockedOut)
 
 	// The operator introduces the target: known, and the lockout lifted.
-	require.NoError(t, lim.Introduce(ctx, "user:u", tgt))
-	require.NoError(t, lim.Introduce(ctx, "user:u", tgt), "twice is harmless")
+	require.NoError(t, lim.Introduce(ctx, tgt))
+	require.NoError(t, lim.Introduce(ctx, tgt), "twice is harmless")
 	adm, err := lim.Admission(ctx, r)
 	require.NoError(t, err)
 	assert.False(t, adm.FirstContact)
 
-	assert.ErrorIs(t, lim.Introduce(ctx, "", tgt), flood.ErrInvalidTarget)
-	assert.ErrorIs(t, lim.Introduce(ctx, "user:u", flood.Target{}), flood.ErrInvalidTarget)
+	assert.ErrorIs(t, lim.Introduce(ctx, flood.Target{}), flood.ErrInvalidTarget)
 }
 
 // TestFirstContactRateBoundsTargetRotation: an attacker that rotates over
@@ -225,7 +226,7 @@ func TestFirstContactRateBoundsTargetRotation(t *testing.T) {
 	// (each rotated target is new: one request each fits its own
 	// first-contact target rate)
 	require.NoError(t, err)
-	require.NoError(t, lim.Introduce(ctx, "user:u", known))
+	require.NoError(t, lim.Introduce(ctx, known))
 	admitted := 0
 	for i := range 40 {
 		tgt, err := flood.EmailTarget(fmt.Sprintf("p@evil-%d.example", i))
@@ -308,7 +309,8 @@ func TestTargetLimitsValidate(t *testing.T) {
 }
 
 // TestFirstContactTargetRate: a burst to a new target, from any number
-// of agents, is one admission an hour until a request to it is approved.
+// of agents of any number of users, is one admission an hour until a
+// request to it is approved.
 func TestFirstContactTargetRate(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
@@ -317,8 +319,9 @@ func TestFirstContactTargetRate(t *testing.T) {
 	lim := newLimiter(t, memory.New(nil), onlyTargets(flood.Limits{}), c)
 	admitted := 0
 	var last flood.Request
-	for range 30 {
+	for i := range 30 {
 		r := a.next(t)
+		r.User = fmt.Sprintf("user:%d", i%5)
 		if err := lim.Admit(ctx, r); err == nil {
 			admitted++
 			last = r
@@ -329,8 +332,10 @@ func TestFirstContactTargetRate(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, admitted)
-	// Approved, the target is known: the target rate (10 an hour) applies.
+	// Approved, the target is known: the target rate (10 an hour per
+	// user) applies.
 	require.NoError(t, lim.Decided(ctx, last, true))
+	a.user = last.User
 	admitted = 0
 	for range 30 {
 		if lim.Admit(ctx, a.next(t)) == nil {

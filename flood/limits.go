@@ -88,10 +88,10 @@ type Limits struct {
 	// FirstContactLockout count only requests that name a [Target]; see the package documentation.
 	// Zero fields take the defaults; a negative count turns one off.
 	Target              Rate    // admissions per (user, target), over every agent and session
-	TargetLockout       Lockout // denials in a row that lock a (user, target) the user's history has seen
-	FirstContact        Rate    // admissions per user of requests to targets their history has not seen
-	FirstContactTarget  Rate    // admissions per (user, target) while their history has not seen the target
-	FirstContactLockout Lockout // denials in a row that lock a (user, target) their history has not seen
+	TargetLockout       Lockout // denials in a row that lock a (user, target) the operator's history has seen
+	FirstContact        Rate    // admissions per user of requests to targets the operator's history has not seen
+	FirstContactTarget  Rate    // admissions per target, from any user, while the operator's history has not seen it
+	FirstContactLockout Lockout // denials in a row, from any user, that lock a target the operator's history has not seen
 
 	// PendingPerSession and PendingPerUser cap the live pending tickets.
 	// Zero takes the default; below zero means no cap.

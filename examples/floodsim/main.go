@@ -95,8 +95,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&sc.BenignRate, "benign-rate", sc.BenignRate, "benign approval requests per hour")
 	fs.IntVar(&sc.BenignUsers, "benign-users", sc.BenignUsers, "users sending benign requests")
 	fs.DurationVar(&sc.TTL, "ttl", sc.TTL, "how long a card waits before it expires")
-	fs.Float64Var(&sc.BenignFirstContact, "benign-first-contact", sc.BenignFirstContact, "share of benign requests to a target the user's history has not seen")
-	fs.IntVar(&sc.KnownTargets, "known-targets", sc.KnownTargets, "targets each benign user's history holds")
+	fs.Float64Var(&sc.BenignFirstContact, "benign-first-contact", sc.BenignFirstContact, "share of benign requests to a target the operator's history has not seen")
+	fs.IntVar(&sc.KnownTargets, "known-targets", sc.KnownTargets, "targets the operator's history holds")
 
 	at := &sc.Attack
 	fs.Float64Var(&at.Rate, "attack-rate", at.Rate, "malicious requests per hour (0: no attacker)")

@@ -79,7 +79,7 @@ const (
 	DefaultApprovals = 1
 	// DefaultFirstContactApprovals is the approvers a first contact needs
 	// when the first-contact rule is on: a second person for a target the
-	// user's history has not seen.
+	// operator's history has not seen.
 	DefaultFirstContactApprovals = 2
 	// DefaultPractice is the share of practice requests: one card in
 	// fifty, the rate the issue proposes.
@@ -88,12 +88,12 @@ const (
 	MaxPractice = 0.5
 
 	// DefaultBenignFirstContact is the share of benign requests to a
-	// target their user's history has not seen. Five percent is an
+	// target the operator's history has not seen. Five percent is an
 	// assumption (neutral): no source we know measures how often a team's
 	// external effects reach a new recipient, domain or repository. The
-	// rest go to DefaultKnownTargets targets each user's history holds.
+	// rest go to DefaultKnownTargets targets the history holds.
 	DefaultBenignFirstContact = 0.05
-	// DefaultKnownTargets is how many targets each benign user's history
+	// DefaultKnownTargets is how many targets the operator's history
 	// holds, introduced before the shift.
 	DefaultKnownTargets = 10
 	// DefaultAttackTargets is one target: the account the attacker wants
@@ -109,7 +109,7 @@ type Scenario struct {
 	BenignUsers int           `json:"benign_users"` // users sending them, each with one agent and one session
 	TTL         time.Duration `json:"ttl_ns"`       // how long a card waits before it expires
 	// BenignFirstContact is the share of benign requests to a target
-	// their user's history has not seen (each such target new); the rest
+	// the operator's history has not seen (each such target new); the rest
 	// go to one of KnownTargets targets of the user.
 	// (zero KnownTargets is one).
 	BenignFirstContact float64  `json:"benign_first_contact"`

@@ -71,7 +71,7 @@ type request struct {
 	z         float64 // the card's share of every approver's answer
 	to        string  // the recipient, as the request spells it
 	target    flood.Target
-	fresh     bool // to a target the user's history had not seen when it arrived
+	fresh     bool // to a target the operator's history had not seen when it arrived
 }
 
 // shift simulates one shift.
@@ -373,21 +373,19 @@ func (s *shift) propose(n int) error {
 	return nil
 }
 
-// knownTarget is the k-th target every benign user's history holds.
+// knownTarget is the k-th target the operator's history holds.
 func knownTarget(k int) string { return "partner-" + strconv.Itoa(k) + ".example" }
 
-// introduceKnown puts each benign user's known targets in their history,
-// as an operator importing the team's contacts would.
+// introduceKnown puts the team's known targets in the operator's
+// history, as an operator importing the team's contacts would.
 func (s *shift) introduceKnown() error {
-	for u := range s.sc.BenignUsers {
-		for k := range max(s.sc.KnownTargets, 1) {
-			t, err := flood.DomainTarget(knownTarget(k))
-			if err != nil {
-				return fmt.Errorf("sim: known target: %w", err)
-			}
-			if err := s.lim.Introduce(s.ctx, benignUser(u), t); err != nil {
-				return fmt.Errorf("sim: introduce: %w", err)
-			}
+	for k := range max(s.sc.KnownTargets, 1) {
+		t, err := flood.DomainTarget(knownTarget(k))
+		if err != nil {
+			return fmt.Errorf("sim: known target: %w", err)
+		}
+		if err := s.lim.Introduce(s.ctx, t); err != nil {
+			return fmt.Errorf("sim: introduce: %w", err)
 		}
 	}
 	return nil
