@@ -110,8 +110,8 @@ type Scenario struct {
 	TTL         time.Duration `json:"ttl_ns"`       // how long a card waits before it expires
 	// BenignFirstContact is the share of benign requests to a target
 	// the operator's history has not seen (each such target new); the rest
-	// go to one of KnownTargets targets of the user.
-	// (zero KnownTargets is one).
+	// go to one of the KnownTargets targets the history holds (zero is
+	// one).
 	BenignFirstContact float64  `json:"benign_first_contact"`
 	KnownTargets       int      `json:"known_targets"`
 	Attack             Attack   `json:"attack"`
