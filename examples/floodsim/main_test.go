@@ -62,7 +62,8 @@ func TestSensitivityTable(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	args := append(quick, "-json", "-disguise", "-spread", "3", "-spread-scope", "user", "-session-rate", "off",
-		"-user-lockout", "2/10m", "-approvals", "3", "-dwell", "8s", "-pending-per-user", "0")
+		"-user-lockout", "2/10m", "-approvals", "3", "-dwell", "8s", "-pending-per-user", "0",
+		"-first-contact-target-rate", "2/30m", "-practice", "0.1", "-confirm=false", "-attack-targets", "2")
 	code, out, stderr := runArgs(t, args...)
 	require.Equal(t, exitOK, code, stderr)
 	var doc struct {
@@ -72,16 +73,21 @@ func TestJSON(t *testing.T) {
 				Disguise bool   `json:"disguise"`
 				Spread   int    `json:"spread"`
 				Scope    string `json:"scope"`
+				Targets  int    `json:"targets"`
 			} `json:"attack"`
 		} `json:"scenario"`
 		On struct {
 			Limits struct {
-				SessionRate    string `json:"session_rate"`
-				UserLockout    string `json:"user_lockout"`
-				PendingPerUser int    `json:"pending_per_user"`
+				SessionRate            string `json:"session_rate"`
+				UserLockout            string `json:"user_lockout"`
+				PendingPerUser         int    `json:"pending_per_user"`
+				FirstContactTargetRate string `json:"first_contact_target_rate"`
 			} `json:"limits"`
-			Dwell     string `json:"dwell"`
-			Approvals int    `json:"approvals"`
+			Dwell     string  `json:"dwell"`
+			Approvals int     `json:"approvals"`
+			Targets   bool    `json:"targets"`
+			Practice  float64 `json:"practice"`
+			Confirm   bool    `json:"confirm"`
 		} `json:"controls_on"`
 		Rows []struct {
 			Name   string `json:"name"`
@@ -104,6 +110,11 @@ func TestJSON(t *testing.T) {
 	assert.Equal(t, -1, doc.On.Limits.PendingPerUser)
 	assert.Equal(t, "8s", doc.On.Dwell)
 	assert.Equal(t, 3, doc.On.Approvals)
+	assert.Equal(t, 2, doc.Scenario.Attack.Targets)
+	assert.Equal(t, "2/30m", doc.On.Limits.FirstContactTargetRate)
+	assert.True(t, doc.On.Targets)
+	assert.InDelta(t, 0.1, doc.On.Practice, 1e-12)
+	assert.False(t, doc.On.Confirm)
 	require.Len(t, doc.Rows, 2)
 	for _, r := range doc.Rows {
 		assert.Equal(t, 20, r.Result.AttackSuccess.Trials, r.Name)
