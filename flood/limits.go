@@ -69,7 +69,9 @@ type Lockout struct {
 //
 // Every limit is keyed by the principal: a session is the triple (user,
 // agent, session), so two tenants that happen to use the same session id
-// never share a count, and an agent is the pair (user, agent).
+// never share a count, and an agent is the pair (user, agent). The limits
+// on targets are keyed by (user, target), or by the target alone while it
+// is a first contact.
 //
 // Pending caps and the merging of duplicate requests are decided by the
 // store, in the same transaction that parks a ticket (store.Tickets.Park):
@@ -85,8 +87,9 @@ type Limits struct {
 	UserLockout    Lockout // denials in a row that lock all of a user's agents
 
 	// Target, TargetLockout, FirstContact, FirstContactTarget and
-	// FirstContactLockout count only requests that name a [Target]; see the package documentation.
-	// Zero fields take the defaults; a negative count turns one off.
+	// FirstContactLockout count only requests that name a [Target]; see
+	// the package documentation. Zero fields take the defaults; a
+	// negative count turns one off.
 	Target              Rate    // admissions per (user, target), over every agent and session
 	TargetLockout       Lockout // denials in a row that lock a (user, target) the operator's history has seen
 	FirstContact        Rate    // admissions per user of requests to targets the operator's history has not seen
