@@ -26,6 +26,12 @@ type Request struct {
 	// a person is asked. Duplicates count once. [Limiter.Decided] ignores
 	// it.
 	Approvers []string
+
+	// Target is what the effect reaches outside the team, for the limits
+	// keyed by the user and the target and the first-contact rule; the
+	// zero Target (the default) counts against none of them. Pass the
+	// same Target to [Limiter.Decided].
+	Target Target
 }
 
 // check refuses a request that cannot be keyed: the gate must name the
@@ -123,21 +129,39 @@ func (l *Limiter) Caps() store.Caps { return l.limits.caps() }
 //
 // With every limit on, an admission costs 3 + 2×(3 + a) counter
 // operations for a distinct approvers: a streak read per lockout, and a
-// count and a read of the previous window per rate.
+// count and a read of the previous window per rate. A request that names
+// a [Target] costs 4 more, 8 more for a first contact: the history read,
+// the target's lockout and its rates.
 func (l *Limiter) Admit(ctx context.Context, r Request) error {
+	_, err := l.Admission(ctx, r)
+	return err
+}
+
+// Admission is [Limiter.Admit] that also says how the gate should handle
+// an admitted request: whether it is a first contact (see [Admission]).
+// A request without a [Target] is never one.
+func (l *Limiter) Admission(ctx context.Context, r Request) (Admission, error) {
 	if err := r.check(true); err != nil {
-		return err
+		return Admission{}, err
 	}
 	now := l.now()
 	if now.IsZero() {
-		return fmt.Errorf("%w: no time to count in", ErrUnavailable)
+		return Admission{}, fmt.Errorf("%w: no time to count in", ErrUnavailable)
 	}
 	scopes := l.scopes(r.principal())
 	for _, s := range scopes {
 		if err := l.checkLockout(ctx, s.scope, denialKey(s.scope, s.subject), s.lockout, now); err != nil {
-			return err
+			return Admission{}, err
 		}
 	}
+	tk, err := l.targetOf(ctx, r)
+	if err != nil {
+		return Admission{}, err
+	}
+	if err := tk.checkLockout(ctx, l, now); err != nil {
+		return Admission{}, err
+	}
+	adm := Admission{FirstContact: tk.firstContact()}
 
 	taken := make([]counted, 0, 8)
 	refund := func() {
@@ -167,20 +191,25 @@ func (l *Limiter) Admit(ctx context.Context, r Request) error {
 	}
 	for _, s := range scopes {
 		if err := take(s.scope, s.subject, s.rate); err != nil {
-			return err
+			return Admission{}, err
+		}
+	}
+	for _, s := range tk.rates(l) {
+		if err := take(s.scope, s.subject, s.rate); err != nil {
+			return Admission{}, err
 		}
 	}
 	if l.limits.ApproverInflow.N < 0 {
-		return nil
+		return adm, nil
 	}
 	approvers := slices.Clone(r.Approvers)
 	slices.Sort(approvers)
 	for _, a := range slices.Compact(approvers) {
 		if err := take(ScopeApprover, subject(ScopeApprover, a), l.limits.ApproverInflow); err != nil {
-			return err
+			return Admission{}, err
 		}
 	}
-	return nil
+	return adm, nil
 }
 
 // Decided records an approver's decision on a request of r's principal
@@ -198,6 +227,9 @@ func (l *Limiter) Decided(ctx context.Context, r Request, approved bool) error {
 		return err
 	}
 	scopes := l.scopes(r.principal())
+	if err := l.decidedTarget(ctx, r, approved); err != nil {
+		return err
+	}
 	if !approved {
 		now := l.now()
 		for _, s := range scopes {
