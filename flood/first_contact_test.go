@@ -97,6 +97,11 @@ type countingStore struct {
 	ops int
 }
 
+func (c *countingStore) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
+	c.ops += len(ops)
+	return c.Store.AddCounts(ctx, ops)
+}
+
 func (c *countingStore) AddCount(ctx context.Context, key string, w time.Time, d int64) (int64, error) {
 	c.ops++
 	return c.Store.AddCount(ctx, key, w, d)

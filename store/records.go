@@ -242,8 +242,9 @@ type CountOp struct {
 	Delta  int64
 }
 
-// MaxCountOps bounds the ops of one [Counters.AddCounts].
-const MaxCountOps = 64
+// MaxCountOps bounds the ops of one [Counters.AddCounts]: enough for an
+// admission naming flood's most approvers, two ops per rate.
+const MaxCountOps = 1024
 
 // CheckCountOps reports whether ops may be applied: at most
 // [MaxCountOps], each key well formed ([CheckKey]).
