@@ -8,6 +8,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/desk"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -39,7 +40,7 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 
 // List pages through the tickets matching f, newest state as stored. Pass
 // the returned cursor as f.After for the next page; "" means the last.
-func (ad *Admin) List(ctx context.Context, f store.Filter) ([]Entry, string, error) {
+func (ad *Admin) List(ctx context.Context, f store.Filter) ([]plug.Entry, string, error) {
 	return ad.ad.List(ctx, f)
 }
 

@@ -44,13 +44,13 @@ const (
 // [DefaultPluginTimeout], [DefaultExecuteTimeout] for executors and ten
 // seconds for a notice).
 func WithPluginTimeout(d time.Duration) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: plug-in timeout must be positive", stepup.ErrConfig)
 		}
 		g.PluginTimeout = d
 		return nil
-	}
+	})
 }
 
 // Stragglers returns how many plug-in calls the gate stopped waiting for

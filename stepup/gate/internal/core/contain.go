@@ -9,7 +9,7 @@ import (
 )
 
 // Plug-ins never decide by misbehaving. Every call of one (Policy, Judge,
-// Renderer, Flood, Approver, Executor, the notifier) goes through
+// Renderer, Grants, Flood, Approver, Executor, the notifier) goes through
 // [Contain]: it runs under a deadline (the caller's, or the plug-in's
 // default when the caller gave none), in a goroutine of its own, so that
 // a plug-in that ignores its context is waited for only until the

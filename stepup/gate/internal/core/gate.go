@@ -22,18 +22,17 @@ import (
 // Gate is one gate's state and the machinery its runtime side and its
 // desk share. Package gate's Gate is the API over it.
 type Gate struct {
-	St        plug.Store
+	St        store.Gate
 	Policy    plug.Policy
 	Approver  plug.Approver
-	Renderer  plug.Renderer
-	Canon     plug.Canon
+	Renderer  Renderer
 	Grants    plug.Grants
 	Resolver  canon.Resolver
 	Executors map[string]plug.Executor
 	Groups    map[string][]string
 	Caps      store.Caps
-	Flood     plug.Flood // nil only with WithoutFloodControlUnsafe
-	FloodSet  bool       // WithFlood or WithoutFloodControlUnsafe was given
+	Flood     Flood // nil only with WithoutFloodControlUnsafe
+	FloodSet  bool  // WithFlood or WithoutFloodControlUnsafe was given
 	TTL       time.Duration
 	Lease     time.Duration
 	AuditArgs bool

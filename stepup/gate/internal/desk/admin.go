@@ -213,16 +213,16 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 }
 
 // RevokePrompt implements [gate.Desk.RevokePrompt].
-func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
+func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	a, req, now, err := d.revocable(ctx, id)
 	if err != nil {
-		return plug.Prompt{}, err
+		return Prompt{}, err
 	}
 	opts, err := d.g.Approver.Options(ctx, req)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("revoke: %w", err)
+		return Prompt{}, fmt.Errorf("revoke: %w", err)
 	}
-	return plug.Prompt{Ticket: core.View(a, now), CardJSON: a.Card, DenyOptions: opts, DenyChallenge: req.Challenge,
+	return Prompt{Ticket: core.View(a, now), CardJSON: a.Card, DenyOptions: opts, DenyChallenge: req.Challenge,
 		Approvers: req.Approvers}, nil
 }
 
@@ -258,5 +258,5 @@ func (d *Desk) revocable(ctx context.Context, id stepup.TicketID) (store.Approva
 	if err != nil {
 		return a, plug.Request{}, now, fmt.Errorf("revoke: %w", err)
 	}
-	return a, plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users), now, nil
+	return a, core.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users), now, nil
 }

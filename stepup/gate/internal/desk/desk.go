@@ -23,35 +23,35 @@ type Desk struct{ g *Gate }
 func NewDesk(g *run.Gate) *Desk { return &Desk{g: &Gate{g}} }
 
 // Prompt implements [gate.Desk.Prompt].
-func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
+func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	a, req, now, err := d.pending(ctx, id, plug.ActionApprove)
 	if err != nil {
-		return plug.Prompt{}, err
+		return Prompt{}, err
 	}
 	dec, s, err := d.g.Redecide(ctx, a)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
 	if !s.Digest().Equal(a.Digest) {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
+		return Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
 	}
 	cd, err := d.g.Render(s, dec, a.Taint, a.Rationale)
 	if core.Misbehaviour(err) != "" {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err) // the renderer's fault, not the effect's
+		return Prompt{}, fmt.Errorf("prompt: %w", err) // the renderer's fault, not the effect's
 	}
 	if err != nil || !cd.Hash().Equal(a.CardHash) {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
+		return Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
 	}
 	opts, err := d.g.Approver.Options(ctx, req)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	denyReq := plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
+	denyReq := core.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
 	denyOpts, err := d.g.Approver.Options(ctx, denyReq)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	return plug.Prompt{Ticket: core.View(a, now), Card: cd, CardJSON: a.Card, Options: opts,
+	return Prompt{Ticket: core.View(a, now), Card: cd, CardJSON: a.Card, Options: opts,
 		Challenge: req.Challenge, DenyOptions: denyOpts, DenyChallenge: denyReq.Challenge,
 		Approvers: req.Approvers}, nil
 }
@@ -97,7 +97,7 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Acti
 	if err != nil {
 		return a, plug.Request{}, now, fmt.Errorf("approval: %w", err)
 	}
-	req := plug.NewRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers)
+	req := core.NewRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers)
 	req.Quorum = core.QuorumOf(route)
 	for _, v := range a.Votes {
 		req.Approved = append(req.Approved, v.Approver)
@@ -285,7 +285,7 @@ func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.
 
 // receipter loads ticket id, approved by people, and the approver that
 // makes its receipts.
-func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, plug.Receipter, error) {
+func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, core.Receipter, error) {
 	a, _, err := d.g.Load(ctx, "receipt", id)
 	if err != nil {
 		return a, nil, err
@@ -298,7 +298,7 @@ func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approva
 	if core.ReservedApprover(a.Approver) || (len(a.Evidence) == 0 && len(a.Votes) == 0) {
 		return a, nil, fmt.Errorf("receipt: %w: no person approved this ticket", plug.ErrNoReceipt)
 	}
-	r, ok := d.g.Approver.(plug.Receipter)
+	r, ok := d.g.Approver.(core.Receipter)
 	if !ok {
 		return a, nil, fmt.Errorf("receipt: %w: the approver makes no receipts", plug.ErrNoReceipt)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // Grant implements [gate.Desk.Grant].
-func (d *Desk) Grant(ctx context.Context, user string, spec plug.GrantSpec) (stepup.Ticket, error) {
+func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.Ticket, error) {
 	g := d.g
 	if err := core.CheckPerson(user); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)

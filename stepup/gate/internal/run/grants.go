@@ -144,6 +144,9 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 		}
 	}
 	switch {
+	case core.Misbehaviour(err) != "" && ctx.Err() == nil:
+		// A grant check that panicked or hung covers nothing.
+		return stepup.Ticket{}, false, "grant not used: the " + core.Misbehaviour(err), nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return stepup.Ticket{}, true, "", fmt.Errorf("propose: %w", err)
 	case err != nil:
