@@ -70,7 +70,7 @@ func WithRenderer(r Renderer) Option {
 }
 
 // WithGrants replaces how a named grant's coverage of a call is decided
-// (default grant.Target over the gate's store); see [Grants].
+// (default grant.Target over the gate's store); see plug.Grants.
 func WithGrants(gr plug.Grants) Option {
 	return option(func(g *core.Gate) error {
 		if gr == nil {
@@ -355,7 +355,7 @@ func WithNotifier(n notify.Notifier, link func(stepup.TicketID) string) Option {
 // carries the model id and the SHA-256 of the exact prompt and answer, and
 // the evidence is the gate's own MAC, so Execute runs a model's approval
 // only if the gate made it. A model's approval has no passkey receipt.
-// Grant tickets ([GrantTool]) are always left to their approver.
+// Grant tickets (plug.GrantTool) are always left to their approver.
 func WithModelJudge(j plug.Judge, classes ...string) Option {
 	return option(func(g *core.Gate) error {
 		if j == nil {

@@ -165,7 +165,7 @@ func sites() []site {
 			_, err = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`{}`))
 			require.Error(t, err)
 			if m.name != "error" {
-				assert.ErrorIs(t, err, gate.ErrPluginMisbehaved)
+				assert.ErrorIs(t, err, plug.ErrMisbehaved)
 			}
 			got, err := h.Gate.Ticket(context.Background(), tk.ID)
 			require.NoError(t, err)
@@ -418,7 +418,7 @@ func TestMisbehavingApproverRowsAreBounded(t *testing.T) {
 	before := len(rowsOfTicket(t, h, tk.ID))
 	for i := range 50 {
 		_, err := h.Gate.Desk().Approve(ctx, tk.ID, []byte(fmt.Sprintf(`{"n":%d}`, i)))
-		require.ErrorIs(t, err, gate.ErrPluginMisbehaved)
+		require.ErrorIs(t, err, plug.ErrMisbehaved)
 	}
 	rows := rowsOfTicket(t, h, tk.ID)
 	require.Len(t, rows, before+1)

@@ -29,7 +29,7 @@ type Entry struct {
 	Approved []string
 }
 
-// Runnable is a ticket [Gate.Execute] would run now: approved, unexpired,
+// Runnable is a ticket the gate's Execute would run now: approved, unexpired,
 // unused, its approval verifying under the current policy, its stored
 // effect still hashing to the approved digest with its references
 // re-resolved.

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Plug-ins never decide by misbehaving. Every call of one (Policy, Judge,
@@ -29,9 +31,10 @@ const (
 	DefaultExecuteTimeout = 10 * time.Minute
 )
 
-// ErrMisbehaved is wrapped by every error [Contain] makes: the plug-in
-// panicked, did not answer by its deadline, or answered after it.
-var ErrMisbehaved = errors.New("gate: plug-in misbehaved")
+// ErrMisbehaved is plug.ErrMisbehaved, wrapped by every error [Contain]
+// makes: the plug-in panicked, did not answer by its deadline, or
+// answered after it.
+var ErrMisbehaved = plug.ErrMisbehaved
 
 // misbehaviour is how a plug-in misbehaved, in the gate's words.
 type misbehaviour struct {
