@@ -51,7 +51,6 @@ func New(st store.Gate, policy plug.Policy, approver plug.Approver, opts ...Opti
 		Groups:    map[string][]string{},
 		TTL:       DefaultTTL, Lease: DefaultLease, Poll: 50 * time.Millisecond,
 		Local: time.Now, Dwell: defaultDwells(),
-		Waiters: make(chan struct{}),
 	}
 	for _, o := range opts {
 		if err := o.apply(g); err != nil {

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -21,15 +22,17 @@ import (
 // never meets a name they cannot look up.
 func TestGoDocShowsOneTypeInOnePlace(t *testing.T) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", nil, parser.SkipObjectResolution)
+	entries, err := os.ReadDir(".")
 	require.NoError(t, err)
-	pkg, ok := pkgs["gate"]
-	require.True(t, ok)
 	internal := map[string]bool{}
-	for name, f := range pkg.Files {
-		if strings.HasSuffix(name, "_test.go") {
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		require.Equal(t, "gate", f.Name.Name, name)
 		for _, im := range f.Imports {
 			path, err := strconv.Unquote(im.Path.Value)
 			require.NoError(t, err)

@@ -56,9 +56,11 @@ func WithExecutor(tool string, e plug.Executor) Option {
 	})
 }
 
-// WithRenderer replaces the approval card's renderer (default: package
-// card's). Whatever it renders is still what is signed: the card's hash,
-// which covers the renderer's identity, is in the approval challenge.
+// WithRenderer replaces the approval card's renderer (default:
+// card.Renderer); card.Custom builds a card in one's own words. Whatever
+// it renders is what is signed: the gate hashes the card it returns, and
+// that hash, which covers the renderer's identity, is in the approval
+// challenge. See [Renderer].
 func WithRenderer(r Renderer) Option {
 	return option(func(g *core.Gate) error {
 		if r == nil {
@@ -70,7 +72,9 @@ func WithRenderer(r Renderer) Option {
 }
 
 // WithGrants replaces how a named grant's coverage of a call is decided
-// (default grant.Target over the gate's store); see plug.Grants.
+// (default grant.Target over the gate's store); see plug.Grants. It can
+// narrow what grants cover, never widen it: the grant its user signed
+// must still cover the call.
 func WithGrants(gr plug.Grants) Option {
 	return option(func(g *core.Gate) error {
 		if gr == nil {

@@ -49,4 +49,4 @@ func WithPluginTimeout(d time.Duration) Option {
 // Stragglers returns how many plug-in calls the gate stopped waiting for
 // at their deadline that have not returned yet: plug-ins that ignore
 // their context, each holding a goroutine.
-func (g *Gate) Stragglers() int64 { return g.rt.Stragglers() }
+func (g *Gate) Stragglers() int64 { return g.rt.Core().Stragglers() }
