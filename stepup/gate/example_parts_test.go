@@ -122,3 +122,30 @@ func Example_customFlood() {
 	// flood control asked about session sess-1
 	// denied - rate limited: too many approval requests from this session; retry after 0s
 }
+
+// There is no custom canonicalizer: the effect's digest is the protocol
+// (P2). Two spellings of one call are one effect with one digest, and
+// anyone holding the stored effect recomputes that digest with package
+// canon alone, as a receipt's verifier does.
+func Example_canonIsFixed() {
+	clock := stepuptest.NewClock(stepuptest.Start())
+	st := stepuptest.Memory(clock)
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	a := stepuptest.SendEmail("finance@example.com")
+	b := a
+	b.Session = "sess-2" // a second session, so the two are not merged
+	b.Args = []byte(`{ "subject" : "Q3 summary", "attachment":"q3.csv", "to":"finance@example.com" }`)
+	ta, _ := g.Propose(ctx, a)
+	tb, _ := g.Propose(ctx, b)
+	fmt.Println("one digest for both spellings:", ta.Digest == tb.Digest)
+	stored, _ := st.Get(ctx, string(ta.ID))
+	s, err := canon.ParseSealed(stored.Effect)
+	fmt.Println("recomputed with canon:", err == nil && s.Digest() == ta.Digest)
+	// Output:
+	// one digest for both spellings: true
+	// recomputed with canon: true
+}
