@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -83,7 +84,7 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 		"reserved user":    func(c *stepup.Call) { c.Principal.User = "policy:x" },
 		"agent as user":    func(c *stepup.Call) { c.Principal.User = "agent:reports" },
 		"no session":       func(c *stepup.Call) { c.Session = "" },
-		"reserved tool":    func(c *stepup.Call) { c.Tool = gate.GrantTool },
+		"reserved tool":    func(c *stepup.Call) { c.Tool = plug.GrantTool },
 		"bad UTF-8":        func(c *stepup.Call) { c.Task = "t\xff" },
 		"NUL":              func(c *stepup.Call) { c.Step = "a\x00b" },
 		"huge rationale":   func(c *stepup.Call) { c.Rationale = strings.Repeat("r", canon.MaxText+1) },

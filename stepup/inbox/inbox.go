@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Defaults and bounds of [Options].
@@ -52,7 +53,7 @@ const (
 // denials go to the approval site, signed over the ticket's own
 // challenge.
 type Desk interface {
-	Queue(ctx context.Context, approver string, limit int) ([]gate.Entry, error)
+	Queue(ctx context.Context, approver string, limit int) ([]plug.Entry, error)
 	Prompt(ctx context.Context, id stepup.TicketID) (gate.Prompt, error)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/plug"
 )
 
@@ -105,7 +106,7 @@ func lasting(err error) bool {
 	return false
 }
 
-func (in *Inbox) entry(e plug.Entry, p plug.Prompt, viewer string) entryJSON {
+func (in *Inbox) entry(e plug.Entry, p gate.Prompt, viewer string) entryJSON {
 	others := make([]string, 0, len(p.Approvers))
 	for _, a := range p.Approvers {
 		if a != viewer {

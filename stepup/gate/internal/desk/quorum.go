@@ -40,14 +40,14 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 		done store.Approval
 		now  time.Time
 	)
-	err := g.AtNow(ctx, func(at time.Time) (err error) {
+	err := g.core.AtNow(ctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.St.Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.SealAnswer(a, v.User, v.Evidence), At: at},
+		done, err = g.core.St.Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
 			quorum, reason, func(t store.Approval, _ bool) receipt.AuditRecord {
 				if t.State == store.Approved {
-					return g.Record(t, receipt.DecisionApproved, reason, at)
+					return g.core.Record(t, receipt.DecisionApproved, reason, at)
 				}
-				r := g.Record(t, receipt.DecisionCosigned,
+				r := g.core.Record(t, receipt.DecisionCosigned,
 					fmt.Sprintf("approval %d of %d, by %s", len(t.Votes), quorum, v.User), at)
 				r.Approver = v.User
 				return r
@@ -60,12 +60,12 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("approve", err)
 	}
-	g.Changed()
+	g.core.Changed()
 	if done.State != store.Approved {
-		g.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
+		g.core.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
 		return core.View(done, now), nil
 	}
-	g.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
-	_ = g.Decided(ctx, done, true)
+	g.core.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	_ = g.core.Decided(ctx, done, true)
 	return core.View(done, now), nil
 }

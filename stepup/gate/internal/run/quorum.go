@@ -21,7 +21,7 @@ func (g *Gate) VotesHold(ctx context.Context, a store.Approval, r plug.Route, no
 		return fmt.Errorf("%w: approved by %d of the %d people the ticket needs", stepup.ErrBadAssertion,
 			len(a.Votes), quorum)
 	}
-	users, err := g.Deciders(a, r, now)
+	users, err := g.core.Deciders(a, r, now)
 	if err != nil {
 		return fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
 	}
@@ -31,11 +31,11 @@ func (g *Gate) VotesHold(ctx context.Context, a store.Approval, r plug.Route, no
 			return fmt.Errorf("%w: an approval of the quorum names someone who may not count", stepup.ErrBadAssertion)
 		}
 		seen[v.Approver] = true
-		evidence, err := g.OpenAnswerOf(a, v.Approver, v.Evidence, now)
+		evidence, err := g.core.OpenAnswerOf(a, v.Approver, v.Evidence, now)
 		if err != nil {
 			return err
 		}
-		if err := badEvidence(g.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))); err != nil {
+		if err := badEvidence(g.core.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))); err != nil {
 			return err
 		}
 	}
