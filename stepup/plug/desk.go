@@ -28,6 +28,8 @@ type Prompt struct {
 	// Approvers lists who may decide now: the ticket's user, or the
 	// members of the approver group the policy names. Never empty.
 	Approvers []string
+	// Progress is who approved the ticket so far and who is awaited.
+	Progress Progress
 }
 
 // ErrNoReceipt means a ticket has no approval by a person to make a
@@ -49,6 +51,8 @@ type Entry struct {
 	// Approved lists who already approved a ticket that needs several
 	// people ([Decision.Quorum]), in order.
 	Approved []string
+	// Progress is who approved the ticket so far and who is awaited.
+	Progress Progress
 }
 
 // GrantSpec is a delegated approval an approver asks to issue: what it

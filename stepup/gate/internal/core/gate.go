@@ -55,6 +55,7 @@ type Gate struct {
 	single  sync.Once // makes one, the ring of Key alone
 	one     *keyring.Ring
 	refused refusals      // refused answers recorded, so a replay leaves no second row
+	early   refusals      // answers refused as too soon, never accepted later (early.go)
 	Waiters chan struct{} // closed and replaced whenever a ticket changes here
 	taken   bool          // a Wait holds Waiters: the next change replaces it
 
