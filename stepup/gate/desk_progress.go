@@ -53,7 +53,8 @@ func (d *Desk) Progress(ctx context.Context, id stepup.TicketID) (Progress, erro
 // the card was shown before, so it tells whoever calls nothing about
 // other screens; an approval at or after AcceptableAt is never refused as
 // too soon, since the gate counts from the first showing, which is not
-// later.
+// later (unless another approver's approval of a ticket that needs
+// several people clears the showing meanwhile: then show it again).
 func (d *Desk) ShowFor(ctx context.Context, id stepup.TicketID) (Showing, error) {
 	return d.d.ShowFor(ctx, id)
 }

@@ -188,8 +188,11 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 	if err != nil {
 		var ra *plug.RefusedAnswer
 		if errors.As(err, &ra) {
-			if errors.Is(err, stepup.ErrRevoked) {
+			switch { // the cause told apart for the approver (progress.go)
+			case errors.Is(err, stepup.ErrRevoked):
 				err = fmt.Errorf("%w: %w", plug.ErrPasskeyRevoked, err)
+			case errors.Is(err, stepup.ErrNotPermitted):
+				err = fmt.Errorf("%w: %w", plug.ErrNotYours, err)
 			}
 			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, ra.User, ra.Check, err)
 		}
