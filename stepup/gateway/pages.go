@@ -27,7 +27,8 @@ var pages = template.Must(template.New("").Parse(`
 <main>
 {{.Card}}
 <section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}" data-view="{{.View}}">
-<p class="asu-who">May approve: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
+{{if .Progress}}<p class="asu-progress" id="asu-progress">{{.Progress}}.</p>{{end}}
+<p class="asu-who">May approve: {{range $i, $u := .Awaited}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
 <p>Your passkey signs this card and exactly this action. It runs at most once, before it expires.</p>
 {{.Summary}}
 <div class="asu-actions">
@@ -96,7 +97,9 @@ type approvePage struct {
 	Summary                     template.HTML // the card's own summary, right above the buttons
 	Approvers                   []string
 	ApproveOptions, DenyOptions string
-	View                        string // this rendering's view token, posted back when the card is shown
+	View                        string   // this rendering's view token, posted back when the card is shown
+	Progress                    string   // who approved so far and who is awaited, when there is anything to say
+	Awaited                     []string // who may still approve
 }
 
 type revokePage struct {

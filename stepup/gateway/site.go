@@ -184,7 +184,8 @@ func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
 	}
 	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID), Origin: s.rp.Origin,
 		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(), Summary: p.Card.SummaryHTML(), Approvers: p.Approvers,
-		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions), View: view}
+		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions), View: view,
+		Progress: p.Progress.Sentence(), Awaited: p.Progress.Awaited}
 	s.render(w, "approve", page)
 }
 
@@ -216,7 +217,8 @@ func (s *Site) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("approved", "ticket", id, "digest", digestOf(t), "status", t.Status)
-	writeJSON(w, http.StatusOK, wire.FromTicket(t))
+	_, progress := s.progressOf(r.Context(), id)
+	writeJSON(w, http.StatusOK, decidedJSON{Ticket: wire.FromTicket(t), Message: decided(t, progress), Progress: progress})
 }
 
 // denyJSON is a denial's body.
@@ -436,13 +438,12 @@ func (s *Site) shown(w http.ResponseWriter, r *http.Request) {
 			remote.ErrForbidden))
 		return
 	}
-	if err := s.desk.Show(r.Context(), id); err != nil {
+	sh, err := s.desk.ShowFor(r.Context(), id)
+	if err != nil {
 		s.refuse(w, "shown", id, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Shown bool `json:"shown"`
-	}{true})
+	writeJSON(w, http.StatusOK, shownAnswer(sh))
 }
 
 // signedInApprover reports whether r comes from the signed-in session of
