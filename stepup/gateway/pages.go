@@ -28,7 +28,7 @@ var pages = template.Must(template.New("").Parse(`
 {{.Card}}
 <section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}" data-view="{{.View}}">
 {{if .Progress}}<p class="asu-progress" id="asu-progress">{{.Progress}}.</p>{{end}}
-<p class="asu-who">May approve: {{range $i, $u := .Awaited}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
+<p class="asu-who">May approve: {{range $i, $u := .Who}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
 <p>Your passkey signs this card and exactly this action. It runs at most once, before it expires.</p>
 {{.Summary}}
 <div class="asu-actions">
@@ -100,6 +100,15 @@ type approvePage struct {
 	View                        string   // this rendering's view token, posted back when the card is shown
 	Progress                    string   // who approved so far and who is awaited, when there is anything to say
 	Awaited                     []string // who may still approve
+}
+
+// Who lists who may still approve: those awaited, or, when the page was
+// given none, every approver.
+func (p approvePage) Who() []string {
+	if len(p.Awaited) > 0 {
+		return p.Awaited
+	}
+	return p.Approvers
 }
 
 type revokePage struct {

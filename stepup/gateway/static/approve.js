@@ -53,18 +53,20 @@
   // that long from the answer's arrival, so it never enables sooner than
   // the gate accepts, however slow the request was.
   var approveButton = document.getElementById("asu-approve");
-  var readyAt = 0;     // Date.now() at which approving is acceptable
-  var showing = null;  // the pending "shown" request
+  var readyAt = Infinity; // Date.now() at which approving is acceptable; unknown until the gate answers
+  var showing = null;     // the pending "shown" request
   var busy = false;
   var holdTimer = null;
+  approveButton.disabled = true;
+  approveButton.textContent = "Read the card…";
 
   function hold() {
     if (holdTimer) { clearTimeout(holdTimer); holdTimer = null; }
     var wait = readyAt - Date.now();
     if (wait > 0) {
       approveButton.disabled = true;
-      approveButton.textContent = "Read the card… " + Math.ceil(wait / 1000);
-      holdTimer = setTimeout(hold, Math.min(wait, 250));
+      approveButton.textContent = wait === Infinity ? "Read the card…" : "Read the card… " + Math.ceil(wait / 1000);
+      if (wait !== Infinity) { holdTimer = setTimeout(hold, Math.min(wait, 250)); }
       return true;
     }
     approveButton.textContent = "Approve with passkey";
@@ -77,6 +79,8 @@
 
   function shown() {
     delete document.body.dataset.ready;
+    readyAt = Infinity;
+    hold();
     showing = asu.post("/approve/" + encodeURIComponent(ticket) + "/shown", { view: box.dataset.view || "" }).then(function (a) {
       readyAt = Date.now() + Math.max(0, (a && a.acceptable_in_ms) || 0);
     }).catch(function () {
