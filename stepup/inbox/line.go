@@ -32,10 +32,12 @@ type progressJSON struct {
 // lineOf reads the line of a ticket from its card.
 func lineOf(c *card.Card, model []byte) lineJSON {
 	var m struct {
-		Class string `json:"class"`
+		Tool struct {
+			Class string `json:"class"`
+		} `json:"tool"`
 	}
 	_ = json.Unmarshal(model, &m) // the gate's own card model; a bad one shows no class
-	l := lineJSON{Class: m.Class}
+	l := lineJSON{Class: m.Tool.Class}
 	if c == nil {
 		return l
 	}
