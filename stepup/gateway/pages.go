@@ -50,6 +50,8 @@ var pages = template.Must(template.New("").Parse(`
 <header><strong>Approved, not run yet</strong><span>ticket {{.ID}} · expires {{.Expires}}</span></header>
 <main>
 <section class="asu-decide" id="asu-revoke" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-revoke="{{.RevokeOptions}}">
+{{if .Lapsed}}<p class="asu-progress" id="asu-progress">This approval no longer holds: {{.Progress}}. It will not run; the agent has to ask again.</p>
+{{else if .Progress}}<p class="asu-progress" id="asu-progress">{{.Progress}}.</p>{{end}}
 <p>This request (<strong>{{.Tool}}</strong>, digest <span class="asu-mono">{{.Digest}}</span>) is {{.Status}} and has not run.
 Until it runs or expires, anyone who may decide it can revoke the approval; a revoked approval never runs.</p>
 <p class="asu-who">May revoke: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}.</p>
@@ -115,6 +117,11 @@ type revokePage struct {
 	Title, ID, Tool, Digest, Status, Origin, Expires string
 	Approvers                                        []string
 	RevokeOptions                                    string
+	// Progress says who approved; Lapsed, that approvals it counted no
+	// longer do (an approver left the group or lost their passkey), so
+	// it does not run.
+	Progress string
+	Lapsed   bool
 }
 
 type enrollPage struct {

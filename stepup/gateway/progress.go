@@ -63,3 +63,10 @@ func shownAnswer(sh gate.Showing) shownAnswerJSON {
 	return shownAnswerJSON{Shown: true, DwellMS: sh.Dwell.Milliseconds(),
 		AcceptableInMS: max(sh.AcceptableAt.Sub(sh.Now).Milliseconds(), 0)}
 }
+
+// standing words the progress of approved ticket id and reports whether
+// approvals it counted no longer do, so it will not run.
+func (s *Site) standing(ctx context.Context, id stepup.TicketID) (string, bool) {
+	p, text := s.progressOf(ctx, id)
+	return text, text != "" && p.Remaining() > 0
+}

@@ -179,3 +179,26 @@ func getPage(t *testing.T, base string, id stepup.TicketID) (int, string) {
 	require.NoError(t, err)
 	return resp.StatusCode, string(body)
 }
+
+// TestApprovedPageSaysWhenItsVotesLapsed: a refund approved by Dana and
+// Erin, whose passkey is then revoked, does not run; its page says the
+// approval no longer holds and why, instead of offering it as approved.
+func TestApprovedPageSaysWhenItsVotesLapsed(t *testing.T) {
+	q := newQuorumSite(t)
+	id := q.refund(t)
+	status, out := q.approve(t, q.Authenticator, id)
+	require.Equal(t, http.StatusOK, status, out)
+	status, out = q.approve(t, q.erin, id)
+	require.Equal(t, http.StatusOK, status, out)
+	require.Equal(t, "approved", out["status"])
+	_, page := getPage(t, q.srv.URL, id)
+	assert.Contains(t, page, "2 of 2 approved by user:dana, user:erin.")
+	assert.NotContains(t, page, "no longer holds")
+
+	require.NoError(t, q.Enrollment.RevokeCredential(context.Background(), q.erin.CredentialIDs()[0], "user:ops", "lost"))
+	_, page = getPage(t, q.srv.URL, id)
+	assert.Contains(t, page, "This approval no longer holds: 1 of 2 approved by user:dana; "+
+		"the approval of user:erin no longer counts (their passkey was revoked). It will not run")
+	_, err := q.Gate.Execute(context.Background(), id)
+	assert.ErrorIs(t, err, stepup.ErrBadAssertion, "and indeed it does not run")
+}

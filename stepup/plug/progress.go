@@ -58,8 +58,9 @@ func (p Progress) SignedBy(approver string) bool {
 }
 
 // Sentence words the progress for a person: "1 of 2 approved by
-// user:dana; waiting for one more of finance". A ticket one person
-// decides and nobody approved yet reads "" (there is nothing to report).
+// user:dana; waiting for one more of finance" (waiting only while
+// someone may still approve). A ticket one person decides and nobody
+// approved yet reads "" (there is nothing to report).
 func (p Progress) Sentence() string {
 	var parts []string
 	if len(p.Signed) > 0 {
@@ -74,7 +75,7 @@ func (p Progress) Sentence() string {
 	for _, d := range p.Dropped {
 		parts = append(parts, fmt.Sprintf("the approval of %s no longer counts (%s)", d.Approver, d.Why))
 	}
-	if n := p.Remaining(); n > 0 && (p.Needed > 1 || len(p.Dropped) > 0) {
+	if n := p.Remaining(); n > 0 && len(p.Awaited) > 0 && (p.Needed > 1 || len(p.Dropped) > 0) {
 		from := "the ticket's user"
 		if p.Group != "" {
 			from = p.Group
