@@ -141,10 +141,10 @@ func seconds(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// span words a window: 7 days, 24 hours, 90 minutes.
+// span words a window: 7 days, 24 hours, 90 minutes (days from two on).
 func span(d time.Duration) string {
 	switch {
-	case d%(24*time.Hour) == 0:
+	case d >= 48*time.Hour && d%(24*time.Hour) == 0:
 		return plural(int(d/(24*time.Hour)), "day")
 	case d%time.Hour == 0:
 		return plural(int(d/time.Hour), "hour")
