@@ -156,7 +156,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		// last week, by class and by approver.
 		metrics.ServeFigures(func(ctx context.Context) (receipt.ApprovalMetrics, error) {
 			return g.Admin().Metrics(ctx, 7*24*time.Hour)
-		})
+		}, gateway.FiguresWindow(7*24*time.Hour))
 	}
 	if o.checkpointKey != "" { // checked now, not first at an export
 		_, pub, err := checkpointKey(o.checkpointKey)

@@ -67,6 +67,8 @@ type Prompt struct {
 	// Approvers lists who may decide now: the ticket's user, or the
 	// members of the approver group the policy names. Never empty.
 	Approvers []string
+	// Progress is who approved the ticket so far and who is awaited.
+	Progress plug.Progress
 }
 
 // GrantSpec is a delegated approval an approver asks to issue: what it

@@ -36,7 +36,7 @@ var agentCodes = append(slices.Clone(siteCodes), remote.RuntimeCodes()...)
 // classify returns the code, status and client-safe message of an error
 // of the approval site.
 func classify(err error) (code string, status int, msg string) {
-	return remote.Classify(err, siteCodes...)
+	return remote.Classify(err, append(slices.Clone(decideCodes), siteCodes...)...)
 }
 
 // classifyAgent is how the agent API answers err.

@@ -102,10 +102,10 @@ type Options struct {
 	// most [MaxLimit]).
 	Limit int
 	// Dwell is how long the page holds a ticket's approve button after
-	// first showing its card (default gate.DefaultDwell; negative: not at
-	// all). The gate enforces its own dwell (gate.WithDwell) whatever the
-	// page does; the page only spares the approver a refusal, so set
-	// Dwell to at least the gate's.
+	// showing its card when the gate does not answer the showing
+	// (default gate.DefaultDwell; negative: not at all). When it answers,
+	// as it does, the page holds the button as long as the gate says
+	// (its own dwell, gate.WithDwell), whatever Dwell is.
 	Dwell time.Duration
 	// Logger receives one line per sign-in, sign-out, refusal and stream.
 	// Nil discards.

@@ -27,6 +27,8 @@ type Entry struct {
 	// Approved lists who already approved a ticket that needs several
 	// people ([Decision.Quorum]), in order.
 	Approved []string
+	// Progress is who approved the ticket so far and who is awaited.
+	Progress Progress
 }
 
 // Runnable is a ticket the gate's Execute would run now: approved, unexpired,

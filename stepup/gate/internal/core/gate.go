@@ -61,6 +61,7 @@ type Gate struct {
 	waiters    chan struct{} // closed and replaced whenever a ticket changes here; nil until a Wait takes it
 	taken      bool          // a Wait holds waiters: the next change replaces it
 	refused    refusals      // refused answers recorded, so a replay leaves no second row
+	early      refusals      // answers refused as too soon, never accepted later (early.go)
 	stragglers atomic.Int64  // plug-in calls given up on that have not returned
 	macs       sync.Map      // secret -> *sync.Pool of HMAC-SHA256 states under it
 	single     sync.Once     // makes one, the ring of Key alone

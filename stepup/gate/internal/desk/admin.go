@@ -192,7 +192,9 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 					continue // its user when routed to a group, or policy changed
 				}
 				seen[a.ID] = true
-				out = append(out, entryOf(a, now))
+				e := entryOf(a, now)
+				g.entryProgress(ctx, a, &e, now)
+				out = append(out, e)
 			}
 			if next == "" {
 				break

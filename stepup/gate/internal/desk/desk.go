@@ -51,9 +51,13 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	return Prompt{Ticket: core.View(a, now), Card: cd, CardJSON: a.Card, Options: opts,
+	p := Prompt{Ticket: core.View(a, now), Card: cd, CardJSON: a.Card, Options: opts,
 		Challenge: req.Challenge, DenyOptions: denyOpts, DenyChallenge: denyReq.Challenge,
-		Approvers: req.Approvers}, nil
+		Approvers: req.Approvers}
+	if p.Progress, err = d.promptProgress(ctx, a, now); err != nil {
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	return p, nil
 }
 
 // Show implements [gate.Desk.Show].
@@ -112,17 +116,15 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
-	// Before the answer is verified, so a refusal moves no signature
-	// counter: the approver answers again once they have read the card.
-	if err := g.Dwelt(a, now); err != nil {
-		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
-	}
 	v, err := g.verify(ctx, req, a, answer)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
+	if err := g.dwelt(a, answer, now); err != nil { // only after the answer verified: see early.go
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
 	if req.Quorum > 1 {
-		return g.vote(ctx, a, v, req.Quorum)
+		return g.vote(ctx, a, v, req.Quorum, now)
 	}
 	reason := "approved by " + v.User
 	var done store.Approval
@@ -186,6 +188,12 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 	if err != nil {
 		var ra *plug.RefusedAnswer
 		if errors.As(err, &ra) {
+			switch { // the cause told apart for the approver (progress.go)
+			case errors.Is(err, stepup.ErrRevoked):
+				err = fmt.Errorf("%w: %w", plug.ErrPasskeyRevoked, err)
+			case errors.Is(err, stepup.ErrNotPermitted):
+				err = fmt.Errorf("%w: %w", plug.ErrNotYours, err)
+			}
 			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, ra.User, ra.Check, err)
 		}
 		if m := core.Misbehaviour(err); m != "" {
@@ -196,11 +204,12 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 		return plug.Verified{}, err
 	}
 	if err := core.MayDecide(v.User, a); err != nil {
-		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "may not decide this ticket", err)
+		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "may not decide this ticket",
+			fmt.Errorf("%w: %w", plug.ErrOwnRequest, err))
 	}
 	if !slices.Contains(req.Approvers, v.User) {
 		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "not an approver of this ticket",
-			fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted))
+			plug.ErrNotYours)
 	}
 	return v, nil
 }

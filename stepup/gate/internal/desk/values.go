@@ -7,6 +7,7 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Prompt is gate.Prompt, field for field, so that one converts to the
@@ -20,6 +21,7 @@ type Prompt struct {
 	DenyOptions   json.RawMessage
 	DenyChallenge [32]byte
 	Approvers     []string
+	Progress      plug.Progress
 }
 
 // GrantSpec is gate.GrantSpec, field for field.
