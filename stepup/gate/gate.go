@@ -35,6 +35,14 @@ const (
 	// gate may take it over, when [WithLease] does not say. The owner
 	// renews it every third of it while the executor runs.
 	DefaultLease = 30 * time.Second
+	// DefaultPoll is how often, when [WithPollInterval] does not say, Wait
+	// re-reads a ticket on a store that cannot tell it of changes made by
+	// other processes.
+	DefaultPoll = 50 * time.Millisecond
+	// DefaultWatchedPoll is the same on a store that tells ([store.Watcher]:
+	// every store in store/): a safety net, since the store wakes Wait when
+	// the ticket changes, whichever process changed it.
+	DefaultWatchedPoll = 5 * time.Second
 )
 
 // New returns a gate on st deciding with policy, whose approvers answer
@@ -49,12 +57,18 @@ func New(st store.Gate, policy plug.Policy, approver plug.Approver, opts ...Opti
 		Grants:    core.StoreGrants{St: st},
 		Executors: map[string]plug.Executor{},
 		Groups:    map[string][]string{},
-		TTL:       DefaultTTL, Lease: DefaultLease, Poll: 50 * time.Millisecond,
+		TTL:       DefaultTTL, Lease: DefaultLease,
 		Local: time.Now, Dwell: defaultDwells(),
 	}
 	for _, o := range opts {
 		if err := o.apply(g); err != nil {
 			return nil, err
+		}
+	}
+	if g.Poll == 0 {
+		g.Poll = DefaultPoll
+		if _, ok := st.(store.Watcher); ok {
+			g.Poll = DefaultWatchedPoll
 		}
 	}
 	if !g.FloodSet {

@@ -206,9 +206,10 @@ func WithAuditArgsUnsafe() Option {
 	return option(func(g *core.Gate) error { g.AuditArgs = true; return nil })
 }
 
-// WithPollInterval sets how often Wait re-reads a ticket decided by
-// another gate sharing the store (default 50ms). Decisions made by this
-// gate wake waiters at once.
+// WithPollInterval sets how often Wait re-reads a ticket that may have
+// been decided by another gate sharing the store: [DefaultPoll], or
+// [DefaultWatchedPoll] on a store that wakes Wait itself (a
+// [store.Watcher]). Decisions made by this gate wake its waiters at once.
 func WithPollInterval(d time.Duration) Option {
 	return option(func(g *core.Gate) error {
 		if d <= 0 {

@@ -57,14 +57,12 @@ type Gate struct {
 	PluginTimeout time.Duration // a plug-in call's deadline when its caller gave none; 0: the defaults
 
 	// The state, changed while the gate runs.
-	mu         sync.Mutex    // guards waiters and taken
-	waiters    chan struct{} // closed and replaced whenever a ticket changes here; nil until a Wait takes it
-	taken      bool          // a Wait holds waiters: the next change replaces it
-	refused    refusals      // refused answers recorded, so a replay leaves no second row
-	early      refusals      // answers refused as too soon, never accepted later (early.go)
-	stragglers atomic.Int64  // plug-in calls given up on that have not returned
-	macs       sync.Map      // secret -> *sync.Pool of HMAC-SHA256 states under it
-	single     sync.Once     // makes one, the ring of Key alone
+	waits      store.Hub    // the Waits in this process, woken by ticket
+	refused    refusals     // refused answers recorded, so a replay leaves no second row
+	early      refusals     // answers refused as too soon, never accepted later (early.go)
+	stragglers atomic.Int64 // plug-in calls given up on that have not returned
+	macs       sync.Map     // secret -> *sync.Pool of HMAC-SHA256 states under it
+	single     sync.Once    // makes one, the ring of Key alone
 	one        *keyring.Ring
 }
 
@@ -124,29 +122,16 @@ func StoreClock(c store.Clock) func() time.Time {
 	}
 }
 
-// Changed wakes every Wait in this process. The channel is replaced only
-// when a Wait took it since the last change: with nobody waiting, a
-// decision costs no allocation here.
-func (g *Gate) Changed() {
-	g.mu.Lock()
-	if g.taken {
-		close(g.waiters)
-		g.waiters = nil
-		g.taken = false
-	}
-	g.mu.Unlock()
-}
+// Changed wakes the Waits on ticket id in this process; one that
+// changes nothing for anyone waiting costs a map lookup.
+func (g *Gate) Changed(id string) { g.waits.Changed(id) }
 
-// Changes returns a channel closed at the next change in this process.
-func (g *Gate) Changes() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.waiters == nil {
-		g.waiters = make(chan struct{})
-	}
-	g.taken = true
-	return g.waiters
-}
+// ChangedAll wakes every Wait in this process.
+func (g *Gate) ChangedAll() { g.waits.ChangedAll() }
+
+// Changes returns a channel closed at the next change of ticket id in this
+// process, and the function that lets it go.
+func (g *Gate) Changes(id string) (<-chan struct{}, func()) { return g.waits.Watch(id) }
 
 // MinKeySize is the shortest gate key WithKey accepts.
 const MinKeySize = 32

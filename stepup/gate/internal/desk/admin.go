@@ -55,7 +55,7 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("revoke", err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	g.core.ObserveDecided(ctx, done, receipt.DecisionRevoked, "revoked by "+by, now)
 	return core.View(done, now), nil
 }
@@ -168,48 +168,44 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 	if err != nil {
 		return nil, err
 	}
-	filters := []store.Filter{{States: []store.State{store.Pending}, User: approver}}
+	q := store.QueueFilter{User: approver, Now: now, Limit: limit}
 	for name, members := range g.core.Groups {
 		if slices.Contains(members, approver) {
-			filters = append(filters, store.Filter{States: []store.State{store.Pending}, Approvers: name})
+			q.Groups = append(q.Groups, name)
 		}
 	}
-	seen := map[string]bool{}
+	slices.Sort(q.Groups)
+	if len(q.Groups) > store.MaxQueueGroups {
+		q.Groups = q.Groups[:store.MaxQueueGroups]
+	}
+	// The store reads the candidates a page at a time, soonest expiry
+	// first; the policy and the votes are asked only about those, and a
+	// page with some left out is followed by the next until the queue is
+	// full or nothing is left.
 	var out []plug.Entry
-	for _, f := range filters {
-		for f.Limit = store.MaxListLimit; ; {
-			page, next, err := g.core.St.List(ctx, f)
-			if err != nil {
-				return nil, core.TicketErr("queue", err)
+	for len(out) < limit {
+		page, next, err := g.core.St.Queue(ctx, q)
+		if err != nil {
+			return nil, core.TicketErr("queue", err)
+		}
+		for _, a := range page {
+			if slices.ContainsFunc(a.Votes, func(v store.Vote) bool { return v.Approver == approver }) {
+				continue
 			}
-			for _, a := range page {
-				if seen[a.ID] || !now.Before(a.ExpiresAt) ||
-					slices.ContainsFunc(a.Votes, func(v store.Vote) bool { return v.Approver == approver }) {
-					continue
-				}
-				users, err := g.core.ApproversOf(ctx, a, now)
-				if err != nil || !slices.Contains(users, approver) {
-					continue // its user when routed to a group, or policy changed
-				}
-				seen[a.ID] = true
-				e := entryOf(a, now)
-				g.entryProgress(ctx, a, &e, now)
-				out = append(out, e)
+			users, err := g.core.ApproversOf(ctx, a, now)
+			if err != nil || !slices.Contains(users, approver) {
+				continue // its user when routed to a group, or policy changed
 			}
-			if next == "" {
+			e := entryOf(a, now)
+			g.entryProgress(ctx, a, &e, now)
+			if out = append(out, e); len(out) == limit {
 				break
 			}
-			f.After = next
 		}
-	}
-	slices.SortFunc(out, func(x, y plug.Entry) int {
-		if c := x.Ticket.ExpiresAt.Compare(y.Ticket.ExpiresAt); c != 0 {
-			return c
+		if next == "" {
+			break
 		}
-		return strings.Compare(string(x.Ticket.ID), string(y.Ticket.ID))
-	})
-	if len(out) > limit {
-		out = out[:limit]
+		q.After = next
 	}
 	return out, nil
 }

@@ -138,7 +138,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("approve", err)
 	}
-	g.core.Changed()
+	g.core.Changed(done.ID)
 	g.core.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
 	if a.Tool == plug.GrantTool {
 		return g.run.IssueGrant(context.WithoutCancel(ctx), done)
@@ -171,7 +171,7 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("deny", err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	g.core.ObserveDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
 	if a.Tool != plug.GrantTool {
 		if err := g.core.Decided(ctx, done, false); err != nil {

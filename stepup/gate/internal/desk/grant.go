@@ -68,7 +68,7 @@ func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.T
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}
-	g.core.Changed()
+	g.core.Changed(parked.ID)
 	g.core.ObserveDecided(ctx, parked, receipt.DecisionNeedsApproval, dec.Reason, now)
 	return core.View(parked, now), nil
 }

@@ -72,7 +72,7 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("approve", err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	if done.State != store.Approved {
 		g.core.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
 		return core.View(done, now), nil

@@ -106,7 +106,7 @@ func (ad *Admin) Reconcile(ctx context.Context, by string) (plug.Reconciliation,
 	if err := g.core.Mark.Reset(ctx, core.Mark{Seq: head.Seq, Head: head.Hash, Time: now}); err != nil {
 		return found, fmt.Errorf("reconcile: %w", err)
 	}
-	g.core.Changed()
+	g.core.ChangedAll()
 	return found, nil
 }
 

@@ -77,7 +77,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		// be run by recovery once the lease expires.
 		return stepup.Result{}, g.core.ObserveRun(ctx, a, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err))
 	}
-	g.core.Changed()
+	g.core.Changed(consumed.ID)
 	if err := g.spend(ctx, consumed); err != nil {
 		return stepup.Result{}, g.core.ObserveRun(ctx, consumed, err)
 	}
@@ -198,7 +198,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		// expires, or another gate already took it over.
 		return res, fmt.Errorf("execute: %w: the outcome could not be recorded: %v", stepup.ErrOutcomeUnknown, err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	res.Output = stored.Output
 	if execErr != nil {
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrExecutorFailed, execErr)
@@ -427,7 +427,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, core.TicketErr("reclaim", err)))
 			continue
 		}
-		g.core.Changed()
+		g.core.Changed(a.ID)
 		g.core.ObserveReclaimed(ctx, claimed)
 		exec, _ := g.ExecutorOf(claimed.Tool)
 		// The database is not trusted here either: a row it holds as spent
@@ -489,7 +489,7 @@ func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why s
 	if err != nil {
 		return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), core.TicketErr("recover: finish", err))
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	g.core.ObserveAbandoned(ctx, a, why)
 	return fmt.Errorf("recover %s: %w", a.ID, cause)
 }
@@ -572,7 +572,7 @@ func (g *Gate) IssueGrant(ctx context.Context, a store.Approval) (stepup.Ticket,
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	if _, err := g.Run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}

@@ -176,7 +176,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	case err != nil:
 		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
-	g.core.Changed()
+	g.core.Changed(done.ID)
 	g.core.ObserveDecided(ctx, done, receipt.DecisionAllow, a.Reason, now)
 	return core.View(done, now), true, "", nil
 }

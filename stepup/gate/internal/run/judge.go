@@ -88,7 +88,7 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("model decision", err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	g.core.ObserveDecided(wctx, done, decision, verb+" by "+who, now)
 	// A judge that misbehaved denied nothing of the agent's: its refusal
 	// does not count towards the agent's lockout.

@@ -172,7 +172,7 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 	case err != nil:
 		return g.refuseStore(ctx, p, err)
 	}
-	g.core.Changed()
+	g.core.Changed(stored.ID)
 	g.core.ObserveDecided(ctx, stored, receipt.DecisionAllow, p.d.Reason, a.CreatedAt)
 	return core.View(stored, a.CreatedAt), nil
 }
@@ -215,7 +215,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	case err != nil:
 		return g.refuseStore(ctx, p, err)
 	}
-	g.core.Changed()
+	g.core.Changed(parked.ID)
 	g.core.ObserveParked(ctx, parked, merged, reason)
 	if !merged && p.quorum <= 1 && g.Judges(parked) { // a model never counts towards a quorum
 		return g.Judge(ctx, parked, cd)

@@ -64,7 +64,7 @@ func (g *Gate) ExpireTicket(ctx context.Context, a store.Approval) error {
 	if err != nil {
 		return core.TicketErr("timeout", err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	g.core.ObserveDecided(ctx, a, receipt.DecisionExpired, reason, now)
 	if outcome != plug.OutcomeAlternative {
 		return nil

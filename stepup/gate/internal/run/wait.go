@@ -14,42 +14,68 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// Wait implements [gate.Gate.Wait].
+// Wait implements [gate.Gate.Wait]. It reads the ticket, and again each
+// time it may have changed: when this gate changes it, when the store says
+// so (a [store.Watcher] hears other processes' changes too), when it
+// expires, and at the poll interval, which for a store that watches is a
+// safety net and otherwise the only way to hear another process.
 func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
 	var last stepup.Ticket // as last read, returned with ctx's error
+	watcher, _ := g.core.St.(store.Watcher)
 	for {
-		ch := g.core.Changes()
-		a, err := g.core.St.Get(ctx, string(id))
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil && last.ID != "" {
-				return last, cerr
-			}
-			return stepup.Ticket{}, core.TicketErr("wait", err)
+		here, release := g.core.Changes(string(id))
+		there, releaseThere := nothing, func() {}
+		if watcher != nil {
+			there, releaseThere = watcher.Watch(string(id))
 		}
-		now, err := g.core.Now(ctx)
-		if err != nil {
-			return last, err
+		t, again, err := g.waitOnce(ctx, id, &last, here, there)
+		release()
+		releaseThere()
+		if !again {
+			return t, err
 		}
-		last = core.View(a, now)
-		if a.State == store.Pending && !now.Before(a.ExpiresAt) {
-			if err := g.ExpireTicket(ctx, a); err != nil {
-				return core.View(a, now), err
-			}
-			continue
-		}
-		if a.State != store.Pending {
-			return g.core.WithNext(ctx, core.View(a, now)), nil
-		}
-		timer := time.NewTimer(g.core.Poll)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return last, ctx.Err()
-		case <-ch:
-		case <-timer.C:
-		}
-		timer.Stop()
 	}
+}
+
+// nothing is a channel that never closes.
+var nothing = make(<-chan struct{})
+
+// waitOnce reads ticket id once and, while it is pending, waits for a
+// sign it changed; again says to read it once more.
+func (g *Gate) waitOnce(ctx context.Context, id stepup.TicketID, last *stepup.Ticket, here, there <-chan struct{}) (stepup.Ticket, bool, error) {
+	a, err := g.core.St.Get(ctx, string(id))
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && last.ID != "" {
+			return *last, false, cerr
+		}
+		return stepup.Ticket{}, false, core.TicketErr("wait", err)
+	}
+	now, err := g.core.Now(ctx)
+	if err != nil {
+		return *last, false, err
+	}
+	*last = core.View(a, now)
+	if a.State == store.Pending && !now.Before(a.ExpiresAt) {
+		if err := g.ExpireTicket(ctx, a); err != nil {
+			return core.View(a, now), false, err
+		}
+		return stepup.Ticket{}, true, nil
+	}
+	if a.State != store.Pending {
+		return g.core.WithNext(ctx, core.View(a, now)), false, nil
+	}
+	// Wake at the poll interval, or when the ticket expires if sooner
+	// (by the store's clock: a little after, never before).
+	timer := time.NewTimer(min(g.core.Poll, a.ExpiresAt.Sub(now)+time.Millisecond))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return *last, false, ctx.Err()
+	case <-here:
+	case <-there:
+	case <-timer.C:
+	}
+	return stepup.Ticket{}, true, nil
 }
 
 // Ticket implements [gate.Gate.Ticket].
@@ -99,7 +125,7 @@ func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (s
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
 	}
-	g.core.Changed()
+	g.core.Changed(a.ID)
 	g.core.ObserveDecided(ctx, done, receipt.DecisionCancelled, "withdrawn by the agent", now)
 	return core.View(done, now), nil
 }
