@@ -35,7 +35,7 @@ func (g *Gate) VotesHold(ctx context.Context, a store.Approval, r plug.Route, no
 		if err != nil {
 			return err
 		}
-		if err := badEvidence(g.core.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))); err != nil {
+		if err := badEvidence(g.core.Approver().Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))); err != nil {
 			return err
 		}
 	}

@@ -19,7 +19,7 @@ func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, err
 	var last stepup.Ticket // as last read, returned with ctx's error
 	for {
 		ch := g.core.Changes()
-		a, err := g.core.St.Get(ctx, string(id))
+		a, err := g.core.St().Get(ctx, string(id))
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil && last.ID != "" {
 				return last, cerr
@@ -40,7 +40,7 @@ func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, err
 		if a.State != store.Pending {
 			return g.core.WithNext(ctx, core.View(a, now)), nil
 		}
-		timer := time.NewTimer(g.core.Poll)
+		timer := time.NewTimer(g.core.Poll())
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -54,7 +54,7 @@ func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, err
 
 // Ticket implements [gate.Gate.Ticket].
 func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
-	a, err := g.core.St.Get(ctx, string(id))
+	a, err := g.core.St().Get(ctx, string(id))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("ticket", err)
 	}
@@ -67,7 +67,7 @@ func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 
 // Requester implements [gate.Gate.Requester].
 func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error) {
-	a, err := g.core.St.Get(ctx, string(id))
+	a, err := g.core.St().Get(ctx, string(id))
 	if err != nil {
 		return canon.Principal{}, core.TicketErr("ticket", err)
 	}
@@ -76,7 +76,7 @@ func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Princip
 
 // Cancel implements [gate.Gate.Cancel].
 func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {
-	a, err := g.core.St.Get(ctx, string(id))
+	a, err := g.core.St().Get(ctx, string(id))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
 	}
@@ -94,7 +94,7 @@ func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (s
 	if len(why) > 512 {
 		why = strings.ToValidUTF8(why[:512], "") // a reason is a short text, never the call's data
 	}
-	done, err := g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
+	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
 		g.core.Note(receipt.DecisionCancelled, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
