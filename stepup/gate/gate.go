@@ -1,13 +1,10 @@
 package gate
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"time"
 
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/gate/internal/run"
@@ -52,7 +49,7 @@ func New(st store.Gate, policy plug.Policy, approver plug.Approver, opts ...Opti
 	if st == nil || policy == nil || approver == nil {
 		return nil, fmt.Errorf("%w: gate needs a store, a policy and an approver", stepup.ErrConfig)
 	}
-	g := &core.Gate{
+	c := &core.Config{
 		St: st, Policy: policy, Approver: approver, Renderer: card.Renderer{},
 		Grants:    core.StoreGrants{St: st},
 		Executors: map[string]plug.Executor{},
@@ -61,47 +58,19 @@ func New(st store.Gate, policy plug.Policy, approver plug.Approver, opts ...Opti
 		Local: time.Now, Dwell: defaultDwells(),
 	}
 	for _, o := range opts {
-		if err := o.apply(g); err != nil {
+		if err := o.apply(c); err != nil {
 			return nil, err
 		}
 	}
-	if g.Poll == 0 {
-		g.Poll = DefaultPoll
+	if c.Poll == 0 {
+		c.Poll = DefaultPoll
 		if _, ok := st.(store.Watcher); ok {
-			g.Poll = DefaultWatchedPoll
+			c.Poll = DefaultWatchedPoll
 		}
 	}
-	if !g.FloodSet {
-		counters, ok := st.(store.Counters)
-		if !ok {
-			return nil, fmt.Errorf("%w: the store keeps no flood counters; use WithFlood", stepup.ErrConfig)
-		}
-		lim, err := flood.New(counters, flood.Limits{}, core.StoreClock(st))
-		if err != nil {
-			return nil, fmt.Errorf("%w: default flood limits: %v", stepup.ErrConfig, err)
-		}
-		g.Flood = lim
-	}
-	g.ContainPlugins() // a plug-in's panic, hang or late answer decides nothing
-	g.Caps = core.ParkCaps(g.Caps, g.Flood)
-	var id [8]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return nil, fmt.Errorf("%w: no randomness: %v", stepup.ErrConfig, err)
-	}
-	if g.Owner == "" {
-		g.Owner = "gate-" + hex.EncodeToString(id[:])
-	}
-	if g.Key == nil {
-		if g.MarkKeep != nil {
-			return nil, fmt.Errorf("%w: WithWatermark needs WithKey or WithKeyRing: marks written under a random key cannot be read back", stepup.ErrConfig)
-		}
-		g.Key = make([]byte, core.MinKeySize)
-		if _, err := rand.Read(g.Key); err != nil {
-			return nil, fmt.Errorf("%w: no randomness for the gate key: %v", stepup.ErrConfig, err)
-		}
-	}
-	if g.MarkKeep != nil {
-		g.Mark = core.NewWatermark(g.MarkKeep, g.KeyRing)
+	g, err := core.New(*c)
+	if err != nil {
+		return nil, err
 	}
 	return &Gate{rt: run.New(g)}, nil
 }

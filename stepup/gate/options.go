@@ -19,13 +19,13 @@ import (
 
 // Option configures a [Gate]; the With functions of this package make
 // them. The zero Option is refused by [New].
-type Option struct{ set func(*core.Gate) error }
+type Option struct{ set func(*core.Config) error }
 
 // option makes an Option of the setting set.
-func option(set func(*core.Gate) error) Option { return Option{set: set} }
+func option(set func(*core.Config) error) Option { return Option{set: set} }
 
 // apply sets o on g.
-func (o Option) apply(g *core.Gate) error {
+func (o Option) apply(g *core.Config) error {
 	if o.set == nil {
 		return fmt.Errorf("%w: a zero Option; use the With functions", stepup.ErrConfig)
 	}
@@ -35,13 +35,13 @@ func (o Option) apply(g *core.Gate) error {
 // WithResolver resolves the references calls name (default: none, so every
 // reference is marked unbound on the card).
 func WithResolver(r canon.Resolver) Option {
-	return option(func(g *core.Gate) error { g.Resolver = r; return nil })
+	return option(func(g *core.Config) error { g.Resolver = r; return nil })
 }
 
 // WithExecutor registers the executor of tool. A tool without one is
 // decided and approved but never run.
 func WithExecutor(tool string, e plug.Executor) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if tool == "" || e == nil {
 			return fmt.Errorf("%w: executor needs a tool and an implementation", stepup.ErrConfig)
 		}
@@ -62,7 +62,7 @@ func WithExecutor(tool string, e plug.Executor) Option {
 // that hash, which covers the renderer's identity, is in the approval
 // challenge. See [Renderer].
 func WithRenderer(r Renderer) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if r == nil {
 			return fmt.Errorf("%w: nil renderer", stepup.ErrConfig)
 		}
@@ -76,7 +76,7 @@ func WithRenderer(r Renderer) Option {
 // narrow what grants cover, never widen it: the grant its user signed
 // must still cover the call.
 func WithGrants(gr plug.Grants) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if gr == nil {
 			return fmt.Errorf("%w: nil grants", stepup.ErrConfig)
 		}
@@ -95,7 +95,7 @@ func WithGrants(gr plug.Grants) Option {
 // without WithKey each gate draws a random one, and its approvals then run
 // only on that gate, in that process.
 func WithKey(key []byte) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if len(key) < core.MinKeySize {
 			return fmt.Errorf("%w: gate key must be at least %d bytes", stepup.ErrConfig, core.MinKeySize)
 		}
@@ -109,7 +109,7 @@ func WithKey(key []byte) Option {
 // principal ids ("user:..."); the requester of a ticket never decides it,
 // even as a member.
 func WithApproverGroup(name string, users ...string) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if name == "" || len(users) == 0 {
 			return fmt.Errorf("%w: approver group needs a name and users", stepup.ErrConfig)
 		}
@@ -131,7 +131,7 @@ func WithApproverGroup(name string, users ...string) Option {
 // the stricter of these caps and the limiter's, field by field: a cap here
 // can only tighten the limiter's.
 func WithPendingCaps(c store.Caps) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if c.PerSession < 0 || c.PerUser < 0 {
 			return fmt.Errorf("%w: negative cap", stepup.ErrConfig)
 		}
@@ -143,7 +143,7 @@ func WithPendingCaps(c store.Caps) Option {
 // WithTTL sets how long approvers have, and how long an approval stays
 // executable, when the policy does not say (default [DefaultTTL]).
 func WithTTL(d time.Duration) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: TTL must be positive", stepup.ErrConfig)
 		}
@@ -159,7 +159,7 @@ func WithTTL(d time.Duration) Option {
 // context if it cannot, before the lease ends. It must exceed 3 ×
 // store.MaxSkew, so that a renewal's time is never refused as skewed.
 func WithLease(d time.Duration) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if d < 3*store.MaxSkew {
 			return fmt.Errorf("%w: lease must be at least %v", stepup.ErrConfig, 3*store.MaxSkew)
 		}
@@ -177,7 +177,7 @@ func WithLease(d time.Duration) Option {
 // live owner's lease nor lets two runs of one ticket overlap. Tests drive
 // it with the fake clock they give the store.
 func WithLocalClock(now func() time.Time) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if now == nil {
 			return fmt.Errorf("%w: nil local clock", stepup.ErrConfig)
 		}
@@ -190,7 +190,7 @@ func WithLocalClock(now func() time.Time) Option {
 // executions it runs (default a random "gate-..." name). Names must be
 // unique among the gates sharing a store.
 func WithInstance(name string) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if name == "" || len(name) > store.MaxKeySize {
 			return fmt.Errorf("%w: instance name must be 1 to %d bytes", stepup.ErrConfig, store.MaxKeySize)
 		}
@@ -203,7 +203,7 @@ func WithInstance(name string) Option {
 // not only their digest. Arguments may hold secrets; the audit log then
 // holds them too.
 func WithAuditArgsUnsafe() Option {
-	return option(func(g *core.Gate) error { g.AuditArgs = true; return nil })
+	return option(func(g *core.Config) error { g.AuditArgs = true; return nil })
 }
 
 // WithPollInterval sets how often Wait re-reads a ticket that may have
@@ -211,7 +211,7 @@ func WithAuditArgsUnsafe() Option {
 // [DefaultWatchedPoll] on a store that wakes Wait itself (a
 // [store.Watcher]). Decisions made by this gate wake its waiters at once.
 func WithPollInterval(d time.Duration) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: poll interval must be positive", stepup.ErrConfig)
 		}
@@ -224,7 +224,7 @@ func WithPollInterval(d time.Duration) Option {
 // gate uses flood's default limits over the store's counters; to run
 // without any, say so with [WithoutFloodControlUnsafe].
 func WithFlood(f Flood) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if f == nil {
 			return fmt.Errorf("%w: nil flood control; use WithoutFloodControlUnsafe to turn it off", stepup.ErrConfig)
 		}
@@ -240,7 +240,7 @@ func WithFlood(f Flood) Option {
 // prompt people as often as it likes, which is how approval fatigue is
 // made. For tests and demos.
 func WithoutFloodControlUnsafe() Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if g.FloodSet {
 			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
 		}
@@ -259,7 +259,7 @@ func WithoutFloodControlUnsafe() Option {
 // approver's denial are never logged. Refusals at execute, failures and
 // unknown outcomes are logged at warning level, the rest at info.
 func WithLogger(l *slog.Logger) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if l == nil {
 			return fmt.Errorf("%w: nil logger", stepup.ErrConfig)
 		}
@@ -318,7 +318,7 @@ func WithLogger(l *slog.Logger) Option {
 // asu_gate_lease_reclaims_total and asu_gate_plugins_stragglers, and the attribute keys' dots become
 // underscores (asu_decision, asu_effect_class, asu_flood_scope, ...).
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if mp == nil {
 			return fmt.Errorf("%w: nil meter provider", stepup.ErrConfig)
 		}
@@ -342,7 +342,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // logged), each given ten seconds; an error is logged and the ticket
 // stays in the approvers' queue. [notify.Webhook] is the built-in.
 func WithNotifier(n notify.Notifier, link func(stepup.TicketID) string) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if n == nil || link == nil {
 			return fmt.Errorf("%w: a NotifyConfig needs a Notifier and a link function", stepup.ErrConfig)
 		}
@@ -362,7 +362,7 @@ func WithNotifier(n notify.Notifier, link func(stepup.TicketID) string) Option {
 // only if the gate made it. A model's approval has no passkey receipt.
 // Grant tickets (plug.GrantTool) are always left to their approver.
 func WithModelJudge(j plug.Judge, classes ...string) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if j == nil {
 			return fmt.Errorf("%w: nil model judge", stepup.ErrConfig)
 		}
@@ -397,7 +397,7 @@ const MaxDwell = 10 * time.Minute
 // never shown is refused too. Denials are never held back, and a model
 // approver ([WithModelJudge]) has no dwell.
 func WithDwell(d time.Duration, classes ...string) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if d < 0 || d > MaxDwell {
 			return fmt.Errorf("%w: dwell must be from 0 to %v", stepup.ErrConfig, MaxDwell)
 		}

@@ -37,7 +37,7 @@ const (
 // [DefaultPluginTimeout], [DefaultExecuteTimeout] for executors and ten
 // seconds for a notice).
 func WithPluginTimeout(d time.Duration) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: plug-in timeout must be positive", stepup.ErrConfig)
 		}

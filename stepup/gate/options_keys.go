@@ -24,7 +24,7 @@ import (
 // [WithKey]; WithKey(k) is a ring of one key, k, under its
 // [keyring.DefaultID].
 func WithKeyRing(keys keyring.Source) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if keys == nil || keys.Ring() == nil {
 			return fmt.Errorf("%w: nil key ring", stepup.ErrConfig)
 		}

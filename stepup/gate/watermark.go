@@ -34,7 +34,7 @@ var _ = [1]struct{}{}[ClockStepTolerance-core.ClockStepTolerance]
 // can go unseen: nothing ran twice, and at most those approvals are asked
 // again.
 func WithWatermark(keep plug.Watermarks) Option {
-	return option(func(g *core.Gate) error {
+	return option(func(g *core.Config) error {
 		if keep == nil {
 			return fmt.Errorf("%w: a watermark needs a keeper", stepup.ErrConfig)
 		}

@@ -14,10 +14,10 @@ import (
 // Admit asks flood control whether a call may prompt approvers. It returns
 // the refusal's reason (empty when admitted) and when to retry.
 func (g *Gate) Admit(ctx context.Context, r flood.Request) (string, time.Duration) {
-	if g.Flood == nil {
+	if g.cfg.Flood == nil {
 		return "", 0
 	}
-	err := g.Flood.Admit(ctx, r)
+	err := g.cfg.Flood.Admit(ctx, r)
 	if err == nil {
 		return "", 0
 	}
@@ -48,10 +48,10 @@ func (g *Gate) Admit(ctx context.Context, r flood.Request) (string, time.Duratio
 // that could not be counted for lockouts is reported: the lockout would
 // otherwise never come.
 func (g *Gate) Decided(ctx context.Context, a store.Approval, approved bool) error {
-	if g.Flood == nil || a.Session == "" || a.User == "" || a.Requester.Agent == "" {
+	if g.cfg.Flood == nil || a.Session == "" || a.User == "" || a.Requester.Agent == "" {
 		return nil
 	}
-	err := g.Flood.Decided(context.WithoutCancel(ctx), FloodRequest(a, nil), approved)
+	err := g.cfg.Flood.Decided(context.WithoutCancel(ctx), FloodRequest(a, nil), approved)
 	if err != nil && !approved {
 		return fmt.Errorf("deny: %w: the denial could not be counted for lockouts", stepup.ErrStore)
 	}

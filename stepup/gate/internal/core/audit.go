@@ -43,7 +43,7 @@ func (g *Gate) Record(a store.Approval, decision, reason string, at time.Time) r
 	if !a.CreatedAt.IsZero() && !at.Before(a.CreatedAt) {
 		r.DecisionMillis = at.Sub(a.CreatedAt).Milliseconds()
 	}
-	if g.AuditArgs && len(a.Effect) > 0 {
+	if g.cfg.AuditArgs && len(a.Effect) > 0 {
 		if s, err := canon.ParseSealed(a.Effect); err == nil {
 			r.Args = s.Effect().Args
 		}

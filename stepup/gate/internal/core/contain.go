@@ -65,8 +65,8 @@ func Misbehaviour(err error) string {
 func Contain[T any](ctx context.Context, g *Gate, plugin string, timeout time.Duration, f func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	cctx, cancel := ctx, context.CancelFunc(func() {})
-	if g.PluginTimeout > 0 {
-		timeout = g.PluginTimeout
+	if g.cfg.PluginTimeout > 0 {
+		timeout = g.cfg.PluginTimeout
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		cctx, cancel = context.WithTimeout(ctx, timeout)
@@ -127,8 +127,8 @@ func (g *Gate) Stragglers() int64 { return g.stragglers.Load() }
 // misbehaved logs and returns a plug-in's misbehaviour.
 func (g *Gate) misbehaved(ctx context.Context, plugin, what string) error {
 	m := &misbehaviour{plugin: plugin, what: what}
-	if g.Obs != nil && g.Obs.Log != nil {
-		g.Obs.Log.LogAttrs(ctx, slog.LevelWarn, "gate plug-in misbehaved", slog.String("plugin", plugin),
+	if g.cfg.Obs != nil && g.cfg.Obs.Log != nil {
+		g.cfg.Obs.Log.LogAttrs(ctx, slog.LevelWarn, "gate plug-in misbehaved", slog.String("plugin", plugin),
 			slog.String("misbehaviour", what))
 	}
 	return m

@@ -19,13 +19,10 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Gate is one gate's state and the machinery its runtime side and its
-// desk share. Package gate's Gate is the API over it. Its exported fields
-// are the parts and settings package gate's New and options fill in; they
-// do not change once New returns, so the runtime side and the desk read
-// them without locking. What changes while the gate runs (the waiters of
-// Wait, refused answers, stragglers) is unexported, behind methods.
-type Gate struct {
+// Config is what a gate is made of: its parts and settings, as package
+// gate's New and options fill them in. [New] checks and completes it;
+// from then on it does not change.
+type Config struct {
 	// The parts, each contained once New has them (ContainPlugins).
 	St        store.Gate
 	Policy    plug.Policy
@@ -55,6 +52,15 @@ type Gate struct {
 	Key           []byte        // MACs the gate's own approvals; see WithKey
 	Owner         string        // this gate instance, as the owner of its executions
 	PluginTimeout time.Duration // a plug-in call's deadline when its caller gave none; 0: the defaults
+}
+
+// Gate is one gate's state and the machinery its runtime side and its
+// desk share. Package gate's Gate is the API over it. Its configuration
+// is fixed once [New] returns, and read through methods (St, Policy,
+// TTL, ...); what changes while the gate runs (the waiters of Wait,
+// refused answers, stragglers) is unexported too.
+type Gate struct {
+	cfg Config
 
 	// The state, changed while the gate runs.
 	waits      store.Hub    // the Waits in this process, woken by ticket
@@ -72,16 +78,16 @@ type Gate struct {
 // already decided with.
 func (g *Gate) Now(ctx context.Context) (time.Time, error) {
 	t, err := g.StoreNow(ctx)
-	if err != nil || g.Mark == nil {
+	if err != nil || g.cfg.Mark == nil {
 		return t, err
 	}
-	return g.Mark.Clock(ctx, g.St, t)
+	return g.cfg.Mark.Clock(ctx, g.cfg.St, t)
 }
 
 // StoreNow reads the store's clock as it is, for recording what already
 // happened (a run's outcome) and for an operator's review.
 func (g *Gate) StoreNow(ctx context.Context) (time.Time, error) {
-	t, err := g.St.Now(ctx)
+	t, err := g.cfg.St.Now(ctx)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

@@ -20,7 +20,7 @@ const (
 
 // NotifyParked tells the notifier, if any, that a waits for approvers.
 func (g *Gate) NotifyParked(ctx context.Context, a store.Approval, approvers []string) {
-	nt := g.Notifier
+	nt := g.cfg.Notifier
 	if nt == nil {
 		return
 	}
@@ -36,8 +36,8 @@ func (g *Gate) NotifyParked(ctx context.Context, a store.Approval, approvers []s
 	go func() {
 		defer func() { <-nt.Busy }()
 		timeout := notifyTimeout
-		if g.PluginTimeout > 0 {
-			timeout = g.PluginTimeout
+		if g.cfg.PluginTimeout > 0 {
+			timeout = g.cfg.PluginTimeout
 		}
 		nctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -67,8 +67,8 @@ func safeNotify(ctx context.Context, nt *NotifyConfig, notice notify.Notice) (er
 // logNotice logs a notice that could not be handed over; the message is
 // the gate's or the Notifier's, and names no argument.
 func (g *Gate) logNotice(ctx context.Context, a store.Approval, msg string) {
-	if g.Obs == nil || g.Obs.Log == nil {
+	if g.cfg.Obs == nil || g.cfg.Obs.Log == nil {
 		return
 	}
-	g.Obs.Log.LogAttrs(ctx, slog.LevelWarn, msg, about(a)...)
+	g.cfg.Obs.Log.LogAttrs(ctx, slog.LevelWarn, msg, about(a)...)
 }

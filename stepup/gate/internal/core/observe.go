@@ -31,7 +31,7 @@ const (
 
 // ObserverOf returns the gate's observer, made on first use with nothing
 // to report to. Options run one at a time, in New.
-func (g *Gate) ObserverOf() *Observer {
+func (g *Config) ObserverOf() *Observer {
 	if g.Obs == nil {
 		g.Obs = &Observer{Log: slog.New(slog.DiscardHandler)}
 		_ = g.Obs.Instruments(noop.NewMeterProvider().Meter(ScopeName)) // no-op instruments never fail
@@ -74,7 +74,7 @@ const decisionMerged = "merged"
 // reason is the gate's own wording, never an agent's or approver's free
 // text.
 func (g *Gate) ObserveDecided(ctx context.Context, a store.Approval, decision, reason string, at time.Time) {
-	o := g.Obs
+	o := g.cfg.Obs
 	if o == nil {
 		return
 	}
@@ -110,7 +110,7 @@ func about(a store.Approval, lead ...slog.Attr) []slog.Attr {
 // ObserveFlood reports a refusal by flood control (err from Flood.Admit,
 // or the store's pending cap).
 func (g *Gate) ObserveFlood(ctx context.Context, err error) {
-	o := g.Obs
+	o := g.cfg.Obs
 	if o == nil {
 		return
 	}
@@ -172,7 +172,7 @@ func (g *Gate) ObserveAbandoned(ctx context.Context, a store.Approval, reason st
 }
 
 func (g *Gate) observeExecution(ctx context.Context, a store.Approval, outcome, reason string) {
-	o := g.Obs
+	o := g.cfg.Obs
 	if o == nil {
 		return
 	}
@@ -195,7 +195,7 @@ func (g *Gate) observeExecution(ctx context.Context, a store.Approval, outcome, 
 
 // ObserveReclaimed reports an execution this gate took over.
 func (g *Gate) ObserveReclaimed(ctx context.Context, a store.Approval) {
-	o := g.Obs
+	o := g.cfg.Obs
 	if o == nil {
 		return
 	}
@@ -227,7 +227,7 @@ func (g *Gate) ObserveParked(ctx context.Context, a store.Approval, merged bool,
 // ObserveStraggler reports a plug-in call given up on at its deadline
 // (delta 1), or one such call returning at last (delta -1).
 func (g *Gate) ObserveStraggler(ctx context.Context, delta int64) {
-	if o := g.Obs; o != nil && o.stragglers != nil {
+	if o := g.cfg.Obs; o != nil && o.stragglers != nil {
 		o.stragglers.Add(ctx, delta)
 	}
 }

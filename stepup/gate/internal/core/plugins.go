@@ -18,41 +18,41 @@ import (
 // contained ones, so no call site can forget. Optional interfaces the
 // plug-ins implement are kept. Calling it twice wraps nothing twice.
 func (g *Gate) ContainPlugins() {
-	switch p := g.Policy.(type) {
+	switch p := g.cfg.Policy.(type) {
 	case nil, containedPolicy, containedRouter:
 	default:
 		if r, ok := p.(plug.Router); ok {
-			g.Policy = containedRouter{containedPolicy{g, p}, r}
+			g.cfg.Policy = containedRouter{containedPolicy{g, p}, r}
 		} else {
-			g.Policy = containedPolicy{g, p}
+			g.cfg.Policy = containedPolicy{g, p}
 		}
 	}
-	switch a := g.Approver.(type) {
+	switch a := g.cfg.Approver.(type) {
 	case nil, containedApprover, containedReceipter:
 	default:
 		if r, ok := a.(Receipter); ok {
-			g.Approver = containedReceipter{containedApprover{g, a}, r}
+			g.cfg.Approver = containedReceipter{containedApprover{g, a}, r}
 		} else {
-			g.Approver = containedApprover{g, a}
+			g.cfg.Approver = containedApprover{g, a}
 		}
 	}
-	if _, ok := g.Renderer.(containedRenderer); !ok && g.Renderer != nil {
-		g.Renderer = containedRenderer{g, g.Renderer}
+	if _, ok := g.cfg.Renderer.(containedRenderer); !ok && g.cfg.Renderer != nil {
+		g.cfg.Renderer = containedRenderer{g, g.cfg.Renderer}
 	}
-	if _, ok := g.Grants.(containedGrants); !ok && g.Grants != nil {
-		g.Grants = containedGrants{g, g.Grants}
+	if _, ok := g.cfg.Grants.(containedGrants); !ok && g.cfg.Grants != nil {
+		g.cfg.Grants = containedGrants{g, g.cfg.Grants}
 	}
-	if _, ok := g.Flood.(containedFlood); !ok && g.Flood != nil {
-		g.Flood = containedFlood{g, g.Flood}
+	if _, ok := g.cfg.Flood.(containedFlood); !ok && g.cfg.Flood != nil {
+		g.cfg.Flood = containedFlood{g, g.cfg.Flood}
 	}
-	for tool, e := range g.Executors {
+	for tool, e := range g.cfg.Executors {
 		if _, ok := e.(containedExecutor); !ok {
-			g.Executors[tool] = containedExecutor{g, e}
+			g.cfg.Executors[tool] = containedExecutor{g, e}
 		}
 	}
-	if j := g.Judging; j != nil {
+	if j := g.cfg.Judging; j != nil {
 		if _, ok := j.Judge.(containedJudge); !ok {
-			g.Judging = &JudgeConfig{Judge: containedJudge{g, j.Judge}, Classes: j.Classes}
+			g.cfg.Judging = &JudgeConfig{Judge: containedJudge{g, j.Judge}, Classes: j.Classes}
 		}
 	}
 }

@@ -19,7 +19,7 @@ func (g *Gate) Route(ctx context.Context, a store.Approval) (plug.Route, error) 
 	if a.Tool == plug.GrantTool {
 		return plug.Route{}, nil // its own user approves it
 	}
-	if r, ok := g.Policy.(plug.Router); ok {
+	if r, ok := g.cfg.Policy.(plug.Router); ok {
 		if route, ok := r.Route(a.Tool, a.PolicyVersion); ok {
 			return route, nil
 		}
@@ -60,7 +60,7 @@ func (g *Gate) Deciders(a store.Approval, route plug.Route, now time.Time) ([]st
 			users = append(users, a.User)
 			continue
 		}
-		members, ok := g.Groups[name]
+		members, ok := g.cfg.Groups[name]
 		if !ok {
 			return nil, fmt.Errorf("%w: unknown approver group %q", stepup.ErrConfig, name)
 		}
@@ -118,7 +118,7 @@ func (g *Gate) stage(t plug.Timeout) time.Duration {
 	if t.After > 0 {
 		return t.After
 	}
-	return g.TTL
+	return g.cfg.TTL
 }
 
 // Window returns how long a parked ticket lives: one stage, or two when it
@@ -151,7 +151,7 @@ func (g *Gate) RedecideSealed(ctx context.Context, a store.Approval, s canon.Sea
 		return GrantDecision(), nil
 	}
 	eff := s.Effect()
-	d, err := g.Policy.Decide(ctx, plug.Proposal{Tool: eff.Tool, Args: eff.Args, Parsed: s.Args(), Task: eff.Task,
+	d, err := g.cfg.Policy.Decide(ctx, plug.Proposal{Tool: eff.Tool, Args: eff.Args, Parsed: s.Args(), Task: eff.Task,
 		Step: eff.Step, Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
 	switch {
 	case Misbehaviour(err) != "":

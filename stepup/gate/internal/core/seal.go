@@ -34,12 +34,12 @@ type sealEvidence struct {
 // KeyRing returns the ring the gate MACs with now: the one WithKeyRing
 // gave, or the ring of one key of WithKey.
 func (g *Gate) KeyRing() *keyring.Ring {
-	if g.Keys != nil {
-		if r := g.Keys.Ring(); r != nil {
+	if g.cfg.Keys != nil {
+		if r := g.cfg.Keys.Ring(); r != nil {
 			return r
 		}
 	}
-	g.single.Do(func() { g.one, _ = keyring.Single(g.Key) })
+	g.single.Do(func() { g.one, _ = keyring.Single(g.cfg.Key) })
 	return g.one
 }
 

@@ -27,7 +27,7 @@ func TestSealNamesItsKeyAndVerifiesAcrossRotation(t *testing.T) {
 	ring, err := keyring.Single(old)
 	require.NoError(t, err)
 	live := keyring.NewLive(ring)
-	g := &Gate{Keys: live}
+	g := &Gate{cfg: Config{Keys: live}}
 	a := store.Approval{ID: "t1", Approver: "policy:v1", PolicyVersion: "v1", ExpiresAt: sealT0.Add(time.Hour)}
 	a.Evidence = g.Seal(a, a.Approver)
 	var ev sealEvidence
@@ -85,7 +85,7 @@ func TestSealedAnswerNamesItsKey(t *testing.T) {
 	ring, err := keyring.Single(bytes.Repeat([]byte{1}, 32))
 	require.NoError(t, err)
 	live := keyring.NewLive(ring)
-	g := &Gate{Keys: live}
+	g := &Gate{cfg: Config{Keys: live}}
 	a := store.Approval{ID: "t1", Approver: "user:dana", PolicyVersion: "v1"}
 	raw := g.SealAnswer(a, "user:dana", []byte(`{"x":1}`))
 	rotated, _, err := ring.Rotate(bytes.Repeat([]byte{2}, 32), sealT0, time.Minute)

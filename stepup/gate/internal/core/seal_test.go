@@ -43,7 +43,7 @@ func referenceMAC(key []byte, a store.Approval, approver string) []byte {
 // Seal is the JSON of the evidence it stores.
 func TestMACIsItsDefinition(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
-	g := &Gate{Key: key}
+	g := &Gate{cfg: Config{Key: key}}
 	prop := func(id, approver, version string, digest, nonce, cardHash [32]byte, exp int32) bool {
 		a := store.Approval{ID: id, PolicyVersion: version, Digest: canon.Digest(digest), Nonce: nonce,
 			CardHash: canon.Digest(cardHash), ExpiresAt: time.Unix(int64(exp), 0)}
@@ -60,7 +60,7 @@ func TestMACIsItsDefinition(t *testing.T) {
 // TestMACSeparatesFields: moving bytes from one length-prefixed field to
 // the next changes the MAC.
 func TestMACSeparatesFields(t *testing.T) {
-	g := &Gate{Key: make([]byte, 32)}
+	g := &Gate{cfg: Config{Key: make([]byte, 32)}}
 	a := store.Approval{ID: "ab", PolicyVersion: "v1"}
 	b := store.Approval{ID: "a", PolicyVersion: "v1"}
 	ma, _ := g.MAC(a, "c")

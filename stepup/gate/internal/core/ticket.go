@@ -68,7 +68,7 @@ func (g *Gate) WithNext(ctx context.Context, t stepup.Ticket) stepup.Ticket {
 		return t
 	}
 	alt := AlternativeID(string(t.ID))
-	if _, err := g.St.Get(ctx, alt); err == nil {
+	if _, err := g.cfg.St.Get(ctx, alt); err == nil {
 		t.Next = stepup.TicketID(alt)
 	}
 	return t
@@ -84,7 +84,7 @@ func (g *Gate) Render(s canon.Sealed, d plug.Decision, taint []string, rationale
 	if d.Reason != "" {
 		reasons = append(reasons, d.Reason)
 	}
-	return g.Renderer.RenderSealed(s, card.Context{
+	return g.cfg.Renderer.RenderSealed(s, card.Context{
 		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
 		Reasons: reasons, Approvers: g.whoMayApprove(s.Principal().User, d), Provenance: taint, Hints: card.Hints(d.Hints),
 		Trusted: d.Trusted, Rationale: rationale, ToolDescription: d.Description,
@@ -120,7 +120,7 @@ func (g *Gate) whoMayApprove(user string, d plug.Decision) []string {
 // It returns the stored effect parsed, so that what follows reads it
 // without parsing it again.
 func (g *Gate) Load(ctx context.Context, op string, id stepup.TicketID) (store.Approval, canon.Sealed, error) {
-	a, err := g.St.Get(ctx, string(id))
+	a, err := g.cfg.St.Get(ctx, string(id))
 	if err != nil {
 		return a, canon.Sealed{}, TicketErr(op, err)
 	}
@@ -152,7 +152,7 @@ func samePrincipal(x, y canon.Principal) bool {
 
 // Existing answers with a ticket another gate stored under a fixed id.
 func (g *Gate) Existing(ctx context.Context, id string) (stepup.Ticket, error) {
-	a, err := g.St.Get(ctx, id)
+	a, err := g.cfg.St.Get(ctx, id)
 	if err != nil {
 		return stepup.Ticket{}, TicketErr("propose", err)
 	}

@@ -50,7 +50,7 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	done, err := g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
+	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
 		g.core.Note(receipt.DecisionRevoked, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("revoke", err)
@@ -66,7 +66,7 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 	if strings.TrimSpace(by) == "" {
 		return fmt.Errorf("revoke grant: %w: name who revokes", stepup.ErrConfig)
 	}
-	rec, err := g.core.St.GetGrant(ctx, id)
+	rec, err := g.core.St().GetGrant(ctx, id)
 	if err != nil {
 		return core.TicketErr("revoke grant", err)
 	}
@@ -78,7 +78,7 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	err = g.core.St.RevokeGrant(ctx, id, now, func(store.Approval, bool) receipt.AuditRecord {
+	err = g.core.St().RevokeGrant(ctx, id, now, func(store.Approval, bool) receipt.AuditRecord {
 		return receipt.AuditRecord{TicketID: id, Task: "grant", Session: "grant:" + rec.User,
 			Principal: core.PrincipalOf(rec.User), Decision: receipt.DecisionRevoked, Reason: why, Approver: rec.User}
 	})
@@ -107,7 +107,7 @@ func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plu
 // list reads one page of the tickets matching f and keeps those keep
 // takes, as entries.
 func (g *Gate) list(ctx context.Context, f store.Filter, keep func(a store.Approval, now time.Time) bool) ([]plug.Entry, string, error) {
-	page, next, err := g.core.St.List(ctx, f)
+	page, next, err := g.core.St().List(ctx, f)
 	if err != nil {
 		return nil, "", core.TicketErr("list", err)
 	}
@@ -139,7 +139,7 @@ func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (receipt.App
 	if err != nil {
 		return receipt.ApprovalMetrics{}, err
 	}
-	rows, err := ad.g.core.St.AuditRange(ctx, now.Add(-window), now.Add(time.Millisecond))
+	rows, err := ad.g.core.St().AuditRange(ctx, now.Add(-window), now.Add(time.Millisecond))
 	if err != nil {
 		return receipt.ApprovalMetrics{}, core.TicketErr("metrics", err)
 	}
@@ -169,7 +169,7 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 		return nil, err
 	}
 	q := store.QueueFilter{User: approver, Now: now, Limit: limit}
-	for name, members := range g.core.Groups {
+	for name, members := range g.core.Groups() {
 		if slices.Contains(members, approver) {
 			q.Groups = append(q.Groups, name)
 		}
@@ -184,7 +184,7 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 	// full or nothing is left.
 	var out []plug.Entry
 	for len(out) < limit {
-		page, next, err := g.core.St.Queue(ctx, q)
+		page, next, err := g.core.St().Queue(ctx, q)
 		if err != nil {
 			return nil, core.TicketErr("queue", err)
 		}
@@ -216,7 +216,7 @@ func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (Prompt, er
 	if err != nil {
 		return Prompt{}, err
 	}
-	opts, err := d.g.core.Approver.Options(ctx, req)
+	opts, err := d.g.core.Approver().Options(ctx, req)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("revoke: %w", err)
 	}

@@ -42,12 +42,12 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	if err != nil || !cd.Hash().Equal(a.CardHash) {
 		return Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
 	}
-	opts, err := d.g.core.Approver.Options(ctx, req)
+	opts, err := d.g.core.Approver().Options(ctx, req)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
 	denyReq := core.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
-	denyOpts, err := d.g.core.Approver.Options(ctx, denyReq)
+	denyOpts, err := d.g.core.Approver().Options(ctx, denyReq)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
@@ -130,7 +130,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	var done store.Approval
 	err = g.core.AtNow(ctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
+		done, err = g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
 			Reason: reason, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
 			g.core.Note(receipt.DecisionApproved, reason, at))
 		return err
@@ -166,7 +166,7 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	done, err := g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
+	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
 		Evidence: v.Evidence, At: now}, g.core.Note(receipt.DecisionDenied, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("deny", err)
@@ -184,7 +184,7 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 // verify checks an answer through the approver and that its approver may
 // decide the ticket.
 func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, answer []byte) (plug.Verified, error) {
-	v, err := g.core.Approver.Verify(ctx, req, answer)
+	v, err := g.core.Approver().Verify(ctx, req, answer)
 	if err != nil {
 		var ra *plug.RefusedAnswer
 		if errors.As(err, &ra) {
@@ -228,7 +228,7 @@ func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.
 	}
 	r := g.core.Record(a, receipt.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
 	r.Approver = user
-	if _, err := g.core.St.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
+	if _, err := g.core.St().AppendAudit(context.WithoutCancel(ctx), r); err != nil {
 		return errors.Join(refusal, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
 	}
 	return refusal
@@ -307,7 +307,7 @@ func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approva
 	if core.ReservedApprover(a.Approver) || (len(a.Evidence) == 0 && len(a.Votes) == 0) {
 		return a, nil, fmt.Errorf("receipt: %w: no person approved this ticket", plug.ErrNoReceipt)
 	}
-	r, ok := d.g.core.Approver.(core.Receipter)
+	r, ok := d.g.core.Approver().(core.Receipter)
 	if !ok {
 		return a, nil, fmt.Errorf("receipt: %w: the approver makes no receipts", plug.ErrNoReceipt)
 	}

@@ -31,7 +31,7 @@ func (g *Gate) dwelt(a store.Approval, answer []byte, now time.Time) error {
 }
 
 // DwellOf is the dwell time of ticket a's effect class (zero: none).
-func (g *Gate) DwellOf(a store.Approval) time.Duration { return max(g.core.Dwell[a.EffectClass], 0) }
+func (g *Gate) DwellOf(a store.Approval) time.Duration { return max(g.core.Dwell()[a.EffectClass], 0) }
 
 // ShowFor implements [gate.Desk.ShowFor].
 func (d *Desk) ShowFor(ctx context.Context, id stepup.TicketID) (plug.Showing, error) {

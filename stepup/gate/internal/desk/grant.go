@@ -56,7 +56,7 @@ func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.T
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
 	}
 	a := store.Approval{Tool: plug.GrantTool, EffectClass: dec.Class, Effect: sealed.Bytes(), Digest: sealed.Digest(),
-		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.core.TTL), Requester: canon.Principal{User: user},
+		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.core.TTL()), Requester: canon.Principal{User: user},
 		User: user, Session: "grant:" + user, Task: "grant", PolicyVersion: dec.PolicyVersion}
 	if a.Card, err = cd.JSON(); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
@@ -64,7 +64,7 @@ func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.T
 	if _, err := rand.Read(a.Nonce[:]); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	parked, _, err := g.core.St.Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionNeedsApproval, dec.Reason, now))
+	parked, _, err := g.core.St().Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionNeedsApproval, dec.Reason, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}

@@ -63,7 +63,7 @@ func (g *Gate) voteFails(ctx context.Context, a store.Approval, v store.Vote, no
 	if err != nil {
 		return "its record does not verify"
 	}
-	err = g.core.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))
+	err = g.core.Approver().Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))
 	switch {
 	case err == nil:
 		return ""

@@ -54,7 +54,7 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	)
 	err = g.core.AtNow(ctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.core.St.Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
+		done, err = g.core.St().Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
 			threshold, reason, func(t store.Approval, _ bool) receipt.AuditRecord {
 				if t.State == store.Approved {
 					return g.core.Record(t, receipt.DecisionApproved, reason, at)

@@ -60,7 +60,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	wctx := context.WithoutCancel(ctx)
 	var consumed store.Approval
 	err = g.core.AtNow(wctx, func(at time.Time) (err error) {
-		consumed, err = g.core.St.Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.core.Owner, At: at, LeaseUntil: at.Add(g.core.Lease)},
+		consumed, err = g.core.St().Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.core.Owner(), At: at, LeaseUntil: at.Add(g.core.Lease())},
 			g.core.Note(receipt.DecisionExecuting, "approval spent; running", at))
 		return err
 	})
@@ -91,12 +91,12 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 // executing under this gate's lease, and recovery tries again, or holds it
 // for the operator if the store went back.
 func (g *Gate) spend(ctx context.Context, a store.Approval) error {
-	if g.core.Mark == nil {
+	if g.core.Mark() == nil {
 		return nil
 	}
 	now, err := g.core.StoreNow(ctx)
 	if err == nil {
-		err = g.core.Mark.Spend(context.WithoutCancel(ctx), g.core.St, a, now)
+		err = g.core.Mark().Spend(context.WithoutCancel(ctx), g.core.St(), a, now)
 	}
 	if err != nil {
 		return fmt.Errorf("execute: %w: the run was not started: %w", stepup.ErrOutcomeUnknown, err)
@@ -188,7 +188,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrOutcomeUnknown, err)
 	}
 	note := g.core.Note(decision, summary, o.At)
-	if _, err := g.core.St.Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) receipt.AuditRecord {
+	if _, err := g.core.St().Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) receipt.AuditRecord {
 		r := note(t, m)
 		r.Result = summary
 		return r
@@ -222,12 +222,12 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 		wg   sync.WaitGroup
 		gone atomic.Bool
 	)
-	held := g.core.Local() // the lease ran from at most this moment
-	keep := g.core.Lease - g.core.Lease/3
+	held := g.core.LocalNow() // the lease ran from at most this moment
+	keep := g.core.Lease() - g.core.Lease()/3
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(g.core.Lease / 3)
+		tick := time.NewTicker(g.core.Lease() / 3)
 		defer tick.Stop()
 		for {
 			select {
@@ -235,7 +235,7 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 				return
 			case <-tick.C:
 			}
-			asked := g.core.Local()
+			asked := g.core.LocalNow()
 			left := keep - asked.Sub(held)
 			err := context.DeadlineExceeded
 			if left > 0 {
@@ -249,7 +249,7 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 				held = asked
 				continue
 			}
-			if errors.Is(err, store.ErrFenced) || g.core.Local().Sub(held) >= keep || errors.Is(err, context.DeadlineExceeded) {
+			if errors.Is(err, store.ErrFenced) || g.core.LocalNow().Sub(held) >= keep || errors.Is(err, context.DeadlineExceeded) {
 				gone.Store(true)
 				cancel()
 				return
@@ -290,11 +290,11 @@ func (g *Gate) renewWithin(ctx context.Context, a store.Approval, left time.Dura
 
 // renew extends ticket a's lease by a whole lease from the store's now.
 func (g *Gate) renew(ctx context.Context, a store.Approval) error {
-	now, err := g.core.St.Now(ctx)
+	now, err := g.core.St().Now(ctx)
 	if err != nil {
 		return err
 	}
-	return g.core.St.Renew(ctx, a.ID, g.core.Owner, a.Fence, now.Add(g.core.Lease))
+	return g.core.St().Renew(ctx, a.ID, g.core.Owner(), a.Fence, now.Add(g.core.Lease()))
 }
 
 // authorized checks an approved ticket before it runs, trusting neither
@@ -347,7 +347,7 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 	if err != nil {
 		return err
 	}
-	return badEvidence(g.core.Approver.Recheck(ctx, core.AnswerOf(a, evidence)))
+	return badEvidence(g.core.Approver().Recheck(ctx, core.AnswerOf(a, evidence)))
 }
 
 // Recheck returns the effect to run of ticket a, whose stored effect s
@@ -364,7 +364,7 @@ func (g *Gate) Recheck(ctx context.Context, a store.Approval, s canon.Sealed) (c
 	if len(eff.Refs) == 0 {
 		return eff, nil
 	}
-	refs, err := canon.ResolveAll(ctx, g.core.Resolver, eff.Refs)
+	refs, err := canon.ResolveAll(ctx, g.core.Resolver(), eff.Refs)
 	if err != nil {
 		return canon.Effect{}, fmt.Errorf("%w: a reference no longer resolves", stepup.ErrEffectChanged)
 	}
@@ -395,7 +395,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := g.core.St.Expired(ctx, now, 0)
+	list, err := g.core.St().Expired(ctx, now, 0)
 	if err != nil {
 		return nil, core.TicketErr("recover", err)
 	}
@@ -411,13 +411,13 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue // another replica's tool: left to a gate that can run it
 		}
 		seen[a.ID] = true
-		if !g.watch.Unrenewed(a, g.core.Local(), g.core.Lease) {
+		if !g.watch.Unrenewed(a, g.core.LocalNow(), g.core.Lease()) {
 			continue // watched for less than a lease of this gate's own time
 		}
 		var claimed store.Approval
 		err := g.core.AtNow(ctx, func(at time.Time) (err error) {
-			claimed, err = g.core.St.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.core.Owner, At: at,
-				LeaseUntil: at.Add(g.core.Lease)}, g.core.Note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
+			claimed, err = g.core.St().Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.core.Owner(), At: at,
+				LeaseUntil: at.Add(g.core.Lease())}, g.core.Note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
 			return err
 		})
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
@@ -480,7 +480,7 @@ func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why s
 	}
 	raw, _ := json.Marshal(ticketstore.Result{Error: why})
 	note := g.core.Note(receipt.DecisionAbandoned, why, now)
-	_, err = g.core.St.Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
+	_, err = g.core.St().Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
 		func(t store.Approval, m bool) receipt.AuditRecord {
 			r := note(t, m)
 			r.Result = "not run"
@@ -497,7 +497,7 @@ func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why s
 // Maintain implements [gate.Gate.Maintain].
 func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func(error)) error {
 	if interval <= 0 {
-		interval = g.core.Lease / 3
+		interval = g.core.Lease() / 3
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -520,14 +520,14 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 // up to the store's head, so that a rollback losing decisions between
 // runs is seen too.
 func (g *Gate) advanceMark(ctx context.Context) error {
-	if g.core.Mark == nil {
+	if g.core.Mark() == nil {
 		return nil
 	}
 	now, err := g.core.Now(ctx)
 	if err != nil {
 		return err
 	}
-	return g.core.Mark.Advance(ctx, g.core.St, now)
+	return g.core.Mark().Advance(ctx, g.core.St(), now)
 }
 
 // Runnable implements [gate.Gate.Runnable].
@@ -567,8 +567,8 @@ func (g *Gate) IssueGrant(ctx context.Context, a store.Approval) (stepup.Ticket,
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
-	consumed, err := g.core.St.Consume(ctx, a.ID, store.Claim{Key: core.GrantKeyPrefix + a.ID, Owner: g.core.Owner, At: at,
-		LeaseUntil: at.Add(g.core.Lease)}, g.core.Note(receipt.DecisionExecuting, "issuing the grant", at))
+	consumed, err := g.core.St().Consume(ctx, a.ID, store.Claim{Key: core.GrantKeyPrefix + a.ID, Owner: g.core.Owner(), At: at,
+		LeaseUntil: at.Add(g.core.Lease())}, g.core.Note(receipt.DecisionExecuting, "issuing the grant", at))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}
@@ -576,7 +576,7 @@ func (g *Gate) IssueGrant(ctx context.Context, a store.Approval) (stepup.Ticket,
 	if _, err := g.Run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	done, err := g.core.St.Get(ctx, a.ID)
+	done, err := g.core.St().Get(ctx, a.ID)
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}

@@ -21,7 +21,7 @@ import (
 
 // Judges reports whether the model judge decides ticket a.
 func (g *Gate) Judges(a store.Approval) bool {
-	return g.core.Judging != nil && g.core.Judging.Classes[a.EffectClass] && a.Tool != plug.GrantTool
+	return g.core.Judging() != nil && g.core.Judging().Classes[a.EffectClass] && a.Tool != plug.GrantTool
 }
 
 // modelEvidence is the evidence of a model's decision: the gate's MAC
@@ -49,7 +49,7 @@ func modelName(id string) string {
 // Judge has the model judge decide parked ticket a, whose card is cd, and
 // stores its decision with the decision's audit row in one transaction.
 func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (stepup.Ticket, error) {
-	v := g.core.Judging.Judge.Decide(ctx, cd.Visible(), a.Rationale)
+	v := g.core.Judging().Judge.Decide(ctx, cd.Visible(), a.Rationale)
 	who := modelName(v.ModelID)
 	to, decision, verb := store.Denied, receipt.DecisionDenied, "denied"
 	if v.Approve {
@@ -78,7 +78,7 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 	wctx := context.WithoutCancel(ctx) // once decided, the decision is kept
 	err := g.core.AtNow(wctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.core.St.Resolve(wctx, a.ID, store.Resolution{To: to, Approver: who, Reason: said,
+		done, err = g.core.St().Resolve(wctx, a.ID, store.Resolution{To: to, Approver: who, Reason: said,
 			Evidence: ev, At: at}, g.core.Note(decision, reason, at))
 		return err
 	})

@@ -52,7 +52,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
 	}
 	args := json.RawMessage(parsed.Canonical())
-	d, err := g.core.Policy.Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
+	d, err := g.core.Policy().Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
 	p.d = d
 	switch {
@@ -66,7 +66,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	case d.Verdict != plug.Allow && d.Verdict != plug.NeedsApproval:
 		return g.deny(ctx, p, "policy gave no verdict")
 	}
-	refs, err := canon.ResolveAll(ctx, g.core.Resolver, d.Refs)
+	refs, err := canon.ResolveAll(ctx, g.core.Resolver(), d.Refs)
 	if err != nil {
 		return g.deny(ctx, p, "a referenced item could not be resolved")
 	}
@@ -147,7 +147,7 @@ func (g *Gate) deny(ctx context.Context, p *proposal, reason string) (stepup.Tic
 	if a.ID == "" {
 		a.ID = store.NewID()
 	}
-	if _, err := g.core.St.AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
+	if _, err := g.core.St().AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: the refusal could not be recorded: %v", stepup.ErrStore, err)
 	}
 	g.core.ObserveDecided(ctx, a, receipt.DecisionDeny, reason, a.CreatedAt)
@@ -162,10 +162,10 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 	if a.ID == "" {
 		a.ID = store.NewID()
 	}
-	a.State, a.ExpiresAt = store.Approved, a.CreatedAt.Add(g.core.TTL)
+	a.State, a.ExpiresAt = store.Approved, a.CreatedAt.Add(g.core.TTL())
 	a.Approver, a.Reason, a.ResolvedAt = core.PolicyApprover+p.d.PolicyVersion, p.d.Reason, a.CreatedAt
 	a.Evidence = g.core.Seal(a, a.Approver)
-	stored, _, err := g.core.St.Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionAllow, p.d.Reason, a.CreatedAt))
+	stored, _, err := g.core.St().Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionAllow, p.d.Reason, a.CreatedAt))
 	switch {
 	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
 		return g.core.Existing(ctx, p.a.ID) // another gate stored it first
@@ -205,7 +205,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 			return g.core.Record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
 		}
 	}
-	parked, merged, err := g.core.St.Park(ctx, a, g.core.Caps, merge(reason))
+	parked, merged, err := g.core.St().Park(ctx, a, g.core.Caps(), merge(reason))
 	switch {
 	case errors.Is(err, store.ErrPendingCap):
 		g.core.ObserveFlood(ctx, err)

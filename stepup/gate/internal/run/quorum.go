@@ -40,7 +40,7 @@ func (g *Gate) VotesHold(ctx context.Context, a store.Approval, r plug.Route, no
 		}
 		evidence, err := g.core.OpenAnswerOf(a, v.Approver, v.Evidence, now)
 		if err == nil {
-			err = badEvidence(g.core.Approver.Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At)))
+			err = badEvidence(g.core.Approver().Recheck(ctx, core.AnswerFor(a, v.Approver, evidence, v.At)))
 		}
 		if err != nil {
 			if !errors.Is(err, stepup.ErrBadAssertion) {

@@ -19,7 +19,7 @@ func (g *Gate) Sweep(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for f := (store.Filter{States: []store.State{store.Pending}, Limit: store.MaxListLimit}); ; {
-		page, next, err := g.core.St.List(ctx, f)
+		page, next, err := g.core.St().List(ctx, f)
 		if err != nil {
 			return n, core.TicketErr("sweep", err)
 		}
@@ -56,7 +56,7 @@ func (g *Gate) ExpireTicket(ctx context.Context, a store.Approval) error {
 	if outcome == plug.OutcomeAlternative {
 		reason = stepup.ReasonNoDecision + "; cancelled and proposed " + d.Timeout.Alternative + " instead"
 	}
-	_, err = g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: reason, At: now},
+	_, err = g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: reason, At: now},
 		g.core.Note(receipt.DecisionCancelled, reason, now))
 	if errors.Is(err, store.ErrResolved) {
 		return nil

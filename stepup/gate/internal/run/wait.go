@@ -21,7 +21,7 @@ import (
 // safety net and otherwise the only way to hear another process.
 func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
 	var last stepup.Ticket // as last read, returned with ctx's error
-	watcher, _ := g.core.St.(store.Watcher)
+	watcher, _ := g.core.St().(store.Watcher)
 	for {
 		here, release := g.core.Changes(string(id))
 		there, releaseThere := nothing, func() {}
@@ -43,7 +43,7 @@ var nothing = make(<-chan struct{})
 // waitOnce reads ticket id once and, while it is pending, waits for a
 // sign it changed; again says to read it once more.
 func (g *Gate) waitOnce(ctx context.Context, id stepup.TicketID, last *stepup.Ticket, here, there <-chan struct{}) (stepup.Ticket, bool, error) {
-	a, err := g.core.St.Get(ctx, string(id))
+	a, err := g.core.St().Get(ctx, string(id))
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && last.ID != "" {
 			return *last, false, cerr
@@ -66,7 +66,7 @@ func (g *Gate) waitOnce(ctx context.Context, id stepup.TicketID, last *stepup.Ti
 	}
 	// Wake at the poll interval, or when the ticket expires if sooner
 	// (by the store's clock: a little after, never before).
-	timer := time.NewTimer(min(g.core.Poll, a.ExpiresAt.Sub(now)+time.Millisecond))
+	timer := time.NewTimer(min(g.core.Poll(), a.ExpiresAt.Sub(now)+time.Millisecond))
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
@@ -80,7 +80,7 @@ func (g *Gate) waitOnce(ctx context.Context, id stepup.TicketID, last *stepup.Ti
 
 // Ticket implements [gate.Gate.Ticket].
 func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
-	a, err := g.core.St.Get(ctx, string(id))
+	a, err := g.core.St().Get(ctx, string(id))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("ticket", err)
 	}
@@ -93,7 +93,7 @@ func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 
 // Requester implements [gate.Gate.Requester].
 func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error) {
-	a, err := g.core.St.Get(ctx, string(id))
+	a, err := g.core.St().Get(ctx, string(id))
 	if err != nil {
 		return canon.Principal{}, core.TicketErr("ticket", err)
 	}
@@ -102,7 +102,7 @@ func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Princip
 
 // Cancel implements [gate.Gate.Cancel].
 func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {
-	a, err := g.core.St.Get(ctx, string(id))
+	a, err := g.core.St().Get(ctx, string(id))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
 	}
@@ -120,7 +120,7 @@ func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (s
 	if len(why) > 512 {
 		why = strings.ToValidUTF8(why[:512], "") // a reason is a short text, never the call's data
 	}
-	done, err := g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
+	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
 		g.core.Note(receipt.DecisionCancelled, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
