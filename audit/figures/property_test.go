@@ -1,4 +1,4 @@
-package receipt_test
+package figures_test
 
 import (
 	"fmt"
@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/figures"
+	"github.com/agentstepup/asu/canon"
 )
 
 // known are the figures a generated record set has by construction.
@@ -20,15 +22,17 @@ type known struct {
 	// decision times were drawn as one progression.
 	median, p90 float64
 	progression bool
-	// perHour and peak are set for approvers and for all records.
-	perHour float64
+	// perHour (nil: no measured active time), active and peak are set for
+	// approvers and for all records.
+	perHour *float64
+	active  int64
 	peak    int
 }
 
 // generated is a record set and the figures it was built to have, per
 // approver, per class and overall.
 type generated struct {
-	records    []receipt.AuditRecord
+	records    []audit.Record
 	approvers  map[string]*known
 	classes    map[string]*known
 	overall    *known
@@ -47,11 +51,11 @@ func generate(rng *rand.Rand, by string) generated {
 	classNames := []string{"external", "irreversible", "reversible"}[:1+rng.IntN(3)]
 	start := chainStart.UnixMilli()
 	type row struct {
-		rec   receipt.AuditRecord
+		rec   audit.Record
 		group string
 	}
 	var rows []row
-	var hours float64
+	var gaps, activeMillis int64
 	for a := range 1 + rng.IntN(4) {
 		name := fmt.Sprintf("user:r%d", a)
 		nApproved, nDenied := rng.IntN(45), rng.IntN(4)
@@ -62,38 +66,43 @@ func generate(rng *rand.Rand, by string) generated {
 		k := &known{approved: nApproved, denied: nDenied}
 		g.approvers[name] = k
 		if nApproved > 0 {
-			span := float64((int64(nApproved)-1)*gap) / 3600
-			k.perHour = float64(nApproved) / max(span, 1)
+			// Active time as measured: first to last approval.
+			k.active = (int64(nApproved) - 1) * gap * 1000
+			if nApproved > 1 {
+				ph := 3600 / float64(gap)
+				k.perHour = &ph
+			}
 			k.peak = min(nApproved, int((3600+gap-1)/gap))
-			hours += max(span, 1)
+			gaps += int64(nApproved) - 1
+			activeMillis += k.active
 			g.overall.peak = max(g.overall.peak, k.peak)
 		}
 		for j := range nApproved + nDenied {
 			class := classNames[rng.IntN(len(classNames))]
-			r := receipt.AuditRecord{EffectClass: class, Approver: name, Decision: receipt.DecisionApproved,
+			r := audit.Record{EffectClass: class, Approver: name, Decision: audit.DecisionApproved,
 				Time: start + int64(j)*gap*1000}
 			if j >= nApproved {
-				r.Decision = receipt.DecisionDenied
+				r.Decision = audit.DecisionDenied
 				r.Time = start + rng.Int64N(48*3600*1000)
 			}
 			group := map[string]string{"approver": name, "class": class, "all": ""}[by]
 			rows = append(rows, row{r, group})
 			// Every decision answers a request; some requests expire.
-			rows = append(rows, row{rec: receipt.AuditRecord{EffectClass: class, Decision: receipt.DecisionNeedsApproval, Time: r.Time}})
+			rows = append(rows, row{rec: audit.Record{EffectClass: class, Decision: audit.DecisionNeedsApproval, Time: r.Time}})
 		}
 	}
 	for range rng.IntN(5) {
 		class := classNames[rng.IntN(len(classNames))]
 		rows = append(rows,
-			row{rec: receipt.AuditRecord{EffectClass: class, Decision: receipt.DecisionNeedsApproval, Time: start}},
-			row{rec: receipt.AuditRecord{EffectClass: class, Decision: receipt.DecisionExpired, Time: start}},
-			row{rec: receipt.AuditRecord{EffectClass: class, Decision: receipt.DecisionAllow, Time: start}})
+			row{rec: audit.Record{EffectClass: class, Decision: audit.DecisionNeedsApproval, Time: start}},
+			row{rec: audit.Record{EffectClass: class, Decision: audit.DecisionExpired, Time: start}},
+			row{rec: audit.Record{EffectClass: class, Decision: audit.DecisionAllow, Time: start}})
 	}
 
 	// Decision times: one shuffled progression per group.
 	members := map[string][]int{}
 	for i, r := range rows {
-		if r.rec.Decision == receipt.DecisionApproved || r.rec.Decision == receipt.DecisionDenied {
+		if r.rec.Decision == audit.DecisionApproved || r.rec.Decision == audit.DecisionDenied {
 			members[r.group] = append(members[r.group], i)
 		}
 	}
@@ -123,17 +132,19 @@ func generate(rng *rand.Rand, by string) generated {
 		}
 		for _, k := range []*known{c, g.overall} {
 			switch rec.Decision {
-			case receipt.DecisionNeedsApproval:
+			case audit.DecisionNeedsApproval:
 				k.requests++
-			case receipt.DecisionApproved:
+			case audit.DecisionApproved:
 				k.approved++
-			case receipt.DecisionDenied:
+			case audit.DecisionDenied:
 				k.denied++
 			}
 		}
 	}
-	if hours > 0 {
-		g.overall.perHour = float64(g.overall.approved) / hours
+	g.overall.active = activeMillis
+	if activeMillis > 0 {
+		ph := float64(gaps) / (float64(activeMillis) / 3_600_000)
+		g.overall.perHour = &ph
 	}
 	set := func(k *known, group string) {
 		if p, ok := progression[group]; ok {
@@ -156,52 +167,93 @@ func generate(rng *rand.Rand, by string) generated {
 	return g
 }
 
-func checkKnown(t *testing.T, scope string, want *known, got receipt.ClassMetrics) {
+func checkKnown(t *testing.T, scope string, want *known, got figures.Decisions) {
 	t.Helper()
-	assert.Equal(t, want.approved, got.Approved, scope)
-	assert.Equal(t, want.denied, got.Denied, scope)
+	assert.Equal(t, want.approved, got.Approvals, scope)
+	assert.Equal(t, want.denied, got.Denials, scope)
 	if n := want.approved + want.denied; n > 0 {
-		assert.InDelta(t, float64(want.approved)/float64(n), got.ApprovalRate, 1e-12, scope)
+		require.NotNil(t, got.ApprovalRate, scope)
+		require.NotNil(t, got.Time, scope)
+		assert.InDelta(t, float64(want.approved)/float64(n), *got.ApprovalRate, 1e-12, scope)
+		assert.LessOrEqual(t, got.Time.Median(), got.Time.P90(), "%s: the median is never above P90", scope)
+	} else {
+		assert.Nil(t, got.ApprovalRate, "%s: no decisions yet, not a rate of 0", scope)
+		assert.Nil(t, got.Time, "%s: no decisions yet, not a median of 0s", scope)
 	}
 	if want.progression {
-		assert.Equal(t, time.Duration(want.median*float64(time.Millisecond)), got.MedianDecision, scope)
-		assert.Equal(t, time.Duration(want.p90*float64(time.Millisecond)), got.P90Decision, scope)
+		assert.Equal(t, time.Duration(want.median*float64(time.Millisecond)), got.Time.Median(), scope)
+		assert.Equal(t, time.Duration(want.p90*float64(time.Millisecond)), got.Time.P90(), scope)
 	}
-	assert.LessOrEqual(t, got.MedianDecision, got.P90Decision, "%s: the median is never above P90", scope)
-	assert.Equal(t, want.approved+want.denied >= 20 && got.ApprovalRate > 0.95 && got.MedianDecision < 5*time.Second,
-		got.RubberStamp, scope)
+	trips := want.approved+want.denied >= 20 && float64(want.approved)/float64(want.approved+want.denied) > 0.95 &&
+		got.Time.Median() < 5*time.Second
+	assert.Equal(t, trips, got.RubberStamp, scope)
 }
 
-func TestMetricsGeneratedFiguresAreKnown(t *testing.T) {
+func checkPace(t *testing.T, scope string, want *known, got figures.Pace) {
+	t.Helper()
+	assert.Equal(t, want.active, got.ActiveMillis, "%s: active time as measured", scope)
+	if want.perHour == nil {
+		assert.Nil(t, got.ApprovalsPerActiveHour, "%s: no measured active time, no pace", scope)
+	} else {
+		require.NotNil(t, got.ApprovalsPerActiveHour, scope)
+		assert.InDelta(t, *want.perHour, *got.ApprovalsPerActiveHour, 1e-9*(*want.perHour), scope)
+	}
+	assert.Equal(t, want.peak, got.PeakHour, scope)
+}
+
+// chained links records into a valid audit chain, as the gate's store
+// writes it.
+func chained(t *testing.T, records []audit.Record) []audit.Record {
+	t.Helper()
+	out := slices.Clone(records)
+	var prev canon.Digest
+	for i := range out {
+		out[i].Seq, out[i].PrevHash, out[i].Taint = int64(i+1), prev, []string{}
+		h, err := out[i].ComputeHash()
+		require.NoError(t, err)
+		out[i].Hash, prev = h, h
+	}
+	return out
+}
+
+func TestComputeGeneratedFiguresAreKnown(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 90))
 	var stamped, notStamped int
 	for i := range 300 {
 		by := []string{"approver", "class", "all"}[i%3]
 		g := generate(rng, by)
-		m := receipt.Metrics(g.records)
+		m := figures.Compute(g.records)
 		scope := fmt.Sprintf("set %d (%s)", i, by)
 
 		require.Len(t, m.ByApprover, len(g.approvers), scope)
+		var sum figures.Decisions
 		for name, want := range g.approvers {
 			got := m.ByApprover[name]
-			checkKnown(t, scope+" approver "+name, want, got)
-			assert.Zero(t, got.Requests, "requests name no approver")
-			if want.approved > 0 {
-				assert.Equal(t, 1, got.Reviewers)
-				assert.InDelta(t, want.perHour, got.ApprovalsPerReviewerHour, 1e-9, scope)
-				assert.Equal(t, want.peak, got.PeakReviewerHour, scope)
-			}
+			checkKnown(t, scope+" approver "+name, want, got.Decisions)
+			checkPace(t, scope+" approver "+name, want, got.Pace)
+			sum.Approvals += got.Approvals
+			sum.Denials += got.Denials
 		}
+		assert.Equal(t, m.Overall.Approvals, sum.Approvals, "%s: every approval is someone's", scope)
+		assert.Equal(t, m.Overall.Denials, sum.Denials, "%s: every denial is someone's", scope)
 		require.Len(t, m.ByClass, len(g.classes), scope)
+		var asked, lapsed int
 		for name, want := range g.classes {
 			got := m.ByClass[name]
-			checkKnown(t, scope+" class "+name, want, got)
-			assert.Equal(t, want.requests, got.Requests, scope)
+			checkKnown(t, scope+" class "+name, want, got.Decisions)
+			assert.Equal(t, want.requests, got.Asked, scope)
+			asked += got.Asked
+			lapsed += got.Lapsed
 		}
-		checkKnown(t, scope+" overall", g.overall, m.Overall)
-		assert.Equal(t, g.overall.requests, m.Overall.Requests, scope)
-		assert.InDelta(t, g.overall.perHour, m.Overall.ApprovalsPerReviewerHour, 1e-9, scope)
-		assert.Equal(t, g.overall.peak, m.Overall.PeakReviewerHour, scope)
+		assert.Equal(t, m.Overall.Asked, asked, scope)
+		assert.Equal(t, m.Overall.Lapsed, lapsed, scope)
+		checkKnown(t, scope+" overall", g.overall, m.Overall.Decisions)
+		checkPace(t, scope+" overall", g.overall, m.Overall.Pace)
+		assert.Equal(t, g.overall.requests, m.Overall.Asked, scope)
+		assert.Equal(t, len(g.approvers) > 0 && g.overall.approved > 0, m.PeakHour != nil, scope)
+		if m.PeakHour != nil {
+			assert.GreaterOrEqual(t, m.PeakHour.Approvals, m.Overall.PeakHour, "%s: all together at least one person's busiest hour", scope)
+		}
 
 		// Every warning names a scope that tripped, and every scope that
 		// tripped has one.
@@ -220,7 +272,7 @@ func TestMetricsGeneratedFiguresAreKnown(t *testing.T) {
 		// Order does not matter.
 		rev := slices.Clone(g.records)
 		slices.Reverse(rev)
-		assert.Equal(t, m, receipt.Metrics(rev), scope)
+		assert.Equal(t, m, figures.Compute(rev), scope)
 	}
 	assert.Greater(t, stamped, 50, "the generator makes figures that trip the rule")
 	assert.Greater(t, notStamped, 50, "and figures that do not")

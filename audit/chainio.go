@@ -1,4 +1,4 @@
-package receipt
+package audit
 
 import (
 	"bufio"
@@ -11,13 +11,13 @@ import (
 	"github.com/agentstepup/asu/canon"
 )
 
-// MaxAuditLine bounds one line of an exported audit chain: a record with
+// MaxLine bounds one line of an exported audit chain: a record with
 // arguments at canon's default size limit, and the rest.
-const MaxAuditLine = canon.DefaultMaxBytes + 64<<10
+const MaxLine = canon.DefaultMaxBytes + 64<<10
 
-// WriteChain writes records as JSON Lines, one [AuditRecord] per line in
+// WriteChain writes records as JSON Lines, one [Record] per line in
 // order, the export format [ReadChain] reads and `verify audit` checks.
-func WriteChain(w io.Writer, records []AuditRecord) error {
+func WriteChain(w io.Writer, records []Record) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw) // one value and a newline per Encode
 	enc.SetEscapeHTML(false)
@@ -34,21 +34,21 @@ func WriteChain(w io.Writer, records []AuditRecord) error {
 
 // ReadChain reads an audit chain exported by [WriteChain]: one JSON object
 // per line, each accepted by canon (no duplicate keys) and holding only
-// [AuditRecord] fields. It does not verify the chain; pass the records to
+// [Record] fields. It does not verify the chain; pass the records to
 // [VerifyChain]. Failures wrap [ErrMalformed] and name the line.
-func ReadChain(r io.Reader) ([]AuditRecord, error) {
+func ReadChain(r io.Reader) ([]Record, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxAuditLine)
-	var out []AuditRecord
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	var out []Record
 	for line := 1; sc.Scan(); line++ {
 		b := sc.Bytes()
 		if len(bytes.TrimSpace(b)) == 0 {
 			return nil, fmt.Errorf("%w: audit chain line %d is empty", ErrMalformed, line)
 		}
-		if _, err := (canon.Limits{MaxBytes: MaxAuditLine}).Canonicalize(b); err != nil {
+		if _, err := (canon.Limits{MaxBytes: MaxLine}).Canonicalize(b); err != nil {
 			return nil, fmt.Errorf("%w: audit chain line %d: %w", ErrMalformed, line, err)
 		}
-		var rec AuditRecord
+		var rec Record
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&rec); err != nil {
