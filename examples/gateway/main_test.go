@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -109,10 +109,10 @@ func TestGateway(t *testing.T) {
 	f, err := os.Open(exported)
 	require.NoError(t, err)
 	defer f.Close()
-	records, err := receipt.ReadChain(f)
+	records, err := audit.ReadChain(f)
 	require.NoError(t, err)
 	require.NotEmpty(t, records)
-	assert.NoError(t, receipt.VerifyChain(records, [32]byte{}))
+	assert.NoError(t, audit.VerifyChain(records, [32]byte{}))
 	assert.Error(t, run(context.Background(), io.Discard, options{db: db, audit: exported, log: io.Discard}, nil),
 		"an export never overwrites a file")
 }

@@ -13,26 +13,27 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/keyring"
 )
 
 // auditReport is the --json output of `verify audit`.
 type auditReport struct {
-	File     string              `json:"file"`
-	Valid    bool                `json:"valid"`
-	Reason   string              `json:"reason,omitempty"`
-	Break    *receipt.ChainBreak `json:"break,omitempty"`
-	Records  int                 `json:"records"`
-	FirstSeq int64               `json:"first_seq,omitempty"`
-	LastSeq  int64               `json:"last_seq,omitempty"`
-	Genesis  bool                `json:"from_genesis"`
+	File     string            `json:"file"`
+	Valid    bool              `json:"valid"`
+	Reason   string            `json:"reason,omitempty"`
+	Break    *audit.ChainBreak `json:"break,omitempty"`
+	Records  int               `json:"records"`
+	FirstSeq int64             `json:"first_seq,omitempty"`
+	LastSeq  int64             `json:"last_seq,omitempty"`
+	Genesis  bool              `json:"from_genesis"`
 	// Checkpoint is the seq of the signed checkpoint the chain was
 	// verified against, when one was given.
-	Checkpoint *uint64                  `json:"checkpoint,omitempty"`
-	Head       string                   `json:"head,omitempty"`
-	Metrics    *receipt.ApprovalMetrics `json:"metrics,omitempty"`
+	Checkpoint *uint64         `json:"checkpoint,omitempty"`
+	Head       string          `json:"head,omitempty"`
+	Metrics    *figures.Report `json:"metrics,omitempty"`
 }
 
 func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error) {
@@ -53,7 +54,7 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 	if *cpFile != "" && *anchorHex != "" {
 		return 0, fmt.Errorf("%w: give --anchor or --checkpoint, not both", errUsage)
 	}
-	var sc receipt.SignedCheckpoint
+	var sc audit.SignedCheckpoint
 	var gateKey ed25519.PublicKey
 	var gateKeys *keyring.PublicRing
 	if *cpFile != "" {
@@ -79,18 +80,18 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 	defer f.Close()
 
 	rep := auditReport{File: file}
-	records, err := receipt.ReadChain(f)
+	records, err := audit.ReadChain(f)
 	if err == nil {
 		rep.Records = len(records)
 		if *cpFile != "" {
 			if gateKeys != nil { // by the key the checkpoint names, while it is in force
-				err = receipt.VerifyChainFromKeys(records, gateKeys, sc, now())
+				err = audit.VerifyChainFromKeys(records, gateKeys, sc, now())
 			} else {
-				err = receipt.VerifyChainFrom(records, gateKey, sc.Checkpoint, sc.Sig)
+				err = audit.VerifyChainFrom(records, gateKey, sc.Checkpoint, sc.Sig)
 			}
 			rep.Checkpoint = &sc.Seq
 		} else {
-			err = receipt.VerifyChain(records, anchor)
+			err = audit.VerifyChain(records, anchor)
 		}
 	}
 	if err == nil && len(records) > 0 {
@@ -98,15 +99,15 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 		rep.FirstSeq, rep.LastSeq, rep.Head = first.Seq, last.Seq, last.Hash.String()
 		rep.Genesis = first.Seq == 1 && first.PrevHash.IsZero()
 		if *headHex != "" && !last.Hash.Equal(head) {
-			err = &receipt.ChainBreak{Index: len(records) - 1, Seq: last.Seq, Why: "last record's hash is not the expected head (records removed or rewritten at the end)"}
+			err = &audit.ChainBreak{Index: len(records) - 1, Seq: last.Seq, Why: "last record's hash is not the expected head (records removed or rewritten at the end)"}
 		}
 	}
 	if err == nil && len(records) == 0 && *headHex != "" {
-		err = fmt.Errorf("%w: no records, but a head was expected", receipt.ErrChainBroken)
+		err = fmt.Errorf("%w: no records, but a head was expected", audit.ErrChainBroken)
 	}
 	if err != nil {
 		rep.Reason = err.Error()
-		var b *receipt.ChainBreak
+		var b *audit.ChainBreak
 		if errors.As(err, &b) {
 			rep.Break = b
 		}
@@ -114,7 +115,7 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 		rep.Valid = true
 	}
 	if *withMetrics && rep.Valid {
-		m := receipt.Metrics(records)
+		m := figures.Compute(records)
 		rep.Metrics = &m
 	}
 
@@ -160,31 +161,31 @@ func auditLine(rep auditReport, anchored bool) string {
 
 // readCheckpoint reads a signed checkpoint file and the gate's key file:
 // a PEM public key, or a public key ring (the gateway's -keys FILE.pub).
-// The signature is checked with the chain, by receipt.VerifyChainFrom or
-// receipt.VerifyChainFromKeys.
-func readCheckpoint(cpFile, keyFile string) (receipt.SignedCheckpoint, ed25519.PublicKey, *keyring.PublicRing, error) {
+// The signature is checked with the chain, by audit.VerifyChainFrom or
+// audit.VerifyChainFromKeys.
+func readCheckpoint(cpFile, keyFile string) (audit.SignedCheckpoint, ed25519.PublicKey, *keyring.PublicRing, error) {
 	b, err := os.ReadFile(cpFile)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read checkpoint: %w", err)
+		return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read checkpoint: %w", err)
 	}
-	sc, err := receipt.ParseSignedCheckpoint(b)
+	sc, err := audit.ParseSignedCheckpoint(b)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, err
+		return audit.SignedCheckpoint{}, nil, nil, err
 	}
 	kb, err := os.ReadFile(keyFile)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
+		return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(kb), []byte("-----BEGIN")) {
 		ring, err := keyring.ParsePublic(keyFile, kb)
 		if err != nil {
-			return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
+			return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
 		}
 		return sc, nil, ring, nil
 	}
 	pub, err := parseGateKey(kb)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, err
+		return audit.SignedCheckpoint{}, nil, nil, err
 	}
 	return sc, pub, nil, nil
 }
@@ -192,7 +193,7 @@ func readCheckpoint(cpFile, keyFile string) (receipt.SignedCheckpoint, ed25519.P
 // printMetrics prints the approval figures: overall and per effect class,
 // then per approver, then the rubber-stamp warnings (or the rule none of
 // them tripped).
-func printMetrics(w io.Writer, m *receipt.ApprovalMetrics) {
+func printMetrics(w io.Writer, m *figures.Report) {
 	width := len("all")
 	for n := range m.ByClass {
 		width = max(width, len(n))
@@ -201,13 +202,13 @@ func printMetrics(w io.Writer, m *receipt.ApprovalMetrics) {
 		width = max(width, len(n))
 	}
 	dur := func(d time.Duration) string { return d.Round(time.Second).String() }
-	flag := func(c receipt.ClassMetrics) string {
+	flag := func(c figures.Class) string {
 		if c.RubberStamp {
 			return "  RUBBER-STAMP"
 		}
 		return ""
 	}
-	row := func(name string, c receipt.ClassMetrics) {
+	row := func(name string, c figures.Class) {
 		fmt.Fprintf(w, "  %-*s  requests %4d  approved %4d  denied %4d  expired %4d  rate %5.1f%%  median %7s  p90 %7s  per reviewer-hour %5.1f  peak hour %3d%s\n",
 			width, name, c.Requests, c.Approved, c.Denied, c.Expired, 100*c.ApprovalRate, dur(c.MedianDecision), dur(c.P90Decision),
 			c.ApprovalsPerReviewerHour, c.PeakReviewerHour, flag(c))

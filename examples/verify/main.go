@@ -39,7 +39,7 @@
 // median and 90th-percentile time to decision, approvals per
 // reviewer-hour, and a warning for every group that approves more than
 // 95% of requests with a median decision under 5 seconds over at least 20
-// decisions (receipt.DefaultRubberStampRule).
+// decisions (figures.DefaultRubberStampRule).
 //
 // staffing sizes the reviewers behind the approval queue (package
 // staffing): approvals per day and in the peak hour, reviewers busy at the

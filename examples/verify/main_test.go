@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/receipt/receipttest"
 )
@@ -188,17 +190,17 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func writeChain(t *testing.T, records []receipt.AuditRecord) string {
+func writeChain(t *testing.T, records []audit.Record) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, receipt.WriteChain(&buf, records))
+	require.NoError(t, audit.WriteChain(&buf, records))
 	p := filepath.Join(t.TempDir(), "audit.jsonl")
 	require.NoError(t, os.WriteFile(p, buf.Bytes(), 0o600))
 	return p
 }
 
 func TestAudit(t *testing.T) {
-	chain := receipttest.AuditChain(30, approvedAt)
+	chain := audittest.Chain(30, approvedAt)
 	head := chain[29].Hash.String()
 	code, out, _ := runCLI(approvedAt, "audit", writeChain(t, chain))
 	assert.Equal(t, 0, code)
@@ -223,8 +225,8 @@ func TestAudit(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "expected head")
 
-	edited := append([]receipt.AuditRecord(nil), chain...)
-	edited[12].Decision = receipt.DecisionApproved
+	edited := append([]audit.Record(nil), chain...)
+	edited[12].Decision = audit.DecisionApproved
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, edited))
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "invalid: receipt: audit chain broken at record 12 (seq 13): record hash does not match its content\n", out)

@@ -9,28 +9,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 )
 
 // fatigueChain: user:dana approves 30 external calls within 2 seconds
 // each; user:lee decides 25 irreversible ones in a minute, denying 5.
-func fatigueChain() []receipt.AuditRecord {
-	var out []receipt.AuditRecord
+func fatigueChain() []audit.Record {
+	var out []audit.Record
 	add := func(i int, class, decision, approver string, decided time.Duration) {
 		at := approvedAt.Add(time.Duration(i) * time.Minute).UnixMilli()
 		out = append(out,
-			receipt.AuditRecord{Time: at, Task: "t", EffectClass: class, Decision: receipt.DecisionNeedsApproval},
-			receipt.AuditRecord{Time: at + decided.Milliseconds(), Task: "t", EffectClass: class, Decision: decision,
+			audit.Record{Time: at, Task: "t", EffectClass: class, Decision: audit.DecisionNeedsApproval},
+			audit.Record{Time: at + decided.Milliseconds(), Task: "t", EffectClass: class, Decision: decision,
 				Approver: approver, DecisionMillis: decided.Milliseconds()})
 	}
 	for i := range 30 {
-		add(i, "external", receipt.DecisionApproved, "user:dana", 2*time.Second)
+		add(i, "external", audit.DecisionApproved, "user:dana", 2*time.Second)
 	}
 	for i := range 25 {
-		d := receipt.DecisionApproved
+		d := audit.DecisionApproved
 		if i%5 == 0 {
-			d = receipt.DecisionDenied
+			d = audit.DecisionDenied
 		}
 		add(i, "irreversible", d, "user:lee", time.Minute+time.Duration(i)*time.Second)
 	}
@@ -100,15 +100,15 @@ func TestAuditMetricsFatigue(t *testing.T) {
 }
 
 func TestAuditMetricsWithoutWarnings(t *testing.T) {
-	code, out, _ := runCLI(approvedAt, "audit", writeChain(t, receipttest.AuditChain(30, approvedAt)), "--metrics")
+	code, out, _ := runCLI(approvedAt, "audit", writeChain(t, audittest.Chain(30, approvedAt)), "--metrics")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "by approver:\n  user:dana ")
 	assert.Contains(t, out, "no rubber-stamp warnings (rule: over 95.0% approved, median under 5s, at least 20 decisions)\n")
 	assert.NotContains(t, out, "RUBBER-STAMP")
 
 	// An invalid chain gets no metrics.
-	chain := receipttest.AuditChain(30, approvedAt)
-	chain[3].Decision = receipt.DecisionApproved
+	chain := audittest.Chain(30, approvedAt)
+	chain[3].Decision = audit.DecisionApproved
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain), "--metrics")
 	assert.Equal(t, 1, code)
 	assert.NotContains(t, out, "approval metrics")

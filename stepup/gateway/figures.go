@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	auditfigures "github.com/agentstepup/asu/audit/figures"
 )
 
 // FiguresPath is where [Metrics.ServeFigures] answers: the page at
@@ -25,8 +25,8 @@ const figuresTimeout = 10 * time.Second
 // rate, median and p90 time to decision, approvals per reviewer-hour, and
 // the rubber-stamp warnings. Unlike the Prometheus metrics they name
 // approvers, so they belong to operators; never serve them to agents.
-func (m *Metrics) ServeFigures(figures func(ctx context.Context) (receipt.ApprovalMetrics, error)) {
-	read := func(w http.ResponseWriter, r *http.Request) (receipt.ApprovalMetrics, bool) {
+func (m *Metrics) ServeFigures(figures func(ctx context.Context) (auditfigures.Report, error)) {
+	read := func(w http.ResponseWriter, r *http.Request) (auditfigures.Report, bool) {
 		ctx, cancel := context.WithTimeout(r.Context(), figuresTimeout)
 		defer cancel()
 		f, err := figures(ctx)
@@ -67,8 +67,8 @@ type figuresData struct {
 	Warnings           []string
 }
 
-func figuresView(m receipt.ApprovalMetrics) figuresData {
-	row := func(name string, c receipt.ClassMetrics) figureRow {
+func figuresView(m auditfigures.Report) figuresData {
+	row := func(name string, c auditfigures.Class) figureRow {
 		return figureRow{Name: name, Requests: c.Requests, Approved: c.Approved, Denied: c.Denied,
 			Rate: fmt.Sprintf("%.0f%%", 100*c.ApprovalRate), Median: c.MedianDecision.Round(100 * time.Millisecond).String(),
 			P90: c.P90Decision.Round(100 * time.Millisecond).String(), PerHour: fmt.Sprintf("%.1f", c.ApprovalsPerReviewerHour),
@@ -84,7 +84,7 @@ func figuresView(m receipt.ApprovalMetrics) figuresData {
 	return d
 }
 
-func sortedNames(m map[string]receipt.ClassMetrics) []string {
+func sortedNames(m map[string]auditfigures.Class) []string {
 	names := make([]string, 0, len(m))
 	for k := range m {
 		names = append(names, k)

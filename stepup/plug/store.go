@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -40,8 +40,8 @@ type GrantStore interface {
 // watermark reads the row it marked. Every other decision's row is written by the store method that makes
 // it, in the same transaction.
 type AuditLog interface {
-	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
-	AuditHead(ctx context.Context) (receipt.AuditRecord, error)
-	AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error)
-	AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error)
+	AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error)
+	AuditHead(ctx context.Context) (audit.Record, error)
+	AuditRange(ctx context.Context, from, to time.Time) ([]audit.Record, error)
+	AuditSeq(ctx context.Context, from, to uint64) ([]audit.Record, error)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
@@ -130,14 +131,14 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 		now = at
 		done, err = g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
 			Reason: reason, Evidence: g.SealAnswer(a, v.User, v.Evidence), At: at},
-			g.Note(receipt.DecisionApproved, reason, at))
+			g.Note(audit.DecisionApproved, reason, at))
 		return err
 	})
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("approve", err)
 	}
 	g.Changed()
-	g.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	g.ObserveDecided(ctx, done, audit.DecisionApproved, reason, now)
 	if a.Tool == plug.GrantTool {
 		return g.IssueGrant(context.WithoutCancel(ctx), done)
 	}
@@ -165,12 +166,12 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 		why += ": " + reason
 	}
 	done, err := g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
-		Evidence: v.Evidence, At: now}, g.Note(receipt.DecisionDenied, why, now))
+		Evidence: v.Evidence, At: now}, g.Note(audit.DecisionDenied, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("deny", err)
 	}
 	g.Changed()
-	g.ObserveDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
+	g.ObserveDecided(ctx, done, audit.DecisionDenied, "denied by "+v.User, now)
 	if a.Tool != plug.GrantTool {
 		if err := g.Decided(ctx, done, false); err != nil {
 			return core.View(done, now), err
@@ -217,7 +218,7 @@ func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.
 	if err != nil {
 		return refusal
 	}
-	r := g.Record(a, receipt.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
+	r := g.Record(a, audit.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
 	r.Approver = user
 	if _, err := g.St.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
 		return errors.Join(refusal, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -43,11 +43,11 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	err := g.AtNow(ctx, func(at time.Time) (err error) {
 		now = at
 		done, err = g.St.Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.SealAnswer(a, v.User, v.Evidence), At: at},
-			quorum, reason, func(t store.Approval, _ bool) receipt.AuditRecord {
+			quorum, reason, func(t store.Approval, _ bool) audit.Record {
 				if t.State == store.Approved {
-					return g.Record(t, receipt.DecisionApproved, reason, at)
+					return g.Record(t, audit.DecisionApproved, reason, at)
 				}
-				r := g.Record(t, receipt.DecisionCosigned,
+				r := g.Record(t, audit.DecisionCosigned,
 					fmt.Sprintf("approval %d of %d, by %s", len(t.Votes), quorum, v.User), at)
 				r.Approver = v.User
 				return r
@@ -62,10 +62,10 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	}
 	g.Changed()
 	if done.State != store.Approved {
-		g.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
+		g.ObserveDecided(ctx, done, audit.DecisionCosigned, "cosigned by "+v.User, now)
 		return core.View(done, now), nil
 	}
-	g.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	g.ObserveDecided(ctx, done, audit.DecisionApproved, reason, now)
 	_ = g.Decided(ctx, done, true)
 	return core.View(done, now), nil
 }
