@@ -92,8 +92,12 @@ func exportAudit(ctx context.Context, log store.AuditLog, admin *gate.Admin, key
 	if signed != nil {
 		fmt.Fprintf(out, "signed checkpoint of the head: %s.checkpoint.json\n", file)
 	}
-	fmt.Fprintf(out, "approvals: %d requests, %d approved, %d denied, %d expired; approval rate %.0f%%, median decision %s\n",
-		m.Requests, m.Approved, m.Denied, m.Expired, 100*m.ApprovalRate, m.MedianDecision.Round(time.Second))
+	decided := "no decisions yet"
+	if m.ApprovalRate != nil && m.Time != nil {
+		decided = fmt.Sprintf("approval rate %.0f%%, median decision %s", 100**m.ApprovalRate, m.Time.Median().Round(time.Second))
+	}
+	fmt.Fprintf(out, "approvals: %d asked, %d approvals and %d denials by people, %d lapsed; %s\n",
+		m.Asked, m.Approvals, m.Denials, m.Lapsed, decided)
 	return nil
 }
 

@@ -105,7 +105,7 @@ func TestGateway(t *testing.T) {
 	exported := filepath.Join(t.TempDir(), "audit.jsonl")
 	var report bytes.Buffer
 	require.NoError(t, run(context.Background(), &report, options{db: db, audit: exported, log: io.Discard}, nil))
-	assert.Contains(t, report.String(), "1 requests, 1 approved, 0 denied")
+	assert.Contains(t, report.String(), "1 asked, 1 approvals and 0 denials by people")
 	f, err := os.Open(exported)
 	require.NoError(t, err)
 	defer f.Close()

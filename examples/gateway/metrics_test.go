@@ -53,7 +53,7 @@ func TestMetricsFlagServesPrometheusOnItsOwnListener(t *testing.T) {
 	figures := strings.TrimSuffix(p.MetricsURL, gateway.MetricsPath) + gateway.FiguresPath
 	code, body = status(t, figures+".json")
 	require.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, body, `"by_class":{"external":{"requests":1`)
+	assert.Contains(t, body, `"by_class":{"external":{"asked":1`)
 	code, body = status(t, figures)
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Contains(t, body, "<td>external</td><td>1</td>")

@@ -40,7 +40,7 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	anchorHex := fs.String("anchor", "", "hash of the record before the first one in FILE, to check the link")
 	headHex := fs.String("head", "", "expected hash of the last record (the store's audit head)")
-	withMetrics := fs.Bool("metrics", false, "print approval metrics of the records: per effect class and per approver, with rubber-stamp warnings")
+	withMetrics := fs.Bool("metrics", false, "print the approval figures of the records: per effect class and per approver, with rubber-stamp warnings")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	cpFile := fs.String("checkpoint", "", "a checkpoint the gate signed, to verify a chain that starts after it (or passes through it)")
 	gateKeyFile := fs.String("gate-key", "", "the gate's ed25519 public key (PEM), or its public key ring (a -keys FILE.pub), that signs checkpoints")
@@ -190,9 +190,10 @@ func readCheckpoint(cpFile, keyFile string) (audit.SignedCheckpoint, ed25519.Pub
 	return sc, pub, nil, nil
 }
 
-// printMetrics prints the approval figures: overall and per effect class,
-// then per approver, then the rubber-stamp warnings (or the rule none of
-// them tripped).
+// printMetrics prints the approval figures: the window and the busiest
+// hour, overall and per effect class, then per approver, then the
+// rubber-stamp warnings (or the rule none of them tripped). A figure with
+// nothing to measure reads "-": no decisions yet, or no active time.
 func printMetrics(w io.Writer, m *figures.Report) {
 	width := len("all")
 	for n := range m.ByClass {
@@ -201,30 +202,46 @@ func printMetrics(w io.Writer, m *figures.Report) {
 	for n := range m.ByApprover {
 		width = max(width, len(n))
 	}
-	dur := func(d time.Duration) string { return d.Round(time.Second).String() }
-	flag := func(c figures.Class) string {
-		if c.RubberStamp {
-			return "  RUBBER-STAMP"
+	at := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+	if m.Window != nil {
+		fmt.Fprintf(w, "window: %d records from %s to %s\n", m.Window.Records, at(m.Window.From), at(m.Window.To))
+	}
+	if m.PeakHour != nil {
+		fmt.Fprintf(w, "busiest hour: %d approvals from %s\n", m.PeakHour.Approvals, at(m.PeakHour.Start))
+	}
+	decided := func(d figures.Decisions, p figures.Pace) string {
+		rate, median, p90 := "     -", "      -", "      -"
+		if d.ApprovalRate != nil {
+			rate = fmt.Sprintf("%5.1f%%", 100**d.ApprovalRate)
 		}
-		return ""
+		if d.Time != nil {
+			median = fmt.Sprintf("%7s", d.Time.Median().Round(time.Second))
+			p90 = fmt.Sprintf("%7s", d.Time.P90().Round(time.Second))
+		}
+		pace := "    -"
+		if p.ApprovalsPerActiveHour != nil {
+			pace = fmt.Sprintf("%5.1f", *p.ApprovalsPerActiveHour)
+		}
+		flag := ""
+		if d.RubberStamp {
+			flag = "  RUBBER-STAMP"
+		}
+		return fmt.Sprintf("approvals %4d  denials %4d  rate %s  median %s  p90 %s  active %8s  per active hour %s  peak hour %3d%s",
+			d.Approvals, d.Denials, rate, median, p90, (time.Duration(p.ActiveMillis) * time.Millisecond).Round(time.Second), pace, p.PeakHour, flag)
 	}
+	fmt.Fprintln(w, "approval figures (all, then by effect class; asked: calls put to a person, lapsed: expired or cancelled undecided):")
 	row := func(name string, c figures.Class) {
-		fmt.Fprintf(w, "  %-*s  requests %4d  approved %4d  denied %4d  expired %4d  rate %5.1f%%  median %7s  p90 %7s  per reviewer-hour %5.1f  peak hour %3d%s\n",
-			width, name, c.Requests, c.Approved, c.Denied, c.Expired, 100*c.ApprovalRate, dur(c.MedianDecision), dur(c.P90Decision),
-			c.ApprovalsPerReviewerHour, c.PeakReviewerHour, flag(c))
+		fmt.Fprintf(w, "  %-*s  asked %4d  lapsed %4d  %s\n", width, name, c.Asked, c.Lapsed, decided(c.Decisions, c.Pace))
 	}
-	fmt.Fprintln(w, "approval metrics (all, then by effect class):")
 	row("all", m.Overall)
 	for _, n := range slices.Sorted(maps.Keys(m.ByClass)) {
 		row(n, m.ByClass[n])
 	}
 	if len(m.ByApprover) > 0 {
-		fmt.Fprintln(w, "by approver:")
+		fmt.Fprintln(w, "by approver (each person's own decisions):")
 		for _, n := range slices.Sorted(maps.Keys(m.ByApprover)) {
-			c := m.ByApprover[n]
-			fmt.Fprintf(w, "  %-*s  approved %4d  denied %4d  rate %5.1f%%  median %7s  p90 %7s  per reviewer-hour %5.1f  peak hour %3d%s\n",
-				width, n, c.Approved, c.Denied, 100*c.ApprovalRate, dur(c.MedianDecision), dur(c.P90Decision),
-				c.ApprovalsPerReviewerHour, c.PeakReviewerHour, flag(c))
+			a := m.ByApprover[n]
+			fmt.Fprintf(w, "  %-*s  %s\n", width, n, decided(a.Decisions, a.Pace))
 		}
 	}
 	if len(m.Warnings) == 0 {

@@ -36,8 +36,8 @@
 //
 // --metrics prints the approval figures of the records that show approval
 // fatigue: per effect class and per approver, the approval rate, the
-// median and 90th-percentile time to decision, approvals per
-// reviewer-hour, and a warning for every group that approves more than
+// median and 90th-percentile time to decision, active time and approvals
+// per active hour, and a warning for every group that approves more than
 // 95% of requests with a median decision under 5 seconds over at least 20
 // decisions (figures.DefaultRubberStampRule).
 //

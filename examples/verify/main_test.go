@@ -208,7 +208,7 @@ func TestAudit(t *testing.T) {
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain), "--head", head, "--metrics")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "approval metrics (all, then by effect class):")
+	assert.Contains(t, out, "approval figures (all, then by effect class;")
 	assert.Contains(t, out, "external")
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain[10:]))
@@ -229,7 +229,7 @@ func TestAudit(t *testing.T) {
 	edited[12].Decision = audit.DecisionApproved
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, edited))
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "invalid: receipt: audit chain broken at record 12 (seq 13): record hash does not match its content\n", out)
+	assert.Equal(t, "invalid: audit: chain broken at record 12 (seq 13): record hash does not match its content\n", out)
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, edited), "--json")
 	assert.Equal(t, 1, code)

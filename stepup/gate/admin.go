@@ -47,7 +47,7 @@ func (ad *Admin) List(ctx context.Context, f store.Filter) ([]Entry, string, err
 // Metrics returns the approval figures of the last window of the audit
 // chain, by the store's clock (at most [MaxMetricsWindow]; zero means a
 // week): per effect class and per approver, the approval rate, median and
-// p90 time to decision, approvals per reviewer-hour, and the rubber-stamp
+// p90 time to decision, approvals per active hour, and the rubber-stamp
 // warnings of figures.Compute. They show when a control has become a
 // habit: an approval rate near 100% with decisions in a few seconds.
 func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (figures.Report, error) {

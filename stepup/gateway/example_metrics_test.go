@@ -70,6 +70,6 @@ func ExampleMetrics_ServeFigures() {
 	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.FiguresPath+".json", nil))
 	var f figures.Report
 	_ = json.Unmarshal(rec.Body.Bytes(), &f)
-	fmt.Println(rec.Code, f.ByClass["external"].Requests)
+	fmt.Println(rec.Code, f.ByClass["external"].Asked)
 	// Output: 200 1
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -22,8 +23,9 @@ const figuresTimeout = 10 * time.Second
 // operator's listener: read by figures (the gate's Admin().Metrics over a
 // window), as a page at GET [FiguresPath] and as JSON at GET
 // FiguresPath.json: per effect class and per approver, the approval
-// rate, median and p90 time to decision, approvals per reviewer-hour, and
-// the rubber-stamp warnings. Unlike the Prometheus metrics they name
+// rate, median and p90 time to decision, active time and approvals per
+// active hour, the window and the busiest hour, and the rubber-stamp
+// warnings. Unlike the Prometheus metrics they name
 // approvers, so they belong to operators; never serve them to agents.
 func (m *Metrics) ServeFigures(figures func(ctx context.Context) (auditfigures.Report, error)) {
 	read := func(w http.ResponseWriter, r *http.Request) (auditfigures.Report, bool) {
@@ -53,65 +55,90 @@ func (m *Metrics) ServeFigures(figures func(ctx context.Context) (auditfigures.R
 	})
 }
 
-// figureRow is one line of the page.
+// figureRow is one line of the page. Asked and Lapsed are shown for
+// classes only: a call is put to a group, not to one approver.
 type figureRow struct {
-	Name                       string
-	Requests, Approved, Denied int
-	Rate, Median, P90, PerHour string
-	RubberStamp                bool
+	Name                               string
+	Class                              bool
+	Asked, Approvals, Denials, Lapsed  int
+	Rate, Median, P90, PerHour, Active string
+	RubberStamp                        bool
 }
 
 type figuresData struct {
+	Window, PeakHour   string
 	Classes, Approvers []figureRow
 	Overall            figureRow
 	Warnings           []string
 }
 
-func figuresView(m auditfigures.Report) figuresData {
-	row := func(name string, c auditfigures.Class) figureRow {
-		return figureRow{Name: name, Requests: c.Requests, Approved: c.Approved, Denied: c.Denied,
-			Rate: fmt.Sprintf("%.0f%%", 100*c.ApprovalRate), Median: c.MedianDecision.Round(100 * time.Millisecond).String(),
-			P90: c.P90Decision.Round(100 * time.Millisecond).String(), PerHour: fmt.Sprintf("%.1f", c.ApprovalsPerReviewerHour),
-			RubberStamp: c.RubberStamp}
+// noDecisions is what a rate or a decision time reads as when nobody has
+// decided yet.
+const noDecisions = "no decisions yet"
+
+func decisionCells(r *figureRow, d auditfigures.Decisions, p auditfigures.Pace) {
+	r.Approvals, r.Denials, r.RubberStamp = d.Approvals, d.Denials, d.RubberStamp
+	r.Rate, r.Median, r.P90, r.PerHour = noDecisions, noDecisions, noDecisions, "not measured"
+	if d.ApprovalRate != nil {
+		r.Rate = fmt.Sprintf("%.0f%%", 100**d.ApprovalRate)
 	}
-	d := figuresData{Overall: row("all", m.Overall), Warnings: m.Warnings}
-	for _, name := range sortedNames(m.ByClass) {
-		d.Classes = append(d.Classes, row(name, m.ByClass[name]))
+	if d.Time != nil {
+		r.Median = d.Time.Median().Round(100 * time.Millisecond).String()
+		r.P90 = d.Time.P90().Round(100 * time.Millisecond).String()
 	}
-	for _, name := range sortedNames(m.ByApprover) {
-		d.Approvers = append(d.Approvers, row(name, m.ByApprover[name]))
+	if p.ApprovalsPerActiveHour != nil {
+		r.PerHour = fmt.Sprintf("%.1f", *p.ApprovalsPerActiveHour)
 	}
-	return d
+	r.Active = (time.Duration(p.ActiveMillis) * time.Millisecond).Round(time.Second).String()
 }
 
-func sortedNames(m map[string]auditfigures.Class) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
+func figuresView(m auditfigures.Report) figuresData {
+	class := func(name string, c auditfigures.Class) figureRow {
+		r := figureRow{Name: name, Class: true, Asked: c.Asked, Lapsed: c.Lapsed}
+		decisionCells(&r, c.Decisions, c.Pace)
+		return r
 	}
-	slices.Sort(names)
-	return names
+	d := figuresData{Overall: class("all", m.Overall), Warnings: m.Warnings, Window: "no records", PeakHour: "no approvals"}
+	at := func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05 UTC") }
+	if w := m.Window; w != nil {
+		d.Window = fmt.Sprintf("%d records from %s to %s", w.Records, at(w.From), at(w.To))
+	}
+	if p := m.PeakHour; p != nil {
+		d.PeakHour = fmt.Sprintf("%d approvals in the hour from %s", p.Approvals, at(p.Start))
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.ByClass)) {
+		d.Classes = append(d.Classes, class(name, m.ByClass[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(m.ByApprover)) {
+		a := m.ByApprover[name]
+		r := figureRow{Name: name}
+		decisionCells(&r, a.Decisions, a.Pace)
+		d.Approvers = append(d.Approvers, r)
+	}
+	return d
 }
 
 // figureTable is one table of the page.
 type figureTable struct {
 	Title string
+	Class bool // a table of classes, with the columns only classes have
 	Rows  []figureRow
 }
 
 var figuresPage = template.Must(template.New("figures").Funcs(template.FuncMap{
 	"rows": func(title string, rows []figureRow, more ...figureRow) figureTable {
-		return figureTable{Title: title, Rows: append(slices.Clone(rows), more...)}
+		return figureTable{Title: title, Class: title == "class", Rows: append(slices.Clone(rows), more...)}
 	},
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Approval figures</title></head>
 <body>
 <h1>Approval figures</h1>
 <p>An approval rate near 100% with decisions in a few seconds means nobody is reading.</p>
+<p>Window: {{.Window}}. Busiest hour: {{.PeakHour}}.</p>
 {{if .Warnings}}<h2>Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{define "table"}}<table>
-<tr><th>{{.Title}}</th><th>requests</th><th>approved</th><th>denied</th><th>approval rate</th><th>median decision</th><th>p90 decision</th><th>approvals per reviewer-hour</th><th></th></tr>
-{{range .Rows}}<tr><td>{{.Name}}</td><td>{{.Requests}}</td><td>{{.Approved}}</td><td>{{.Denied}}</td><td>{{.Rate}}</td><td>{{.Median}}</td><td>{{.P90}}</td><td>{{.PerHour}}</td><td>{{if .RubberStamp}}RUBBER-STAMP{{end}}</td></tr>
+<tr><th>{{.Title}}</th>{{if .Class}}<th>asked (calls put to a person)</th>{{end}}<th>approvals</th><th>denials</th>{{if .Class}}<th>lapsed (expired or cancelled)</th>{{end}}<th>approval rate</th><th>median decision</th><th>p90 decision</th><th>active time</th><th>approvals per active hour</th><th></th></tr>
+{{range .Rows}}<tr><td>{{.Name}}</td>{{if .Class}}<td>{{.Asked}}</td>{{end}}<td>{{.Approvals}}</td><td>{{.Denials}}</td>{{if .Class}}<td>{{.Lapsed}}</td>{{end}}<td>{{.Rate}}</td><td>{{.Median}}</td><td>{{.P90}}</td><td>{{.Active}}</td><td>{{.PerHour}}</td><td>{{if .RubberStamp}}RUBBER-STAMP{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h2>By effect class</h2>
 {{template "table" (rows "class" .Classes .Overall)}}

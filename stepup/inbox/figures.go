@@ -32,9 +32,13 @@ type figuresReply struct {
 
 func ownRow(m figures.Report, user string) ownFigures {
 	c := m.ByApprover[user]
-	return ownFigures{Approved: c.Approved, Denied: c.Denied, ApprovalRate: c.ApprovalRate,
-		MedianDecision: c.MedianDecision.Milliseconds(), P90Decision: c.P90Decision.Milliseconds(),
-		RubberStamp: c.RubberStamp}
+	own := ownFigures{Approved: c.Approvals, Denied: c.Denials, RubberStamp: c.RubberStamp}
+	// Without a decision the page shows no figures (approved + denied is 0).
+	if c.ApprovalRate != nil && c.Time != nil {
+		own.ApprovalRate = *c.ApprovalRate
+		own.MedianDecision, own.P90Decision = c.Time.Median().Milliseconds(), c.Time.P90Millis
+	}
+	return own
 }
 
 // metrics reads the figures, or reports that there are none.
