@@ -2,9 +2,7 @@ package audit
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
@@ -35,32 +33,19 @@ func WriteChain(w io.Writer, records []Record) error {
 // ReadChain reads an audit chain exported by [WriteChain]: one JSON object
 // per line, each accepted by canon (no duplicate keys) and holding only
 // [Record] fields. It does not verify the chain; pass the records to
-// [VerifyChain]. Failures wrap [ErrMalformed] and name the line.
+// [VerifyChain], or read and verify a long export in constant memory with
+// [NewVerifier]. Failures wrap [ErrMalformed] and name the line.
 func ReadChain(r io.Reader) ([]Record, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	l := newLines(r)
 	var out []Record
-	for line := 1; sc.Scan(); line++ {
-		b := sc.Bytes()
-		if len(bytes.TrimSpace(b)) == 0 {
-			return nil, fmt.Errorf("%w: audit chain line %d is empty", ErrMalformed, line)
+	for line := 1; l.sc.Scan(); line++ {
+		if err := l.read(line, l.sc.Bytes()); err != nil {
+			return nil, err
 		}
-		if _, err := (canon.Limits{MaxBytes: MaxLine}).Canonicalize(b); err != nil {
-			return nil, fmt.Errorf("%w: audit chain line %d: %w", ErrMalformed, line, err)
-		}
-		var rec Record
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rec); err != nil {
-			return nil, fmt.Errorf("%w: audit chain line %d: %s", ErrMalformed, line, decodeProblem(err))
-		}
-		out = append(out, rec)
+		out = append(out, l.rec)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%w: audit chain line %d too long", ErrMalformed, len(out)+1)
-		}
-		return nil, fmt.Errorf("read audit chain: %w", err)
+	if err := l.scanErr(len(out)); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

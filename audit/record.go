@@ -221,7 +221,7 @@ func (r Record) validUTF8() bool {
 
 // ChainBreak says where a chain first fails to verify.
 type ChainBreak struct {
-	Index int    `json:"index"` // position in the slice given to VerifyChain
+	Index int    `json:"index"` // position in the slice given to VerifyChain, or in the stream a Verifier read, from 0
 	Seq   int64  `json:"seq"`   // the record's own sequence number
 	Why   string `json:"why"`   // what did not match
 }
