@@ -42,3 +42,21 @@ func FuzzReadChain(f *testing.F) {
 		_ = audit.VerifyChain(records, canon.Digest{})
 	})
 }
+
+// FuzzVerifier: on any export, the streaming verifier never panics and
+// accepts it exactly when ReadChain then VerifyChain does.
+func FuzzVerifier(f *testing.F) {
+	var buf bytes.Buffer
+	require.NoError(f, audit.WriteChain(&buf, audittest.Chain(4, time.Unix(1_800_000_000, 0))))
+	f.Add(buf.Bytes())
+	f.Add([]byte("{}\n"))
+	f.Add([]byte("\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, got := audit.NewVerifier(bytes.NewReader(data), audit.VerifyOptions{}).Verify()
+		records, err := audit.ReadChain(bytes.NewReader(data))
+		if err == nil {
+			err = audit.VerifyChain(records, canon.Digest{})
+		}
+		assert.Equal(t, err == nil, got == nil, "ReadChain+VerifyChain: %v; Verifier: %v", err, got)
+	})
+}

@@ -82,6 +82,12 @@ func (r Record) ComputeHash() (canon.Digest, error) {
 	if !r.validUTF8() {
 		return canon.Digest{}, fmt.Errorf("audit record: text field: %w", canon.ErrInvalidUTF8)
 	}
+	return r.hashValid()
+}
+
+// hashValid is ComputeHash of a record whose text is known to be valid
+// UTF-8 (the streaming reader's fast parser checked it).
+func (r Record) hashValid() (canon.Digest, error) {
 	r.Hash = canon.Digest{}
 	// The tag and the canonical record are written to one buffer and
 	// hashed in one call, so that a record of common size is hashed

@@ -74,12 +74,13 @@ type Verifier struct {
 type lines struct {
 	sc     *bufio.Scanner
 	rec    Record
+	fast   bool // rec was read by the fast parser, which checked its text is UTF-8
 	intern map[string]string
 }
 
 func newLines(r io.Reader) lines {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	sc.Buffer(make([]byte, 0, 4<<10), MaxLine)
 	return lines{sc: sc, intern: map[string]string{}}
 }
 
@@ -188,7 +189,7 @@ func (l *lines) read(line int, b []byte) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return fmt.Errorf("%w: audit chain line %d is empty", ErrMalformed, line)
 	}
-	if l.parseFast(b) {
+	if l.fast = l.parseFast(b); l.fast {
 		return nil
 	}
 	// What the fast parser does not take (escapes, arguments, other
@@ -227,7 +228,13 @@ func (v *Verifier) check(i int) error {
 	if !r.PrevHash.Equal(v.prev) {
 		return &ChainBreak{Index: i, Seq: r.Seq, Why: "prev_hash does not match the previous record"}
 	}
-	h, err := r.ComputeHash()
+	var h canon.Digest
+	var err error
+	if v.fast {
+		h, err = r.hashValid()
+	} else {
+		h, err = r.ComputeHash()
+	}
 	if err != nil {
 		return &ChainBreak{Index: i, Seq: r.Seq, Why: err.Error()}
 	}

@@ -36,7 +36,14 @@ type auditReport struct {
 	Metrics    *figures.Report `json:"metrics,omitempty"`
 }
 
-func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error) {
+// Progress lines of a long chain go to stderr every progressRows records,
+// or every progressEvery if that comes first.
+const (
+	defaultProgressRows = 100_000
+	progressEvery       = 5 * time.Second
+)
+
+func runAudit(args []string, stdout, stderr io.Writer, now func() time.Time) (int, error) {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	anchorHex := fs.String("anchor", "", "hash of the record before the first one in FILE, to check the link")
 	headHex := fs.String("head", "", "expected hash of the last record (the store's audit head)")
@@ -44,6 +51,7 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	cpFile := fs.String("checkpoint", "", "a checkpoint the gate signed, to verify a chain that starts after it (or passes through it)")
 	gateKeyFile := fs.String("gate-key", "", "the gate's ed25519 public key (PEM), or its public key ring (a -keys FILE.pub), that signs checkpoints")
+	progressRows := fs.Int("progress", defaultProgressRows, "on stderr, say how far the verification is every `N` records (and every 5 s); 0 for never")
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -80,29 +88,43 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 	defer f.Close()
 
 	rep := auditReport{File: file}
-	records, err := audit.ReadChain(f)
-	if err == nil {
-		rep.Records = len(records)
-		if *cpFile != "" {
-			if gateKeys != nil { // by the key the checkpoint names, while it is in force
-				err = audit.VerifyChainFromKeys(records, gateKeys, sc, now())
-			} else {
-				err = audit.VerifyChainFrom(records, gateKey, sc.Checkpoint, sc.Sig)
-			}
-			rep.Checkpoint = &sc.Seq
+	opts := audit.VerifyOptions{Anchor: anchor}
+	if *cpFile != "" {
+		opts.Checkpoint = &sc
+		if gateKeys != nil { // by the key the checkpoint names, while it is in force
+			opts.Keys, opts.At = gateKeys, now()
 		} else {
-			err = audit.VerifyChain(records, anchor)
+			opts.GateKey = gateKey
+		}
+		rep.Checkpoint = &sc.Seq
+	}
+	// The chain is read and verified as a stream: memory does not grow
+	// with its length (the figures keep a few bytes per decision).
+	v := audit.NewVerifier(f, opts)
+	var tally figures.Tally
+	started, last := time.Now(), time.Now()
+	for r := range v.All() {
+		if *withMetrics {
+			tally.Add(r)
+		}
+		n := v.Summary().Records
+		if *progressRows > 0 && (n%*progressRows == 0 || n%4096 == 0 && time.Since(last) >= progressEvery) {
+			last = time.Now()
+			fmt.Fprintf(stderr, "verify audit: %d records verified, at seq %d (%.0f a second)\n",
+				n, r.Seq, float64(n)/max(time.Since(started).Seconds(), 1e-9))
 		}
 	}
-	if err == nil && len(records) > 0 {
-		first, last := records[0], records[len(records)-1]
-		rep.FirstSeq, rep.LastSeq, rep.Head = first.Seq, last.Seq, last.Hash.String()
-		rep.Genesis = first.Seq == 1 && first.PrevHash.IsZero()
-		if *headHex != "" && !last.Hash.Equal(head) {
-			err = &audit.ChainBreak{Index: len(records) - 1, Seq: last.Seq, Why: "last record's hash is not the expected head (records removed or rewritten at the end)"}
+	err = v.Err()
+	sum := v.Summary()
+	rep.Records = sum.Records
+	if err == nil && sum.Records > 0 {
+		rep.FirstSeq, rep.LastSeq, rep.Head = sum.FirstSeq, sum.LastSeq, sum.Head.String()
+		rep.Genesis = sum.Genesis()
+		if *headHex != "" && !sum.Head.Equal(head) {
+			err = &audit.ChainBreak{Index: sum.Records - 1, Seq: sum.LastSeq, Why: "last record's hash is not the expected head (records removed or rewritten at the end)"}
 		}
 	}
-	if err == nil && len(records) == 0 && *headHex != "" {
+	if err == nil && sum.Records == 0 && *headHex != "" {
 		err = fmt.Errorf("%w: no records, but a head was expected", audit.ErrChainBroken)
 	}
 	if err != nil {
@@ -115,7 +137,7 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 		rep.Valid = true
 	}
 	if *withMetrics && rep.Valid {
-		m := figures.Compute(records)
+		m := tally.Report(figures.DefaultRubberStampRule())
 		rep.Metrics = &m
 	}
 
@@ -161,8 +183,8 @@ func auditLine(rep auditReport, anchored bool) string {
 
 // readCheckpoint reads a signed checkpoint file and the gate's key file:
 // a PEM public key, or a public key ring (the gateway's -keys FILE.pub).
-// The signature is checked with the chain, by audit.VerifyChainFrom or
-// audit.VerifyChainFromKeys.
+// The signature is checked by the chain's verifier before it reads a
+// record.
 func readCheckpoint(cpFile, keyFile string) (audit.SignedCheckpoint, ed25519.PublicKey, *keyring.PublicRing, error) {
 	b, err := os.ReadFile(cpFile)
 	if err != nil {

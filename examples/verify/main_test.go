@@ -245,11 +245,31 @@ func TestAudit(t *testing.T) {
 	assert.Equal(t, 12, rep.Break.Index)
 	assert.Equal(t, int64(13), rep.Break.Seq)
 
+	var first bytes.Buffer
+	require.NoError(t, audit.WriteChain(&first, chain[:1]))
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
-	require.NoError(t, os.WriteFile(bad, []byte("{\"seq\":1}\nnot json\n"), 0o600))
+	require.NoError(t, os.WriteFile(bad, append(first.Bytes(), "not json\n"...), 0o600))
 	code, out, _ = runCLI(approvedAt, "audit", bad)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "line 2")
+}
+
+// TestAuditProgress: a long chain's verification says how far it got on
+// stderr, every N records, and nothing of it reaches stdout.
+func TestAuditProgress(t *testing.T) {
+	file := writeChain(t, audittest.Chain(35, approvedAt))
+	code, out, errOut := runCLI(approvedAt, "audit", file, "--progress", "10")
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	require.Len(t, lines, 3, errOut)
+	assert.True(t, strings.HasPrefix(lines[0], "verify audit: 10 records verified, at seq 10 ("), lines[0])
+	assert.True(t, strings.HasPrefix(lines[2], "verify audit: 30 records verified, at seq 30 ("), lines[2])
+	assert.NotContains(t, out, "records verified")
+
+	_, _, errOut = runCLI(approvedAt, "audit", file, "--progress", "0")
+	assert.Empty(t, errOut)
+	_, _, errOut = runCLI(approvedAt, "audit", file)
+	assert.Empty(t, errOut, "a short chain needs no progress line")
 }
 
 func TestReceiptPinnedIdentity(t *testing.T) {
