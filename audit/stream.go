@@ -76,6 +76,7 @@ type lines struct {
 	rec    Record
 	fast   bool // rec was read by the fast parser, which checked its text is UTF-8
 	intern map[string]string
+	last   [lastFields]string // the last value of fields that repeat
 }
 
 func newLines(r io.Reader) lines {

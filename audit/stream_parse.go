@@ -21,6 +21,23 @@ const (
 	maxInternBytes = 64
 )
 
+// The fields whose last value a reader keeps, to share it with the next
+// record.
+const (
+	lastUser = iota
+	lastAgent
+	lastTask
+	lastSession
+	lastTool
+	lastClass
+	lastPolicy
+	lastDecision
+	lastReason
+	lastApprover
+	lastResult
+	lastFields
+)
+
 type fastParser struct {
 	b   []byte
 	i   int
@@ -103,13 +120,19 @@ var hexValue = func() (t [256]byte) {
 }()
 
 // str reads a string that repeats from record to record (a tool, a
-// session, a decision), shared with the records before it.
-func (p *fastParser) str() string {
+// session, a decision), shared with the records before it: the same
+// field's value in the record before, or one kept by internString.
+func (p *fastParser) str(field int) string {
 	s := p.raw()
 	if p.bad {
 		return ""
 	}
-	return p.l.internString(s)
+	if last := p.l.last[field]; string(s) == last {
+		return last
+	}
+	str := p.l.internString(s)
+	p.l.last[field] = str
+	return str
 }
 
 // unique reads a string of one record (a ticket id, a nonce).
@@ -183,7 +206,7 @@ func (p *fastParser) list() []string {
 		return out
 	}
 	for !p.bad {
-		out = append(out, p.str())
+		out = append(out, p.l.internString(p.raw()))
 		if p.i < len(p.b) && p.b[p.i] == ',' {
 			p.i++
 			continue
@@ -206,6 +229,19 @@ func (p *fastParser) key(index func([]byte) int) int {
 	}
 	return i
 }
+
+// quotedKeys are the keys of a Record as `"key":`, in the order of its
+// fields (the order WriteChain writes them in), by their recordKey index.
+var quotedKeys = func() [][]byte {
+	names := []string{"seq", "time", "ticket_id", "task", "step", "session", "tool", "effect_class", "args_digest",
+		"principal", "policy_version", "decision", "reason", "taint", "approver", "nonce", "card_hash",
+		"decision_millis", "result", "idempotency_key", "prev_hash", "hash"}
+	out := make([][]byte, len(names))
+	for i, n := range names {
+		out[i] = []byte(`"` + n + `":`)
+	}
+	return out
+}()
 
 // recordKey is the index of key k of a Record (its bit among the keys
 // seen), or -1.
@@ -289,9 +325,9 @@ func (p *fastParser) principal(r *Record) {
 		seen |= 1 << k
 		switch k {
 		case 0:
-			r.Principal.User = p.str()
+			r.Principal.User = p.str(lastUser)
 		case 1:
-			r.Principal.Agent = p.str()
+			r.Principal.Agent = p.str(lastAgent)
 		case 2:
 			r.Principal.Delegations = p.list()
 		}
@@ -316,8 +352,16 @@ func (l *lines) parseFast(b []byte) bool {
 		p.i++
 	} else {
 		var seen uint32
+		next := 0 // the key WriteChain writes next, in Record's field order
 		for !p.bad {
-			k := p.key(recordKey)
+			var k int
+			if q := quotedKeys[next%len(quotedKeys)]; bytes.HasPrefix(b[p.i:], q) {
+				k = next % len(quotedKeys)
+				p.i += len(q)
+			} else {
+				k = p.key(recordKey)
+			}
+			next = k + 1
 			if p.bad || seen&(1<<k) != 0 {
 				return false
 			}
@@ -332,29 +376,29 @@ func (l *lines) parseFast(b []byte) bool {
 			case 2: // ticket_id
 				r.TicketID = p.unique()
 			case 3: // task
-				r.Task = p.str()
+				r.Task = p.str(lastTask)
 			case 4: // step
 				r.Step = p.unique()
 			case 5: // session
-				r.Session = p.str()
+				r.Session = p.str(lastSession)
 			case 6: // tool
-				r.Tool = p.str()
+				r.Tool = p.str(lastTool)
 			case 7: // effect_class
-				r.EffectClass = p.str()
+				r.EffectClass = p.str(lastClass)
 			case 10: // policy_version
-				r.PolicyVersion = p.str()
+				r.PolicyVersion = p.str(lastPolicy)
 			case 11: // decision
-				r.Decision = p.str()
+				r.Decision = p.str(lastDecision)
 			case 12: // reason
-				r.Reason = p.str()
+				r.Reason = p.str(lastReason)
 			case 14: // approver
-				r.Approver = p.str()
+				r.Approver = p.str(lastApprover)
 			case 15: // nonce
 				r.Nonce = p.unique()
 			case 16: // card_hash
 				r.CardHash = p.unique()
 			case 18: // result
-				r.Result = p.str()
+				r.Result = p.str(lastResult)
 			case 19: // idempotency_key
 				r.IdempotencyKey = p.unique()
 			case 8: // args_digest

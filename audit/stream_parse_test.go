@@ -156,3 +156,26 @@ func FuzzFastParse(f *testing.F) {
 		checkFastAgrees(t, line)
 	})
 }
+
+// TestQuotedKeysAreRecordKeys: the keys the fast parser expects in order
+// are the record's own, each at its recordKey index, in the order
+// encoding/json writes a Record.
+func TestQuotedKeysAreRecordKeys(t *testing.T) {
+	var order []string
+	line := exportLine(t, Record{Taint: []string{}})
+	dec := json.NewDecoder(bytes.NewReader(line))
+	_, err := dec.Token()
+	require.NoError(t, err)
+	for dec.More() {
+		tok, err := dec.Token()
+		require.NoError(t, err)
+		order = append(order, tok.(string))
+		var skip json.RawMessage
+		require.NoError(t, dec.Decode(&skip))
+	}
+	require.Len(t, quotedKeys, len(order))
+	for i, k := range order {
+		assert.Equal(t, `"`+k+`":`, string(quotedKeys[i]))
+		assert.Equal(t, i, recordKey([]byte(k)))
+	}
+}
