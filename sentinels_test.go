@@ -26,7 +26,7 @@ import (
 // each for a different thing: what is malformed, invalid, unavailable or
 // closed is the package's own.
 var distinctMeanings = map[string]string{
-	"ErrMalformed":   "a receipt, a model's answer, a webhook delivery",
+	"ErrMalformed":   "a receipt, an audit export, a model's answer, a webhook delivery",
 	"ErrInvalid":     "a store record, an HTTP request, simulation parameters, a key ring",
 	"ErrUnavailable": "flood admission, the grant store, the HTTP service",
 	"ErrClosed":      "a store, a webhook notifier",

@@ -172,7 +172,7 @@
 // # Fatigue
 //
 // Limits bound how often people are asked; whether they still read is
-// measured from the audit log with receipt.Metrics, per effect class. Read
+// measured from the audit log with figures.Compute, per effect class. Read
 // ApprovalRate together with MedianDecision: an approval rate near 1 with a
 // median decision of a few seconds means nobody is reading, and the control
 // exists on paper only. ApprovalsPerReviewerHour and PeakReviewerHour say

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/receipt/receipttest"
 )
@@ -48,23 +47,6 @@ func BenchmarkECDSAP256Verify(b *testing.B) {
 			b.Fatal("does not verify")
 		}
 	}
-}
-
-// BenchmarkVerifyChain measures audit chain verification of 10,000 records
-// and reports rows per second.
-func BenchmarkVerifyChain(b *testing.B) {
-	const rows = 10_000
-	chain := receipttest.AuditChain(rows, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
-	b.ReportAllocs()
-	start := time.Now()
-	n := 0
-	for b.Loop() {
-		if err := receipt.VerifyChain(chain, canon.Digest{}); err != nil {
-			b.Fatal(err)
-		}
-		n++
-	}
-	b.ReportMetric(float64(rows*n)/time.Since(start).Seconds(), "rows/s")
 }
 
 // BenchmarkVerifyRatio alternates one ES256 receipt verification and one

@@ -11,9 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
 )
 
 // readGolden returns a test-vector receipt and its trusted key.
@@ -161,55 +159,6 @@ func ExampleChallenge() {
 	// The client data the passkey signed carries the same bytes, base64url.
 	fmt.Println(bytes.Contains(r.Assertion.ClientDataJSON, []byte(base64.RawURLEncoding.EncodeToString(c[:]))))
 	// Output: true
-}
-
-func ExampleVerifyChain() {
-	chain := receipttest.AuditChain(10, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
-	fmt.Println(receipt.VerifyChain(chain, canon.Digest{}))
-	chain[6].Reason = "rewritten"
-	fmt.Println(receipt.VerifyChain(chain, canon.Digest{}))
-	// Output:
-	// <nil>
-	// receipt: audit chain broken at record 6 (seq 7): record hash does not match its content
-}
-
-func ExampleWriteChain() {
-	chain := receipttest.AuditChain(3, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
-	var buf bytes.Buffer
-	if err := receipt.WriteChain(&buf, chain); err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(strings.Count(buf.String(), "\n"), "lines")
-	// Output: 3 lines
-}
-
-func ExampleReadChain() {
-	var buf bytes.Buffer
-	_ = receipt.WriteChain(&buf, receipttest.AuditChain(5, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)))
-	records, err := receipt.ReadChain(&buf)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(len(records), receipt.VerifyChain(records, canon.Digest{}))
-	// Output: 5 <nil>
-}
-
-func ExampleMetrics() {
-	chain := receipttest.AuditChain(60, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
-	m := receipt.Metrics(chain)
-	fmt.Printf("requests %d, approval rate %.2f, median decision %s\n",
-		m.Overall.Requests, m.Overall.ApprovalRate, m.Overall.MedianDecision)
-	// Output: requests 20, approval rate 0.50, median decision 8s
-}
-
-func ExampleAuditRecord_ComputeHash() {
-	r := receipt.AuditRecord{Seq: 1, Tool: "send_email", Decision: receipt.DecisionNeedsApproval}
-	h, _ := r.ComputeHash()
-	r.Hash = h
-	fmt.Println(receipt.VerifyChain([]receipt.AuditRecord{r}, canon.Digest{}))
-	// Output: <nil>
 }
 
 func ExampleResult_Err() {

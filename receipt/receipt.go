@@ -1,6 +1,7 @@
 // Package receipt is asu's portable evidence: a receipt of an approval that
 // anyone holding only the approver's public key can verify offline, the
-// challenge the approver's passkey signs, and the hash-chained audit record.
+// challenge the approver's passkey signs, receipts of a quorum, and the
+// idempotency key an approval's execution carries.
 //
 // # Receipts
 //
@@ -33,18 +34,14 @@
 // card the approver saw. Verifiers in other languages recompute it from the
 // receipt's fields.
 //
-// # The audit chain
-//
-// [AuditRecord] is one decision of the gate; records are hash-chained
-// ([AuditRecord.ComputeHash]) and [VerifyChain] finds the first deleted,
-// inserted, reordered or edited row. [WriteChain] and [ReadChain] move a
-// chain as JSON Lines, and [Metrics] turns records into the approval figures
-// ([ApprovalMetrics]) that show approval fatigue.
-//
 // # Dependencies
 //
 // The package imports only [github.com/agentstepup/asu/canon], go-webauthn's
-// COSE key code and the standard library, so an auditor imports little.
+// COSE key code and the standard library, so an auditor imports little: a
+// receipt verifies with nothing of the gate, its stores or its audit trail
+// linked (a test holds this). The audit chain and its checkpoints are in
+// [github.com/agentstepup/asu/audit], the approval figures in
+// [github.com/agentstepup/asu/audit/figures].
 package receipt
 
 import (

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/receipt/internal/vectorgen"
@@ -165,21 +166,21 @@ func TestVectorsAuditChains(t *testing.T) {
 				require.NoError(t, json.Compact(&export, r))
 				export.WriteByte('\n')
 			}
-			records, err := receipt.ReadChain(&export)
+			records, err := audit.ReadChain(&export)
 			require.NoError(t, err)
 			if v.Checkpoint != nil {
-				err = receipt.VerifyChainFrom(records, pubBytes, v.Checkpoint.Checkpoint, v.Checkpoint.Sig)
+				err = audit.VerifyChainFrom(records, pubBytes, v.Checkpoint.Checkpoint, v.Checkpoint.Sig)
 			} else {
 				var anchor canon.Digest
 				if v.Anchor != "" {
 					anchor = unhex32(t, v.Anchor)
 				}
-				err = receipt.VerifyChain(records, anchor)
+				err = audit.VerifyChain(records, anchor)
 			}
 			assert.Equal(t, v.Valid, err == nil, "%v", err)
 			if !v.Valid {
-				var br *receipt.ChainBreak
-				assert.True(t, errors.As(err, &br) || errors.Is(err, receipt.ErrCheckpoint), "%v", err)
+				var br *audit.ChainBreak
+				assert.True(t, errors.As(err, &br) || errors.Is(err, audit.ErrCheckpoint), "%v", err)
 			}
 		})
 	}
@@ -219,7 +220,7 @@ func TestVectorsCatchNaiveVerifiers(t *testing.T) {
 		for _, v := range f.Vectors {
 			ok := !v.Valid
 			for _, raw := range v.Records {
-				var r receipt.AuditRecord
+				var r audit.Record
 				require.NoError(t, json.Unmarshal(raw, &r))
 				h, err := r.ComputeHash()
 				ok = ok && err == nil && h.Equal(r.Hash)

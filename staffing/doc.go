@@ -21,7 +21,7 @@
 // # Planning from the audit log
 //
 // Package [github.com/agentstepup/asu/staffing/fromaudit] reads the same
-// inputs from audit records (an exported chain, as receipt.ReadChain
+// inputs from audit records (an exported chain, as audit.ReadChain
 // reads it) into [Observed]: tasks per day, the share of tasks that asked
 // for an approval, approvals per such task, the busiest hour against the
 // mean hour, and the median time to decision. [Observed.Apply] puts what
@@ -42,5 +42,5 @@
 // fatigue: people who are asked too often approve without reading. A plan
 // that needs many reviewers says to ask less (allowlists, reversible
 // drafts reviewed as a whole, bound plans), not to hire more; the fatigue
-// figures themselves are receipt.Metrics.
+// figures themselves are figures.Compute.
 package staffing

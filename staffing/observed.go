@@ -11,7 +11,7 @@ import "time"
 type Observed struct {
 	// Records is how many records were read; From and To are the
 	// earliest and the latest of their times (Unix milliseconds, as
-	// AuditRecord.Time).
+	// audit.Record.Time).
 	Records int   `json:"records"`
 	From    int64 `json:"from"`
 	To      int64 `json:"to"`
@@ -29,7 +29,7 @@ type Observed struct {
 	// PeakHourRequests is the most requests within any 60 minutes.
 	PeakHourRequests int `json:"peak_hour_requests"`
 	// MedianDecision is the median time from request to decision
-	// (AuditRecord.DecisionMillis of approved and denied rows). It
+	// (audit.Record.DecisionMillis of approved and denied rows). It
 	// includes the time a ticket waited, so it is the observed median wait
 	// and an upper bound on the review time.
 	MedianDecision time.Duration `json:"median_decision_ns"`

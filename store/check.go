@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 )
 
 // Size bounds. A record with a larger field is refused with [ErrTooLarge]
@@ -320,7 +320,7 @@ func CheckKey(key string) error {
 
 // CheckAudit reports whether r may be appended: Args within bounds and
 // valid JSON when present, a decision, identifiers within bounds.
-func CheckAudit(r receipt.AuditRecord) error {
+func CheckAudit(r audit.Record) error {
 	for _, k := range []string{r.TicketID, r.Task, r.Step, r.Session, r.Tool, r.EffectClass,
 		r.PolicyVersion, r.Decision, r.Approver, r.Nonce, r.CardHash, r.IdempotencyKey} {
 		if len(k) > MaxKeySize {

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -149,7 +149,7 @@ func TestCheckSkew(t *testing.T) {
 }
 
 func TestChainNext(t *testing.T) {
-	r1, err := store.ChainNext(receipt.AuditRecord{}, storetest.Record("task", t0), t0)
+	r1, err := store.ChainNext(audit.Record{}, storetest.Record("task", t0), t0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r1.Seq)
 	assert.True(t, r1.PrevHash.IsZero())
@@ -163,7 +163,7 @@ func TestChainNext(t *testing.T) {
 	assert.Equal(t, r1.Hash, r2.PrevHash)
 	assert.Equal(t, r1.Time, r2.Time, "a clock behind the head does not take time back")
 	assert.Equal(t, json.RawMessage(`{"a":1,"b":2}`), r2.Args, "args become canonical")
-	assert.NoError(t, receipt.VerifyChain([]receipt.AuditRecord{r1, r2}, canon.Digest{}))
+	assert.NoError(t, audit.VerifyChain([]audit.Record{r1, r2}, canon.Digest{}))
 	r3, err := store.ChainNext(r2, storetest.Record("task", t0), t0.Add(time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, t0.Add(time.Second).UnixMilli(), r3.Time)
@@ -189,7 +189,7 @@ func FuzzChainNext(f *testing.F) {
 	f.Add("x", "\xff", `{"a":1,"a":2}`, int64(9), int64(-5))
 	f.Add("allow", "r", `{"n":1e400}`, int64(1<<40), int64(1<<50))
 	f.Fuzz(func(t *testing.T, decision, reason, args string, headTime, now int64) {
-		head, err := store.ChainNext(receipt.AuditRecord{}, storetest.Record("head", time.UnixMilli(headTime)),
+		head, err := store.ChainNext(audit.Record{}, storetest.Record("head", time.UnixMilli(headTime)),
 			time.UnixMilli(headTime))
 		require.NoError(t, err)
 		r := storetest.Record("task", t0)
@@ -201,7 +201,7 @@ func FuzzChainNext(f *testing.F) {
 			}
 			return
 		}
-		require.NoError(t, receipt.VerifyChain([]receipt.AuditRecord{head, got}, canon.Digest{}))
+		require.NoError(t, audit.VerifyChain([]audit.Record{head, got}, canon.Digest{}))
 		require.GreaterOrEqual(t, got.Time, head.Time)
 		require.Equal(t, head.Seq+1, got.Seq)
 	})

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/storetest"
@@ -19,8 +19,8 @@ func Example() {
 	defer s.Close()
 	ctx := context.Background()
 	note := func(decision string) store.Note {
-		return func(a store.Approval, merged bool) receipt.AuditRecord {
-			return receipt.AuditRecord{TicketID: a.ID, Decision: decision, Reason: string(a.State)}
+		return func(a store.Approval, merged bool) audit.Record {
+			return audit.Record{TicketID: a.ID, Decision: decision, Reason: string(a.State)}
 		}
 	}
 

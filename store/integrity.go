@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/agentstepup/asu/receipt"
+	asuaudit "github.com/agentstepup/asu/audit"
 )
 
 // A store reads back what it wrote, so a record that does not match its
@@ -19,10 +19,10 @@ import (
 // read back must not keep approving and running calls.
 
 // CheckRecord checks r against its own hash (r.Hash is
-// [receipt.AuditRecord.ComputeHash] of r) and, when prev is not nil, its
+// [asuaudit.Record.ComputeHash] of r) and, when prev is not nil, its
 // link to prev: Seq one more and PrevHash prev's Hash. It returns nil or
 // an error wrapping [ErrCorrupt] that names r's Seq.
-func CheckRecord(r receipt.AuditRecord, prev *receipt.AuditRecord) error {
+func CheckRecord(r asuaudit.Record, prev *asuaudit.Record) error {
 	h, err := r.ComputeHash()
 	switch {
 	case err != nil:
@@ -41,9 +41,9 @@ func CheckRecord(r receipt.AuditRecord, prev *receipt.AuditRecord) error {
 // its own hash, and each whose Seq follows the one before it in records
 // against that record's Hash ([CheckRecord]). A backend calls it on every
 // read of the audit chain before returning the records.
-func CheckRead(records []receipt.AuditRecord) error {
+func CheckRead(records []asuaudit.Record) error {
 	for i := range records {
-		var prev *receipt.AuditRecord
+		var prev *asuaudit.Record
 		if i > 0 && records[i].Seq == records[i-1].Seq+1 {
 			prev = &records[i-1]
 		}
@@ -60,7 +60,7 @@ func CheckRead(records []receipt.AuditRecord) error {
 // to prev, the record before it, when the backend read that too (nil
 // otherwise; the first record links to nothing). The zero record of an
 // empty chain passes when seq is 0.
-func CheckHead(head receipt.AuditRecord, prev *receipt.AuditRecord, seq int64) error {
+func CheckHead(head asuaudit.Record, prev *asuaudit.Record, seq int64) error {
 	if head.Seq == 0 && head.Hash.IsZero() && seq == 0 {
 		return nil
 	}
@@ -234,7 +234,7 @@ func (r Report) Summary() string {
 // seq order. The cost is one hash per record, linear in the chain.
 type ChainCheck struct {
 	report *Report
-	prev   receipt.AuditRecord
+	prev   asuaudit.Record
 	linked bool // prev is the record at next-1 and was readable
 	next   int64
 }
@@ -244,7 +244,7 @@ func NewChainCheck(r *Report) *ChainCheck { return &ChainCheck{report: r, next: 
 
 // Record checks rec, the next record read: its seq follows the last one,
 // its hash is its content's and its prev_hash links to the record before.
-func (c *ChainCheck) Record(rec receipt.AuditRecord) {
+func (c *ChainCheck) Record(rec asuaudit.Record) {
 	c.seq(rec.Seq)
 	c.report.Records++
 	bad := func(what string) { c.report.Add(Problem{Table: "audit", FromSeq: rec.Seq, ToSeq: rec.Seq, What: what}) }

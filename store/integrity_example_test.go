@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 )
 
 // A backend checks every record it reads back before returning it.
 func ExampleCheckRead() {
-	chain := receipttest.AuditChain(3, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	chain := audittest.Chain(3, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	fmt.Println(store.CheckRead(chain))
 	chain[1].Reason = "rewritten by someone else"
 	err := store.CheckRead(chain)
@@ -27,7 +27,7 @@ func ExampleCheckRead() {
 // CheckRecord checks one record, and its link when the one before is at
 // hand.
 func ExampleCheckRecord() {
-	chain := receipttest.AuditChain(3, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	chain := audittest.Chain(3, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	fmt.Println(store.CheckRecord(chain[2], &chain[1]))
 	fmt.Println(store.CheckRecord(chain[2], &chain[0]))
 	// Output:
@@ -37,7 +37,7 @@ func ExampleCheckRecord() {
 
 // An append checks the head it links to, and the record before it.
 func ExampleCheckHead() {
-	chain := receipttest.AuditChain(2, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	chain := audittest.Chain(2, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	fmt.Println(store.CheckHead(chain[1], &chain[0], 2))
 	fmt.Println(store.CheckHead(chain[0], nil, 2))
 	// Output:
@@ -77,7 +77,7 @@ func ExampleChecker() {
 	var s store.Store = memory.New(nil)
 	defer s.Close()
 	ctx := context.Background()
-	_, _ = s.AppendAudit(ctx, receipt.AuditRecord{Task: "t", Decision: receipt.DecisionDeny, Reason: "unknown tool"})
+	_, _ = s.AppendAudit(ctx, audit.Record{Task: "t", Decision: audit.DecisionDeny, Reason: "unknown tool"})
 	if c, ok := s.(store.Checker); ok {
 		report, err := c.Check(ctx)
 		fmt.Println(report.Records, report.Damaged(), err)
@@ -88,7 +88,7 @@ func ExampleChecker() {
 
 // A Checker feeds every record, in seq order, to a ChainCheck.
 func ExampleNewChainCheck() {
-	chain := receipttest.AuditChain(6, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	chain := audittest.Chain(6, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	chain[3].Reason = "edited"
 	report := store.Report{Backend: "example"}
 	c := store.NewChainCheck(&report)

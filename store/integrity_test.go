@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
 	"github.com/agentstepup/asu/store"
 )
 
 // rehash gives r a hash of its own content.
-func rehash(t testing.TB, r receipt.AuditRecord) receipt.AuditRecord {
+func rehash(t testing.TB, r audit.Record) audit.Record {
 	h, err := r.ComputeHash()
 	require.NoError(t, err)
 	r.Hash = h
@@ -24,22 +24,22 @@ func rehash(t testing.TB, r receipt.AuditRecord) receipt.AuditRecord {
 }
 
 func TestCheckRead(t *testing.T) {
-	chain := receipttest.AuditChain(6, t0)
+	chain := audittest.Chain(6, t0)
 	require.NoError(t, store.CheckRead(chain))
 	require.NoError(t, store.CheckRead(nil))
-	edited := func(i int) []receipt.AuditRecord {
-		c := append([]receipt.AuditRecord{}, chain...)
+	edited := func(i int) []audit.Record {
+		c := append([]audit.Record{}, chain...)
 		c[i].Reason += "!"
 		return c
 	}
-	rewritten := func(i int) []receipt.AuditRecord {
+	rewritten := func(i int) []audit.Record {
 		c := edited(i)
 		c[i] = rehash(t, c[i])
 		return c
 	}
 	tests := []struct {
 		name    string
-		records []receipt.AuditRecord
+		records []audit.Record
 		seq     int64 // the seq the error names; 0 for none
 	}{
 		{"edited first", edited(0), 1},
@@ -49,9 +49,9 @@ func TestCheckRead(t *testing.T) {
 		{"rewritten last, alone", rewritten(5), 0},
 		{"rewritten, read without the next", rewritten(2)[:3], 0},
 		{"a window", chain[2:5], 0},
-		{"rows of one task, not consecutive", []receipt.AuditRecord{chain[0], chain[2], chain[4]}, 0},
-		{"not consecutive, one edited", []receipt.AuditRecord{chain[0], edited(2)[2], chain[4]}, 3},
-		{"not UTF-8", func() []receipt.AuditRecord { c := edited(1); c[1].Reason = "\xff"; return c }(), 2},
+		{"rows of one task, not consecutive", []audit.Record{chain[0], chain[2], chain[4]}, 0},
+		{"not consecutive, one edited", []audit.Record{chain[0], edited(2)[2], chain[4]}, 3},
+		{"not UTF-8", func() []audit.Record { c := edited(1); c[1].Reason = "\xff"; return c }(), 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,8 +68,8 @@ func TestCheckRead(t *testing.T) {
 }
 
 func TestCheckHead(t *testing.T) {
-	chain := receipttest.AuditChain(3, t0)
-	assert.NoError(t, store.CheckHead(receipt.AuditRecord{}, nil, 0), "an empty chain")
+	chain := audittest.Chain(3, t0)
+	assert.NoError(t, store.CheckHead(audit.Record{}, nil, 0), "an empty chain")
 	assert.NoError(t, store.CheckHead(chain[0], nil, 1))
 	assert.NoError(t, store.CheckHead(chain[2], &chain[1], 3))
 	bad := chain[2]
@@ -78,14 +78,14 @@ func TestCheckHead(t *testing.T) {
 		"edited":                 store.CheckHead(bad, &chain[1], 3),
 		"not the row at its seq": store.CheckHead(chain[1], nil, 3),
 		"a gap before it":        store.CheckHead(chain[2], &chain[0], 3),
-		"rows but no head":       store.CheckHead(receipt.AuditRecord{}, nil, 3),
-		"first links to before": store.CheckHead(rehash(t, func() receipt.AuditRecord {
+		"rows but no head":       store.CheckHead(audit.Record{}, nil, 3),
+		"first links to before": store.CheckHead(rehash(t, func() audit.Record {
 			r := chain[0]
 			r.PrevHash = canon.Digest{1}
 			return r
 		}()), nil, 1),
-		"rewritten, next to its prev": store.CheckHead(chain[2], func() *receipt.AuditRecord {
-			r := rehash(t, func() receipt.AuditRecord { r := chain[1]; r.Reason += "x"; return r }())
+		"rewritten, next to its prev": store.CheckHead(chain[2], func() *audit.Record {
+			r := rehash(t, func() audit.Record { r := chain[1]; r.Reason += "x"; return r }())
 			return &r
 		}(), 3),
 	} {
@@ -149,8 +149,8 @@ func TestReportAdd(t *testing.T) {
 // TestChainCheck: the streaming check finds what VerifyChain finds, and
 // says where, for each kind of damage.
 func TestChainCheck(t *testing.T) {
-	chain := receipttest.AuditChain(10, t0)
-	run := func(recs []receipt.AuditRecord) store.Report {
+	chain := audittest.Chain(10, t0)
+	run := func(recs []audit.Record) store.Report {
 		var r store.Report
 		c := store.NewChainCheck(&r)
 		for _, rec := range recs {
@@ -164,7 +164,7 @@ func TestChainCheck(t *testing.T) {
 	assert.Equal(t, int64(10), r.HeadSeq)
 	assert.Equal(t, chain[9].Hash.String(), r.HeadHash)
 
-	missing := append(append([]receipt.AuditRecord{}, chain[:3]...), chain[6:]...)
+	missing := append(append([]audit.Record{}, chain[:3]...), chain[6:]...)
 	r = run(missing)
 	require.Len(t, r.Problems, 1)
 	assert.Equal(t, store.Problem{Table: "audit", FromSeq: 4, ToSeq: 6, What: "records are missing"}, r.Problems[0])
@@ -172,7 +172,7 @@ func TestChainCheck(t *testing.T) {
 	r = run(chain[2:])
 	assert.Equal(t, int64(1), r.Problems[0].FromSeq, "a chain cut from its start is missing its first records")
 
-	swapped := append([]receipt.AuditRecord{}, chain...)
+	swapped := append([]audit.Record{}, chain...)
 	swapped[4], swapped[5] = swapped[5], swapped[4]
 	assert.True(t, run(swapped).Damaged())
 
@@ -187,18 +187,18 @@ func TestChainCheck(t *testing.T) {
 
 // FuzzChainCheck mutates a chain as the fuzzer says (edit, rewrite,
 // drop, swap, duplicate records) and checks that the streaming check
-// reports damage exactly when receipt.VerifyChain refuses the result,
+// reports damage exactly when audit.VerifyChain refuses the result,
 // within bounded problems and without a panic.
 func FuzzChainCheck(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 3})
 	f.Add([]byte{1, 9, 2, 4, 3, 1, 4, 7})
-	chain := receipttest.AuditChain(12, t0)
+	chain := audittest.Chain(12, t0)
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) > 64 {
 			ops = ops[:64]
 		}
-		recs := append([]receipt.AuditRecord{}, chain...)
+		recs := append([]audit.Record{}, chain...)
 		for i := 0; i+1 < len(ops) && len(recs) > 0; i += 2 {
 			at := int(ops[i+1]) % len(recs)
 			switch ops[i] % 5 {
@@ -222,7 +222,7 @@ func FuzzChainCheck(f *testing.F) {
 		for _, rec := range recs {
 			c.Record(rec)
 		}
-		intact := receipt.VerifyChain(recs, canon.Digest{}) == nil
+		intact := audit.VerifyChain(recs, canon.Digest{}) == nil
 		assert.Equal(t, !intact, r.Damaged(), "ops %v", ops)
 		assert.LessOrEqual(t, len(r.Problems), store.MaxProblems)
 		assert.Equal(t, int64(len(recs)), r.Records)
@@ -232,7 +232,7 @@ func FuzzChainCheck(f *testing.F) {
 // BenchmarkCheckRecord measures what checking one record read back costs
 // every read and every append: one hash of its canonical form.
 func BenchmarkCheckRecord(b *testing.B) {
-	chain := receipttest.AuditChain(2, t0)
+	chain := audittest.Chain(2, t0)
 	for b.Loop() {
 		if err := store.CheckRecord(chain[1], &chain[0]); err != nil {
 			b.Fatal(err)

@@ -110,7 +110,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 )
 
 // MaxSkew is how far the time given to a deciding method may be from the
@@ -125,7 +125,7 @@ const MaxSkew = 2 * time.Second
 // other than a ticket (a credential, invite or grant revocation) call it
 // with the zero Approval. A record the chain refuses fails the whole
 // method, and nothing is written.
-type Note func(a Approval, merged bool) receipt.AuditRecord
+type Note func(a Approval, merged bool) audit.Record
 
 // Clock is the store's clock, the one every deciding time is judged by.
 type Clock interface {
@@ -335,17 +335,17 @@ type AuditLog interface {
 	// before the head's, Seq the head's plus one, PrevHash the head's Hash,
 	// Args canonical, Hash; values the caller put in those fields are
 	// ignored. Concurrent appends never fork the chain.
-	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
+	AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error)
 	// AuditHead returns the last record, or the zero record when the chain
-	// is empty. Its Hash anchors a later [receipt.VerifyChain].
-	AuditHead(ctx context.Context) (receipt.AuditRecord, error)
+	// is empty. Its Hash anchors a later [audit.VerifyChain].
+	AuditHead(ctx context.Context) (audit.Record, error)
 	// AuditRange lists the records whose Time is in [from, to), by Seq.
 	// Since times never decrease along the chain, they are consecutive.
-	AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error)
+	AuditRange(ctx context.Context, from, to time.Time) ([]audit.Record, error)
 	// AuditSeq lists the records with from <= Seq < to, by Seq.
-	AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error)
+	AuditSeq(ctx context.Context, from, to uint64) ([]audit.Record, error)
 	// AuditByTask lists the records of task, by Seq.
-	AuditByTask(ctx context.Context, task string) ([]receipt.AuditRecord, error)
+	AuditByTask(ctx context.Context, task string) ([]audit.Record, error)
 }
 
 // Grants keeps delegated approvals and their remaining uses.

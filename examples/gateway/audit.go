@@ -9,8 +9,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/store"
@@ -36,10 +37,10 @@ const auditPage = 1000
 // With a key ring instead (keys, from -keys), the ring's current key signs
 // and the checkpoint names it; the verifier reads the ring's public half.
 func exportAudit(ctx context.Context, log store.AuditLog, admin *gate.Admin, key ed25519.PrivateKey, keys keyring.Source, file string, out io.Writer) error {
-	var head receipt.Checkpoint
-	var signed *receipt.SignedCheckpoint
+	var head audit.Checkpoint
+	var signed *audit.SignedCheckpoint
 	if key != nil || keys != nil {
-		var sc receipt.SignedCheckpoint
+		var sc audit.SignedCheckpoint
 		var err error
 		if key != nil {
 			sc, err = admin.Checkpoint(ctx, key)
@@ -55,7 +56,7 @@ func exportAudit(ctx context.Context, log store.AuditLog, admin *gate.Admin, key
 		if err != nil {
 			return fmt.Errorf("read audit head: %w", err)
 		}
-		head = receipt.CheckpointOf(h)
+		head = audit.CheckpointOf(h)
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -86,20 +87,24 @@ func exportAudit(ctx context.Context, log store.AuditLog, admin *gate.Admin, key
 			return err
 		}
 	}
-	m := receipt.Metrics(records).Overall
+	m := figures.Compute(records).Overall
 	fmt.Fprintf(out, "audit chain: %d records written to %s, head seq %d hash %s\n", len(records), file, head.Seq, head.Hash)
 	if signed != nil {
 		fmt.Fprintf(out, "signed checkpoint of the head: %s.checkpoint.json\n", file)
 	}
-	fmt.Fprintf(out, "approvals: %d requests, %d approved, %d denied, %d expired; approval rate %.0f%%, median decision %s\n",
-		m.Requests, m.Approved, m.Denied, m.Expired, 100*m.ApprovalRate, m.MedianDecision.Round(time.Second))
+	decided := "no decisions yet"
+	if m.ApprovalRate != nil && m.Time != nil {
+		decided = fmt.Sprintf("approval rate %.0f%%, median decision %s", 100**m.ApprovalRate, m.Time.Median().Round(time.Second))
+	}
+	fmt.Fprintf(out, "approvals: %d asked, %d approvals and %d denials by people, %d lapsed; %s\n",
+		m.Asked, m.Approvals, m.Denials, m.Lapsed, decided)
 	return nil
 }
 
 // writeChain writes the records 1 to head.Seq to w, page by page, each
 // page checked to link to the one before, and the last to be head.
-func writeChain(ctx context.Context, log store.AuditLog, head receipt.Checkpoint, w io.Writer) ([]receipt.AuditRecord, error) {
-	var all []receipt.AuditRecord
+func writeChain(ctx context.Context, log store.AuditLog, head audit.Checkpoint, w io.Writer) ([]audit.Record, error) {
+	var all []audit.Record
 	var prev canon.Digest
 	for from := uint64(1); from <= head.Seq; from += auditPage {
 		to := min(from+auditPage, head.Seq+1)
@@ -108,19 +113,19 @@ func writeChain(ctx context.Context, log store.AuditLog, head receipt.Checkpoint
 			return nil, fmt.Errorf("read audit chain: %w", err)
 		}
 		if uint64(len(page)) != to-from {
-			return nil, fmt.Errorf("%w: records %d to %d are missing", receipt.ErrChainBroken, from, to-1)
+			return nil, fmt.Errorf("%w: records %d to %d are missing", audit.ErrChainBroken, from, to-1)
 		}
-		if err := receipt.VerifyChain(page, prev); err != nil {
+		if err := audit.VerifyChain(page, prev); err != nil {
 			return nil, err
 		}
-		if err := receipt.WriteChain(w, page); err != nil {
+		if err := audit.WriteChain(w, page); err != nil {
 			return nil, err
 		}
 		prev = page[len(page)-1].Hash
 		all = append(all, page...)
 	}
 	if !prev.Equal(head.Hash) {
-		return nil, fmt.Errorf("%w: the export does not end at the head", receipt.ErrChainBroken)
+		return nil, fmt.Errorf("%w: the export does not end at the head", audit.ErrChainBroken)
 	}
 	return all, nil
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/inbox"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -33,7 +33,7 @@ func (a approvalSite) Drain() { a.inbox.Drain() }
 // is signed in.
 func newApprovalSite(b built, rp passkey.RelyingParty, sopts gateway.SiteOptions, log *slog.Logger) (approvalSite, error) {
 	var signInOpts []passkey.SignInOption
-	iopts := &inbox.Options{Logger: log, Figures: func(ctx context.Context) (receipt.ApprovalMetrics, error) {
+	iopts := &inbox.Options{Logger: log, Figures: func(ctx context.Context) (figures.Report, error) {
 		return b.gate.Admin().Metrics(ctx, 7*24*time.Hour) // the header's "recently": the last week
 	}}
 	iopts.Dwell = b.dwell // the gate's dwell: the page holds the button as long as the gate refuses

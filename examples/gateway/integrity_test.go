@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/sqlite"
@@ -30,8 +30,8 @@ func gatewayDB(t *testing.T, n int) string {
 	s, err := sqlite.Open(t.Context(), path, nil)
 	require.NoError(t, err)
 	for i := range n {
-		_, err := s.AppendAudit(t.Context(), receipt.AuditRecord{Task: fmt.Sprintf("task-%d", i%5),
-			Decision: receipt.DecisionDeny, Reason: "unknown tool"})
+		_, err := s.AppendAudit(t.Context(), audit.Record{Task: fmt.Sprintf("task-%d", i%5),
+			Decision: audit.DecisionDeny, Reason: "unknown tool"})
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.Close())
@@ -206,7 +206,7 @@ func TestIntegrityCommandPostgres(t *testing.T) {
 		}
 	})
 	for i := range 5 {
-		_, err := st.AppendAudit(ctx, receipt.AuditRecord{Task: fmt.Sprint(i), Decision: receipt.DecisionDeny, Reason: "unknown tool"})
+		_, err := st.AppendAudit(ctx, audit.Record{Task: fmt.Sprint(i), Decision: audit.DecisionDeny, Reason: "unknown tool"})
 		require.NoError(t, err)
 	}
 	require.NoError(t, st.Close())

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -105,14 +105,14 @@ func TestGateway(t *testing.T) {
 	exported := filepath.Join(t.TempDir(), "audit.jsonl")
 	var report bytes.Buffer
 	require.NoError(t, run(context.Background(), &report, options{db: db, audit: exported, log: io.Discard}, nil))
-	assert.Contains(t, report.String(), "1 requests, 1 approved, 0 denied")
+	assert.Contains(t, report.String(), "1 asked, 1 approvals and 0 denials by people")
 	f, err := os.Open(exported)
 	require.NoError(t, err)
 	defer f.Close()
-	records, err := receipt.ReadChain(f)
+	records, err := audit.ReadChain(f)
 	require.NoError(t, err)
 	require.NotEmpty(t, records)
-	assert.NoError(t, receipt.VerifyChain(records, [32]byte{}))
+	assert.NoError(t, audit.VerifyChain(records, [32]byte{}))
 	assert.Error(t, run(context.Background(), io.Discard, options{db: db, audit: exported, log: io.Discard}, nil),
 		"an export never overwrites a file")
 }

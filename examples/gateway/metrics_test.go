@@ -53,10 +53,10 @@ func TestMetricsFlagServesPrometheusOnItsOwnListener(t *testing.T) {
 	figures := strings.TrimSuffix(p.MetricsURL, gateway.MetricsPath) + gateway.FiguresPath
 	code, body = status(t, figures+".json")
 	require.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, body, `"by_class":{"external":{"requests":1`)
+	assert.Contains(t, body, `"by_class":{"external":{"asked":1`)
 	code, body = status(t, figures)
 	require.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, body, `data-label="class">external</th><td data-label="requests">1</td>`)
+	assert.Contains(t, body, `data-label="class">external</th><td data-label="asked">1</td>`)
 	assert.Contains(t, body, "the last 7 days")
 
 	// Neither the agent API nor the approval site serves them.

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -228,13 +228,13 @@ func TestReplicaKilledMidExecution(t *testing.T) {
 	require.NoError(t, err)
 	records, err := st.AuditSeq(ctx, 1, uint64(head.Seq)+1)
 	require.NoError(t, err)
-	require.NoError(t, receipt.VerifyChain(records, canon.Digest{}))
+	require.NoError(t, audit.VerifyChain(records, canon.Digest{}))
 	decisions := map[string]int{}
 	for _, r := range records {
 		if r.TicketID == string(tk.ID) {
 			decisions[r.Decision]++
 		}
 	}
-	assert.Equal(t, map[string]int{receipt.DecisionAllow: 1, receipt.DecisionExecuting: 1,
-		receipt.DecisionReclaimed: 1, receipt.DecisionExecuted: 1}, decisions, "one outcome, b's")
+	assert.Equal(t, map[string]int{audit.DecisionAllow: 1, audit.DecisionExecuting: 1,
+		audit.DecisionReclaimed: 1, audit.DecisionExecuted: 1}, decisions, "one outcome, b's")
 }

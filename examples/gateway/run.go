@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
@@ -154,7 +154,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 	if metrics != nil {
 		// The operator's listener also shows the approval figures of the
 		// last week, by class and by approver.
-		metrics.ServeFigures(func(ctx context.Context) (receipt.ApprovalMetrics, error) {
+		metrics.ServeFigures(func(ctx context.Context) (figures.Report, error) {
 			return g.Admin().Metrics(ctx, 7*24*time.Hour)
 		}, gateway.FiguresWindow(7*24*time.Hour))
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 )
 
 // TestAllowedReadKeepsItsAuditRows: with the gate's records in memory
@@ -35,9 +35,9 @@ func TestAllowedReadKeepsItsAuditRows(t *testing.T) {
 			decisions[row.Decision]++
 		}
 	}
-	assert.Equal(t, 3, decisions[receipt.DecisionAllow], "%v", decisions)
-	assert.Equal(t, 3, decisions[receipt.DecisionExecuted], "%v", decisions)
-	assert.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+	assert.Equal(t, 3, decisions[audit.DecisionAllow], "%v", decisions)
+	assert.Equal(t, 3, decisions[audit.DecisionExecuted], "%v", decisions)
+	assert.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
 }
 
 // TestRunWithDB: -db keeps the gate's records in an SQLite file, which
@@ -58,7 +58,7 @@ func TestRunWithDB(t *testing.T) {
 	require.NoError(t, err)
 	n := 0
 	for _, row := range rows {
-		if row.Tool == "read_file" && row.Decision == receipt.DecisionAllow {
+		if row.Tool == "read_file" && row.Decision == audit.DecisionAllow {
 			n++
 		}
 	}

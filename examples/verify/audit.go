@@ -13,36 +13,45 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/keyring"
 )
 
 // auditReport is the --json output of `verify audit`.
 type auditReport struct {
-	File     string              `json:"file"`
-	Valid    bool                `json:"valid"`
-	Reason   string              `json:"reason,omitempty"`
-	Break    *receipt.ChainBreak `json:"break,omitempty"`
-	Records  int                 `json:"records"`
-	FirstSeq int64               `json:"first_seq,omitempty"`
-	LastSeq  int64               `json:"last_seq,omitempty"`
-	Genesis  bool                `json:"from_genesis"`
+	File     string            `json:"file"`
+	Valid    bool              `json:"valid"`
+	Reason   string            `json:"reason,omitempty"`
+	Break    *audit.ChainBreak `json:"break,omitempty"`
+	Records  int               `json:"records"`
+	FirstSeq int64             `json:"first_seq,omitempty"`
+	LastSeq  int64             `json:"last_seq,omitempty"`
+	Genesis  bool              `json:"from_genesis"`
 	// Checkpoint is the seq of the signed checkpoint the chain was
 	// verified against, when one was given.
-	Checkpoint *uint64                  `json:"checkpoint,omitempty"`
-	Head       string                   `json:"head,omitempty"`
-	Metrics    *receipt.ApprovalMetrics `json:"metrics,omitempty"`
+	Checkpoint *uint64         `json:"checkpoint,omitempty"`
+	Head       string          `json:"head,omitempty"`
+	Metrics    *figures.Report `json:"metrics,omitempty"`
 }
 
-func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error) {
+// Progress lines of a long chain go to stderr every progressRows records,
+// or every progressEvery if that comes first.
+const (
+	defaultProgressRows = 100_000
+	progressEvery       = 5 * time.Second
+)
+
+func runAudit(args []string, stdout, stderr io.Writer, now func() time.Time) (int, error) {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	anchorHex := fs.String("anchor", "", "hash of the record before the first one in FILE, to check the link")
 	headHex := fs.String("head", "", "expected hash of the last record (the store's audit head)")
-	withMetrics := fs.Bool("metrics", false, "print approval metrics of the records: per effect class and per approver, with rubber-stamp warnings")
+	withMetrics := fs.Bool("metrics", false, "print the approval figures of the records: per effect class and per approver, with rubber-stamp warnings")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	cpFile := fs.String("checkpoint", "", "a checkpoint the gate signed, to verify a chain that starts after it (or passes through it)")
 	gateKeyFile := fs.String("gate-key", "", "the gate's ed25519 public key (PEM), or its public key ring (a -keys FILE.pub), that signs checkpoints")
+	progressRows := fs.Int("progress", defaultProgressRows, "on stderr, say how far the verification is every `N` records (and every 5 s); 0 for never")
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -53,7 +62,7 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 	if *cpFile != "" && *anchorHex != "" {
 		return 0, fmt.Errorf("%w: give --anchor or --checkpoint, not both", errUsage)
 	}
-	var sc receipt.SignedCheckpoint
+	var sc audit.SignedCheckpoint
 	var gateKey ed25519.PublicKey
 	var gateKeys *keyring.PublicRing
 	if *cpFile != "" {
@@ -79,34 +88,48 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 	defer f.Close()
 
 	rep := auditReport{File: file}
-	records, err := receipt.ReadChain(f)
-	if err == nil {
-		rep.Records = len(records)
-		if *cpFile != "" {
-			if gateKeys != nil { // by the key the checkpoint names, while it is in force
-				err = receipt.VerifyChainFromKeys(records, gateKeys, sc, now())
-			} else {
-				err = receipt.VerifyChainFrom(records, gateKey, sc.Checkpoint, sc.Sig)
-			}
-			rep.Checkpoint = &sc.Seq
+	opts := audit.VerifyOptions{Anchor: anchor}
+	if *cpFile != "" {
+		opts.Checkpoint = &sc
+		if gateKeys != nil { // by the key the checkpoint names, while it is in force
+			opts.Keys, opts.At = gateKeys, now()
 		} else {
-			err = receipt.VerifyChain(records, anchor)
+			opts.GateKey = gateKey
+		}
+		rep.Checkpoint = &sc.Seq
+	}
+	// The chain is read and verified as a stream: memory does not grow
+	// with its length (the figures keep a few bytes per decision).
+	v := audit.NewVerifier(f, opts)
+	var tally figures.Tally
+	started, last := time.Now(), time.Now()
+	for r := range v.All() {
+		if *withMetrics {
+			tally.Add(r)
+		}
+		n := v.Summary().Records
+		if *progressRows > 0 && (n%*progressRows == 0 || n%4096 == 0 && time.Since(last) >= progressEvery) {
+			last = time.Now()
+			fmt.Fprintf(stderr, "verify audit: %d records verified, at seq %d (%.0f a second)\n",
+				n, r.Seq, float64(n)/max(time.Since(started).Seconds(), 1e-9))
 		}
 	}
-	if err == nil && len(records) > 0 {
-		first, last := records[0], records[len(records)-1]
-		rep.FirstSeq, rep.LastSeq, rep.Head = first.Seq, last.Seq, last.Hash.String()
-		rep.Genesis = first.Seq == 1 && first.PrevHash.IsZero()
-		if *headHex != "" && !last.Hash.Equal(head) {
-			err = &receipt.ChainBreak{Index: len(records) - 1, Seq: last.Seq, Why: "last record's hash is not the expected head (records removed or rewritten at the end)"}
+	err = v.Err()
+	sum := v.Summary()
+	rep.Records = sum.Records
+	if err == nil && sum.Records > 0 {
+		rep.FirstSeq, rep.LastSeq, rep.Head = sum.FirstSeq, sum.LastSeq, sum.Head.String()
+		rep.Genesis = sum.Genesis()
+		if *headHex != "" && !sum.Head.Equal(head) {
+			err = &audit.ChainBreak{Index: sum.Records - 1, Seq: sum.LastSeq, Why: "last record's hash is not the expected head (records removed or rewritten at the end)"}
 		}
 	}
-	if err == nil && len(records) == 0 && *headHex != "" {
-		err = fmt.Errorf("%w: no records, but a head was expected", receipt.ErrChainBroken)
+	if err == nil && sum.Records == 0 && *headHex != "" {
+		err = fmt.Errorf("%w: no records, but a head was expected", audit.ErrChainBroken)
 	}
 	if err != nil {
 		rep.Reason = err.Error()
-		var b *receipt.ChainBreak
+		var b *audit.ChainBreak
 		if errors.As(err, &b) {
 			rep.Break = b
 		}
@@ -114,7 +137,7 @@ func runAudit(args []string, stdout io.Writer, now func() time.Time) (int, error
 		rep.Valid = true
 	}
 	if *withMetrics && rep.Valid {
-		m := receipt.Metrics(records)
+		m := tally.Report(figures.DefaultRubberStampRule())
 		rep.Metrics = &m
 	}
 
@@ -160,39 +183,40 @@ func auditLine(rep auditReport, anchored bool) string {
 
 // readCheckpoint reads a signed checkpoint file and the gate's key file:
 // a PEM public key, or a public key ring (the gateway's -keys FILE.pub).
-// The signature is checked with the chain, by receipt.VerifyChainFrom or
-// receipt.VerifyChainFromKeys.
-func readCheckpoint(cpFile, keyFile string) (receipt.SignedCheckpoint, ed25519.PublicKey, *keyring.PublicRing, error) {
+// The signature is checked by the chain's verifier before it reads a
+// record.
+func readCheckpoint(cpFile, keyFile string) (audit.SignedCheckpoint, ed25519.PublicKey, *keyring.PublicRing, error) {
 	b, err := os.ReadFile(cpFile)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read checkpoint: %w", err)
+		return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read checkpoint: %w", err)
 	}
-	sc, err := receipt.ParseSignedCheckpoint(b)
+	sc, err := audit.ParseSignedCheckpoint(b)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, err
+		return audit.SignedCheckpoint{}, nil, nil, err
 	}
 	kb, err := os.ReadFile(keyFile)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
+		return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(kb), []byte("-----BEGIN")) {
 		ring, err := keyring.ParsePublic(keyFile, kb)
 		if err != nil {
-			return receipt.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
+			return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
 		}
 		return sc, nil, ring, nil
 	}
 	pub, err := parseGateKey(kb)
 	if err != nil {
-		return receipt.SignedCheckpoint{}, nil, nil, err
+		return audit.SignedCheckpoint{}, nil, nil, err
 	}
 	return sc, pub, nil, nil
 }
 
-// printMetrics prints the approval figures: overall and per effect class,
-// then per approver, then the rubber-stamp warnings (or the rule none of
-// them tripped).
-func printMetrics(w io.Writer, m *receipt.ApprovalMetrics) {
+// printMetrics prints the approval figures: the window and the busiest
+// hour, overall and per effect class, then per approver, then the
+// rubber-stamp warnings (or the rule none of them tripped). A figure with
+// nothing to measure reads "-": no decisions yet, or no active time.
+func printMetrics(w io.Writer, m *figures.Report) {
 	width := len("all")
 	for n := range m.ByClass {
 		width = max(width, len(n))
@@ -200,30 +224,46 @@ func printMetrics(w io.Writer, m *receipt.ApprovalMetrics) {
 	for n := range m.ByApprover {
 		width = max(width, len(n))
 	}
-	dur := func(d time.Duration) string { return d.Round(time.Second).String() }
-	flag := func(c receipt.ClassMetrics) string {
-		if c.RubberStamp {
-			return "  RUBBER-STAMP"
+	at := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+	if m.Window != nil {
+		fmt.Fprintf(w, "window: %d records from %s to %s\n", m.Window.Records, at(m.Window.From), at(m.Window.To))
+	}
+	if m.PeakHour != nil {
+		fmt.Fprintf(w, "busiest hour: %d approvals from %s\n", m.PeakHour.Approvals, at(m.PeakHour.Start))
+	}
+	decided := func(d figures.Decisions, p figures.Pace) string {
+		rate, median, p90 := "     -", "      -", "      -"
+		if d.ApprovalRate != nil {
+			rate = fmt.Sprintf("%5.1f%%", 100**d.ApprovalRate)
 		}
-		return ""
+		if d.Time != nil {
+			median = fmt.Sprintf("%7s", d.Time.Median().Round(time.Second))
+			p90 = fmt.Sprintf("%7s", d.Time.P90().Round(time.Second))
+		}
+		pace := "    -"
+		if p.ApprovalsPerActiveHour != nil {
+			pace = fmt.Sprintf("%5.1f", *p.ApprovalsPerActiveHour)
+		}
+		flag := ""
+		if d.RubberStamp {
+			flag = "  RUBBER-STAMP"
+		}
+		return fmt.Sprintf("approvals %4d  denials %4d  rate %s  median %s  p90 %s  active %8s  per active hour %s  peak hour %3d%s",
+			d.Approvals, d.Denials, rate, median, p90, (time.Duration(p.ActiveMillis) * time.Millisecond).Round(time.Second), pace, p.PeakHour, flag)
 	}
-	row := func(name string, c receipt.ClassMetrics) {
-		fmt.Fprintf(w, "  %-*s  requests %4d  approved %4d  denied %4d  expired %4d  rate %5.1f%%  median %7s  p90 %7s  per reviewer-hour %5.1f  peak hour %3d%s\n",
-			width, name, c.Requests, c.Approved, c.Denied, c.Expired, 100*c.ApprovalRate, dur(c.MedianDecision), dur(c.P90Decision),
-			c.ApprovalsPerReviewerHour, c.PeakReviewerHour, flag(c))
+	fmt.Fprintln(w, "approval figures (all, then by effect class; asked: calls put to a person, lapsed: expired or cancelled undecided):")
+	row := func(name string, c figures.Class) {
+		fmt.Fprintf(w, "  %-*s  asked %4d  lapsed %4d  %s\n", width, name, c.Asked, c.Lapsed, decided(c.Decisions, c.Pace))
 	}
-	fmt.Fprintln(w, "approval metrics (all, then by effect class):")
 	row("all", m.Overall)
 	for _, n := range slices.Sorted(maps.Keys(m.ByClass)) {
 		row(n, m.ByClass[n])
 	}
 	if len(m.ByApprover) > 0 {
-		fmt.Fprintln(w, "by approver:")
+		fmt.Fprintln(w, "by approver (each person's own decisions):")
 		for _, n := range slices.Sorted(maps.Keys(m.ByApprover)) {
-			c := m.ByApprover[n]
-			fmt.Fprintf(w, "  %-*s  approved %4d  denied %4d  rate %5.1f%%  median %7s  p90 %7s  per reviewer-hour %5.1f  peak hour %3d%s\n",
-				width, n, c.Approved, c.Denied, 100*c.ApprovalRate, dur(c.MedianDecision), dur(c.P90Decision),
-				c.ApprovalsPerReviewerHour, c.PeakReviewerHour, flag(c))
+			a := m.ByApprover[n]
+			fmt.Fprintf(w, "  %-*s  %s\n", width, n, decided(a.Decisions, a.Pace))
 		}
 	}
 	if len(m.Warnings) == 0 {

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 	"github.com/agentstepup/asu/stepup/keyring"
 )
 
@@ -20,14 +20,14 @@ import (
 // rotated, while the old key's grace runs at the verifier's clock, and
 // not after; --gate-key takes the ring file as it takes a PEM key.
 func TestAuditCheckpointWithKeyRing(t *testing.T) {
-	chain := receipttest.AuditChain(30, approvedAt)
+	chain := audittest.Chain(30, approvedAt)
 	ring, err := keyring.Single(bytes.Repeat([]byte{1}, 32))
 	require.NoError(t, err)
 	k := ring.Current()
-	cp := receipt.CheckpointOf(chain[9])
-	sig, err := receipt.SignCheckpoint(k.Ed25519(), cp)
+	cp := audit.CheckpointOf(chain[9])
+	sig, err := audit.SignCheckpoint(k.Ed25519(), cp)
 	require.NoError(t, err)
-	at10 := writeCheckpoint(t, receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: k.ID})
+	at10 := writeCheckpoint(t, audit.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: k.ID})
 	ring, _, err = ring.Rotate(bytes.Repeat([]byte{2}, 32), approvedAt, time.Hour)
 	require.NoError(t, err)
 	pub := filepath.Join(t.TempDir(), "keys.pub")

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 )
 
 // writeGateKey writes key's public half as a PEM file.
@@ -26,7 +26,7 @@ func writeGateKey(t *testing.T, key ed25519.PrivateKey) string {
 	return p
 }
 
-func writeCheckpoint(t *testing.T, sc receipt.SignedCheckpoint) string {
+func writeCheckpoint(t *testing.T, sc audit.SignedCheckpoint) string {
 	t.Helper()
 	b, err := json.Marshal(sc)
 	require.NoError(t, err)
@@ -39,10 +39,10 @@ func writeCheckpoint(t *testing.T, sc receipt.SignedCheckpoint) string {
 // verifies only with a checkpoint the gate signed, at the record right
 // before it; every other cut, checkpoint or key fails with exit 1.
 func TestAuditCheckpoint(t *testing.T) {
-	gate := receipttest.GateKey(1)
-	chain := receipttest.AuditChain(30, approvedAt)
+	gate := audittest.GateKey(1)
+	chain := audittest.Chain(30, approvedAt)
 	key := writeGateKey(t, gate)
-	at10 := writeCheckpoint(t, receipttest.SignedCheckpoint(gate, chain[9]))
+	at10 := writeCheckpoint(t, audittest.SignedCheckpoint(gate, chain[9]))
 	head := chain[29].Hash.String()
 
 	code, out, _ := runCLI(approvedAt, "audit", writeChain(t, chain[10:]), "--checkpoint", at10, "--gate-key", key)
@@ -69,22 +69,22 @@ func TestAuditCheckpoint(t *testing.T) {
 		assert.Equal(t, 1, code, "chain from index %d: %s", start, out)
 	}
 
-	otherKey := writeGateKey(t, receipttest.GateKey(2))
+	otherKey := writeGateKey(t, audittest.GateKey(2))
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain[10:]), "--checkpoint", at10, "--gate-key", otherKey)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "checkpoint does not verify")
 
-	forged := receipttest.SignedCheckpoint(receipttest.GateKey(2), chain[9])
+	forged := audittest.SignedCheckpoint(audittest.GateKey(2), chain[9])
 	code, _, _ = runCLI(approvedAt, "audit", writeChain(t, chain[10:]), "--checkpoint", writeCheckpoint(t, forged), "--gate-key", key)
 	assert.Equal(t, 1, code, "a checkpoint signed by another key")
 }
 
 func TestAuditCheckpointUsage(t *testing.T) {
-	gate := receipttest.GateKey(1)
-	chain := receipttest.AuditChain(3, approvedAt)
+	gate := audittest.GateKey(1)
+	chain := audittest.Chain(3, approvedAt)
 	f := writeChain(t, chain)
 	key := writeGateKey(t, gate)
-	cp := writeCheckpoint(t, receipttest.SignedCheckpoint(gate, chain[0]))
+	cp := writeCheckpoint(t, audittest.SignedCheckpoint(gate, chain[0]))
 	garbage := filepath.Join(t.TempDir(), "garbage")
 	require.NoError(t, os.WriteFile(garbage, []byte("not a key"), 0o600))
 	rsaPEM := filepath.Join(t.TempDir(), "rsa.pem")

@@ -7,7 +7,7 @@
 //	               [--user NAME] [--credential-id B64URL] [--json]
 //	verify quorum FILE --key USER=KEYFILE [--key USER=KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
 //	verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
-//	             [--head HEX] [--metrics] [--json]
+//	             [--head HEX] [--metrics] [--json] [--progress N]
 //	verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]
 //	                [--review DURATION] [--utilization F] [--wait DURATION] [--json]
 //
@@ -24,6 +24,11 @@
 // keys and names them (a receipt's user name is not signed, so each key
 // is pinned to its person; repeat a user for each of their passkeys).
 //
+// audit reads and verifies the chain as a stream (audit.NewVerifier), in
+// memory that does not grow with its length, and on a long chain says how
+// far it got on stderr every --progress records (100,000 by default) or 5
+// seconds.
+//
 // An audit chain verifies from the first record of the chain (seq 1). A
 // chain that starts later (an export whose first records were archived, or
 // deleted) is invalid unless --checkpoint gives a checkpoint the gate
@@ -36,10 +41,10 @@
 //
 // --metrics prints the approval figures of the records that show approval
 // fatigue: per effect class and per approver, the approval rate, the
-// median and 90th-percentile time to decision, approvals per
-// reviewer-hour, and a warning for every group that approves more than
+// median and 90th-percentile time to decision, active time and approvals
+// per active hour, and a warning for every group that approves more than
 // 95% of requests with a median decision under 5 seconds over at least 20
-// decisions (receipt.DefaultRubberStampRule).
+// decisions (figures.DefaultRubberStampRule).
 //
 // staffing sizes the reviewers behind the approval queue (package
 // staffing): approvals per day and in the peak hour, reviewers busy at the
@@ -80,7 +85,7 @@ const usage = `usage:
                  [--user NAME] [--credential-id B64URL] [--json]
   verify quorum FILE --key USER=KEYFILE [--key USER=KEYFILE ...] --k N --rp-id ID --origin URL [--origin URL ...] [--json]
   verify audit FILE [--anchor HEX | --checkpoint FILE --gate-key KEYFILE]
-               [--head HEX] [--metrics] [--json]
+               [--head HEX] [--metrics] [--json] [--progress N]
   verify staffing [--audit FILE] [--tasks N] [--share F] [--per-task F] [--peak F]
                   [--review DURATION] [--utilization F] [--wait DURATION] [--json]`
 
@@ -104,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 	case "quorum":
 		code, err = runQuorum(args[1:], stdout)
 	case "audit":
-		code, err = runAudit(args[1:], stdout, now)
+		code, err = runAudit(args[1:], stdout, stderr, now)
 	case "staffing":
 		code, err = runStaffing(args[1:], stdout)
 	case "-h", "-help", "--help", "help":

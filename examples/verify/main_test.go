@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/receipt/receipttest"
 )
@@ -188,17 +190,17 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func writeChain(t *testing.T, records []receipt.AuditRecord) string {
+func writeChain(t *testing.T, records []audit.Record) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, receipt.WriteChain(&buf, records))
+	require.NoError(t, audit.WriteChain(&buf, records))
 	p := filepath.Join(t.TempDir(), "audit.jsonl")
 	require.NoError(t, os.WriteFile(p, buf.Bytes(), 0o600))
 	return p
 }
 
 func TestAudit(t *testing.T) {
-	chain := receipttest.AuditChain(30, approvedAt)
+	chain := audittest.Chain(30, approvedAt)
 	head := chain[29].Hash.String()
 	code, out, _ := runCLI(approvedAt, "audit", writeChain(t, chain))
 	assert.Equal(t, 0, code)
@@ -206,7 +208,7 @@ func TestAudit(t *testing.T) {
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain), "--head", head, "--metrics")
 	assert.Equal(t, 0, code)
-	assert.Contains(t, out, "approval metrics (all, then by effect class):")
+	assert.Contains(t, out, "approval figures (all, then by effect class;")
 	assert.Contains(t, out, "external")
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain[10:]))
@@ -223,11 +225,11 @@ func TestAudit(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "expected head")
 
-	edited := append([]receipt.AuditRecord(nil), chain...)
-	edited[12].Decision = receipt.DecisionApproved
+	edited := append([]audit.Record(nil), chain...)
+	edited[12].Decision = audit.DecisionApproved
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, edited))
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "invalid: receipt: audit chain broken at record 12 (seq 13): record hash does not match its content\n", out)
+	assert.Equal(t, "invalid: audit: chain broken at record 12 (seq 13): record hash does not match its content\n", out)
 
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, edited), "--json")
 	assert.Equal(t, 1, code)
@@ -243,11 +245,31 @@ func TestAudit(t *testing.T) {
 	assert.Equal(t, 12, rep.Break.Index)
 	assert.Equal(t, int64(13), rep.Break.Seq)
 
+	var first bytes.Buffer
+	require.NoError(t, audit.WriteChain(&first, chain[:1]))
 	bad := filepath.Join(t.TempDir(), "bad.jsonl")
-	require.NoError(t, os.WriteFile(bad, []byte("{\"seq\":1}\nnot json\n"), 0o600))
+	require.NoError(t, os.WriteFile(bad, append(first.Bytes(), "not json\n"...), 0o600))
 	code, out, _ = runCLI(approvedAt, "audit", bad)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "line 2")
+}
+
+// TestAuditProgress: a long chain's verification says how far it got on
+// stderr, every N records, and nothing of it reaches stdout.
+func TestAuditProgress(t *testing.T) {
+	file := writeChain(t, audittest.Chain(35, approvedAt))
+	code, out, errOut := runCLI(approvedAt, "audit", file, "--progress", "10")
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	require.Len(t, lines, 3, errOut)
+	assert.True(t, strings.HasPrefix(lines[0], "verify audit: 10 records verified, at seq 10 ("), lines[0])
+	assert.True(t, strings.HasPrefix(lines[2], "verify audit: 30 records verified, at seq 30 ("), lines[2])
+	assert.NotContains(t, out, "records verified")
+
+	_, _, errOut = runCLI(approvedAt, "audit", file, "--progress", "0")
+	assert.Empty(t, errOut)
+	_, _, errOut = runCLI(approvedAt, "audit", file)
+	assert.Empty(t, errOut, "a short chain needs no progress line")
 }
 
 func TestReceiptPinnedIdentity(t *testing.T) {

@@ -9,28 +9,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 )
 
 // fatigueChain: user:dana approves 30 external calls within 2 seconds
 // each; user:lee decides 25 irreversible ones in a minute, denying 5.
-func fatigueChain() []receipt.AuditRecord {
-	var out []receipt.AuditRecord
+func fatigueChain() []audit.Record {
+	var out []audit.Record
 	add := func(i int, class, decision, approver string, decided time.Duration) {
 		at := approvedAt.Add(time.Duration(i) * time.Minute).UnixMilli()
 		out = append(out,
-			receipt.AuditRecord{Time: at, Task: "t", EffectClass: class, Decision: receipt.DecisionNeedsApproval},
-			receipt.AuditRecord{Time: at + decided.Milliseconds(), Task: "t", EffectClass: class, Decision: decision,
+			audit.Record{Time: at, Task: "t", EffectClass: class, Decision: audit.DecisionNeedsApproval},
+			audit.Record{Time: at + decided.Milliseconds(), Task: "t", EffectClass: class, Decision: decision,
 				Approver: approver, DecisionMillis: decided.Milliseconds()})
 	}
 	for i := range 30 {
-		add(i, "external", receipt.DecisionApproved, "user:dana", 2*time.Second)
+		add(i, "external", audit.DecisionApproved, "user:dana", 2*time.Second)
 	}
 	for i := range 25 {
-		d := receipt.DecisionApproved
+		d := audit.DecisionApproved
 		if i%5 == 0 {
-			d = receipt.DecisionDenied
+			d = audit.DecisionDenied
 		}
 		add(i, "irreversible", d, "user:lee", time.Minute+time.Duration(i)*time.Second)
 	}
@@ -51,9 +51,10 @@ func TestAuditMetricsFatigue(t *testing.T) {
 		t.Fatalf("no line starts with %q in\n%s", prefix, out)
 		return ""
 	}
-	assert.Contains(t, out, "approval metrics (all, then by effect class):\n")
+	assert.Contains(t, out, "approval figures (all, then by effect class; asked: calls put to a person, lapsed: expired or cancelled undecided):\n")
+	assert.Contains(t, out, "busiest hour: 50 approvals from ", "dana's 30 and lee's 20 within one hour")
 	ext := row("  external ")
-	assert.Contains(t, ext, "approved   30")
+	assert.Contains(t, ext, "asked   30  lapsed    0  approvals   30")
 	assert.Contains(t, ext, "rate 100.0%")
 	assert.Contains(t, ext, "median      2s  p90      2s")
 	assert.True(t, strings.HasSuffix(ext, "RUBBER-STAMP"), ext)
@@ -62,10 +63,11 @@ func TestAuditMetricsFatigue(t *testing.T) {
 	assert.Contains(t, irr, "median   1m12s  p90   1m22s", "60 s + 0..24 s: median 72 s, nearest-rank p90 the 23rd, 82 s")
 	assert.NotContains(t, irr, "RUBBER-STAMP")
 
-	assert.Contains(t, out, "by approver:\n")
+	assert.Contains(t, out, "by approver (each person's own decisions):\n")
 	dana := row("  user:dana ")
-	assert.NotContains(t, dana, "requests", "no requests name an approver")
-	assert.Contains(t, dana, "approved   30  denied    0")
+	assert.NotContains(t, dana, "asked", "no call is put to one approver")
+	assert.Contains(t, dana, "active    29m0s  per active hour  60.0", "29 gaps in 29 minutes, as measured, not 30 in an hour rounded up")
+	assert.Contains(t, dana, "approvals   30  denials    0")
 	assert.True(t, strings.HasSuffix(dana, "RUBBER-STAMP"), dana)
 	assert.NotContains(t, row("  user:lee "), "RUBBER-STAMP")
 
@@ -79,9 +81,11 @@ func TestAuditMetricsFatigue(t *testing.T) {
 	var rep struct {
 		Metrics struct {
 			ByApprover map[string]struct {
-				Approved    int   `json:"approved"`
-				P90         int64 `json:"p90_decision_ns"`
-				RubberStamp bool  `json:"rubber_stamp"`
+				Approvals int `json:"approvals"`
+				Time      struct {
+					P90 int64 `json:"p90_ms"`
+				} `json:"decision_time"`
+				RubberStamp bool `json:"rubber_stamp"`
 			} `json:"by_approver"`
 			Warnings []string `json:"warnings"`
 			Rule     struct {
@@ -93,23 +97,30 @@ func TestAuditMetricsFatigue(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.True(t, rep.Metrics.ByApprover["user:dana"].RubberStamp)
 	assert.False(t, rep.Metrics.ByApprover["user:lee"].RubberStamp)
-	assert.Equal(t, int64(82*time.Second), rep.Metrics.ByApprover["user:lee"].P90)
+	assert.Equal(t, int64(82_000), rep.Metrics.ByApprover["user:lee"].Time.P90)
+	assert.Equal(t, 30, rep.Metrics.ByApprover["user:dana"].Approvals)
 	assert.Len(t, rep.Metrics.Warnings, 2)
 	assert.Equal(t, 0.95, rep.Metrics.Rule.Rate)
 	assert.Equal(t, 20, rep.Metrics.Rule.MinDecisions)
 }
 
 func TestAuditMetricsWithoutWarnings(t *testing.T) {
-	code, out, _ := runCLI(approvedAt, "audit", writeChain(t, receipttest.AuditChain(30, approvedAt)), "--metrics")
+	code, out, _ := runCLI(approvedAt, "audit", writeChain(t, audittest.Chain(30, approvedAt)), "--metrics")
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "by approver:\n  user:dana ")
+	assert.Contains(t, out, "by approver (each person's own decisions):\n  user:dana ")
 	assert.Contains(t, out, "no rubber-stamp warnings (rule: over 95.0% approved, median under 5s, at least 20 decisions)\n")
 	assert.NotContains(t, out, "RUBBER-STAMP")
 
+	// A chain with no decision says so rather than a rate of 0%.
+	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, audittest.Chain(2, approvedAt)), "--metrics")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "rate      -  median       -  p90       -")
+	assert.NotContains(t, out, "0.0%")
+
 	// An invalid chain gets no metrics.
-	chain := receipttest.AuditChain(30, approvedAt)
-	chain[3].Decision = receipt.DecisionApproved
+	chain := audittest.Chain(30, approvedAt)
+	chain[3].Decision = audit.DecisionApproved
 	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, chain), "--metrics")
 	assert.Equal(t, 1, code)
-	assert.NotContains(t, out, "approval metrics")
+	assert.NotContains(t, out, "approval figures")
 }

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/staffing"
 	"github.com/agentstepup/asu/staffing/fromaudit"
 )
@@ -138,7 +138,7 @@ func observeFile(file string) (staffing.Observed, error) {
 		return staffing.Observed{}, fmt.Errorf("read audit chain: %w", err)
 	}
 	defer f.Close()
-	records, err := receipt.ReadChain(f)
+	records, err := audit.ReadChain(f)
 	if err != nil {
 		return staffing.Observed{}, err
 	}

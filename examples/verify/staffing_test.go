@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 )
 
 func TestStaffingWorkedExample(t *testing.T) {
@@ -105,9 +105,9 @@ func TestStaffingJSON(t *testing.T) {
 
 // writeRecords writes records as an exported chain, hashed and linked as a
 // gate writes them, and returns its path.
-func writeRecords(t *testing.T, records []receipt.AuditRecord) string {
+func writeRecords(t *testing.T, records []audit.Record) string {
 	t.Helper()
-	var prev receipt.AuditRecord
+	var prev audit.Record
 	for i := range records {
 		r := &records[i]
 		r.Seq = int64(i + 1)
@@ -125,19 +125,19 @@ func writeRecords(t *testing.T, records []receipt.AuditRecord) string {
 // halfHourTasks is a day of 48 tasks, one every half hour; every other
 // one asks for an approval, decided in 30 seconds. A closing record at
 // 24:00 makes the span exactly one day.
-func halfHourTasks() []receipt.AuditRecord {
-	var out []receipt.AuditRecord
+func halfHourTasks() []audit.Record {
+	var out []audit.Record
 	for i := range 48 {
 		at := approvedAt.Add(time.Duration(i) * 30 * time.Minute).UnixMilli()
 		task := fmt.Sprintf("task-%d", i)
-		out = append(out, receipt.AuditRecord{Time: at, Task: task, Decision: receipt.DecisionAllow})
+		out = append(out, audit.Record{Time: at, Task: task, Decision: audit.DecisionAllow})
 		if i%2 == 0 {
 			out = append(out,
-				receipt.AuditRecord{Time: at, Task: task, Decision: receipt.DecisionNeedsApproval},
-				receipt.AuditRecord{Time: at + 30_000, Task: task, Decision: receipt.DecisionApproved, Approver: "user:dana", DecisionMillis: 30_000})
+				audit.Record{Time: at, Task: task, Decision: audit.DecisionNeedsApproval},
+				audit.Record{Time: at + 30_000, Task: task, Decision: audit.DecisionApproved, Approver: "user:dana", DecisionMillis: 30_000})
 		}
 	}
-	return append(out, receipt.AuditRecord{Time: approvedAt.Add(24 * time.Hour).UnixMilli(), Task: "task-47", Decision: receipt.DecisionExecuted})
+	return append(out, audit.Record{Time: approvedAt.Add(24 * time.Hour).UnixMilli(), Task: "task-47", Decision: audit.DecisionExecuted})
 }
 
 func TestStaffingFromAudit(t *testing.T) {
@@ -202,9 +202,9 @@ func TestStaffingErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("{\"seq\":1}\nnot json\n"), 0o600))
 	// One request in an hour of one task, answered in 200 hours: a
 	// review time past the bound.
-	slow := writeRecords(t, []receipt.AuditRecord{
-		{Time: approvedAt.UnixMilli(), Task: "a", Decision: receipt.DecisionNeedsApproval},
-		{Time: approvedAt.UnixMilli(), Task: "a", Decision: receipt.DecisionApproved, DecisionMillis: 200 * 3600 * 1000},
+	slow := writeRecords(t, []audit.Record{
+		{Time: approvedAt.UnixMilli(), Task: "a", Decision: audit.DecisionNeedsApproval},
+		{Time: approvedAt.UnixMilli(), Task: "a", Decision: audit.DecisionApproved, DecisionMillis: 200 * 3600 * 1000},
 	})
 	tests := []struct {
 		name string

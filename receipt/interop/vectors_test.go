@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/receipt/internal/vectorgen"
@@ -110,16 +111,16 @@ func goVerdicts(t *testing.T) map[[2]string]bool {
 			require.NoError(t, json.Compact(&export, r))
 			export.WriteByte('\n')
 		}
-		records, err := receipt.ReadChain(&export)
+		records, err := audit.ReadChain(&export)
 		if err == nil && v.Checkpoint != nil {
-			err = receipt.VerifyChainFrom(records, pub, v.Checkpoint.Checkpoint, v.Checkpoint.Sig)
+			err = audit.VerifyChainFrom(records, pub, v.Checkpoint.Checkpoint, v.Checkpoint.Sig)
 		} else if err == nil {
 			var anchor canon.Digest
 			if v.Anchor != "" {
 				a, _ := hex.DecodeString(v.Anchor)
 				anchor = canon.Digest(a)
 			}
-			err = receipt.VerifyChain(records, anchor)
+			err = audit.VerifyChain(records, anchor)
 		}
 		out[[2]string{"audit_chains.json", v.Name}] = err == nil
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/receipt/receipttest"
 )
@@ -31,10 +30,4 @@ func ExampleSigner_Sign() {
 	// Output:
 	// true <nil>
 	// receipt: user_verified check failed: user verification flag not set
-}
-
-func ExampleAuditChain() {
-	chain := receipttest.AuditChain(4, time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC))
-	fmt.Println(len(chain), chain[3].Seq, receipt.VerifyChain(chain, canon.Digest{}))
-	// Output: 4 4 <nil>
 }

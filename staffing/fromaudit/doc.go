@@ -7,7 +7,7 @@
 // but the standard library, while reading audit records needs package
 // receipt.
 //
-//	records, err := receipt.ReadChain(f) // an exported audit chain
+//	records, err := audit.ReadChain(f) // an exported audit chain
 //	o, err := fromaudit.Observe(records)
 //	load, _ := o.Apply(staffing.WorkedExample())
 //	plan, err := staffing.Size(load)

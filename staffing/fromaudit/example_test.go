@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/staffing"
 	"github.com/agentstepup/asu/staffing/fromaudit"
 )
@@ -13,15 +13,15 @@ import (
 // base load's figures, and the operator changes only what they mean to.
 func ExampleObserve() {
 	start := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
-	var records []receipt.AuditRecord
+	var records []audit.Record
 	for i := range 40 { // 40 tasks 6 minutes apart, every fourth asking once
 		t := start.Add(time.Duration(i) * 6 * time.Minute).UnixMilli()
 		task := fmt.Sprintf("task-%d", i)
-		records = append(records, receipt.AuditRecord{Task: task, Decision: receipt.DecisionAllow, Time: t})
+		records = append(records, audit.Record{Task: task, Decision: audit.DecisionAllow, Time: t})
 		if i%4 == 0 {
 			records = append(records,
-				receipt.AuditRecord{Task: task, Decision: receipt.DecisionNeedsApproval, Time: t},
-				receipt.AuditRecord{Task: task, Decision: receipt.DecisionApproved, Time: t + 45_000, DecisionMillis: 45_000})
+				audit.Record{Task: task, Decision: audit.DecisionNeedsApproval, Time: t},
+				audit.Record{Task: task, Decision: audit.DecisionApproved, Time: t + 45_000, DecisionMillis: 45_000})
 		}
 	}
 	o, err := fromaudit.Observe(records)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/staffing"
 	"github.com/agentstepup/asu/staffing/fromaudit"
 )
@@ -15,7 +15,7 @@ import (
 // figures or an ErrInvalidLoad.
 func FuzzObserve(f *testing.F) {
 	var buf bytes.Buffer
-	if err := receipt.WriteChain(&buf, workedExampleDay()[19_990:]); err != nil {
+	if err := audit.WriteChain(&buf, workedExampleDay()[19_990:]); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
@@ -23,7 +23,7 @@ func FuzzObserve(f *testing.F) {
 		`{"seq":2,"time":9223372036854775807,"decision":"approved","decision_millis":9223372036854775807}` + "\n"))
 	f.Add([]byte(`{"task":"a","decision":"denied","decision_millis":-5}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		records, err := receipt.ReadChain(bytes.NewReader(data))
+		records, err := audit.ReadChain(bytes.NewReader(data))
 		if err != nil {
 			return
 		}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/staffing"
 )
 
@@ -17,7 +17,7 @@ var ErrNoRecords = errors.New("fromaudit: no audit records to observe")
 // which need not be sorted, verified or form a whole chain. Its time grows
 // linearly with len(records), plus the sorting of request and decision
 // times. It fails only for no records.
-func Observe(records []receipt.AuditRecord) (staffing.Observed, error) {
+func Observe(records []audit.Record) (staffing.Observed, error) {
 	if len(records) == 0 {
 		return staffing.Observed{}, ErrNoRecords
 	}
@@ -28,12 +28,12 @@ func Observe(records []receipt.AuditRecord) (staffing.Observed, error) {
 	for i := range records {
 		r := &records[i]
 		first, last = min(first, r.Time), max(last, r.Time)
-		asked := r.Decision == receipt.DecisionNeedsApproval
+		asked := r.Decision == audit.DecisionNeedsApproval
 		tasks[r.Task] = tasks[r.Task] || asked
 		switch {
 		case asked:
 			requests = append(requests, r.Time)
-		case r.Decision == receipt.DecisionApproved || r.Decision == receipt.DecisionDenied:
+		case r.Decision == audit.DecisionApproved || r.Decision == audit.DecisionDenied:
 			decisions = append(decisions, r.DecisionMillis)
 		}
 	}

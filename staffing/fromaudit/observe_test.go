@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/staffing"
 	"github.com/agentstepup/asu/staffing/fromaudit"
 )
@@ -28,13 +28,13 @@ func at(d time.Duration) int64 { return dayStart.Add(d).UnixMilli() }
 // The peak hour's requests sit at 10:20 to 10:35, 5 seconds apart; every
 // other hour's 54 or 55 sit 10 seconds apart from its start, except
 // 11:00's, which start at 11:40, so no 60 minutes hold more than 180.
-func workedExampleDay() []receipt.AuditRecord {
-	var out []receipt.AuditRecord
+func workedExampleDay() []audit.Record {
+	var out []audit.Record
 	for i := range 20_000 {
-		out = append(out, receipt.AuditRecord{Task: fmt.Sprintf("task-%d", i), Decision: receipt.DecisionAllow,
+		out = append(out, audit.Record{Task: fmt.Sprintf("task-%d", i), Decision: audit.DecisionAllow,
 			Time: at(time.Duration(i) * 24 * time.Hour / 20_000)})
 	}
-	out = append(out, receipt.AuditRecord{Task: "task-0", Decision: receipt.DecisionExecuted, Time: at(24 * time.Hour)})
+	out = append(out, audit.Record{Task: "task-0", Decision: audit.DecisionExecuted, Time: at(24 * time.Hour)})
 	var times []time.Duration
 	offPeak := 0
 	for h := range 24 {
@@ -60,8 +60,8 @@ func workedExampleDay() []receipt.AuditRecord {
 	for j, t := range times {
 		task := fmt.Sprintf("task-%d", j%1200)
 		out = append(out,
-			receipt.AuditRecord{Task: task, Decision: receipt.DecisionNeedsApproval, Time: at(t)},
-			receipt.AuditRecord{Task: task, Decision: receipt.DecisionApproved, Approver: "user:dana",
+			audit.Record{Task: task, Decision: audit.DecisionNeedsApproval, Time: at(t)},
+			audit.Record{Task: task, Decision: audit.DecisionApproved, Approver: "user:dana",
 				Time: at(t + time.Minute), DecisionMillis: 60_000})
 	}
 	return out
@@ -116,12 +116,12 @@ func TestObserveGeneratedFiguresAreKnown(t *testing.T) {
 		hours := 1 + rng.IntN(24*14)
 		tasks := 1 + rng.IntN(400)
 		asking := rng.IntN(tasks + 1)
-		var records []receipt.AuditRecord
+		var records []audit.Record
 		records = append(records,
-			receipt.AuditRecord{Task: "task-0", Decision: receipt.DecisionAllow, Time: at(0)},
-			receipt.AuditRecord{Task: "task-0", Decision: receipt.DecisionDeny, Time: at(time.Duration(hours) * time.Hour)})
+			audit.Record{Task: "task-0", Decision: audit.DecisionAllow, Time: at(0)},
+			audit.Record{Task: "task-0", Decision: audit.DecisionDeny, Time: at(time.Duration(hours) * time.Hour)})
 		for i := range tasks {
-			records = append(records, receipt.AuditRecord{Task: fmt.Sprintf("task-%d", i), Decision: receipt.DecisionAllow,
+			records = append(records, audit.Record{Task: fmt.Sprintf("task-%d", i), Decision: audit.DecisionAllow,
 				Time: at(time.Duration(rng.Int64N(int64(hours) * int64(time.Hour))))})
 		}
 		// Request times: a burst of up to 500 a second apart, then others
@@ -153,10 +153,10 @@ func TestObserveGeneratedFiguresAreKnown(t *testing.T) {
 		rng.Shuffle(len(decisions), func(i, j int) { decisions[i], decisions[j] = decisions[j], decisions[i] })
 		for j, tm := range times {
 			task := fmt.Sprintf("task-%d", j%asking)
-			records = append(records, receipt.AuditRecord{Task: task, Decision: receipt.DecisionNeedsApproval, Time: at(tm)})
+			records = append(records, audit.Record{Task: task, Decision: audit.DecisionNeedsApproval, Time: at(tm)})
 			if j < len(decisions) {
-				d := []string{receipt.DecisionApproved, receipt.DecisionDenied}[rng.IntN(2)]
-				records = append(records, receipt.AuditRecord{Task: task, Decision: d, Time: at(tm), DecisionMillis: decisions[j]})
+				d := []string{audit.DecisionApproved, audit.DecisionDenied}[rng.IntN(2)]
+				records = append(records, audit.Record{Task: task, Decision: d, Time: at(tm), DecisionMillis: decisions[j]})
 			}
 		}
 		rng.Shuffle(len(records), func(i, j int) { records[i], records[j] = records[j], records[i] })
@@ -194,9 +194,9 @@ func TestObserveGeneratedFiguresAreKnown(t *testing.T) {
 
 func TestObserveApplySetsOnlyWhatWasSeen(t *testing.T) {
 	base := staffing.WorkedExample()
-	allowOnly := []receipt.AuditRecord{
-		{Task: "a", Decision: receipt.DecisionAllow, Time: at(0)},
-		{Task: "b", Decision: receipt.DecisionAllow, Time: at(48 * time.Hour)},
+	allowOnly := []audit.Record{
+		{Task: "a", Decision: audit.DecisionAllow, Time: at(0)},
+		{Task: "b", Decision: audit.DecisionAllow, Time: at(48 * time.Hour)},
 	}
 	o, err := fromaudit.Observe(allowOnly)
 	require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestObserveApplySetsOnlyWhatWasSeen(t *testing.T) {
 	assert.Equal(t, base.Utilization, l.Utilization)
 
 	// Requests without decisions: the review time stays the base's.
-	asked := append(allowOnly, receipt.AuditRecord{Task: "a", Decision: receipt.DecisionNeedsApproval, Time: at(time.Hour)})
+	asked := append(allowOnly, audit.Record{Task: "a", Decision: audit.DecisionNeedsApproval, Time: at(time.Hour)})
 	o, err = fromaudit.Observe(asked)
 	require.NoError(t, err)
 	l, set = o.Apply(base)
@@ -227,12 +227,12 @@ func TestObserveApplySetsOnlyWhatWasSeen(t *testing.T) {
 func TestObserveEdges(t *testing.T) {
 	_, err := fromaudit.Observe(nil)
 	assert.ErrorIs(t, err, fromaudit.ErrNoRecords)
-	_, err = fromaudit.Observe([]receipt.AuditRecord{})
+	_, err = fromaudit.Observe([]audit.Record{})
 	assert.ErrorIs(t, err, fromaudit.ErrNoRecords)
 
 	// One record: a span of one hour at least, and tasks without a name
 	// are one task.
-	o, err := fromaudit.Observe([]receipt.AuditRecord{{Decision: receipt.DecisionNeedsApproval, Time: at(0)}})
+	o, err := fromaudit.Observe([]audit.Record{{Decision: audit.DecisionNeedsApproval, Time: at(0)}})
 	require.NoError(t, err)
 	assert.InDelta(t, 1.0/24, o.Days, 1e-15)
 	assert.Equal(t, 1, o.Tasks)
@@ -241,11 +241,11 @@ func TestObserveEdges(t *testing.T) {
 
 	// Forged times at the ends of int64 neither panic nor wrap.
 	const huge = math.MaxInt64
-	o, err = fromaudit.Observe([]receipt.AuditRecord{
-		{Decision: receipt.DecisionNeedsApproval, Time: -huge - 1},
-		{Decision: receipt.DecisionNeedsApproval, Time: huge},
-		{Decision: receipt.DecisionApproved, DecisionMillis: huge},
-		{Decision: receipt.DecisionApproved, DecisionMillis: huge},
+	o, err = fromaudit.Observe([]audit.Record{
+		{Decision: audit.DecisionNeedsApproval, Time: -huge - 1},
+		{Decision: audit.DecisionNeedsApproval, Time: huge},
+		{Decision: audit.DecisionApproved, DecisionMillis: huge},
+		{Decision: audit.DecisionApproved, DecisionMillis: huge},
 	})
 	require.NoError(t, err)
 	assert.Greater(t, o.Days, 1e8)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/exectoken"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -99,7 +99,7 @@ func TestVerifierStoreFailureIsNoRefusal(t *testing.T) {
 	all, err := w.Store.AuditRange(ctx, time.Time{}, w.Clock.Now().Add(time.Hour))
 	require.NoError(t, err)
 	for _, r := range all {
-		assert.NotEqual(t, receipt.DecisionAbandoned, r.Decision, r.Reason)
-		assert.NotEqual(t, receipt.DecisionNotRun, r.Decision, r.Reason)
+		assert.NotEqual(t, audit.DecisionAbandoned, r.Decision, r.Reason)
+		assert.NotEqual(t, audit.DecisionNotRun, r.Decision, r.Reason)
 	}
 }

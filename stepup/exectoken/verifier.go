@@ -17,6 +17,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
@@ -87,7 +88,7 @@ type Store interface {
 	Finish(ctx context.Context, id string, fence int64, o store.Outcome, note store.Note) (store.Approval, error)
 	Expired(ctx context.Context, at time.Time, limit int) ([]store.Approval, error)
 	Reclaim(ctx context.Context, id string, fence int64, c store.Claim, note store.Note) (store.Approval, error)
-	AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error)
+	AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error)
 }
 
 // DefaultExecutorLease is how long an executor holds a ticket it spent
@@ -195,7 +196,7 @@ func newVerifier(pub ed25519.PublicKey, keys keyring.PublicSource, issuer, audie
 // exception: a token the gate's key signed whose digest or nonce is not
 // the stored ticket's (the key misused) spends the ticket it names, and
 // nothing runs. The refusal of a token the gate signed is a
-// receipt.DecisionNotRun row in the audit chain; identical refusals of
+// audit.DecisionNotRun row in the audit chain; identical refusals of
 // one ticket within an hour are counted, not written. A store failure is
 // no refusal: it wraps [stepup.ErrStore], writes nothing, and the same
 // Verify may be tried again. A crash after Verify leaves the ticket
@@ -242,9 +243,9 @@ func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Cl
 		return Claims{}, fmt.Errorf("verify token: %w: the store's clock: %v", stepup.ErrStore, err)
 	}
 	a, err := v.st.Consume(context.WithoutCancel(ctx), string(c.Ticket), store.Claim{Key: key, Owner: v.owner(), At: at,
-		LeaseUntil: at.Add(v.lease)}, func(t store.Approval, _ bool) receipt.AuditRecord {
+		LeaseUntil: at.Add(v.lease)}, func(t store.Approval, _ bool) audit.Record {
 		r := executorRecord(t, at)
-		r.Decision, r.Reason = receipt.DecisionExecuting, "approval spent by executor "+v.audience
+		r.Decision, r.Reason = audit.DecisionExecuting, "approval spent by executor "+v.audience
 		return r
 	})
 	if err != nil {
@@ -275,16 +276,16 @@ func (v *Verifier) refused(ctx context.Context, c Claims, tool string, refusal e
 		return errors.Join(refusal, fmt.Errorf("audit: %w: %v", stepup.ErrStore, err))
 	}
 	var (
-		r     receipt.AuditRecord
+		r     audit.Record
 		state store.State
 	)
 	if a, err := v.st.Get(ctx, string(c.Ticket)); err == nil {
 		r, state = executorRecord(a, now), a.State
 	} else {
-		r = receipt.AuditRecord{Time: now.UnixMilli(), TicketID: string(c.Ticket), Tool: tool,
+		r = audit.Record{Time: now.UnixMilli(), TicketID: string(c.Ticket), Tool: tool,
 			ArgsDigest: c.Digest, Approver: c.Approver}
 	}
-	r.Decision = receipt.DecisionNotRun
+	r.Decision = audit.DecisionNotRun
 	r.Reason = "executor " + v.audience + " refused: " + tokenReason(refusal)
 	// A token replayed in a loop grows the chain by one row per ticket,
 	// state, reason and window, not one per try.
@@ -409,11 +410,11 @@ func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr e
 		return fmt.Errorf("finish: %w: the store's clock: %v", stepup.ErrStore, err)
 	}
 	o := store.Outcome{State: store.Done, Result: raw, At: now}
-	decision, result := receipt.DecisionExecuted, "ok"
+	decision, result := audit.DecisionExecuted, "ok"
 	if runErr != nil {
-		o.State, decision, result = store.Failed, receipt.DecisionFailed, "executor failed"
+		o.State, decision, result = store.Failed, audit.DecisionFailed, "executor failed"
 	}
-	_, err = v.st.Finish(wctx, string(c.Ticket), c.Fence, o, func(t store.Approval, _ bool) receipt.AuditRecord {
+	_, err = v.st.Finish(wctx, string(c.Ticket), c.Fence, o, func(t store.Approval, _ bool) audit.Record {
 		r := executorRecord(t, now)
 		r.Decision, r.Reason, r.Result = decision, "ran on executor "+v.audience, result
 		return r
@@ -429,8 +430,8 @@ func (v *Verifier) Finish(ctx context.Context, c Claims, output []byte, runErr e
 
 // executorRecord is the audit row of a ticket an executor finished: what
 // the gate's own rows say of a ticket, by digest only.
-func executorRecord(a store.Approval, at time.Time) receipt.AuditRecord {
-	r := receipt.AuditRecord{
+func executorRecord(a store.Approval, at time.Time) audit.Record {
+	r := audit.Record{
 		Time: at.UnixMilli(), TicketID: a.ID, Task: a.Task, Step: a.Step, Session: a.Session,
 		Tool: a.Tool, EffectClass: a.EffectClass, ArgsDigest: a.Digest, Principal: a.Requester,
 		PolicyVersion: a.PolicyVersion, Taint: a.Taint, Approver: a.Approver, IdempotencyKey: a.IdempotencyKey,
@@ -470,9 +471,9 @@ func (v *Verifier) abandon(ctx context.Context, a store.Approval, now time.Time,
 		return errors.Join(cause, ticketstore.Err("reclaim", err))
 	}
 	_, err = v.st.Finish(ctx, a.ID, claimed.Fence, store.Outcome{State: store.Abandoned, At: now},
-		func(t store.Approval, _ bool) receipt.AuditRecord {
+		func(t store.Approval, _ bool) audit.Record {
 			r := executorRecord(t, now)
-			r.Decision, r.Reason, r.Result = receipt.DecisionAbandoned, "the approval no longer stands; not run again", "not run"
+			r.Decision, r.Reason, r.Result = audit.DecisionAbandoned, "the approval no longer stands; not run again", "not run"
 			return r
 		})
 	if err != nil {
@@ -528,9 +529,9 @@ func (v *Verifier) Recover(ctx context.Context) ([]Interrupted, error) {
 			continue
 		}
 		claimed, err := v.st.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: v.owner(), At: now,
-			LeaseUntil: now.Add(v.lease)}, func(t store.Approval, _ bool) receipt.AuditRecord {
+			LeaseUntil: now.Add(v.lease)}, func(t store.Approval, _ bool) audit.Record {
 			r := executorRecord(t, now)
-			r.Decision, r.Reason = receipt.DecisionReclaimed, "lease expired; executor "+v.audience+" runs it again with the same key"
+			r.Decision, r.Reason = audit.DecisionReclaimed, "lease expired; executor "+v.audience+" runs it again with the same key"
 			return r
 		})
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {

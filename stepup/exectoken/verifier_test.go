@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
@@ -318,7 +319,7 @@ func TestVerifierAudit(t *testing.T) {
 	require.NoError(t, err)
 	call := sendEmail("finance@example.com")
 	tk, tok := w.issued(t, call)
-	rows := func() []receipt.AuditRecord {
+	rows := func() []audit.Record {
 		r, err := w.Store.AuditByTask(ctx, "t-42")
 		require.NoError(t, err)
 		return r
@@ -336,7 +337,7 @@ func TestVerifierAudit(t *testing.T) {
 	got := rows()
 	require.Len(t, got, before+1)
 	refusal := got[len(got)-1]
-	assert.Equal(t, receipt.DecisionNotRun, refusal.Decision)
+	assert.Equal(t, audit.DecisionNotRun, refusal.Decision)
 	assert.Equal(t, string(tk.ID), refusal.TicketID)
 	assert.Equal(t, tk.Digest, refusal.ArgsDigest)
 	assert.Equal(t, "executor send_email refused: action differs from what was approved", refusal.Reason)
@@ -349,14 +350,14 @@ func TestVerifierAudit(t *testing.T) {
 	got = rows()
 	require.Len(t, got, before+4)
 	spent, ran, replay := got[len(got)-3], got[len(got)-2], got[len(got)-1]
-	assert.Equal(t, receipt.DecisionExecuting, spent.Decision)
+	assert.Equal(t, audit.DecisionExecuting, spent.Decision)
 	assert.Equal(t, claims.IdempotencyKey, spent.IdempotencyKey)
-	assert.Equal(t, receipt.DecisionExecuted, ran.Decision)
+	assert.Equal(t, audit.DecisionExecuted, ran.Decision)
 	assert.Equal(t, claims.IdempotencyKey, ran.IdempotencyKey)
 	assert.Equal(t, stepuptest.Approver, ran.Approver)
 	assert.Equal(t, "t-42", ran.Task)
 	assert.Equal(t, "executor send_email refused: approval already used", replay.Reason)
-	assert.Equal(t, receipt.DecisionNotRun, replay.Decision)
+	assert.Equal(t, audit.DecisionNotRun, replay.Decision)
 
 	// A spent token replayed in a loop adds no more rows.
 	for range 200 {
@@ -367,7 +368,7 @@ func TestVerifierAudit(t *testing.T) {
 
 	all, err := w.Store.AuditRange(ctx, time.Time{}, w.Clock.Now().Add(time.Hour))
 	require.NoError(t, err)
-	assert.NoError(t, receipt.VerifyChain(all, canon.Digest{}), "one chain with the gate's rows")
+	assert.NoError(t, audit.VerifyChain(all, canon.Digest{}), "one chain with the gate's rows")
 	assert.NotContains(t, refusal.Reason, "exarnple")
 }
 

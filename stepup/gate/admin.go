@@ -5,7 +5,8 @@ import (
 	"crypto/ed25519"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/desk"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -47,19 +48,19 @@ func (ad *Admin) List(ctx context.Context, f store.Filter) ([]plug.Entry, string
 // Metrics returns the approval figures of the last window of the audit
 // chain, by the store's clock (at most [MaxMetricsWindow]; zero means a
 // week): per effect class and per approver, the approval rate, median and
-// p90 time to decision, approvals per reviewer-hour, and the rubber-stamp
-// warnings of receipt.Metrics. They show when a control has become a
+// p90 time to decision, approvals per active hour, and the rubber-stamp
+// warnings of figures.Compute. They show when a control has become a
 // habit: an approval rate near 100% with decisions in a few seconds.
-func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (receipt.ApprovalMetrics, error) {
+func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (figures.Report, error) {
 	return ad.ad.Metrics(ctx, window)
 }
 
 // Checkpoint signs the audit chain's head as it stands, with key (the
 // gate's checkpoint key, ed25519): its sequence number, hash and time. A
 // third party holding the public key then verifies an export that starts
-// anywhere after it (receipt.VerifyChainFrom, the verify CLI's
+// anywhere after it (audit.VerifyChainFrom, the verify CLI's
 // --checkpoint), and notices records deleted from the start of a chain.
 // Publish checkpoints where the database's writers cannot rewrite them.
-func (ad *Admin) Checkpoint(ctx context.Context, key ed25519.PrivateKey) (receipt.SignedCheckpoint, error) {
+func (ad *Admin) Checkpoint(ctx context.Context, key ed25519.PrivateKey) (audit.SignedCheckpoint, error) {
 	return ad.ad.Checkpoint(ctx, key)
 }

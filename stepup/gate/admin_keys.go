@@ -3,7 +3,7 @@ package gate
 import (
 	"context"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup/keyring"
 )
 
@@ -11,8 +11,8 @@ import (
 // the head is signed with the ring's current key (its Ed25519 key, see
 // [keyring.Key.Ed25519]) and the checkpoint names that key ("kid"). A
 // third party verifies it with the ring's public half
-// (receipt.VerifySignedCheckpoint, receipt.VerifyChainFromKeys), under
+// (audit.VerifySignedCheckpoint, audit.VerifyChainFromKeys), under
 // the key it names, while that key is in force.
-func (ad *Admin) CheckpointWith(ctx context.Context, keys keyring.Source) (receipt.SignedCheckpoint, error) {
+func (ad *Admin) CheckpointWith(ctx context.Context, keys keyring.Source) (audit.SignedCheckpoint, error) {
 	return ad.ad.CheckpointWith(ctx, keys)
 }

@@ -39,15 +39,16 @@ func TestAdminMetricsReadTheWindow(t *testing.T) {
 	m, err := w.Gate.Admin().Metrics(ctx, 24*time.Hour)
 	require.NoError(t, err)
 	ext := m.ByClass["external"]
-	assert.Equal(t, 3, ext.Requests)
-	assert.Equal(t, 2, ext.Approved)
-	assert.Equal(t, 1, ext.Denied)
-	assert.Equal(t, 2, m.ByApprover["user:dana"].Approved)
-	assert.Equal(t, 4*time.Second, ext.MedianDecision)
+	assert.Equal(t, 3, ext.Asked)
+	assert.Equal(t, 2, ext.Approvals)
+	assert.Equal(t, 1, ext.Denials)
+	assert.Equal(t, 2, m.ByApprover["user:dana"].Approvals)
+	require.NotNil(t, ext.Time)
+	assert.Equal(t, 4*time.Second, ext.Time.Median())
 
 	all, err := w.Gate.Admin().Metrics(ctx, 0) // a week
 	require.NoError(t, err)
-	assert.Equal(t, 3, all.ByClass["external"].Approved)
+	assert.Equal(t, 3, all.ByClass["external"].Approvals)
 
 	for _, bad := range []time.Duration{-time.Second, gate.MaxMetricsWindow + time.Second} {
 		_, err := w.Gate.Admin().Metrics(ctx, bad)
@@ -68,6 +69,6 @@ func ExampleAdmin_Metrics() {
 		panic(err)
 	}
 	c := m.ByApprover["user:dana"]
-	fmt.Println(c.Approved, c.ApprovalRate, c.MedianDecision)
+	fmt.Println(c.Approvals, *c.ApprovalRate, c.Time.Median())
 	// Output: 3 1 2s
 }

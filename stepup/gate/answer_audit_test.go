@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -99,7 +99,7 @@ func TestAnswersNoEnrolledKeySignedLeaveNoAuditRow(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, r, before+1)
 	last := r[len(r)-1]
-	assert.Equal(t, receipt.DecisionRefused, last.Decision)
+	assert.Equal(t, audit.DecisionRefused, last.Decision)
 	assert.Equal(t, stepuptest.Approver, last.Approver)
 	assert.Equal(t, string(tk.ID), last.TicketID)
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -24,7 +24,7 @@ import (
 func TestReplayedAnswerDoesNotFillTheChain(t *testing.T) {
 	ctx := context.Background()
 	w := stepuptest.NewWorld(t)
-	rows := func() []receipt.AuditRecord {
+	rows := func() []audit.Record {
 		r, err := w.Store.AuditRange(ctx, stepuptest.Start().Add(-time.Hour), auditFar)
 		require.NoError(t, err)
 		return r
@@ -66,7 +66,7 @@ func TestReplayedAnswerDoesNotFillTheChain(t *testing.T) {
 			}
 			refused := 0
 			for _, r := range rows()[before:] {
-				if r.Decision == receipt.DecisionRefused {
+				if r.Decision == audit.DecisionRefused {
 					assert.Equal(t, stepuptest.Approver, r.Approver)
 					refused++
 				}

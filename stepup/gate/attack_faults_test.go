@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -101,8 +101,8 @@ func (f *faultStore) ExpirePending(ctx context.Context, now time.Time, n store.N
 	return wrap(f, func() ([]store.Approval, error) { return f.Store.ExpirePending(ctx, now, n) })
 }
 
-func (f *faultStore) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error) {
-	return wrap(f, func() (receipt.AuditRecord, error) { return f.Store.AppendAudit(ctx, r) })
+func (f *faultStore) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
+	return wrap(f, func() (audit.Record, error) { return f.Store.AppendAudit(ctx, r) })
 }
 
 func (f *faultStore) ParkGranted(ctx context.Context, a store.Approval, id string, n store.Note) (store.Approval, store.Grant, error) {
@@ -117,16 +117,16 @@ func (f *faultStore) ParkGranted(ctx context.Context, a store.Approval, id strin
 
 // decisionOf is the audit decision that puts a ticket in state s.
 var decisionOf = map[store.State][]string{
-	store.Pending:   {receipt.DecisionNeedsApproval},
-	store.Approved:  {receipt.DecisionApproved, receipt.DecisionAllow},
-	store.Denied:    {receipt.DecisionDenied},
-	store.Expired:   {receipt.DecisionExpired},
-	store.Cancelled: {receipt.DecisionCancelled},
-	store.Revoked:   {receipt.DecisionRevoked},
-	store.Executing: {receipt.DecisionExecuting, receipt.DecisionReclaimed},
-	store.Done:      {receipt.DecisionExecuted},
-	store.Failed:    {receipt.DecisionFailed},
-	store.Abandoned: {receipt.DecisionAbandoned},
+	store.Pending:   {audit.DecisionNeedsApproval},
+	store.Approved:  {audit.DecisionApproved, audit.DecisionAllow},
+	store.Denied:    {audit.DecisionDenied},
+	store.Expired:   {audit.DecisionExpired},
+	store.Cancelled: {audit.DecisionCancelled},
+	store.Revoked:   {audit.DecisionRevoked},
+	store.Executing: {audit.DecisionExecuting, audit.DecisionReclaimed},
+	store.Done:      {audit.DecisionExecuted},
+	store.Failed:    {audit.DecisionFailed},
+	store.Abandoned: {audit.DecisionAbandoned},
 }
 
 // faultRun is one pass of the reference flow against a store that fails
@@ -231,7 +231,7 @@ func TestStoreFailuresLeaveNoDecisionWithoutItsRow(t *testing.T) {
 				hit = h
 				rows, err := run.st.AuditSeq(ctx, 0, 1<<62)
 				require.NoError(t, err)
-				require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+				require.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
 				byTicket := map[string][]string{}
 				for _, r := range rows {
 					byTicket[r.TicketID] = append(byTicket[r.TicketID], r.Decision)

@@ -22,10 +22,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/grant"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -642,7 +642,7 @@ func TestEveryMalformedCallIsADenialWithARow(t *testing.T) {
 			after, err := w.Store.AuditHead(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, head.Seq+1, after.Seq, "one row per refusal")
-			assert.Equal(t, receipt.DecisionDeny, after.Decision)
+			assert.Equal(t, audit.DecisionDeny, after.Decision)
 			page, _, err := w.Store.List(ctx, store.Filter{Limit: store.MaxListLimit})
 			require.NoError(t, err)
 			assert.Equal(t, len(before), len(page), "nothing stored")
@@ -658,8 +658,8 @@ func TestEveryMalformedCallIsADenialWithARow(t *testing.T) {
 // denied, cancelled or expired ticket never runs.
 func TestRacingDecisionsMakeOneDecision(t *testing.T) {
 	ctx := context.Background()
-	decisions := map[string]bool{receipt.DecisionApproved: true, receipt.DecisionDenied: true,
-		receipt.DecisionCancelled: true, receipt.DecisionExpired: true}
+	decisions := map[string]bool{audit.DecisionApproved: true, audit.DecisionDenied: true,
+		audit.DecisionCancelled: true, audit.DecisionExpired: true}
 	for trial := range 40 {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			w := stepuptest.NewWorldWith(t, namedApprover{"user:dana"}, gate.WithoutFloodControlUnsafe())
@@ -710,7 +710,7 @@ func TestRacingDecisionsMakeOneDecision(t *testing.T) {
 			switch a.State {
 			case store.Done:
 				assert.Equal(t, 1, runs)
-				assert.Equal(t, []string{receipt.DecisionApproved}, mine)
+				assert.Equal(t, []string{audit.DecisionApproved}, mine)
 			case store.Revoked, store.Denied, store.Cancelled, store.Expired, store.Pending:
 				assert.Zero(t, runs, "a %s ticket ran", a.State)
 			case store.Approved:

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -38,7 +38,7 @@ func (failingDraft) Execute(context.Context, canon.Effect, string) ([]byte, erro
 func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 	ctx := context.Background()
 	w := stepuptest.NewWorld(t)
-	rows := func() []receipt.AuditRecord {
+	rows := func() []audit.Record {
 		r, err := w.Store.AuditRange(ctx, stepuptest.Start().Add(-time.Hour), auditFar)
 		require.NoError(t, err)
 		return r
@@ -74,8 +74,8 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 		}
 	}
 	for _, d := range stepuptest.SeedDecisions() {
-		want := map[stepup.Status]string{stepup.StatusAllowed: receipt.DecisionAllow,
-			stepup.StatusPending: receipt.DecisionNeedsApproval, stepup.StatusDenied: receipt.DecisionDeny}[d.Status]
+		want := map[stepup.Status]string{stepup.StatusAllowed: audit.DecisionAllow,
+			stepup.StatusPending: audit.DecisionNeedsApproval, stepup.StatusDenied: audit.DecisionDeny}[d.Status]
 		expect("propose "+d.Tool, want, propose(call(d.Tool, d.Args)))
 	}
 	malformed := map[string]func(*stepup.Call){
@@ -96,7 +96,7 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 	for name, bend := range malformed {
 		c := call("send_email", `{"to":"finance@example.com"}`)
 		bend(&c)
-		expect("propose "+name, receipt.DecisionDeny, propose(c))
+		expect("propose "+name, audit.DecisionDeny, propose(c))
 	}
 
 	pending := func() stepup.TicketID {
@@ -112,31 +112,31 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 		return id
 	}
 	id := pending()
-	expect("approve", receipt.DecisionApproved, func() (stepup.TicketID, error) { _, err := w.Approve(id); return id, err })
-	expect("execute", receipt.DecisionExecuted, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
-	expect("execute again", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("approve", audit.DecisionApproved, func() (stepup.TicketID, error) { _, err := w.Approve(id); return id, err })
+	expect("execute", audit.DecisionExecuted, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute again", audit.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = pending()
-	expect("execute pending", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
-	expect("deny", receipt.DecisionDenied, func() (stepup.TicketID, error) { _, err := w.Deny(id, "no"); return id, err })
-	expect("execute denied", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute pending", audit.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("deny", audit.DecisionDenied, func() (stepup.TicketID, error) { _, err := w.Deny(id, "no"); return id, err })
+	expect("execute denied", audit.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = pending()
-	expect("cancel", receipt.DecisionCancelled, func() (stepup.TicketID, error) {
+	expect("cancel", audit.DecisionCancelled, func() (stepup.TicketID, error) {
 		_, err := w.Gate.Cancel(ctx, id, "withdrawn")
 		return id, err
 	})
 	id = approved()
-	expect("revoke", receipt.DecisionRevoked, func() (stepup.TicketID, error) {
+	expect("revoke", audit.DecisionRevoked, func() (stepup.TicketID, error) {
 		_, err := w.Gate.Admin().RevokeTicket(ctx, id, "user:ops", "mistake")
 		return id, err
 	})
-	expect("execute revoked", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute revoked", audit.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = approved()
 	w.Clock.Advance(gate.DefaultTTL + time.Second)
-	expect("execute expired", receipt.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
+	expect("execute expired", audit.DecisionNotRun, func() (stepup.TicketID, error) { _, err := w.Gate.Execute(ctx, id); return id, err })
 	id = pending()
 	w.Clock.Advance(gate.DefaultTTL + time.Second)
-	expect("sweep", receipt.DecisionCancelled, func() (stepup.TicketID, error) { _, err := w.Gate.Sweep(ctx); return id, err })
-	require.NoError(t, receipt.VerifyChain(rows(), canon.Digest{}))
+	expect("sweep", audit.DecisionCancelled, func() (stepup.TicketID, error) { _, err := w.Gate.Sweep(ctx); return id, err })
+	require.NoError(t, audit.VerifyChain(rows(), canon.Digest{}))
 
 	// An executor that fails: its own gate, since the world runs every
 	// seed tool with a recorder.
@@ -147,9 +147,9 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 	require.Error(t, err)
 	last, err := h.Store.AuditRange(ctx, stepuptest.Start().Add(-time.Hour), auditFar)
 	require.NoError(t, err)
-	assert.Equal(t, receipt.DecisionFailed, last[len(last)-1].Decision, "a failed run has its row")
+	assert.Equal(t, audit.DecisionFailed, last[len(last)-1].Decision, "a failed run has its row")
 	assert.Equal(t, string(draft.ID), last[len(last)-1].TicketID)
-	require.NoError(t, receipt.VerifyChain(last, canon.Digest{}))
+	require.NoError(t, audit.VerifyChain(last, canon.Digest{}))
 }
 
 // TestAuditChainRefusesEveryEdit: after a run of decisions, changing any
@@ -172,51 +172,51 @@ func TestAuditChainRefusesEveryEdit(t *testing.T) {
 	}
 	rows, err := w.Store.AuditRange(ctx, stepuptest.Start().Add(-time.Hour), auditFar)
 	require.NoError(t, err)
-	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
-	edits := map[string]func(r *receipt.AuditRecord){
-		"seq":        func(r *receipt.AuditRecord) { r.Seq++ },
-		"time":       func(r *receipt.AuditRecord) { r.Time++ },
-		"ticket":     func(r *receipt.AuditRecord) { r.TicketID += "x" },
-		"task":       func(r *receipt.AuditRecord) { r.Task += "x" },
-		"step":       func(r *receipt.AuditRecord) { r.Step += "x" },
-		"session":    func(r *receipt.AuditRecord) { r.Session += "x" },
-		"tool":       func(r *receipt.AuditRecord) { r.Tool += "x" },
-		"class":      func(r *receipt.AuditRecord) { r.EffectClass += "x" },
-		"digest":     func(r *receipt.AuditRecord) { r.ArgsDigest[0] ^= 1 },
-		"args":       func(r *receipt.AuditRecord) { r.Args = json.RawMessage(`{"x":1}`) },
-		"user":       func(r *receipt.AuditRecord) { r.Principal.User += "x" },
-		"agent":      func(r *receipt.AuditRecord) { r.Principal.Agent += "x" },
-		"delegation": func(r *receipt.AuditRecord) { r.Principal.Delegations = append(r.Principal.Delegations, "user:x") },
-		"policy":     func(r *receipt.AuditRecord) { r.PolicyVersion += "x" },
-		"decision":   func(r *receipt.AuditRecord) { r.Decision = receipt.DecisionApproved + "x" },
-		"reason":     func(r *receipt.AuditRecord) { r.Reason += " " },
-		"taint":      func(r *receipt.AuditRecord) { r.Taint = append(r.Taint, "web") },
-		"approver":   func(r *receipt.AuditRecord) { r.Approver += "x" },
-		"nonce":      func(r *receipt.AuditRecord) { r.Nonce += "00" },
-		"card":       func(r *receipt.AuditRecord) { r.CardHash += "00" },
-		"millis":     func(r *receipt.AuditRecord) { r.DecisionMillis++ },
-		"result":     func(r *receipt.AuditRecord) { r.Result += "x" },
-		"key":        func(r *receipt.AuditRecord) { r.IdempotencyKey += "x" },
-		"prev":       func(r *receipt.AuditRecord) { r.PrevHash[31] ^= 1 },
-		"hash":       func(r *receipt.AuditRecord) { r.Hash[31] ^= 1 },
+	require.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
+	edits := map[string]func(r *audit.Record){
+		"seq":        func(r *audit.Record) { r.Seq++ },
+		"time":       func(r *audit.Record) { r.Time++ },
+		"ticket":     func(r *audit.Record) { r.TicketID += "x" },
+		"task":       func(r *audit.Record) { r.Task += "x" },
+		"step":       func(r *audit.Record) { r.Step += "x" },
+		"session":    func(r *audit.Record) { r.Session += "x" },
+		"tool":       func(r *audit.Record) { r.Tool += "x" },
+		"class":      func(r *audit.Record) { r.EffectClass += "x" },
+		"digest":     func(r *audit.Record) { r.ArgsDigest[0] ^= 1 },
+		"args":       func(r *audit.Record) { r.Args = json.RawMessage(`{"x":1}`) },
+		"user":       func(r *audit.Record) { r.Principal.User += "x" },
+		"agent":      func(r *audit.Record) { r.Principal.Agent += "x" },
+		"delegation": func(r *audit.Record) { r.Principal.Delegations = append(r.Principal.Delegations, "user:x") },
+		"policy":     func(r *audit.Record) { r.PolicyVersion += "x" },
+		"decision":   func(r *audit.Record) { r.Decision = audit.DecisionApproved + "x" },
+		"reason":     func(r *audit.Record) { r.Reason += " " },
+		"taint":      func(r *audit.Record) { r.Taint = append(r.Taint, "web") },
+		"approver":   func(r *audit.Record) { r.Approver += "x" },
+		"nonce":      func(r *audit.Record) { r.Nonce += "00" },
+		"card":       func(r *audit.Record) { r.CardHash += "00" },
+		"millis":     func(r *audit.Record) { r.DecisionMillis++ },
+		"result":     func(r *audit.Record) { r.Result += "x" },
+		"key":        func(r *audit.Record) { r.IdempotencyKey += "x" },
+		"prev":       func(r *audit.Record) { r.PrevHash[31] ^= 1 },
+		"hash":       func(r *audit.Record) { r.Hash[31] ^= 1 },
 	}
 	for i := range rows {
 		for name, edit := range edits {
-			edited := append([]receipt.AuditRecord(nil), rows...)
+			edited := append([]audit.Record(nil), rows...)
 			r := edited[i]
 			r.Principal.Delegations = append([]string(nil), r.Principal.Delegations...)
 			r.Taint = append([]string(nil), r.Taint...)
 			edit(&r)
 			edited[i] = r
-			assert.Error(t, receipt.VerifyChain(edited, canon.Digest{}), "row %d, %s edited", i, name)
+			assert.Error(t, audit.VerifyChain(edited, canon.Digest{}), "row %d, %s edited", i, name)
 		}
 	}
 	for i := 1; i+1 < len(rows); i++ {
-		cut := append(append([]receipt.AuditRecord(nil), rows[:i]...), rows[i+1:]...)
-		assert.Error(t, receipt.VerifyChain(cut, canon.Digest{}), "row %d deleted", i)
-		swapped := append([]receipt.AuditRecord(nil), rows...)
+		cut := append(append([]audit.Record(nil), rows[:i]...), rows[i+1:]...)
+		assert.Error(t, audit.VerifyChain(cut, canon.Digest{}), "row %d deleted", i)
+		swapped := append([]audit.Record(nil), rows...)
 		swapped[i], swapped[i+1] = swapped[i+1], swapped[i]
-		assert.Error(t, receipt.VerifyChain(swapped, canon.Digest{}), "rows %d and %d swapped", i, i+1)
+		assert.Error(t, audit.VerifyChain(swapped, canon.Digest{}), "rows %d and %d swapped", i, i+1)
 	}
 }
 

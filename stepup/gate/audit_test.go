@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 )
@@ -34,9 +34,9 @@ func TestEveryDecisionIsAnAuditRow(t *testing.T) {
 		assert.Empty(t, r.Args, "arguments only by digest")
 		assert.NotContains(t, r.Reason, "secret-token")
 	}
-	assert.Equal(t, []string{receipt.DecisionDeny, receipt.DecisionNeedsApproval, receipt.DecisionApproved,
-		receipt.DecisionExecuting, receipt.DecisionExecuted, receipt.DecisionNotRun}, decisions)
-	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+	assert.Equal(t, []string{audit.DecisionDeny, audit.DecisionNeedsApproval, audit.DecisionApproved,
+		audit.DecisionExecuting, audit.DecisionExecuted, audit.DecisionNotRun}, decisions)
+	require.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
 
 	approved := rows[2]
 	assert.Equal(t, string(tk.ID), approved.TicketID)

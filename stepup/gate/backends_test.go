@@ -18,10 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/grant"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -168,11 +168,11 @@ func (r *rig) person(t *testing.T, user string) *stepuptest.Authenticator {
 }
 
 // rowsOf returns the audit rows of ticket id, by Seq.
-func (r *rig) rowsOf(t *testing.T, id stepup.TicketID) []receipt.AuditRecord {
+func (r *rig) rowsOf(t *testing.T, id stepup.TicketID) []audit.Record {
 	t.Helper()
 	all, err := r.st.AuditSeq(context.Background(), 0, math.MaxUint64)
 	require.NoError(t, err)
-	var out []receipt.AuditRecord
+	var out []audit.Record
 	for _, row := range all {
 		if row.TicketID == string(id) {
 			out = append(out, row)
@@ -413,7 +413,7 @@ func grantUseScenario(t *testing.T, r *rig) {
 		require.Equal(t, stepup.StatusDenied, tk.Status)
 		rows := r.rowsOf(t, tk.ID)
 		require.Len(t, rows, 1)
-		assert.Equal(t, receipt.DecisionDeny, rows[0].Decision)
+		assert.Equal(t, audit.DecisionDeny, rows[0].Decision)
 	}
 	rec0, err := r.st.GetGrant(ctx, grantID)
 	require.NoError(t, err)
@@ -481,7 +481,7 @@ func tenantScopeScenario(t *testing.T, r *rig) {
 		assert.Contains(t, tk.Reason, "too many")
 		rows := r.rowsOf(t, tk.ID)
 		require.Len(t, rows, 1, "the refusal has its row")
-		assert.Equal(t, receipt.DecisionDeny, rows[0].Decision)
+		assert.Equal(t, audit.DecisionDeny, rows[0].Decision)
 	}
 	assert.Equal(t, flood.DefaultPendingPerSession, parked, "Erin's session cap")
 	dana = propose(refund("user:dana", "run-9", 1))
@@ -527,13 +527,13 @@ func refusalRowScenario(t *testing.T, r *rig) {
 		assert.Equal(t, stepup.StatusDenied, tk.Status, name)
 		rows := r.rowsOf(t, tk.ID)
 		if assert.Len(t, rows, 1, "%s: one row for the refusal", name) {
-			assert.Equal(t, receipt.DecisionDeny, rows[0].Decision, name)
+			assert.Equal(t, audit.DecisionDeny, rows[0].Decision, name)
 			assert.Less(t, len(fmt.Sprint(rows[0])), 64<<10, "%s: the row holds digests, not the fields", name)
 		}
 	}
 	all, err := r.st.AuditSeq(ctx, 0, math.MaxUint64)
 	require.NoError(t, err)
-	assert.NoError(t, receipt.VerifyChain(all, canon.Digest{}))
+	assert.NoError(t, audit.VerifyChain(all, canon.Digest{}))
 }
 
 // statusScenario (failure 9): executed, failed and abandoned are
@@ -589,9 +589,9 @@ func statusScenario(t *testing.T, r *rig) {
 		status   stepup.Status
 		decision string
 	}{
-		ok.ID:     {stepup.StatusExecuted, receipt.DecisionExecuted},
-		failed.ID: {stepup.StatusFailed, receipt.DecisionFailed},
-		lost.ID:   {stepup.StatusAbandoned, receipt.DecisionAbandoned},
+		ok.ID:     {stepup.StatusExecuted, audit.DecisionExecuted},
+		failed.ID: {stepup.StatusFailed, audit.DecisionFailed},
+		lost.ID:   {stepup.StatusAbandoned, audit.DecisionAbandoned},
 	}
 	for id, w := range want {
 		got, err := g.Ticket(ctx, id)
@@ -644,7 +644,7 @@ func principalScenario(t *testing.T, r *rig) {
 			assert.Equal(t, stepup.StatusDenied, tk.Status, "%s %q", field, spoof)
 			rows := r.rowsOf(t, tk.ID)
 			if assert.Len(t, rows, 1, "%s %q: one row", field, spoof) {
-				assert.Equal(t, receipt.DecisionDeny, rows[0].Decision)
+				assert.Equal(t, audit.DecisionDeny, rows[0].Decision)
 			}
 		}
 	}
@@ -688,7 +688,7 @@ func nulScenario(t *testing.T, r *rig) {
 		assert.Contains(t, []stepup.Status{stepup.StatusPending, stepup.StatusDenied}, tk.Status, name)
 		rows := r.rowsOf(t, tk.ID)
 		if assert.Len(t, rows, 1, "%s: one row", name) && tk.Status == stepup.StatusDenied {
-			assert.Equal(t, receipt.DecisionDeny, rows[0].Decision, name)
+			assert.Equal(t, audit.DecisionDeny, rows[0].Decision, name)
 		}
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -220,8 +220,8 @@ func BenchmarkApproveStoreWrites(b *testing.B) {
 					b.Fatal(err)
 				}
 				_, err := st.Resolve(ctx, ids[i], store.Resolution{To: store.Approved, Approver: "user:dana",
-					Evidence: evidence, At: now}, func(a store.Approval, _ bool) receipt.AuditRecord {
-					return receipt.AuditRecord{TicketID: a.ID, Decision: receipt.DecisionApproved, ArgsDigest: a.Digest,
+					Evidence: evidence, At: now}, func(a store.Approval, _ bool) audit.Record {
+					return audit.Record{TicketID: a.ID, Decision: audit.DecisionApproved, ArgsDigest: a.Digest,
 						Approver: "user:dana"}
 				})
 				if err != nil {

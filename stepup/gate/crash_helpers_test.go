@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -55,9 +55,9 @@ func (d *dying) Renew(ctx context.Context, id, owner string, fence int64, until 
 	return d.Store.Renew(ctx, id, owner, fence, until)
 }
 
-func (d *dying) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error) {
+func (d *dying) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
 	if err := d.gone(); err != nil {
-		return receipt.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	return d.Store.AppendAudit(ctx, r)
 }

@@ -158,7 +158,7 @@
 //
 // An Execute that is refused before anything runs (the ticket spent,
 // expired, revoked, not approved, its evidence or policy no longer
-// holding) is a [receipt.DecisionNotRun] row, never "failed", which is a
+// holding) is a [audit.DecisionNotRun] row, never "failed", which is a
 // run whose tool failed; identical refusals of one ticket within
 // [NotRunWindow] are counted, not written, so an agent cannot grow the
 // chain at will. A store that fails for a moment is neither: the

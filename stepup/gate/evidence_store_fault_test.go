@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -170,7 +170,7 @@ func (w *flakyWorld) approved(t *testing.T, c stepup.Call, approvers ...string) 
 	return tk.ID
 }
 
-func (w *flakyWorld) rows(t *testing.T) []receipt.AuditRecord {
+func (w *flakyWorld) rows(t *testing.T) []audit.Record {
 	t.Helper()
 	rows, err := w.st.Store.AuditRange(context.Background(), time.Time{}, stepupFar)
 	require.NoError(t, err)
@@ -224,7 +224,7 @@ func TestTransientStoreFailureOnTheEvidencePathIsAStoreError(t *testing.T) {
 					}
 					for _, r := range w.rows(t)[before:] {
 						assert.NotContains(t, r.Reason, "does not verify", "read %s failed", failed[0])
-						assert.NotEqual(t, receipt.DecisionNotRun, r.Decision, "read %s failed: %s", failed[0], r.Reason)
+						assert.NotEqual(t, audit.DecisionNotRun, r.Decision, "read %s failed: %s", failed[0], r.Reason)
 					}
 					assert.Len(t, w.rows(t), before, "a store failure decides nothing")
 					assert.Zero(t, w.exec.Count())
@@ -312,7 +312,7 @@ func TestTransientStoreFailureDuringRecoverAbandonsNothing(t *testing.T) {
 		}
 		assert.Equal(t, 1, w.exec.Count(), "read %d (%v) failed: %v", n, failed, rerr)
 		for _, r := range w.rows(t) {
-			assert.NotEqual(t, receipt.DecisionAbandoned, r.Decision, r.Reason)
+			assert.NotEqual(t, audit.DecisionAbandoned, r.Decision, r.Reason)
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/keyring"
@@ -53,11 +53,11 @@ func ExampleAdmin_CheckpointWith() {
 		panic(err)
 	}
 	fmt.Println(sc.KeyID == ring.Current().ID)
-	fmt.Println(receipt.VerifySignedCheckpoint(ring.Public(), sc, clock.Now()))
+	fmt.Println(audit.VerifySignedCheckpoint(ring.Public(), sc, clock.Now()))
 
 	rotated, _, _ := ring.Rotate(bytes.Repeat([]byte{4}, 32), clock.Now(), time.Hour)
-	err = receipt.VerifySignedCheckpoint(rotated.Public(), sc, clock.Now().Add(2*time.Hour))
-	fmt.Println(errors.Is(err, receipt.ErrCheckpoint), errors.Is(err, keyring.ErrRetired))
+	err = audit.VerifySignedCheckpoint(rotated.Public(), sc, clock.Now().Add(2*time.Hour))
+	fmt.Println(errors.Is(err, audit.ErrCheckpoint), errors.Is(err, keyring.ErrRetired))
 	// Output:
 	// true
 	// <nil>

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/flood"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -119,7 +119,7 @@ func TestFloodRefusalIsAuditedWithRetryAfter(t *testing.T) {
 	rows, err := h.Store.AuditByTask(ctx, "t-42")
 	require.NoError(t, err)
 	last := rows[len(rows)-1]
-	assert.Equal(t, receipt.DecisionDeny, last.Decision)
+	assert.Equal(t, audit.DecisionDeny, last.Decision)
 	assert.Equal(t, tk.Reason, last.Reason)
 	assert.Equal(t, string(tk.ID), last.TicketID)
 

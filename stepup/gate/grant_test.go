@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/grant"
@@ -83,7 +84,7 @@ func (w *grantWorld) issue(t *testing.T, g grant.Grant, uses int) string {
 
 // propose proposes c naming the grant and returns the ticket and the
 // reason of its last audit row.
-func (w *grantWorld) propose(t *testing.T, c stepup.Call) (stepup.Ticket, receipt.AuditRecord) {
+func (w *grantWorld) propose(t *testing.T, c stepup.Call) (stepup.Ticket, audit.Record) {
 	t.Helper()
 	ctx := context.Background()
 	c.Grant = w.grant
@@ -124,7 +125,7 @@ func TestGrantCoverageThroughTheGate(t *testing.T) {
 				assert.NotEqual(t, "grant:"+w.grant, row.Approver)
 				return
 			}
-			assert.Equal(t, receipt.DecisionAllow, row.Decision)
+			assert.Equal(t, audit.DecisionAllow, row.Decision)
 			assert.Equal(t, "grant:"+w.grant, row.Approver)
 			_, err := w.Gate.Execute(context.Background(), tk.ID)
 			require.NoError(t, err)

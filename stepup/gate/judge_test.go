@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/modelapprove"
@@ -58,11 +58,11 @@ func judgeOf(t *testing.T, m *fakeModel) plug.Judge {
 }
 
 // auditOf returns the audit rows of ticket id.
-func auditOf(t *testing.T, w *world, id stepup.TicketID) []receipt.AuditRecord {
+func auditOf(t *testing.T, w *world, id stepup.TicketID) []audit.Record {
 	t.Helper()
 	rows, err := w.Store.AuditRange(context.Background(), time.Time{}, time.Now().Add(100*365*24*time.Hour))
 	require.NoError(t, err)
-	var out []receipt.AuditRecord
+	var out []audit.Record
 	for _, r := range rows {
 		if r.TicketID == string(id) {
 			out = append(out, r)

@@ -9,19 +9,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 )
 
 // notRunRows returns the "not_run" rows of ticket id.
-func notRunRows(t *testing.T, w *world, id stepup.TicketID) []receipt.AuditRecord {
+func notRunRows(t *testing.T, w *world, id stepup.TicketID) []audit.Record {
 	t.Helper()
 	rows, err := w.Store.AuditRange(context.Background(), time.Time{}, stepupFar)
 	require.NoError(t, err)
-	var out []receipt.AuditRecord
+	var out []audit.Record
 	for _, r := range rows {
-		if r.TicketID == string(id) && r.Decision == receipt.DecisionNotRun {
+		if r.TicketID == string(id) && r.Decision == audit.DecisionNotRun {
 			out = append(out, r)
 		}
 	}
@@ -101,10 +101,10 @@ func TestRepeatedRefusedExecutesAreRateLimitedInTheChain(t *testing.T) {
 	rows = notRunRows(t, w, tk.ID)
 	require.Len(t, rows, 2)
 	assert.Equal(t, "approval already used (and 999 identical refusals since the last row)", rows[1].Reason)
-	require.NoError(t, receipt.VerifyChain(allRows(t, w), [32]byte{}))
+	require.NoError(t, audit.VerifyChain(allRows(t, w), [32]byte{}))
 }
 
-func allRows(t *testing.T, w *world) []receipt.AuditRecord {
+func allRows(t *testing.T, w *world) []audit.Record {
 	t.Helper()
 	rows, err := w.Store.AuditRange(context.Background(), time.Time{}, stepupFar)
 	require.NoError(t, err)

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/flood"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/notify"
@@ -153,7 +153,7 @@ func sites() []site {
 			rows := rowsOfTicket(t, h, tk.ID)
 			require.NotEmpty(t, rows)
 			last := rows[len(rows)-1]
-			assert.Equal(t, receipt.DecisionDenied, last.Decision)
+			assert.Equal(t, audit.DecisionDenied, last.Decision)
 			assert.NotEmpty(t, last.Reason)
 		}},
 		{"approver verify", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
@@ -173,7 +173,7 @@ func sites() []site {
 			if m.name != "error" { // an approver's own refusal is its word, not a misbehaviour
 				rows := rowsOfTicket(t, h, tk.ID)
 				last := rows[len(rows)-1]
-				assert.Equal(t, receipt.DecisionRefused, last.Decision)
+				assert.Equal(t, audit.DecisionRefused, last.Decision)
 				assert.Contains(t, last.Reason, "approver")
 			}
 		}},
@@ -194,7 +194,7 @@ func sites() []site {
 			assert.Equal(t, stepup.StatusApproved, got.Status, "nothing spent")
 			rows := rowsOfTicket(t, h, tk.ID)
 			last := rows[len(rows)-1]
-			assert.Equal(t, receipt.DecisionNotRun, last.Decision)
+			assert.Equal(t, audit.DecisionNotRun, last.Decision)
 			assert.NotEmpty(t, last.Reason)
 		}},
 		{"executor", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
@@ -217,7 +217,7 @@ func sites() []site {
 			assert.Equal(t, stepup.StatusFailed, got.Status, "a misbehaving executor's run is a failed run")
 			rows := rowsOfTicket(t, h, tk.ID)
 			last := rows[len(rows)-1]
-			assert.Equal(t, receipt.DecisionFailed, last.Decision)
+			assert.Equal(t, audit.DecisionFailed, last.Decision)
 			assert.NotEmpty(t, last.Reason)
 		}},
 		{"notifier", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
@@ -298,7 +298,7 @@ func denied(t *testing.T, h *stepuptest.Harness, tk stepup.Ticket, mention strin
 	assert.NotEmpty(t, tk.Reason)
 	rows := rowsOfTicket(t, h, tk.ID)
 	require.Len(t, rows, 1)
-	assert.Equal(t, receipt.DecisionDeny, rows[0].Decision)
+	assert.Equal(t, audit.DecisionDeny, rows[0].Decision)
 	assert.NotEmpty(t, rows[0].Reason)
 	if mention != "" {
 		assert.Contains(t, rows[0].Reason, mention)
@@ -308,11 +308,11 @@ func denied(t *testing.T, h *stepuptest.Harness, tk stepup.Ticket, mention strin
 	assert.Empty(t, page, "nothing stored")
 }
 
-func rowsOfTicket(t *testing.T, h *stepuptest.Harness, id stepup.TicketID) []receipt.AuditRecord {
+func rowsOfTicket(t *testing.T, h *stepuptest.Harness, id stepup.TicketID) []audit.Record {
 	t.Helper()
 	rows, err := h.Store.AuditRange(context.Background(), time.Time{}, stepupFar)
 	require.NoError(t, err)
-	var out []receipt.AuditRecord
+	var out []audit.Record
 	for _, r := range rows {
 		if r.TicketID == string(id) {
 			out = append(out, r)

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 )
 
@@ -37,8 +37,8 @@ func TestCallTextMustBeUTF8(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEmpty(t, rows)
 			last := rows[len(rows)-1]
-			assert.Equal(t, receipt.DecisionDeny, last.Decision)
-			assert.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+			assert.Equal(t, audit.DecisionDeny, last.Decision)
+			assert.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
 		})
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -22,7 +22,7 @@ import (
 // auditStore is what the refusal tests read back.
 type auditStore interface {
 	store.Store
-	AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error)
+	AuditRange(ctx context.Context, from, to time.Time) ([]audit.Record, error)
 }
 
 // oversizedCalls returns the class of calls with one field over the
@@ -92,8 +92,8 @@ func TestEveryRefusalHasAnAuditRow(t *testing.T) {
 				require.NoError(t, err)
 				require.Len(t, rows, 1, "one row for the refusal")
 				assert.Equal(t, string(tk.ID), rows[0].TicketID)
-				assert.Equal(t, receipt.DecisionDeny, rows[0].Decision)
-				assert.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+				assert.Equal(t, audit.DecisionDeny, rows[0].Decision)
+				assert.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
 				text := fmt.Sprint(rows[0])
 				assert.Contains(t, text, "size bound")
 				assert.Less(t, len(text), 64<<10, "the row holds digests, not the oversized fields")

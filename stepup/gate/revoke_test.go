@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -59,7 +59,7 @@ func TestRevokedApprovalsNeverRun(t *testing.T) {
 			require.NoError(t, err)
 			var revoked int
 			for _, r := range rows {
-				if r.Decision == receipt.DecisionRevoked {
+				if r.Decision == audit.DecisionRevoked {
 					revoked++
 				}
 			}
@@ -97,11 +97,11 @@ func TestRevokedGrantCoversNothing(t *testing.T) {
 	assert.Contains(t, row.Reason, "grant not used: revoked")
 	rows, err := w.Store.AuditRange(ctx, time.Time{}, stepupFar)
 	require.NoError(t, err)
-	assert.True(t, slices.ContainsFunc(rows, func(r receipt.AuditRecord) bool {
-		return r.TicketID == w.grant && r.Decision == receipt.DecisionRevoked &&
+	assert.True(t, slices.ContainsFunc(rows, func(r audit.Record) bool {
+		return r.TicketID == w.grant && r.Decision == audit.DecisionRevoked &&
 			strings.Contains(r.Reason, "revoked by user:ops")
 	}), "the revocation has its audit row")
-	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+	require.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
 }
 
 // TestRevokeInviteStopsEnrollment: a revoked invite enrolls nothing.
@@ -115,11 +115,11 @@ func TestRevokeInviteStopsEnrollment(t *testing.T) {
 	assert.Error(t, err)
 	rows, err := w.Store.AuditRange(ctx, time.Time{}, stepupFar)
 	require.NoError(t, err)
-	assert.True(t, slices.ContainsFunc(rows, func(r receipt.AuditRecord) bool {
-		return r.Decision == receipt.DecisionRevoked && r.Session == "enrollment:user:erin" &&
+	assert.True(t, slices.ContainsFunc(rows, func(r audit.Record) bool {
+		return r.Decision == audit.DecisionRevoked && r.Session == "enrollment:user:erin" &&
 			strings.Contains(r.Reason, "revoked by user:ops")
 	}), "the invite's revocation has its audit row")
-	require.NoError(t, receipt.VerifyChain(rows, canon.Digest{}))
+	require.NoError(t, audit.VerifyChain(rows, canon.Digest{}))
 }
 
 // TestQueueListsWhatAnApproverMayDecide: each approver's queue holds the
@@ -188,12 +188,12 @@ func TestCheckpointSignsTheHead(t *testing.T) {
 	later, err := w.Store.AuditSeq(ctx, cp.Seq+1, cp.Seq+100)
 	require.NoError(t, err)
 	require.NotEmpty(t, later)
-	assert.NoError(t, receipt.VerifyChainFrom(later, pub, cp.Checkpoint, cp.Sig))
-	assert.Error(t, receipt.VerifyChain(later, canon.Digest{}), "a chain cut at its start needs a checkpoint")
+	assert.NoError(t, audit.VerifyChainFrom(later, pub, cp.Checkpoint, cp.Sig))
+	assert.Error(t, audit.VerifyChain(later, canon.Digest{}), "a chain cut at its start needs a checkpoint")
 	_, otherKey, _ := ed25519.GenerateKey(rand.Reader)
 	forged, err := w.Gate.Admin().Checkpoint(ctx, otherKey)
 	require.NoError(t, err)
-	assert.Error(t, receipt.VerifyChainFrom(later, pub, forged.Checkpoint, forged.Sig))
+	assert.Error(t, audit.VerifyChainFrom(later, pub, forged.Checkpoint, forged.Sig))
 }
 
 // TestDeskListIsTheApproversOwnView: an approver pages through the tickets

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/keyring"
@@ -395,8 +395,8 @@ func TestApprovalsStoredBeforeKeyIDsKeepRunning(t *testing.T) {
 			require.NoError(t, err)
 			old.Evidence = legacySeal(rotationKey0, old)
 			old.IdempotencyKey, old.Fence = "", 0
-			_, _, err = w.st.Park(ctx, old, store.Caps{}, func(a store.Approval, _ bool) receipt.AuditRecord {
-				return receipt.AuditRecord{TicketID: a.ID, Decision: receipt.DecisionAllow, Tool: a.Tool, ArgsDigest: a.Digest,
+			_, _, err = w.st.Park(ctx, old, store.Caps{}, func(a store.Approval, _ bool) audit.Record {
+				return audit.Record{TicketID: a.ID, Decision: audit.DecisionAllow, Tool: a.Tool, ArgsDigest: a.Digest,
 					Time: a.CreatedAt.UnixMilli(), PolicyVersion: a.PolicyVersion, Approver: a.Approver}
 			})
 			require.NoError(t, err)

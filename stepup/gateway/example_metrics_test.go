@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
@@ -60,7 +60,7 @@ func ExampleMetrics_ServeFigures() {
 	if err != nil {
 		panic(err)
 	}
-	m.ServeFigures(func(ctx context.Context) (receipt.ApprovalMetrics, error) {
+	m.ServeFigures(func(ctx context.Context) (figures.Report, error) {
 		return g.Admin().Metrics(ctx, 7*24*time.Hour)
 	})
 	_, _ = g.Propose(context.Background(), stepup.Call{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`),
@@ -68,9 +68,9 @@ func ExampleMetrics_ServeFigures() {
 
 	rec := httptest.NewRecorder()
 	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.FiguresPath+".json", nil))
-	var f receipt.ApprovalMetrics
+	var f figures.Report
 	_ = json.Unmarshal(rec.Body.Bytes(), &f)
-	fmt.Println(rec.Code, f.ByClass["external"].Requests)
+	fmt.Println(rec.Code, f.ByClass["external"].Asked)
 	// Output: 200 1
 }
 
@@ -81,8 +81,8 @@ func ExampleFiguresWindow() {
 		panic(err)
 	}
 	defer m.Shutdown(context.Background())
-	m.ServeFigures(func(context.Context) (receipt.ApprovalMetrics, error) {
-		return receipt.ApprovalMetrics{}, nil
+	m.ServeFigures(func(context.Context) (figures.Report, error) {
+		return figures.Report{}, nil
 	}, gateway.FiguresWindow(24*time.Hour))
 	rec := httptest.NewRecorder()
 	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.FiguresPath, nil))

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	auditfigures "github.com/agentstepup/asu/audit/figures"
 )
 
 // FiguresPath is where [Metrics.ServeFigures] answers: the page at
@@ -22,20 +23,21 @@ const figuresTimeout = 10 * time.Second
 // operator's listener: read by figures (the gate's Admin().Metrics over a
 // window), as a page at GET [FiguresPath] and as JSON at GET
 // FiguresPath.json: per effect class and per approver, the approval
-// rate, median and p90 time to decision, approvals per reviewer-hour, and
-// the rubber-stamp warnings. Unlike the Prometheus metrics they name
+// rate, median and p90 time to decision, active time and approvals per
+// active hour, the window and the busiest hour, and the rubber-stamp
+// warnings. Unlike the Prometheus metrics they name
 // approvers, so they belong to operators; never serve them to agents.
 //
 // The page is styled by its own sheet at FiguresPath + ".css" (nothing
 // inline, under the same Content-Security-Policy as the approval site)
 // and reads on a 390 px phone. Pass [FiguresWindow] to have it name the
 // window the figures cover.
-func (m *Metrics) ServeFigures(figures func(ctx context.Context) (receipt.ApprovalMetrics, error), opts ...FiguresOption) {
+func (m *Metrics) ServeFigures(figures func(ctx context.Context) (auditfigures.Report, error), opts ...FiguresOption) {
 	var conf figuresConfig
 	for _, o := range opts {
 		o(&conf)
 	}
-	read := func(w http.ResponseWriter, r *http.Request) (receipt.ApprovalMetrics, bool) {
+	read := func(w http.ResponseWriter, r *http.Request) (auditfigures.Report, bool) {
 		ctx, cancel := context.WithTimeout(r.Context(), figuresTimeout)
 		defer cancel()
 		f, err := figures(ctx)
@@ -80,60 +82,82 @@ func FiguresWindow(d time.Duration) FiguresOption {
 }
 
 // figureRow is one line of a table of the page. Every column means one
-// thing: a figure the row has none of (no decisions yet) reads "none",
-// never zero.
+// thing; a figure the row has none of reads "no decisions yet" or "not
+// measured", never zero. Asked and Lapsed are shown for classes only: a
+// call is put to a group, not to one approver.
 type figureRow struct {
-	Name                      string
-	Requests, Expired         int
-	Decided, Approved, Denied int
-	Rate, Median, P90         string
-	Reviewers                 int
-	PerHour                   string
-	Peak                      int
-	RubberStamp               bool
+	Name                               string
+	Asked, Approvals, Denials, Lapsed  int
+	Decided                            int
+	Rate, Median, P90, PerHour, Active string
+	RubberStamp                        bool
 }
 
 type figuresData struct {
-	Window             string
-	Overall            figureRow
-	Classes, Approvers []figureRow
-	Warnings           []string
-	Rule               string
+	Window, Span, PeakHour string
+	Overall                figureRow
+	Classes, Approvers     []figureRow
+	Warnings               []string
+	Rule                   string
 }
 
-func figuresView(m receipt.ApprovalMetrics, conf figuresConfig) figuresData {
-	d := figuresData{Overall: figureRowOf("all", m.Overall), Warnings: m.Warnings}
+// noDecisions is what a rate or a decision time reads as when nobody has
+// decided yet.
+const noDecisions = "no decisions yet"
+
+func decisionCells(r *figureRow, d auditfigures.Decisions, p auditfigures.Pace) {
+	r.Approvals, r.Denials, r.RubberStamp = d.Approvals, d.Denials, d.RubberStamp
+	r.Decided = d.Approvals + d.Denials
+	r.Rate, r.Median, r.P90, r.PerHour = noDecisions, noDecisions, noDecisions, "not measured"
+	if d.ApprovalRate != nil {
+		r.Rate = fmt.Sprintf("%.0f%%", 100**d.ApprovalRate)
+	}
+	if d.Time != nil {
+		r.Median, r.P90 = seconds(d.Time.Median()), seconds(d.Time.P90())
+	}
+	if p.ApprovalsPerActiveHour != nil {
+		r.PerHour = fmt.Sprintf("%.1f", *p.ApprovalsPerActiveHour)
+	}
+	r.Active = "not measured"
+	if p.ActiveMillis > 0 {
+		r.Active = (time.Duration(p.ActiveMillis) * time.Millisecond).Round(time.Second).String()
+	}
+}
+
+func figuresView(m auditfigures.Report, conf figuresConfig) figuresData {
+	class := func(name string, c auditfigures.Class) figureRow {
+		r := figureRow{Name: name, Asked: c.Asked, Lapsed: c.Lapsed}
+		decisionCells(&r, c.Decisions, c.Pace)
+		return r
+	}
+	d := figuresData{Overall: class("all", m.Overall), Warnings: m.Warnings, Window: "no records", PeakHour: "no approvals"}
 	if conf.window > 0 {
-		d.Window = "the last " + span(conf.window)
+		d.Span = "the last " + span(conf.window)
+	}
+	at := func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04 UTC") }
+	if w := m.Window; w != nil {
+		d.Window = fmt.Sprintf("%d records from %s to %s", w.Records, at(w.From), at(w.To))
+	}
+	if p := m.PeakHour; p != nil {
+		d.PeakHour = fmt.Sprintf("%d approvals in the hour from %s", p.Approvals, at(p.Start))
 	}
 	if r := m.Rule; r.MinDecisions > 0 {
 		d.Rule = fmt.Sprintf("more than %.0f%% approved with a median decision under %s, over at least %d decisions",
 			100*r.Rate, seconds(r.Median), r.MinDecisions)
 	}
-	for _, name := range sortedNames(m.ByClass) {
-		d.Classes = append(d.Classes, figureRowOf(name, m.ByClass[name]))
+	for _, name := range slices.Sorted(maps.Keys(m.ByClass)) {
+		d.Classes = append(d.Classes, class(name, m.ByClass[name]))
 	}
-	for _, name := range sortedNames(m.ByApprover) {
-		d.Approvers = append(d.Approvers, figureRowOf(name, m.ByApprover[name]))
+	for _, name := range slices.Sorted(maps.Keys(m.ByApprover)) {
+		a := m.ByApprover[name]
+		r := figureRow{Name: name}
+		decisionCells(&r, a.Decisions, a.Pace)
+		d.Approvers = append(d.Approvers, r)
 	}
 	return d
 }
 
-func figureRowOf(name string, c receipt.ClassMetrics) figureRow {
-	r := figureRow{Name: name, Requests: c.Requests, Expired: c.Expired, Decided: c.Decisions(),
-		Approved: c.Approved, Denied: c.Denied, Reviewers: c.Reviewers, Peak: c.PeakReviewerHour,
-		RubberStamp: c.RubberStamp, Rate: "none", Median: "none", P90: "none", PerHour: "none"}
-	if r.Decided > 0 {
-		r.Rate = fmt.Sprintf("%.0f%%", 100*c.ApprovalRate)
-		r.Median, r.P90 = seconds(c.MedianDecision), seconds(c.P90Decision)
-	}
-	if c.Approved > 0 {
-		r.PerHour = fmt.Sprintf("%.1f", c.ApprovalsPerReviewerHour)
-	}
-	return r
-}
-
-// seconds words a decision time for the page: 2.4 s, 3 min 5 s.
+// seconds words a decision time for the page: 2.4 s, 3m5s.
 func seconds(d time.Duration) string {
 	if d < time.Minute {
 		return fmt.Sprintf("%.1f s", d.Seconds())
@@ -159,17 +183,8 @@ func plural(n int, unit string) string {
 	return fmt.Sprintf("%d %ss", n, unit)
 }
 
-func sortedNames(m map[string]receipt.ClassMetrics) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// figureTable is one table of the page; People tables have no requests
-// or expired columns (a person decides, a request is not theirs).
+// figureTable is one table of the page; People tables have no asked or
+// lapsed columns (a person decides, a request is not theirs).
 type figureTable struct {
 	Title, Caption string
 	People         bool
@@ -194,26 +209,27 @@ var figuresPage = template.Must(template.New("figures").Funcs(template.FuncMap{
 <link rel="stylesheet" href="` + FiguresPath + `.css">
 </head>
 <body><div class="asu-site asu-figures">
-<header><strong>Approval figures</strong><span>{{if .Window}}{{.Window}}{{else}}the gate's window{{end}}</span></header>
+<header><strong>Approval figures</strong><span>{{if .Span}}{{.Span}}{{else}}the gate's window{{end}}</span></header>
 <main>
 <section class="asu-figures-head">
 {{if .Overall.Decided}}<dl class="asu-tiles">
 <div><dt>decided</dt><dd>{{.Overall.Decided}}</dd></div>
 <div><dt>approved</dt><dd>{{.Overall.Rate}}</dd></div>
 <div><dt>median decision</dt><dd>{{.Overall.Median}}</dd></div>
-<div><dt>peak hour</dt><dd>{{.Overall.Peak}} <small>approvals by one person in 60 min</small></dd></div>
-</dl>{{else}}<p class="asu-none">No decisions yet{{if .Window}} in {{.Window}}{{end}}.</p>{{end}}
+<div><dt>busiest hour</dt><dd>{{.PeakHour}}</dd></div>
+</dl>{{else}}<p class="asu-none">No decisions yet{{if .Span}} in {{.Span}}{{end}}.</p>{{end}}
+<p class="asu-note">Window: {{.Window}}.</p>
 <p class="asu-note">An approval rate near 100% with decisions in a few seconds means nobody is reading.{{if .Rule}} Flagged as rubber-stamping: {{.Rule}}.{{end}}</p>
 </section>
 {{if .Warnings}}<section class="asu-warnings"><h2>Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
 {{define "table"}}<section class="asu-table"><h2>{{.Title}}</h2><p class="asu-note">{{.Caption}}</p>
 <table>
-<thead><tr><th scope="col">{{if .People}}approver{{else}}class{{end}}</th>{{if not .People}}<th scope="col">requests</th>{{end}}<th scope="col">decided</th><th scope="col">approved</th><th scope="col">denied</th>{{if not .People}}<th scope="col">expired</th>{{end}}<th scope="col">approval rate</th><th scope="col">median decision</th><th scope="col">p90 decision</th><th scope="col">approvals per reviewer-hour</th><th scope="col">peak hour</th><th scope="col">flag</th></tr></thead>
-<tbody>{{range .Rows}}<tr{{if .RubberStamp}} class="asu-flagged"{{end}}><th scope="row" data-label="{{if $.People}}approver{{else}}class{{end}}">{{.Name}}</th>{{if not $.People}}<td data-label="requests">{{.Requests}}</td>{{end}}<td data-label="decided">{{.Decided}}</td><td data-label="approved">{{.Approved}}</td><td data-label="denied">{{.Denied}}</td>{{if not $.People}}<td data-label="expired">{{.Expired}}</td>{{end}}<td data-label="approval rate">{{.Rate}}</td><td data-label="median decision">{{.Median}}</td><td data-label="p90 decision">{{.P90}}</td><td data-label="approvals per reviewer-hour">{{.PerHour}}</td><td data-label="peak hour">{{.Peak}}</td><td data-label="flag">{{if .RubberStamp}}<strong>rubber-stamp</strong>{{end}}</td></tr>
-{{else}}<tr><td colspan="12" class="asu-none">No decisions yet.</td></tr>{{end}}</tbody>
+<thead><tr><th scope="col">{{if .People}}approver{{else}}class{{end}}</th>{{if not .People}}<th scope="col">asked</th>{{end}}<th scope="col">approvals</th><th scope="col">denials</th>{{if not .People}}<th scope="col">lapsed</th>{{end}}<th scope="col">approval rate</th><th scope="col">median decision</th><th scope="col">p90 decision</th><th scope="col">active time</th><th scope="col">approvals per active hour</th><th scope="col">flag</th></tr></thead>
+<tbody>{{range .Rows}}<tr{{if .RubberStamp}} class="asu-flagged"{{end}}><th scope="row" data-label="{{if $.People}}approver{{else}}class{{end}}">{{.Name}}</th>{{if not $.People}}<td data-label="asked">{{.Asked}}</td>{{end}}<td data-label="approvals">{{.Approvals}}</td><td data-label="denials">{{.Denials}}</td>{{if not $.People}}<td data-label="lapsed">{{.Lapsed}}</td>{{end}}<td data-label="approval rate">{{.Rate}}</td><td data-label="median decision">{{.Median}}</td><td data-label="p90 decision">{{.P90}}</td><td data-label="active time">{{.Active}}</td><td data-label="approvals per active hour">{{.PerHour}}</td><td data-label="flag">{{if .RubberStamp}}<strong>rubber-stamp</strong>{{end}}</td></tr>
+{{else}}<tr><td colspan="11" class="asu-none">No decisions yet.</td></tr>{{end}}</tbody>
 </table></section>{{end}}
-{{template "table" (table "By effect class" "Requests parked for a person, and what became of them; the last row is every class together." false .Classes .Overall)}}
-{{template "table" (table "By approver" "Each person's own decisions. Requests are not anyone's, so they are counted by class only." true .Approvers)}}
+{{template "table" (table "By effect class" "Asked: calls put to a person. Lapsed: expired or withdrawn before anyone decided. The last row is every class together." false .Classes .Overall)}}
+{{template "table" (table "By approver" "Each person's own decisions. Calls are put to groups, not to one person, so asked and lapsed are counted by class only." true .Approvers)}}
 </main></div>
 </body></html>
 `))

@@ -15,39 +15,48 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/internal/browsertest"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/gateway"
 )
 
 // someFigures are figures of a busy week: two classes, two approvers, one
 // of them rubber-stamping.
-func someFigures() receipt.ApprovalMetrics {
-	rule := receipt.DefaultRubberStampRule()
-	return receipt.ApprovalMetrics{
-		Overall: receipt.ClassMetrics{Requests: 40, Approved: 30, Denied: 4, Expired: 6, ApprovalRate: 30.0 / 34,
-			MedianDecision: 4200 * time.Millisecond, P90Decision: 41 * time.Second, Reviewers: 2,
-			ApprovalsPerReviewerHour: 12.5, PeakReviewerHour: 27},
-		ByClass: map[string]receipt.ClassMetrics{
-			"external":     {Requests: 30, Approved: 26, Denied: 1, Expired: 3, ApprovalRate: 26.0 / 27, Reviewers: 1, PeakReviewerHour: 26},
-			"irreversible": {Requests: 10, Approved: 4, Denied: 3, Expired: 3, ApprovalRate: 4.0 / 7, Reviewers: 2},
+func someFigures() figures.Report {
+	rule := figures.DefaultRubberStampRule()
+	rate := func(x float64) *float64 { return &x }
+	took := func(median, p90 time.Duration) *figures.DecisionTime {
+		return &figures.DecisionTime{MedianMillis: float64(median.Milliseconds()), P90Millis: p90.Milliseconds()}
+	}
+	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	return figures.Report{
+		Window:   &figures.Window{From: start.UnixMilli(), To: start.Add(6 * 24 * time.Hour).UnixMilli(), Records: 120},
+		PeakHour: &figures.Peak{Start: start.Add(time.Hour).UnixMilli(), Approvals: 27},
+		Overall: figures.Class{Asked: 40, Lapsed: 6, Reviewers: 2,
+			Decisions: figures.Decisions{Approvals: 30, Denials: 4, ApprovalRate: rate(30.0 / 34), Time: took(4200*time.Millisecond, 41*time.Second)},
+			Pace:      figures.Pace{ActiveMillis: (2 * time.Hour).Milliseconds(), ApprovalsPerActiveHour: rate(12.5), PeakHour: 27}},
+		ByClass: map[string]figures.Class{
+			"external": {Asked: 30, Lapsed: 3, Reviewers: 1,
+				Decisions: figures.Decisions{Approvals: 26, Denials: 1, ApprovalRate: rate(26.0 / 27)}},
+			"irreversible": {Asked: 10, Lapsed: 3, Reviewers: 2,
+				Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7)}},
 		},
-		ByApprover: map[string]receipt.ClassMetrics{
-			"user:dana": {Approved: 26, Denied: 1, ApprovalRate: 26.0 / 27, MedianDecision: 2 * time.Second, RubberStamp: true,
-				PeakReviewerHour: 26},
-			"user:erin": {Approved: 4, Denied: 3, ApprovalRate: 4.0 / 7},
+		ByApprover: map[string]figures.Approver{
+			"user:dana": {Decisions: figures.Decisions{Approvals: 26, Denials: 1, ApprovalRate: rate(26.0 / 27),
+				Time: took(2*time.Second, 3*time.Second), RubberStamp: true}, Pace: figures.Pace{PeakHour: 26}},
+			"user:erin": {Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7)}},
 		},
 		Rule:     rule,
 		Warnings: []string{"user:dana approves 96% within 2 s"},
 	}
 }
 
-func figuresServer(t *testing.T, f receipt.ApprovalMetrics, opts ...gateway.FiguresOption) *httptest.Server {
+func figuresServer(t *testing.T, f figures.Report, opts ...gateway.FiguresOption) *httptest.Server {
 	t.Helper()
 	m, err := gateway.NewMetrics()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
-	m.ServeFigures(func(context.Context) (receipt.ApprovalMetrics, error) { return f, nil }, opts...)
+	m.ServeFigures(func(context.Context) (figures.Report, error) { return f, nil }, opts...)
 	srv := httptest.NewServer(m)
 	t.Cleanup(srv.Close)
 	return srv
@@ -76,7 +85,8 @@ func TestFiguresPage(t *testing.T) {
 	assert.NotContains(t, page, "<style")
 	assert.NotContains(t, page, "<script")
 	assert.Contains(t, page, "the last 7 days")
-	assert.Contains(t, page, "<dt>peak hour</dt><dd>27 ")
+	assert.Contains(t, page, "<dt>busiest hour</dt><dd>27 approvals in the hour from 2026-11-23 10:00 UTC</dd>")
+	assert.Contains(t, page, "Window: 120 records from 2026-11-23 09:00 UTC to 2026-11-29 09:00 UTC.")
 	assert.Contains(t, page, "<dt>median decision</dt><dd>4.2 s</dd>")
 	assert.Contains(t, page, "user:dana approves 96% within 2 s")
 	for _, row := range []string{">external</th>", ">irreversible</th>", ">all</th>", ">user:dana</th>", ">user:erin</th>"} {
@@ -84,8 +94,9 @@ func TestFiguresPage(t *testing.T) {
 	}
 	_, people, ok := strings.Cut(page, "By approver")
 	require.True(t, ok)
-	assert.NotContains(t, people, "requests</th>", "an approver's row has no requests column")
-	assert.NotContains(t, people, `data-label="requests"`)
+	assert.NotContains(t, people, "asked</th>", "an approver's row has no asked column")
+	assert.NotContains(t, people, `data-label="asked"`)
+	assert.NotContains(t, people, `data-label="lapsed"`)
 	assert.Contains(t, people, `class="asu-flagged"`)
 
 	resp, css := get(t, srv.URL+gateway.FiguresPath+".css")
@@ -97,14 +108,15 @@ func TestFiguresPage(t *testing.T) {
 // TestFiguresPageWithNoDecisions: with nothing decided the page says so,
 // never "0%" or "0s".
 func TestFiguresPageWithNoDecisions(t *testing.T) {
-	srv := figuresServer(t, receipt.ApprovalMetrics{Overall: receipt.ClassMetrics{Requests: 2, Expired: 2},
-		ByClass: map[string]receipt.ClassMetrics{"external": {Requests: 2, Expired: 2}}})
+	srv := figuresServer(t, figures.Report{Overall: figures.Class{Asked: 2, Lapsed: 2},
+		ByClass: map[string]figures.Class{"external": {Asked: 2, Lapsed: 2}}})
 	_, page := get(t, srv.URL+gateway.FiguresPath)
 	assert.Contains(t, page, "No decisions yet.")
 	assert.NotContains(t, page, ">0%<")
 	assert.NotContains(t, page, ">0s<")
 	assert.NotContains(t, page, ">0.0 s<")
-	assert.Contains(t, page, `<td data-label="approval rate">none</td>`)
+	assert.Contains(t, page, `<td data-label="approval rate">no decisions yet</td>`)
+	assert.Contains(t, page, `<td data-label="approvals per active hour">not measured</td>`)
 }
 
 // TestBrowserFiguresPage: the figures page at 1280 px and at 390 px, where

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit/figures"
 )
 
 // figureTimeout bounds the read of the figures: a slow audit chain never
@@ -25,29 +25,33 @@ type ownFigures struct {
 // figuresReply is Prefix/figures: the approver's own row, and the figures
 // of everyone by class and overall; no other approver's row.
 type figuresReply struct {
-	Approver ownFigures                      `json:"approver"`
-	Overall  receipt.ClassMetrics            `json:"overall"`
-	ByClass  map[string]receipt.ClassMetrics `json:"by_class"`
+	Approver ownFigures               `json:"approver"`
+	Overall  figures.Class            `json:"overall"`
+	ByClass  map[string]figures.Class `json:"by_class"`
 }
 
-func ownRow(m receipt.ApprovalMetrics, user string) ownFigures {
+func ownRow(m figures.Report, user string) ownFigures {
 	c := m.ByApprover[user]
-	return ownFigures{Approved: c.Approved, Denied: c.Denied, ApprovalRate: c.ApprovalRate,
-		MedianDecision: c.MedianDecision.Milliseconds(), P90Decision: c.P90Decision.Milliseconds(),
-		RubberStamp: c.RubberStamp}
+	own := ownFigures{Approved: c.Approvals, Denied: c.Denials, RubberStamp: c.RubberStamp}
+	// Without a decision the page shows no figures (approved + denied is 0).
+	if c.ApprovalRate != nil && c.Time != nil {
+		own.ApprovalRate = *c.ApprovalRate
+		own.MedianDecision, own.P90Decision = c.Time.Median().Milliseconds(), c.Time.P90Millis
+	}
+	return own
 }
 
 // metrics reads the figures, or reports that there are none.
-func (in *Inbox) metrics(ctx context.Context) (receipt.ApprovalMetrics, bool) {
+func (in *Inbox) metrics(ctx context.Context) (figures.Report, bool) {
 	if in.figures == nil {
-		return receipt.ApprovalMetrics{}, false
+		return figures.Report{}, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, figureTimeout)
 	defer cancel()
 	m, err := in.figures(ctx)
 	if err != nil {
 		in.log.Info("figures unavailable")
-		return receipt.ApprovalMetrics{}, false
+		return figures.Report{}, false
 	}
 	return m, true
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/stepup/inbox"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -24,7 +24,7 @@ import (
 func TestFiguresTellTheApproverAboutThemselves(t *testing.T) {
 	ctx := context.Background()
 	var r *rig
-	r = newRig(t, &inbox.Options{Poll: 10 * time.Millisecond, Figures: func(ctx context.Context) (receipt.ApprovalMetrics, error) {
+	r = newRig(t, &inbox.Options{Poll: 10 * time.Millisecond, Figures: func(ctx context.Context) (figures.Report, error) {
 		return r.Gate.Admin().Metrics(ctx, 24*time.Hour)
 	}})
 	for i := range 20 {

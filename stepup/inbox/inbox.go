@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -116,7 +116,7 @@ type Options struct {
 	// Prefix/figures answers as JSON: the approver's own row, the figures
 	// by effect class and overall, never another approver's. Pass the
 	// gate's Admin().Metrics over a window, e.g. a week.
-	Figures func(ctx context.Context) (receipt.ApprovalMetrics, error)
+	Figures func(ctx context.Context) (figures.Report, error)
 }
 
 // Inbox is the approver's inbox on the approval site: an approver signs in
@@ -161,7 +161,7 @@ type Inbox struct {
 	streams  int
 	limit    int
 	dwell    time.Duration
-	figures  func(ctx context.Context) (receipt.ApprovalMetrics, error)
+	figures  func(ctx context.Context) (figures.Report, error)
 	log      *slog.Logger
 	sessions *sessions
 	https    bool // the origin is https: the cookie is Secure

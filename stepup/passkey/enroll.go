@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
@@ -233,9 +233,9 @@ func (ad *Enrollment) RevokeCredential(ctx context.Context, id []byte, by, reaso
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	err = ad.st.RevokeCredential(ctx, id, ad.now(), func(store.Approval, bool) receipt.AuditRecord {
-		return receipt.AuditRecord{Task: "enrollment", Session: "enrollment:" + cred.User,
-			Principal: canon.Principal{User: cred.User}, Decision: receipt.DecisionRevoked, Reason: why,
+	err = ad.st.RevokeCredential(ctx, id, ad.now(), func(store.Approval, bool) audit.Record {
+		return audit.Record{Task: "enrollment", Session: "enrollment:" + cred.User,
+			Principal: canon.Principal{User: cred.User}, Decision: audit.DecisionRevoked, Reason: why,
 			Approver: cred.User}
 	})
 	if err != nil {
@@ -252,9 +252,9 @@ func (ad *Enrollment) RevokeInvite(ctx context.Context, token, by string) error 
 		return fmt.Errorf("revoke invite: %w", err)
 	}
 	why := "invite of " + user + " revoked by " + by
-	err = ad.st.RevokeInvite(ctx, sha256.Sum256([]byte(token)), ad.now(), func(store.Approval, bool) receipt.AuditRecord {
-		return receipt.AuditRecord{Task: "enrollment", Session: "enrollment:" + user,
-			Principal: canon.Principal{User: user}, Decision: receipt.DecisionRevoked, Reason: why}
+	err = ad.st.RevokeInvite(ctx, sha256.Sum256([]byte(token)), ad.now(), func(store.Approval, bool) audit.Record {
+		return audit.Record{Task: "enrollment", Session: "enrollment:" + user,
+			Principal: canon.Principal{User: user}, Decision: audit.DecisionRevoked, Reason: why}
 	})
 	if err != nil {
 		return ticketstore.Err("revoke invite", err)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -39,7 +39,7 @@ func (s *Store) Check(ctx context.Context) (store.Report, error) {
 // tamperAudit replaces the stored audit record r.Seq with r as given,
 // bypassing every check: the damage a test needs to show that reads,
 // appends and Check detect it.
-func (s *Store) tamperAudit(r receipt.AuditRecord) {
+func (s *Store) tamperAudit(r audit.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r.Seq >= 1 && r.Seq <= int64(s.audit.len()) {

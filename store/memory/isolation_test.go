@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/storetest"
@@ -46,10 +46,10 @@ func TestParkKeepsItsOwnCopy(t *testing.T) {
 			}
 			want := in.Clone()
 			var noteGot store.Approval
-			note := func(a store.Approval, _ bool) receipt.AuditRecord {
+			note := func(a store.Approval, _ bool) audit.Record {
 				noteGot = a
 				scribble(&a, 'N')
-				return receipt.AuditRecord{TicketID: a.ID, Decision: receipt.DecisionAllow, ArgsDigest: a.Digest}
+				return audit.Record{TicketID: a.ID, Decision: audit.DecisionAllow, ArgsDigest: a.Digest}
 			}
 			var got store.Approval
 			switch path {
@@ -90,7 +90,7 @@ func TestAuditAcrossBlocks(t *testing.T) {
 		if i%2 == 1 {
 			task = "odd"
 		}
-		_, err := s.AppendAudit(ctx, receipt.AuditRecord{Task: task, Decision: receipt.DecisionDeny, Reason: "r"})
+		_, err := s.AppendAudit(ctx, audit.Record{Task: task, Decision: audit.DecisionDeny, Reason: "r"})
 		require.NoError(t, err)
 	}
 	all, err := s.AuditSeq(ctx, 1, n+1)
@@ -99,12 +99,12 @@ func TestAuditAcrossBlocks(t *testing.T) {
 	for i, r := range all {
 		require.Equal(t, int64(i+1), r.Seq)
 	}
-	require.NoError(t, receipt.VerifyChain(all, [32]byte{}))
+	require.NoError(t, audit.VerifyChain(all, [32]byte{}))
 	win, err := s.AuditSeq(ctx, 1000, 1100)
 	require.NoError(t, err)
 	require.Len(t, win, 100)
 	assert.Equal(t, all[999:1099], win)
-	require.NoError(t, receipt.VerifyChain(win, all[998].Hash))
+	require.NoError(t, audit.VerifyChain(win, all[998].Hash))
 	odd, err := s.AuditByTask(ctx, "odd")
 	require.NoError(t, err)
 	assert.Len(t, odd, n/2)

@@ -29,8 +29,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -65,7 +65,7 @@ type Store struct {
 	grants    map[string]*store.Grant
 	// chained holds the records [Store.chain] makes until [Store.commit]
 	// copies them into the log; reused, under mu, by every transaction.
-	chained []receipt.AuditRecord
+	chained []audit.Record
 	// damage is the first damage seen; once set, deciding calls refuse.
 	damage store.Damage
 	// hub wakes the watches of a ticket when it changes.
@@ -156,12 +156,12 @@ func (s *Store) lockRead(ctx context.Context) error {
 //
 // The records it returns are valid until the next call, which reuses
 // their array: the caller commits or drops them before releasing s.mu.
-func (s *Store) chain(notes ...func() (receipt.AuditRecord, bool)) ([]receipt.AuditRecord, error) {
-	var head receipt.AuditRecord
+func (s *Store) chain(notes ...func() (audit.Record, bool)) ([]audit.Record, error) {
+	var head audit.Record
 	if last := s.audit.last(); last != nil {
 		head = *last
 	}
-	var prev *receipt.AuditRecord
+	var prev *audit.Record
 	if n := s.audit.len(); n > 1 {
 		prev = s.audit.at(n - 2)
 	}
@@ -189,10 +189,10 @@ func (s *Store) chain(notes ...func() (receipt.AuditRecord, bool)) ([]receipt.Au
 
 // noted adapts a store.Note for [Store.chain]. The note gets its own copy
 // of a, so that nothing it does to it reaches the store or the caller.
-func noted(note store.Note, a store.Approval, merged bool) func() (receipt.AuditRecord, bool) {
-	return func() (receipt.AuditRecord, bool) {
+func noted(note store.Note, a store.Approval, merged bool) func() (audit.Record, bool) {
+	return func() (audit.Record, bool) {
 		if note == nil {
-			return receipt.AuditRecord{}, false
+			return audit.Record{}, false
 		}
 		return note(a.Clone(), merged), true
 	}
@@ -201,17 +201,17 @@ func noted(note store.Note, a store.Approval, merged bool) func() (receipt.Audit
 // notedShared is noted without the copy, for an a whose slices are the
 // caller's own, never the store's: what the note does to them can reach
 // only the caller that passed both.
-func notedShared(note store.Note, a store.Approval, merged bool) func() (receipt.AuditRecord, bool) {
-	return func() (receipt.AuditRecord, bool) {
+func notedShared(note store.Note, a store.Approval, merged bool) func() (audit.Record, bool) {
+	return func() (audit.Record, bool) {
 		if note == nil {
-			return receipt.AuditRecord{}, false
+			return audit.Record{}, false
 		}
 		return note(a, merged), true
 	}
 }
 
 // commit appends records chained by [Store.chain].
-func (s *Store) commit(records []receipt.AuditRecord) {
+func (s *Store) commit(records []audit.Record) {
 	for _, r := range records {
 		s.audit.append(r)
 	}

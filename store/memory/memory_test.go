@@ -5,7 +5,7 @@ import (
 
 	"testing"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/storetest"
@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 		s := memory.New(nil)
 		t.Cleanup(func() { _ = s.Close() })
 		return s
-	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r receipt.AuditRecord) {
+	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r audit.Record) {
 		memory.TamperAudit(s.(*memory.Store), r)
 	}))
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -235,7 +235,7 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 	}
 	slices.SortFunc(due, byTime(func(a *store.Approval) time.Time { return a.ExpiresAt }))
 	out := make([]store.Approval, len(due))
-	notes := make([]func() (receipt.AuditRecord, bool), len(due))
+	notes := make([]func() (audit.Record, bool), len(due))
 	for i, t := range due {
 		out[i] = t.Clone()
 		out[i].State = store.Expired

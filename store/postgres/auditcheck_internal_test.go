@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -26,7 +26,7 @@ func TestAuditHashInDatabase(t *testing.T) {
 	for i, r := range cutRecords(rng, 400, false) {
 		r.Reason += control[i%len(control)]
 		r.Taint = append(r.Taint, control[rng.IntN(len(control))])
-		if _, err := store.ChainNext(receipt.AuditRecord{}, r, t0()); err != nil {
+		if _, err := store.ChainNext(audit.Record{}, r, t0()); err != nil {
 			continue // arguments canon refuses are never chained
 		}
 		_, err := s.AppendAudit(ctx, r)
@@ -50,7 +50,7 @@ func TestAuditHashInDatabase(t *testing.T) {
 	assert.Equal(t, appended, n)
 	chain, err := s.AuditSeq(ctx, 1, 1000)
 	require.NoError(t, err)
-	require.NoError(t, receipt.VerifyChain(chain, canon.Digest{}))
+	require.NoError(t, audit.VerifyChain(chain, canon.Digest{}))
 
 	for _, col := range []string{"time = time + 1", "ticket_id = ticket_id || 'x'", "task = task || 'x'",
 		"args_digest = sha256(args_digest)", "principal_delegations = array_append(principal_delegations, 'x')",

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -26,7 +26,7 @@ import (
 //
 // Only three fields of a record depend on the head: Seq, PrevHash and
 // Time (the clock, never before the head's time). The client makes the
-// record's canonical form ([receipt.AuditRecord.ComputeHash]) with unique
+// record's canonical form ([audit.Record.ComputeHash]) with unique
 // placeholders in those three places and cuts it there; the statement
 // joins the pieces around the real values and hashes them with sha256().
 // The client checks the cut against ComputeHash before sending it, so the
@@ -71,7 +71,7 @@ var errCut = errors.New("postgres: audit record cannot be cut for the database t
 // cutRecord checks and completes r as [store.ChainNext] does, except for
 // Seq, PrevHash and Time, and returns it with the arguments of
 // queryAppend.
-func cutRecord(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
+func cutRecord(r audit.Record) (audit.Record, []any, error) {
 	// A placeholder also found in the record's text (Args may hold any
 	// JSON) makes the cut ambiguous; new placeholders make it unambiguous.
 	for range 3 {
@@ -80,7 +80,7 @@ func cutRecord(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 			return rec, args, err
 		}
 	}
-	return receipt.AuditRecord{}, nil, errCut
+	return audit.Record{}, nil, errCut
 }
 
 // errAmbiguous is returned by cutOnce when a placeholder occurs more than
@@ -88,7 +88,7 @@ func cutRecord(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 var errAmbiguous = errors.New("postgres: placeholder found in the record")
 
 // cutOnce is cutRecord with one draw of placeholders.
-func cutOnce(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
+func cutOnce(r audit.Record) (audit.Record, []any, error) {
 	// Placeholders: a random 16-digit Seq and Time (below 2^53, so canon
 	// writes them as plain digits) and a random PrevHash; each must occur
 	// once, next to its key.
@@ -99,21 +99,21 @@ func cutOnce(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 	var prev canon.Digest
 	copy(prev[:], seed[16:48])
 
-	next, err := store.ChainNext(receipt.AuditRecord{Seq: seq - 1, Hash: prev, Time: at}, r, time.UnixMilli(0))
+	next, err := store.ChainNext(audit.Record{Seq: seq - 1, Hash: prev, Time: at}, r, time.UnixMilli(0))
 	if err != nil {
-		return receipt.AuditRecord{}, nil, err
+		return audit.Record{}, nil, err
 	}
 	c, err := canonicalForm(next)
 	if err != nil {
-		return receipt.AuditRecord{}, nil, err
+		return audit.Record{}, nil, err
 	}
 	// The cut form must be what ComputeHash hashes.
 	h := sha256.New()
-	h.Write([]byte(receipt.AuditTag))
+	h.Write([]byte(audit.Tag))
 	h.Write([]byte{0})
 	h.Write(c)
 	if !bytes.Equal(h.Sum(nil), next.Hash[:]) {
-		return receipt.AuditRecord{}, nil, errCut
+		return audit.Record{}, nil, errCut
 	}
 	marks := [3][]byte{
 		[]byte(`"prev_hash":"` + prev.String() + `"`),
@@ -125,11 +125,11 @@ func cutOnce(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 	rest := c
 	for i, m := range marks {
 		if bytes.Count(c, m) != 1 {
-			return receipt.AuditRecord{}, nil, errAmbiguous
+			return audit.Record{}, nil, errAmbiguous
 		}
 		j := bytes.Index(rest, m)
 		if j < 0 {
-			return receipt.AuditRecord{}, nil, errCut // out of order
+			return audit.Record{}, nil, errCut // out of order
 		}
 		pieces[i] = rest[:j+keys[i]]
 		rest = rest[j+len(m):]
@@ -138,7 +138,7 @@ func cutOnce(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 		}
 	}
 	pieces[3] = rest
-	pieces[0] = append([]byte(receipt.AuditTag+"\x00"), pieces[0]...)
+	pieces[0] = append([]byte(audit.Tag+"\x00"), pieces[0]...)
 
 	var args []byte
 	if next.Args != nil {
@@ -154,7 +154,7 @@ func cutOnce(r receipt.AuditRecord) (receipt.AuditRecord, []any, error) {
 
 // canonicalForm is the canonical JSON ComputeHash hashes for r: r with a
 // zero Hash and empty lists for nil ones.
-func canonicalForm(r receipt.AuditRecord) ([]byte, error) {
+func canonicalForm(r audit.Record) ([]byte, error) {
 	r.Hash = canon.Digest{}
 	if r.Taint == nil {
 		r.Taint = []string{}
@@ -175,17 +175,17 @@ func canonicalForm(r receipt.AuditRecord) ([]byte, error) {
 
 // queueAppend queues on b the append of r and returns what reads its
 // result: r as stored.
-func queueAppend(b *pgx.Batch, r receipt.AuditRecord) (func(pgx.BatchResults) (receipt.AuditRecord, error), error) {
+func queueAppend(b *pgx.Batch, r audit.Record) (func(pgx.BatchResults) (audit.Record, error), error) {
 	rec, args, err := cutRecord(r)
 	if err != nil {
 		return nil, err
 	}
 	b.Queue(queryAppend, args...)
-	return func(br pgx.BatchResults) (receipt.AuditRecord, error) {
+	return func(br pgx.BatchResults) (audit.Record, error) {
 		out := rec
 		var prev, hash []byte
 		if err := br.QueryRow().Scan(&out.Seq, &out.Time, &prev, &hash); err != nil {
-			return receipt.AuditRecord{}, err
+			return audit.Record{}, err
 		}
 		copy(out.PrevHash[:], prev)
 		copy(out.Hash[:], hash)

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -37,11 +37,11 @@ func joinCut(args []any, seq int64, prev canon.Digest, at int64) canon.Digest {
 // checkCut cuts r and checks that the database's join of the pieces, for
 // the given head values, hashes to what ComputeHash gives the record with
 // those values.
-func checkCut(t *testing.T, r receipt.AuditRecord, seq int64, prev canon.Digest, at int64) {
+func checkCut(t *testing.T, r audit.Record, seq int64, prev canon.Digest, at int64) {
 	t.Helper()
 	rec, args, err := cutRecord(r)
 	if err != nil {
-		_, want := store.ChainNext(receipt.AuditRecord{}, r, t0())
+		_, want := store.ChainNext(audit.Record{}, r, t0())
 		require.Error(t, want, "cutRecord refuses only what ChainNext refuses: %v", err)
 		return
 	}
@@ -55,7 +55,7 @@ func checkCut(t *testing.T, r receipt.AuditRecord, seq int64, prev canon.Digest,
 // the cut: keys named like the placeholders' at any depth of Args, digits
 // and hex in every text field, escapes, non-ASCII text, empty and nil
 // lists; with nul, NUL characters too (which PostgreSQL cannot store).
-func cutRecords(rng *rand.Rand, n int, nul bool) []receipt.AuditRecord {
+func cutRecords(rng *rand.Rand, n int, nul bool) []audit.Record {
 	texts := []string{"", "seq", `"seq":1`, `"time":0`, `"prev_hash":"00"`, "\u00e9\u4e2d\U0001F600", `a\"b`,
 		"\t\n\u2028", "0123456789abcdef", strings.Repeat("9", 40), "<script>"}
 	if nul {
@@ -64,7 +64,7 @@ func cutRecords(rng *rand.Rand, n int, nul bool) []receipt.AuditRecord {
 	text := func() string { return texts[rng.IntN(len(texts))] + texts[rng.IntN(len(texts))] }
 	argsOf := []string{"", `{"seq":1,"time":2,"prev_hash":"x"}`, `{"a":{"seq":{"time":[1,2,{"prev_hash":null}]}}}`,
 		`[1e3, -0, 0.1, 12345678901234567890]`, `"\u00e9"`, `{"z":1,"a":[true,false,null]}`, `{"amount": 5}`}
-	out := make([]receipt.AuditRecord, n)
+	out := make([]audit.Record, n)
 	for i := range out {
 		r := storetest.Record(text(), storetest.TicketAt("s", "u", i, t0()).CreatedAt)
 		r.TicketID, r.Step, r.Session, r.Reason, r.Result = text(), text(), text(), text(), text()
@@ -129,7 +129,7 @@ func FuzzCutRecord(f *testing.F) {
 
 // TestChainedByDatabase appends the generated records through the store,
 // some alone and some with decisions, from several goroutines, and checks
-// that the chain the database made verifies with receipt.VerifyChain:
+// that the chain the database made verifies with audit.VerifyChain:
 // the database hashed what ComputeHash hashes.
 func TestChainedByDatabase(t *testing.T) {
 	t.Parallel()
@@ -142,7 +142,7 @@ func TestChainedByDatabase(t *testing.T) {
 			for i := g; i < len(recs); i += 4 {
 				_, err := s.AppendAudit(ctx, recs[i])
 				if err != nil {
-					_, want := store.ChainNext(receipt.AuditRecord{}, recs[i], t0())
+					_, want := store.ChainNext(audit.Record{}, recs[i], t0())
 					if want == nil {
 						err = fmt.Errorf("record %d: %w", i, err)
 					} else {
@@ -159,7 +159,7 @@ func TestChainedByDatabase(t *testing.T) {
 	all, err := s.AuditSeq(ctx, 1, 1<<40)
 	require.NoError(t, err)
 	require.NotEmpty(t, all)
-	require.NoError(t, receipt.VerifyChain(all, canon.Digest{}))
+	require.NoError(t, audit.VerifyChain(all, canon.Digest{}))
 	for i := 1; i < len(all); i++ {
 		assert.GreaterOrEqual(t, all[i].Time, all[i-1].Time)
 	}

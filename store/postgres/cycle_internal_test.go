@@ -12,15 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	asuaudit "github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
 
 // row is a Note making a small audit record of the ticket it is given.
 func row(decision string) store.Note {
-	return func(a store.Approval, _ bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: a.ID, Task: a.Task, Step: a.Step, Session: a.Session, Tool: a.Tool,
+	return func(a store.Approval, _ bool) asuaudit.Record {
+		return asuaudit.Record{TicketID: a.ID, Task: a.Task, Step: a.Step, Session: a.Session, Tool: a.Tool,
 			EffectClass: a.EffectClass, ArgsDigest: a.Digest, Principal: a.Requester, PolicyVersion: a.PolicyVersion,
 			Decision: decision, Reason: string(a.State), Taint: a.Taint, Approver: a.Approver,
 			IdempotencyKey: a.IdempotencyKey}

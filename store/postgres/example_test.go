@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/storetest"
@@ -27,8 +27,8 @@ func ExampleOpen() {
 	}
 	defer s.Close()
 	note := func(decision string) store.Note {
-		return func(a store.Approval, _ bool) receipt.AuditRecord {
-			return receipt.AuditRecord{TicketID: a.ID, Session: a.Session, Decision: decision}
+		return func(a store.Approval, _ bool) audit.Record {
+			return audit.Record{TicketID: a.ID, Session: a.Session, Decision: decision}
 		}
 	}
 
@@ -37,7 +37,7 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	t, _, err := s.Park(ctx, storetest.TicketAt("session-1", "alice", 1, now), store.Caps{PerSession: 10, PerUser: 50},
-		note(receipt.DecisionNeedsApproval))
+		note(audit.DecisionNeedsApproval))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -97,8 +97,8 @@ func ExampleStore_Reclaim() {
 	}
 	for _, t := range lapsed {
 		claim := store.Claim{Owner: "gate-b", At: now, LeaseUntil: now.Add(30 * time.Second)}
-		t, err := s.Reclaim(ctx, t.ID, t.Fence, claim, func(a store.Approval, _ bool) receipt.AuditRecord {
-			return receipt.AuditRecord{TicketID: a.ID, Decision: "reclaimed", IdempotencyKey: a.IdempotencyKey}
+		t, err := s.Reclaim(ctx, t.ID, t.Fence, claim, func(a store.Approval, _ bool) audit.Record {
+			return audit.Record{TicketID: a.ID, Decision: "reclaimed", IdempotencyKey: a.IdempotencyKey}
 		})
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
 			continue // another replica was first, or the owner renewed
@@ -124,8 +124,8 @@ func ExampleStore_Vote() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	note := func(a store.Approval, _ bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: a.ID, Session: a.Session, Decision: "vote", Reason: string(a.State)}
+	note := func(a store.Approval, _ bool) audit.Record {
+		return audit.Record{TicketID: a.ID, Session: a.Session, Decision: "vote", Reason: string(a.State)}
 	}
 
 	now, err := s.Now(ctx)

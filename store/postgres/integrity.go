@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -59,11 +59,11 @@ func (s *Store) checkHeadAtOpen(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	recs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (receipt.AuditRecord, error) { return scanAudit(r) })
+	recs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (audit.Record, error) { return scanAudit(r) })
 	if err != nil || len(recs) == 0 {
 		return
 	}
-	var prev *receipt.AuditRecord
+	var prev *audit.Record
 	if len(recs) == 2 {
 		prev = &recs[1]
 	}

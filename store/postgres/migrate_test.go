@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/storetest"
@@ -151,7 +151,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		require.NoError(t, err, state)
 	}
 	// A chain of two records whose last time is ahead of every clock.
-	var head receipt.AuditRecord
+	var head audit.Record
 	future := time.Now().Add(time.Hour)
 	for i, at := range []time.Time{created, future} {
 		r, err := store.ChainNext(head, storetest.Record("task-1", at), at)
@@ -205,5 +205,5 @@ func TestMigrateFromVersion1(t *testing.T) {
 	assert.Equal(t, head.Time, r.Time, "stamped no earlier than the head, which is ahead of the clock")
 	all, err := s.AuditSeq(ctx, 1, 100)
 	require.NoError(t, err)
-	require.NoError(t, receipt.VerifyChain(all, canon.Digest{}))
+	require.NoError(t, audit.VerifyChain(all, canon.Digest{}))
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 	"github.com/agentstepup/asu/store/storetest"
@@ -92,7 +92,7 @@ func TestConformance(t *testing.T) {
 		s := open(t, schema)
 		schemas.Store(s, schema)
 		return s
-	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r receipt.AuditRecord) {
+	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r audit.Record) {
 		schema, ok := schemas.Load(s)
 		require.True(t, ok)
 		tamperAudit(t, schema.(string), r)
@@ -101,7 +101,7 @@ func TestConformance(t *testing.T) {
 
 // tamperAudit replaces the audit row r.Seq in schema with r, every
 // column, and leaves the chain head as it was.
-func tamperAudit(t *testing.T, schema string, r receipt.AuditRecord) {
+func tamperAudit(t *testing.T, schema string, r audit.Record) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn(t))
@@ -143,8 +143,8 @@ func dbNow(t testing.TB, s *postgres.Store) time.Time {
 // note returns a Note recording decision on the ticket it is given, its
 // state as the reason.
 func note(decision string) store.Note {
-	return func(a store.Approval, merged bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: a.ID, Session: a.Session, Tool: a.Tool, ArgsDigest: a.Digest,
+	return func(a store.Approval, merged bool) audit.Record {
+		return audit.Record{TicketID: a.ID, Session: a.Session, Tool: a.Tool, ArgsDigest: a.Digest,
 			Principal: a.Requester, Decision: decision, Reason: string(a.State), Approver: a.Approver,
 			IdempotencyKey: a.IdempotencyKey}
 	}

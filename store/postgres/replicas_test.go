@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/postgres"
 )
@@ -172,7 +172,7 @@ func TestReplicasRace(t *testing.T) {
 	all, err := reps[3].AuditSeq(ctx, 1, 1<<40)
 	require.NoError(t, err)
 	assert.Len(t, all, decisions, "one row per winning call, none for the refused ones")
-	require.NoError(t, receipt.VerifyChain(all, canon.Digest{}), "concurrent appends from four pools never fork the chain")
+	require.NoError(t, audit.VerifyChain(all, canon.Digest{}), "concurrent appends from four pools never fork the chain")
 	for i := 1; i < len(all); i++ {
 		assert.GreaterOrEqual(t, all[i].Time, all[i-1].Time, "times never decrease along the chain")
 	}

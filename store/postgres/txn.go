@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -113,13 +113,13 @@ const queryLockHead = `SELECT 1 FROM audit_head FOR UPDATE`
 // commit appends recs, in order, and commits, in one round trip, and
 // returns the records as stored. A record the chain refuses fails the
 // transaction before anything is sent.
-func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receipt.AuditRecord, error) {
+func (t *txn) commit(ctx context.Context, recs ...audit.Record) ([]audit.Record, error) {
 	b := &pgx.Batch{}
 	if len(recs) > 0 {
 		b.Queue(querySkipPlanning)
 		b.Queue(queryLockHead)
 	}
-	reads := make([]func(pgx.BatchResults) (receipt.AuditRecord, error), len(recs))
+	reads := make([]func(pgx.BatchResults) (audit.Record, error), len(recs))
 	for i, r := range recs {
 		read, err := queueAppend(b, r)
 		if err != nil {
@@ -137,7 +137,7 @@ func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receip
 			}
 		}
 	}
-	out := make([]receipt.AuditRecord, len(recs))
+	out := make([]audit.Record, len(recs))
 	for i, read := range reads {
 		r, err := read(br)
 		if err != nil {
@@ -156,9 +156,9 @@ func (t *txn) commit(ctx context.Context, recs ...receipt.AuditRecord) ([]receip
 // commitNoted commits with note's record for each ticket, in order; a nil
 // note commits with no record.
 func (t *txn) commitNoted(ctx context.Context, note store.Note, merged bool, tickets ...store.Approval) error {
-	var recs []receipt.AuditRecord
+	var recs []audit.Record
 	if note != nil {
-		recs = make([]receipt.AuditRecord, len(tickets))
+		recs = make([]audit.Record, len(tickets))
 		for i, a := range tickets {
 			recs[i] = note(a.Clone(), merged)
 		}

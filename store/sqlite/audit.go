@@ -7,30 +7,30 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
 // AppendAudit implements [store.AuditLog].
-func (s *Store) AppendAudit(ctx context.Context, r receipt.AuditRecord) (receipt.AuditRecord, error) {
+func (s *Store) AppendAudit(ctx context.Context, r audit.Record) (audit.Record, error) {
 	if err := store.CheckAudit(r); err != nil {
-		return receipt.AuditRecord{}, fmt.Errorf("sqlite: append audit: %w", err)
+		return audit.Record{}, fmt.Errorf("sqlite: append audit: %w", err)
 	}
-	var out receipt.AuditRecord
+	var out audit.Record
 	err := s.write(ctx, "append audit", func(tx runner) error {
 		var err error
 		out, err = s.appendRecord(ctx, tx, r)
 		return err
 	})
 	if err != nil {
-		return receipt.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	return out, nil
 }
 
 // encodeRecord is JSON without HTML escaping, so canonical Args read back
 // byte for byte.
-func encodeRecord(r receipt.AuditRecord) (string, error) {
+func encodeRecord(r audit.Record) (string, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -60,10 +60,10 @@ func (w *auditRow) scan(row scanner) error {
 // decode reads the record in the row and checks that it is the row's:
 // its seq, time, task and hash are the columns'. The record's own hash is
 // checked by the caller ([store.CheckRead]).
-func (w auditRow) decode() (receipt.AuditRecord, error) {
-	var r receipt.AuditRecord
-	bad := func(why string) (receipt.AuditRecord, error) {
-		return receipt.AuditRecord{}, store.CorruptRow("audit", fmt.Sprint(w.seq), why)
+func (w auditRow) decode() (audit.Record, error) {
+	var r audit.Record
+	bad := func(why string) (audit.Record, error) {
+		return audit.Record{}, store.CorruptRow("audit", fmt.Sprint(w.seq), why)
 	}
 	if err := json.Unmarshal([]byte(w.body), &r); err != nil {
 		return bad("the record does not parse")
@@ -82,92 +82,92 @@ func (w auditRow) decode() (receipt.AuditRecord, error) {
 // auditHead reads the chain head and checks it ([store.CheckHead]),
 // against the record before it when link is set: an append never links
 // to a record that is not what it claims to be.
-func auditHead(ctx context.Context, q querier, link bool) (receipt.AuditRecord, error) {
+func auditHead(ctx context.Context, q querier, link bool) (audit.Record, error) {
 	limit := 1
 	if link {
 		limit = 2
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit ORDER BY seq DESC LIMIT ?`, limit)
 	if err != nil {
-		return receipt.AuditRecord{}, dbErr(err)
+		return audit.Record{}, dbErr(err)
 	}
 	defer rows.Close()
-	var recs []receipt.AuditRecord
+	var recs []audit.Record
 	for rows.Next() {
 		var w auditRow
 		if err := w.scan(rows); err != nil {
-			return receipt.AuditRecord{}, dbErr(err)
+			return audit.Record{}, dbErr(err)
 		}
 		if len(recs) == 1 {
 			// The head links to the record before by its seq and hash
 			// alone; that record was checked when it was the head.
-			prev := receipt.AuditRecord{Seq: w.seq}
+			prev := audit.Record{Seq: w.seq}
 			copy(prev.Hash[:], w.hash)
 			recs = append(recs, prev)
 			continue
 		}
 		r, err := w.decode()
 		if err != nil {
-			return receipt.AuditRecord{}, err
+			return audit.Record{}, err
 		}
 		recs = append(recs, r)
 	}
 	if err := rows.Err(); err != nil {
-		return receipt.AuditRecord{}, dbErr(err)
+		return audit.Record{}, dbErr(err)
 	}
 	if len(recs) == 0 {
-		return receipt.AuditRecord{}, nil
+		return audit.Record{}, nil
 	}
-	var prev *receipt.AuditRecord
+	var prev *audit.Record
 	if len(recs) == 2 {
 		prev = &recs[1] // a gap between them is damage too: CheckRecord refuses it
 	}
 	if err := store.CheckHead(recs[0], prev, recs[0].Seq); err != nil {
-		return receipt.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	return recs[0], nil
 }
 
 // AuditHead implements [store.AuditLog].
-func (s *Store) AuditHead(ctx context.Context) (receipt.AuditRecord, error) {
+func (s *Store) AuditHead(ctx context.Context) (audit.Record, error) {
 	if err := s.enterRead(ctx, "audit head"); err != nil {
-		return receipt.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	r, err := auditHead(ctx, s.reader(), false)
 	if err != nil {
-		return receipt.AuditRecord{}, s.fail(ctx, "audit head", err)
+		return audit.Record{}, s.fail(ctx, "audit head", err)
 	}
 	return r, nil
 }
 
 // AuditRange implements [store.AuditLog].
-func (s *Store) AuditRange(ctx context.Context, from, to time.Time) ([]receipt.AuditRecord, error) {
+func (s *Store) AuditRange(ctx context.Context, from, to time.Time) ([]audit.Record, error) {
 	return s.auditWhere(ctx, "audit range", `time >= ? AND time < ?`, from.UnixMilli(), to.UnixMilli())
 }
 
 // AuditSeq implements [store.AuditLog].
-func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]receipt.AuditRecord, error) {
+func (s *Store) AuditSeq(ctx context.Context, from, to uint64) ([]audit.Record, error) {
 	// Seq is an int64 column; bounds past it select nothing more.
 	clamp := func(v uint64) int64 { return int64(min(v, 1<<63-1)) }
 	return s.auditWhere(ctx, "audit seq", `seq >= ? AND seq < ?`, clamp(from), clamp(to))
 }
 
 // AuditByTask implements [store.AuditLog].
-func (s *Store) AuditByTask(ctx context.Context, task string) ([]receipt.AuditRecord, error) {
+func (s *Store) AuditByTask(ctx context.Context, task string) ([]audit.Record, error) {
 	return s.auditWhere(ctx, "audit by task", `task = ?`, task)
 }
 
-func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) ([]receipt.AuditRecord, error) {
+func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) ([]audit.Record, error) {
 	if err := s.enterRead(ctx, op); err != nil {
 		return nil, err
 	}
-	out, err := func() ([]receipt.AuditRecord, error) {
+	out, err := func() ([]audit.Record, error) {
 		rows, err := s.reader().QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit WHERE `+where+` ORDER BY seq`, args...)
 		if err != nil {
 			return nil, dbErr(err)
 		}
 		defer rows.Close()
-		var out []receipt.AuditRecord
+		var out []audit.Record
 		for rows.Next() {
 			var w auditRow
 			if err := w.scan(rows); err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/sqlite"
 	"github.com/agentstepup/asu/store/storetest"
@@ -24,8 +24,8 @@ import (
 // noteOf records decision on the ticket, by id, so a test can find the
 // rows of each ticket in a chain.
 func noteOf(decision string) store.Note {
-	return func(a store.Approval, merged bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: a.ID, Task: a.ID, Decision: decision, Reason: string(a.State)}
+	return func(a store.Approval, merged bool) audit.Record {
+		return audit.Record{TicketID: a.ID, Task: a.ID, Decision: decision, Reason: string(a.State)}
 	}
 }
 
@@ -112,7 +112,7 @@ func TestBackupUnderLoad(t *testing.T) {
 		assert.False(t, report.Damaged(), "%s", report.Summary())
 		chain, err := b.AuditSeq(ctx, 1, 1<<62)
 		require.NoError(t, err)
-		require.NoError(t, receipt.VerifyChain(chain, canon.Digest{}))
+		require.NoError(t, audit.VerifyChain(chain, canon.Digest{}))
 		assert.Equal(t, int64(len(chain)), report.Records)
 		rows := map[string][]string{}
 		for _, r := range chain {

@@ -10,15 +10,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	asuaudit "github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
 
 // row is a Note making a small audit record of the ticket it is given.
 func row(decision string) store.Note {
-	return func(a store.Approval, _ bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: a.ID, Session: a.Session, Tool: a.Tool, ArgsDigest: a.Digest,
+	return func(a store.Approval, _ bool) asuaudit.Record {
+		return asuaudit.Record{TicketID: a.ID, Session: a.Session, Tool: a.Tool, ArgsDigest: a.Digest,
 			Decision: decision, Reason: string(a.State)}
 	}
 }

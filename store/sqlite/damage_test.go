@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -25,7 +25,7 @@ func TestConformance(t *testing.T) {
 		s := open(t, path)
 		paths.Store(s, path)
 		return s
-	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r receipt.AuditRecord) {
+	}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r audit.Record) {
 		path, ok := paths.Load(s)
 		require.True(t, ok)
 		tamperAudit(t, path.(string), r)
@@ -34,7 +34,7 @@ func TestConformance(t *testing.T) {
 
 // tamperAudit replaces the audit row r.Seq of the file at path with r,
 // body and hash column both.
-func tamperAudit(t *testing.T, path string, r receipt.AuditRecord) {
+func tamperAudit(t *testing.T, path string, r audit.Record) {
 	t.Helper()
 	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/sqlite"
 	"github.com/agentstepup/asu/store/storetest"
@@ -31,8 +31,8 @@ func ExampleOpen() {
 
 	now, _ := s.Now(ctx)
 	note := func(decision string) store.Note {
-		return func(a store.Approval, merged bool) receipt.AuditRecord {
-			return receipt.AuditRecord{TicketID: a.ID, Decision: decision}
+		return func(a store.Approval, merged bool) audit.Record {
+			return audit.Record{TicketID: a.ID, Decision: decision}
 		}
 	}
 	t, _, err := s.Park(ctx, storetest.TicketAt("session-1", "alice", 1, now), store.Caps{PerSession: 5}, note("park"))
@@ -78,8 +78,8 @@ func ExampleStore_Vote() {
 	if _, err := s.Show(ctx, t.ID, now); err != nil {
 		panic(err)
 	}
-	note := func(a store.Approval, merged bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: a.ID, Decision: "vote", Reason: string(a.State)}
+	note := func(a store.Approval, merged bool) audit.Record {
+		return audit.Record{TicketID: a.ID, Decision: "vote", Reason: string(a.State)}
 	}
 	for _, who := range []string{"bob", "carol", "carol"} {
 		_, _ = s.Show(ctx, t.ID, now) // each approver is shown the card
@@ -108,7 +108,7 @@ func ExampleStore_Backup() {
 		panic(err)
 	}
 	defer s.Close()
-	if _, err := s.AppendAudit(ctx, receipt.AuditRecord{Task: "t", Decision: receipt.DecisionDeny, Reason: "unknown tool"}); err != nil {
+	if _, err := s.AppendAudit(ctx, audit.Record{Task: "t", Decision: audit.DecisionDeny, Reason: "unknown tool"}); err != nil {
 		panic(err)
 	}
 	if err := s.Backup(ctx, filepath.Join(dir, "backup.db")); err != nil {
@@ -166,7 +166,7 @@ func ExampleOptions_inspect() {
 		panic(err)
 	}
 	for range 3 {
-		if _, err := s.AppendAudit(ctx, receipt.AuditRecord{Task: "t", Decision: receipt.DecisionDeny, Reason: "unknown tool"}); err != nil {
+		if _, err := s.AppendAudit(ctx, audit.Record{Task: "t", Decision: audit.DecisionDeny, Reason: "unknown tool"}); err != nil {
 			panic(err)
 		}
 	}

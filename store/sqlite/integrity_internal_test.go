@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -24,7 +24,7 @@ func filled(t *testing.T) string {
 	for n := 0; n < 200; n++ {
 		a := storetest.Ticket("s1", "u1", n)
 		a.Rationale = string(make([]byte, 2000))
-		_, _, err := s.Park(t.Context(), a, store.Caps{}, func(store.Approval, bool) receipt.AuditRecord {
+		_, _, err := s.Park(t.Context(), a, store.Caps{}, func(store.Approval, bool) audit.Record {
 			return storetest.Record("task", t0)
 		})
 		require.NoError(t, err)

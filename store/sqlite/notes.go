@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -21,20 +21,20 @@ func (s *Store) note(ctx context.Context, tx runner, note store.Note, a store.Ap
 
 // appendRecord chains r after the head and inserts it, inside tx, stamped
 // with the store's clock.
-func (s *Store) appendRecord(ctx context.Context, tx runner, r receipt.AuditRecord) (receipt.AuditRecord, error) {
+func (s *Store) appendRecord(ctx context.Context, tx runner, r audit.Record) (audit.Record, error) {
 	// BEGIN IMMEDIATE holds the write lock from the start of tx to its
 	// commit, so no other writer reads the same head.
 	head, err := auditHead(ctx, tx, true)
 	if err != nil {
-		return receipt.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	out, err := store.ChainNext(head, r, s.clock())
 	if err != nil {
-		return receipt.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	body, err := encodeRecord(out)
 	if err != nil {
-		return receipt.AuditRecord{}, err
+		return audit.Record{}, err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO audit (seq, time, task, hash, body) VALUES (?, ?, ?, ?, ?)`,
 		out.Seq, out.Time, out.Task, out.Hash[:], body)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -21,13 +21,13 @@ func FuzzRecordRoundTrip(f *testing.F) {
 	f.Fuzz(func(t *testing.T, decision, reason, args, body string) {
 		r := storetest.Record("task", t0)
 		r.Decision, r.Reason, r.Args = decision, reason, json.RawMessage(args)
-		if chained, err := store.ChainNext(receipt.AuditRecord{}, r, t0); err == nil {
+		if chained, err := store.ChainNext(audit.Record{}, r, t0); err == nil {
 			enc, err := encodeRecord(chained)
 			require.NoError(t, err)
 			got, err := auditRow{seq: chained.Seq, time: chained.Time, task: chained.Task, hash: chained.Hash[:], body: enc}.decode()
 			require.NoError(t, err)
 			require.Equal(t, chained, got)
-			require.NoError(t, store.CheckRead([]receipt.AuditRecord{got}))
+			require.NoError(t, store.CheckRead([]audit.Record{got}))
 			h, err := got.ComputeHash()
 			require.NoError(t, err)
 			require.Equal(t, chained.Hash, h)
@@ -35,7 +35,7 @@ func FuzzRecordRoundTrip(f *testing.F) {
 		// A body that is not the record the row claims is refused as damage.
 		if got, err := (auditRow{seq: 1, hash: make([]byte, 32), body: body}).decode(); err != nil {
 			require.ErrorIs(t, err, store.ErrCorrupt)
-		} else if err := store.CheckRead([]receipt.AuditRecord{got}); err != nil {
+		} else if err := store.CheckRead([]audit.Record{got}); err != nil {
 			require.ErrorIs(t, err, store.ErrCorrupt)
 		}
 	})

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -67,8 +67,8 @@ func buildRotTemplate(t *testing.T) rotTemplate {
 }
 
 func noted(decision string) store.Note {
-	return func(a store.Approval, merged bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: a.ID, Task: a.Task, Decision: decision}
+	return func(a store.Approval, merged bool) audit.Record {
+		return audit.Record{TicketID: a.ID, Task: a.Task, Decision: decision}
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 	"github.com/agentstepup/asu/store/storetest"
@@ -52,7 +52,7 @@ func ExampleWithAuditTamper() {
 			s := memory.New(nil)
 			t.Cleanup(func() { _ = s.Close() })
 			return s
-		}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r receipt.AuditRecord) {
+		}, storetest.WithAuditTamper(func(t *testing.T, s store.Store, r audit.Record) {
 			// e.g. UPDATE audit SET ... WHERE seq = r.Seq on a connection of its own
 		}))
 	}

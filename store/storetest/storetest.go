@@ -8,7 +8,7 @@
 // merging only identical proposals, expiry, pending caps, leases and
 // fencing, revocation, listing, showings and votes towards a quorum, the
 // store's clock and its skew refusal, the
-// audit chain (with [receipt.VerifyChain]) and its times, grants' remaining
+// audit chain (with [asuaudit.VerifyChain]) and its times, grants' remaining
 // uses and their use with a park, the credential counter rule, single-use
 // invites; that every state change and its audit record appear together or
 // not at all (a note the chain refuses leaves the state unchanged); that
@@ -65,7 +65,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	asuaudit "github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest/internal/audit"
 	"github.com/agentstepup/asu/store/storetest/internal/concurrent"
@@ -96,7 +96,7 @@ type options struct {
 // [store.ErrCorrupt] and writes nothing, while the audit chain, tickets
 // and grants stay readable. Without it the suite skips those cases, and
 // says so.
-func WithAuditTamper(tamper func(t *testing.T, s store.Store, r receipt.AuditRecord)) Option {
+func WithAuditTamper(tamper func(t *testing.T, s store.Store, r asuaudit.Record)) Option {
 	return func(o *options) { o.tamper = tamper }
 }
 
@@ -184,7 +184,7 @@ func TicketAt(session, user string, n int, created time.Time) store.Approval {
 
 // Record returns an audit record of task at time at. It is exported for
 // benchmarks and backend-specific tests.
-func Record(task string, at time.Time) receipt.AuditRecord { return fixture.Record(task, at) }
+func Record(task string, at time.Time) asuaudit.Record { return fixture.Record(task, at) }
 
 // WatchAcross checks, for a backend implementing [store.Watcher], that a
 // watch taken through first wakes when second, another handle on the same

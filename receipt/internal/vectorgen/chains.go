@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 )
 
 // chainStart is the time of the first record, Unix milliseconds.
@@ -16,21 +16,21 @@ const chainStart = 1793610000000
 // chainRecords returns a valid chain of six decisions about two tickets,
 // one record carrying arguments, text beyond ASCII and a number that
 // canonicalizes.
-func chainRecords() ([]receipt.AuditRecord, error) {
+func chainRecords() ([]audit.Record, error) {
 	p := canon.Principal{User: "user:ravi", Agent: "agent:reports", Delegations: []string{}}
-	base := func(seq int64, ticket, decision, reason string) receipt.AuditRecord {
-		return receipt.AuditRecord{Seq: seq, Time: chainStart + (seq-1)*61_000, TicketID: ticket, Task: "t-42",
+	base := func(seq int64, ticket, decision, reason string) audit.Record {
+		return audit.Record{Seq: seq, Time: chainStart + (seq-1)*61_000, TicketID: ticket, Task: "t-42",
 			Step: fmt.Sprint(seq), Session: "s-1", Tool: "send_email", EffectClass: "external",
 			ArgsDigest: canon.Sum([]byte(ticket)), Principal: p, PolicyVersion: "2026-10-30.1",
 			Decision: decision, Reason: reason, Taint: []string{}}
 	}
-	recs := []receipt.AuditRecord{
-		base(1, "", receipt.DecisionAllow, "policy: read-only"),
-		base(2, "tk-1", receipt.DecisionNeedsApproval, "policy: external class"),
-		base(3, "tk-1", receipt.DecisionApproved, "passkey"),
-		base(4, "tk-1", receipt.DecisionExecuting, ""),
-		base(5, "tk-1", receipt.DecisionExecuted, ""),
-		base(6, "tk-2", receipt.DecisionDenied, "refusé — « not now » \U0001F6D1"),
+	recs := []audit.Record{
+		base(1, "", audit.DecisionAllow, "policy: read-only"),
+		base(2, "tk-1", audit.DecisionNeedsApproval, "policy: external class"),
+		base(3, "tk-1", audit.DecisionApproved, "passkey"),
+		base(4, "tk-1", audit.DecisionExecuting, ""),
+		base(5, "tk-1", audit.DecisionExecuted, ""),
+		base(6, "tk-2", audit.DecisionDenied, "refusé — « not now » \U0001F6D1"),
 	}
 	recs[0].Args = json.RawMessage(`{"path":"/reports/q3.csv","limit":10,"ratio":1.50}`)
 	recs[0].EffectClass, recs[0].Tool = "read", "read_file"
@@ -44,7 +44,7 @@ func chainRecords() ([]receipt.AuditRecord, error) {
 
 // rehash links records from prev and recomputes every hash: what someone
 // rewriting the chain without the gate's key can do.
-func rehash(recs []receipt.AuditRecord, prev canon.Digest) ([]receipt.AuditRecord, error) {
+func rehash(recs []audit.Record, prev canon.Digest) ([]audit.Record, error) {
 	out := slices.Clone(recs)
 	for i := range out {
 		out[i].PrevHash = prev
@@ -65,14 +65,14 @@ func chains() (*ChainFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	signed := func(k ed25519.PrivateKey, cp receipt.Checkpoint) *receipt.SignedCheckpoint {
-		sig, err := receipt.SignCheckpoint(k, cp)
+	signed := func(k ed25519.PrivateKey, cp audit.Checkpoint) *audit.SignedCheckpoint {
+		sig, err := audit.SignCheckpoint(k, cp)
 		if err != nil {
 			panic(err) // the generator's own key
 		}
-		return &receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig}
+		return &audit.SignedCheckpoint{Checkpoint: cp, Sig: sig}
 	}
-	at := func(i int) receipt.Checkpoint { return receipt.CheckpointOf(recs[i]) }
+	at := func(i int) audit.Checkpoint { return audit.CheckpointOf(recs[i]) }
 
 	altered := slices.Clone(recs)
 	altered[2].Approver = "user:mallory"
@@ -87,9 +87,9 @@ func chains() (*ChainFile, error) {
 
 	cases := []struct {
 		name, description string
-		records           []receipt.AuditRecord
+		records           []audit.Record
 		anchor            canon.Digest
-		cp                *receipt.SignedCheckpoint
+		cp                *audit.SignedCheckpoint
 		valid             bool
 	}{
 		{"valid/from-start", "The whole chain, from its first record.", recs, canon.Digest{}, nil, true},
@@ -111,11 +111,11 @@ func chains() (*ChainFile, error) {
 			recs[:5], canon.Digest{}, signed(key, at(5)), false},
 		{"reordered", "Seq 4 and seq 5 swapped places.", reordered, canon.Digest{}, nil, false},
 		{"checkpoint/forged-key", "The checkpoint of the rewritten chain, signed by a key that is not the gate's.",
-			rewritten, canon.Digest{}, signed(forger, receipt.CheckpointOf(rewritten[2])), false},
+			rewritten, canon.Digest{}, signed(forger, audit.CheckpointOf(rewritten[2])), false},
 		{"checkpoint/signature-reused", "The gate's signature of seq 3, with the checkpoint moved to seq 2.",
 			recs, canon.Digest{}, moved, false},
 		{"checkpoint/hash-edited", "A checkpoint whose hash was edited to the rewritten chain's; the signature is the gate's of the original.",
-			rewritten, canon.Digest{}, func() *receipt.SignedCheckpoint {
+			rewritten, canon.Digest{}, func() *audit.SignedCheckpoint {
 				c := signed(key, at(2))
 				c.Hash = rewritten[2].Hash
 				return c

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 )
@@ -131,12 +132,12 @@ type ChainFile struct {
 // ChainVector is an audit chain export and what it is verified from: a
 // signed checkpoint, an anchor hash, or (neither) the start of the chain.
 type ChainVector struct {
-	Name        string                    `json:"name"`
-	Description string                    `json:"description"`
-	Records     []json.RawMessage         `json:"records"`
-	Anchor      string                    `json:"anchor,omitempty"` // hex
-	Checkpoint  *receipt.SignedCheckpoint `json:"checkpoint,omitempty"`
-	Valid       bool                      `json:"valid"`
+	Name        string                  `json:"name"`
+	Description string                  `json:"description"`
+	Records     []json.RawMessage       `json:"records"`
+	Anchor      string                  `json:"anchor,omitempty"` // hex
+	Checkpoint  *audit.SignedCheckpoint `json:"checkpoint,omitempty"`
+	Valid       bool                    `json:"valid"`
 }
 
 // Files returns every vector file by name.

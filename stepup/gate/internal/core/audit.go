@@ -4,8 +4,8 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -13,13 +13,13 @@ import (
 // appends it in the transaction that makes the decision, so the two are
 // stored together or not at all, and stamps its time.
 func (g *Gate) Note(decision, reason string, at time.Time) store.Note {
-	return func(a store.Approval, _ bool) receipt.AuditRecord { return g.Record(a, decision, reason, at) }
+	return func(a store.Approval, _ bool) audit.Record { return g.Record(a, decision, reason, at) }
 }
 
 // Record is the audit row of a decision about ticket a at at. Arguments
 // appear by digest only, unless WithAuditArgsUnsafe.
-func (g *Gate) Record(a store.Approval, decision, reason string, at time.Time) receipt.AuditRecord {
-	r := receipt.AuditRecord{
+func (g *Gate) Record(a store.Approval, decision, reason string, at time.Time) audit.Record {
+	r := audit.Record{
 		Time:           at.UnixMilli(),
 		TicketID:       a.ID,
 		Task:           a.Task,

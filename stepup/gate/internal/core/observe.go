@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/flood"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
@@ -82,9 +82,9 @@ func (g *Gate) ObserveDecided(ctx context.Context, a store.Approval, decision, r
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrDecision, decision), attribute.String(AttrClass, class)))
 	o.decisions.Add(ctx, 1, attrs)
 	switch decision {
-	case receipt.DecisionNeedsApproval:
+	case audit.DecisionNeedsApproval:
 		o.pending.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrClass, class))))
-	case receipt.DecisionApproved, receipt.DecisionDenied, receipt.DecisionExpired, receipt.DecisionCancelled:
+	case audit.DecisionApproved, audit.DecisionDenied, audit.DecisionExpired, audit.DecisionCancelled:
 		o.pending.Add(ctx, -1, metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrClass, class))))
 		if !a.CreatedAt.IsZero() && !at.Before(a.CreatedAt) {
 			o.decisionTime.Record(ctx, at.Sub(a.CreatedAt).Seconds(), attrs)
@@ -221,7 +221,7 @@ func (g *Gate) ObserveParked(ctx context.Context, a store.Approval, merged bool,
 		g.ObserveDecided(ctx, a, decisionMerged, "merged with an identical pending request", a.CreatedAt)
 		return
 	}
-	g.ObserveDecided(ctx, a, receipt.DecisionNeedsApproval, reason, a.CreatedAt)
+	g.ObserveDecided(ctx, a, audit.DecisionNeedsApproval, reason, a.CreatedAt)
 }
 
 // ObserveStraggler reports a plug-in call given up on at its deadline

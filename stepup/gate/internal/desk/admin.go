@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/gate/internal/run"
@@ -51,12 +52,12 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 		why += ": " + reason
 	}
 	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
-		g.core.Note(receipt.DecisionRevoked, why, now))
+		g.core.Note(audit.DecisionRevoked, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("revoke", err)
 	}
 	g.core.Changed(a.ID)
-	g.core.ObserveDecided(ctx, done, receipt.DecisionRevoked, "revoked by "+by, now)
+	g.core.ObserveDecided(ctx, done, audit.DecisionRevoked, "revoked by "+by, now)
 	return core.View(done, now), nil
 }
 
@@ -78,9 +79,9 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	err = g.core.St().RevokeGrant(ctx, id, now, func(store.Approval, bool) receipt.AuditRecord {
-		return receipt.AuditRecord{TicketID: id, Task: "grant", Session: "grant:" + rec.User,
-			Principal: core.PrincipalOf(rec.User), Decision: receipt.DecisionRevoked, Reason: why, Approver: rec.User}
+	err = g.core.St().RevokeGrant(ctx, id, now, func(store.Approval, bool) audit.Record {
+		return audit.Record{TicketID: id, Task: "grant", Session: "grant:" + rec.User,
+			Principal: core.PrincipalOf(rec.User), Decision: audit.DecisionRevoked, Reason: why, Approver: rec.User}
 	})
 	if err != nil {
 		return core.TicketErr("revoke grant", err)
@@ -128,22 +129,22 @@ func (g *Gate) list(ctx context.Context, f store.Filter, keep func(a store.Appro
 const MaxMetricsWindow = 31 * 24 * time.Hour
 
 // Metrics implements [gate.Admin.Metrics].
-func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (receipt.ApprovalMetrics, error) {
+func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (figures.Report, error) {
 	if window == 0 {
 		window = 7 * 24 * time.Hour
 	}
 	if window < 0 || window > MaxMetricsWindow {
-		return receipt.ApprovalMetrics{}, fmt.Errorf("%w: a metrics window is up to %v", stepup.ErrConfig, MaxMetricsWindow)
+		return figures.Report{}, fmt.Errorf("%w: a metrics window is up to %v", stepup.ErrConfig, MaxMetricsWindow)
 	}
 	now, err := ad.g.core.Now(ctx)
 	if err != nil {
-		return receipt.ApprovalMetrics{}, err
+		return figures.Report{}, err
 	}
 	rows, err := ad.g.core.St().AuditRange(ctx, now.Add(-window), now.Add(time.Millisecond))
 	if err != nil {
-		return receipt.ApprovalMetrics{}, core.TicketErr("metrics", err)
+		return figures.Report{}, core.TicketErr("metrics", err)
 	}
-	return receipt.Metrics(rows), nil
+	return figures.Compute(rows), nil
 }
 
 func entryOf(a store.Approval, now time.Time) plug.Entry {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
@@ -132,14 +133,14 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 		now = at
 		done, err = g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
 			Reason: reason, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
-			g.core.Note(receipt.DecisionApproved, reason, at))
+			g.core.Note(audit.DecisionApproved, reason, at))
 		return err
 	})
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("approve", err)
 	}
 	g.core.Changed(done.ID)
-	g.core.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	g.core.ObserveDecided(ctx, done, audit.DecisionApproved, reason, now)
 	if a.Tool == plug.GrantTool {
 		return g.run.IssueGrant(context.WithoutCancel(ctx), done)
 	}
@@ -167,12 +168,12 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 		why += ": " + reason
 	}
 	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
-		Evidence: v.Evidence, At: now}, g.core.Note(receipt.DecisionDenied, why, now))
+		Evidence: v.Evidence, At: now}, g.core.Note(audit.DecisionDenied, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("deny", err)
 	}
 	g.core.Changed(a.ID)
-	g.core.ObserveDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
+	g.core.ObserveDecided(ctx, done, audit.DecisionDenied, "denied by "+v.User, now)
 	if a.Tool != plug.GrantTool {
 		if err := g.core.Decided(ctx, done, false); err != nil {
 			return core.View(done, now), err
@@ -226,7 +227,7 @@ func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.
 	if err != nil {
 		return refusal
 	}
-	r := g.core.Record(a, receipt.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
+	r := g.core.Record(a, audit.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
 	r.Approver = user
 	if _, err := g.core.St().AppendAudit(context.WithoutCancel(ctx), r); err != nil {
 		return errors.Join(refusal, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -64,11 +64,11 @@ func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.T
 	if _, err := rand.Read(a.Nonce[:]); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	parked, _, err := g.core.St().Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionNeedsApproval, dec.Reason, now))
+	parked, _, err := g.core.St().Park(ctx, a, store.Caps{}, g.core.Note(audit.DecisionNeedsApproval, dec.Reason, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}
 	g.core.Changed(parked.ID)
-	g.core.ObserveDecided(ctx, parked, receipt.DecisionNeedsApproval, dec.Reason, now)
+	g.core.ObserveDecided(ctx, parked, audit.DecisionNeedsApproval, dec.Reason, now)
 	return core.View(parked, now), nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -55,11 +55,11 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	err = g.core.AtNow(ctx, func(at time.Time) (err error) {
 		now = at
 		done, err = g.core.St().Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
-			threshold, reason, func(t store.Approval, _ bool) receipt.AuditRecord {
+			threshold, reason, func(t store.Approval, _ bool) audit.Record {
 				if t.State == store.Approved {
-					return g.core.Record(t, receipt.DecisionApproved, reason, at)
+					return g.core.Record(t, audit.DecisionApproved, reason, at)
 				}
-				r := g.core.Record(t, receipt.DecisionCosigned,
+				r := g.core.Record(t, audit.DecisionCosigned,
 					fmt.Sprintf("approval %d of %d, by %s", len(names), quorum, v.User), at)
 				r.Approver = v.User
 				return r
@@ -74,10 +74,10 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	}
 	g.core.Changed(a.ID)
 	if done.State != store.Approved {
-		g.core.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
+		g.core.ObserveDecided(ctx, done, audit.DecisionCosigned, "cosigned by "+v.User, now)
 		return core.View(done, now), nil
 	}
-	g.core.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	g.core.ObserveDecided(ctx, done, audit.DecisionApproved, reason, now)
 	_ = g.core.Decided(ctx, done, true)
 	return core.View(done, now), nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
@@ -98,7 +99,7 @@ func (ad *Admin) Reconcile(ctx context.Context, by string) (plug.Reconciliation,
 	}
 	reason := fmt.Sprintf("reconciled by %s: %s; store at seq %d head %s, watermark at seq %d head %s; %d tickets held, %d runs the store lost",
 		by, found.Found, found.Store.Seq, found.Store.Head, found.Marked.Seq, found.Marked.Head, len(found.Held), len(found.Lost))
-	head, err := g.core.St().AppendAudit(ctx, receipt.AuditRecord{Time: now.UnixMilli(), Decision: receipt.DecisionReconciled,
+	head, err := g.core.St().AppendAudit(ctx, audit.Record{Time: now.UnixMilli(), Decision: audit.DecisionReconciled,
 		Reason: reason, Approver: by, Session: "operator:" + by})
 	if err != nil {
 		return found, ticketstore.Err("reconcile: record", err)
@@ -124,15 +125,15 @@ func (g *Gate) hold(ctx context.Context, a store.Approval, why string) (plug.Hel
 	switch a.State {
 	case store.Pending:
 		_, err = g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
-			g.core.Note(receipt.DecisionCancelled, why, now))
+			g.core.Note(audit.DecisionCancelled, why, now))
 	case store.Approved:
 		_, err = g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
-			g.core.Note(receipt.DecisionRevoked, why, now))
+			g.core.Note(audit.DecisionRevoked, why, now))
 	case store.Executing:
 		raw, _ := json.Marshal(ticketstore.Result{Error: "held at reconcile"})
-		note := g.core.Note(receipt.DecisionAbandoned, why, now)
+		note := g.core.Note(audit.DecisionAbandoned, why, now)
 		_, err = g.core.St().Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
-			func(t store.Approval, m bool) receipt.AuditRecord {
+			func(t store.Approval, m bool) audit.Record {
 				r := note(t, m)
 				r.Result = "held"
 				return r

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
@@ -61,7 +62,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	var consumed store.Approval
 	err = g.core.AtNow(wctx, func(at time.Time) (err error) {
 		consumed, err = g.core.St().Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.core.Owner(), At: at, LeaseUntil: at.Add(g.core.Lease())},
-			g.core.Note(receipt.DecisionExecuting, "approval spent; running", at))
+			g.core.Note(audit.DecisionExecuting, "approval spent; running", at))
 		return err
 	})
 	if err != nil {
@@ -169,10 +170,10 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, fmt.Errorf("execute: %w: the lease could not be renewed", stepup.ErrOutcomeUnknown)
 	}
 	o := store.Outcome{State: store.Done}
-	decision, summary := receipt.DecisionExecuted, "ok"
+	decision, summary := audit.DecisionExecuted, "ok"
 	stored := ticketstore.Result{OK: true}
 	if execErr != nil {
-		o.State, decision, summary = store.Failed, receipt.DecisionFailed, core.Why("executor failed", execErr)
+		o.State, decision, summary = store.Failed, audit.DecisionFailed, core.Why("executor failed", execErr)
 		stored = ticketstore.Result{Error: summary}
 	} else if json.Valid(out) {
 		stored.Output = out
@@ -188,7 +189,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrOutcomeUnknown, err)
 	}
 	note := g.core.Note(decision, summary, o.At)
-	if _, err := g.core.St().Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) receipt.AuditRecord {
+	if _, err := g.core.St().Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) audit.Record {
 		r := note(t, m)
 		r.Result = summary
 		return r
@@ -417,7 +418,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 		var claimed store.Approval
 		err := g.core.AtNow(ctx, func(at time.Time) (err error) {
 			claimed, err = g.core.St().Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.core.Owner(), At: at,
-				LeaseUntil: at.Add(g.core.Lease())}, g.core.Note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
+				LeaseUntil: at.Add(g.core.Lease())}, g.core.Note(audit.DecisionReclaimed, "lease expired; run again with the same key", at))
 			return err
 		})
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
@@ -479,9 +480,9 @@ func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why s
 		return errors.Join(cause, err)
 	}
 	raw, _ := json.Marshal(ticketstore.Result{Error: why})
-	note := g.core.Note(receipt.DecisionAbandoned, why, now)
+	note := g.core.Note(audit.DecisionAbandoned, why, now)
 	_, err = g.core.St().Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
-		func(t store.Approval, m bool) receipt.AuditRecord {
+		func(t store.Approval, m bool) audit.Record {
 			r := note(t, m)
 			r.Result = "not run"
 			return r
@@ -568,7 +569,7 @@ func (g *Gate) IssueGrant(ctx context.Context, a store.Approval) (stepup.Ticket,
 		return stepup.Ticket{}, err
 	}
 	consumed, err := g.core.St().Consume(ctx, a.ID, store.Claim{Key: core.GrantKeyPrefix + a.ID, Owner: g.core.Owner(), At: at,
-		LeaseUntil: at.Add(g.core.Lease())}, g.core.Note(receipt.DecisionExecuting, "issuing the grant", at))
+		LeaseUntil: at.Add(g.core.Lease())}, g.core.Note(audit.DecisionExecuting, "issuing the grant", at))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}

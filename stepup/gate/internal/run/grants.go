@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -166,7 +166,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	a.State, a.ExpiresAt = store.Approved, now.Add(g.core.TTL())
 	a.Approver, a.Reason, a.ResolvedAt = core.GrantApprover+c.Grant, "covered by grant "+c.Grant, now
 	a.Evidence = g.core.Seal(a, a.Approver)
-	done, _, err := g.core.St().ParkGranted(ctx, a, target, g.core.Note(receipt.DecisionAllow, a.Reason, now))
+	done, _, err := g.core.St().ParkGranted(ctx, a, target, g.core.Note(audit.DecisionAllow, a.Reason, now))
 	switch {
 	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrGrantUsedUp), errors.Is(err, store.ErrRevoked),
 		errors.Is(err, store.ErrNotFound):
@@ -177,7 +177,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
 	g.core.Changed(done.ID)
-	g.core.ObserveDecided(ctx, done, receipt.DecisionAllow, a.Reason, now)
+	g.core.ObserveDecided(ctx, done, audit.DecisionAllow, a.Reason, now)
 	return core.View(done, now), true, "", nil
 }
 

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -51,9 +51,9 @@ func modelName(id string) string {
 func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (stepup.Ticket, error) {
 	v := g.core.Judging().Judge.Decide(ctx, cd.Visible(), a.Rationale)
 	who := modelName(v.ModelID)
-	to, decision, verb := store.Denied, receipt.DecisionDenied, "denied"
+	to, decision, verb := store.Denied, audit.DecisionDenied, "denied"
 	if v.Approve {
-		to, decision, verb = store.Approved, receipt.DecisionApproved, "approved"
+		to, decision, verb = store.Approved, audit.DecisionApproved, "approved"
 	}
 	// The ticket, which the runtime and its model read, says who decided
 	// and why; the audit row also names the prompt and answer hashes,

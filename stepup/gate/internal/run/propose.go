@@ -11,8 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -147,10 +147,10 @@ func (g *Gate) deny(ctx context.Context, p *proposal, reason string) (stepup.Tic
 	if a.ID == "" {
 		a.ID = store.NewID()
 	}
-	if _, err := g.core.St().AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
+	if _, err := g.core.St().AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, audit.DecisionDeny, reason, a.CreatedAt)); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: the refusal could not be recorded: %v", stepup.ErrStore, err)
 	}
-	g.core.ObserveDecided(ctx, a, receipt.DecisionDeny, reason, a.CreatedAt)
+	g.core.ObserveDecided(ctx, a, audit.DecisionDeny, reason, a.CreatedAt)
 	return stepup.Ticket{ID: stepup.TicketID(a.ID), Status: stepup.StatusDenied, Tool: a.Tool,
 		Digest: a.Digest, Reason: reason}, nil
 }
@@ -165,7 +165,7 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 	a.State, a.ExpiresAt = store.Approved, a.CreatedAt.Add(g.core.TTL())
 	a.Approver, a.Reason, a.ResolvedAt = core.PolicyApprover+p.d.PolicyVersion, p.d.Reason, a.CreatedAt
 	a.Evidence = g.core.Seal(a, a.Approver)
-	stored, _, err := g.core.St().Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionAllow, p.d.Reason, a.CreatedAt))
+	stored, _, err := g.core.St().Park(ctx, a, store.Caps{}, g.core.Note(audit.DecisionAllow, p.d.Reason, a.CreatedAt))
 	switch {
 	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
 		return g.core.Existing(ctx, p.a.ID) // another gate stored it first
@@ -173,7 +173,7 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 		return g.refuseStore(ctx, p, err)
 	}
 	g.core.Changed(stored.ID)
-	g.core.ObserveDecided(ctx, stored, receipt.DecisionAllow, p.d.Reason, a.CreatedAt)
+	g.core.ObserveDecided(ctx, stored, audit.DecisionAllow, p.d.Reason, a.CreatedAt)
 	return core.View(stored, a.CreatedAt), nil
 }
 
@@ -198,11 +198,11 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 		reason += "; " + note
 	}
 	merge := func(r string) store.Note {
-		return func(t store.Approval, merged bool) receipt.AuditRecord {
+		return func(t store.Approval, merged bool) audit.Record {
 			if merged {
 				r = "merged with an identical pending request"
 			}
-			return g.core.Record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
+			return g.core.Record(t, audit.DecisionNeedsApproval, r, a.CreatedAt)
 		}
 	}
 	parked, merged, err := g.core.St().Park(ctx, a, g.core.Caps(), merge(reason))

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
@@ -14,7 +14,7 @@ import (
 )
 
 // A refused Execute spends nothing and runs nothing: its audit row is a
-// [receipt.DecisionNotRun], never the "failed" of a run whose tool
+// [audit.DecisionNotRun], never the "failed" of a run whose tool
 // failed. An agent may ask to execute a spent, expired or revoked ticket
 // as often as it likes, so repeated refusals are rate-limited in the
 // chain: the first refusal of each kind (its reason, and the ticket's
@@ -34,7 +34,7 @@ const NotRunWindow = ticketstore.RefusalWindow
 
 // refuseExecute answers a refused Execute of ticket a at now: err, after
 // reporting it and, unless an identical refusal was written within the
-// window, recording it as a [receipt.DecisionNotRun] row with reason.
+// window, recording it as a [audit.DecisionNotRun] row with reason.
 // A transient err records nothing: the Execute may simply be asked again.
 func (g *Gate) refuseExecute(ctx context.Context, a store.Approval, now time.Time, err error, reason string) (stepup.Result, error) {
 	if Transient(err) {
@@ -51,7 +51,7 @@ func (g *Gate) refuseExecute(ctx context.Context, a store.Approval, now time.Tim
 	if repeats > 0 {
 		reason = fmt.Sprintf("%s (and %d identical refusals since the last row)", reason, repeats)
 	}
-	if _, aerr := g.core.St().AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, receipt.DecisionNotRun, reason, now)); aerr != nil {
+	if _, aerr := g.core.St().AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, audit.DecisionNotRun, reason, now)); aerr != nil {
 		return stepup.Result{}, errors.Join(err, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
 	}
 	return stepup.Result{}, err

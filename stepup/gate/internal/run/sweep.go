@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/plug"
@@ -57,7 +57,7 @@ func (g *Gate) ExpireTicket(ctx context.Context, a store.Approval) error {
 		reason = stepup.ReasonNoDecision + "; cancelled and proposed " + d.Timeout.Alternative + " instead"
 	}
 	_, err = g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: reason, At: now},
-		g.core.Note(receipt.DecisionCancelled, reason, now))
+		g.core.Note(audit.DecisionCancelled, reason, now))
 	if errors.Is(err, store.ErrResolved) {
 		return nil
 	}
@@ -65,7 +65,7 @@ func (g *Gate) ExpireTicket(ctx context.Context, a store.Approval) error {
 		return core.TicketErr("timeout", err)
 	}
 	g.core.Changed(a.ID)
-	g.core.ObserveDecided(ctx, a, receipt.DecisionExpired, reason, now)
+	g.core.ObserveDecided(ctx, a, audit.DecisionExpired, reason, now)
 	if outcome != plug.OutcomeAlternative {
 		return nil
 	}

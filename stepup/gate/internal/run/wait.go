@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
@@ -121,11 +121,11 @@ func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (s
 		why = strings.ToValidUTF8(why[:512], "") // a reason is a short text, never the call's data
 	}
 	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
-		g.core.Note(receipt.DecisionCancelled, why, now))
+		g.core.Note(audit.DecisionCancelled, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
 	}
 	g.core.Changed(a.ID)
-	g.core.ObserveDecided(ctx, done, receipt.DecisionCancelled, "withdrawn by the agent", now)
+	g.core.ObserveDecided(ctx, done, audit.DecisionCancelled, "withdrawn by the agent", now)
 	return core.View(done, now), nil
 }

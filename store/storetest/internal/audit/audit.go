@@ -14,14 +14,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
 // Audit checks the audit chain: appended records are sealed in order,
-// verify with [receipt.VerifyChain], and read back by sequence, task and
+// verify with [audit.VerifyChain], and read back by sequence, task and
 // time window; bad records are refused.
 func Audit(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
@@ -31,7 +31,7 @@ func Audit(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.Zero(t, head.Seq, "an empty chain has no head")
 
 	before := fixture.Now(t, s)
-	var appended []receipt.AuditRecord
+	var appended []audit.Record
 	for i := 0; i < 10; i++ {
 		// The caller's time is ignored: the store stamps its own.
 		r := fixture.Record(fmt.Sprintf("task-%d", i%3), fixture.T0.Add(-time.Duration(i)*time.Hour))
@@ -73,7 +73,7 @@ func Audit(t *testing.T, newStore func(*testing.T) store.Store) {
 		if w[0] > 0 {
 			anchor = all[w[0]-1].Hash
 		}
-		assert.NoError(t, receipt.VerifyChain(window, anchor), "a window verifies against its anchor")
+		assert.NoError(t, audit.VerifyChain(window, anchor), "a window verifies against its anchor")
 	}
 	none, err := s.AuditSeq(ctx, 11, 20)
 	require.NoError(t, err)
@@ -124,7 +124,7 @@ func TimeWindows(t *testing.T, s store.Store) {
 			from, to := all[i].Time, all[j].Time+1
 			got, err := s.AuditRange(t.Context(), time.UnixMilli(from), time.UnixMilli(to))
 			require.NoError(t, err)
-			var want []receipt.AuditRecord
+			var want []audit.Record
 			for _, r := range all {
 				if r.Time >= from && r.Time < to {
 					want = append(want, r)
@@ -135,7 +135,7 @@ func TimeWindows(t *testing.T, s store.Store) {
 			if got[0].Seq > 1 {
 				anchor = all[got[0].Seq-2].Hash
 			}
-			require.NoError(t, receipt.VerifyChain(got, anchor), "window [%d, %d) verifies", from, to)
+			require.NoError(t, audit.VerifyChain(got, anchor), "window [%d, %d) verifies", from, to)
 		}
 	}
 }

@@ -14,21 +14,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
 
 // Tamper replaces the stored audit row r.Seq with r as given, bypassing
 // every check of the store: the backend's test hook.
-type Tamper func(t *testing.T, s store.Store, r receipt.AuditRecord)
+type Tamper func(t *testing.T, s store.Store, r audit.Record)
 
 // world is a store with one record of each kind a deciding call needs,
 // and a chain of several records.
 type world struct {
 	s                          store.Store
 	pending, approved, running store.Approval
-	chain                      []receipt.AuditRecord
+	chain                      []audit.Record
 }
 
 func build(t *testing.T, newStore func(*testing.T) store.Store) world {
@@ -67,14 +67,14 @@ func inviteAt(n byte, at time.Time) store.Invite {
 
 // edited is r with its content changed and its hash left as it was: bit
 // rot, or an edit that did not bother with the hash.
-func edited(r receipt.AuditRecord) receipt.AuditRecord {
+func edited(r audit.Record) audit.Record {
 	r.Reason += " (edited)"
 	return r
 }
 
 // rehashed is r with its content changed and a new hash of its own: an
 // edit that looks intact alone and breaks the link of the record after.
-func rehashed(t *testing.T, r receipt.AuditRecord) receipt.AuditRecord {
+func rehashed(t *testing.T, r audit.Record) audit.Record {
 	r.Reason += " (rewritten)"
 	h, err := r.ComputeHash()
 	require.NoError(t, err)

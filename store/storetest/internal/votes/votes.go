@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest/internal/fixture"
 )
@@ -114,7 +114,7 @@ func Votes(t *testing.T, newStore func(*testing.T) store.Store, n int) {
 		want := fixture.Normalize(got.Clone())
 		v.Evidence[0] = 'X'
 		got.Votes[0].Evidence[0], got.Votes[0].Approver = 'Y', "mallory"
-		scribble := func(a store.Approval, merged bool) receipt.AuditRecord {
+		scribble := func(a store.Approval, merged bool) audit.Record {
 			for i := range a.Votes {
 				a.Votes[i].Evidence[0], a.Votes[i].Approver = 'Z', "eve"
 			}

@@ -1,4 +1,4 @@
-package receipt_test
+package audit_test
 
 import (
 	"crypto/ed25519"
@@ -9,48 +9,48 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/receipt/receipttest"
 )
 
 func TestCheckpointSignature(t *testing.T) {
-	key := receipttest.GateKey(1)
+	key := audittest.GateKey(1)
 	pub := key.Public().(ed25519.PublicKey)
-	c := receipttest.AuditChain(5, chainStart)
-	cp := receipt.CheckpointOf(c[4])
-	sig, err := receipt.SignCheckpoint(key, cp)
+	c := audittest.Chain(5, chainStart)
+	cp := audit.CheckpointOf(c[4])
+	sig, err := audit.SignCheckpoint(key, cp)
 	require.NoError(t, err)
-	require.NoError(t, receipt.VerifyCheckpoint(pub, cp, sig))
+	require.NoError(t, audit.VerifyCheckpoint(pub, cp, sig))
 
-	for name, bad := range map[string]receipt.Checkpoint{
+	for name, bad := range map[string]audit.Checkpoint{
 		"seq":  {Seq: cp.Seq + 1, Hash: cp.Hash, Time: cp.Time},
 		"hash": {Seq: cp.Seq, Hash: c[3].Hash, Time: cp.Time},
 		"time": {Seq: cp.Seq, Hash: cp.Hash, Time: cp.Time - 1},
 	} {
-		assert.ErrorIs(t, receipt.VerifyCheckpoint(pub, bad, sig), receipt.ErrCheckpoint, name)
+		assert.ErrorIs(t, audit.VerifyCheckpoint(pub, bad, sig), audit.ErrCheckpoint, name)
 	}
-	other := receipttest.GateKey(2).Public().(ed25519.PublicKey)
-	assert.ErrorIs(t, receipt.VerifyCheckpoint(other, cp, sig), receipt.ErrCheckpoint, "another gate's key")
-	assert.ErrorIs(t, receipt.VerifyCheckpoint(pub, cp, sig[:63]), receipt.ErrCheckpoint, "short signature")
-	assert.ErrorIs(t, receipt.VerifyCheckpoint(pub[:31], cp, sig), receipt.ErrCheckpoint, "short key")
-	_, err = receipt.SignCheckpoint(key[:10], cp)
-	assert.ErrorIs(t, err, receipt.ErrUnsupportedKey)
+	other := audittest.GateKey(2).Public().(ed25519.PublicKey)
+	assert.ErrorIs(t, audit.VerifyCheckpoint(other, cp, sig), audit.ErrCheckpoint, "another gate's key")
+	assert.ErrorIs(t, audit.VerifyCheckpoint(pub, cp, sig[:63]), audit.ErrCheckpoint, "short signature")
+	assert.ErrorIs(t, audit.VerifyCheckpoint(pub[:31], cp, sig), audit.ErrCheckpoint, "short key")
+	_, err = audit.SignCheckpoint(key[:10], cp)
+	assert.ErrorIs(t, err, audit.ErrCheckpoint)
 
 	// A checkpoint signature is not a signature of anything else the gate's
 	// key could sign over the same bytes: the tag is in the message.
 	raw := append(append([]byte{}, cp.Hash[:]...), byte(cp.Seq))
-	assert.ErrorIs(t, receipt.VerifyCheckpoint(pub, cp, ed25519.Sign(key, raw)), receipt.ErrCheckpoint)
+	assert.ErrorIs(t, audit.VerifyCheckpoint(pub, cp, ed25519.Sign(key, raw)), audit.ErrCheckpoint)
 }
 
 // naiveVerifyChain is the rule VerifyChain had before checkpoints: a chain
 // not starting at Seq 1 is checked from its first record, whose PrevHash is
 // taken as given.
-func naiveVerifyChain(records []receipt.AuditRecord) error {
+func naiveVerifyChain(records []audit.Record) error {
 	if len(records) > 0 && records[0].Seq != 1 {
-		return receipt.VerifyChain(records, records[0].PrevHash)
+		return audit.VerifyChain(records, records[0].PrevHash)
 	}
-	return receipt.VerifyChain(records, canon.Digest{})
+	return audit.VerifyChain(records, canon.Digest{})
 }
 
 // TestVerifyChainFromEveryCut tries every way to cut a chain's head off
@@ -59,10 +59,10 @@ func naiveVerifyChain(records []receipt.AuditRecord) error {
 // it; without a checkpoint no window verifies. The naive rule accepts every
 // window, so deleting the first records of a log went unnoticed.
 func TestVerifyChainFromEveryCut(t *testing.T) {
-	key := receipttest.GateKey(1)
+	key := audittest.GateKey(1)
 	pub := key.Public().(ed25519.PublicKey)
 	const n = 16
-	c := receipttest.AuditChain(n, chainStart)
+	c := audittest.Chain(n, chainStart)
 	naiveAccepts := 0
 	for start := range n {
 		window := c[start:]
@@ -70,18 +70,18 @@ func TestVerifyChainFromEveryCut(t *testing.T) {
 			naiveAccepts++
 		}
 		if start > 0 {
-			assert.Error(t, receipt.VerifyChain(window, canon.Digest{}), "start %d without an anchor", start)
+			assert.Error(t, audit.VerifyChain(window, canon.Digest{}), "start %d without an anchor", start)
 		}
 		for at := range n + 1 { // at 0: the start of the chain
-			var sc receipt.SignedCheckpoint
+			var sc audit.SignedCheckpoint
 			if at == 0 {
-				sig, err := receipt.SignCheckpoint(key, receipt.Checkpoint{})
+				sig, err := audit.SignCheckpoint(key, audit.Checkpoint{})
 				require.NoError(t, err)
-				sc = receipt.SignedCheckpoint{Sig: sig}
+				sc = audit.SignedCheckpoint{Sig: sig}
 			} else {
-				sc = receipttest.SignedCheckpoint(key, c[at-1])
+				sc = audittest.SignedCheckpoint(key, c[at-1])
 			}
-			err := receipt.VerifyChainFrom(window, pub, sc.Checkpoint, sc.Sig)
+			err := audit.VerifyChainFrom(window, pub, sc.Checkpoint, sc.Sig)
 			if start == at || start == 0 && at <= n {
 				assert.NoError(t, err, "window from %d, checkpoint at seq %d", start, at)
 			} else {
@@ -96,33 +96,33 @@ func TestVerifyChainFromEveryCut(t *testing.T) {
 // records and renumbers and rehashes the rest produces a chain that
 // verifies from the start, but not through the gate's signed checkpoint.
 func TestVerifyChainFromRewrittenChain(t *testing.T) {
-	key := receipttest.GateKey(1)
+	key := audittest.GateKey(1)
 	pub := key.Public().(ed25519.PublicKey)
-	c := receipttest.AuditChain(20, chainStart)
-	sc := receipttest.SignedCheckpoint(key, c[14])
+	c := audittest.Chain(20, chainStart)
+	sc := audittest.SignedCheckpoint(key, c[14])
 
-	forged := append([]receipt.AuditRecord(nil), c[5:]...)
+	forged := append([]audit.Record(nil), c[5:]...)
 	for i := range forged {
 		forged[i].Seq = int64(i + 1)
 	}
 	forged[0].PrevHash = canon.Digest{}
 	relink(t, forged, 0)
-	require.NoError(t, receipt.VerifyChain(forged, canon.Digest{}), "the forgery is a well-formed chain")
-	assert.Error(t, receipt.VerifyChainFrom(forged, pub, sc.Checkpoint, sc.Sig))
-	assert.NoError(t, receipt.VerifyChainFrom(c, pub, sc.Checkpoint, sc.Sig))
+	require.NoError(t, audit.VerifyChain(forged, canon.Digest{}), "the forgery is a well-formed chain")
+	assert.Error(t, audit.VerifyChainFrom(forged, pub, sc.Checkpoint, sc.Sig))
+	assert.NoError(t, audit.VerifyChainFrom(c, pub, sc.Checkpoint, sc.Sig))
 
 	// A checkpoint the attacker signed with their own key does not help.
-	mine := receipttest.SignedCheckpoint(receipttest.GateKey(9), forged[3])
-	assert.ErrorIs(t, receipt.VerifyChainFrom(forged[4:], pub, mine.Checkpoint, mine.Sig), receipt.ErrCheckpoint)
+	mine := audittest.SignedCheckpoint(audittest.GateKey(9), forged[3])
+	assert.ErrorIs(t, audit.VerifyChainFrom(forged[4:], pub, mine.Checkpoint, mine.Sig), audit.ErrCheckpoint)
 }
 
 func TestSignedCheckpointFile(t *testing.T) {
-	key := receipttest.GateKey(1)
-	c := receipttest.AuditChain(3, chainStart)
-	sc := receipttest.SignedCheckpoint(key, c[2])
+	key := audittest.GateKey(1)
+	c := audittest.Chain(3, chainStart)
+	sc := audittest.SignedCheckpoint(key, c[2])
 	b, err := json.Marshal(sc)
 	require.NoError(t, err)
-	got, err := receipt.ParseSignedCheckpoint(b)
+	got, err := audit.ParseSignedCheckpoint(b)
 	require.NoError(t, err)
 	assert.Equal(t, sc, got)
 
@@ -133,10 +133,10 @@ func TestSignedCheckpointFile(t *testing.T) {
 		"bad hash":      `{"seq":1,"hash":"xyz","time":1,"sig":"` + b64(sc.Sig) + `"}`,
 		"negative seq":  `{"seq":-1,"hash":"` + c[0].Hash.String() + `","time":1,"sig":"` + b64(sc.Sig) + `"}`,
 		"not json":      `seq=1`,
-		"too large":     `{"seq":1,"pad":"` + string(make([]byte, receipt.MaxCheckpointSize)) + `"}`,
+		"too large":     `{"seq":1,"pad":"` + string(make([]byte, audit.MaxCheckpointSize)) + `"}`,
 	} {
-		_, err := receipt.ParseSignedCheckpoint([]byte(in))
-		assert.ErrorIs(t, err, receipt.ErrCheckpoint, name)
+		_, err := audit.ParseSignedCheckpoint([]byte(in))
+		assert.ErrorIs(t, err, audit.ErrCheckpoint, name)
 	}
 }
 
@@ -146,16 +146,16 @@ func b64(b []byte) string {
 }
 
 func ExampleVerifyChainFrom() {
-	gate := receipttest.GateKey(1)
-	chain := receipttest.AuditChain(30, chainStart)
+	gate := audittest.GateKey(1)
+	chain := audittest.Chain(30, chainStart)
 	// The gate signed a checkpoint at seq 10; later, records 1-10 were
 	// archived and only 11-30 are exported.
-	sc := receipttest.SignedCheckpoint(gate, chain[9])
+	sc := audittest.SignedCheckpoint(gate, chain[9])
 	export := chain[10:]
 
-	fmt.Println(receipt.VerifyChain(export, canon.Digest{}) != nil)
-	fmt.Println(receipt.VerifyChainFrom(export, gate.Public().(ed25519.PublicKey), sc.Checkpoint, sc.Sig))
-	fmt.Println(receipt.VerifyChainFrom(export[1:], gate.Public().(ed25519.PublicKey), sc.Checkpoint, sc.Sig) != nil)
+	fmt.Println(audit.VerifyChain(export, canon.Digest{}) != nil)
+	fmt.Println(audit.VerifyChainFrom(export, gate.Public().(ed25519.PublicKey), sc.Checkpoint, sc.Sig))
+	fmt.Println(audit.VerifyChainFrom(export[1:], gate.Public().(ed25519.PublicKey), sc.Checkpoint, sc.Sig) != nil)
 	// Output:
 	// true
 	// <nil>
@@ -163,18 +163,18 @@ func ExampleVerifyChainFrom() {
 }
 
 func ExampleSignCheckpoint() {
-	gate := receipttest.GateKey(1) // the gate's ed25519 key
-	chain := receipttest.AuditChain(3, chainStart)
-	cp := receipt.CheckpointOf(chain[2])
-	sig, err := receipt.SignCheckpoint(gate, cp)
+	gate := audittest.GateKey(1) // the gate's ed25519 key
+	chain := audittest.Chain(3, chainStart)
+	cp := audit.CheckpointOf(chain[2])
+	sig, err := audit.SignCheckpoint(gate, cp)
 	if err != nil {
 		panic(err)
 	}
 	pub := gate.Public().(ed25519.PublicKey)
-	fmt.Println(cp.Seq, receipt.VerifyCheckpoint(pub, cp, sig))
+	fmt.Println(cp.Seq, audit.VerifyCheckpoint(pub, cp, sig))
 	cp.Seq++
-	fmt.Println(receipt.VerifyCheckpoint(pub, cp, sig))
+	fmt.Println(audit.VerifyCheckpoint(pub, cp, sig))
 	// Output:
 	// 3 <nil>
-	// receipt: checkpoint does not verify: signature does not verify with the gate's key
+	// audit: checkpoint does not verify: signature does not verify with the gate's key
 }

@@ -1,4 +1,4 @@
-package receipt
+package audit
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ const CheckpointTag = "asu/v1/checkpoint"
 // ErrCheckpoint is wrapped by every refusal of a checkpoint: a signature
 // that does not verify with the gate's key, a malformed checkpoint file, or
 // a chain that does not start right after the checkpoint.
-var ErrCheckpoint = errors.New("receipt: checkpoint does not verify")
+var ErrCheckpoint = errors.New("audit: checkpoint does not verify")
 
 // Checkpoint is a point of the audit chain the gate vouches for: the
 // record at Seq has hash Hash and time Time (Unix milliseconds). The gate
@@ -54,7 +54,7 @@ func (cp Checkpoint) message() []byte {
 // SignCheckpoint signs cp with the gate's key.
 func SignCheckpoint(priv ed25519.PrivateKey, cp Checkpoint) ([]byte, error) {
 	if len(priv) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%w: sign checkpoint: not an ed25519 private key", ErrUnsupportedKey)
+		return nil, fmt.Errorf("%w: sign checkpoint: not an ed25519 private key", ErrCheckpoint)
 	}
 	return ed25519.Sign(priv, cp.message()), nil
 }
@@ -116,7 +116,7 @@ func VerifySignedCheckpoint(keys CheckpointKeys, sc SignedCheckpoint, at time.Ti
 // VerifyChainFromKeys is [VerifyChainFrom] with the gate's key ring: sc's
 // signature is checked with [VerifySignedCheckpoint] at time at, then
 // records against sc as VerifyChainFrom does.
-func VerifyChainFromKeys(records []AuditRecord, keys CheckpointKeys, sc SignedCheckpoint, at time.Time) error {
+func VerifyChainFromKeys(records []Record, keys CheckpointKeys, sc SignedCheckpoint, at time.Time) error {
 	if err := VerifySignedCheckpoint(keys, sc, at); err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func ParseSignedCheckpoint(b []byte) (SignedCheckpoint, error) {
 
 // CheckpointOf returns the checkpoint of a verified record, for the gate
 // to sign.
-func CheckpointOf(r AuditRecord) Checkpoint {
+func CheckpointOf(r Record) Checkpoint {
 	return Checkpoint{Seq: uint64(r.Seq), Hash: r.Hash, Time: r.Time}
 }
 
@@ -165,7 +165,7 @@ func CheckpointOf(r AuditRecord) Checkpoint {
 //
 // and then the links and hashes as [VerifyChain] does. It fails with an
 // error wrapping [ErrCheckpoint], or a [*ChainBreak].
-func VerifyChainFrom(records []AuditRecord, pub ed25519.PublicKey, cp Checkpoint, sig []byte) error {
+func VerifyChainFrom(records []Record, pub ed25519.PublicKey, cp Checkpoint, sig []byte) error {
 	if err := VerifyCheckpoint(pub, cp, sig); err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func VerifyChainFrom(records []AuditRecord, pub ed25519.PublicKey, cp Checkpoint
 }
 
 // verifyFrom is VerifyChainFrom once the checkpoint's signature verified.
-func verifyFrom(records []AuditRecord, cp Checkpoint) error {
+func verifyFrom(records []Record, cp Checkpoint) error {
 	if cp.Seq == 0 && !cp.Hash.IsZero() {
 		return fmt.Errorf("%w: a checkpoint at seq 0 has a zero hash", ErrCheckpoint)
 	}

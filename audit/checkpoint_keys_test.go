@@ -1,4 +1,4 @@
-package receipt_test
+package audit_test
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 )
 
 // ringKeys is a two-key ring stand-in: keys by id, one retired at a
-// grace end. (The keyring package implements the same interface; receipt
+// grace end. (The keyring package implements the same interface; audit
 // imports only canon.)
 type ringKeys struct {
 	keys  map[string]ed25519.PublicKey
@@ -61,30 +61,30 @@ func TestCheckpointNamesItsKey(t *testing.T) {
 		keys:  map[string]ed25519.PublicKey{"old": oldPriv.Public().(ed25519.PublicKey), "new": newPriv.Public().(ed25519.PublicKey)},
 		until: map[string]time.Time{"old": t0.Add(time.Hour)},
 	}
-	cp := receipt.Checkpoint{Seq: 3, Hash: canon.Digest{1}, Time: 1}
-	sig, err := receipt.SignCheckpoint(oldPriv, cp)
+	cp := audit.Checkpoint{Seq: 3, Hash: canon.Digest{1}, Time: 1}
+	sig, err := audit.SignCheckpoint(oldPriv, cp)
 	require.NoError(t, err)
-	sc := receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: "old"}
+	sc := audit.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: "old"}
 	raw, err := json.Marshal(sc)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"kid":"old"`)
-	parsed, err := receipt.ParseSignedCheckpoint(raw)
+	parsed, err := audit.ParseSignedCheckpoint(raw)
 	require.NoError(t, err)
 	require.Equal(t, sc, parsed)
 
-	require.NoError(t, receipt.VerifySignedCheckpoint(keys, parsed, t0))
-	err = receipt.VerifySignedCheckpoint(keys, parsed, t0.Add(time.Hour))
-	require.ErrorIs(t, err, receipt.ErrCheckpoint)
+	require.NoError(t, audit.VerifySignedCheckpoint(keys, parsed, t0))
+	err = audit.VerifySignedCheckpoint(keys, parsed, t0.Add(time.Hour))
+	require.ErrorIs(t, err, audit.ErrCheckpoint)
 	assert.Contains(t, err.Error(), `"old" is retired`)
 
 	legacy := parsed
 	legacy.KeyID = ""
-	require.NoError(t, receipt.VerifySignedCheckpoint(keys, legacy, t0))
-	require.ErrorIs(t, receipt.VerifySignedCheckpoint(keys, legacy, t0.Add(time.Hour)), receipt.ErrCheckpoint)
+	require.NoError(t, audit.VerifySignedCheckpoint(keys, legacy, t0))
+	require.ErrorIs(t, audit.VerifySignedCheckpoint(keys, legacy, t0.Add(time.Hour)), audit.ErrCheckpoint)
 
 	swapped := parsed
 	swapped.KeyID = "new"
-	require.ErrorIs(t, receipt.VerifySignedCheckpoint(keys, swapped, t0), receipt.ErrCheckpoint)
+	require.ErrorIs(t, audit.VerifySignedCheckpoint(keys, swapped, t0), audit.ErrCheckpoint)
 	// The single-key verifier ignores the id: the signature decides.
-	require.NoError(t, receipt.VerifyCheckpoint(keys.keys["old"], swapped.Checkpoint, swapped.Sig))
+	require.NoError(t, audit.VerifyCheckpoint(keys.keys["old"], swapped.Checkpoint, swapped.Sig))
 }

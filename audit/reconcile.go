@@ -1,4 +1,4 @@
-package receipt
+package audit
 
 // DecisionReconciled is the row an operator's reconcile writes after the
 // gate found its store behind its watermark: it names the store's head as

@@ -1,4 +1,4 @@
-package receipt
+package audit
 
 import (
 	"crypto/sha256"
@@ -12,8 +12,8 @@ import (
 	"github.com/agentstepup/asu/canon"
 )
 
-// AuditTag separates audit chain hashes from every other hash in asu.
-const AuditTag = "asu/v1/audit"
+// Tag separates audit chain hashes from every other hash in asu.
+const Tag = "asu/v1/audit"
 
 // Decisions recorded in the audit chain.
 const (
@@ -35,11 +35,11 @@ const (
 	DecisionNotRun        = "not_run"        // an Execute (or an executor's token) was refused: nothing was spent and nothing ran
 )
 
-// AuditRecord is one decision, as the reference program's audit record lists it. Records
+// Record is one decision, as the reference program's audit record lists it. Records
 // form a hash chain: each carries the hash of the one before it, so deleting,
 // inserting, reordering or editing a row is detected by [VerifyChain].
 // Arguments appear only by digest unless the integrator opts in to Args.
-type AuditRecord struct {
+type Record struct {
 	Seq            int64           `json:"seq"`       // position in the chain, from 1
 	Time           int64           `json:"time"`      // Unix milliseconds of the decision
 	TicketID       string          `json:"ticket_id"` // empty for decisions that parked nothing
@@ -66,7 +66,7 @@ type AuditRecord struct {
 }
 
 // ErrChainBroken is wrapped by every [VerifyChain] failure.
-var ErrChainBroken = errors.New("receipt: audit chain broken")
+var ErrChainBroken = errors.New("audit: chain broken")
 
 // ComputeHash returns the hash of r chained to r.PrevHash:
 //
@@ -78,16 +78,22 @@ var ErrChainBroken = errors.New("receipt: audit chain broken")
 // It fails, wrapping [canon.ErrInvalidUTF8], when a text field is not valid
 // UTF-8: encoding/json would hash such text as U+FFFD, so two different
 // records would share one hash.
-func (r AuditRecord) ComputeHash() (canon.Digest, error) {
+func (r Record) ComputeHash() (canon.Digest, error) {
 	if !r.validUTF8() {
 		return canon.Digest{}, fmt.Errorf("audit record: text field: %w", canon.ErrInvalidUTF8)
 	}
+	return r.hashValid()
+}
+
+// hashValid is ComputeHash of a record whose text is known to be valid
+// UTF-8 (the streaming reader's fast parser checked it).
+func (r Record) hashValid() (canon.Digest, error) {
 	r.Hash = canon.Digest{}
 	// The tag and the canonical record are written to one buffer and
 	// hashed in one call, so that a record of common size is hashed
 	// without a heap allocation.
 	var buf [1024]byte
-	head := append(append(buf[:0], AuditTag...), 0)
+	head := append(append(buf[:0], Tag...), 0)
 	tagged, ok := r.appendCanonical(head)
 	if !ok {
 		c, err := r.marshalCanonical()
@@ -101,7 +107,7 @@ func (r AuditRecord) ComputeHash() (canon.Digest, error) {
 
 // marshalCanonical is the canonical form of r by definition: r as
 // encoding/json writes it (nil lists as empty ones), canonicalized.
-func (r AuditRecord) marshalCanonical() ([]byte, error) {
+func (r Record) marshalCanonical() ([]byte, error) {
 	if r.Taint == nil {
 		r.Taint = []string{}
 	}
@@ -130,7 +136,7 @@ const maxSafeInteger = 1<<53 - 1
 // same way: arguments, integers an ES6 number does not hold exactly, and
 // records so large that encoding/json's form (up to six bytes for each
 // canonical one) might exceed canon's size limit.
-func (r AuditRecord) appendCanonical(out []byte) ([]byte, bool) {
+func (r Record) appendCanonical(out []byte) ([]byte, bool) {
 	if len(r.Args) > 0 {
 		return out, false
 	}
@@ -206,7 +212,7 @@ func (r AuditRecord) appendCanonical(out []byte) ([]byte, bool) {
 }
 
 // validUTF8 reports whether every text field of r is valid UTF-8.
-func (r AuditRecord) validUTF8() bool {
+func (r Record) validUTF8() bool {
 	strs := []string{r.TicketID, r.Task, r.Step, r.Session, r.Tool, r.EffectClass, r.Principal.User,
 		r.Principal.Agent, r.PolicyVersion, r.Decision, r.Reason, r.Approver, r.Nonce, r.CardHash, r.Result,
 		r.IdempotencyKey}
@@ -221,7 +227,7 @@ func (r AuditRecord) validUTF8() bool {
 
 // ChainBreak says where a chain first fails to verify.
 type ChainBreak struct {
-	Index int    `json:"index"` // position in the slice given to VerifyChain
+	Index int    `json:"index"` // position in the slice given to VerifyChain, or in the stream a Verifier read, from 0
 	Seq   int64  `json:"seq"`   // the record's own sequence number
 	Why   string `json:"why"`   // what did not match
 }
@@ -236,7 +242,7 @@ func (b *ChainBreak) Unwrap() error { return ErrChainBroken }
 
 // VerifyChain checks that records form one unbroken chain: sequence
 // numbers increase by one, each PrevHash is the previous record's hash, and
-// each Hash is what [AuditRecord.ComputeHash] gives. It returns nil or a
+// each Hash is what [Record.ComputeHash] gives. It returns nil or a
 // [*ChainBreak] naming the first failure.
 //
 // With a zero anchor the chain must start at the first record (Seq 1, zero
@@ -245,7 +251,7 @@ func (b *ChainBreak) Unwrap() error { return ErrChainBroken }
 // against an anchor, the hash of the record before it that the caller
 // verified or kept itself, or with a checkpoint the gate signed
 // ([VerifyChainFrom]).
-func VerifyChain(records []AuditRecord, anchor canon.Digest) error {
+func VerifyChain(records []Record, anchor canon.Digest) error {
 	if anchor.IsZero() && len(records) > 0 && records[0].Seq != 1 {
 		return &ChainBreak{Index: 0, Seq: records[0].Seq,
 			Why: "the chain does not start at the first record (verify it from an anchor or a signed checkpoint)"}
@@ -254,7 +260,7 @@ func VerifyChain(records []AuditRecord, anchor canon.Digest) error {
 }
 
 // verifyChain checks records link to prev and to each other.
-func verifyChain(records []AuditRecord, prev canon.Digest) error {
+func verifyChain(records []Record, prev canon.Digest) error {
 	for i, r := range records {
 		if i > 0 && r.Seq != records[i-1].Seq+1 {
 			return &ChainBreak{Index: i, Seq: r.Seq, Why: fmt.Sprintf("sequence jumps from %d", records[i-1].Seq)}

@@ -1,25 +1,28 @@
-package receipttest
+// Package audittest gives tests valid audit chains and fixed gate keys:
+// a chain of decisions ([Chain]) and the checkpoints a gate signs over it
+// ([GateKey], [SignedCheckpoint]).
+package audittest
 
 import (
 	"crypto/ed25519"
 	"fmt"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 )
 
-// AuditChain returns a valid audit chain of n records starting at seq 1,
+// Chain returns a valid audit chain of n records starting at seq 1,
 // one decision a minute from start: a mix of allowed calls, approval
 // requests, approvals, denials and executions over two effect classes and
 // two approvers.
-func AuditChain(n int, start time.Time) []receipt.AuditRecord {
-	decisions := []string{receipt.DecisionAllow, receipt.DecisionNeedsApproval, receipt.DecisionApproved,
-		receipt.DecisionExecuted, receipt.DecisionNeedsApproval, receipt.DecisionDenied}
-	out := make([]receipt.AuditRecord, 0, n)
+func Chain(n int, start time.Time) []audit.Record {
+	decisions := []string{audit.DecisionAllow, audit.DecisionNeedsApproval, audit.DecisionApproved,
+		audit.DecisionExecuted, audit.DecisionNeedsApproval, audit.DecisionDenied}
+	out := make([]audit.Record, 0, n)
 	var prev canon.Digest
 	for i := range n {
-		r := receipt.AuditRecord{
+		r := audit.Record{
 			Seq:           int64(i + 1),
 			Time:          start.Add(time.Duration(i) * time.Minute).UnixMilli(),
 			TicketID:      fmt.Sprintf("tk-%d", i/3),
@@ -35,14 +38,14 @@ func AuditChain(n int, start time.Time) []receipt.AuditRecord {
 			Reason:        "policy",
 			Taint:         []string{},
 		}
-		if r.Decision == receipt.DecisionApproved || r.Decision == receipt.DecisionDenied {
+		if r.Decision == audit.DecisionApproved || r.Decision == audit.DecisionDenied {
 			r.Approver = []string{"user:dana", "user:lee"}[(i/len(decisions))%2]
 			r.DecisionMillis = int64(5000 + 1000*(i%7))
 		}
 		r.PrevHash = prev
 		h, err := r.ComputeHash()
 		if err != nil {
-			panic("receipttest: audit record: " + err.Error())
+			panic("audittest: audit record: " + err.Error())
 		}
 		r.Hash = h
 		prev = h
@@ -62,11 +65,11 @@ func GateKey(seed byte) ed25519.PrivateKey {
 }
 
 // SignedCheckpoint returns the checkpoint of r signed with key.
-func SignedCheckpoint(key ed25519.PrivateKey, r receipt.AuditRecord) receipt.SignedCheckpoint {
-	cp := receipt.CheckpointOf(r)
-	sig, err := receipt.SignCheckpoint(key, cp)
+func SignedCheckpoint(key ed25519.PrivateKey, r audit.Record) audit.SignedCheckpoint {
+	cp := audit.CheckpointOf(r)
+	sig, err := audit.SignCheckpoint(key, cp)
 	if err != nil {
-		panic("receipttest: sign checkpoint: " + err.Error())
+		panic("audittest: sign checkpoint: " + err.Error())
 	}
-	return receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig}
+	return audit.SignedCheckpoint{Checkpoint: cp, Sig: sig}
 }

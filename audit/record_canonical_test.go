@@ -1,4 +1,4 @@
-package receipt
+package audit
 
 import (
 	"encoding/json"
@@ -61,8 +61,8 @@ func randomDigest(rng *rand.Rand) canon.Digest {
 	return d
 }
 
-func randomRecord(rng *rand.Rand) AuditRecord {
-	r := AuditRecord{
+func randomRecord(rng *rand.Rand) Record {
+	r := Record{
 		Seq: randomInt(rng), Time: randomInt(rng), DecisionMillis: randomInt(rng),
 		TicketID: randomText(rng), Task: randomText(rng), Step: randomText(rng), Session: randomText(rng),
 		Tool: randomText(rng), EffectClass: randomText(rng), ArgsDigest: randomDigest(rng),
@@ -105,7 +105,7 @@ func TestAuditCanonicalIsTheMarshalledForm(t *testing.T) {
 // TestAuditCanonicalDeclines names what the fast form leaves to the
 // definition.
 func TestAuditCanonicalDeclines(t *testing.T) {
-	for name, r := range map[string]AuditRecord{
+	for name, r := range map[string]Record{
 		"arguments":                   {Args: json.RawMessage(`{"a":1}`)},
 		"seq past 2^53":               {Seq: maxSafeInteger + 1},
 		"time below -2^53":            {Time: -maxSafeInteger - 1},
@@ -121,7 +121,7 @@ func TestAuditCanonicalDeclines(t *testing.T) {
 func FuzzAuditCanonical(f *testing.F) {
 	f.Add("user:dana", "a\u2028<b>\"\\\x00", "taint", int64(1), int64(1<<53))
 	f.Fuzz(func(t *testing.T, user, reason, taint string, seq, millis int64) {
-		r := AuditRecord{Seq: seq, DecisionMillis: millis, Reason: reason, Taint: []string{taint},
+		r := Record{Seq: seq, DecisionMillis: millis, Reason: reason, Taint: []string{taint},
 			Principal: canon.Principal{User: user, Agent: reason}}
 		if !r.validUTF8() {
 			return

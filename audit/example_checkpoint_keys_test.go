@@ -1,4 +1,4 @@
-package receipt_test
+package audit_test
 
 import (
 	"crypto/ed25519"
@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 )
 
 // checkpointRing is the smallest CheckpointKeys: keys by id, none
@@ -25,13 +25,13 @@ func (r checkpointRing) Verify(id string, _ time.Time, msg, sig []byte) (string,
 // names.
 func ExampleVerifySignedCheckpoint() {
 	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
-	cp := receipt.Checkpoint{Seq: 1, Hash: canon.Digest{1}, Time: 1764460800000}
-	sig, _ := receipt.SignCheckpoint(priv, cp)
-	sc := receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: "k2"}
+	cp := audit.Checkpoint{Seq: 1, Hash: canon.Digest{1}, Time: 1764460800000}
+	sig, _ := audit.SignCheckpoint(priv, cp)
+	sc := audit.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: "k2"}
 	keys := checkpointRing{"k2": priv.Public().(ed25519.PublicKey)}
-	fmt.Println(receipt.VerifySignedCheckpoint(keys, sc, time.Now()))
+	fmt.Println(audit.VerifySignedCheckpoint(keys, sc, time.Now()))
 	sc.KeyID = "k1"
-	fmt.Println(errors.Is(receipt.VerifySignedCheckpoint(keys, sc, time.Now()), receipt.ErrCheckpoint))
+	fmt.Println(errors.Is(audit.VerifySignedCheckpoint(keys, sc, time.Now()), audit.ErrCheckpoint))
 	// Output:
 	// <nil>
 	// true
@@ -41,10 +41,10 @@ func ExampleVerifySignedCheckpoint() {
 // after a checkpoint signed by a ring key.
 func ExampleVerifyChainFromKeys() {
 	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
-	cp := receipt.Checkpoint{Seq: 0, Time: 1764460800000} // the start of the chain
-	sig, _ := receipt.SignCheckpoint(priv, cp)
-	sc := receipt.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: "k1"}
+	cp := audit.Checkpoint{Seq: 0, Time: 1764460800000} // the start of the chain
+	sig, _ := audit.SignCheckpoint(priv, cp)
+	sc := audit.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: "k1"}
 	keys := checkpointRing{"k1": priv.Public().(ed25519.PublicKey)}
-	fmt.Println(receipt.VerifyChainFromKeys(nil, keys, sc, time.Now()))
+	fmt.Println(audit.VerifyChainFromKeys(nil, keys, sc, time.Now()))
 	// Output: <nil>
 }
