@@ -226,7 +226,7 @@ func writeNodeHTML(b *chunked.Builder, n *node, st *nodeState) {
 }
 
 func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
-	switch n.Kind {
+	switch n.kind {
 	case kindObject:
 		if len(n.Members) == 0 {
 			b.WriteString(`<span class="asu-val">{}</span> <span class="asu-type">(empty object)</span>`)
@@ -237,9 +237,10 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		b.WriteString(`</span><ul class="asu-tree">`)
 		for i := range n.Members {
 			b.WriteString(`<li><span class="asu-key">`)
-			writeKeyHTML(b, n.Members[i].Key)
+			k := n.Members[i].key()
+			writeKeyHTML(b, k)
 			b.WriteString(`</span>: `)
-			writeKeyNotesHTML(b, n.Members[i].Key, n.Members[i].KeyDoms)
+			writeKeyNotesHTML(b, k, n.Members[i].keyDoms())
 			writeNodeHTML(b, &n.Members[i].Value, st)
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
@@ -267,13 +268,13 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		}
 		b.WriteString(`</ul>`)
 	case kindString:
-		if n.Long != nil {
+		if l := n.long(); l != nil {
 			b.WriteString(`<details class="asu-long"><summary><span class="asu-val asu-str">"`)
 			writeEsc(b, n.Text)
-			b.WriteString(`"…</span> <span class="asu-flagline">shortened: ` + strconv.Itoa(n.Long.Bytes) +
-				` bytes in full, SHA-256 <span class="asu-mono">` + template.HTMLEscapeString(n.Long.SHA256) +
+			b.WriteString(`"…</span> <span class="asu-flagline">shortened: ` + strconv.Itoa(l.Bytes) +
+				` bytes in full, SHA-256 <span class="asu-mono">` + template.HTMLEscapeString(l.SHA256) +
 				`</span> (select to show all)</span></summary><span class="asu-val asu-str">"`)
-			writeEsc(b, n.Long.Full)
+			writeEsc(b, l.Full)
 			b.WriteString(`"</span></details>`)
 		} else if strings.IndexByte(n.Text, ' ') < 0 {
 			// A value without a space (an address, a URL, an id) is
@@ -286,18 +287,19 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			writeEsc(b, n.Text)
 			b.WriteString(`"</span>`)
 		}
-		writeFlagsHTML(b, "", n.Flags)
-		for i := range n.Domains {
-			writeDomainHTML(b, "", &n.Domains[i])
+		writeFlagsHTML(b, "", n.flags())
+		doms := n.domains()
+		for i := range doms {
+			writeDomainHTML(b, "", &doms[i])
 		}
 	default: // number, bool, null: canonical text, from a fixed alphabet
 		kind := kindNull
-		switch n.Kind {
+		switch n.kind {
 		case kindNumber, kindBool:
-			kind = n.Kind
+			kind = n.kind
 		}
 		b.WriteString(`<span class="asu-val asu-`)
-		b.WriteString(kind)
+		b.WriteString(kind.String())
 		b.WriteString(`">`)
 		htmlText(b, n.Text)
 		b.WriteString(`</span>`)

@@ -39,32 +39,91 @@ type field struct {
 	Value    node          `json:"value"`
 }
 
+// kind is a node's JSON type.
+type kind uint8
+
 // Kinds of node, the JSON types.
 const (
-	kindString = "string"
-	kindNumber = "number"
-	kindBool   = "bool"
-	kindNull   = "null"
-	kindObject = "object"
-	kindArray  = "array"
+	kindNull kind = iota
+	kindString
+	kindNumber
+	kindBool
+	kindObject
+	kindArray
 )
+
+// kindNames are the card JSON's names of the kinds.
+var kindNames = [...]string{kindNull: "null", kindString: "string", kindNumber: "number", kindBool: "bool", kindObject: "object", kindArray: "array"}
+
+// String returns the card JSON's name of k.
+func (k kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return kindNames[kindNull]
+}
 
 // node is one JSON value of the arguments. Scalars carry Text: a string's
 // escaped characters (without quotes), a number's canonical text, "true",
 // "false" or "null". Objects carry Members in canonical order, arrays Items.
+// In the card JSON a node is {"domains", "flags", "items", "kind", "long",
+// "members", "text"}, in that order; what most nodes do not have (a
+// string's domains, flags and long form) is kept apart, behind more, so a
+// card of a million small values holds a million small nodes.
 type node struct {
-	Domains []host.Domain `json:"domains,omitempty"`
-	Flags   []string      `json:"flags,omitempty"`
-	Items   []node        `json:"items,omitempty"`
-	Kind    string        `json:"kind"`
-	Long    *longPart     `json:"long,omitempty"`
-	Members []member      `json:"members,omitempty"`
-	Text    string        `json:"text"`
+	Items   []node   `json:"items,omitempty"`
+	Members []member `json:"members,omitempty"`
+	Text    string   `json:"text"`
 
+	more *nodeMore // nil for a node with no domains, flags or long form
+	// size is the length of the node's card JSON, counted when the
+	// render built it (0 for a node built otherwise), so the card JSON
+	// is written once into room of its size.
+	size int32
 	// memo numbers a string node the render shared with other nodes of
 	// the same string (0 for none): the card JSON of its copies is the
 	// same, and is written once and copied.
 	memo int32
+	kind kind
+}
+
+// nodeMore is what a string node has besides its text.
+type nodeMore struct {
+	Domains []host.Domain `json:"domains,omitempty"`
+	Flags   []string      `json:"flags,omitempty"`
+	Long    *longPart     `json:"long,omitempty"`
+}
+
+// domains returns the hosts a string node names, analysed.
+func (n *node) domains() []host.Domain {
+	if n.more == nil {
+		return nil
+	}
+	return n.more.Domains
+}
+
+// flags returns a string node's flags.
+func (n *node) flags() []string {
+	if n.more == nil {
+		return nil
+	}
+	return n.more.Flags
+}
+
+// long returns how a string node was shortened, or nil.
+func (n *node) long() *longPart {
+	if n.more == nil {
+		return nil
+	}
+	return n.more.Long
+}
+
+// moreOf returns n's nodeMore, made when it has none.
+func (n *node) moreOf() *nodeMore {
+	if n.more == nil {
+		n.more = &nodeMore{}
+	}
+	return n.more
 }
 
 // longPart describes a string shown shortened: Text holds the start, Full
@@ -75,10 +134,34 @@ type longPart struct {
 	SHA256 string `json:"sha256"`
 }
 
+// member is one member of an object: in the card JSON {"key",
+// "key_domains", "value"}, the key as shown ({"flags", "text"}).
 type member struct {
-	Key     escape.Shown  `json:"key"`
-	KeyDoms []host.Domain `json:"key_domains,omitempty"` // hosts the key holds, analysed like a value's
-	Value   node          `json:"value"`
+	Key   string   `json:"key"` // the key's shown text
+	more  *keyMore // the key's flags and hosts; nil when it has none
+	Value node     `json:"value"`
+}
+
+// keyMore is what a key has besides its shown text.
+type keyMore struct {
+	flags []string
+	doms  []host.Domain // hosts the key holds, analysed like a value's
+}
+
+// key returns the member's key as shown.
+func (m *member) key() escape.Shown {
+	if m.more == nil {
+		return escape.Shown{Text: m.Key}
+	}
+	return escape.Shown{Text: m.Key, Flags: m.more.flags}
+}
+
+// keyDoms returns the hosts the member's key holds.
+func (m *member) keyDoms() []host.Domain {
+	if m.more == nil {
+		return nil
+	}
+	return m.more.doms
 }
 
 type refPart struct {

@@ -49,7 +49,9 @@ var shapes = []string{"nest12", "nest63", "empty-lists", "empty-objects", "short
 // MiB in one run, and reports CPU milliseconds per MiB of canonical
 // effect for RenderSealed and each view, and the size of each view as a
 // multiple of the effect ("html-x", "text-x"); "render" is RenderSealed
-// alone, what the gate calls before any view. The baseline, in the same
+// alone, what the gate calls before any view; "text" and "html" are each
+// view alone, of a card rendered before the clock starts; "render+views"
+// is all three. The baseline, in the same
 // run, is canon's canonicalization of the same effect.
 //
 //	go test ./card -run '^$' -bench BenchmarkRenderShapes -benchtime 3x
@@ -85,6 +87,23 @@ func BenchmarkRenderShapes(b *testing.B) {
 				}
 				report(b, cpuTime()-cpu, mib)
 			})
+			for _, view := range []string{"text", "html"} {
+				b.Run(name+"/"+view, func(b *testing.B) {
+					c, err := card.RenderSealed(sealed, ctx)
+					if err != nil {
+						b.Skipf("refused: %v", err)
+					}
+					cpu := cpuTime()
+					for b.Loop() {
+						if view == "text" {
+							_ = c.Text()
+						} else {
+							_ = c.HTML()
+						}
+					}
+					report(b, cpuTime()-cpu, mib)
+				})
+			}
 			b.Run(name+"/render+views", func(b *testing.B) {
 				cpu := cpuTime()
 				var htmlLen, textLen int

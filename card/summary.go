@@ -59,8 +59,9 @@ func (c *Card) Summary() Summary {
 // appendRecipients adds the registrable domains of a value's hosts,
 // each once.
 func appendRecipients(out []SummaryDomain, n *node) []SummaryDomain {
-	for i := range n.Domains {
-		d := &n.Domains[i]
+	doms := n.domains()
+	for i := range doms {
+		d := &doms[i]
 		if d.ASCII == "" {
 			continue // the "more hosts" and "not analysed" entries
 		}
@@ -111,12 +112,12 @@ func countWarnings(m *model) int {
 }
 
 func countNode(n *node) int {
-	c := len(n.Flags) + countDomains(n.Domains)
+	c := len(n.flags()) + countDomains(n.domains())
 	for i := range n.Items {
 		c += countNode(&n.Items[i])
 	}
 	for i := range n.Members {
-		c += len(n.Members[i].Key.Flags) + countDomains(n.Members[i].KeyDoms) + countNode(&n.Members[i].Value)
+		c += len(n.Members[i].key().Flags) + countDomains(n.Members[i].keyDoms()) + countNode(&n.Members[i].Value)
 	}
 	return c
 }

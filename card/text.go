@@ -328,11 +328,11 @@ func appendKey(ps []wrap.Piece, s escape.Shown) []wrap.Piece {
 // appendScalar appends the pieces of a scalar node, shown exactly: strings
 // quoted, numbers and literals as canonicalized.
 func appendScalar(ps []wrap.Piece, n *node) []wrap.Piece {
-	if n.Kind != kindString {
+	if n.kind != kindString {
 		return append(ps, wrap.Derived(n.Text))
 	}
 	ps = append(ps, wrap.Derived(`"`), wrap.Derived(n.Text))
-	if n.Long != nil {
+	if n.long() != nil {
 		return append(ps, wrap.Derived(`"...`))
 	}
 	return append(ps, wrap.Derived(`"`))
@@ -388,7 +388,7 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		}
 	}
 	line := append(append(v.ps[:0], head...), wrap.Fixed(": "))
-	switch n.Kind {
+	switch n.kind {
 	case kindObject:
 		if len(n.Members) == 0 {
 			v.Line(indent, "", append(line, wrap.Fixed("{} (empty object)"))...)
@@ -401,7 +401,8 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			mb := &n.Members[i]
 			// The head is copied into the line before anything else
 			// is written, so one array holds each in turn.
-			v.node(indent+2, appendKey(v.head[:0], mb.Key), mb.Key, mb.KeyDoms, &mb.Value, nil)
+			k := mb.key()
+			v.node(indent+2, appendKey(v.head[:0], k), k, mb.keyDoms(), &mb.Value, nil)
 			if v.Len() > v.limit {
 				return
 			}
@@ -462,14 +463,15 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 
 // valueNotes writes what was found in a scalar value, below it.
 func (v *textView) valueNotes(indent int, n *node) {
-	if n.Long != nil {
-		v.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
+	if l := n.long(); l != nil {
+		v.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(l.Bytes)+" bytes in full, SHA-256 "+l.SHA256))
 	}
-	for _, f := range n.Flags {
+	for _, f := range n.flags() {
 		v.noteLine(indent+2, "", f, false)
 	}
-	for i := range n.Domains {
-		v.domain(indent+2, "", &n.Domains[i])
+	doms := n.domains()
+	for i := range doms {
+		v.domain(indent+2, "", &doms[i])
 	}
 }
 
