@@ -233,7 +233,7 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			return
 		}
 		b.WriteString(`<span class="asu-type">object of `)
-		writeInt(b, len(n.Members))
+		b.WriteString(decimal(len(n.Members)))
 		b.WriteString(`</span><ul class="asu-tree">`)
 		for i := range n.Members {
 			b.WriteString(`<li><span class="asu-key">`)
@@ -254,11 +254,13 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			return
 		}
 		b.WriteString(`<span class="asu-type">list of `)
-		writeInt(b, len(n.Items))
+		b.WriteString(decimal(len(n.Items)))
 		b.WriteString(`</span><ul class="asu-tree">`)
+		index := newNumeral()
 		for i := range n.Items {
 			b.WriteString(`<li><span class="asu-key">[`)
-			writeInt(b, i)
+			b.Write(index.digits())
+			index.next()
 			b.WriteString(`]</span>: `)
 			writeNodeHTML(b, &n.Items[i], st)
 			if b.Len() > st.limit {
@@ -355,10 +357,4 @@ func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 		b.WriteString(`</ul>`)
 	}
 	b.WriteString(`</div>`)
-}
-
-// writeInt writes n in decimal.
-func writeInt(b *chunked.Builder, n int) {
-	var buf [20]byte
-	b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
 }

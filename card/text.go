@@ -338,14 +338,6 @@ func appendScalar(ps []wrap.Piece, n *node) []wrap.Piece {
 	return append(ps, wrap.Derived(`"`))
 }
 
-// count returns prefix + n.
-func (v *textView) count(prefix string, n int, suffix string) string {
-	v.num = append(v.num[:0], prefix...)
-	v.num = strconv.AppendInt(v.num, int64(n), 10)
-	v.num = append(v.num, suffix...)
-	return string(v.num)
-}
-
 func (v *textView) field(f *field) {
 	var h [6]wrap.Piece
 	head := h[:0]
@@ -387,15 +379,19 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			v.domain(indent+2, "in the name: ", &keyDoms[i])
 		}
 	}
+	// The line is built in room kept for it (what a nested value
+	// writes there comes after this line is written).
 	line := append(append(v.ps[:0], head...), wrap.Fixed(": "))
 	switch n.kind {
 	case kindObject:
 		if len(n.Members) == 0 {
-			v.Line(indent, "", append(line, wrap.Fixed("{} (empty object)"))...)
+			v.ps = append(line, wrap.Fixed("{} (empty object)"))
+			v.Line(indent, "", v.ps...)
 			keyNotes()
 			return
 		}
-		v.Line(indent, "", append(line, wrap.Fixed(v.count("object of ", len(n.Members), "")))...)
+		v.ps = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.Members))))
+		v.Line(indent, "", v.ps...)
 		keyNotes()
 		for i := range n.Members {
 			mb := &n.Members[i]
@@ -410,21 +406,18 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		return
 	case kindArray:
 		if len(n.Items) == 0 {
-			v.Line(indent, "", append(line, wrap.Fixed("[] (empty list)"))...)
+			v.ps = append(line, wrap.Fixed("[] (empty list)"))
+			v.Line(indent, "", v.ps...)
 			keyNotes()
 			return
 		}
-		v.Line(indent, "", append(line, wrap.Fixed(v.count("list of ", len(n.Items), "")))...)
+		v.ps = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.Items))))
+		v.Line(indent, "", v.ps...)
 		keyNotes()
-		// The items' heads, "[0]" on, in one string: one allocation
-		// for the list rather than one per item.
-		v.num = v.num[:0]
-		for i := range n.Items {
-			v.num = append(v.num, '[')
-			v.num = strconv.AppendInt(v.num, int64(i), 10)
-			v.num = append(v.num, ']')
-		}
-		heads := string(v.num)
+		// The items' heads, "[0]" on, in one string: no allocation for
+		// a short list, one for a long one rather than one per item.
+		var heads string
+		heads, v.num = appendItemHeads(v.num, len(n.Items))
 		for i := range n.Items {
 			h := heads[:strings.IndexByte(heads, ']')+1]
 			heads = heads[len(h):]
