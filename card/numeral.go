@@ -59,21 +59,35 @@ func decimal(n int) string {
 	return strconv.Itoa(n)
 }
 
-// appendItemHeads returns the heads of the items of a list of n items,
-// "[0][1]..." in one string: a prefix of itemHeads for a short list, or
-// one string built in buf for a long one.
-func appendItemHeads(buf []byte, n int) (string, []byte) {
-	if n <= smallNumbers {
+// numeralAt returns the numeral of n, which is not negative.
+func numeralAt(n int) numeral {
+	var num numeral
+	num.start = len(num.buf) - len(strconv.AppendInt(num.buf[:0], int64(n), 10))
+	strconv.AppendInt(num.buf[num.start:num.start], int64(n), 10)
+	return num
+}
+
+// headsPerString is how many items' heads appendItemHeads writes at a
+// time past the first smallNumbers.
+const headsPerString = 1024
+
+// appendItemHeads returns the heads of items from to at most to+1023 of
+// a list of n items, "[from][from+1]..." in one string: a part of
+// itemHeads for the first 1,024, and a string built in buf (returned for
+// use again) for each 1,024 after.
+func appendItemHeads(buf []byte, from, n int) (string, []byte) {
+	if from < smallNumbers {
 		// Items 0-9 take 3 bytes, 10-99 take 4, 100-999 take 5, 1000-1023 take 6.
-		end := 0
-		for width, from, to := 3, 0, 10; from < n; width, from, to = width+1, to, to*10 {
-			end += width * (min(n, to) - from)
+		start, end := 0, 0
+		for width, lo, hi := 3, 0, 10; lo < smallNumbers; width, lo, hi = width+1, hi, hi*10 {
+			start += width * max(0, min(from, hi)-lo)
+			end += width * max(0, min(n, hi, smallNumbers)-lo)
 		}
-		return itemHeads[:end], buf
+		return itemHeads[start:end], buf
 	}
 	buf = buf[:0]
-	num := newNumeral()
-	for range n {
+	num := numeralAt(from)
+	for range min(n-from, headsPerString) {
 		buf = append(buf, '[')
 		buf = append(buf, num.digits()...)
 		buf = append(buf, ']')

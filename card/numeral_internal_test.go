@@ -22,15 +22,26 @@ func TestNumeralCountsInDecimal(t *testing.T) {
 	}
 }
 
-// TestItemHeads: the heads of a list's items are "[0]" to "[n-1]" for
-// every length, short ones from the table and long ones built.
+// TestItemHeads: the heads of a list's items, taken as the text view
+// takes them (a string at a time, each used up before the next), are
+// "[0]" to "[n-1]" for every length, from the table and built.
 func TestItemHeads(t *testing.T) {
 	var want strings.Builder
 	var buf []byte
-	for n := range 3000 {
-		got, b := appendItemHeads(buf, n)
-		buf = b
-		require.Equal(t, want.String(), got, "n=%d", n)
+	for n := range 2200 {
+		var got strings.Builder
+		for from := 0; from < n; {
+			var heads string
+			heads, buf = appendItemHeads(buf, from, n)
+			require.NotEmpty(t, heads, "n=%d from=%d", n, from)
+			got.WriteString(heads)
+			from += strings.Count(heads, "]")
+		}
+		require.Equal(t, want.String(), got.String(), "n=%d", n)
 		want.WriteString("[" + strconv.Itoa(n) + "]")
+	}
+	for _, n := range []int{0, 7, 1024, 99999, 100000, 123456789} {
+		num := numeralAt(n)
+		assert.Equal(t, strconv.Itoa(n), string(num.digits()))
 	}
 }

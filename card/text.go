@@ -414,11 +414,13 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		v.ps = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.Items))))
 		v.Line(indent, "", v.ps...)
 		keyNotes()
-		// The items' heads, "[0]" on, in one string: no allocation for
-		// a short list, one for a long one rather than one per item.
+		// The items' heads, "[0]" on, a string for many at a time: no
+		// allocation for a short list, one per 1,024 items past that.
 		var heads string
-		heads, v.num = appendItemHeads(v.num, len(n.Items))
 		for i := range n.Items {
+			if heads == "" {
+				heads, v.num = appendItemHeads(v.num, i, len(n.Items))
+			}
 			h := heads[:strings.IndexByte(heads, ']')+1]
 			heads = heads[len(h):]
 			v.head[0] = wrap.Fixed(h)
