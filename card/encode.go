@@ -218,8 +218,21 @@ func (w *jsonWriter) node(n *node) {
 	*sp = span{start, w.len()}
 }
 
+// leafHeads are what the card JSON of a scalar node with no domains,
+// flags or long form (most nodes) starts with, by kind, up to its text.
+var leafHeads = [...]string{kindNull: `{"kind":"null","text":`, kindString: `{"kind":"string","text":`,
+	kindNumber: `{"kind":"number","text":`, kindBool: `{"kind":"bool","text":`, kindObject: `{"kind":"object","text":`,
+	kindArray: `{"kind":"array","text":`}
+
 func (w *jsonWriter) nodeBody(n *node) {
 	if w.over() {
+		return
+	}
+	if n.more == nil && len(n.Items) == 0 && len(n.Members) == 0 && int(n.kind) < len(leafHeads) {
+		// What the general case below writes for such a node, at once.
+		w.raw(leafHeads[n.kind])
+		w.str(n.Text)
+		w.raw("}")
 		return
 	}
 	w.raw("{")

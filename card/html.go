@@ -48,7 +48,7 @@ func (c *Card) html() template.HTML {
 	// Written twice by the same code: counted, then into room of its
 	// exact size, which costs less than writing it into chunks and
 	// joining them. A view past its budget is refused at the count.
-	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerCard)}}
+	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerSource)}}
 	w.b.CountOnly()
 	if !c.writeHTML(w) {
 		return tooLargeHTML

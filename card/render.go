@@ -179,7 +179,12 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	return seal(m)
+	c, err := seal(m)
+	if err != nil {
+		return nil, err
+	}
+	c.source = s.Len() + contextBytes(ctx)
+	return c, nil
 }
 
 // seal computes the canonical JSON and hash of m. encodeModel writes

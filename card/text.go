@@ -116,7 +116,7 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if len(m.Args) == 0 {
 		w.Line(1, "", wrap.Fixed("(no arguments)"))
 	}
-	v := &textView{Writer: w, seen: make([]writtenAt, m.memos), limit: viewBudget(c, textPerCard)}
+	v := &textView{Writer: w, seen: make([]writtenAt, m.memos), limit: viewBudget(c, textPerSource)}
 	for i := range m.Args {
 		v.field(&m.Args[i])
 		if v.Len() > v.limit {
