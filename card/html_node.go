@@ -234,9 +234,12 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		}
 		b.WriteString(`<span class="asu-type">object of `)
 		b.WriteString(decimal(len(n.Members)))
-		b.WriteString(`</span><ul class="asu-tree">`)
+		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">`)
 		for i := range n.Members {
-			b.WriteString(`<li><span class="asu-key">`)
+			if i > 0 {
+				// The end of one member and the start of the next.
+				b.WriteString(`</li><li><span class="asu-key">`)
+			}
 			k := n.Members[i].key()
 			writeKeyHTML(b, k)
 			b.WriteString(`</span>: `)
@@ -245,9 +248,8 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
-			b.WriteString(`</li>`)
 		}
-		b.WriteString(`</ul>`)
+		b.WriteString(`</li></ul>`)
 	case kindArray:
 		if len(n.Items) == 0 {
 			b.WriteString(`<span class="asu-val">[]</span> <span class="asu-type">(empty list)</span>`)
@@ -255,10 +257,12 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		}
 		b.WriteString(`<span class="asu-type">list of `)
 		b.WriteString(decimal(len(n.Items)))
-		b.WriteString(`</span><ul class="asu-tree">`)
+		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">[`)
 		index := newNumeral()
 		for i := range n.Items {
-			b.WriteString(`<li><span class="asu-key">[`)
+			if i > 0 {
+				b.WriteString(`</li><li><span class="asu-key">[`)
+			}
 			b.Write(index.digits())
 			index.next()
 			b.WriteString(`]</span>: `)
@@ -266,9 +270,8 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
-			b.WriteString(`</li>`)
 		}
-		b.WriteString(`</ul>`)
+		b.WriteString(`</li></ul>`)
 	case kindString:
 		if l := n.long(); l != nil {
 			b.WriteString(`<details class="asu-long"><summary><span class="asu-val asu-str">"`)
@@ -295,18 +298,21 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			writeDomainHTML(b, "", &doms[i])
 		}
 	default: // number, bool, null: canonical text, from a fixed alphabet
-		kind := kindNull
-		switch n.kind {
-		case kindNumber, kindBool:
-			kind = n.kind
+		open := leafOpenHTML[kindNull]
+		if int(n.kind) < len(leafOpenHTML) {
+			open = leafOpenHTML[n.kind]
 		}
-		b.WriteString(`<span class="asu-val asu-`)
-		b.WriteString(kind.String())
-		b.WriteString(`">`)
+		b.WriteString(open)
 		htmlText(b, n.Text)
 		b.WriteString(`</span>`)
 	}
 }
+
+// leafOpenHTML opens the value of a number, bool or null by kind (any
+// other kind is shown as null). Read only.
+var leafOpenHTML = [...]string{kindNull: `<span class="asu-val asu-null">`, kindString: `<span class="asu-val asu-null">`,
+	kindNumber: `<span class="asu-val asu-number">`, kindBool: `<span class="asu-val asu-bool">`,
+	kindObject: `<span class="asu-val asu-null">`, kindArray: `<span class="asu-val asu-null">`}
 
 func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 	b.WriteString(`<div class="asu-domain`)
