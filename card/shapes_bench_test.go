@@ -1,6 +1,7 @@
 package card_test
 
 import (
+	"crypto/sha256"
 	"strings"
 	"testing"
 
@@ -48,7 +49,9 @@ var shapes = []string{"nest12", "nest63", "empty-lists", "empty-objects", "short
 // BenchmarkRenderShapes renders every adversarial shape at 64 KiB and 1
 // MiB in one run, and reports CPU milliseconds per MiB of canonical
 // effect for RenderSealed and each view, and the size of each view as a
-// multiple of the effect ("html-x", "text-x"); "render" is RenderSealed
+// multiple of the effect ("html-x", "text-x", "json-x" for the card
+// JSON); "floor-card-sha256" is SHA-256 of the card JSON alone, which any
+// renderer's card of the effect must hash; "render" is RenderSealed
 // alone, what the gate calls before any view; "text" and "html" are each
 // view alone, of a card rendered before the clock starts; "render+views"
 // is all three. The baseline, in the same
@@ -77,6 +80,24 @@ func BenchmarkRenderShapes(b *testing.B) {
 					}
 				}
 				report(b, cpuTime()-cpu, mib)
+			})
+			// The floor every card of this effect pays: SHA-256 of its
+			// card JSON, which the card hash covers, whatever the renderer.
+			b.Run(name+"/floor-card-sha256", func(b *testing.B) {
+				c, err := card.RenderSealed(sealed, ctx)
+				if err != nil {
+					b.Skipf("refused: %v", err)
+				}
+				j, err := c.JSON()
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu := cpuTime()
+				for b.Loop() {
+					_ = sha256.Sum256(j)
+				}
+				report(b, cpuTime()-cpu, mib)
+				b.ReportMetric(float64(len(j))/float64(sealed.Len()), "json-x")
 			})
 			b.Run(name+"/render", func(b *testing.B) {
 				cpu := cpuTime()
