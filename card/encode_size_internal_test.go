@@ -92,3 +92,24 @@ func TestNodeSizesAreExact(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLCountIsExact: the HTML view's count, the pass that sizes the
+// room it is written into, is the length of the view written, for the
+// cards of generated effects.
+func TestHTMLCountIsExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 2))
+	for round := range 200 {
+		var b strings.Builder
+		b.WriteString(`{"a":`)
+		genJSON(r, &b, 1+round%6)
+		b.WriteString(`}`)
+		s, err := canon.Seal(canon.Effect{Tool: "t", Args: json.RawMessage(b.String()), PolicyVersion: "1"})
+		require.NoError(t, err)
+		c, err := RenderSealed(s, Context{Class: ClassRead, Trusted: []string{"example.com"}, Rationale: "why\n\u200b"})
+		require.NoError(t, err)
+		w := &hw{st: nodeState{seen: make([]span, c.m.memos), limit: viewBudget(c, htmlPerSource)}}
+		w.b.CountOnly()
+		require.True(t, c.writeHTML(w))
+		assert.Equal(t, len(c.HTML()), w.b.Len(), "%s", b.String())
+	}
+}
