@@ -200,11 +200,11 @@ func (w *jsonWriter) node(n *node) {
 		w.n += int(n.size) // counted when the node was built
 		return
 	}
-	if n.memo <= 0 || n.memo > int32(len(w.written)) {
+	if n.memo() <= 0 || n.memo() > int32(len(w.written)) {
 		w.nodeBody(n)
 		return
 	}
-	sp := &w.written[n.memo-1]
+	sp := &w.written[n.memo()-1]
 	if sp.end > 0 {
 		if w.counting {
 			w.n += sp.end - sp.start
@@ -228,9 +228,9 @@ func (w *jsonWriter) nodeBody(n *node) {
 	if w.over() {
 		return
 	}
-	if n.more == nil && len(n.Items) == 0 && len(n.Members) == 0 && int(n.kind) < len(leafHeads) {
+	if n.more == nil && len(n.items()) == 0 && len(n.members()) == 0 && int(n.kind()) < len(leafHeads) {
 		// What the general case below writes for such a node, at once.
-		w.raw(leafHeads[n.kind])
+		w.raw(leafHeads[n.kind()])
 		w.str(n.Text)
 		w.raw("}")
 		return
@@ -248,29 +248,29 @@ func (w *jsonWriter) nodeBody(n *node) {
 		w.strs(flags)
 		sep = ","
 	}
-	if len(n.Items) > 0 {
+	if len(n.items()) > 0 {
 		w.raw(sep)
 		w.raw(`"items":[`)
-		for i := range n.Items {
+		for i := range n.items() {
 			if i > 0 {
 				w.raw(",")
 			}
-			w.node(&n.Items[i])
+			w.node(&n.items()[i])
 		}
 		w.raw("]")
 		sep = ","
 	}
 	w.raw(sep)
 	w.raw(`"kind":`)
-	w.str(n.kind.String())
+	w.str(n.kind().String())
 	if l := n.long(); l != nil {
 		w.raw(`,"long":`)
 		w.long(l)
 	}
-	if len(n.Members) > 0 {
+	if len(n.members()) > 0 {
 		w.raw(`,"members":[`)
-		for i := range n.Members {
-			m := &n.Members[i]
+		for i := range n.members() {
+			m := &n.members()[i]
 			if i > 0 {
 				w.raw(",")
 			}

@@ -79,11 +79,11 @@ func TestNodeSizesAreExact(t *testing.T) {
 				w := &jsonWriter{limit: HashLimits().MaxBytes}
 				w.nodeBody(n)
 				require.Equal(t, len(w.b), int(n.size), "%s: node %s", b.String(), w.b)
-				for i := range n.Items {
-					check(&n.Items[i])
+				for i := range n.items() {
+					check(&n.items()[i])
 				}
-				for i := range n.Members {
-					check(&n.Members[i].Value)
+				for i := range n.members() {
+					check(&n.members()[i].Value)
 				}
 			}
 			for i := range c.m.Args {

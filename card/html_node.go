@@ -210,11 +210,11 @@ type nodeState struct {
 // was first written (a zero span until then): its copies are the same
 // HTML, copied from there.
 func writeNodeHTML(b *chunked.Builder, n *node, st *nodeState) {
-	if n.memo <= 0 || int(n.memo) > len(st.seen) {
+	if n.memo() <= 0 || int(n.memo()) > len(st.seen) {
 		writeNodeBodyHTML(b, n, st)
 		return
 	}
-	sp := &st.seen[n.memo-1]
+	sp := &st.seen[n.memo()-1]
 	if sp.end > 0 {
 		// Written bytes never change: the copy reads them in place.
 		b.Again(sp.start, sp.end)
@@ -226,47 +226,47 @@ func writeNodeHTML(b *chunked.Builder, n *node, st *nodeState) {
 }
 
 func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
-	switch n.kind {
+	switch n.kind() {
 	case kindObject:
-		if len(n.Members) == 0 {
+		if len(n.members()) == 0 {
 			b.WriteString(`<span class="asu-val">{}</span> <span class="asu-type">(empty object)</span>`)
 			return
 		}
 		b.WriteString(`<span class="asu-type">object of `)
-		b.WriteString(decimal(len(n.Members)))
+		b.WriteString(decimal(len(n.members())))
 		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">`)
-		for i := range n.Members {
+		for i := range n.members() {
 			if i > 0 {
 				// The end of one member and the start of the next.
 				b.WriteString(`</li><li><span class="asu-key">`)
 			}
-			k := n.Members[i].key()
+			k := n.members()[i].key()
 			writeKeyHTML(b, k)
 			b.WriteString(`</span>: `)
-			writeKeyNotesHTML(b, k, n.Members[i].keyDoms())
-			writeNodeHTML(b, &n.Members[i].Value, st)
+			writeKeyNotesHTML(b, k, n.members()[i].keyDoms())
+			writeNodeHTML(b, &n.members()[i].Value, st)
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
 		}
 		b.WriteString(`</li></ul>`)
 	case kindArray:
-		if len(n.Items) == 0 {
+		if len(n.items()) == 0 {
 			b.WriteString(`<span class="asu-val">[]</span> <span class="asu-type">(empty list)</span>`)
 			return
 		}
 		b.WriteString(`<span class="asu-type">list of `)
-		b.WriteString(decimal(len(n.Items)))
+		b.WriteString(decimal(len(n.items())))
 		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">[`)
 		index := newNumeral()
-		for i := range n.Items {
+		for i := range n.items() {
 			if i > 0 {
 				b.WriteString(`</li><li><span class="asu-key">[`)
 			}
 			b.Write(index.digits())
 			index.next()
 			b.WriteString(`]</span>: `)
-			writeNodeHTML(b, &n.Items[i], st)
+			writeNodeHTML(b, &n.items()[i], st)
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
@@ -299,8 +299,8 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		}
 	default: // number, bool, null: canonical text, from a fixed alphabet
 		open := leafOpenHTML[kindNull]
-		if int(n.kind) < len(leafOpenHTML) {
-			open = leafOpenHTML[n.kind]
+		if int(n.kind()) < len(leafOpenHTML) {
+			open = leafOpenHTML[n.kind()]
 		}
 		b.WriteString(open)
 		htmlText(b, n.Text)

@@ -19,7 +19,7 @@ type model struct {
 	Unbound   []refPart     `json:"unbound"` // references it does not bind
 	Untrusted untrustedPart `json:"untrusted"`
 
-	memos int32 // the highest node.memo
+	memos int32 // the highest memo number of a node
 }
 
 type toolPart struct {
@@ -69,23 +69,44 @@ func (k kind) String() string {
 // In the card JSON a node is {"domains", "flags", "items", "kind", "long",
 // "members", "text"}, in that order; what most nodes do not have (a
 // string's domains, flags and long form) is kept apart, behind more, so a
-// card of a million small values holds a million small nodes.
+// card of a million small values holds a million nodes of 80 bytes.
 type node struct {
-	Items   []node   `json:"items,omitempty"`
-	Members []member `json:"members,omitempty"`
-	Text    string   `json:"text"`
+	Text string `json:"text"`
 
-	more *nodeMore // nil for a node with no domains, flags or long form
+	list   []node    // an array's items
+	object []member  // an object's members, in canonical order
+	more   *nodeMore // nil for a node with no domains, flags or long form
 	// size is the length of the node's card JSON, counted when the
 	// render built it (0 for a node built otherwise), so the card JSON
 	// is written once into room of its size.
 	size int32
-	// memo numbers a string node the render shared with other nodes of
-	// the same string (0 for none): the card JSON of its copies is the
-	// same, and is written once and copied.
-	memo int32
-	kind kind
+	// tag holds the node's kind (the low byte) and its memo number (the
+	// rest): a string node the render shared with other nodes of the
+	// same string has a memo number, 0 for none; the card JSON of its
+	// copies is the same, and is written once and copied.
+	tag uint32
 }
+
+// maxMemo is the highest memo number a node holds.
+const maxMemo = 1<<24 - 1
+
+// kind returns the node's JSON type.
+func (n *node) kind() kind { return kind(n.tag) }
+
+// setKind sets the node's JSON type.
+func (n *node) setKind(k kind) { n.tag = n.tag&^0xff | uint32(k) }
+
+// memo returns the node's memo number, 0 for none.
+func (n *node) memo() int32 { return int32(n.tag >> 8) }
+
+// setMemo sets the node's memo number, at most maxMemo.
+func (n *node) setMemo(m int32) { n.tag = n.tag&0xff | uint32(m)<<8 }
+
+// items returns an array's items.
+func (n *node) items() []node { return n.list }
+
+// members returns an object's members.
+func (n *node) members() []member { return n.object }
 
 // nodeMore is what a string node has besides its text.
 type nodeMore struct {

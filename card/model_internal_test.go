@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/agentstepup/asu/card/internal/escape"
 	"github.com/agentstepup/asu/card/internal/host"
@@ -77,7 +78,15 @@ func marshal(v any) ([]byte, error) {
 }
 
 func (n node) MarshalJSON() ([]byte, error) {
-	return marshal(cardNode{Domains: n.domains(), Flags: n.flags(), Items: n.Items, Kind: n.kind.String(), Long: n.long(), Members: n.Members, Text: n.Text})
+	return marshal(cardNode{Domains: n.domains(), Flags: n.flags(), Items: n.items(), Kind: n.kind().String(), Long: n.long(), Members: n.members(), Text: n.Text})
+}
+
+// testNode builds a node of kind k with text, more, and the items or
+// members given.
+func testNode(k kind, text string, more *nodeMore, items []node, members []member) node {
+	n := node{Text: text, more: more, list: items, object: members}
+	n.setKind(k)
+	return n
 }
 
 func (m member) MarshalJSON() ([]byte, error) {
@@ -90,20 +99,22 @@ func (m member) MarshalJSON() ([]byte, error) {
 func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
 	step := escape.Shown{Text: "2"}
 	// A string the render shared: written once, then copied.
-	shared := node{kind: kindString, Text: "a@b.com", memo: 1, more: &nodeMore{Flags: []string{escape.FlagLines},
-		Domains: []host.Domain{{Written: escape.Shown{Text: "b.com"}, ASCII: "b.com"}}}}
+	shared := testNode(kindString, "a@b.com", &nodeMore{Flags: []string{escape.FlagLines},
+		Domains: []host.Domain{{Written: escape.Shown{Text: "b.com"}, ASCII: "b.com"}}}, nil, nil)
+	shared.setMemo(1)
 	m := model{memos: 1,
 		Renderer: RendererID, Digest: "ab",
 		Tool: toolPart{Name: escape.Shown{Text: "t", Flags: []string{escape.FlagInvisible}}, Title: escape.Shown{Text: "T"}, Class: ClassRead},
 		Args: []field{{
 			Name: escape.Shown{Text: "a\"b\\c\u0001"}, Label: &escape.Shown{Text: "L"}, Role: "amount", Unit: &escape.Shown{Text: "u"},
 			Currency: &escape.Shown{Text: "EUR"}, NameDoms: []host.Domain{{Written: escape.Shown{Text: "w"}, ASCII: "x.com", Trusted: true}},
-			Value: node{kind: kindObject, more: &nodeMore{Flags: []string{escape.FlagEmpty}}, Members: []member{{
+			Value: testNode(kindObject, "", &nodeMore{Flags: []string{escape.FlagEmpty}}, nil, []member{{
 				Key: "k", more: &keyMore{flags: []string{escape.FlagSpace}, doms: []host.Domain{{Written: escape.Shown{Text: "y"}, ASCII: "y.com", Registrable: "y.com",
 					Unicode: "ÿ.com", Scripts: "Latin", LooksLike: "x.com", Warnings: []string{host.WarnLookalike}}}},
-				Value: node{kind: kindArray, Items: []node{{kind: kindString, Text: "s", more: &nodeMore{Long: &longPart{Bytes: 3, SHA256: "cd", Full: "sss"},
-					Domains: []host.Domain{{Written: escape.Shown{Text: "z"}}}}}, shared, shared, {kind: kindNumber, Text: "1"}}},
-			}, {Key: "l\"", Value: node{kind: kindNull, Text: "null"}}}},
+				Value: testNode(kindArray, "", nil, []node{testNode(kindString, "s", &nodeMore{Long: &longPart{Bytes: 3, SHA256: "cd", Full: "sss"},
+					Domains: []host.Domain{{Written: escape.Shown{Text: "z"}}}}, nil, nil), shared, shared, testNode(kindNumber, "1", nil, nil, nil),
+					testNode(kindArray, "", nil, nil, nil), testNode(kindObject, "", nil, nil, nil)}, nil),
+			}, {Key: "l\"", Value: testNode(kindNull, "null", nil, nil, nil)}}),
 		}},
 		Refs:    []refPart{{Index: 0, Name: escape.Shown{Text: "n"}, Kind: escape.Shown{Text: "file"}, SHA256: "ef", Size: 9}},
 		Unbound: []refPart{{Index: 1, Name: escape.Shown{Text: "u"}, Kind: escape.Shown{Text: "url"}, Reason: &escape.Shown{Text: "r"}}},
@@ -122,4 +133,12 @@ func TestEncodeModelMatchesEncodingJSON(t *testing.T) {
 	c, err := HashLimits().Canonicalize(got)
 	require.NoError(t, err)
 	assert.Equal(t, string(c), string(got))
+}
+
+// TestNodesAreSmall: a node is 80 bytes and a member 104 (they were 144
+// and 208), so a card of a million small values holds a model a few times
+// its card JSON (BenchmarkRenderShapes).
+func TestNodesAreSmall(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(node{}), uintptr(80))
+	assert.LessOrEqual(t, unsafe.Sizeof(member{}), uintptr(104))
 }

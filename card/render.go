@@ -262,15 +262,7 @@ func (r *renderer) nodes(n int) []node {
 	if n == 0 {
 		return nil
 	}
-	if n > len(r.nodeSlab) {
-		if n > maxSlab/4 {
-			return make([]node, n)
-		}
-		r.nodeSlab = make([]node, max(n, r.nextSlab()))
-	}
-	s := r.nodeSlab[:n:n]
-	r.nodeSlab = r.nodeSlab[n:]
-	return s
+	return take(&r.nodeSlab, n, r.nextSlab)
 }
 
 // members returns room for n members.
@@ -278,14 +270,21 @@ func (r *renderer) members(n int) []member {
 	if n == 0 {
 		return nil
 	}
-	if n > len(r.memberSlab) {
+	return take(&r.memberSlab, n, r.nextSlab)
+}
+
+// take returns the next n elements of slab, taking a new slab of
+// size() elements when it has too few; a request for more than a
+// quarter of the largest slab takes an allocation of its own.
+func take[T any](slab *[]T, n int, size func() int) []T {
+	if n > len(*slab) {
 		if n > maxSlab/4 {
-			return make([]member, n)
+			return make([]T, n)
 		}
-		r.memberSlab = make([]member, max(n, r.nextSlab()))
+		*slab = make([]T, max(n, size()))
 	}
-	s := r.memberSlab[:n:n]
-	r.memberSlab = r.memberSlab[n:]
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
 	return s
 }
 
@@ -471,15 +470,16 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 	if err := r.grow(nodeBytes); err != nil {
 		return err
 	}
-	n.kind = kindOf(v.Kind())
+	n.setKind(kindOf(v.Kind()))
 	switch v.Kind() {
 	case canon.KindString:
 		return r.str(n, v.String(), asHost)
 	case canon.KindObject:
-		n.Members = r.members(v.Len())
+		n.object = r.members(v.Len())
+		members := n.members()
 		i := 0
 		for key, c := range v.Members() {
-			mb := &n.Members[i]
+			mb := &members[i]
 			i++
 			if err := r.node(&mb.Value, c, false); err != nil {
 				return err
@@ -494,10 +494,11 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 			}
 		}
 	case canon.KindArray:
-		n.Items = r.nodes(v.Len())
+		n.list = r.nodes(v.Len())
+		items := n.items()
 		i := 0
 		for _, c := range v.Elems() {
-			if err := r.node(&n.Items[i], c, asHost); err != nil {
+			if err := r.node(&items[i], c, asHost); err != nil {
 				return err
 			}
 			i++
@@ -549,9 +550,9 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 		n.moreOf().Flags = escape.AddFlag(n.flags(), escape.FlagNotOneHost)
 	}
 	r.sized(n)
-	if remember {
+	if remember && r.memos < maxMemo {
 		r.memos++
-		n.memo = r.memos
+		n.setMemo(r.memos)
 		r.vals.Put(s, tag, n)
 	}
 	return nil

@@ -81,8 +81,8 @@ func appendRecipients(out []SummaryDomain, n *node) []SummaryDomain {
 			out = append(out, SummaryDomain{Domain: name, Trusted: d.Trusted, Warned: len(d.Warnings) > 0})
 		}
 	}
-	for i := range n.Items {
-		out = appendRecipients(out, &n.Items[i])
+	for i := range n.items() {
+		out = appendRecipients(out, &n.items()[i])
 	}
 	return out
 }
@@ -113,11 +113,11 @@ func countWarnings(m *model) int {
 
 func countNode(n *node) int {
 	c := len(n.flags()) + countDomains(n.domains())
-	for i := range n.Items {
-		c += countNode(&n.Items[i])
+	for i := range n.items() {
+		c += countNode(&n.items()[i])
 	}
-	for i := range n.Members {
-		c += len(n.Members[i].key().Flags) + countDomains(n.Members[i].keyDoms()) + countNode(&n.Members[i].Value)
+	for i := range n.members() {
+		c += len(n.members()[i].key().Flags) + countDomains(n.members()[i].keyDoms()) + countNode(&n.members()[i].Value)
 	}
 	return c
 }

@@ -328,7 +328,7 @@ func appendKey(ps []wrap.Piece, s escape.Shown) []wrap.Piece {
 // appendScalar appends the pieces of a scalar node, shown exactly: strings
 // quoted, numbers and literals as canonicalized.
 func appendScalar(ps []wrap.Piece, n *node) []wrap.Piece {
-	if n.kind != kindString {
+	if n.kind() != kindString {
 		return append(ps, wrap.Derived(n.Text))
 	}
 	ps = append(ps, wrap.Derived(`"`), wrap.Derived(n.Text))
@@ -382,19 +382,19 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 	// The line is built in room kept for it (what a nested value
 	// writes there comes after this line is written).
 	line := append(append(v.ps[:0], head...), wrap.Fixed(": "))
-	switch n.kind {
+	switch n.kind() {
 	case kindObject:
-		if len(n.Members) == 0 {
+		if len(n.members()) == 0 {
 			v.ps = append(line, wrap.Fixed("{} (empty object)"))
 			v.Line(indent, "", v.ps...)
 			keyNotes()
 			return
 		}
-		v.ps = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.Members))))
+		v.ps = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
 		v.Line(indent, "", v.ps...)
 		keyNotes()
-		for i := range n.Members {
-			mb := &n.Members[i]
+		for i := range n.members() {
+			mb := &n.members()[i]
 			// The head is copied into the line before anything else
 			// is written, so one array holds each in turn.
 			k := mb.key()
@@ -405,26 +405,26 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		}
 		return
 	case kindArray:
-		if len(n.Items) == 0 {
+		if len(n.items()) == 0 {
 			v.ps = append(line, wrap.Fixed("[] (empty list)"))
 			v.Line(indent, "", v.ps...)
 			keyNotes()
 			return
 		}
-		v.ps = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.Items))))
+		v.ps = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
 		v.Line(indent, "", v.ps...)
 		keyNotes()
 		// The items' heads, "[0]" on, a string for many at a time: no
 		// allocation for a short list, one per 1,024 items past that.
 		var heads string
-		for i := range n.Items {
+		for i := range n.items() {
 			if heads == "" {
-				heads, v.num = appendItemHeads(v.num, i, len(n.Items))
+				heads, v.num = appendItemHeads(v.num, i, len(n.items()))
 			}
 			h := heads[:strings.IndexByte(heads, ']')+1]
 			heads = heads[len(h):]
 			v.head[0] = wrap.Fixed(h)
-			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.Items[i], nil)
+			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.items()[i], nil)
 			if v.Len() > v.limit {
 				return
 			}
@@ -438,8 +438,8 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 	// What is said of a value the render shared is the same wherever
 	// it stands at the same indent: written once, then copied.
 	var done *writtenAt
-	if n.memo > 0 && int(n.memo) <= len(v.seen) {
-		done = &v.seen[n.memo-1]
+	if n.memo() > 0 && int(n.memo()) <= len(v.seen) {
+		done = &v.seen[n.memo()-1]
 		if done.end > 0 && done.indent == indent {
 			v.Again(done.start, done.end)
 			return
