@@ -265,8 +265,17 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			}
 			b.Write(index.digits())
 			index.next()
-			b.WriteString(`]</span>: `)
-			writeNodeHTML(b, &n.items()[i], st)
+			item := &n.items()[i]
+			if k := item.kind(); k == kindNumber || k == kindBool || k == kindNull {
+				// What writeNodeHTML writes for the item, with the end
+				// of its head at once.
+				b.WriteString(indexThenLeafHTML[k])
+				htmlText(b, item.Text)
+				b.WriteString(`</span>`)
+			} else {
+				b.WriteString(`]</span>: `)
+				writeNodeHTML(b, item, st)
+			}
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
@@ -307,6 +316,11 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		b.WriteString(`</span>`)
 	}
 }
+
+// indexThenLeafHTML are the end of a list item's head and the opening
+// of its value, for a number, bool or null by kind. Read only.
+var indexThenLeafHTML = [...]string{kindNull: `]</span>: <span class="asu-val asu-null">`,
+	kindNumber: `]</span>: <span class="asu-val asu-number">`, kindBool: `]</span>: <span class="asu-val asu-bool">`}
 
 // leafOpenHTML opens the value of a number, bool or null by kind (any
 // other kind is shown as null). Read only.
