@@ -133,11 +133,12 @@ func (c *Card) JSON() ([]byte, error) {
 	return out, nil
 }
 
-// viewSize estimates the size of a view of c: halves times the card
-// JSON, plus what a small card needs. It errs low (the HTML of a card of
-// empty lists reaches 4.3 times its JSON): a view that outgrows it goes
-// on in further chunks, joined once at the end, which costs less than
-// clearing room most views never use.
+// viewSize estimates the size of the text view of c: halves times the
+// card JSON, plus what a small card needs. The text view of the densest
+// shapes reaches 1.4 times their JSON; one that outgrows the estimate
+// goes on in further chunks, joined once at the end. (Counting the text
+// view first, as the HTML view is counted, cost more than it saved: its
+// lines are laid out, not only copied.)
 func viewSize(c *Card, halves, small int) int { return len(c.canonical)*halves/2 + small }
 
 // The byte budget of each view, as a multiple of what the card was
