@@ -54,8 +54,9 @@ var shapes = []string{"nest12", "nest63", "empty-lists", "empty-objects", "short
 // renderer's card of the effect must hash; "render" is RenderSealed
 // alone, what the gate calls before any view; "text" and "html" are each
 // view alone, of a card rendered before the clock starts; "render+views"
-// is all three. The baseline, in the same
-// run, is canon's canonicalization of the same effect.
+// is all three. The baseline, in the same run, is canon's
+// canonicalization of the same effect. Every step renders about a MiB of
+// effect per iteration at either size.
 //
 //	go test ./card -run '^$' -bench BenchmarkRenderShapes -benchtime 3x
 func BenchmarkRenderShapes(b *testing.B) {
@@ -70,13 +71,20 @@ func BenchmarkRenderShapes(b *testing.B) {
 			if err != nil {
 				b.Fatalf("%s: %v", name, err)
 			}
-			mib := float64(sealed.Len()) / (1 << 20)
+			// Each step does about a MiB of effect per iteration at either
+			// size (16 renders of the 64 KiB effect), so the two sizes are
+			// measured over the same work and the small one is not a few
+			// milliseconds that one collection of garbage can double.
+			reps := max(1, (1<<20)/size)
+			mib := float64(reps) * float64(sealed.Len()) / (1 << 20)
 			ctx := injectivityContext()
 			b.Run(name+"/baseline-canonical", func(b *testing.B) {
 				cpu := cpuTime()
 				for b.Loop() {
-					if _, err := e.Canonical(); err != nil {
-						b.Fatal(err)
+					for range reps {
+						if _, err := e.Canonical(); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
 				report(b, cpuTime()-cpu, mib)
@@ -94,7 +102,9 @@ func BenchmarkRenderShapes(b *testing.B) {
 				}
 				cpu := cpuTime()
 				for b.Loop() {
-					_ = sha256.Sum256(j)
+					for range reps {
+						_ = sha256.Sum256(j)
+					}
 				}
 				report(b, cpuTime()-cpu, mib)
 				b.ReportMetric(float64(len(j))/float64(sealed.Len()), "json-x")
@@ -102,8 +112,10 @@ func BenchmarkRenderShapes(b *testing.B) {
 			b.Run(name+"/render", func(b *testing.B) {
 				cpu := cpuTime()
 				for b.Loop() {
-					if _, err := card.RenderSealed(sealed, ctx); err != nil {
-						b.Skipf("refused: %v", err)
+					for range reps {
+						if _, err := card.RenderSealed(sealed, ctx); err != nil {
+							b.Skipf("refused: %v", err)
+						}
 					}
 				}
 				report(b, cpuTime()-cpu, mib)
@@ -116,10 +128,12 @@ func BenchmarkRenderShapes(b *testing.B) {
 					}
 					cpu := cpuTime()
 					for b.Loop() {
-						if view == "text" {
-							_ = c.Text()
-						} else {
-							_ = c.HTML()
+						for range reps {
+							if view == "text" {
+								_ = c.Text()
+							} else {
+								_ = c.HTML()
+							}
 						}
 					}
 					report(b, cpuTime()-cpu, mib)
@@ -129,11 +143,13 @@ func BenchmarkRenderShapes(b *testing.B) {
 				cpu := cpuTime()
 				var htmlLen, textLen int
 				for b.Loop() {
-					c, err := card.RenderSealed(sealed, ctx)
-					if err != nil {
-						b.Skipf("refused: %v", err)
+					for range reps {
+						c, err := card.RenderSealed(sealed, ctx)
+						if err != nil {
+							b.Skipf("refused: %v", err)
+						}
+						htmlLen, textLen = len(c.HTML()), len(c.Text())
 					}
-					htmlLen, textLen = len(c.HTML()), len(c.Text())
 				}
 				report(b, cpuTime()-cpu, mib)
 				b.ReportMetric(float64(htmlLen)/float64(sealed.Len()), "html-x")
