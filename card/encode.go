@@ -224,16 +224,44 @@ var leafHeads = [...]string{kindNull: `{"kind":"null","text":`, kindString: `{"k
 	kindNumber: `{"kind":"number","text":`, kindBool: `{"kind":"bool","text":`, kindObject: `{"kind":"object","text":`,
 	kindArray: `{"kind":"array","text":`}
 
+// itemsTails end the card JSON of a node with items and no text, by
+// kind; membersHeads start that of a node with members and no text.
+var itemsTails = [...]string{kindNull: `],"kind":"null","text":""}`, kindString: `],"kind":"string","text":""}`,
+	kindNumber: `],"kind":"number","text":""}`, kindBool: `],"kind":"bool","text":""}`, kindObject: `],"kind":"object","text":""}`,
+	kindArray: `],"kind":"array","text":""}`}
+var membersHeads = [...]string{kindNull: `{"kind":"null","members":[`, kindString: `{"kind":"string","members":[`,
+	kindNumber: `{"kind":"number","members":[`, kindBool: `{"kind":"bool","members":[`, kindObject: `{"kind":"object","members":[`,
+	kindArray: `{"kind":"array","members":[`}
+
 func (w *jsonWriter) nodeBody(n *node) {
 	if w.over() {
 		return
 	}
-	if n.more == nil && len(n.items()) == 0 && len(n.members()) == 0 && int(n.kind()) < len(leafHeads) {
-		// What the general case below writes for such a node, at once.
-		w.raw(leafHeads[n.kind()])
-		w.str(n.Text)
-		w.raw("}")
-		return
+	if n.more == nil && int(n.kind()) < len(leafHeads) {
+		// What the general case below writes for such a node, with the
+		// fixed parts at once.
+		switch items, members := n.items(), n.members(); {
+		case len(items) == 0 && len(members) == 0:
+			w.raw(leafHeads[n.kind()])
+			w.str(n.Text)
+			w.raw("}")
+			return
+		case len(members) == 0 && n.Text == "":
+			w.raw(`{"items":[`)
+			for i := range items {
+				if i > 0 {
+					w.raw(",")
+				}
+				w.node(&items[i])
+			}
+			w.raw(itemsTails[n.kind()])
+			return
+		case len(items) == 0 && n.Text == "":
+			w.raw(membersHeads[n.kind()])
+			w.members(members)
+			w.raw(`],"text":""}`)
+			return
+		}
 	}
 	w.raw("{")
 	sep := ""
@@ -269,11 +297,28 @@ func (w *jsonWriter) nodeBody(n *node) {
 	}
 	if len(n.members()) > 0 {
 		w.raw(`,"members":[`)
-		for i := range n.members() {
-			m := &n.members()[i]
-			if i > 0 {
-				w.raw(",")
-			}
+		w.members(n.members())
+		w.raw("]")
+	}
+	w.raw(`,"text":`)
+	w.str(n.Text)
+	w.raw("}")
+}
+
+// members writes the members of an object, between its brackets.
+func (w *jsonWriter) members(list []member) {
+	for i := range list {
+		m := &list[i]
+		if i > 0 {
+			w.raw(",")
+		}
+		if m.more == nil {
+			// What the general case below writes for a key with no
+			// flags or hosts, with the fixed parts at once.
+			w.raw(`{"key":{"text":`)
+			w.str(m.Key)
+			w.raw(`},"value":`)
+		} else {
 			w.raw(`{"key":`)
 			w.shown(m.key())
 			if doms := m.keyDoms(); len(doms) > 0 {
@@ -281,14 +326,10 @@ func (w *jsonWriter) nodeBody(n *node) {
 				w.domains(doms)
 			}
 			w.raw(`,"value":`)
-			w.node(&m.Value)
-			w.raw("}")
 		}
-		w.raw("]")
+		w.node(&m.Value)
+		w.raw("}")
 	}
-	w.raw(`,"text":`)
-	w.str(n.Text)
-	w.raw("}")
 }
 
 func (w *jsonWriter) refs(list []refPart) {
