@@ -94,8 +94,8 @@ func TestNodeSizesAreExact(t *testing.T) {
 }
 
 // TestHTMLCountIsExact: the HTML view's count, the pass that sizes the
-// room it is written into, is the length of the view written, for the
-// cards of generated effects.
+// room a large card's view is written into, is the length of the view
+// written, for the cards of generated effects.
 func TestHTMLCountIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 2))
 	for round := range 200 {

@@ -45,23 +45,34 @@ func (c *Card) html() template.HTML {
 	if m.Renderer == "" {
 		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
 	}
-	// Written twice by the same code: counted, then into room of its
-	// exact size, which costs less than writing it into chunks and
-	// joining them. A view past its budget is refused at the count.
 	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerSource)}}
-	w.b.CountOnly()
-	if !c.writeHTML(w) {
-		return tooLargeHTML
+	if len(c.canonical) > countHTMLPast {
+		// Written twice by the same code: counted, then into room of
+		// its exact size, which costs less than writing a large view
+		// into chunks and joining them. A view past its budget is
+		// refused at the count.
+		w.b.CountOnly()
+		if !c.writeHTML(w) {
+			return tooLargeHTML
+		}
+		n := w.b.Len()
+		clear(w.st.seen)
+		w.b = chunked.Builder{}
+		w.b.Grow(n)
+	} else {
+		// A small card's view is written once, into room of a guess
+		// (the HTML of most cards is 2 to 4.5 times their JSON).
+		w.b.Grow(len(c.canonical)*5/2 + 4096)
 	}
-	n := w.b.Len()
-	clear(w.st.seen)
-	w.b = chunked.Builder{}
-	w.b.Grow(n)
 	if !c.writeHTML(w) {
 		return tooLargeHTML
 	}
 	return template.HTML(w.b.String()) // every string escaped on the way in
 }
+
+// countHTMLPast is the size of card JSON past which the HTML view is
+// counted before it is written.
+const countHTMLPast = 64 << 10
 
 // writeHTML writes the HTML view of c; false when it passed its budget.
 func (c *Card) writeHTML(w *hw) bool {
