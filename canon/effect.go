@@ -53,7 +53,7 @@ func (e Effect) Canonical() ([]byte, error) {
 
 // effectLimits leave room around args that passed the default limits.
 func effectLimits() Limits {
-	return Limits{MaxBytes: DefaultMaxBytes + 64<<10, MaxDepth: DefaultMaxDepth + 1}
+	return Limits{MaxBytes: MaxEffect, MaxDepth: DefaultMaxDepth + 1}
 }
 
 // validUTF8 reports whether every string field of e is UTF-8. Written as

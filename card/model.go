@@ -108,6 +108,16 @@ func (n *node) items() []node { return n.list }
 // members returns an object's members.
 func (n *node) members() []member { return n.object }
 
+// stringNode returns the node of a string shown as sh, with no hosts.
+func stringNode(sh escape.Shown) node {
+	n := node{Text: sh.Text}
+	n.setKind(kindString)
+	if len(sh.Flags) > 0 {
+		n.more = &nodeMore{Flags: sh.Flags}
+	}
+	return n
+}
+
 // nodeMore is what a string node has besides its text.
 type nodeMore struct {
 	Domains []host.Domain `json:"domains,omitempty"`

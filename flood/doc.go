@@ -39,7 +39,14 @@
 //   - user ([ScopeUser]): one user, over all of their agents and sessions;
 //   - approver ([ScopeApprover]): one person receiving prompts, whichever
 //     users' agents asked, so that many users' agents, each within its own
-//     limits, cannot bury one approver together.
+//     limits, cannot bury one approver together;
+//   - target ([ScopeTarget]): one [Target] (a mail domain, a web domain,
+//     a repository) on behalf of one user, over all of the user's agents
+//     and sessions and every spelling of the target, for requests that
+//     name one ([Request.Target]);
+//   - first contact ([ScopeFirstContact]): a target the operator's
+//     history has not seen, whichever users ask, and one user's requests
+//     to such targets.
 //
 // A subject's ids are encoded injectively (each preceded by its length) and
 // hashed under the scope's name, so no two distinct subjects share a
@@ -62,6 +69,18 @@
 //     across the user's agents;
 //   - pending tickets [DefaultPendingPerSession] 5 per session and
 //     [DefaultPendingPerUser] 20 per user, enforced by the store.
+//
+// and, for requests that name a [Target]:
+//
+//   - target rate [DefaultTargetRate]: 10 per hour per (user, target);
+//   - target lockout [DefaultTargetLockout]: a day after 3 denials in a
+//     row of one user's requests to a known target;
+//   - first-contact rate [DefaultFirstContactRate]: 5 per hour per user
+//     to targets the operator's history has not seen;
+//   - first-contact target rate [DefaultFirstContactTargetRate]: one per
+//     hour per target, from any user, while the history has not seen it;
+//   - first-contact lockout [DefaultFirstContactLockout]: a day, for
+//     every user, after one denial of a request to such a target.
 //
 // A negative count turns a limit off. A [Request] may name at most
 // [MaxApprovers] approvers.
@@ -106,10 +125,47 @@
 // lockout ends the run is not forgotten: the next denial locks again at
 // once, until an approval comes.
 //
+// # Targets and first contact
+//
+// An attacker who controls agents can spread its requests over as many
+// sessions and agents as it likes, and disguise them so that no two are
+// identical and none merges: every limit keyed by what it controls then
+// gives it a fresh allowance, and the principal lockouts are reset by the
+// benign approvals it mixes in. What it cannot vary is where the effect
+// goes: the account, domain or repository it controls. A gate that passes
+// [Request.Target] ([EmailTarget], [DomainTarget], [RepositoryTarget],
+// [NamedTarget]; each folds the spellings of one target into one key)
+// counts every request to it against [Limits.Target], and keeps a run of
+// denials per (user, target) that only an approval of a request to that
+// target ends.
+//
+// A target the operator's history has not seen (no request to it, on
+// behalf of any user, was ever approved, and no operator introduced it
+// with [Limiter.Introduce]) is a first contact. It counts against
+// [Limits.FirstContactTarget], one an hour by default from all users
+// together, so a burst to a new target is one card however many users'
+// agents send it; against the user's [Limits.FirstContact], so rotating
+// over many new targets is bounded too; and [Limits.FirstContactLockout]
+// (one denial by default, from any user) replaces [Limits.TargetLockout].
+// [Limiter.Admission] reports a first contact, so the gate can handle it
+// more strictly, for example by asking a second approver. Package
+// flood/sim measures what each buys.
+//
+// What the rule cannot do: an attack through a target already known (a
+// changed amount to a known payee, a known repository) is no first
+// contact; an attacker that first gets one harmless-looking request to
+// its own target approved makes that target known to the whole
+// operator, after which only [Limits.Target] and [Limits.TargetLockout]
+// stand in its way; and an attacker rotating over targets it controls
+// gets one card per target, up to the user's [Limits.FirstContact]. The
+// history is the operator's, not each user's: a user's agent can tell
+// from the stricter handling whether anyone has used a target before.
+//
 // # Failing closed
 //
 // A store error, a cancelled context, or a request without a user, an
-// agent, a session or an approver refuses admission ([ErrUnavailable]). Counts never go down except by
+// agent, a session or an approver refuses admission ([ErrUnavailable]).
+// Counts never go down except by
 // refunding a refused request, so a failed refund leaves a limit stricter,
 // never looser.
 //

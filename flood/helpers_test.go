@@ -103,6 +103,13 @@ func (f *failing) spend() error {
 	return nil
 }
 
+func (f *failing) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
+	if err := f.spend(); err != nil {
+		return nil, err
+	}
+	return f.Store.AddCounts(ctx, ops)
+}
+
 func (f *failing) AddCount(ctx context.Context, key string, w time.Time, d int64) (int64, error) {
 	if err := f.spend(); err != nil {
 		return 0, err

@@ -11,8 +11,8 @@ import (
 )
 
 // MaxApprovers bounds [Request.Approvers]: each distinct approver costs
-// two counter operations per admission. A longer list is refused with
-// [ErrUnavailable].
+// two counter operations of an admission's batch. A longer list is refused
+// with [ErrUnavailable].
 const MaxApprovers = 256
 
 // Request names who asks for an approval and who will be asked: the
@@ -26,6 +26,12 @@ type Request struct {
 	// a person is asked. Duplicates count once. [Limiter.Decided] ignores
 	// it.
 	Approvers []string
+
+	// Target is what the effect reaches outside the team, for the limits
+	// keyed by the user and the target and the first-contact rule; the
+	// zero Target (the default) counts against none of them. Pass the
+	// same Target to [Limiter.Decided].
+	Target Target
 }
 
 // check refuses a request that cannot be keyed: the gate must name the
@@ -121,64 +127,96 @@ func (l *Limiter) Caps() store.Caps { return l.limits.caps() }
 // given back, so a refused request spends nobody's rate. Call Admit once
 // per request that would reach an approver, before store.Tickets.Park.
 //
-// With every limit on, an admission costs 3 + 2×(3 + a) counter
-// operations for a distinct approvers: a streak read per lockout, and a
-// count and a read of the previous window per rate.
+// With every limit on, an admission costs three streak reads (a lockout
+// each) and one batch of 2×(3 + a) counter operations for a distinct
+// approvers, a count and a read of the previous window per rate, in one
+// store transaction ([store.Counters.AddCounts]); a refusal one more
+// batch, the refund. A request that names
+// a [Target] costs 4 more, 8 more for a first contact: the history read,
+// the target's lockout and its rates.
 func (l *Limiter) Admit(ctx context.Context, r Request) error {
+	_, err := l.Admission(ctx, r)
+	return err
+}
+
+// Admission is [Limiter.Admit] that also says how the gate should handle
+// an admitted request: whether it is a first contact (see [Admission]).
+// A request without a [Target] is never one.
+func (l *Limiter) Admission(ctx context.Context, r Request) (Admission, error) {
 	if err := r.check(true); err != nil {
-		return err
+		return Admission{}, err
 	}
 	now := l.now()
 	if now.IsZero() {
-		return fmt.Errorf("%w: no time to count in", ErrUnavailable)
+		return Admission{}, fmt.Errorf("%w: no time to count in", ErrUnavailable)
 	}
 	scopes := l.scopes(r.principal())
 	for _, s := range scopes {
 		if err := l.checkLockout(ctx, s.scope, denialKey(s.scope, s.subject), s.lockout, now); err != nil {
-			return err
+			return Admission{}, err
 		}
 	}
+	tk, err := l.targetOf(ctx, r)
+	if err != nil {
+		return Admission{}, err
+	}
+	if err := tk.checkLockout(ctx, l, now); err != nil {
+		return Admission{}, err
+	}
+	adm := Admission{FirstContact: tk.firstContact()}
 
-	taken := make([]counted, 0, 8)
-	refund := func() {
-		// A refund that fails leaves the count too high: stricter, never
+	rates := append(scopes[:0:0], scopes[:]...)
+	rates = append(rates, tk.rates(l)...)
+	if l.limits.ApproverInflow.N >= 0 {
+		approvers := slices.Clone(r.Approvers)
+		slices.Sort(approvers)
+		for _, a := range slices.Compact(approvers) {
+			rates = append(rates, scoped{scope: ScopeApprover, subject: subject(ScopeApprover, a), rate: l.limits.ApproverInflow})
+		}
+	}
+	if err := l.takeAll(ctx, rates, now); err != nil {
+		return Admission{}, err
+	}
+	return adm, nil
+}
+
+// takeAll counts the request against every rate in one batch of counter
+// operations (each rate's current window, and a read of its previous one)
+// and decides each rate in order with the sliding estimate. When any
+// refuses, every count is given back in one more batch, so a refused
+// request spends nobody's rate, and the first refusing scope is the
+// answer. Rates with a negative N are off.
+func (l *Limiter) takeAll(ctx context.Context, rates []scoped, now time.Time) error {
+	rates = slices.DeleteFunc(rates, func(s scoped) bool { return s.rate.N < 0 })
+	if len(rates) == 0 {
+		return nil
+	}
+	ops := make([]store.CountOp, 0, 2*len(rates))
+	windows := make([]window, len(rates))
+	for i, s := range rates {
+		w := windowAt(now, s.rate.Per)
+		windows[i] = w
+		key := rateKey(s.scope, s.rate, s.subject)
+		ops = append(ops, store.CountOp{Key: key, Window: w.start, Delta: 1},
+			store.CountOp{Key: key, Window: w.start.Add(-s.rate.Per)})
+	}
+	counts, err := l.counters.AddCounts(ctx, ops)
+	if err != nil {
+		return fmt.Errorf("%w: count request: %w", ErrUnavailable, err)
+	}
+	for i, s := range rates {
+		cur, prev := max(counts[2*i], 0), max(counts[2*i+1], 0)
+		if windows[i].admits(cur, prev, s.rate.N) {
+			continue
+		}
+		// A refund that fails leaves the counts too high: stricter, never
 		// looser, so its error is dropped.
-		for _, t := range taken {
-			_, _ = l.counters.AddCount(context.WithoutCancel(ctx), t.key, t.window, -1)
+		refund := make([]store.CountOp, 0, len(rates))
+		for j := range rates {
+			refund = append(refund, store.CountOp{Key: ops[2*j].Key, Window: ops[2*j].Window, Delta: -1})
 		}
-	}
-	take := func(scope Scope, subject string, rate Rate) error {
-		if rate.N < 0 {
-			return nil
-		}
-		t, retry, err := l.take(ctx, rateKey(scope, rate, subject), rate, now)
-		if t.key != "" {
-			taken = append(taken, t)
-		}
-		switch {
-		case err != nil:
-			refund()
-			return err
-		case retry > 0:
-			refund()
-			return &LimitError{Err: ErrRateLimited, Scope: scope, RetryAfter: retry}
-		}
-		return nil
-	}
-	for _, s := range scopes {
-		if err := take(s.scope, s.subject, s.rate); err != nil {
-			return err
-		}
-	}
-	if l.limits.ApproverInflow.N < 0 {
-		return nil
-	}
-	approvers := slices.Clone(r.Approvers)
-	slices.Sort(approvers)
-	for _, a := range slices.Compact(approvers) {
-		if err := take(ScopeApprover, subject(ScopeApprover, a), l.limits.ApproverInflow); err != nil {
-			return err
-		}
+		_, _ = l.counters.AddCounts(context.WithoutCancel(ctx), refund)
+		return &LimitError{Err: ErrRateLimited, Scope: s.scope, RetryAfter: windows[i].retryAfter(cur-1, prev, s.rate.N)}
 	}
 	return nil
 }
@@ -198,6 +236,9 @@ func (l *Limiter) Decided(ctx context.Context, r Request, approved bool) error {
 		return err
 	}
 	scopes := l.scopes(r.principal())
+	if err := l.decidedTarget(ctx, r, approved); err != nil {
+		return err
+	}
 	if !approved {
 		now := l.now()
 		for _, s := range scopes {

@@ -240,10 +240,11 @@ func TestRefusalRefundsEveryScope(t *testing.T) {
 func TestFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
-	// An admission with the default limits and one approver makes 11 store
-	// calls: three streak reads, then a count and a read of the previous
-	// window for the session, agent, user and approver.
-	const calls = 3 + 2*4
+	// An admission with the default limits and one approver makes 4 store
+	// calls: three streak reads, then one batch counting the session, the
+	// agent, the user and the approver (and reading their previous
+	// windows).
+	const calls = 3 + 1
 	for left := range calls {
 		f := &failing{Store: memory.New(nil), left: left}
 		lim := newLimiter(t, f, flood.Limits{}, c)

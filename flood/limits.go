@@ -69,7 +69,9 @@ type Lockout struct {
 //
 // Every limit is keyed by the principal: a session is the triple (user,
 // agent, session), so two tenants that happen to use the same session id
-// never share a count, and an agent is the pair (user, agent).
+// never share a count, and an agent is the pair (user, agent). The limits
+// on targets are keyed by (user, target), or by the target alone while it
+// is a first contact.
 //
 // Pending caps and the merging of duplicate requests are decided by the
 // store, in the same transaction that parks a ticket (store.Tickets.Park):
@@ -83,6 +85,16 @@ type Limits struct {
 	SessionLockout Lockout // denials in a row that lock a session
 	AgentLockout   Lockout // denials in a row that lock all of an agent's sessions
 	UserLockout    Lockout // denials in a row that lock all of a user's agents
+
+	// Target, TargetLockout, FirstContact, FirstContactTarget and
+	// FirstContactLockout count only requests that name a [Target]; see
+	// the package documentation. Zero fields take the defaults; a
+	// negative count turns one off.
+	Target              Rate    // admissions per (user, target), over every agent and session
+	TargetLockout       Lockout // denials in a row that lock a (user, target) the operator's history has seen
+	FirstContact        Rate    // admissions per user of requests to targets the operator's history has not seen
+	FirstContactTarget  Rate    // admissions per target, from any user, while the operator's history has not seen it
+	FirstContactLockout Lockout // denials in a row, from any user, that lock a target the operator's history has not seen
 
 	// PendingPerSession and PendingPerUser cap the live pending tickets.
 	// Zero takes the default; below zero means no cap.
@@ -103,7 +115,9 @@ func (l Limits) Validate() error {
 	for _, r := range []struct {
 		name string
 		r    Rate
-	}{{"session rate", l.Session}, {"agent rate", l.Agent}, {"user rate", l.User}, {"approver inflow", l.ApproverInflow}} {
+	}{{"session rate", l.Session}, {"agent rate", l.Agent}, {"user rate", l.User}, {"approver inflow", l.ApproverInflow},
+		{"target rate", l.Target}, {"first-contact rate", l.FirstContact},
+		{"first-contact target rate", l.FirstContactTarget}} {
 		switch {
 		case r.r.N < 0 || r.r == Rate{}:
 		case r.r.N == 0:
@@ -115,7 +129,8 @@ func (l Limits) Validate() error {
 	for _, lo := range []struct {
 		name string
 		l    Lockout
-	}{{"session lockout", l.SessionLockout}, {"agent lockout", l.AgentLockout}, {"user lockout", l.UserLockout}} {
+	}{{"session lockout", l.SessionLockout}, {"agent lockout", l.AgentLockout}, {"user lockout", l.UserLockout},
+		{"target lockout", l.TargetLockout}, {"first-contact lockout", l.FirstContactLockout}} {
 		switch {
 		case lo.l.After < 0 || lo.l == Lockout{}:
 		case lo.l.After == 0:
@@ -136,6 +151,11 @@ func (l Limits) withDefaults() Limits {
 	l.SessionLockout = l.SessionLockout.withDefault(DefaultSessionLockout)
 	l.AgentLockout = l.AgentLockout.withDefault(DefaultAgentLockout)
 	l.UserLockout = l.UserLockout.withDefault(DefaultUserLockout)
+	l.Target = l.Target.withDefault(DefaultTargetRate)
+	l.TargetLockout = l.TargetLockout.withDefault(DefaultTargetLockout)
+	l.FirstContact = l.FirstContact.withDefault(DefaultFirstContactRate)
+	l.FirstContactTarget = l.FirstContactTarget.withDefault(DefaultFirstContactTargetRate)
+	l.FirstContactLockout = l.FirstContactLockout.withDefault(DefaultFirstContactLockout)
 	if l.PendingPerSession == 0 {
 		l.PendingPerSession = DefaultPendingPerSession
 	}

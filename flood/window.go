@@ -1,48 +1,19 @@
 package flood
 
 import (
-	"context"
-	"fmt"
 	"math/bits"
 	"time"
 )
 
-// counted is one admission taken from a counter, to refund on refusal.
-type counted struct {
-	key    string
-	window time.Time
-}
-
-// take counts one request in key's current window and decides it with the
-// sliding estimate. It returns 0 when the request is admitted, otherwise
-// how long until one would be (the count stays taken either way; the
-// caller refunds refusals).
-//
-// The estimate is count(current window) + count(previous window) × the
-// share of the previous window still inside a sliding window ending now.
-// It needs the two newest windows of a key, which is what the store keeps.
-// A request is admitted when the estimate, this request included, is at
-// most r.N. In particular at most r.N requests are admitted in any one
-// aligned window; and a burst at the end of one window is not followed by
-// a fresh allowance of r.N at the start of the next, as it would be with
-// fixed windows alone.
-func (l *Limiter) take(ctx context.Context, key string, r Rate, now time.Time) (counted, time.Duration, error) {
-	w := windowAt(now, r.Per)
-	cur, err := l.counters.AddCount(ctx, key, w.start, 1)
-	if err != nil {
-		return counted{}, 0, fmt.Errorf("%w: count request: %w", ErrUnavailable, err)
-	}
-	t := counted{key: key, window: w.start}
-	prev, err := l.counters.AddCount(ctx, key, w.start.Add(-r.Per), 0)
-	if err != nil {
-		return t, 0, fmt.Errorf("%w: read previous window: %w", ErrUnavailable, err)
-	}
-	cur, prev = max(cur, 0), max(prev, 0)
-	if w.admits(cur, prev, r.N) {
-		return t, 0, nil
-	}
-	return t, w.retryAfter(cur-1, prev, r.N), nil
-}
+// The sliding estimate ([Limiter] counts every rate with it): the count of
+// the current window + the count of the previous window × the share of
+// the previous window still inside a sliding window ending now. It needs
+// the two newest windows of a key, which is what the store keeps. A
+// request is admitted when the estimate, this request included, is at most
+// r.N. In particular at most r.N requests are admitted in any one aligned
+// window; and a burst at the end of one window is not followed by a fresh
+// allowance of r.N at the start of the next, as it would be with fixed
+// windows alone.
 
 // window is the aligned window holding an instant, in microseconds.
 type window struct {

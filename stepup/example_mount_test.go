@@ -15,6 +15,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/sqlite"
@@ -59,7 +60,7 @@ func Example_mount() {
 	key := []byte("32+ random bytes kept outside the database")    // replicas sharing the store share it
 	approver, err := passkey.New(st, rp, passkey.RequireSeal(key)) // only credentials the enrollment sealed
 	check(err)
-	mailer := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, idem string) ([]byte, error) {
+	mailer := plug.ExecutorFunc(func(ctx context.Context, e canon.Effect, idem string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil // send e.Args at most once per idem
 	})
 	g, err := gate.New(st, cat, approver, gate.WithExecutor("send_email", mailer), gate.WithKey(key))

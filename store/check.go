@@ -14,10 +14,13 @@ import (
 // Size bounds. A record with a larger field is refused with [ErrTooLarge]
 // before anything is written.
 const (
-	// MaxFieldSize bounds each blob and free-text field: Effect, Card,
-	// Evidence, Result, Rationale, Reason, a grant's Spec, a credential's
-	// PublicKey, an audit record's Args.
-	MaxFieldSize = 1 << 20
+	// MaxFieldSize bounds each blob and free-text field but the effect
+	// and the card: Evidence, Result, Rationale, Reason, a grant's Spec, a
+	// credential's PublicKey, an audit record's Args. It is
+	// [canon.MaxText]; the effect is bounded by [canon.MaxEffect] and the
+	// card by [canon.MaxCard], so that whatever a gate seals and renders
+	// its store keeps.
+	MaxFieldSize = canon.MaxText
 	// MaxKeySize bounds each identifier: ids, idempotency keys, sessions,
 	// users, tasks, steps, tools, counter keys, and each taint label.
 	MaxKeySize = 1 << 10
@@ -101,8 +104,13 @@ func (a Approval) checkSizes() error {
 			}
 		}
 	}
-	for _, n := range []int{len(a.Effect), len(a.Card), len(a.Evidence), len(a.Result),
-		len(a.Rationale), len(a.Reason)} {
+	switch {
+	case len(a.Effect) > canon.MaxEffect:
+		return fmt.Errorf("%w: effect over %d bytes", ErrTooLarge, canon.MaxEffect)
+	case len(a.Card) > canon.MaxCard:
+		return fmt.Errorf("%w: card over %d bytes", ErrTooLarge, canon.MaxCard)
+	}
+	for _, n := range []int{len(a.Evidence), len(a.Result), len(a.Rationale), len(a.Reason)} {
 		if n > MaxFieldSize {
 			return fmt.Errorf("%w: field over %d bytes", ErrTooLarge, MaxFieldSize)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -231,6 +232,32 @@ type Invite struct {
 	ExpiresAt  time.Time
 	RedeemedAt time.Time // zero until redeemed
 	RevokedAt  time.Time // zero unless revoked before it was redeemed
+}
+
+// CountOp is one operation of [Counters.AddCounts]: add Delta to the
+// counter (Key, Window); a Delta of 0 reads it.
+type CountOp struct {
+	Key    string
+	Window time.Time
+	Delta  int64
+}
+
+// MaxCountOps bounds the ops of one [Counters.AddCounts]: enough for an
+// admission naming flood's most approvers, two ops per rate.
+const MaxCountOps = 1024
+
+// CheckCountOps reports whether ops may be applied: at most
+// [MaxCountOps], each key well formed ([CheckKey]).
+func CheckCountOps(ops []CountOp) error {
+	if len(ops) > MaxCountOps {
+		return fmt.Errorf("%w: over %d counter operations", ErrInvalid, MaxCountOps)
+	}
+	for _, op := range ops {
+		if err := CheckKey(op.Key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Streak is a run of consecutive events, such as denials, for lockouts.

@@ -77,6 +77,19 @@
 // together with a new hash of its own is caught by the link of the record
 // after it; at the head, only a mark kept outside the store can catch it.
 //
+// # Queues and waits
+//
+// An approver's queue is read with [Tickets.Queue]: one index range of
+// pending tickets per source (the approver's user, each of their groups),
+// ordered by expiry, a page long, so that reading the first page costs the
+// same with ten tickets waiting or ten thousand. A waiting reader learns
+// that a ticket changed from a [Watcher] instead of polling: store/memory
+// wakes the watches of the ticket that changed; store/sqlite asks SQLite,
+// on one connection and only while someone watches, whether any
+// connection committed (it cannot say which ticket); store/postgres
+// listens for the notification a trigger sends, at commit, for every
+// change of a ticket's state or votes, whichever replica made it.
+//
 // # Writing a backend
 //
 // Validate input before opening a transaction with [Approval.Check],
@@ -159,6 +172,14 @@ type Tickets interface {
 	// cursor for the next page: the last ID returned, or "" when no ticket
 	// follows. An After that names no ticket fails with [ErrNotFound].
 	List(ctx context.Context, f Filter) (page []Approval, next string, err error)
+	// Queue returns the candidates of an approver's queue (see
+	// [QueueFilter]), by ExpiresAt then ID, at most q.PageSize() of them,
+	// starting after the ticket q.After, and the cursor for the next page:
+	// the last ID returned, or "" when no candidate follows. Its cost
+	// follows the page, not the tickets waiting: backends read it from an
+	// index on pending tickets by user and by group, ordered by expiry. An
+	// After that names no ticket fails with [ErrNotFound].
+	Queue(ctx context.Context, q QueueFilter) (page []Approval, next string, err error)
 }
 
 // Votes keeps what a ticket's approvers did before it was decided: when
@@ -287,8 +308,15 @@ type Counters interface {
 	// AddCount adds delta to the counter (key, window) and returns the new
 	// value, atomically; window is the start of the caller's time window and
 	// a new window counts from zero. A key keeps its two newest windows:
-	// adding to an older one returns delta and keeps nothing.
+	// adding to an older one returns delta and keeps nothing. A delta of 0
+	// reads the count and changes nothing (no window is made or dropped),
+	// so backends answer it without a write transaction.
 	AddCount(ctx context.Context, key string, window time.Time, delta int64) (int64, error)
+	// AddCounts applies ops in order, as AddCount would each, in one
+	// transaction: all of them or, on error, none. It returns each op's
+	// result in order. At most [MaxCountOps] ops; a batch of reads only
+	// (every Delta 0) writes nothing.
+	AddCounts(ctx context.Context, ops []CountOp) ([]int64, error)
 	// IncrStreak adds one to the streak key, sets its Last to at and returns
 	// the new count.
 	IncrStreak(ctx context.Context, key string, at time.Time) (int, error)

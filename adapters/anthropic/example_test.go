@@ -12,6 +12,7 @@ import (
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -23,7 +24,7 @@ func ExampleToolResults() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
 	defer st.Close()
-	drafts := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+	drafts := plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 		return []byte(`{"draft":"d-1"}`), nil
 	})
 	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0), gate.WithExecutor("write_draft", drafts))

@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -24,7 +25,7 @@ func ExampleToolMessages() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
 	defer st.Close()
-	drafts := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+	drafts := plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 		return []byte(`{"draft":"d-1"}`), nil
 	})
 	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0), gate.WithExecutor("write_draft", drafts))

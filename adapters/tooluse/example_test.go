@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -22,7 +23,7 @@ func ExampleGate_Run() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
 	defer st.Close()
-	mailer := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+	mailer := plug.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil
 	})
 	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithDwell(0), gate.WithExecutor("send_email", mailer))

@@ -1,20 +1,27 @@
 // Command floodsim simulates an attacker flooding a team's approvers, so an
 // operator can try their own flood limits before a shift does.
 //
-//	floodsim [-runs N] [-seed S] [-each] [-json] [scenario, attacker,
-//	         approver and control flags]
+//	floodsim [-runs N] [-seed S] [-each | -table] [-json] [scenario,
+//	         attacker, approver and control flags]
 //
 // It runs N shifts of the scenario (package flood/sim) with every control
 // off (the naive queue: every request is a card for one approver) and with
 // the controls the flags set on, and prints, for each, how often at least
 // one malicious call executed (with its 95% Wilson interval) and what the
-// controls cost benign work. -each adds a row for each control alone.
+// controls cost benign work. -each adds a row for each control switched
+// off while the others stay on. -table prints the sensitivity table
+// instead: one or two approvers, rested miss 0.02, 0.15 and 0.3,
+// correlation 0.5 and 0.8, a naive, a disguised and a disguised attacker
+// spread over 4 agents, each with the controls off and on, as markdown.
 // Every configuration meets the same requests at the same times, and the
 // same flags and seed always print the same figures.
 //
 // The defaults are the documented ones: the scenario and the approver
-// model of package flood/sim, flood's default limits, a 5 s dwell and a
-// rule of two. Rates are N/DURATION ("10/10m"), lockouts AFTER/DURATION
+// model of package flood/sim, flood's default limits with the target
+// limits and the first-contact rule (a second approver for a first
+// contact), a 3 s dwell, one approver (the documented setup for an
+// external call), practice requests at one card in fifty and active
+// confirmation. Rates are N/DURATION ("10/10m"), lockouts AFTER/DURATION
 // ("3/15m"); "off" turns one off. A pending cap of 0 is no cap.
 //
 // The exit status is 0 on success and 2 for a usage error.
@@ -56,6 +63,7 @@ type options struct {
 	runs     int
 	seed     uint64
 	each     bool
+	table    bool
 	json     bool
 	scenario sim.Scenario
 	on       sim.Controls
@@ -70,12 +78,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		ApproverInflow: flood.DefaultApproverInflow, SessionLockout: flood.DefaultSessionLockout,
 		AgentLockout: flood.DefaultAgentLockout, UserLockout: flood.DefaultUserLockout,
 		PendingPerSession: flood.DefaultPendingPerSession, PendingPerUser: flood.DefaultPendingPerUser,
+		Target: flood.DefaultTargetRate, TargetLockout: flood.DefaultTargetLockout,
+		FirstContact: flood.DefaultFirstContactRate, FirstContactTarget: flood.DefaultFirstContactTargetRate,
+		FirstContactLockout: flood.DefaultFirstContactLockout,
 	}
 	fs := flag.NewFlagSet("floodsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.runs, "runs", o.runs, fmt.Sprintf("shifts to simulate per configuration (1 to %d)", sim.MaxRuns))
 	fs.Uint64Var(&o.seed, "seed", o.seed, "seed of the random streams")
-	fs.BoolVar(&o.each, "each", false, "also run each control alone")
+	fs.BoolVar(&o.each, "each", false, "also run the controls with each one off")
+	fs.BoolVar(&o.table, "table", false, "print the sensitivity table (markdown) instead")
 	fs.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 
 	sc := &o.scenario
@@ -83,6 +95,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&sc.BenignRate, "benign-rate", sc.BenignRate, "benign approval requests per hour")
 	fs.IntVar(&sc.BenignUsers, "benign-users", sc.BenignUsers, "users sending benign requests")
 	fs.DurationVar(&sc.TTL, "ttl", sc.TTL, "how long a card waits before it expires")
+	fs.Float64Var(&sc.BenignFirstContact, "benign-first-contact", sc.BenignFirstContact, "share of benign requests to a target the operator's history has not seen")
+	fs.IntVar(&sc.KnownTargets, "known-targets", sc.KnownTargets, "targets the operator's history holds")
 
 	at := &sc.Attack
 	fs.Float64Var(&at.Rate, "attack-rate", at.Rate, "malicious requests per hour (0: no attacker)")
@@ -90,6 +104,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&at.Disguise, "disguise", at.Disguise, "make every malicious request differ, so none merges")
 	fs.IntVar(&at.Spread, "spread", at.Spread, "requesters the attacker rotates over")
 	fs.Var((*scopeFlag)(&at.Scope), "spread-scope", "what differs between the attacker's requesters: session, agent or user")
+	fs.IntVar(&at.Targets, "attack-targets", at.Targets, "targets (mail domains) the attacker rotates over")
 
 	ap := &sc.Approver
 	fs.Float64Var(&ap.RestedMiss, "rested-miss", ap.RestedMiss, "approver: miss of a rested, careful read")
@@ -103,11 +118,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&ap.DwellAttention, "dwell-attention", ap.DwellAttention, "approver: share of a forced wait spent reading")
 	fs.Float64Var(&ap.FalseDeny, "false-deny", ap.FalseDeny, "approver: chance of denying a benign card")
 	fs.Float64Var(&ap.Correlation, "correlation", ap.Correlation, "approver: correlation of two approvers' answers to one card")
+	fs.Float64Var(&ap.PracticeMissFactor, "practice-miss-factor", ap.PracticeMissFactor, "approver: scale of the careful-read miss under practice requests")
+	fs.IntVar(&ap.ConfirmOptions, "confirm-options", ap.ConfirmOptions, "approver: values active confirmation offers, one right")
+	fs.DurationVar(&ap.ConfirmTime, "confirm-time", ap.ConfirmTime, "approver: time a confirmation pick adds to each decision")
 
 	on := &o.on
 	fs.DurationVar(&on.Dwell, "dwell", on.Dwell, "controls on: least time from showing a card to accepting its approval (0: off)")
 	fs.IntVar(&on.Approvals, "approvals", on.Approvals, "controls on: distinct approvers who must each approve (1: one)")
 	noFlood := fs.Bool("no-flood", false, "controls on: leave package flood's limits, caps and merging off")
+	noTargets := fs.Bool("no-targets", false, "controls on: leave the target limits and the first-contact rule off")
+	fs.IntVar(&on.FirstContactApprovals, "first-contact-approvals", on.FirstContactApprovals, "controls on: approvers a first contact needs (0: as -approvals)")
+	fs.Float64Var(&on.Practice, "practice", on.Practice, "controls on: share of practice requests (0: off)")
+	fs.BoolVar(&on.Confirm, "confirm", on.Confirm, "controls on: active confirmation (-confirm=false: off)")
 	l := &on.Limits
 	fs.Var((*rateFlag)(&l.Session), "session-rate", "controls on: requests per session, N/DURATION or off")
 	fs.Var((*rateFlag)(&l.Agent), "agent-rate", "controls on: requests per agent of a user, N/DURATION or off")
@@ -118,6 +140,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Var((*lockoutFlag)(&l.UserLockout), "user-lockout", "controls on: denials in a row locking a user, AFTER/DURATION or off")
 	fs.IntVar(&l.PendingPerSession, "pending-per-session", l.PendingPerSession, "controls on: live pending cards per session (0: no cap)")
 	fs.IntVar(&l.PendingPerUser, "pending-per-user", l.PendingPerUser, "controls on: live pending cards per user (0: no cap)")
+	fs.Var((*rateFlag)(&l.Target), "target-rate", "controls on: requests per user and target, N/DURATION or off")
+	fs.Var((*lockoutFlag)(&l.TargetLockout), "target-lockout", "controls on: denials in a row locking a known target, AFTER/DURATION or off")
+	fs.Var((*rateFlag)(&l.FirstContact), "first-contact-rate", "controls on: first-contact requests per user, N/DURATION or off")
+	fs.Var((*rateFlag)(&l.FirstContactTarget), "first-contact-target-rate", "controls on: requests per user to one new target, N/DURATION or off")
+	fs.Var((*lockoutFlag)(&l.FirstContactLockout), "first-contact-lockout", "controls on: denials in a row locking a new target, AFTER/DURATION or off")
 
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -126,6 +153,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	on.Flood = !*noFlood
+	on.Targets = !*noTargets
+	if o.each && o.table {
+		return o, errors.New("-each and -table do not go together")
+	}
 	for _, c := range []*int{&l.PendingPerSession, &l.PendingPerUser} {
 		if *c <= 0 {
 			*c = -1 // flood reads 0 as its default and below 0 as no cap
@@ -142,6 +173,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case err != nil:
 		fmt.Fprintln(stderr, "floodsim:", err)
 		return exitUsage
+	}
+	if o.table {
+		return runTable(ctx, o, stdout, stderr)
 	}
 	configs := []sim.Named{{Name: "off (naive queue)", Controls: sim.NaiveQueue()}, {Name: "all on", Controls: o.on}}
 	if o.each {
@@ -248,11 +282,23 @@ func describe(c sim.Controls) string {
 			lockoutString(l.SessionLockout), lockoutString(l.AgentLockout), lockoutString(l.UserLockout),
 			capString(l.PendingPerSession), capString(l.PendingPerUser)))
 	}
+	if c.Flood && c.Targets {
+		l := c.Limits
+		parts = append(parts, fmt.Sprintf("target limits (rate %s, lockout %s; first contact: rate %s per user, %s per target, lockout %s, %d approvers)",
+			rateString(l.Target), lockoutString(l.TargetLockout), rateString(l.FirstContact),
+			rateString(l.FirstContactTarget), lockoutString(l.FirstContactLockout), max(c.FirstContactApprovals, c.Approvals)))
+	}
 	if c.Dwell > 0 {
 		parts = append(parts, fmt.Sprintf("dwell %v", c.Dwell))
 	}
 	if c.Approvals > 1 {
 		parts = append(parts, fmt.Sprintf("rule of %d", c.Approvals))
+	}
+	if c.Practice > 0 {
+		parts = append(parts, fmt.Sprintf("practice requests %g", c.Practice))
+	}
+	if c.Confirm {
+		parts = append(parts, "active confirmation")
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -277,10 +323,14 @@ type output struct {
 }
 
 type controlsOutput struct {
-	Flood     bool          `json:"flood"`
-	Limits    *limitsOutput `json:"limits,omitempty"`
-	Dwell     string        `json:"dwell"`
-	Approvals int           `json:"approvals"`
+	Flood                 bool          `json:"flood"`
+	Limits                *limitsOutput `json:"limits,omitempty"`
+	Dwell                 string        `json:"dwell"`
+	Approvals             int           `json:"approvals"`
+	Targets               bool          `json:"targets"`
+	FirstContactApprovals int           `json:"first_contact_approvals"`
+	Practice              float64       `json:"practice"`
+	Confirm               bool          `json:"confirm"`
 }
 
 type limitsOutput struct {
@@ -293,6 +343,12 @@ type limitsOutput struct {
 	UserLockout       string `json:"user_lockout"`
 	PendingPerSession int    `json:"pending_per_session"`
 	PendingPerUser    int    `json:"pending_per_user"`
+
+	TargetRate             string `json:"target_rate"`
+	TargetLockout          string `json:"target_lockout"`
+	FirstContactRate       string `json:"first_contact_rate"`
+	FirstContactTargetRate string `json:"first_contact_target_rate"`
+	FirstContactLockout    string `json:"first_contact_lockout"`
 }
 
 type rowOutput struct {
@@ -302,7 +358,8 @@ type rowOutput struct {
 }
 
 func controlsJSON(c sim.Controls) controlsOutput {
-	out := controlsOutput{Flood: c.Flood, Dwell: c.Dwell.String(), Approvals: c.Approvals}
+	out := controlsOutput{Flood: c.Flood, Dwell: c.Dwell.String(), Approvals: c.Approvals,
+		Targets: c.Targets, FirstContactApprovals: c.FirstContactApprovals, Practice: c.Practice, Confirm: c.Confirm}
 	if c.Flood {
 		l := c.Limits
 		out.Limits = &limitsOutput{
@@ -310,6 +367,9 @@ func controlsJSON(c sim.Controls) controlsOutput {
 			ApproverInflow: rateString(l.ApproverInflow), SessionLockout: lockoutString(l.SessionLockout),
 			AgentLockout: lockoutString(l.AgentLockout), UserLockout: lockoutString(l.UserLockout),
 			PendingPerSession: l.PendingPerSession, PendingPerUser: l.PendingPerUser,
+			TargetRate: rateString(l.Target), TargetLockout: lockoutString(l.TargetLockout),
+			FirstContactRate: rateString(l.FirstContact), FirstContactTargetRate: rateString(l.FirstContactTarget),
+			FirstContactLockout: lockoutString(l.FirstContactLockout),
 		}
 	}
 	return out

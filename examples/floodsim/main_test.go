@@ -27,9 +27,11 @@ func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func TestTable(t *testing.T) {
 	code, out, stderr := runArgs(t, append(quick, "-each")...)
 	require.Equal(t, exitOK, code, stderr)
-	for _, want := range []string{"20 shifts of 1h0m0s, seed 7", "off (naive queue)", "flood limits only", "dwell only",
-		"rule of 2 only", "all on", "attack success [95% CI]", "session 10/10m", "approver inflow 30/1h",
-		"lockouts: session 3/15m", "dwell 3s", "rule of 2", "refused by flood control"} {
+	for _, want := range []string{"20 shifts of 1h0m0s, seed 7", "off (naive queue)", "all on but flood", "all on but dwell",
+		"all on but targets", "all on but first-contact approver", "all on but practice", "all on but confirm",
+		"all on", "attack success [95% CI]", "session 10/10m", "approver inflow 30/1h",
+		"lockouts: session 3/15m", "dwell 3s", "first contact: rate 5/1h per user, 1/1h per target, lockout 1/24h, 2 approvers",
+		"practice requests 0.02", "active confirmation", "refused by flood control"} {
 		assert.Contains(t, out, want)
 	}
 
@@ -37,12 +39,31 @@ func TestTable(t *testing.T) {
 	code, out, _ = runArgs(t, quick...)
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "all on")
-	assert.NotContains(t, out, "dwell only")
+	assert.NotContains(t, out, "all on but")
+}
+
+func TestSensitivityTable(t *testing.T) {
+	code, out, stderr := runArgs(t, "-runs", "2", "-shift", "20m", "-seed", "3", "-table")
+	require.Equal(t, exitOK, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var rows []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| approvers") {
+			rows = append(rows, l)
+		}
+	}
+	// 2 approver counts x 3 misses x 2 correlations x 3 attackers.
+	assert.Len(t, rows, 36)
+	assert.Contains(t, out, "| 2 | 0.3 | 0.8 | disguised, spread over 4 agents |")
+
+	code, _, _ = runArgs(t, "-table", "-each")
+	assert.Equal(t, exitUsage, code)
 }
 
 func TestJSON(t *testing.T) {
 	args := append(quick, "-json", "-disguise", "-spread", "3", "-spread-scope", "user", "-session-rate", "off",
-		"-user-lockout", "2/10m", "-approvals", "3", "-dwell", "8s", "-pending-per-user", "0")
+		"-user-lockout", "2/10m", "-approvals", "3", "-dwell", "8s", "-pending-per-user", "0",
+		"-first-contact-target-rate", "2/30m", "-practice", "0.1", "-confirm=false", "-attack-targets", "2")
 	code, out, stderr := runArgs(t, args...)
 	require.Equal(t, exitOK, code, stderr)
 	var doc struct {
@@ -52,16 +73,21 @@ func TestJSON(t *testing.T) {
 				Disguise bool   `json:"disguise"`
 				Spread   int    `json:"spread"`
 				Scope    string `json:"scope"`
+				Targets  int    `json:"targets"`
 			} `json:"attack"`
 		} `json:"scenario"`
 		On struct {
 			Limits struct {
-				SessionRate    string `json:"session_rate"`
-				UserLockout    string `json:"user_lockout"`
-				PendingPerUser int    `json:"pending_per_user"`
+				SessionRate            string `json:"session_rate"`
+				UserLockout            string `json:"user_lockout"`
+				PendingPerUser         int    `json:"pending_per_user"`
+				FirstContactTargetRate string `json:"first_contact_target_rate"`
 			} `json:"limits"`
-			Dwell     string `json:"dwell"`
-			Approvals int    `json:"approvals"`
+			Dwell     string  `json:"dwell"`
+			Approvals int     `json:"approvals"`
+			Targets   bool    `json:"targets"`
+			Practice  float64 `json:"practice"`
+			Confirm   bool    `json:"confirm"`
 		} `json:"controls_on"`
 		Rows []struct {
 			Name   string `json:"name"`
@@ -84,6 +110,11 @@ func TestJSON(t *testing.T) {
 	assert.Equal(t, -1, doc.On.Limits.PendingPerUser)
 	assert.Equal(t, "8s", doc.On.Dwell)
 	assert.Equal(t, 3, doc.On.Approvals)
+	assert.Equal(t, 2, doc.Scenario.Attack.Targets)
+	assert.Equal(t, "2/30m", doc.On.Limits.FirstContactTargetRate)
+	assert.True(t, doc.On.Targets)
+	assert.InDelta(t, 0.1, doc.On.Practice, 1e-12)
+	assert.False(t, doc.On.Confirm)
 	require.Len(t, doc.Rows, 2)
 	for _, r := range doc.Rows {
 		assert.Equal(t, 20, r.Result.AttackSuccess.Trials, r.Name)

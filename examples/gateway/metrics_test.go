@@ -56,7 +56,8 @@ func TestMetricsFlagServesPrometheusOnItsOwnListener(t *testing.T) {
 	assert.Contains(t, body, `"by_class":{"external":{"requests":1`)
 	code, body = status(t, figures)
 	require.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, body, "<td>external</td><td>1</td>")
+	assert.Contains(t, body, `data-label="class">external</th><td data-label="requests">1</td>`)
+	assert.Contains(t, body, "the last 7 days")
 
 	// Neither the agent API nor the approval site serves them.
 	for _, base := range []string{p.AgentURL, p.SiteURL} {

@@ -57,7 +57,7 @@ type options struct {
 	// Hooks for tests: the SQLite store's clock, the tools' executor, the
 	// execution lease and how often maintenance runs (zero: defaults).
 	clock         func() time.Time
-	exec          gate.Executor
+	exec          plug.Executor
 	tools         []policy.Tool // the catalog's tools (nil: the seed catalog's)
 	lease         time.Duration
 	maintainEvery time.Duration
@@ -156,7 +156,7 @@ func run(ctx context.Context, w io.Writer, o options, onReady ready) error {
 		// last week, by class and by approver.
 		metrics.ServeFigures(func(ctx context.Context) (receipt.ApprovalMetrics, error) {
 			return g.Admin().Metrics(ctx, 7*24*time.Hour)
-		})
+		}, gateway.FiguresWindow(7*24*time.Hour))
 	}
 	if o.checkpointKey != "" { // checked now, not first at an export
 		_, pub, err := checkpointKey(o.checkpointKey)
@@ -242,7 +242,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 		return built{}, err
 	}
 	cat, names := dec.policy, dec.names
-	var exec gate.Executor = &outbox{out: out}
+	var exec plug.Executor = &outbox{out: out}
 	if o.exec != nil {
 		exec = o.exec
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/httpexec"
 	"github.com/agentstepup/asu/stepup/notify"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -108,8 +108,8 @@ func contains(list []string, s string) bool {
 }
 
 // executors builds the HTTP executors, by tool.
-func (o *serviceOptions) executors() (map[string]gate.Executor, error) {
-	out := map[string]gate.Executor{}
+func (o *serviceOptions) executors() (map[string]plug.Executor, error) {
+	out := map[string]plug.Executor{}
 	var shared []byte
 	for _, t := range o.httpTools {
 		file, create := t.SecretFile, false

@@ -36,10 +36,10 @@ func watermarkFile(o options) string {
 func openWatermark(path string) (*watermark.File, gate.Option, error) {
 	f, err := watermark.OpenFile(path)
 	if errors.Is(err, watermark.ErrLocked) {
-		return nil, nil, fmt.Errorf("-watermark %s: a running gateway holds it (stop it first; each replica keeps a file of its own: give each -instance NAME or -watermark FILE)", path)
+		return nil, gate.Option{}, fmt.Errorf("-watermark %s: a running gateway holds it (stop it first; each replica keeps a file of its own: give each -instance NAME or -watermark FILE)", path)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("-watermark: %w", err)
+		return nil, gate.Option{}, fmt.Errorf("-watermark: %w", err)
 	}
 	return f, gate.WithWatermark(f), nil
 }

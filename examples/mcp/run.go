@@ -23,6 +23,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/mcpgate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -304,7 +305,7 @@ type gateStore interface {
 // the outcome and its row), most of the time of an allowed read. Every
 // decision still has its audit row. A file (-db) keeps approvals, audit
 // and enrolled passkeys across restarts, and syncs every commit.
-func openGate(db string, rp passkey.RelyingParty, pol gate.Policy, paths mcpgate.PathResolver, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
+func openGate(db string, rp passkey.RelyingParty, pol plug.Policy, paths mcpgate.PathResolver, up *mcpgate.Upstream, cat *mcpgate.Catalog, opts ...gate.Option) (*localGate, error) {
 	var st gateStore = memory.New(nil)
 	if db != "" {
 		file, err := sqlite.Open(context.Background(), db, nil)

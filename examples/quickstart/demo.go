@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/sqlite"
 )
@@ -95,7 +96,7 @@ func newDemo(ctx context.Context, out io.Writer, tmp string) (*demo, error) {
 
 // open (re)opens the database and builds a gate on it whose tools run
 // through exec.
-func (d *demo) open(exec gate.Executor) error {
+func (d *demo) open(exec plug.Executor) error {
 	st, err := sqlite.Open(context.Background(), d.db, &sqlite.Options{Clock: d.clock.Now})
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -64,7 +65,7 @@ func (d *demo) scopeIntegrity(ctx context.Context) error {
 	}
 
 	args, _ := json.Marshal(map[string]any{"grant": tmpl, "uses": 1000, "expires_at": "2100-01-01T00:00:00Z"})
-	tk, err := d.gate.Propose(ctx, stepup.Call{Tool: gate.GrantTool, Args: args, Task: "t-77",
+	tk, err := d.gate.Propose(ctx, stepup.Call{Tool: plug.GrantTool, Args: args, Task: "t-77",
 		Session: "session-refunds", Principal: canon.Principal{User: "user:dana", Agent: "agent:support"}})
 	if err != nil {
 		return err

@@ -60,9 +60,9 @@ func TestDecideDwellProperties(t *testing.T) {
 	for range 5000 {
 		malicious, onShift, d, u, dwell := genDecision(rng)
 		longer := dwell + time.Duration(rng.Int64N(int64(time.Minute)))
-		none := a.decide(malicious, onShift, d, u, 0)
-		with := a.decide(malicious, onShift, d, u, dwell)
-		more := a.decide(malicious, onShift, d, u, longer)
+		none := a.decide(malicious, onShift, d, u, 0, aids{})
+		with := a.decide(malicious, onShift, d, u, dwell, aids{})
+		more := a.decide(malicious, onShift, d, u, longer, aids{})
 		if !none.approve {
 			require.False(t, with.approve, "dwell turned a denial into an approval")
 		}
@@ -86,14 +86,14 @@ func TestDecideDwellRestoresCatch(t *testing.T) {
 	// the dwell makes the approver read longer and catch it.
 	d := 500 * time.Millisecond
 	u := a.Catch(d, 0) + 0.01
-	assert.True(t, a.decide(true, 0, d, u, 0).approve)
-	got := a.decide(true, 0, d, u, 5*time.Second)
+	assert.True(t, a.decide(true, 0, d, u, 0, aids{}).approve)
+	got := a.decide(true, 0, d, u, 5*time.Second, aids{})
 	assert.False(t, got.approve)
 	assert.Equal(t, 5*time.Second, got.spent)
 	// With no attention at all in the wait, the dwell costs time and buys
 	// nothing.
 	a.DwellAttention = 0
-	assert.True(t, a.decide(true, 0, d, u, 5*time.Second).approve)
+	assert.True(t, a.decide(true, 0, d, u, 5*time.Second, aids{}).approve)
 }
 
 func TestUniformCorrelation(t *testing.T) {

@@ -28,6 +28,7 @@ type card struct {
 	expires   time.Duration
 	state     cardState
 	approvals int
+	need      int // approvals it needs
 }
 
 // approverState is one approver at the desk.
@@ -49,17 +50,39 @@ func (a *approverState) perHour(now time.Duration) float64 {
 	return float64(len(a.arrivals) - a.head)
 }
 
-// show makes request n a card and puts it in every approver's queue.
-func (s *shift) show(n int) error {
+// offer counts request n in the load of every approver it would reach,
+// whether or not flood control lets it through: the load that sets an
+// approver's pace is the demand on the desk, so that a limit on inflow
+// is credited once, for the cards it refuses, and not a second time for
+// a slower read (a pessimistic choice). The approvers who see first
+// contacts only are offered those.
+func (s *shift) offer(n int) {
+	r := &s.reqs[n]
+	for i := range s.approvers {
+		if i < s.primary || (r.fresh && !r.practice) {
+			s.approvers[i].arrivals = append(s.approvers[i].arrivals, s.now)
+		}
+	}
+}
+
+// show makes request n a card and puts it in its approvers' queues: the
+// primary approvers, and for a first contact under a stricter rule the
+// approvers it adds. After a real card the gate may place a practice
+// card.
+func (s *shift) show(n int, firstContact bool) error {
 	c := len(s.cards)
-	s.cards = append(s.cards, card{req: n, expires: s.now + s.sc.TTL})
-	if s.reqs[n].malicious {
+	need := s.ctl.Approvals
+	if firstContact && s.ctl.firstContactApprovals() > need {
+		need = s.ctl.firstContactApprovals()
+	}
+	s.cards = append(s.cards, card{req: n, expires: s.now + s.sc.TTL, need: need})
+	r := &s.reqs[n]
+	if r.malicious {
 		s.out.maliciousCards++
 	}
-	for i := range s.approvers {
+	for i := range need {
 		a := &s.approvers[i]
 		a.queue = append(a.queue, c)
-		a.arrivals = append(a.arrivals, s.now)
 		s.out.prompts++
 		if !a.busy {
 			if err := s.next(i); err != nil {
@@ -67,7 +90,20 @@ func (s *shift) show(n int) error {
 			}
 		}
 	}
-	return nil
+	if r.practice || s.ctl.Practice <= 0 {
+		return nil
+	}
+	u, z := s.practiceRNG.Float64(), s.practiceRNG.NormFloat64()
+	if u >= s.ctl.Practice {
+		return nil
+	}
+	p := len(s.reqs)
+	if err := s.add(request{practice: true, arrived: s.now, z: z}); err != nil {
+		return err
+	}
+	s.out.practiceCards++
+	s.offer(p)
+	return s.show(p, false)
 }
 
 // next has approver i take the next card still waiting, if any.
@@ -91,7 +127,7 @@ func (s *shift) next(i int) error {
 		r := &s.reqs[cd.req]
 		d := s.sc.Approver.drawTime(a.perHour(s.now), a.rng.NormFloat64())
 		u := s.sc.Approver.uniform(r.z, a.rng.NormFloat64())
-		dec := s.sc.Approver.decide(r.malicious, s.now, d, u, s.ctl.Dwell)
+		dec := s.sc.Approver.decide(r.malicious || r.practice, s.now, d, u, s.ctl.Dwell, s.aids)
 		a.busy = true
 		s.schedule(event{at: s.now + dec.spent, kind: evDone, n: i, card: c, approved: dec.approve, spent: dec.spent})
 		return nil
@@ -105,6 +141,21 @@ func (s *shift) done(ev event) error {
 	a.busy = false
 	s.out.decisions = append(s.out.decisions, ev.spent)
 	cd := &s.cards[ev.card]
+	if r := &s.reqs[cd.req]; r.malicious || r.practice {
+		// Every answer counts for the catch rate, decided first or not:
+		// the figures page would count each approver's decision.
+		caught := 0
+		if !ev.approved {
+			caught = 1
+		}
+		if r.practice {
+			s.out.practiceDecided++
+			s.out.practiceCaught += caught
+		} else {
+			s.out.maliciousDecided++
+			s.out.maliciousCaught += caught
+		}
+	}
 	switch {
 	case cd.state != cardPending:
 	case s.now >= cd.expires:
@@ -117,7 +168,7 @@ func (s *shift) done(ev event) error {
 			return err
 		}
 	default:
-		if cd.approvals++; cd.approvals >= s.ctl.Approvals {
+		if cd.approvals++; cd.approvals >= cd.need {
 			if err := s.resolve(ev.card, cardApproved, a.id); err != nil {
 				return err
 			}
@@ -133,6 +184,11 @@ func (s *shift) resolve(c int, to cardState, by string) error {
 	cd := &s.cards[c]
 	cd.state = to
 	r := &s.reqs[cd.req]
+	if r.practice {
+		// Never executed, never parked, never a flood decision: the
+		// approver is told it was practice.
+		return nil
+	}
 	if to == cardApproved {
 		if r.malicious {
 			s.out.maliciousExecuted++
@@ -151,7 +207,7 @@ func (s *shift) resolve(c int, to cardState, by string) error {
 	if _, err := s.st.Resolve(s.ctx, cardID(c), store.Resolution{To: st, Approver: by, At: s.clock()}, nil); err != nil {
 		return fmt.Errorf("sim: resolve: %w", err)
 	}
-	fr := flood.Request{User: r.user, Agent: r.agent, Session: r.session}
+	fr := flood.Request{User: r.user, Agent: r.agent, Session: r.session, Target: r.target}
 	if err := s.lim.Decided(s.ctx, fr, to == cardApproved); err != nil {
 		return fmt.Errorf("sim: flood decision: %w", err)
 	}
@@ -163,7 +219,7 @@ func (s *shift) resolve(c int, to cardState, by string) error {
 func (s *shift) expire(c int) error {
 	cd := &s.cards[c]
 	cd.state = cardExpired
-	if !s.ctl.Flood {
+	if !s.ctl.Flood || s.reqs[cd.req].practice {
 		return nil
 	}
 	if _, err := s.st.Resolve(s.ctx, cardID(c), store.Resolution{To: store.Expired, At: s.clock()}, nil); err != nil {

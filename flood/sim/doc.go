@@ -38,7 +38,19 @@
 //   - Approvals: a rule of k; the call runs only when k distinct
 //     approvers, each with their own load and time on shift, approved it.
 //     Their answers to one card are correlated ([Approver]): a card that
-//     fools one careful reader is likelier to fool the next.
+//     fools one careful reader is likelier to fool the next. The default
+//     is one, the documented setup for an external call.
+//   - Targets: flood's limits keyed by the user and the effect's target
+//     and its first-contact rule, with the recipient read by
+//     flood.EmailTarget, so the attacker's spellings of its domain fold
+//     into one target; with FirstContactApprovals, a first contact needs
+//     a second approver, who sees first contacts only.
+//   - Practice: practice cards, built like attacks and never executed,
+//     placed after one card in fifty; approvers told afterwards miss less
+//     ([DefaultPracticeMissFactor]), and the catch rate measured on
+//     practice cards is reported next to the true one.
+//   - Confirm: active confirmation, a pick of the effect's key value among
+//     look-alikes before approving ([DefaultConfirmOptions]).
 //
 // With every control off ([NaiveQueue]) every request is a card for one
 // approver, and nothing limits them.
@@ -46,12 +58,17 @@
 // # Calibration and honesty
 //
 // The approver's constants are named, each with its source or marked as an
-// assumption ([DefaultRestedMiss] and the rest). The default attack volume
+// assumption ([DefaultRestedMiss] and the rest); docs/flood-model.md
+// lists every assumption with its source and whether it favours asu, is
+// neutral, or is pessimistic. The default attack volume
 // ([DefaultAttackRate]) is the one figure fitted: with the approver fixed
 // first, it is where the naive queue lands in seed 001's band. A test
-// holds the naive queue there. Nothing here was measured on people; the
-// comparisons between configurations, run on the same requests at the
-// same times, are the part to lean on.
+// holds the naive queue there. No control is credited twice: the load that
+// sets an approver's pace is the demand offered to the desk, before flood
+// control refuses anything, so a cap on inflow is credited for the cards
+// it refuses and not again for a slower read. Nothing here was measured
+// on people; the comparisons between configurations, run on the same
+// requests at the same times, are the part to lean on.
 //
 // # Figures
 //
@@ -62,8 +79,8 @@
 // figures (benign throughput and latency, prompts per approver-hour,
 // decision time) are means over runs with 95% normal intervals
 // ([Estimate]). [Compare] runs several configurations on the same
-// requests; [Ablation] lists the naive queue, each control alone and all
-// of them together.
+// requests; [Ablation] lists the naive queue, every control on but one,
+// for each control, and all of them together.
 //
 // # Bounds
 //

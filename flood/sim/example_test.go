@@ -19,7 +19,7 @@ func ExampleRun() {
 	fmt.Printf("naive queue: attack succeeded in %d of %d shifts, %.2f [%.2f, %.2f]\n", s.Successes, s.Trials, s.P, s.Lo, s.Hi)
 	fmt.Printf("benign requests done: %.0f%%\n", 100*r.BenignDone.Mean)
 	// Output:
-	// naive queue: attack succeeded in 147 of 300 shifts, 0.49 [0.43, 0.55]
+	// naive queue: attack succeeded in 150 of 300 shifts, 0.50 [0.44, 0.56]
 	// benign requests done: 98%
 }
 
@@ -43,8 +43,8 @@ func ExampleCompare() {
 			row.Name, s.P, s.Lo, s.Hi, row.Result.MaliciousCards.Mean)
 	}
 	// Output:
-	// naive queue  attack success 0.93 [0.86, 0.97], 61 malicious cards a shift
-	// all controls attack success 0.00 [0.00, 0.04], 8 malicious cards a shift
+	// naive queue  attack success 0.89 [0.81, 0.94], 61 malicious cards a shift
+	// all controls attack success 0.00 [0.00, 0.04], 1 malicious cards a shift
 }
 
 func ExampleWilson() {
@@ -64,14 +64,17 @@ func ExampleConfig_Validate() {
 
 func ExampleAblation() {
 	on := sim.AllControls()
-	on.Dwell = 10 * time.Second
 	for _, n := range sim.Ablation(on) {
-		fmt.Printf("%-18s flood %-5v dwell %-4v approvals %d\n", n.Name, n.Controls.Flood, n.Controls.Dwell, n.Controls.Approvals)
+		c := n.Controls
+		fmt.Printf("%-34s flood %-5v targets %-5v practice %-4v confirm %v\n", n.Name, c.Flood, c.Targets, c.Practice, c.Confirm)
 	}
 	// Output:
-	// off (naive queue)  flood false dwell 0s   approvals 1
-	// flood limits only  flood true  dwell 0s   approvals 1
-	// dwell only         flood false dwell 10s  approvals 1
-	// rule of 2 only     flood false dwell 0s   approvals 2
-	// all on             flood true  dwell 10s  approvals 2
+	// off (naive queue)                  flood false targets false practice 0    confirm false
+	// all on but flood                   flood false targets false practice 0.02 confirm true
+	// all on but targets                 flood true  targets false practice 0.02 confirm true
+	// all on but first-contact approver  flood true  targets true  practice 0.02 confirm true
+	// all on but dwell                   flood true  targets true  practice 0.02 confirm true
+	// all on but practice                flood true  targets true  practice 0    confirm true
+	// all on but confirm                 flood true  targets true  practice 0.02 confirm false
+	// all on                             flood true  targets true  practice 0.02 confirm true
 }

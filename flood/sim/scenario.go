@@ -73,8 +73,32 @@ const (
 	// the gate's default for external and irreversible effects
 	// (gate.DefaultDwell; a test keeps them equal).
 	DefaultDwell = 3 * time.Second
-	// DefaultApprovals is the k of the rule of two.
-	DefaultApprovals = 2
+	// DefaultApprovals is one approver: the gate's documented setup asks
+	// a quorum of two for irreversible calls only, and the simulated
+	// malicious call (a payment to the attacker) is an external one.
+	DefaultApprovals = 1
+	// DefaultFirstContactApprovals is the approvers a first contact needs
+	// when the first-contact rule is on: a second person for a target the
+	// operator's history has not seen.
+	DefaultFirstContactApprovals = 2
+	// DefaultPractice is the share of practice requests: one card in
+	// fifty, the rate the issue proposes.
+	DefaultPractice = 0.02
+	// MaxPractice bounds Controls.Practice.
+	MaxPractice = 0.5
+
+	// DefaultBenignFirstContact is the share of benign requests to a
+	// target the operator's history has not seen. Five percent is an
+	// assumption (neutral): no source we know measures how often a team's
+	// external effects reach a new recipient, domain or repository. The
+	// rest go to DefaultKnownTargets targets the history holds.
+	DefaultBenignFirstContact = 0.05
+	// DefaultKnownTargets is how many targets the operator's history
+	// holds, introduced before the shift.
+	DefaultKnownTargets = 10
+	// DefaultAttackTargets is one target: the account the attacker wants
+	// paid.
+	DefaultAttackTargets = 1
 )
 
 // Scenario is one shift: the benign requests, the attacker's, and how
@@ -84,8 +108,14 @@ type Scenario struct {
 	BenignRate  float64       `json:"benign_rate"`  // benign requests per hour, Poisson
 	BenignUsers int           `json:"benign_users"` // users sending them, each with one agent and one session
 	TTL         time.Duration `json:"ttl_ns"`       // how long a card waits before it expires
-	Attack      Attack        `json:"attack"`
-	Approver    Approver      `json:"approver"`
+	// BenignFirstContact is the share of benign requests to a target
+	// the operator's history has not seen (each such target new); the rest
+	// go to one of the KnownTargets targets the history holds (zero is
+	// one).
+	BenignFirstContact float64  `json:"benign_first_contact"`
+	KnownTargets       int      `json:"known_targets"`
+	Attack             Attack   `json:"attack"`
+	Approver           Approver `json:"approver"`
 }
 
 // Attack is the attacker's strategy. The attacker controls agents of the
@@ -110,6 +140,12 @@ type Attack struct {
 	// [flood.ScopeUser] (one hijacked agent of each of Spread users, the
 	// team's users first).
 	Scope flood.Scope `json:"scope"`
+	// Targets is how many targets (mail domains it controls) the
+	// attacker's requests rotate over. Disguised requests spell their
+	// target differently each time (case, plus-addressing, subdomains, a
+	// trailing dot, full-width letters); flood.EmailTarget folds them.
+	// Zero is one.
+	Targets int `json:"targets"`
 }
 
 // Controls says which of the gate's flood controls are on.
@@ -127,23 +163,48 @@ type Controls struct {
 	// rule of two at 2); 1 is one approver. Every card reaches all of
 	// them; one denial denies it.
 	Approvals int `json:"approvals"`
+
+	// Targets turns on flood's limits keyed by the user and the effect's
+	// target and its first-contact rule (Limits.Target, TargetLockout,
+	// FirstContact, FirstContactLockout); it needs Flood. Off, requests
+	// name no target, as before targets existed.
+	Targets bool `json:"targets"`
+	// FirstContactApprovals is how many distinct approvers a first
+	// contact needs (flood reports it); 0 or at most Approvals is no
+	// stricter handling. The extra approvers see first contacts only.
+	FirstContactApprovals int `json:"first_contact_approvals"`
+	// Practice is the share of practice requests: after each card shown,
+	// with this probability, the gate places a practice card (built like
+	// an attack, never executed) in every primary approver's queue, and
+	// tells the approver after the decision. Approvers then miss less
+	// ([Approver].PracticeMissFactor), and their catch rate on practice
+	// cards is measured ([Result].PracticeCatch). 0 is off.
+	Practice float64 `json:"practice"`
+	// Confirm turns on active confirmation: before approving, the
+	// approver picks the effect's key value among
+	// [Approver].ConfirmOptions look-alikes, at [Approver].ConfirmTime.
+	Confirm bool `json:"confirm"`
 }
 
 // DefaultScenario returns the documented scenario: an 8-hour shift, 20
-// benign requests an hour from 4 users, an attacker in one hijacked
-// session sending bursts of 4 identical malicious requests every two hours
-// on average, and the default [Approver].
+// benign requests an hour from 4 users (5% of them to a first contact),
+// an attacker in one hijacked session sending bursts of 4 identical
+// malicious requests to one target every two hours on average, and the
+// default [Approver].
 func DefaultScenario() Scenario {
 	return Scenario{
-		Shift:       DefaultShift,
-		BenignRate:  DefaultBenignRate,
-		BenignUsers: DefaultBenignUsers,
-		TTL:         DefaultTTL,
+		Shift:              DefaultShift,
+		BenignRate:         DefaultBenignRate,
+		BenignUsers:        DefaultBenignUsers,
+		TTL:                DefaultTTL,
+		BenignFirstContact: DefaultBenignFirstContact,
+		KnownTargets:       DefaultKnownTargets,
 		Attack: Attack{
-			Rate:   DefaultAttackRate,
-			Burst:  DefaultBurst,
-			Spread: DefaultSpread,
-			Scope:  flood.ScopeSession,
+			Rate:    DefaultAttackRate,
+			Burst:   DefaultBurst,
+			Spread:  DefaultSpread,
+			Scope:   flood.ScopeSession,
+			Targets: DefaultAttackTargets,
 		},
 		Approver: DefaultApprover(),
 	}
@@ -154,10 +215,73 @@ func DefaultScenario() Scenario {
 func NaiveQueue() Controls { return Controls{Approvals: 1} }
 
 // AllControls is every control on at its default: flood's default limits
-// (with pending caps and merging), [DefaultDwell] and a rule of
-// [DefaultApprovals].
+// (with pending caps and merging) including the target limits and the
+// first-contact rule with a second approver for a first contact,
+// [DefaultDwell], [DefaultApprovals] (one: the documented setup for an
+// external call), practice requests at [DefaultPractice] and active
+// confirmation.
 func AllControls() Controls {
-	return Controls{Flood: true, Dwell: DefaultDwell, Approvals: DefaultApprovals}
+	return Controls{Flood: true, Targets: true, FirstContactApprovals: DefaultFirstContactApprovals,
+		Dwell: DefaultDwell, Approvals: DefaultApprovals, Practice: DefaultPractice, Confirm: true}
+}
+
+// Without returns c with one control off, by the name Ablation uses:
+// "flood", "targets", "first-contact approver", "dwell", "rule of k",
+// "practice" or "confirm". An unknown name changes nothing.
+func Without(c Controls, name string) Controls {
+	switch name {
+	case "flood":
+		c.Flood, c.Targets = false, false
+	case "targets":
+		c.Targets = false
+	case "first-contact approver":
+		c.FirstContactApprovals = 0
+	case "dwell":
+		c.Dwell = 0
+	case "rule of k":
+		c.Approvals = 1
+	case "practice":
+		c.Practice = 0
+	case "confirm":
+		c.Confirm = false
+	}
+	return c
+}
+
+// firstContactApprovals is the approvers a first contact needs, when
+// the first-contact rule is on and asks for more than Approvals.
+func (c Controls) firstContactApprovals() int {
+	if c.Flood && c.Targets && c.FirstContactApprovals > c.Approvals {
+		return c.FirstContactApprovals
+	}
+	return c.Approvals
+}
+
+// names names the controls c turns on, in the names [Without] takes.
+func (c Controls) names() []string {
+	var ns []string
+	if c.Flood {
+		ns = append(ns, "flood")
+		if c.Targets {
+			ns = append(ns, "targets")
+			if c.FirstContactApprovals > c.Approvals {
+				ns = append(ns, "first-contact approver")
+			}
+		}
+	}
+	if c.Dwell > 0 {
+		ns = append(ns, "dwell")
+	}
+	if c.Approvals > 1 {
+		ns = append(ns, "rule of k")
+	}
+	if c.Practice > 0 {
+		ns = append(ns, "practice")
+	}
+	if c.Confirm {
+		ns = append(ns, "confirm")
+	}
+	return ns
 }
 
 // Named is a configuration with a name for a table.
@@ -166,19 +290,18 @@ type Named struct {
 	Controls Controls `json:"controls"`
 }
 
-// Ablation returns the naive queue, each control of on alone, and on
-// itself, so an operator sees what each control buys and costs. A control
-// that on leaves off has no row of its own.
+// Ablation returns the naive queue, on with each of its controls off in
+// turn ("all on but ..."), and on itself, so an operator sees what each
+// control buys and costs given the others: a control the others already
+// cover buys little. A control that on leaves off has no row.
 func Ablation(on Controls) []Named {
 	rows := []Named{{"off (naive queue)", NaiveQueue()}}
-	if on.Flood {
-		rows = append(rows, Named{"flood limits only", Controls{Flood: true, Limits: on.Limits, Approvals: 1}})
-	}
-	if on.Dwell > 0 {
-		rows = append(rows, Named{"dwell only", Controls{Dwell: on.Dwell, Approvals: 1}})
-	}
-	if on.Approvals > 1 {
-		rows = append(rows, Named{fmt.Sprintf("rule of %d only", on.Approvals), Controls{Approvals: on.Approvals}})
+	for _, n := range on.names() {
+		label := n
+		if n == "rule of k" {
+			label = fmt.Sprintf("rule of %d", on.Approvals)
+		}
+		rows = append(rows, Named{"all on but " + label, Without(on, n)})
 	}
 	return append(rows, Named{"all on", on})
 }
@@ -194,6 +317,10 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("%w: benign users must be between 1 and %d, got %d", ErrInvalid, MaxUsers, s.BenignUsers)
 	case s.TTL < time.Second || s.TTL > MaxShift:
 		return fmt.Errorf("%w: TTL must be between 1s and %v, got %v", ErrInvalid, MaxShift, s.TTL)
+	case !(s.BenignFirstContact >= 0 && s.BenignFirstContact <= 1):
+		return fmt.Errorf("%w: benign first contact must be in [0, 1], got %v", ErrInvalid, s.BenignFirstContact)
+	case s.KnownTargets < 0 || s.KnownTargets > MaxUsers:
+		return fmt.Errorf("%w: known targets must be between 0 (one) and %d, got %d", ErrInvalid, MaxUsers, s.KnownTargets)
 	}
 	if err := s.Attack.validate(); err != nil {
 		return err
@@ -220,6 +347,8 @@ func (a Attack) validate() error {
 		return fmt.Errorf("%w: spread must be between 1 and %d, got %d", ErrInvalid, MaxUsers, a.Spread)
 	case a.Scope != flood.ScopeSession && a.Scope != flood.ScopeAgent && a.Scope != flood.ScopeUser:
 		return fmt.Errorf("%w: spread scope must be session, agent or user, got %q", ErrInvalid, a.Scope)
+	case a.Targets < 0 || a.Targets > MaxUsers:
+		return fmt.Errorf("%w: attack targets must be between 0 (one) and %d, got %d", ErrInvalid, MaxUsers, a.Targets)
 	}
 	return nil
 }
@@ -237,6 +366,10 @@ func (c Controls) Validate() error {
 		return fmt.Errorf("%w: approvals must be between 1 and %d, got %d", ErrInvalid, MaxApprovals, c.Approvals)
 	case c.Dwell < 0 || c.Dwell > MaxDwell:
 		return fmt.Errorf("%w: dwell must be between 0 and %v, got %v", ErrInvalid, MaxDwell, c.Dwell)
+	case c.FirstContactApprovals < 0 || c.FirstContactApprovals > MaxApprovals:
+		return fmt.Errorf("%w: first-contact approvals must be between 0 and %d, got %d", ErrInvalid, MaxApprovals, c.FirstContactApprovals)
+	case !(c.Practice >= 0 && c.Practice <= MaxPractice):
+		return fmt.Errorf("%w: practice must be in [0, %g], got %v", ErrInvalid, MaxPractice, c.Practice)
 	}
 	if err := c.Limits.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)

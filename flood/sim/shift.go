@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -32,7 +33,8 @@ const capBackoff = time.Minute
 const (
 	streamBenign = iota
 	streamAttack
-	streamApprover // approver i uses streamApprover+i
+	streamApprover                                 // approver i uses streamApprover+i
+	streamPractice = streamApprover + MaxApprovals // practice cards
 )
 
 // outcome is what one shift produced.
@@ -51,16 +53,25 @@ type outcome struct {
 	prompts            int // cards reaching approvers, summed over approvers
 	approverHours      float64
 	decisions          []time.Duration
+	practiceCards      int // practice cards placed
+	practiceDecided    int // decisions on practice cards, summed over approvers
+	practiceCaught     int // of which denials
+	maliciousDecided   int // decisions on malicious cards, summed over approvers
+	maliciousCaught    int // of which denials
 }
 
 // request is one call that needs approval.
 type request struct {
 	malicious bool
+	practice  bool          // a practice card the gate placed: never proposed, never executed
 	arrived   time.Duration // first proposal
 	user      string
 	agent     string
 	session   string
 	z         float64 // the card's share of every approver's answer
+	to        string  // the recipient, as the request spells it
+	target    flood.Target
+	fresh     bool // to a target the operator's history had not seen when it arrived
 }
 
 // shift simulates one shift.
@@ -73,10 +84,12 @@ type shift struct {
 	seq       uint64
 	processed int
 
-	benignRNG, attackRNG *rand.Rand
-	approvers            []approverState
-	approverIDs          []string
-	group                string // the approver group named on every ticket
+	benignRNG, attackRNG, practiceRNG *rand.Rand
+	approvers                         []approverState
+	approverIDs                       []string // the primary approvers, whom every card reaches
+	primary                           int      // how many approvers every card reaches
+	group                             string   // the approver group named on every ticket
+	aids                              aids
 
 	lim  *flood.Limiter
 	st   *memory.Store
@@ -100,16 +113,20 @@ func runShift(ctx context.Context, sc Scenario, ctl Controls, seed uint64, run i
 	stream := func(k int) *rand.Rand {
 		return rand.New(rand.NewPCG(seed, uint64(run)<<8|uint64(k)))
 	}
-	s.benignRNG, s.attackRNG = stream(streamBenign), stream(streamAttack)
-	s.approvers = make([]approverState, ctl.Approvals)
+	s.benignRNG, s.attackRNG, s.practiceRNG = stream(streamBenign), stream(streamAttack), stream(streamPractice)
+	s.primary = ctl.Approvals
+	s.approvers = make([]approverState, max(ctl.Approvals, ctl.firstContactApprovals()))
 	for i := range s.approvers {
 		id := "user:approver-" + strconv.Itoa(i+1)
 		s.approvers[i] = approverState{id: id, rng: stream(streamApprover + i)}
-		s.approverIDs = append(s.approverIDs, id)
+		if i < s.primary {
+			s.approverIDs = append(s.approverIDs, id)
+		}
 	}
 	if ctl.Approvals > 1 {
 		s.group = "group:desk"
 	}
+	s.aids = aids{practice: ctl.Practice > 0, confirm: ctl.Confirm}
 	s.maliciousEffect = []byte(`{"args":{"to":"payout@attacker.example"},"tool":"send_payment"}`)
 	s.maliciousDigest = canon.Sum(s.maliciousEffect)
 	if ctl.Flood {
@@ -119,6 +136,11 @@ func runShift(ctx context.Context, sc Scenario, ctl Controls, seed uint64, run i
 			return outcome{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		s.lim, s.caps = lim, lim.Caps()
+		if ctl.Targets {
+			if err := s.introduceKnown(); err != nil {
+				return outcome{}, err
+			}
+		}
 	}
 
 	if sc.BenignRate > 0 {
@@ -195,10 +217,23 @@ func (s *shift) benignArrival() error {
 	}
 	n := len(s.reqs)
 	u := s.benignRNG.IntN(s.sc.BenignUsers)
-	if err := s.add(request{arrived: s.now, user: benignUser(u), agent: "agent:assist", session: "main",
-		z: s.benignRNG.NormFloat64()}); err != nil {
+	r := request{arrived: s.now, user: benignUser(u), agent: "agent:assist", session: "main",
+		z: s.benignRNG.NormFloat64()}
+	// Two draws for the target whatever the controls, so that every
+	// configuration meets the same requests.
+	fresh, known := s.benignRNG.Float64() < s.sc.BenignFirstContact, s.benignRNG.IntN(max(s.sc.KnownTargets, 1))
+	if fresh {
+		r.to = "someone@new-" + strconv.Itoa(n) + ".example"
+	} else {
+		r.to = "someone@" + knownTarget(known)
+	}
+	if err := s.withTarget(&r, fresh); err != nil {
 		return err
 	}
+	if err := s.add(r); err != nil {
+		return err
+	}
+	s.offer(n)
 	s.out.benign++
 	s.schedule(event{at: s.interarrival(s.benignRNG, s.sc.BenignRate), kind: evBenign})
 	return s.propose(n)
@@ -227,9 +262,15 @@ func (s *shift) burst() error {
 		case flood.ScopeUser:
 			r.user = benignUser(who)
 		}
+		targets := max(a.Targets, 1)
+		r.to = attackAddress(s.out.malicious%targets, targets, n, a.Disguise)
+		if err := s.withTarget(&r, true); err != nil {
+			return err
+		}
 		if err := s.add(r); err != nil {
 			return err
 		}
+		s.offer(n)
 		if err := s.propose(n); err != nil {
 			return err
 		}
@@ -247,8 +288,9 @@ func (s *shift) effect(n int) ([]byte, canon.Digest) {
 	switch {
 	case !r.malicious:
 		e = []byte(`{"args":{"n":` + strconv.Itoa(n) + `},"tool":"send_email"}`)
-	case s.sc.Attack.Disguise:
-		e = []byte(`{"args":{"amount":` + strconv.Itoa(900+n) + `,"to":"payout@attacker.example"},"tool":"send_payment"}`)
+	case s.sc.Attack.Disguise || s.sc.Attack.Targets > 1:
+		// Each differs: none merges.
+		e = []byte(`{"args":{"amount":` + strconv.Itoa(900+n) + `,"to":` + strconv.Quote(r.to) + `},"tool":"send_payment"}`)
 	default:
 		return s.maliciousEffect, s.maliciousDigest
 	}
@@ -274,10 +316,10 @@ func (s *shift) add(r request) error {
 func (s *shift) propose(n int) error {
 	r := &s.reqs[n]
 	if !s.ctl.Flood {
-		return s.show(n)
+		return s.show(n, false)
 	}
-	fr := flood.Request{User: r.user, Agent: r.agent, Session: r.session, Approvers: s.approverIDs}
-	err := s.lim.Admit(s.ctx, fr)
+	fr := flood.Request{User: r.user, Agent: r.agent, Session: r.session, Approvers: s.approverIDs, Target: r.target}
+	adm, err := s.lim.Admission(s.ctx, fr)
 	var retry time.Duration
 	var le *flood.LimitError
 	switch {
@@ -311,7 +353,7 @@ func (s *shift) propose(n int) error {
 			// ticket; benign requests are all distinct, so none merges.
 			return nil
 		default:
-			return s.show(n)
+			return s.show(n, adm.FirstContact)
 		}
 	}
 	reason := "pending cap"
@@ -329,6 +371,66 @@ func (s *shift) propose(n int) error {
 		s.schedule(event{at: at, kind: evRetry, n: n})
 	}
 	return nil
+}
+
+// knownTarget is the k-th target the operator's history holds.
+func knownTarget(k int) string { return "partner-" + strconv.Itoa(k) + ".example" }
+
+// introduceKnown puts the team's known targets in the operator's
+// history, as an operator importing the team's contacts would.
+func (s *shift) introduceKnown() error {
+	for k := range max(s.sc.KnownTargets, 1) {
+		t, err := flood.DomainTarget(knownTarget(k))
+		if err != nil {
+			return fmt.Errorf("sim: known target: %w", err)
+		}
+		if err := s.lim.Introduce(s.ctx, t); err != nil {
+			return fmt.Errorf("sim: introduce: %w", err)
+		}
+	}
+	return nil
+}
+
+// withTarget reads r's target from its recipient, as a gate would, when
+// the target limits are on.
+func (s *shift) withTarget(r *request, fresh bool) error {
+	r.fresh = fresh
+	if !s.ctl.Flood || !s.ctl.Targets {
+		return nil
+	}
+	t, err := flood.EmailTarget(r.to)
+	if err != nil {
+		return fmt.Errorf("sim: target: %w", err)
+	}
+	r.target = t
+	return nil
+}
+
+// attackAddress is the recipient of the attacker's n-th request: the
+// i-th of its targets' domains, spelled differently each time when
+// disguised (another mailbox, plus-addressing, letter case, a subdomain,
+// a trailing dot, full-width letters), so that no two requests look
+// alike. flood.EmailTarget folds every spelling back to the domain.
+func attackAddress(i, targets, n int, disguise bool) string {
+	dom := "attacker.example"
+	if targets > 1 {
+		dom = "attacker-" + strconv.Itoa(i) + ".example"
+	}
+	if !disguise {
+		return "payout@" + dom
+	}
+	switch n % 5 {
+	case 0:
+		return "payout+" + strconv.Itoa(n) + "@" + dom
+	case 1:
+		return "Billing@Pay." + strings.ToUpper(dom) + "."
+	case 2:
+		return "ap-" + strconv.Itoa(n) + "@eu." + dom
+	case 3:
+		return "Accounts <finance@" + strings.Replace(dom, "a", "ａ", 1) + ">"
+	default:
+		return "treasury@" + dom + "."
+	}
 }
 
 // quantile returns the q-quantile of ds (sorted in place), in seconds, or

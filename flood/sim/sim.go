@@ -86,6 +86,17 @@ type Result struct {
 	// MedianDecision is each run's median time an approver spent on a
 	// card, in seconds, dwell included.
 	MedianDecision Estimate `json:"median_decision_s"`
+
+	// PracticeCards is practice cards placed per run.
+	PracticeCards Estimate `json:"practice_cards"`
+	// PracticeCatch is the share of approvers' decisions on practice
+	// cards that denied them, over every run: the catch rate a gate with
+	// practice requests would measure and show per approver.
+	PracticeCatch Proportion `json:"practice_catch"`
+	// MaliciousCatch is the share of approvers' decisions on malicious
+	// cards that denied them, over every run: the true catch rate, which
+	// PracticeCatch estimates.
+	MaliciousCatch Proportion `json:"malicious_catch"`
 }
 
 // summary is one run reduced to the figures a Result averages.
@@ -94,6 +105,9 @@ type summary struct {
 	executed, sent, cards, refused, merged                float64
 	done, median, p90, benignRefusals, prompts, decisions float64
 	maliciousBy, benignBy                                 map[string]int
+	practice                                              float64
+	practiceDecided, practiceCaught                       int
+	maliciousDecided, maliciousCaught                     int
 }
 
 func summarize(o outcome) summary {
@@ -110,6 +124,9 @@ func summarize(o outcome) summary {
 		prompts:        float64(o.prompts) / o.approverHours,
 		decisions:      quantile(o.decisions, 0.5),
 		maliciousBy:    o.maliciousRefusedBy, benignBy: o.benignRefusedBy,
+		practice:        float64(o.practiceCards),
+		practiceDecided: o.practiceDecided, practiceCaught: o.practiceCaught,
+		maliciousDecided: o.maliciousDecided, maliciousCaught: o.maliciousCaught,
 	}
 }
 
@@ -166,10 +183,13 @@ func aggregate(c Config, sums []summary) Result {
 		return NewEstimate(xs)
 	}
 	wins := 0
+	var pd, pc, md, mc int
 	for _, s := range sums {
 		if s.succeeded {
 			wins++
 		}
+		pd, pc = pd+s.practiceDecided, pc+s.practiceCaught
+		md, mc = md+s.maliciousDecided, mc+s.maliciousCaught
 	}
 	perRun := func(by func(summary) map[string]int) map[string]float64 {
 		var m map[string]float64
@@ -202,6 +222,9 @@ func aggregate(c Config, sums []summary) Result {
 		BenignRefusedBy:        perRun(func(s summary) map[string]int { return s.benignBy }),
 		PromptsPerApproverHour: col(func(s summary) float64 { return s.prompts }),
 		MedianDecision:         col(func(s summary) float64 { return s.decisions }),
+		PracticeCards:          col(func(s summary) float64 { return s.practice }),
+		PracticeCatch:          NewProportion(pc, pd),
+		MaliciousCatch:         NewProportion(mc, md),
 	}
 }
 

@@ -37,7 +37,7 @@ func versionedHarness(t testing.TB, tools *attackkit.Tools) (*stepuptest.Harness
 // versioned is a policy whose version an operator bumps: the same rules,
 // a new version, as a redeployed catalog has.
 type versioned struct {
-	gate.Policy
+	plug.Policy
 	rev atomic.Int64
 }
 

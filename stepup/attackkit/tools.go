@@ -12,7 +12,7 @@ import (
 )
 
 // Tools stands in for every tool the integration runs: it records each
-// run and answers {"ok":true}. It implements gate.Executor, so an asu gate
+// run and answers {"ok":true}. It implements plug.Executor, so an asu gate
 // takes it with gate.WithExecutor for each tool; a framework's own loop
 // calls Execute with the effect it is about to run. It is safe for
 // concurrent use.

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup/catalog"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
@@ -80,7 +79,7 @@ func TestParseFull(t *testing.T) {
 	}
 	d := decide(t, c, "issue_refund", `{"amount":10}`)
 	assert.Equal(t, "refunds", d.Audience)
-	assert.Equal(t, card.Hints{Amount: "amount", FixedCurrency: "EUR", Units: map[string]string{"weight": "kg"}}, d.Hints)
+	assert.Equal(t, plug.Hints{Amount: "amount", FixedCurrency: "EUR", Units: map[string]string{"weight": "kg"}}, d.Hints)
 	assert.Equal(t, "Issue a refund", d.Title)
 	d = decide(t, c, "send_email", `{"to":"a@example.com"}`)
 	assert.Equal(t, []string{"example.com"}, d.Trusted)

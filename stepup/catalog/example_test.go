@@ -34,7 +34,7 @@ func ExampleParse() {
 	if err != nil {
 		panic(err)
 	}
-	opts := []gate.Option{gate.WithExecutor("lookup_order", gate.ExecutorFunc(
+	opts := []gate.Option{gate.WithExecutor("lookup_order", plug.ExecutorFunc(
 		func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}
 	for name, members := range c.ApproverGroups() {
 		opts = append(opts, gate.WithApproverGroup(name, members...))

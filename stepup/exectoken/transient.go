@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // transient reports whether err says nothing about a token or its
@@ -13,6 +13,6 @@ import (
 // caller gave up. Such a failure is not a refusal: it writes no audit
 // row and abandons nothing, and the same call may be made again.
 func transient(err error) bool {
-	return errors.Is(err, stepup.ErrStore) || errors.Is(err, gate.ErrPluginMisbehaved) ||
+	return errors.Is(err, stepup.ErrStore) || errors.Is(err, plug.ErrMisbehaved) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

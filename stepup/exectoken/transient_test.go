@@ -14,7 +14,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/exectoken"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -32,9 +32,9 @@ func (c *flakyChecker) failed() error {
 	return nil
 }
 
-func (c *flakyChecker) Runnable(ctx context.Context, id stepup.TicketID) (gate.Runnable, error) {
+func (c *flakyChecker) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable, error) {
 	if err := c.failed(); err != nil {
-		return gate.Runnable{}, err
+		return plug.Runnable{}, err
 	}
 	return c.Checker.Runnable(ctx, id)
 }

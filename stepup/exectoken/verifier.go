@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/stepup/keyring"
+	"github.com/agentstepup/asu/stepup/plug"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -73,7 +73,7 @@ type Verifier struct {
 // Holds whether the spent approval still stands, as [gate.Gate.Recover]
 // does before it runs one again.
 type Checker interface {
-	Runnable(ctx context.Context, id stepup.TicketID) (gate.Runnable, error)
+	Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable, error)
 	Holds(ctx context.Context, id stepup.TicketID) error
 }
 
@@ -448,7 +448,7 @@ func executorRecord(a store.Approval, at time.Time) receipt.AuditRecord {
 // executorKeyPrefix marks the idempotency keys of tickets a [Verifier]
 // consumed, so that executions interrupted on an executor are told apart
 // from those the gate runs itself, which share the store's Recover list.
-const executorKeyPrefix = gate.ExternalKeyPrefix
+const executorKeyPrefix = plug.ExternalKeyPrefix
 
 // Interrupted is an execution a crash cut short: a ticket
 // [Verifier.Verify] spent whose outcome [Verifier.Finish] never recorded.

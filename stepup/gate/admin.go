@@ -8,6 +8,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/desk"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -20,7 +21,7 @@ type Admin struct{ ad *desk.Admin }
 func (g *Gate) Admin() *Admin { return &Admin{ad: desk.NewAdmin(g.rt)} }
 
 // MaxMetricsWindow bounds the window [Admin.Metrics] reads.
-const MaxMetricsWindow = desk.MaxMetricsWindow
+const MaxMetricsWindow = 31 * 24 * time.Hour
 
 // RevokeTicket revokes approved ticket id before it runs, in the name of
 // by (an operator or an approver, recorded in the audit row). A revoked
@@ -39,7 +40,7 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 
 // List pages through the tickets matching f, newest state as stored. Pass
 // the returned cursor as f.After for the next page; "" means the last.
-func (ad *Admin) List(ctx context.Context, f store.Filter) ([]Entry, string, error) {
+func (ad *Admin) List(ctx context.Context, f store.Filter) ([]plug.Entry, string, error) {
 	return ad.ad.List(ctx, f)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -31,17 +32,17 @@ type actingApprover struct {
 
 func (a *actingApprover) as(user string) { a.mu.Lock(); a.user = user; a.mu.Unlock() }
 
-func (*actingApprover) Options(context.Context, gate.Request) (json.RawMessage, error) {
+func (*actingApprover) Options(context.Context, plug.Request) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
-func (a *actingApprover) Verify(context.Context, gate.Request, []byte) (gate.Verified, error) {
+func (a *actingApprover) Verify(context.Context, plug.Request, []byte) (plug.Verified, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return gate.Verified{User: a.user, Evidence: []byte(`{"verdict":"yes"}`)}, nil
+	return plug.Verified{User: a.user, Evidence: []byte(`{"verdict":"yes"}`)}, nil
 }
 
-func (*actingApprover) Recheck(context.Context, gate.Answer) error { return nil }
+func (*actingApprover) Recheck(context.Context, plug.Answer) error { return nil }
 
 // claimant is a name an answer may come back in, and whether it is a
 // well-formed person's id at all.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -18,15 +19,15 @@ import (
 // about groups: the Approver contract leaves that to the gate.
 type namedApprover struct{ user string }
 
-func (namedApprover) Options(context.Context, gate.Request) (json.RawMessage, error) {
+func (namedApprover) Options(context.Context, plug.Request) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
-func (a namedApprover) Verify(context.Context, gate.Request, []byte) (gate.Verified, error) {
-	return gate.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
+func (a namedApprover) Verify(context.Context, plug.Request, []byte) (plug.Verified, error) {
+	return plug.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
 }
 
-func (namedApprover) Recheck(context.Context, gate.Answer) error { return nil }
+func (namedApprover) Recheck(context.Context, plug.Answer) error { return nil }
 
 // TestApproveEnforcesTheGroupForEveryApprover: a tool routed to the
 // "finance" group is approved only by a member of it, whichever Approver

@@ -28,6 +28,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -384,7 +385,7 @@ func TestCrashedExecutionRunsOnceAcrossTwoSQLiteGates(t *testing.T) {
 			for i := range 3 {
 				db := openSQLiteAt(t, path, clock)
 				dbs = append(dbs, db)
-				var st gate.Store = db
+				var st store.Gate = db
 				if i == 2 {
 					d := &dying{Store: db}
 					st, exec.kill = d, d.kill
@@ -614,7 +615,7 @@ func TestEveryMalformedCallIsADenialWithARow(t *testing.T) {
 		muts = append(muts, mutation{fmt.Sprintf("args %.40q", args), false, func(c *stepup.Call) { c.Args = json.RawMessage(args) }})
 	}
 	muts = append(muts,
-		mutation{"reserved tool", false, func(c *stepup.Call) { c.Tool = gate.GrantTool }},
+		mutation{"reserved tool", false, func(c *stepup.Call) { c.Tool = plug.GrantTool }},
 		mutation{"no agent", false, func(c *stepup.Call) { c.Principal.Agent = "" }},
 		mutation{"no user", false, func(c *stepup.Call) { c.Principal.User = "" }},
 		mutation{"user is an agent", false, func(c *stepup.Call) { c.Principal.User = "agent:reports" }},
@@ -833,7 +834,7 @@ func TestEscalationOpensOnlyAfterTheFirstStage(t *testing.T) {
 			cat, err := policy.NewCatalog("refunds-1",
 				policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible,
 					Approvers: "finance", Audience: "payments",
-					Timeout: gate.Timeout{After: after, Outcome: gate.OutcomeEscalate, EscalateTo: "managers"}})
+					Timeout: plug.Timeout{After: after, Outcome: plug.OutcomeEscalate, EscalateTo: "managers"}})
 			require.NoError(t, err)
 			h := stepuptest.NewGateWith(t, cat, namedApprover{"user:boss"}, gate.WithoutFloodControlUnsafe(),
 				gate.WithApproverGroup("finance", "user:fin"), gate.WithApproverGroup("managers", "user:boss"))

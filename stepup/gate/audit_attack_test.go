@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -83,10 +84,10 @@ func TestEveryDecisionHasItsAuditRow(t *testing.T) {
 		"reserved user":    func(c *stepup.Call) { c.Principal.User = "policy:x" },
 		"agent as user":    func(c *stepup.Call) { c.Principal.User = "agent:reports" },
 		"no session":       func(c *stepup.Call) { c.Session = "" },
-		"reserved tool":    func(c *stepup.Call) { c.Tool = gate.GrantTool },
+		"reserved tool":    func(c *stepup.Call) { c.Tool = plug.GrantTool },
 		"bad UTF-8":        func(c *stepup.Call) { c.Task = "t\xff" },
 		"NUL":              func(c *stepup.Call) { c.Step = "a\x00b" },
-		"huge rationale":   func(c *stepup.Call) { c.Rationale = strings.Repeat("r", 1<<20) },
+		"huge rationale":   func(c *stepup.Call) { c.Rationale = strings.Repeat("r", canon.MaxText+1) },
 		"duplicate keys":   func(c *stepup.Call) { c.Args = json.RawMessage(`{"to":"a@example.com","to":"b@evil.net"}`) },
 		"array args":       func(c *stepup.Call) { c.Args = json.RawMessage(`[1]`) },
 		"2^53+1":           func(c *stepup.Call) { c.Args = json.RawMessage(`{"to":"a@example.com","n":9007199254740993}`) },

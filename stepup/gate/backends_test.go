@@ -25,6 +25,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -149,7 +150,7 @@ func (r *rig) elapse(d time.Duration) {
 
 // gate builds a gate on the rig's store deciding with policy, answering
 // through approver, with the rig's key, resolver and local clock.
-func (r *rig) gate(t *testing.T, p gate.Policy, approver gate.Approver, opts ...gate.Option) *gate.Gate {
+func (r *rig) gate(t *testing.T, p plug.Policy, approver plug.Approver, opts ...gate.Option) *gate.Gate {
 	t.Helper()
 	base := []gate.Option{gate.WithLocalClock(r.local.Now), gate.WithDwell(0), gate.WithKey(rigKey()),
 		gate.WithResolver(canon.FileResolver{Root: r.dir})}
@@ -212,7 +213,7 @@ func rigCall(tool, args, user, session, step string) stepup.Call {
 }
 
 // executors has rec run every seed tool but those of except.
-func executors(rec gate.Executor, except ...string) []gate.Option {
+func executors(rec plug.Executor, except ...string) []gate.Option {
 	var out []gate.Option
 	for _, tool := range stepuptest.SeedTools() {
 		if !slices.Contains(except, tool.Name) {
@@ -254,15 +255,15 @@ func TestHardeningOnBackends(t *testing.T) {
 // who may decide is the gate's to enforce, whatever the Approver.
 type sayAs struct{ user string }
 
-func (sayAs) Options(context.Context, gate.Request) (json.RawMessage, error) {
+func (sayAs) Options(context.Context, plug.Request) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
-func (a sayAs) Verify(context.Context, gate.Request, []byte) (gate.Verified, error) {
-	return gate.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
+func (a sayAs) Verify(context.Context, plug.Request, []byte) (plug.Verified, error) {
+	return plug.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
 }
 
-func (sayAs) Recheck(context.Context, gate.Answer) error { return nil }
+func (sayAs) Recheck(context.Context, plug.Answer) error { return nil }
 
 // approverRuleScenario (failure 1): a ticket is approved by the user it
 // runs on behalf of, or, when the policy names a group, by its members
@@ -543,7 +544,7 @@ func statusScenario(t *testing.T, r *rig) {
 	ctx := context.Background()
 	dana := r.person(t, "user:dana")
 	rec := &stepuptest.Recorder{}
-	opts := append(executors(rec, "issue_refund"), gate.WithExecutor("issue_refund", gate.ExecutorFunc(
+	opts := append(executors(rec, "issue_refund"), gate.WithExecutor("issue_refund", plug.ExecutorFunc(
 		func(context.Context, canon.Effect, string) ([]byte, error) { return nil, fmt.Errorf("card declined") })))
 	g := r.gate(t, seedCatalog(t), stepuptest.Passkeys(r.st), opts...)
 	approve := func(c stepup.Call) stepup.Ticket {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -41,7 +42,7 @@ func benchStores(b *testing.B) map[string]func() store.Store {
 func benchGate(b *testing.B, st store.Store, opts ...gate.Option) (*gate.Gate, *stepuptest.Authenticator) {
 	b.Helper()
 	// The benchmarks' approver answers at once: they measure the gate, not reading.
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0), gate.WithExecutor("write_draft", &recorder{}), gate.WithExecutor("send_email", gate.ExecutorFunc(
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), append([]gate.Option{gate.WithDwell(0), gate.WithExecutor("write_draft", &recorder{}), gate.WithExecutor("send_email", plug.ExecutorFunc(
 		func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`{}`), nil }))}, opts...)...)
 	if err != nil {
 		b.Fatal(err)

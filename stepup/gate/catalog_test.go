@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -31,23 +31,23 @@ func TestCatalogDecide(t *testing.T) {
 		tool    string
 		args    string
 		taint   []string
-		verdict gate.Verdict
+		verdict plug.Verdict
 		reason  string
 	}{
-		{"unknown tool", "run_shell", `{}`, nil, gate.Deny, "unknown tool"},
-		{"read allowed", "read", `{}`, nil, gate.Allow, ""},
-		{"read allowed after taint", "read", `{}`, []string{"read web page"}, gate.Allow, ""},
-		{"unattended external allowed", "notify", `{"to":"ops@example.com"}`, nil, gate.Allow, ""},
-		{"external needs approval after taint", "notify", `{"to":"ops@example.com"}`, []string{"read web page https://example.org"}, gate.NeedsApproval, ""},
-		{"recipient off the allowlist", "notify", `{"to":"ops@exarnple.com"}`, nil, gate.Deny, "recipient domain not on the allowlist"},
-		{"schema violation", "refund", `{"amount":"lots"}`, nil, gate.Deny, "arguments do not match the tool's schema"},
-		{"missing required", "refund", `{}`, nil, gate.Deny, "arguments do not match the tool's schema"},
-		{"over the limit", "refund", `{"amount":900}`, nil, gate.Deny, "over the per-call limit"},
-		{"irreversible needs approval", "refund", `{"amount":120}`, nil, gate.NeedsApproval, ""},
+		{"unknown tool", "run_shell", `{}`, nil, plug.Deny, "unknown tool"},
+		{"read allowed", "read", `{}`, nil, plug.Allow, ""},
+		{"read allowed after taint", "read", `{}`, []string{"read web page"}, plug.Allow, ""},
+		{"unattended external allowed", "notify", `{"to":"ops@example.com"}`, nil, plug.Allow, ""},
+		{"external needs approval after taint", "notify", `{"to":"ops@example.com"}`, []string{"read web page https://example.org"}, plug.NeedsApproval, ""},
+		{"recipient off the allowlist", "notify", `{"to":"ops@exarnple.com"}`, nil, plug.Deny, "recipient domain not on the allowlist"},
+		{"schema violation", "refund", `{"amount":"lots"}`, nil, plug.Deny, "arguments do not match the tool's schema"},
+		{"missing required", "refund", `{}`, nil, plug.Deny, "arguments do not match the tool's schema"},
+		{"over the limit", "refund", `{"amount":900}`, nil, plug.Deny, "over the per-call limit"},
+		{"irreversible needs approval", "refund", `{"amount":120}`, nil, plug.NeedsApproval, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := cat.Decide(context.Background(), gate.Proposal{Tool: tt.tool, Args: json.RawMessage(tt.args), Taint: tt.taint})
+			d, err := cat.Decide(context.Background(), plug.Proposal{Tool: tt.tool, Args: json.RawMessage(tt.args), Taint: tt.taint})
 			require.NoError(t, err)
 			assert.Equal(t, tt.verdict, d.Verdict)
 			assert.Equal(t, "v7", d.PolicyVersion)
@@ -66,16 +66,16 @@ func TestNewCatalogRefusesBadEntries(t *testing.T) {
 		{"no name", []policy.Tool{{Class: card.ClassRead}}},
 		{"unknown class", []policy.Tool{{Name: "x", Class: "harmless"}}},
 		{"twice", []policy.Tool{{Name: "x", Class: card.ClassRead}, {Name: "x", Class: card.ClassRead}}},
-		{"the gate's own name", []policy.Tool{{Name: gate.GrantTool, Class: card.ClassRead}}},
+		{"the gate's own name", []policy.Tool{{Name: plug.GrantTool, Class: card.ClassRead}}},
 		{"schema not JSON", []policy.Tool{{Name: "x", Class: card.ClassRead, Schema: json.RawMessage(`{`)}}},
 		{"schema with remote ref", []policy.Tool{{Name: "x", Class: card.ClassRead,
 			Schema: json.RawMessage(`{"$ref":"https://example.com/s.json"}`)}}},
 		{"escalate nowhere", []policy.Tool{{Name: "x", Class: card.ClassExternal,
-			Timeout: gate.Timeout{Outcome: gate.OutcomeEscalate}}}},
+			Timeout: plug.Timeout{Outcome: plug.OutcomeEscalate}}}},
 		{"unknown alternative", []policy.Tool{{Name: "x", Class: card.ClassExternal,
-			Timeout: gate.Timeout{Outcome: gate.OutcomeAlternative, Alternative: "y"}}}},
+			Timeout: plug.Timeout{Outcome: plug.OutcomeAlternative, Alternative: "y"}}}},
 		{"unsafe alternative", []policy.Tool{{Name: "x", Class: card.ClassExternal,
-			Timeout: gate.Timeout{Outcome: gate.OutcomeAlternative, Alternative: "y"}},
+			Timeout: plug.Timeout{Outcome: plug.OutcomeAlternative, Alternative: "y"}},
 			{Name: "y", Class: card.ClassIrreversible}}},
 	}
 	for _, tt := range tests {
@@ -90,14 +90,14 @@ func TestNewCatalogRefusesBadEntries(t *testing.T) {
 
 type failingPolicy struct{}
 
-func (failingPolicy) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
-	return gate.Decision{Verdict: gate.Allow, PolicyVersion: "v1"}, errors.New("rules unavailable")
+func (failingPolicy) Decide(context.Context, plug.Proposal) (plug.Decision, error) {
+	return plug.Decision{Verdict: plug.Allow, PolicyVersion: "v1"}, errors.New("rules unavailable")
 }
 
 type versionlessPolicy struct{}
 
-func (versionlessPolicy) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
-	return gate.Decision{Verdict: gate.Allow}, nil
+func (versionlessPolicy) Decide(context.Context, plug.Proposal) (plug.Decision, error) {
+	return plug.Decision{Verdict: plug.Allow}, nil
 }
 
 func TestProposeFailsClosed(t *testing.T) {
@@ -105,7 +105,7 @@ func TestProposeFailsClosed(t *testing.T) {
 	call := stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`), Session: "s", Principal: agentFor("user:dana")}
 	tests := []struct {
 		name   string
-		policy gate.Policy
+		policy plug.Policy
 		call   func(stepup.Call) stepup.Call
 		reason string
 	}{

@@ -6,11 +6,12 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/desk"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
 // Desk is the approver's side of a gate: show a pending ticket, approve or
-// deny it with an answer the [Approver] verifies, revoke an approval, ask
+// deny it with an answer the [plug.Approver] verifies, revoke an approval, ask
 // for a grant, get a receipt, list one's queue. It is never handed to the
 // agent runtime; serve it on a listener and origin the agent API does not
 // share.
@@ -24,7 +25,8 @@ func (g *Gate) Desk() *Desk { return &Desk{d: desk.NewDesk(g.rt)} }
 // ticket is refused with [stepup.ErrEffectChanged]) and the requests to
 // approve or deny it.
 func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
-	return d.d.Prompt(ctx, id)
+	p, err := d.d.Prompt(ctx, id)
+	return Prompt(p), err
 }
 
 // Show records that pending ticket id's card is on an approver's screen
@@ -42,7 +44,7 @@ func (d *Desk) Show(ctx context.Context, id stepup.TicketID) error {
 // navigator.credentials.get) against pending ticket id and, when it
 // verifies and its approver may decide the ticket, stores the ticket
 // approved with the evidence and its audit row, in one transaction.
-// Approving a [GrantTool] ticket issues the grant.
+// Approving a [plug.GrantTool] ticket issues the grant.
 func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (stepup.Ticket, error) {
 	return d.d.Approve(ctx, id, answer)
 }
@@ -59,7 +61,8 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 // revoke the approval before it runs: the ticket's deny request, which
 // only someone who may decide the ticket can answer.
 func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
-	return d.d.RevokePrompt(ctx, id)
+	p, err := d.d.RevokePrompt(ctx, id)
+	return Prompt(p), err
 }
 
 // Revoke verifies answer, signed over approved ticket id's deny challenge
@@ -75,7 +78,7 @@ func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, re
 // routed to every group they are in. It never lists a ticket the
 // approver requested, nor one that needs several people and that the
 // approver already approved.
-func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]Entry, error) {
+func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.Entry, error) {
 	return d.d.Queue(ctx, approver, limit)
 }
 
@@ -87,25 +90,25 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]Entry, 
 // those the approver may decide, so a page may hold fewer entries than
 // f.Limit, even none, before the last; narrow f (f.User, f.Approvers) to
 // read fewer.
-func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]Entry, string, error) {
+func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plug.Entry, string, error) {
 	return d.d.List(ctx, approver, f)
 }
 
 // Grant asks user to issue a delegated approval of their own agents'
-// calls. It returns a pending ticket of tool [GrantTool] whose effect is
+// calls. It returns a pending ticket of tool [plug.GrantTool] whose effect is
 // the grant; user approves it like any other ticket, with [Desk.Prompt]
 // and [Desk.Approve] and their passkey, so a grant exists only if
 // the user's passkey signed exactly it, and its receipt is evidence like any
 // approval's. When Approve verifies the assertion, it issues the grant, under
 // the ticket's id, and returns the ticket executed; only user may approve it.
 //
-// Once issued, a call that names the grant ([Call].Grant) and that the
+// Once issued, a call that names the grant ([stepup.Call].Grant) and that the
 // policy says needs approval runs without asking, if the grant covers it
 // (grant.Use: the user's own call, every argument covered, a use left,
 // unexpired) and, when the tool routes to an approver group, the user is in
 // that group. A grant never turns a denial into an allowance.
 func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.Ticket, error) {
-	return d.d.Grant(ctx, user, spec)
+	return d.d.Grant(ctx, user, desk.GrantSpec(spec))
 }
 
 // Receipt returns the receipt of ticket id's approval, made by the

@@ -12,7 +12,7 @@
 //   - [Desk] ([Gate.Desk]) is the approvers': Prompt shows the card and the
 //     request whose challenge is receipt.Challenge(digest, nonce, expiry,
 //     card hash); Approve and Deny verify the answer through the
-//     [Approver]; Revoke withdraws an approval before it runs; Queue lists
+//     plug.Approver; Revoke withdraws an approval before it runs; Queue lists
 //     what an approver may decide; Grant asks for a delegated approval;
 //     Receipt makes the offline evidence. Serve it on an origin the agent
 //     API never serves.
@@ -22,8 +22,10 @@
 //
 // # Layout
 //
-// The contracts the gate consumes are package plug's (this package names
-// them too). Behind [Gate], [Desk] and [Admin] the work is split by
+// Each type is documented once, where it is defined: the contracts a part
+// is written against are package plug's, the store a gate keeps is
+// store.Gate, and the contracts over the card, flood control and receipts
+// are this package's [Renderer], [Flood] and [Receipter]. Behind [Gate], [Desk] and [Admin] the work is split by
 // concern into internal packages that depend one way: core (the store's
 // clock, a ticket loaded and checked against its effect, routes, the
 // gate's MAC over approvals, audit notes, flood admission, notices,
@@ -34,14 +36,29 @@
 //
 // # Pluggable parts
 //
-// The gate consumes small interfaces, each with a default: [Policy]
-// (package policy's Catalog), [Approver] (package passkey), [Renderer]
-// (package card), [Flood] (package flood's Limiter), [Store] (per concern:
-// clock, tickets, sweeping, execution, grants, audit; every backend in
-// store/ implements it), [Executor] per tool, and canon.Resolver for the
-// references calls name. Canonicalization is package canon's: a call is
-// sealed once at Propose (canonical bytes and digest carried from then on)
-// and re-hashed once more right before it runs.
+// The gate consumes small interfaces, each with a default: plug.Policy
+// (package policy's Catalog), plug.Approver (package passkey), [Renderer]
+// (card.Renderer; [WithRenderer]), plug.Grants (grant.Target over the
+// store; [WithGrants]), [Flood] (package flood's Limiter; [WithFlood]),
+// store.Gate (per concern: clock, tickets, votes, sweeping, execution,
+// grants, audit; every backend in store/ implements it), plug.Executor
+// per tool, plug.Judge for a model approver, and canon.Resolver for the
+// references calls name.
+//
+// A renderer of one's own draws its card with card.Custom (its own words
+// for the arguments, in package card's frame) or any other way: the gate
+// hashes whatever card it returns, stores that card, and the approver's
+// passkey signs that hash (P4), so what the approver saw is what was
+// signed; a card that does not render again as stored is refused.
+//
+// Canonicalization is not pluggable. A call is sealed once at Propose by
+// package canon (canonical bytes and digest carried from then on), and
+// routes, grants, receipts and Execute, which re-hashes the stored effect
+// right before it runs, all read it with canon's rules. The effect's
+// digest is the protocol (P2): a verifier holding only a receipt
+// recomputes it with canon, and a second canonicalizer would be a second
+// meaning of the same bytes. A deployment that wants tighter bounds on
+// calls says so in its policy (a schema, limits).
 //
 // # Who may approve
 //
@@ -98,7 +115,7 @@
 // Execute spends the approval and records the intent to execute (the
 // approval's idempotency key, this gate as the owner, a lease) in one
 // transaction,
-// then runs the tool's [Executor] with that key, renewing the lease every
+// then runs the tool's plug.Executor with that key, renewing the lease every
 // third of it and cancelling the executor's context, while a third is
 // still left, if it cannot. [Gate.Recover] takes over only executions
 // whose lease expired by the store's clock and that it then watched go
@@ -150,14 +167,16 @@
 //
 // # Plug-ins are contained
 //
-// A plug-in never decides by misbehaving. Every call of the [Policy],
-// [Approver], [Renderer], [Flood], [Executor], model [Judge] and notifier
+// A plug-in never decides by misbehaving. Every call of the policy, the
+// approver, the [Renderer], the grant check, [Flood], an executor, a model
+// judge and the notifier
 // runs under a deadline (the caller's, or [DefaultPluginTimeout],
 // [DefaultExecuteTimeout], [WithPluginTimeout]) in a goroutine of its own:
 // a panic, an error, a hang past the deadline or an answer that comes
 // after the call's context ended is a denial, a refused answer, a refused
 // Execute or a failed run, with the misbehaviour in the audit row's
-// reason. A plug-in that ignores its context keeps its goroutine until it
+// reason (plug.ErrMisbehaved where the gate answers with an error). A
+// plug-in that ignores its context keeps its goroutine until it
 // returns ([Gate.Stragglers] counts them); a notifier never delays or
 // changes a decision.
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -119,7 +120,7 @@ type flakyWorld struct {
 	auth  map[string]*stepuptest.Authenticator
 }
 
-func newFlakyWorld(t *testing.T, wrap ...func(gate.Approver) gate.Approver) *flakyWorld {
+func newFlakyWorld(t *testing.T, wrap ...func(plug.Approver) plug.Approver) *flakyWorld {
 	t.Helper()
 	ctx := context.Background()
 	clock := stepuptest.NewClock(stepuptest.Start())
@@ -131,11 +132,11 @@ func newFlakyWorld(t *testing.T, wrap ...func(gate.Approver) gate.Approver) *fla
 	rec := &recorder{}
 	// Faults are for the path before the call runs: its outcome's record
 	// is another matter.
-	exec := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+	exec := plug.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		st.disarm()
 		return rec.Execute(ctx, e, key)
 	})
-	var approver gate.Approver = stepuptest.Passkeys(st)
+	var approver plug.Approver = stepuptest.Passkeys(st)
 	for _, f := range wrap {
 		approver = f(approver)
 	}
@@ -240,9 +241,9 @@ func TestTransientStoreFailureOnTheEvidencePathIsAStoreError(t *testing.T) {
 
 // naiveRecheck is an approver that takes every Recheck error for bad
 // evidence, as this gate did before: a failed read becomes a forgery.
-type naiveRecheck struct{ gate.Approver }
+type naiveRecheck struct{ plug.Approver }
 
-func (n naiveRecheck) Recheck(ctx context.Context, a gate.Answer) error {
+func (n naiveRecheck) Recheck(ctx context.Context, a plug.Answer) error {
 	err := n.Approver.Recheck(ctx, a)
 	if err != nil && !errors.Is(err, stepup.ErrBadAssertion) {
 		return fmt.Errorf("%w: %w", stepup.ErrBadAssertion, err)
@@ -258,7 +259,7 @@ func TestTransientStoreFailureBitesAGateThatTakesItForForgery(t *testing.T) {
 	ctx := context.Background()
 	forged := 0
 	for n := 1; n <= 12; n++ {
-		w := newFlakyWorld(t, func(a gate.Approver) gate.Approver { return naiveRecheck{a} })
+		w := newFlakyWorld(t, func(a plug.Approver) plug.Approver { return naiveRecheck{a} })
 		id := w.approved(t, sendEmail("finance@example.com"), stepuptest.Approver)
 		w.st.arm(n)
 		_, err := w.gate.Execute(ctx, id)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -13,9 +14,9 @@ import (
 // it would allow everything.
 type stuckPolicy struct{ release chan struct{} }
 
-func (p stuckPolicy) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
+func (p stuckPolicy) Decide(context.Context, plug.Proposal) (plug.Decision, error) {
 	<-p.release
-	return gate.Decision{Verdict: gate.Allow, Reason: "too late", PolicyVersion: "v1"}, nil
+	return plug.Decision{Verdict: plug.Allow, Reason: "too late", PolicyVersion: "v1"}, nil
 }
 
 // ExampleWithPluginTimeout: a policy that hangs past its deadline decides

@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/keyring"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -24,7 +25,7 @@ func ExampleWithKeyRing() {
 	mem := stepuptest.Memory(clock)
 	first, _ := keyring.Single(bytes.Repeat([]byte{1}, 32))
 	keys := keyring.NewLive(first)
-	run := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`[]`), nil })
+	run := plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) { return []byte(`[]`), nil })
 	g, err := gate.New(mem, stepuptest.SeedCatalog(), stepuptest.Passkeys(mem),
 		gate.WithKeyRing(keys), gate.WithExecutor("search_tickets", run))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -26,7 +27,7 @@ func ExampleDesk_QuorumReceipt() {
 		panic(err)
 	}
 	g, err := gate.New(st, cat, stepuptest.Passkeys(st), gate.WithApproverGroup("finance", "user:dana", "user:erin"),
-		gate.WithExecutor("issue_refund", gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+		gate.WithExecutor("issue_refund", plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			return []byte(`{"refunded":true}`), nil
 		})))
 	if err != nil {

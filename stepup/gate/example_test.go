@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
@@ -19,7 +20,7 @@ import (
 // exampleGate builds a gate with one enrolled approver for the examples.
 func exampleGate() (*gate.Gate, *stepuptest.Authenticator, *stepuptest.Clock) {
 	clock := stepuptest.NewClock(stepuptest.Start())
-	send := gate.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
+	send := plug.ExecutorFunc(func(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
 		return []byte(`{"sent":true}`), nil
 	})
 	mem := stepuptest.Memory(clock)
@@ -149,7 +150,7 @@ func ExampleNewCatalog() {
 		panic(err)
 	}
 	for _, args := range []string{`{"amount":120}`, `{"amount":900}`} {
-		d, _ := cat.Decide(context.Background(), gate.Proposal{Tool: "issue_refund", Args: json.RawMessage(args)})
+		d, _ := cat.Decide(context.Background(), plug.Proposal{Tool: "issue_refund", Args: json.RawMessage(args)})
 		fmt.Println(d.Verdict, d.Reason)
 	}
 	// Output:

@@ -17,6 +17,7 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/sqlite"
 )
@@ -26,15 +27,15 @@ import (
 // once, which is what these tests attack.
 type fixedApprover struct{ user string }
 
-func (fixedApprover) Options(context.Context, gate.Request) (json.RawMessage, error) {
+func (fixedApprover) Options(context.Context, plug.Request) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
-func (a fixedApprover) Verify(context.Context, gate.Request, []byte) (gate.Verified, error) {
-	return gate.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
+func (a fixedApprover) Verify(context.Context, plug.Request, []byte) (plug.Verified, error) {
+	return plug.Verified{User: a.user, Evidence: []byte(`{"verdict":"approve"}`)}, nil
 }
 
-func (fixedApprover) Recheck(context.Context, gate.Answer) error { return nil }
+func (fixedApprover) Recheck(context.Context, plug.Answer) error { return nil }
 
 // countingExecutor counts the runs of every gate it is given to.
 type countingExecutor struct{ runs atomic.Int64 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -232,7 +233,7 @@ func TestWaitWakesOnDecision(t *testing.T) {
 func TestExecuteStatusesTellOutcomesApart(t *testing.T) {
 	ctx := context.Background()
 	h := stepuptest.NewGate(t, nil, gate.WithExecutor("write_draft", &recorder{}),
-		gate.WithExecutor("issue_refund", gate.ExecutorFunc(
+		gate.WithExecutor("issue_refund", plug.ExecutorFunc(
 			func(context.Context, canon.Effect, string) ([]byte, error) { return nil, errors.New("card declined") })))
 	w := &world{Harness: h}
 	ok, err := w.Gate.Propose(ctx, stepup.Call{Tool: "write_draft", Args: []byte(`{"to":"a@example.com"}`),

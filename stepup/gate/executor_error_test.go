@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -23,7 +24,7 @@ func TestExecutorFailureSpendsTheApprovalOnce(t *testing.T) {
 	ctx := context.Background()
 	runs := 0
 	h := stepuptest.NewGate(t, nil, gate.WithExecutor("send_email",
-		gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+		plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			runs++
 			return nil, errSMTP
 		})))

@@ -14,6 +14,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -278,7 +279,7 @@ func TestFloodConfig(t *testing.T) {
 		"limiter and opt-out":  {gate.WithFlood(lim), gate.WithoutFloodControlUnsafe()},
 		"opt-out and limiter":  {gate.WithoutFloodControlUnsafe(), gate.WithFlood(lim)},
 		"two limiters":         {gate.WithFlood(lim), gate.WithFlood(lim)},
-		"executor for asu.*":   {gate.WithExecutor(gate.GrantTool, &recorder{})},
+		"executor for asu.*":   {gate.WithExecutor(plug.GrantTool, &recorder{})},
 		"executor for asu.foo": {gate.WithExecutor("asu.foo", &recorder{})},
 	} {
 		_, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), opts...)

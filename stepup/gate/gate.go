@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/gate/internal/run"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -39,21 +40,20 @@ const (
 // New returns a gate on st deciding with policy, whose approvers answer
 // through approver (passkey.New for passkeys). Options are checked here,
 // not on first use.
-func New(st Store, policy Policy, approver Approver, opts ...Option) (*Gate, error) {
+func New(st store.Gate, policy plug.Policy, approver plug.Approver, opts ...Option) (*Gate, error) {
 	if st == nil || policy == nil || approver == nil {
 		return nil, fmt.Errorf("%w: gate needs a store, a policy and an approver", stepup.ErrConfig)
 	}
 	g := &core.Gate{
-		St: st, Policy: policy, Approver: approver, Renderer: core.DefaultRenderer{}, Canon: core.DefaultCanon{},
+		St: st, Policy: policy, Approver: approver, Renderer: card.Renderer{},
 		Grants:    core.StoreGrants{St: st},
-		Executors: map[string]Executor{},
+		Executors: map[string]plug.Executor{},
 		Groups:    map[string][]string{},
 		TTL:       DefaultTTL, Lease: DefaultLease, Poll: 50 * time.Millisecond,
 		Local: time.Now, Dwell: defaultDwells(),
-		Waiters: make(chan struct{}),
 	}
 	for _, o := range opts {
-		if err := o(g); err != nil {
+		if err := o.apply(g); err != nil {
 			return nil, err
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -73,7 +74,7 @@ func (w *grantWorld) issue(t *testing.T, g grant.Grant, uses int) string {
 		ExpiresAt: w.Clock.Now().Add(8 * time.Hour)})
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusPending, tk.Status)
-	require.Equal(t, gate.GrantTool, tk.Tool)
+	require.Equal(t, plug.GrantTool, tk.Tool)
 	done, err := w.Approve(tk.ID)
 	require.NoError(t, err)
 	require.Equal(t, stepup.StatusExecuted, done.Status)
@@ -270,12 +271,12 @@ func TestGrantIssuance(t *testing.T) {
 		res, err := receipt.Verify(r, trustedKeyOf(t, h.Authenticator), rpPolicy)
 		require.NoError(t, err)
 		assert.NoError(t, res.Err())
-		assert.Equal(t, gate.GrantTool, res.Effect.Tool)
+		assert.Equal(t, plug.GrantTool, res.Effect.Tool)
 	})
 	t.Run("the runtime cannot propose a grant, whatever the policy", func(t *testing.T) {
 		lax := stepuptest.NewGate(t, askForEverything{})
 		args, _ := json.Marshal(map[string]any{"grant": refundTemplate(), "uses": 1000, "expires_at": "2100-01-01T00:00:00Z"})
-		tk, err := lax.Gate.Propose(ctx, stepup.Call{Tool: gate.GrantTool, Args: args, Session: "s",
+		tk, err := lax.Gate.Propose(ctx, stepup.Call{Tool: plug.GrantTool, Args: args, Session: "s",
 			Principal: canon.Principal{User: stepuptest.Approver, Agent: "agent:support"}})
 		require.NoError(t, err)
 		assert.Equal(t, stepup.StatusDenied, tk.Status)
@@ -354,8 +355,8 @@ func (c *crashingGrants) PutGrant(ctx context.Context, g store.Grant) error {
 // askForEverything is a policy that sends every call to an approver.
 type askForEverything struct{}
 
-func (askForEverything) Decide(context.Context, gate.Proposal) (gate.Decision, error) {
-	return gate.Decision{Verdict: gate.NeedsApproval, PolicyVersion: "lax-1", Class: card.ClassExternal}, nil
+func (askForEverything) Decide(context.Context, plug.Proposal) (plug.Decision, error) {
+	return plug.Decision{Verdict: plug.NeedsApproval, PolicyVersion: "lax-1", Class: card.ClassExternal}, nil
 }
 
 // TestGrantUseSpentOnlyWithItsCall: a grant's use is taken in the

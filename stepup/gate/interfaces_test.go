@@ -18,28 +18,13 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// countingCanon seals with canon and counts.
-type countingCanon struct{ n atomic.Int64 }
-
-func (c *countingCanon) Seal(e canon.Effect) (canon.Sealed, error) { c.n.Add(1); return canon.Seal(e) }
-
-// refusingCanon refuses every tool but read_file: a stricter Canon.
-type refusingCanon struct{}
-
-func (refusingCanon) Seal(e canon.Effect) (canon.Sealed, error) {
-	if e.Tool != "read_file" {
-		return canon.Sealed{}, errors.New("only reads here")
-	}
-	return canon.Seal(e)
-}
-
 // brandRenderer renders with card and counts.
 type brandRenderer struct{ n atomic.Int64 }
 
-func (r *brandRenderer) Render(s canon.Sealed, c card.Context) (*card.Card, error) {
+func (r *brandRenderer) RenderSealed(s canon.Sealed, c card.Context) (*card.Card, error) {
 	r.n.Add(1)
 	c.Title = "ACME: " + c.Title
-	return card.Render(s.Effect(), c)
+	return card.RenderSealed(s, c)
 }
 
 // closedFlood refuses every admission and counts decisions.
@@ -63,22 +48,10 @@ func (g *noGrants) Target(context.Context, string, canon.Sealed) (string, error)
 }
 
 // TestGateUsesItsPluggableParts: each interface the gate consumes is
-// the one it is given: Canon seals every call once, Renderer draws every
-// card (its words are on the card whose hash is signed), Flood admits,
-// Grants decides coverage.
+// the one it is given: Renderer draws every card (its words are on the
+// card whose hash is signed), Flood admits, Grants decides coverage.
 func TestGateUsesItsPluggableParts(t *testing.T) {
 	ctx := context.Background()
-	t.Run("Canon", func(t *testing.T) {
-		c := &countingCanon{}
-		w := newWorld(t, gate.WithCanon(c))
-		_, err := w.Gate.Propose(ctx, sendEmail("finance@example.com"))
-		require.NoError(t, err)
-		assert.Equal(t, int64(1), c.n.Load(), "sealed once per call")
-		strict := newWorld(t, gate.WithCanon(refusingCanon{}))
-		tk, err := strict.Gate.Propose(ctx, sendEmail("finance@example.com"))
-		require.NoError(t, err)
-		assert.Equal(t, stepup.StatusDenied, tk.Status, "a stricter Canon's refusal is a denial")
-	})
 	t.Run("Renderer", func(t *testing.T) {
 		r := &brandRenderer{}
 		w := newWorld(t, gate.WithRenderer(r))

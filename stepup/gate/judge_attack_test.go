@@ -14,7 +14,7 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
-	"github.com/agentstepup/asu/stepup/modelapprove"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -23,8 +23,8 @@ import (
 // the agent talked round.
 type yesJudge struct{}
 
-func (yesJudge) Decide(context.Context, string, string) modelapprove.Verdict {
-	return modelapprove.Verdict{Approve: true, Reason: "looks fine", ModelID: "yes-model"}
+func (yesJudge) Decide(context.Context, string, string) plug.Judgment {
+	return plug.Judgment{Approve: true, Reason: "looks fine", ModelID: "yes-model"}
 }
 
 // TestModelJudgeNeverStandsInForAQuorum: a call that needs several people

@@ -16,6 +16,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/modelapprove"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -49,7 +50,7 @@ func (m *fakeModel) questions() []string {
 	return append([]string(nil), m.asked...)
 }
 
-func judgeOf(t *testing.T, m *fakeModel) gate.Judge {
+func judgeOf(t *testing.T, m *fakeModel) plug.Judge {
 	t.Helper()
 	j, err := modelapprove.NewJudge(m, &modelapprove.Options{Timeout: 200 * time.Millisecond})
 	require.NoError(t, err)
@@ -118,7 +119,7 @@ func TestModelJudgeDecidesItsClassesAsAModel(t *testing.T) {
 				assert.Equal(t, tk.ID, res.Ticket)
 				assert.Equal(t, 1, w.Exec.Count())
 				_, err = w.Gate.Desk().Receipt(ctx, tk.ID)
-				assert.ErrorIs(t, err, gate.ErrNoReceipt, "a model's approval has no passkey receipt")
+				assert.ErrorIs(t, err, plug.ErrNoReceipt, "a model's approval has no passkey receipt")
 				return
 			}
 			require.Error(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 )
 
@@ -101,7 +102,7 @@ func TestLeaseOwnerCutOffNeverOverlaps(t *testing.T) {
 			require.NoError(t, err)
 			exec := &overlapExecutor{started: make(chan struct{}, 1), release: make(chan struct{})}
 			t.Cleanup(func() { close(exec.release) })
-			newGate := func(st gate.Store, name string) *gate.Gate {
+			newGate := func(st store.Gate, name string) *gate.Gate {
 				g, err := gate.New(st, cat, fixedApprover{"user:dana"}, gate.WithLease(lease), gate.WithInstance(name),
 					gate.WithLocalClock(clock.Now), gate.WithKey([]byte("lease-attack-key-0123456789abcdef")),
 					gate.WithoutFloodControlUnsafe(), gate.WithExecutor("sync", exec))

@@ -1,6 +1,6 @@
 package gate
 
-import "github.com/agentstepup/asu/stepup/gate/internal/run"
+import "time"
 
 // NotRunWindow is how long identical refusals of one ticket's Execute
 // (the same state, the same reason) are counted rather than written: the
@@ -9,4 +9,4 @@ import "github.com/agentstepup/asu/stepup/gate/internal/run"
 // ticket in a loop grows the audit chain by one row per ticket, kind of
 // refusal and window on each gate, not one per call. A store failure or
 // a cancelled call is not a refusal and writes no row.
-const NotRunWindow = run.NotRunWindow
+const NotRunWindow = time.Hour

@@ -1,9 +1,7 @@
 package gate
 
-import "github.com/agentstepup/asu/stepup/gate/internal/core"
-
 // ScopeName is the instrumentation scope of the gate's meter.
-const ScopeName = core.ScopeName
+const ScopeName = "github.com/agentstepup/asu/stepup/gate"
 
 // Attribute keys of the gate's metrics. Every value is one of a small,
 // fixed set (or, for [AttrClass], the policy's effect classes), never a
@@ -15,21 +13,21 @@ const (
 	// "cancelled", "revoked"), "merged" for a request merged with an
 	// identical pending one, or "expired" for a ticket nobody decided in
 	// time (its audit row says "cancelled").
-	AttrDecision = core.AttrDecision
+	AttrDecision = "asu.decision"
 	// AttrClass is the ticket's effect class as the policy named it
 	// ("none" when the call was refused before the policy classed it).
-	AttrClass = core.AttrClass
+	AttrClass = "asu.effect_class"
 	// AttrFloodScope is whose limit refused a request: "session",
 	// "agent", "user", "approver", or "unknown" (a pending cap, which the
 	// store enforces per session and per user, or flood control that
 	// could not decide).
-	AttrFloodScope = core.AttrFloodScope
+	AttrFloodScope = "asu.flood.scope"
 	// AttrFloodLimit is which limit refused it: "rate", "lockout",
 	// "pending_cap" or "unavailable".
-	AttrFloodLimit = core.AttrFloodLimit
+	AttrFloodLimit = "asu.flood.limit"
 	// AttrOutcome is what became of a call at execute: "executed",
 	// "failed" (the executor returned an error), "abandoned" (a reclaimed
 	// execution that could not run), "unknown" (it may have run; the
 	// outcome is not recorded yet) or "refused" (nothing was spent).
-	AttrOutcome = core.AttrOutcome
+	AttrOutcome = "asu.execution.outcome"
 )

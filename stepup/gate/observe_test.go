@@ -25,6 +25,7 @@ import (
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -257,7 +258,7 @@ func TestMetricsOfReclaimsAndOutcomes(t *testing.T) {
 	g1, err := gate.New(first, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store),
 		gate.WithExecutor("write_draft", crash), gate.WithKey(key))
 	require.NoError(t, err)
-	failing := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+	failing := plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 		return nil, errors.New("mailbox full")
 	})
 	g2, err := gate.New(h.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store), opt,
@@ -275,7 +276,7 @@ func TestMetricsOfReclaimsAndOutcomes(t *testing.T) {
 	assert.ErrorIs(t, err, stepup.ErrOutcomeUnknown, "the executor's gate died")
 	zeroth := &dying{Store: h.Store}
 	g0, err := gate.New(zeroth, stepuptest.SeedCatalog(), stepuptest.Passkeys(h.Store),
-		gate.WithExecutor("read_file", gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+		gate.WithExecutor("read_file", plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			zeroth.kill()
 			panic("process killed")
 		})), gate.WithKey(key))

@@ -12,72 +12,77 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/notify"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Option configures a [Gate].
-type Option func(*core.Gate) error
+// Option configures a [Gate]; the With functions of this package make
+// them. The zero Option is refused by [New].
+type Option struct{ set func(*core.Gate) error }
+
+// option makes an Option of the setting set.
+func option(set func(*core.Gate) error) Option { return Option{set: set} }
+
+// apply sets o on g.
+func (o Option) apply(g *core.Gate) error {
+	if o.set == nil {
+		return fmt.Errorf("%w: a zero Option; use the With functions", stepup.ErrConfig)
+	}
+	return o.set(g)
+}
 
 // WithResolver resolves the references calls name (default: none, so every
 // reference is marked unbound on the card).
 func WithResolver(r canon.Resolver) Option {
-	return func(g *core.Gate) error { g.Resolver = r; return nil }
+	return option(func(g *core.Gate) error { g.Resolver = r; return nil })
 }
 
 // WithExecutor registers the executor of tool. A tool without one is
 // decided and approved but never run.
-func WithExecutor(tool string, e Executor) Option {
-	return func(g *core.Gate) error {
+func WithExecutor(tool string, e plug.Executor) Option {
+	return option(func(g *core.Gate) error {
 		if tool == "" || e == nil {
 			return fmt.Errorf("%w: executor needs a tool and an implementation", stepup.ErrConfig)
 		}
-		if ReservedTool(tool) {
-			return fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, ReservedToolPrefix)
+		if plug.ReservedTool(tool) {
+			return fmt.Errorf("%w: tool names starting with %q are the gate's own", stepup.ErrConfig, plug.ReservedToolPrefix)
 		}
 		if _, dup := g.Executors[tool]; dup {
 			return fmt.Errorf("%w: two executors for %q", stepup.ErrConfig, tool)
 		}
 		g.Executors[tool] = e
 		return nil
-	}
+	})
 }
 
-// WithRenderer replaces the approval card's renderer (default: package
-// card's). Whatever it renders is still what is signed: the card's hash,
-// which covers the renderer's identity, is in the approval challenge.
+// WithRenderer replaces the approval card's renderer (default:
+// card.Renderer); card.Custom builds a card in one's own words. Whatever
+// it renders is what is signed: the gate hashes the card it returns, and
+// that hash, which covers the renderer's identity, is in the approval
+// challenge. See [Renderer].
 func WithRenderer(r Renderer) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if r == nil {
 			return fmt.Errorf("%w: nil renderer", stepup.ErrConfig)
 		}
 		g.Renderer = r
 		return nil
-	}
-}
-
-// WithCanon replaces how calls are sealed into canonical effects
-// (default canon.Seal); see [Canon].
-func WithCanon(c Canon) Option {
-	return func(g *core.Gate) error {
-		if c == nil {
-			return fmt.Errorf("%w: nil canon", stepup.ErrConfig)
-		}
-		g.Canon = c
-		return nil
-	}
+	})
 }
 
 // WithGrants replaces how a named grant's coverage of a call is decided
-// (default grant.Target over the gate's store); see [Grants].
-func WithGrants(gr Grants) Option {
-	return func(g *core.Gate) error {
+// (default grant.Target over the gate's store); see plug.Grants. It can
+// narrow what grants cover, never widen it: the grant its user signed
+// must still cover the call.
+func WithGrants(gr plug.Grants) Option {
+	return option(func(g *core.Gate) error {
 		if gr == nil {
 			return fmt.Errorf("%w: nil grants", stepup.ErrConfig)
 		}
 		g.Grants = gr
 		return nil
-	}
+	})
 }
 
 // WithKey sets the key (at least 32 bytes, from a secret store) with which
@@ -90,13 +95,13 @@ func WithGrants(gr Grants) Option {
 // without WithKey each gate draws a random one, and its approvals then run
 // only on that gate, in that process.
 func WithKey(key []byte) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if len(key) < core.MinKeySize {
 			return fmt.Errorf("%w: gate key must be at least %d bytes", stepup.ErrConfig, core.MinKeySize)
 		}
 		g.Key = bytes.Clone(key)
 		return nil
-	}
+	})
 }
 
 // WithApproverGroup names a group of approvers that policies route tickets
@@ -104,7 +109,7 @@ func WithKey(key []byte) Option {
 // principal ids ("user:..."); the requester of a ticket never decides it,
 // even as a member.
 func WithApproverGroup(name string, users ...string) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if name == "" || len(users) == 0 {
 			return fmt.Errorf("%w: approver group needs a name and users", stepup.ErrConfig)
 		}
@@ -118,7 +123,7 @@ func WithApproverGroup(name string, users ...string) Option {
 		}
 		g.Groups[name] = slices.Clone(users)
 		return nil
-	}
+	})
 }
 
 // WithPendingCaps bounds the live pending tickets per session and per user
@@ -126,25 +131,25 @@ func WithApproverGroup(name string, users ...string) Option {
 // the stricter of these caps and the limiter's, field by field: a cap here
 // can only tighten the limiter's.
 func WithPendingCaps(c store.Caps) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if c.PerSession < 0 || c.PerUser < 0 {
 			return fmt.Errorf("%w: negative cap", stepup.ErrConfig)
 		}
 		g.Caps = c
 		return nil
-	}
+	})
 }
 
 // WithTTL sets how long approvers have, and how long an approval stays
 // executable, when the policy does not say (default [DefaultTTL]).
 func WithTTL(d time.Duration) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: TTL must be positive", stepup.ErrConfig)
 		}
 		g.TTL = d
 		return nil
-	}
+	})
 }
 
 // WithLease sets how long an execution stays this gate's before another
@@ -154,13 +159,13 @@ func WithTTL(d time.Duration) Option {
 // context if it cannot, before the lease ends. It must exceed 3 ×
 // store.MaxSkew, so that a renewal's time is never refused as skewed.
 func WithLease(d time.Duration) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if d < 3*store.MaxSkew {
 			return fmt.Errorf("%w: lease must be at least %v", stepup.ErrConfig, 3*store.MaxSkew)
 		}
 		g.Lease = d
 		return nil
-	}
+	})
 }
 
 // WithLocalClock sets the clock the gate measures its own waits with
@@ -172,53 +177,53 @@ func WithLease(d time.Duration) Option {
 // live owner's lease nor lets two runs of one ticket overlap. Tests drive
 // it with the fake clock they give the store.
 func WithLocalClock(now func() time.Time) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if now == nil {
 			return fmt.Errorf("%w: nil local clock", stepup.ErrConfig)
 		}
 		g.Local = now
 		return nil
-	}
+	})
 }
 
 // WithInstance names this gate instance: the owner recorded on the
 // executions it runs (default a random "gate-..." name). Names must be
 // unique among the gates sharing a store.
 func WithInstance(name string) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if name == "" || len(name) > store.MaxKeySize {
 			return fmt.Errorf("%w: instance name must be 1 to %d bytes", stepup.ErrConfig, store.MaxKeySize)
 		}
 		g.Owner = name
 		return nil
-	}
+	})
 }
 
 // WithAuditArgsUnsafe writes the arguments themselves into audit records,
 // not only their digest. Arguments may hold secrets; the audit log then
 // holds them too.
 func WithAuditArgsUnsafe() Option {
-	return func(g *core.Gate) error { g.AuditArgs = true; return nil }
+	return option(func(g *core.Gate) error { g.AuditArgs = true; return nil })
 }
 
 // WithPollInterval sets how often Wait re-reads a ticket decided by
 // another gate sharing the store (default 50ms). Decisions made by this
 // gate wake waiters at once.
 func WithPollInterval(d time.Duration) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: poll interval must be positive", stepup.ErrConfig)
 		}
 		g.Poll = d
 		return nil
-	}
+	})
 }
 
 // WithFlood sets the flood control of approval requests. Without it the
 // gate uses flood's default limits over the store's counters; to run
 // without any, say so with [WithoutFloodControlUnsafe].
 func WithFlood(f Flood) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if f == nil {
 			return fmt.Errorf("%w: nil flood control; use WithoutFloodControlUnsafe to turn it off", stepup.ErrConfig)
 		}
@@ -227,20 +232,20 @@ func WithFlood(f Flood) Option {
 		}
 		g.Flood, g.FloodSet = f, true
 		return nil
-	}
+	})
 }
 
 // WithoutFloodControlUnsafe turns flood control off: an agent may then
 // prompt people as often as it likes, which is how approval fatigue is
 // made. For tests and demos.
 func WithoutFloodControlUnsafe() Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if g.FloodSet {
 			return fmt.Errorf("%w: flood control configured twice", stepup.ErrConfig)
 		}
 		g.Flood, g.FloodSet = nil, true
 		return nil
-	}
+	})
 }
 
 // WithLogger logs every decision the gate makes to l (default: none): one
@@ -253,13 +258,13 @@ func WithoutFloodControlUnsafe() Option {
 // approver's denial are never logged. Refusals at execute, failures and
 // unknown outcomes are logged at warning level, the rest at info.
 func WithLogger(l *slog.Logger) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if l == nil {
 			return fmt.Errorf("%w: nil logger", stepup.ErrConfig)
 		}
 		g.ObserverOf().Log = l
 		return nil
-	}
+	})
 }
 
 // WithMeterProvider reports the gate's metrics through the OpenTelemetry
@@ -312,7 +317,7 @@ func WithLogger(l *slog.Logger) Option {
 // asu_gate_lease_reclaims_total and asu_gate_plugins_stragglers, and the attribute keys' dots become
 // underscores (asu_decision, asu_effect_class, asu_flood_scope, ...).
 func WithMeterProvider(mp metric.MeterProvider) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if mp == nil {
 			return fmt.Errorf("%w: nil meter provider", stepup.ErrConfig)
 		}
@@ -320,7 +325,7 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 			return fmt.Errorf("%w: metrics: %v", stepup.ErrConfig, err)
 		}
 		return nil
-	}
+	})
 }
 
 // WithNotifier has the gate tell approvers when a ticket needs a person:
@@ -336,13 +341,13 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 // logged), each given ten seconds; an error is logged and the ticket
 // stays in the approvers' queue. [notify.Webhook] is the built-in.
 func WithNotifier(n notify.Notifier, link func(stepup.TicketID) string) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if n == nil || link == nil {
 			return fmt.Errorf("%w: a NotifyConfig needs a Notifier and a link function", stepup.ErrConfig)
 		}
 		g.Notifier = &core.NotifyConfig{Notify: n, Link: link, Busy: make(chan struct{}, core.MaxNotifying)}
 		return nil
-	}
+	})
 }
 
 // WithModelJudge has j decide, as soon as it is parked, every ticket of
@@ -354,9 +359,9 @@ func WithNotifier(n notify.Notifier, link func(stepup.TicketID) string) Option {
 // carries the model id and the SHA-256 of the exact prompt and answer, and
 // the evidence is the gate's own MAC, so Execute runs a model's approval
 // only if the gate made it. A model's approval has no passkey receipt.
-// Grant tickets ([GrantTool]) are always left to their approver.
-func WithModelJudge(j Judge, classes ...string) Option {
-	return func(g *core.Gate) error {
+// Grant tickets (plug.GrantTool) are always left to their approver.
+func WithModelJudge(j plug.Judge, classes ...string) Option {
+	return option(func(g *core.Gate) error {
 		if j == nil {
 			return fmt.Errorf("%w: nil model judge", stepup.ErrConfig)
 		}
@@ -374,7 +379,7 @@ func WithModelJudge(j Judge, classes ...string) Option {
 		}
 		g.Judging = &core.JudgeConfig{Judge: j, Classes: m}
 		return nil
-	}
+	})
 }
 
 // MaxDwell bounds [WithDwell].
@@ -391,7 +396,7 @@ const MaxDwell = 10 * time.Minute
 // never shown is refused too. Denials are never held back, and a model
 // approver ([WithModelJudge]) has no dwell.
 func WithDwell(d time.Duration, classes ...string) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if d < 0 || d > MaxDwell {
 			return fmt.Errorf("%w: dwell must be from 0 to %v", stepup.ErrConfig, MaxDwell)
 		}
@@ -407,5 +412,5 @@ func WithDwell(d time.Duration, classes ...string) Option {
 			}
 		}
 		return nil
-	}
+	})
 }

@@ -23,20 +23,13 @@ import (
 // notifier runs apart from every decision and never delays or changes
 // one: at most 64 notices are in its hands at once.
 
-// ErrPluginMisbehaved is wrapped by the error of a call a plug-in failed
-// by misbehaving (a panic, a hang past its deadline, an answer after its
-// context ended) where the gate answers with an error rather than a
-// denial: a prompt whose card the renderer could not draw, an answer the
-// approver could not verify.
-var ErrPluginMisbehaved = core.ErrMisbehaved
-
 // Default deadlines of plug-in calls whose caller gave none.
 const (
 	// DefaultPluginTimeout bounds a call of a Policy, Router, Approver,
-	// Renderer, Flood or Judge.
-	DefaultPluginTimeout = core.DefaultPluginTimeout
+	// Renderer, Grants, Flood or Judge.
+	DefaultPluginTimeout = 30 * time.Second
 	// DefaultExecuteTimeout bounds a run of an Executor.
-	DefaultExecuteTimeout = core.DefaultExecuteTimeout
+	DefaultExecuteTimeout = 10 * time.Minute
 )
 
 // WithPluginTimeout sets the deadline of every plug-in call whose caller's
@@ -44,16 +37,16 @@ const (
 // [DefaultPluginTimeout], [DefaultExecuteTimeout] for executors and ten
 // seconds for a notice).
 func WithPluginTimeout(d time.Duration) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if d <= 0 {
 			return fmt.Errorf("%w: plug-in timeout must be positive", stepup.ErrConfig)
 		}
 		g.PluginTimeout = d
 		return nil
-	}
+	})
 }
 
 // Stragglers returns how many plug-in calls the gate stopped waiting for
 // at their deadline that have not returned yet: plug-ins that ignore
 // their context, each holding a goroutine.
-func (g *Gate) Stragglers() int64 { return g.rt.Stragglers() }
+func (g *Gate) Stragglers() int64 { return g.rt.Core().Stragglers() }

@@ -24,7 +24,7 @@ import (
 // [WithKey]; WithKey(k) is a ring of one key, k, under its
 // [keyring.DefaultID].
 func WithKeyRing(keys keyring.Source) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if keys == nil || keys.Ring() == nil {
 			return fmt.Errorf("%w: nil key ring", stepup.ErrConfig)
 		}
@@ -32,5 +32,5 @@ func WithKeyRing(keys keyring.Source) Option {
 		// Key is what the gate held before rings: the key current now.
 		g.Key = bytes.Clone(keys.Ring().Current().Secret)
 		return nil
-	}
+	})
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
-	"github.com/agentstepup/asu/stepup/modelapprove"
 	"github.com/agentstepup/asu/stepup/notify"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 )
@@ -84,11 +84,11 @@ const quick = 250 * time.Millisecond
 func sites() []site {
 	return []site{
 		{"policy", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
-			p := policyFunc(func(ctx context.Context, _ gate.Proposal) (gate.Decision, error) {
+			p := policyFunc(func(ctx context.Context, _ plug.Proposal) (plug.Decision, error) {
 				if err := m.act(ctx, release); err != nil {
-					return gate.Decision{}, err
+					return plug.Decision{}, err
 				}
-				return gate.Decision{Verdict: gate.Allow, Reason: "allowed", PolicyVersion: "v1", Class: card.ClassRead}, nil
+				return plug.Decision{Verdict: plug.Allow, Reason: "allowed", PolicyVersion: "v1", Class: card.ClassRead}, nil
 			})
 			h := stepuptest.NewGate(t, p, gate.WithPluginTimeout(quick))
 			tk, err := h.Gate.Propose(ctx, sendEmail("finance@example.com"))
@@ -112,6 +112,25 @@ func sites() []site {
 			require.NoError(t, err)
 			denied(t, h, tk, "")
 		}},
+		{"grants", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
+			// The grant the call names covers it: a grant check that
+			// answered in time would let it run without asking.
+			gr := grantsFunc(func(ctx context.Context, id string, _ canon.Sealed) (string, error) {
+				if err := m.act(ctx, release); err != nil {
+					return "", err
+				}
+				return id, nil
+			})
+			w := newGrantWorld(t, refundTemplate(), 5, gate.WithGrants(gr), gate.WithPluginTimeout(quick))
+			c := refund(`{"order":"A-17","amount":10}`)
+			c.Grant = w.grant
+			tk, err := w.Gate.Propose(ctx, c)
+			require.NoError(t, err)
+			assert.Equal(t, stepup.StatusPending, tk.Status, "a misbehaving grant check decided: %s", tk.Reason)
+			rows := rowsOfTicket(t, w.Harness, tk.ID)
+			require.NotEmpty(t, rows)
+			assert.Contains(t, rows[len(rows)-1].Reason, "grant not used")
+		}},
 		{"flood", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
 			f := &floodDouble{admit: func(ctx context.Context) error { return m.act(ctx, release) }}
 			h := stepuptest.NewGate(t, nil, gate.WithFlood(f), gate.WithPluginTimeout(quick))
@@ -120,11 +139,11 @@ func sites() []site {
 			denied(t, h, tk, "")
 		}},
 		{"judge", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
-			j := judgeFunc(func(ctx context.Context, _, _ string) modelapprove.Verdict {
+			j := judgeFunc(func(ctx context.Context, _, _ string) plug.Judgment {
 				if err := m.act(ctx, release); err != nil {
-					return modelapprove.Verdict{ModelID: "m", Err: err}
+					return plug.Judgment{ModelID: "m", Err: err}
 				}
-				return modelapprove.Verdict{Approve: true, ModelID: "m", Reason: "looks fine"}
+				return plug.Judgment{Approve: true, ModelID: "m", Reason: "looks fine"}
 			})
 			h := stepuptest.NewGate(t, nil, gate.WithModelJudge(j, card.ClassExternal), gate.WithPluginTimeout(quick))
 			tk, err := h.Gate.Propose(ctx, sendEmail("finance@example.com"))
@@ -146,7 +165,7 @@ func sites() []site {
 			_, err = h.Gate.Desk().Approve(ctx, tk.ID, []byte(`{}`))
 			require.Error(t, err)
 			if m.name != "error" {
-				assert.ErrorIs(t, err, gate.ErrPluginMisbehaved)
+				assert.ErrorIs(t, err, plug.ErrMisbehaved)
 			}
 			got, err := h.Gate.Ticket(context.Background(), tk.ID)
 			require.NoError(t, err)
@@ -179,7 +198,7 @@ func sites() []site {
 			assert.NotEmpty(t, last.Reason)
 		}},
 		{"executor", func(t *testing.T, ctx context.Context, m misbehaviour, release <-chan struct{}) {
-			e := gate.ExecutorFunc(func(ctx context.Context, _ canon.Effect, _ string) ([]byte, error) {
+			e := plug.ExecutorFunc(func(ctx context.Context, _ canon.Effect, _ string) ([]byte, error) {
 				if err := m.act(ctx, release); err != nil {
 					return nil, err
 				}
@@ -253,9 +272,9 @@ func settled(t *testing.T, base int) {
 // its context ended, asked as a gate without containment asks it, has
 // its late approval in hand: the generator above bites.
 func TestLateJudgeApprovesOnANaiveGate(t *testing.T) {
-	late := judgeFunc(func(ctx context.Context, _, _ string) modelapprove.Verdict {
+	late := judgeFunc(func(ctx context.Context, _, _ string) plug.Judgment {
 		<-ctx.Done()
-		return modelapprove.Verdict{Approve: true, ModelID: "m"}
+		return plug.Judgment{Approve: true, ModelID: "m"}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), quick)
 	defer cancel()
@@ -302,9 +321,9 @@ func rowsOfTicket(t *testing.T, h *stepuptest.Harness, id stepup.TicketID) []rec
 	return out
 }
 
-type policyFunc func(ctx context.Context, p gate.Proposal) (gate.Decision, error)
+type policyFunc func(ctx context.Context, p plug.Proposal) (plug.Decision, error)
 
-func (f policyFunc) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, error) {
+func (f policyFunc) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
 	return f(ctx, p)
 }
 
@@ -312,13 +331,21 @@ type notifierFunc func(ctx context.Context, n notify.Notice) error
 
 func (f notifierFunc) Notify(ctx context.Context, n notify.Notice) error { return f(ctx, n) }
 
+type grantsFunc func(ctx context.Context, id string, s canon.Sealed) (string, error)
+
+func (f grantsFunc) Target(ctx context.Context, id string, s canon.Sealed) (string, error) {
+	return f(ctx, id, s)
+}
+
 type rendererFunc func(e canon.Sealed, c card.Context) (*card.Card, error)
 
-func (f rendererFunc) Render(e canon.Sealed, c card.Context) (*card.Card, error) { return f(e, c) }
+func (f rendererFunc) RenderSealed(e canon.Sealed, c card.Context) (*card.Card, error) {
+	return f(e, c)
+}
 
-type judgeFunc func(ctx context.Context, card, untrusted string) modelapprove.Verdict
+type judgeFunc func(ctx context.Context, card, untrusted string) plug.Judgment
 
-func (f judgeFunc) Decide(ctx context.Context, card, untrusted string) modelapprove.Verdict {
+func (f judgeFunc) Decide(ctx context.Context, card, untrusted string) plug.Judgment {
 	return f(ctx, card, untrusted)
 }
 
@@ -338,16 +365,16 @@ type approverDouble struct {
 	verify, recheck func(ctx context.Context) error
 }
 
-func (a *approverDouble) Verify(ctx context.Context, req gate.Request, answer []byte) (gate.Verified, error) {
+func (a *approverDouble) Verify(ctx context.Context, req plug.Request, answer []byte) (plug.Verified, error) {
 	if a.verify != nil {
 		if err := a.verify(ctx); err != nil {
-			return gate.Verified{}, err
+			return plug.Verified{}, err
 		}
 	}
 	return a.sayAs.Verify(ctx, req, answer)
 }
 
-func (a *approverDouble) Recheck(ctx context.Context, ans gate.Answer) error {
+func (a *approverDouble) Recheck(ctx context.Context, ans plug.Answer) error {
 	if a.recheck != nil {
 		if err := a.recheck(ctx); err != nil {
 			return err
@@ -361,9 +388,9 @@ func (a *approverDouble) Recheck(ctx context.Context, ans gate.Answer) error {
 func TestStragglersMetric(t *testing.T) {
 	r, opt := metered()
 	release := make(chan struct{})
-	p := policyFunc(func(context.Context, gate.Proposal) (gate.Decision, error) {
+	p := policyFunc(func(context.Context, plug.Proposal) (plug.Decision, error) {
 		<-release
-		return gate.Decision{Verdict: gate.Allow, PolicyVersion: "v1"}, nil
+		return plug.Decision{Verdict: plug.Allow, PolicyVersion: "v1"}, nil
 	})
 	h := stepuptest.NewGate(t, p, opt, gate.WithPluginTimeout(quick))
 	base := runtime.NumGoroutine()
@@ -391,7 +418,7 @@ func TestMisbehavingApproverRowsAreBounded(t *testing.T) {
 	before := len(rowsOfTicket(t, h, tk.ID))
 	for i := range 50 {
 		_, err := h.Gate.Desk().Approve(ctx, tk.ID, []byte(fmt.Sprintf(`{"n":%d}`, i)))
-		require.ErrorIs(t, err, gate.ErrPluginMisbehaved)
+		require.ErrorIs(t, err, plug.ErrMisbehaved)
 	}
 	rows := rowsOfTicket(t, h, tk.ID)
 	require.Len(t, rows, before+1)

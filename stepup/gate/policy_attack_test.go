@@ -13,15 +13,16 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/memory"
 )
 
 // decideOnly hides every method of a policy but Decide, so the gate must
 // ask it again (rather than a router) for the route of a stored ticket.
-type decideOnly struct{ p gate.Policy }
+type decideOnly struct{ p plug.Policy }
 
-func (d decideOnly) Decide(ctx context.Context, p gate.Proposal) (gate.Decision, error) {
+func (d decideOnly) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
 	return d.p.Decide(ctx, p)
 }
 
@@ -67,7 +68,7 @@ func TestApprovalBoundToItsPolicyVersion(t *testing.T) {
 					st := memory.New(nil)
 					exec := &countingExecutor{}
 					newGate := func(p *policy.Catalog) *gate.Gate {
-						var pol gate.Policy = p
+						var pol plug.Policy = p
 						if bare {
 							pol = decideOnly{p}
 						}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -180,9 +180,9 @@ func TestReceiptRefusals(t *testing.T) {
 		id   stepup.TicketID
 		want error
 	}{
-		{"pending", pending.ID, gate.ErrNoReceipt},
-		{"denied by the approver", denied.ID, gate.ErrNoReceipt},
-		{"allowed by the policy", allowed.ID, gate.ErrNoReceipt},
+		{"pending", pending.ID, plug.ErrNoReceipt},
+		{"denied by the approver", denied.ID, plug.ErrNoReceipt},
+		{"allowed by the policy", allowed.ID, plug.ErrNoReceipt},
 		{"denied by the policy (never stored)", refused.ID, stepup.ErrNotFound},
 		{"unknown", "no-such-ticket", stepup.ErrNotFound},
 	}
@@ -199,7 +199,7 @@ func TestReceiptRefusals(t *testing.T) {
 		_, err := w.Gate.Sweep(ctx)
 		require.NoError(t, err)
 		_, err = desk.Receipt(ctx, pending.ID)
-		assert.ErrorIs(t, err, gate.ErrNoReceipt)
+		assert.ErrorIs(t, err, plug.ErrNoReceipt)
 	})
 }
 
@@ -213,21 +213,21 @@ func TestReceiptRefusesAnApproverWithoutWebAuthn(t *testing.T) {
 	_, err = w.Gate.Desk().Approve(ctx, tk.ID, []byte(`yes`))
 	require.NoError(t, err)
 	_, err = w.Gate.Desk().Receipt(ctx, tk.ID)
-	assert.ErrorIs(t, err, gate.ErrNoReceipt)
+	assert.ErrorIs(t, err, plug.ErrNoReceipt)
 }
 
 // modelApprover approves anything and keeps a verdict, not an assertion.
 type modelApprover struct{}
 
-func (modelApprover) Options(context.Context, gate.Request) (json.RawMessage, error) {
+func (modelApprover) Options(context.Context, plug.Request) (json.RawMessage, error) {
 	return json.RawMessage(`{}`), nil
 }
 
-func (modelApprover) Verify(_ context.Context, _ gate.Request, _ []byte) (gate.Verified, error) {
-	return gate.Verified{User: "user:dana", Evidence: []byte(`{"verdict":"approve"}`)}, nil
+func (modelApprover) Verify(_ context.Context, _ plug.Request, _ []byte) (plug.Verified, error) {
+	return plug.Verified{User: "user:dana", Evidence: []byte(`{"verdict":"approve"}`)}, nil
 }
 
-func (modelApprover) Recheck(context.Context, gate.Answer) error { return nil }
+func (modelApprover) Recheck(context.Context, plug.Answer) error { return nil }
 
 func cloneReceipt(t *testing.T, r *receipt.Receipt) *receipt.Receipt {
 	t.Helper()

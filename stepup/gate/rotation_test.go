@@ -25,6 +25,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
@@ -60,7 +61,7 @@ func newRotationWorld(t *testing.T, n int) *rotationWorld {
 		rep := &replica{keys: keyring.NewLive(r)}
 		approver, err := passkey.New(w.st, stepuptest.RP(), passkey.RequireSealKeyRing(rep.keys, w.st))
 		require.NoError(t, err)
-		send := gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+		send := plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			w.runs.Add(1)
 			return []byte(`{}`), nil
 		})
@@ -330,9 +331,9 @@ func TestNaiveKeyReplacementVoidsApprovals(t *testing.T) {
 	approver, err := passkey.New(w.st, stepuptest.RP(), passkey.RequireSeal(key1))
 	require.NoError(t, err)
 	g, err := gate.New(w.st, stepuptest.SeedCatalog(), approver, gate.WithKey(key1), gate.WithLocalClock(w.clock.Now),
-		gate.WithDwell(0), gate.WithoutFloodControlUnsafe(), gate.WithExecutor("send_email", gate.ExecutorFunc(
+		gate.WithDwell(0), gate.WithoutFloodControlUnsafe(), gate.WithExecutor("send_email", plug.ExecutorFunc(
 			func(context.Context, canon.Effect, string) ([]byte, error) { return nil, nil })),
-		gate.WithExecutor("search_tickets", gate.ExecutorFunc(
+		gate.WithExecutor("search_tickets", plug.ExecutorFunc(
 			func(context.Context, canon.Effect, string) ([]byte, error) { return nil, nil })))
 	require.NoError(t, err)
 	voided := 0

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Propose decides c. Allowed and denied calls are answered at once; a call
@@ -81,7 +82,7 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 // [stepup.ErrPolicyChanged], [stepup.ErrBadAssertion] or
 // [stepup.ErrEffectChanged]. Package exectoken issues execution tokens
 // with it.
-func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (Runnable, error) {
+func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable, error) {
 	return g.rt.Runnable(ctx, id)
 }
 

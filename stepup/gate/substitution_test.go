@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // agentState is what an agent runtime keeps between asking for approval
@@ -43,7 +43,7 @@ var substitutions = []struct {
 
 // naiveExecute is the pattern the paper found in four of eight runtimes:
 // the approval is a flag, and what runs is whatever the runtime holds now.
-func naiveExecute(ctx context.Context, approved bool, s *agentState, exec gate.Executor) (canon.Effect, error) {
+func naiveExecute(ctx context.Context, approved bool, s *agentState, exec plug.Executor) (canon.Effect, error) {
 	if !approved {
 		return canon.Effect{}, stepup.ErrNotApproved
 	}

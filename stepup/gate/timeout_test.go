@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -66,7 +67,7 @@ func TestTimeoutEscalates(t *testing.T) {
 	ctx := context.Background()
 	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "issue_refund", Class: "irreversible",
 		Approvers: "support",
-		Timeout:   gate.Timeout{After: 10 * time.Minute, Outcome: gate.OutcomeEscalate, EscalateTo: "leads"}})
+		Timeout:   plug.Timeout{After: 10 * time.Minute, Outcome: plug.OutcomeEscalate, EscalateTo: "leads"}})
 	require.NoError(t, err)
 	h := stepuptest.NewGate(t, cat,
 		gate.WithApproverGroup("support", stepuptest.Approver),

@@ -34,13 +34,13 @@ var _ = [1]struct{}{}[ClockStepTolerance-core.ClockStepTolerance]
 // can go unseen: nothing ran twice, and at most those approvals are asked
 // again.
 func WithWatermark(keep plug.Watermarks) Option {
-	return func(g *core.Gate) error {
+	return option(func(g *core.Gate) error {
 		if keep == nil {
 			return fmt.Errorf("%w: a watermark needs a keeper", stepup.ErrConfig)
 		}
 		g.MarkKeep = keep
 		return nil
-	}
+	})
 }
 
 // ClockStepTolerance is how far a store's clock may read behind the newest
@@ -49,15 +49,12 @@ func WithWatermark(keep plug.Watermarks) Option {
 // time, so an expiry is never judged with an earlier time than one used.
 const ClockStepTolerance = store.MaxSkew / 2
 
-// Reconciliation is what [Admin.Reconcile] found and did.
-type Reconciliation = plug.Reconciliation
-
 // Watermark compares the store with the gate's watermark and says what it
 // finds, changing nothing: Found is empty when the store is not behind;
 // otherwise Lost lists the runs the watermark saw start that the store no
 // longer records (their tools may have acted). It fails with
 // [stepup.ErrConfig] on a gate without [WithWatermark].
-func (ad *Admin) Watermark(ctx context.Context) (Reconciliation, error) {
+func (ad *Admin) Watermark(ctx context.Context) (plug.Reconciliation, error) {
 	return ad.ad.Watermark(ctx)
 }
 
@@ -71,6 +68,6 @@ func (ad *Admin) Watermark(ctx context.Context) (Reconciliation, error) {
 // again, and people decide them again. A row records the reconcile with
 // both heads, and the watermark starts again from the store's head. A
 // store that is not behind is left as it is.
-func (ad *Admin) Reconcile(ctx context.Context, by string) (Reconciliation, error) {
+func (ad *Admin) Reconcile(ctx context.Context, by string) (plug.Reconciliation, error) {
 	return ad.ad.Reconcile(ctx, by)
 }

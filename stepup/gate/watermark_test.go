@@ -18,6 +18,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/keyring"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/stepup/watermark"
 	"github.com/agentstepup/asu/store"
@@ -268,9 +269,9 @@ func restoreDrill(t *testing.T, seeds uint64, newWorld func(t *testing.T) *resto
 
 			rec, err := w.g.Admin().Reconcile(ctx, "user:olga")
 			require.NoError(t, err)
-			held := map[string]gate.Reconciliation{}
+			held := map[string]plug.Reconciliation{}
 			for _, h := range rec.Held {
-				held[h.Ticket] = gate.Reconciliation{}
+				held[h.Ticket] = plug.Reconciliation{}
 				if ranAfter[stepup.TicketID(h.Ticket)] {
 					assert.True(t, h.Ran, "held %s is marked as having run", h.Ticket)
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -72,7 +73,7 @@ func TestRuntimeCannotPickItsApprovers(t *testing.T) {
 			for _, u := range group {
 				q, err := h.Gate.Desk().Queue(ctx, u, 0)
 				require.NoError(t, err)
-				listed := slices.ContainsFunc(q, func(e gate.Entry) bool { return e.Ticket.ID == tk.ID })
+				listed := slices.ContainsFunc(q, func(e plug.Entry) bool { return e.Ticket.ID == tk.ID })
 				assert.True(t, listed, "the agent struck %s from the deciders of its own refund", u)
 			}
 		})

@@ -136,6 +136,7 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 		return err == nil && !a.ShownAt.IsZero()
 	}, 10*time.Second, 20*time.Millisecond, "the page's shown post was not taken")
 
+	waitFor(t, ctx, `!!document.body.dataset.ready`) // the gate answered the showing
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("asu-approve"))))
 	waitFor(t, ctx, `document.body.dataset.decided === "approved"`)
 
@@ -172,8 +173,9 @@ func TestBrowserPasskeyApproval(t *testing.T) {
 		Args: json.RawMessage(`{"to":"finance@example.com","subject":"Q4 summary","attachment":"q3.csv"}`),
 		Task: "t-42", Step: "s-3", Session: "sess-1", Principal: canon.Principal{User: "user:dana", Agent: "agent:reports"}})
 	require.NoError(t, err)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(gateway.ApprovalLink(rp.Origin, third.ID)),
-		chromedp.Click(chromedp.ID("asu-approve"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(gateway.ApprovalLink(rp.Origin, third.ID))))
+	waitFor(t, ctx, `!!document.body.dataset.ready`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("asu-approve"))))
 	waitFor(t, ctx, `document.body.dataset.decided === "approved"`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(gateway.ApprovalLink(rp.Origin, third.ID)),
 		chromedp.SendKeys(chromedp.ID("asu-reason"), "changed my mind"),

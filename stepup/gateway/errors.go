@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/remote"
 )
 
@@ -26,7 +26,7 @@ var siteCodes = []remote.Code{
 	{Err: passkey.ErrUnknownCredential, Code: CodeUnknownCred, Status: http.StatusForbidden, Detail: true},
 	{Err: passkey.ErrCounter, Code: CodeCounter, Status: http.StatusForbidden, Detail: true},
 	{Err: passkey.ErrInvite, Code: CodeInvite, Status: http.StatusForbidden, Detail: true},
-	{Err: gate.ErrPluginMisbehaved, Code: CodePlugin, Status: http.StatusServiceUnavailable},
+	{Err: plug.ErrMisbehaved, Code: CodePlugin, Status: http.StatusServiceUnavailable},
 }
 
 // agentCodes are the agent API's rows of the error table: the site's,
@@ -36,7 +36,7 @@ var agentCodes = append(slices.Clone(siteCodes), remote.RuntimeCodes()...)
 // classify returns the code, status and client-safe message of an error
 // of the approval site.
 func classify(err error) (code string, status int, msg string) {
-	return remote.Classify(err, siteCodes...)
+	return remote.Classify(err, append(slices.Clone(decideCodes), siteCodes...)...)
 }
 
 // classifyAgent is how the agent API answers err.

@@ -73,3 +73,19 @@ func ExampleMetrics_ServeFigures() {
 	fmt.Println(rec.Code, f.ByClass["external"].Requests)
 	// Output: 200 1
 }
+
+// The figures page names the window it covers.
+func ExampleFiguresWindow() {
+	m, err := gateway.NewMetrics()
+	if err != nil {
+		panic(err)
+	}
+	defer m.Shutdown(context.Background())
+	m.ServeFigures(func(context.Context) (receipt.ApprovalMetrics, error) {
+		return receipt.ApprovalMetrics{}, nil
+	}, gateway.FiguresWindow(24*time.Hour))
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.FiguresPath, nil))
+	fmt.Println(rec.Code, strings.Contains(rec.Body.String(), "No decisions yet in the last 24 hours."))
+	// Output: 200 true
+}

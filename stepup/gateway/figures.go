@@ -25,7 +25,16 @@ const figuresTimeout = 10 * time.Second
 // rate, median and p90 time to decision, approvals per reviewer-hour, and
 // the rubber-stamp warnings. Unlike the Prometheus metrics they name
 // approvers, so they belong to operators; never serve them to agents.
-func (m *Metrics) ServeFigures(figures func(ctx context.Context) (receipt.ApprovalMetrics, error)) {
+//
+// The page is styled by its own sheet at FiguresPath + ".css" (nothing
+// inline, under the same Content-Security-Policy as the approval site)
+// and reads on a 390 px phone. Pass [FiguresWindow] to have it name the
+// window the figures cover.
+func (m *Metrics) ServeFigures(figures func(ctx context.Context) (receipt.ApprovalMetrics, error), opts ...FiguresOption) {
+	var conf figuresConfig
+	for _, o := range opts {
+		o(&conf)
+	}
 	read := func(w http.ResponseWriter, r *http.Request) (receipt.ApprovalMetrics, bool) {
 		ctx, cancel := context.WithTimeout(r.Context(), figuresTimeout)
 		defer cancel()
@@ -47,41 +56,107 @@ func (m *Metrics) ServeFigures(figures func(ctx context.Context) (receipt.Approv
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := figuresPage.Execute(w, figuresView(f)); err != nil {
+		if err := figuresPage.Execute(w, figuresView(f, conf)); err != nil {
 			return // the client went away
 		}
 	})
+	m.mux.HandleFunc("GET "+FiguresPath+".css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = w.Write(figuresCSS())
+	})
 }
 
-// figureRow is one line of the page.
+// FiguresOption tunes the figures page of [Metrics.ServeFigures].
+type FiguresOption func(*figuresConfig)
+
+type figuresConfig struct {
+	window time.Duration
+}
+
+// FiguresWindow has the figures page name the window its figures cover
+// (the window given to the gate's Admin().Metrics).
+func FiguresWindow(d time.Duration) FiguresOption {
+	return func(c *figuresConfig) { c.window = d }
+}
+
+// figureRow is one line of a table of the page. Every column means one
+// thing: a figure the row has none of (no decisions yet) reads "none",
+// never zero.
 type figureRow struct {
-	Name                       string
-	Requests, Approved, Denied int
-	Rate, Median, P90, PerHour string
-	RubberStamp                bool
+	Name                      string
+	Requests, Expired         int
+	Decided, Approved, Denied int
+	Rate, Median, P90         string
+	Reviewers                 int
+	PerHour                   string
+	Peak                      int
+	RubberStamp               bool
 }
 
 type figuresData struct {
-	Classes, Approvers []figureRow
+	Window             string
 	Overall            figureRow
+	Classes, Approvers []figureRow
 	Warnings           []string
+	Rule               string
 }
 
-func figuresView(m receipt.ApprovalMetrics) figuresData {
-	row := func(name string, c receipt.ClassMetrics) figureRow {
-		return figureRow{Name: name, Requests: c.Requests, Approved: c.Approved, Denied: c.Denied,
-			Rate: fmt.Sprintf("%.0f%%", 100*c.ApprovalRate), Median: c.MedianDecision.Round(100 * time.Millisecond).String(),
-			P90: c.P90Decision.Round(100 * time.Millisecond).String(), PerHour: fmt.Sprintf("%.1f", c.ApprovalsPerReviewerHour),
-			RubberStamp: c.RubberStamp}
+func figuresView(m receipt.ApprovalMetrics, conf figuresConfig) figuresData {
+	d := figuresData{Overall: figureRowOf("all", m.Overall), Warnings: m.Warnings}
+	if conf.window > 0 {
+		d.Window = "the last " + span(conf.window)
 	}
-	d := figuresData{Overall: row("all", m.Overall), Warnings: m.Warnings}
+	if r := m.Rule; r.MinDecisions > 0 {
+		d.Rule = fmt.Sprintf("more than %.0f%% approved with a median decision under %s, over at least %d decisions",
+			100*r.Rate, seconds(r.Median), r.MinDecisions)
+	}
 	for _, name := range sortedNames(m.ByClass) {
-		d.Classes = append(d.Classes, row(name, m.ByClass[name]))
+		d.Classes = append(d.Classes, figureRowOf(name, m.ByClass[name]))
 	}
 	for _, name := range sortedNames(m.ByApprover) {
-		d.Approvers = append(d.Approvers, row(name, m.ByApprover[name]))
+		d.Approvers = append(d.Approvers, figureRowOf(name, m.ByApprover[name]))
 	}
 	return d
+}
+
+func figureRowOf(name string, c receipt.ClassMetrics) figureRow {
+	r := figureRow{Name: name, Requests: c.Requests, Expired: c.Expired, Decided: c.Decisions(),
+		Approved: c.Approved, Denied: c.Denied, Reviewers: c.Reviewers, Peak: c.PeakReviewerHour,
+		RubberStamp: c.RubberStamp, Rate: "none", Median: "none", P90: "none", PerHour: "none"}
+	if r.Decided > 0 {
+		r.Rate = fmt.Sprintf("%.0f%%", 100*c.ApprovalRate)
+		r.Median, r.P90 = seconds(c.MedianDecision), seconds(c.P90Decision)
+	}
+	if c.Approved > 0 {
+		r.PerHour = fmt.Sprintf("%.1f", c.ApprovalsPerReviewerHour)
+	}
+	return r
+}
+
+// seconds words a decision time for the page: 2.4 s, 3 min 5 s.
+func seconds(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// span words a window: 7 days, 24 hours, 90 minutes (days from two on).
+func span(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour && d%(24*time.Hour) == 0:
+		return plural(int(d/(24*time.Hour)), "day")
+	case d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour")
+	}
+	return plural(int(d.Round(time.Minute)/time.Minute), "minute")
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }
 
 func sortedNames(m map[string]receipt.ClassMetrics) []string {
@@ -93,29 +168,52 @@ func sortedNames(m map[string]receipt.ClassMetrics) []string {
 	return names
 }
 
-// figureTable is one table of the page.
+// figureTable is one table of the page; People tables have no requests
+// or expired columns (a person decides, a request is not theirs).
 type figureTable struct {
-	Title string
-	Rows  []figureRow
+	Title, Caption string
+	People         bool
+	Rows           []figureRow
+}
+
+// figuresCSS is the site's style sheet followed by the figures page's own.
+func figuresCSS() []byte {
+	own, _ := staticFS.ReadFile("static/figures.css")
+	site, _ := staticFS.ReadFile("static/site.css")
+	return append(append(site, '\n'), own...)
 }
 
 var figuresPage = template.Must(template.New("figures").Funcs(template.FuncMap{
-	"rows": func(title string, rows []figureRow, more ...figureRow) figureTable {
-		return figureTable{Title: title, Rows: append(slices.Clone(rows), more...)}
+	"table": func(title, caption string, people bool, rows []figureRow, more ...figureRow) figureTable {
+		return figureTable{Title: title, Caption: caption, People: people, Rows: append(slices.Clone(rows), more...)}
 	},
 }).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Approval figures</title></head>
-<body>
-<h1>Approval figures</h1>
-<p>An approval rate near 100% with decisions in a few seconds means nobody is reading.</p>
-{{if .Warnings}}<h2>Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{define "table"}}<table>
-<tr><th>{{.Title}}</th><th>requests</th><th>approved</th><th>denied</th><th>approval rate</th><th>median decision</th><th>p90 decision</th><th>approvals per reviewer-hour</th><th></th></tr>
-{{range .Rows}}<tr><td>{{.Name}}</td><td>{{.Requests}}</td><td>{{.Approved}}</td><td>{{.Denied}}</td><td>{{.Rate}}</td><td>{{.Median}}</td><td>{{.P90}}</td><td>{{.PerHour}}</td><td>{{if .RubberStamp}}RUBBER-STAMP{{end}}</td></tr>
-{{end}}</table>{{end}}
-<h2>By effect class</h2>
-{{template "table" (rows "class" .Classes .Overall)}}
-<h2>By approver</h2>
-{{template "table" (rows "approver" .Approvers)}}
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Approval figures</title>
+<link rel="stylesheet" href="` + FiguresPath + `.css">
+</head>
+<body><div class="asu-site asu-figures">
+<header><strong>Approval figures</strong><span>{{if .Window}}{{.Window}}{{else}}the gate's window{{end}}</span></header>
+<main>
+<section class="asu-figures-head">
+{{if .Overall.Decided}}<dl class="asu-tiles">
+<div><dt>decided</dt><dd>{{.Overall.Decided}}</dd></div>
+<div><dt>approved</dt><dd>{{.Overall.Rate}}</dd></div>
+<div><dt>median decision</dt><dd>{{.Overall.Median}}</dd></div>
+<div><dt>peak hour</dt><dd>{{.Overall.Peak}} <small>approvals by one person in 60 min</small></dd></div>
+</dl>{{else}}<p class="asu-none">No decisions yet{{if .Window}} in {{.Window}}{{end}}.</p>{{end}}
+<p class="asu-note">An approval rate near 100% with decisions in a few seconds means nobody is reading.{{if .Rule}} Flagged as rubber-stamping: {{.Rule}}.{{end}}</p>
+</section>
+{{if .Warnings}}<section class="asu-warnings"><h2>Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
+{{define "table"}}<section class="asu-table"><h2>{{.Title}}</h2><p class="asu-note">{{.Caption}}</p>
+<table>
+<thead><tr><th scope="col">{{if .People}}approver{{else}}class{{end}}</th>{{if not .People}}<th scope="col">requests</th>{{end}}<th scope="col">decided</th><th scope="col">approved</th><th scope="col">denied</th>{{if not .People}}<th scope="col">expired</th>{{end}}<th scope="col">approval rate</th><th scope="col">median decision</th><th scope="col">p90 decision</th><th scope="col">approvals per reviewer-hour</th><th scope="col">peak hour</th><th scope="col">flag</th></tr></thead>
+<tbody>{{range .Rows}}<tr{{if .RubberStamp}} class="asu-flagged"{{end}}><th scope="row" data-label="{{if $.People}}approver{{else}}class{{end}}">{{.Name}}</th>{{if not $.People}}<td data-label="requests">{{.Requests}}</td>{{end}}<td data-label="decided">{{.Decided}}</td><td data-label="approved">{{.Approved}}</td><td data-label="denied">{{.Denied}}</td>{{if not $.People}}<td data-label="expired">{{.Expired}}</td>{{end}}<td data-label="approval rate">{{.Rate}}</td><td data-label="median decision">{{.Median}}</td><td data-label="p90 decision">{{.P90}}</td><td data-label="approvals per reviewer-hour">{{.PerHour}}</td><td data-label="peak hour">{{.Peak}}</td><td data-label="flag">{{if .RubberStamp}}<strong>rubber-stamp</strong>{{end}}</td></tr>
+{{else}}<tr><td colspan="12" class="asu-none">No decisions yet.</td></tr>{{end}}</tbody>
+</table></section>{{end}}
+{{template "table" (table "By effect class" "Requests parked for a person, and what became of them; the last row is every class together." false .Classes .Overall)}}
+{{template "table" (table "By approver" "Each person's own decisions. Requests are not anyone's, so they are counted by class only." true .Approvers)}}
+</main></div>
 </body></html>
 `))

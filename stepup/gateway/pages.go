@@ -27,7 +27,8 @@ var pages = template.Must(template.New("").Parse(`
 <main>
 {{.Card}}
 <section class="asu-decide" id="asu-decide" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-approve="{{.ApproveOptions}}" data-deny="{{.DenyOptions}}" data-view="{{.View}}">
-<p class="asu-who">May approve: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
+{{if .Progress}}<p class="asu-progress" id="asu-progress">{{.Progress}}.</p>{{end}}
+<p class="asu-who">May approve: {{range $i, $u := .Who}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
 <p>Your passkey signs this card and exactly this action. It runs at most once, before it expires.</p>
 {{.Summary}}
 <div class="asu-actions">
@@ -49,6 +50,8 @@ var pages = template.Must(template.New("").Parse(`
 <header><strong>Approved, not run yet</strong><span>ticket {{.ID}} · expires {{.Expires}}</span></header>
 <main>
 <section class="asu-decide" id="asu-revoke" data-ticket="{{.ID}}" data-origin="{{.Origin}}" data-revoke="{{.RevokeOptions}}">
+{{if .Lapsed}}<p class="asu-progress" id="asu-progress">This approval no longer holds: {{.Progress}}. It will not run; the agent has to ask again.</p>
+{{else if .Progress}}<p class="asu-progress" id="asu-progress">{{.Progress}}.</p>{{end}}
 <p>This request (<strong>{{.Tool}}</strong>, digest <span class="asu-mono">{{.Digest}}</span>) is {{.Status}} and has not run.
 Until it runs or expires, anyone who may decide it can revoke the approval; a revoked approval never runs.</p>
 <p class="asu-who">May revoke: {{range $i, $u := .Approvers}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}.</p>
@@ -96,13 +99,29 @@ type approvePage struct {
 	Summary                     template.HTML // the card's own summary, right above the buttons
 	Approvers                   []string
 	ApproveOptions, DenyOptions string
-	View                        string // this rendering's view token, posted back when the card is shown
+	View                        string   // this rendering's view token, posted back when the card is shown
+	Progress                    string   // who approved so far and who is awaited, when there is anything to say
+	Awaited                     []string // who may still approve
+}
+
+// Who lists who may still approve: those awaited, or, when the page was
+// given none, every approver.
+func (p approvePage) Who() []string {
+	if len(p.Awaited) > 0 {
+		return p.Awaited
+	}
+	return p.Approvers
 }
 
 type revokePage struct {
 	Title, ID, Tool, Digest, Status, Origin, Expires string
 	Approvers                                        []string
 	RevokeOptions                                    string
+	// Progress says who approved; Lapsed, that approvals it counted no
+	// longer do (an approver left the group or lost their passkey), so
+	// it does not run.
+	Progress string
+	Lapsed   bool
 }
 
 type enrollPage struct {

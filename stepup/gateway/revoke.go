@@ -15,9 +15,11 @@ import (
 func (s *Site) decidedPage(w http.ResponseWriter, r *http.Request, id stepup.TicketID, cause error) {
 	p, err := s.desk.RevokePrompt(r.Context(), id)
 	if err == nil && p.Ticket.Status.Runnable() {
-		s.render(w, "revoke", revokePage{Title: "Approved: " + p.Ticket.Tool, ID: string(id), Tool: p.Ticket.Tool,
+		page := revokePage{Title: "Approved: " + p.Ticket.Tool, ID: string(id), Tool: p.Ticket.Tool,
 			Digest: p.Ticket.Digest.String(), Status: string(p.Ticket.Status), Origin: s.rp.Origin,
-			Expires: expiry(p.Ticket.ExpiresAt), Approvers: p.Approvers, RevokeOptions: string(p.DenyOptions)})
+			Expires: expiry(p.Ticket.ExpiresAt), Approvers: p.Approvers, RevokeOptions: string(p.DenyOptions)}
+		page.Progress, page.Lapsed = s.standing(r.Context(), id)
+		s.render(w, "revoke", page)
 		return
 	}
 	t, terr := stepup.Ticket{}, errors.New("no ticket reader")

@@ -59,7 +59,8 @@ type TicketReader interface {
 //
 //	GET  /approve/{id}         the card and the passkey buttons
 //	POST /approve/{id}         body: the WebAuthn assertion of the ticket's challenge
-//	POST /approve/{id}/shown   body: {"view": the page's view token}: the card is on screen
+//	POST /approve/{id}/shown   body: {"view": the page's view token}: the card is on screen;
+//	                           answers {"dwell_ms", "acceptable_in_ms"}: how long the page holds its approve button
 //	POST /approve/{id}/deny    body: {"credential": assertion of the deny challenge, "reason": "..."}
 //	POST /approve/{id}/revoke  body: the same, for an approved ticket that has not run
 //	GET  /enroll?invite=TOKEN  the enrollment page of an admin's invite
@@ -79,7 +80,18 @@ type TicketReader interface {
 // machine (127.0.0.1 for localhost) links to the right origin instead of
 // failing in the browser's WebAuthn call. Refusals are worded for a
 // person: the JSON answer of a post carries the sentence in "message"
-// and the technical detail, when safe, in "detail".
+// and the technical detail, when safe, in "detail"; an answer that
+// verified but may not approve has a code of its own (already approved,
+// needs another person, not yours, passkey revoked, too fast).
+//
+// The page shows where a ticket that needs several people stands ("1 of
+// 2 approved by user:dana; waiting for one more of finance") and names
+// those awaited. An approval is answered with the ticket as it stands
+// after it and a sentence worded from that status in "message" (the
+// first of two is not told the action may run), with the progress in
+// "progress". The answer of an approval is verified before the dwell is
+// judged, so every request without a valid answer is refused alike,
+// whenever it comes.
 //
 // A denial also needs the approver's passkey: it signs receipt.DenyChallenge of
 // the ticket, which no approval can be mistaken for, so neither a stranger
@@ -184,7 +196,8 @@ func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
 	}
 	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID), Origin: s.rp.Origin,
 		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(), Summary: p.Card.SummaryHTML(), Approvers: p.Approvers,
-		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions), View: view}
+		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions), View: view,
+		Progress: p.Progress.Sentence(), Awaited: p.Progress.Awaited}
 	s.render(w, "approve", page)
 }
 
@@ -216,7 +229,8 @@ func (s *Site) approve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("approved", "ticket", id, "digest", digestOf(t), "status", t.Status)
-	writeJSON(w, http.StatusOK, wire.FromTicket(t))
+	_, progress := s.progressOf(r.Context(), id)
+	writeJSON(w, http.StatusOK, decidedJSON{Ticket: wire.FromTicket(t), Message: decided(t, progress), Progress: progress})
 }
 
 // denyJSON is a denial's body.
@@ -436,13 +450,12 @@ func (s *Site) shown(w http.ResponseWriter, r *http.Request) {
 			remote.ErrForbidden))
 		return
 	}
-	if err := s.desk.Show(r.Context(), id); err != nil {
+	sh, err := s.desk.ShowFor(r.Context(), id)
+	if err != nil {
 		s.refuse(w, "shown", id, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
-		Shown bool `json:"shown"`
-	}{true})
+	writeJSON(w, http.StatusOK, shownAnswer(sh))
 }
 
 // signedInApprover reports whether r comes from the signed-in session of

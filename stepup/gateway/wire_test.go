@@ -15,6 +15,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
@@ -75,7 +76,7 @@ func TestWireRoundTrip(t *testing.T) {
 // failed through the client, not as executed, and Execute's error tells
 // the runtime the tool ran and failed.
 func TestFailedRunReadsFailedOverHTTP(t *testing.T) {
-	h := stepuptest.NewGate(t, nil, gate.WithExecutor("read_file", gate.ExecutorFunc(
+	h := stepuptest.NewGate(t, nil, gate.WithExecutor("read_file", plug.ExecutorFunc(
 		func(context.Context, canon.Effect, string) ([]byte, error) { return nil, errors.New("disk on fire") })))
 	api, err := gateway.NewAgentAPI(h.Gate, []gateway.RuntimeToken{
 		{Token: agentToken, Agent: "agent:reports", Users: []string{"user:dana"}}}, nil)

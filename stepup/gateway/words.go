@@ -21,7 +21,7 @@ var words = map[string]string{
 	remote.CodeOutcomeUnknown: "The action may have run, but its outcome is not recorded yet. The gate finishes it by itself; do not ask for it again.",
 	remote.CodeConsumed:       "This approval was already used: the action ran or is running.",
 	remote.CodeNotPermitted:   "Your passkey may not decide this request: the page says who may.",
-	remote.CodeTooFast:        "That was within seconds of the request being shown. Read it through, then approve again.",
+	remote.CodeTooFast:        "That was too soon after the request was shown. Read it through, then approve again with your passkey.",
 	remote.CodeBadAssertion:   "Your passkey's answer did not verify for this request. Reload the page and try again.",
 	remote.CodeForbidden:      "Requests must come from this site's own pages.",
 	remote.CodeInvalid:        "The request was malformed.",
@@ -80,6 +80,9 @@ func verdict(t stepup.Ticket) (string, bool) {
 // say returns the words for a refusal code, or fallback.
 func say(code, fallback string) string {
 	if w, ok := words[code]; ok {
+		return w
+	}
+	if w, ok := decideWords[code]; ok {
 		return w
 	}
 	return fallback

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/remote"
 )
 
@@ -28,7 +28,7 @@ func TestSiteWords(t *testing.T) {
 		stepup.ErrResolved, stepup.ErrPolicyChanged, stepup.ErrEffectChanged, stepup.ErrBadAssertion,
 		stepup.ErrNotPermitted, stepup.ErrOutcomeUnknown, stepup.ErrStore, stepup.ErrConfig,
 		remote.ErrForbidden, remote.ErrInvalid, remote.ErrTooLarge, context.Canceled,
-		passkey.ErrUnknownCredential, passkey.ErrCounter, passkey.ErrInvite, gate.ErrPluginMisbehaved,
+		passkey.ErrUnknownCredential, passkey.ErrCounter, passkey.ErrInvite, plug.ErrMisbehaved,
 		errors.New("open /var/lib/asu/asu.db: disk full"),
 	}
 	s := &Site{log: logger(nil)}

@@ -18,9 +18,9 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	opt := gate.WithExecutor("issue_refund", exec)
-	fmt.Println(opt != nil)
-	// Output: true
+	opts := []gate.Option{gate.WithExecutor("issue_refund", exec)} // for gate.New
+	fmt.Println(len(opts), "executor")
+	// Output: 1 executor
 }
 
 // A tool that has read the request's body itself checks it with

@@ -131,6 +131,14 @@ func TestBrowserInbox(t *testing.T) {
 	waitFor(t, desk, fmt.Sprintf(`document.body.dataset.decided === "%s approved"`, first))
 	waitFor(t, phone, `document.body.dataset.count === "0"`)
 	waitFor(t, desk, `document.body.dataset.count === "0"`)
+	// While the decided request and its words are still on screen, the
+	// page does not also say there is nothing to decide; it does once they
+	// are gone.
+	lingering, err := chromedp.Run(desk, chromedp.Evaluate[string](`document.querySelectorAll(".inbox-item").length + " " +
+		document.getElementById("inbox-empty").hidden`))
+	require.NoError(t, err)
+	assert.Equal(t, "1 true", lingering)
+	waitFor(t, desk, `document.querySelectorAll(".inbox-item").length === 0 && !document.getElementById("inbox-empty").hidden`)
 	got, err := g.Ticket(ctx, first)
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusApproved, got.Status)

@@ -40,15 +40,26 @@
 //	mux.Handle(in.Prefix()+"/", in)
 //	mux.Handle("/", site)
 //
+// The queue lists one line per request (tool, where the effect goes or
+// how much, its class, time left, how many of the people it needs
+// approved); focusing a line (the arrow keys, j/k, a click) opens it with
+// its card, who approved it so far and who is awaited, and the buttons;
+// Enter opens or closes it. The count is in the header. Everything the
+// page shows of a session is cleared in one place whenever the session
+// changes, so nothing of one approver stays on screen for the next.
+//
 // The gate refuses an approval sooner than its dwell time after the
-// card was first shown (gate.WithDwell); the page holds a new card's
-// approve button that long ([Options].Dwell), so the approver reads
-// before the passkey is asked.
+// card was first shown (gate.WithDwell). Opening a request tells the
+// gate its card is shown, and the gate answers how long until an
+// approval from this screen is acceptable: the page holds the approve
+// button that long, so the gate's dwell is the only one and the approver
+// reads before the passkey is asked.
 //
 // Every response carries the approval site's headers ([CSP]: nothing
 // inline, frame-ancestors 'none'; no-store). Posts must come from the
 // relying party's origin and carry JSON, and bodies are bounded. The page
-// is keyboard-friendly (j/k to move, a to approve, d to deny, o to open)
+// is keyboard-friendly (j/k or the arrows to move, Enter to open or close,
+// a to approve, d to deny, o to open the request's page)
 // and thumb-friendly on a phone (full-width buttons at least 48 px high).
 //
 // Sign-in uses discoverable credentials (passkeys): the browser offers

@@ -65,9 +65,15 @@ func newRig(t testing.TB, opts *inbox.Options) *rig {
 // newRigWith is newRig with the sign-in wrapped by wrap (nil: as it is).
 func newRigWith(t testing.TB, opts *inbox.Options, wrap func(inbox.SignIn) inbox.SignIn) *rig {
 	t.Helper()
+	return newRigOn(t, financeCatalog(t), opts, wrap)
+}
+
+// newRigOn is newRigWith deciding with cat.
+func newRigOn(t testing.TB, cat *policy.Catalog, opts *inbox.Options, wrap func(inbox.SignIn) inbox.SignIn) *rig {
+	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "q3.csv"), []byte(stepuptest.Q3), 0o600))
-	h := stepuptest.NewGate(t, financeCatalog(t), gate.WithApproverGroup("finance", erin, finn),
+	h := stepuptest.NewGate(t, cat, gate.WithApproverGroup("finance", erin, finn),
 		gate.WithResolver(canon.FileResolver{Root: dir}), gate.WithExecutor("send_email", &stepuptest.Recorder{}))
 	r := &rig{Harness: h, rp: stepuptest.RP()}
 	r.erin = h.Enroll(t, erin)
@@ -194,6 +200,17 @@ type queueOf struct {
 		Approve   json.RawMessage `json:"approve"`
 		Deny      json.RawMessage `json:"deny"`
 		Link      string          `json:"link"`
+		Line      struct {
+			Class    string `json:"class"`
+			Key      string `json:"key"`
+			Warnings int    `json:"warnings"`
+		} `json:"line"`
+		Progress struct {
+			Needed   int      `json:"needed"`
+			Signed   []string `json:"signed"`
+			Awaited  []string `json:"awaited"`
+			Sentence string   `json:"sentence"`
+		} `json:"progress"`
 	} `json:"entries"`
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Defaults and bounds of [Options].
@@ -52,7 +53,7 @@ const (
 // denials go to the approval site, signed over the ticket's own
 // challenge.
 type Desk interface {
-	Queue(ctx context.Context, approver string, limit int) ([]gate.Entry, error)
+	Queue(ctx context.Context, approver string, limit int) ([]plug.Entry, error)
 	Prompt(ctx context.Context, id stepup.TicketID) (gate.Prompt, error)
 }
 
@@ -101,10 +102,10 @@ type Options struct {
 	// most [MaxLimit]).
 	Limit int
 	// Dwell is how long the page holds a ticket's approve button after
-	// first showing its card (default gate.DefaultDwell; negative: not at
-	// all). The gate enforces its own dwell (gate.WithDwell) whatever the
-	// page does; the page only spares the approver a refusal, so set
-	// Dwell to at least the gate's.
+	// showing its card when the gate does not answer the showing
+	// (default gate.DefaultDwell; negative: not at all). When it answers,
+	// as it does, the page holds the button as long as the gate says
+	// (its own dwell, gate.WithDwell), whatever Dwell is.
 	Dwell time.Duration
 	// Logger receives one line per sign-in, sign-out, refusal and stream.
 	// Nil discards.

@@ -56,6 +56,7 @@ var pageTemplate = template.Must(template.New("inbox").Parse(`<!doctype html>
 <body data-inbox="loading"><div class="inbox" id="inbox" data-origin="{{.Origin}}" data-prefix="{{.Prefix}}" data-approve="{{.Approve}}" data-dwell="{{.DwellMS}}">
 <header class="inbox-bar">
 <strong>Approvals</strong>
+<span id="inbox-count" class="inbox-count" aria-live="polite"></span>
 <span id="inbox-who" class="inbox-who"></span>
 <span id="inbox-live" class="inbox-live" aria-live="polite"></span>
 <button id="inbox-signout" type="button" class="inbox-quiet" hidden>Sign out</button>
@@ -72,7 +73,7 @@ var pageTemplate = template.Must(template.New("inbox").Parse(`<!doctype html>
 <section id="inbox-queue" hidden>
 <p id="inbox-empty" class="inbox-panel inbox-empty" hidden>Nothing to decide. New requests appear here as they arrive.</p>
 <ol id="inbox-list" class="inbox-list" aria-label="Requests you may decide, soonest expiry first"></ol>
-<p class="inbox-keys">Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move, <kbd>a</kbd> approve, <kbd>d</kbd> deny, <kbd>o</kbd> open the request's page.</p>
+<p class="inbox-keys">Keys: <kbd>j</kbd>/<kbd>k</kbd> or <kbd>↓</kbd>/<kbd>↑</kbd> move and open, <kbd>Enter</kbd> open or close, <kbd>a</kbd> approve, <kbd>d</kbd> deny, <kbd>o</kbd> open the request's page.</p>
 </section>{{end}}
 <p id="inbox-status" class="inbox-status" role="status"></p>
 </main></div>

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/plug"
 )
 
@@ -37,6 +38,10 @@ type entryJSON struct {
 	// Link is the ticket's page on the approval site, where Approve and
 	// Deny are posted.
 	Link string `json:"link"`
+	// Line is what the ticket's one line in the queue shows; Progress is
+	// who approved it so far and who is awaited, read afresh at each poll.
+	Line     lineJSON     `json:"line"`
+	Progress progressJSON `json:"progress"`
 }
 
 // queueJSON is an approver's queue, soonest expiry first.
@@ -82,7 +87,10 @@ func (in *Inbox) list(ctx context.Context, user string, cache prompts) ([]entryJ
 			}
 		}
 		if shown != nil {
-			out = append(out, *shown)
+			v := *shown // the progress moves while the rest stays: read at every poll
+			v.Progress = progressOf(e.Progress)
+			v.Others = others(e.Progress.Awaited, user)
+			out = append(out, v)
 		}
 	}
 	for id := range cache {
@@ -105,16 +113,11 @@ func lasting(err error) bool {
 	return false
 }
 
-func (in *Inbox) entry(e plug.Entry, p plug.Prompt, viewer string) entryJSON {
-	others := make([]string, 0, len(p.Approvers))
-	for _, a := range p.Approvers {
-		if a != viewer {
-			others = append(others, a)
-		}
-	}
+func (in *Inbox) entry(e plug.Entry, p gate.Prompt, viewer string) entryJSON {
 	v := entryJSON{ID: string(e.Ticket.ID), Tool: e.Ticket.Tool, User: e.User, Agent: e.Agent, Group: e.Approvers,
-		ExpiresAt: e.Ticket.ExpiresAt.UTC(), Approvers: p.Approvers, Others: others,
-		Approve: p.Options, Deny: p.DenyOptions, Link: in.approve + url.PathEscape(string(e.Ticket.ID))}
+		ExpiresAt: e.Ticket.ExpiresAt.UTC(), Approvers: p.Approvers, Others: others(p.Progress.Awaited, viewer),
+		Approve: p.Options, Deny: p.DenyOptions, Link: in.approve + url.PathEscape(string(e.Ticket.ID)),
+		Line: lineOf(p.Card, p.CardJSON), Progress: progressOf(p.Progress)}
 	if p.Card != nil {
 		v.Card = string(p.Card.HTML())
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/mcpgate"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // validLines is a catalog written one value per line, so a test can break
@@ -127,20 +127,20 @@ func TestCatalogPolicy(t *testing.T) {
 	}
 	pol, err := c.Policy(upstream)
 	require.NoError(t, err)
-	decide := func(tool, args string) gate.Decision {
-		d, err := pol.Decide(context.Background(), gate.Proposal{Tool: tool, Args: json.RawMessage(args)})
+	decide := func(tool, args string) plug.Decision {
+		d, err := pol.Decide(context.Background(), plug.Proposal{Tool: tool, Args: json.RawMessage(args)})
 		require.NoError(t, err)
 		return d
 	}
 	d := decide("send", `{"to":"a"}`)
-	assert.Equal(t, gate.NeedsApproval, d.Verdict)
+	assert.Equal(t, plug.NeedsApproval, d.Verdict)
 	assert.Equal(t, card.ClassExternal, d.Class)
 	assert.Equal(t, upstream[0].Description, d.Description)
-	assert.Equal(t, gate.Deny, decide("send", `{}`).Verdict, "upstream schema checked")
-	assert.Equal(t, gate.Deny, decide("send", `{"to":"a","body":"123456"}`).Verdict, "max_length")
-	assert.Equal(t, gate.Allow, decide("note", `{"n":1}`).Verdict, "the catalog's schema replaces upstream's")
-	assert.Equal(t, gate.Deny, decide("note", `{"n":"x"}`).Verdict)
-	assert.Equal(t, gate.Deny, decide("rm", `{}`).Verdict, "not admitted")
+	assert.Equal(t, plug.Deny, decide("send", `{}`).Verdict, "upstream schema checked")
+	assert.Equal(t, plug.Deny, decide("send", `{"to":"a","body":"123456"}`).Verdict, "max_length")
+	assert.Equal(t, plug.Allow, decide("note", `{"n":1}`).Verdict, "the catalog's schema replaces upstream's")
+	assert.Equal(t, plug.Deny, decide("note", `{"n":"x"}`).Verdict)
+	assert.Equal(t, plug.Deny, decide("rm", `{}`).Verdict, "not admitted")
 }
 
 // TestStarterCatalog: every tool is irreversible unless hints are

@@ -39,11 +39,11 @@
 // exactly, strings, and nothing else around it but whitespace. An empty,
 // malformed or oversized answer, an error, a panic, or no answer within
 // Options.Timeout or before the caller's context ends, is a denial,
-// with [Verdict].Err saying why.
+// with the judgment's Err saying why.
 //
 // # What is kept
 //
-// A [Verdict] carries the decision, the reason, the model's ID, and two
+// A judgment (plug.Judgment) carries the decision, the reason, the model's ID, and two
 // hashes for the audit record: [PromptHash] of the exact messages sent
 // and the SHA-256 of the raw answer. The card, which shows the call's
 // arguments, goes to whoever runs the model: choose the model's host

@@ -50,8 +50,8 @@ func ExampleJudge_Decide() {
 }
 
 // A model that answers anything but the required JSON is a denial, and
-// the verdict says why.
-func ExampleVerdict() {
+// the judgment says why.
+func ExampleJudge_Decide_malformed() {
 	judge, _ := modelapprove.NewJudge(says("Sure, approved!"), nil)
 	v := judge.Decide(context.Background(), "▌ APPROVAL REQUEST ...", "")
 	fmt.Println(v.Approve, errors.Is(v.Err, modelapprove.ErrMalformed))

@@ -9,7 +9,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Model is a language model that completes one exchange: a system
@@ -23,7 +23,7 @@ type Model interface {
 	Complete(ctx context.Context, system, user string) (string, error)
 }
 
-// Why a [Verdict] is a denial the model did not give; test Verdict.Err
+// Why a judgment is a denial the model did not give; test plug.Judgment.Err
 // with errors.Is.
 var (
 	// ErrInput means the card is empty or too long, or the agent text is
@@ -100,40 +100,16 @@ func positive[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// Verdict is a [Judge]'s decision with what to keep for the record.
-type Verdict struct {
-	// Approve is true only when the model answered "approve" in time and
-	// in the required form.
-	Approve bool
-	// Reason is the model's reason, on one line, or, when the Judge
-	// denied without the model's decision, one clause that says why in
-	// words the runtime's model may read ("the model did not answer in
-	// time"): never an error chain, a hash or the model's raw answer.
-	// Err and the hashes are the record's.
-	Reason string
-	// ModelID is the Model's ID.
-	ModelID string
-	// PromptHash is [PromptHash] of the exact system and user messages
-	// sent; zero when the model was not asked.
-	PromptHash canon.Digest
-	// ResponseHash is the SHA-256 of the model's raw answer; zero when
-	// there was none.
-	ResponseHash canon.Digest
-	// Err is nil when the model decided, and otherwise wraps one of
-	// [ErrInput], [ErrTimeout], [ErrModel], [ErrOversize] or
-	// [ErrMalformed]: the decision was forced to a denial.
-	Err error
-}
-
 // Decide asks the model whether the tool call shown on card may run. card
 // is the trusted approval card's text (card.Card.Text); untrusted is the
 // agent's own text about the call (its rationale, a tool server's
 // description), which the model sees only as delimited data. Decide
 // never fails: anything but a well-formed, timely "approve" is a denial,
-// with Verdict.Err saying why when the model did not decide.
-func (j *Judge) Decide(ctx context.Context, card, untrusted string) Verdict {
-	v := Verdict{ModelID: j.m.ID()}
-	deny := func(err error) Verdict {
+// with Judgment.Err saying why when the model did not decide. The
+// judgment is plug.Judgment, which the gate takes from any plug.Judge.
+func (j *Judge) Decide(ctx context.Context, card, untrusted string) plug.Judgment {
+	v := plug.Judgment{ModelID: j.m.ID()}
+	deny := func(err error) plug.Judgment {
 		v.Approve, v.Err = false, err
 		v.Reason = forcedReason(err)
 		return v
@@ -206,7 +182,7 @@ func (j *Judge) complete(ctx context.Context, system, user string) (string, erro
 }
 
 // forcedReasons say, for each way a Judge denies without the model's
-// decision, why in one clause; the detail stays in Verdict.Err.
+// decision, why in one clause; the detail stays in Judgment.Err.
 var forcedReasons = []struct {
 	err    error
 	reason string

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/stepup/modelapprove"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // fakeModel answers with a function of the prompt and records every call.
@@ -309,7 +310,7 @@ func TestBoundaryAvoidsData(t *testing.T) {
 
 func TestPromptHashStable(t *testing.T) {
 	seed := bytes.Repeat([]byte{0x42}, 16)
-	decide := func(untrusted string) (modelapprove.Verdict, [2]string) {
+	decide := func(untrusted string) (plug.Judgment, [2]string) {
 		m := says(`{"decision":"deny","reason":"no"}`)
 		j := newJudge(t, m, &modelapprove.Options{Rand: bytes.NewReader(seed)})
 		v := j.Decide(context.Background(), sampleCard, untrusted)

@@ -126,7 +126,7 @@ func newBoundary(rnd io.Reader, data ...string) (string, error) {
 	return "", fmt.Errorf("no boundary code absent from the data")
 }
 
-// PromptHash returns the SHA-256 of a prompt as a [Verdict] records it:
+// PromptHash returns the SHA-256 of a prompt as a judgment records it:
 //
 //	SHA-256(uint64be(len(system)) ‖ system ‖ uint64be(len(user)) ‖ user)
 //

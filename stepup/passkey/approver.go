@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -36,8 +37,11 @@ type Approver struct {
 }
 
 var (
-	_ plug.Approver  = (*Approver)(nil)
-	_ plug.Receipter = (*Approver)(nil)
+	_ plug.Approver = (*Approver)(nil)
+	// gate.Receipter, which the gate's desk asks receipts of.
+	_ interface {
+		Receipt(ctx context.Context, a plug.Answer) (*receipt.Receipt, error)
+	} = (*Approver)(nil)
 )
 
 // New returns the passkey approver for credentials kept in creds and

@@ -13,7 +13,7 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// Receipt implements [plug.Receipter]: the receipt of a passkey approval in
+// Receipt implements gate.Receipter: the receipt of a passkey approval in
 // the receipt.FormatV1 layout, with the stored canonical effect, digest,
 // card, card hash, nonce and expiry, the approver's credential and the raw
 // WebAuthn assertion as the authenticator produced it. Anyone holding only

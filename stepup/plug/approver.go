@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/modelapprove"
 )
 
 // Approver is how a person's answer about a ticket is asked for, checked
@@ -59,13 +57,6 @@ func (e *RefusedAnswer) Error() string { return e.Err.Error() }
 // Unwrap returns the refusal.
 func (e *RefusedAnswer) Unwrap() error { return e.Err }
 
-// Receipter is an optional capability of an [Approver]: a portable receipt
-// of an approval it verified, which a third party checks offline
-// (receipt.Verify). [Desk.Receipt] uses it.
-type Receipter interface {
-	Receipt(ctx context.Context, a Answer) (*receipt.Receipt, error)
-}
-
 // Action is what an answer does to a ticket.
 type Action string
 
@@ -96,19 +87,6 @@ type Request struct {
 	Approved []string
 }
 
-// NewRequest builds the request of action about a stored ticket.
-func NewRequest(action Action, id string, digest canon.Digest, nonce [32]byte, exp time.Time,
-	cardHash canon.Digest, approvers []string) Request {
-	challenge := receipt.Challenge(digest, nonce, exp.Unix(), cardHash)
-	if action == ActionDeny {
-		challenge = receipt.DenyChallenge(challenge)
-	}
-	return Request{
-		Ticket: stepup.TicketID(id), Action: action, Digest: digest, Nonce: nonce, ExpiresAt: exp,
-		CardHash: cardHash, Challenge: challenge, Approvers: approvers,
-	}
-}
-
 // Verified is an answer an [Approver] accepted.
 type Verified struct {
 	// User is who answered; the gate checks they may decide.
@@ -129,12 +107,4 @@ type Answer struct {
 	Card   []byte
 	// At is when the gate recorded the answer.
 	At time.Time
-}
-
-// Judge decides tickets in place of a person: a language model shown only
-// the trusted card, with the agent's own words as delimited data
-// (modelapprove.Judge). Its Decide never fails: a malformed, slow or
-// failed answer is a denial.
-type Judge interface {
-	Decide(ctx context.Context, card, untrusted string) modelapprove.Verdict
 }

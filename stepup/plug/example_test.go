@@ -3,9 +3,7 @@ package plug_test
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup/plug"
 )
 
@@ -20,10 +18,10 @@ func (readOnly) Decide(_ context.Context, p plug.Proposal) (plug.Decision, error
 	}
 	if mode, ok := p.Parsed.Get("mode"); ok && mode.String() == "read" {
 		return plug.Decision{Verdict: plug.Allow, Reason: "reads are allowed", PolicyVersion: "v1",
-			Class: card.ClassRead}, nil
+			Class: "read"}, nil
 	}
 	return plug.Decision{Verdict: plug.NeedsApproval, Reason: "writes need the user", PolicyVersion: "v1",
-		Class: card.ClassReversible}, nil
+		Class: "reversible"}, nil
 }
 
 // A policy implements plug.Policy without importing the gate; gate.New
@@ -33,14 +31,4 @@ func Example_policy() {
 	d, _ := p.Decide(context.Background(), plug.Proposal{Tool: "mail"})
 	fmt.Println(d.Verdict, "-", d.Reason)
 	// Output: deny - unknown tool
-}
-
-// NewRequest builds what an Approver is asked about; its challenge binds
-// the ticket's digest, nonce, expiry and card hash.
-func ExampleNewRequest() {
-	var digest, cardHash [32]byte
-	req := plug.NewRequest(plug.ActionApprove, "t-1", digest, [32]byte{1}, time.Unix(1700000000, 0), cardHash,
-		[]string{"user:dana"})
-	fmt.Println(req.Ticket, req.Action, req.Approvers)
-	// Output: t-1 approve [user:dana]
 }

@@ -3,7 +3,7 @@ package plug
 import "strings"
 
 // GrantTool is the tool of the tickets that ask an approver to issue a
-// grant ([Desk.Grant]). Tool names starting with "asu." are the
+// grant (the gate desk's Grant). Tool names starting with "asu." are the
 // gate's own: a runtime proposing one is denied, and no executor may be
 // registered for one.
 const GrantTool = ReservedToolPrefix + "grant"

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/card"
 )
 
 // Policy decides every proposed call before anything runs. It is code
@@ -52,7 +51,7 @@ type Decision struct {
 	Class string
 	// Title and Hints present the tool on the approval card.
 	Title string
-	Hints card.Hints
+	Hints Hints
 	// Trusted lists domains whose look-alikes the card flags.
 	Trusted []string
 	// Description is the tool server's description: untrusted text, shown

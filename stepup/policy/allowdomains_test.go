@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 )
 
@@ -26,24 +26,24 @@ func TestAllowDomainsReadsOneAddress(t *testing.T) {
 	tests := []struct {
 		name string
 		to   string
-		want gate.Verdict
+		want plug.Verdict
 	}{
-		{"address at the domain", `"ops@example.com"`, gate.Allow},
-		{"domain in upper case", `"ops@EXAMPLE.com"`, gate.Allow},
-		{"list of addresses at the domain", `["a@example.com","b@example.com"]`, gate.Allow},
-		{"comma list ending at the domain", `"mallory@evil.com,ops@example.com"`, gate.Deny},
-		{"space list ending at the domain", `"mallory@evil.com ops@example.com"`, gate.Deny},
-		{"semicolon list ending at the domain", `"mallory@evil.com;ops@example.com"`, gate.Deny},
-		{"display name hiding the address", `"Ops <mallory@evil.com>@example.com"`, gate.Deny},
-		{"line break before the domain", `"mallory@evil.com\n@example.com"`, gate.Deny},
-		{"two at signs", `"mallory@evil.com@example.com"`, gate.Deny},
-		{"no local part", `"@example.com"`, gate.Deny},
-		{"trailing dot", `"ops@example.com."`, gate.Deny},
-		{"one bad address in a list", `["a@example.com","m@evil.com,b@example.com"]`, gate.Deny},
+		{"address at the domain", `"ops@example.com"`, plug.Allow},
+		{"domain in upper case", `"ops@EXAMPLE.com"`, plug.Allow},
+		{"list of addresses at the domain", `["a@example.com","b@example.com"]`, plug.Allow},
+		{"comma list ending at the domain", `"mallory@evil.com,ops@example.com"`, plug.Deny},
+		{"space list ending at the domain", `"mallory@evil.com ops@example.com"`, plug.Deny},
+		{"semicolon list ending at the domain", `"mallory@evil.com;ops@example.com"`, plug.Deny},
+		{"display name hiding the address", `"Ops <mallory@evil.com>@example.com"`, plug.Deny},
+		{"line break before the domain", `"mallory@evil.com\n@example.com"`, plug.Deny},
+		{"two at signs", `"mallory@evil.com@example.com"`, plug.Deny},
+		{"no local part", `"@example.com"`, plug.Deny},
+		{"trailing dot", `"ops@example.com."`, plug.Deny},
+		{"one bad address in a list", `["a@example.com","m@evil.com,b@example.com"]`, plug.Deny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, err := cat.Decide(context.Background(), gate.Proposal{Tool: "notify",
+			d, err := cat.Decide(context.Background(), plug.Proposal{Tool: "notify",
 				Args: json.RawMessage(`{"to":` + tt.to + `}`)})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, d.Verdict, d.Reason)

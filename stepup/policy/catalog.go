@@ -365,7 +365,7 @@ func (c *Catalog) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, e
 		d.Reason = "unknown tool"
 		return d, nil
 	}
-	d.Class, d.Title, d.Hints, d.Approvers = t.Class, t.Title, cloneHints(t.Hints), t.Approvers
+	d.Class, d.Title, d.Hints, d.Approvers = t.Class, t.Title, plug.Hints(cloneHints(t.Hints)), t.Approvers
 	d.Quorum = t.Quorum
 	d.Trusted, d.Description = slices.Clone(t.Trusted), t.Description
 	d.Timeout = t.Timeout

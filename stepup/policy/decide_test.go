@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/canon"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 )
 
@@ -67,7 +67,7 @@ func TestParsedArgumentsDecideAsText(t *testing.T) {
 	ctx := context.Background()
 	cat := stepuptest.SeedCatalog()
 	r := rand.New(rand.NewPCG(11, 12))
-	verdicts := map[gate.Verdict]int{}
+	verdicts := map[plug.Verdict]int{}
 	for i := range 3000 {
 		raw := argObject(r, 0)
 		parsed, err := canon.Parse([]byte(raw))
@@ -76,12 +76,12 @@ func TestParsedArgumentsDecideAsText(t *testing.T) {
 		}
 		canonical := json.RawMessage(parsed.Canonical())
 		tool := stepuptest.SeedTools()[i%len(stepuptest.SeedTools())].Name
-		want, err := cat.Decide(ctx, gate.Proposal{Tool: tool, Args: canonical})
+		want, err := cat.Decide(ctx, plug.Proposal{Tool: tool, Args: canonical})
 		require.NoError(t, err)
 		verdicts[want.Verdict]++
 		other, err := canon.Parse([]byte(`{"amount":1,"order":"o-1","path":"q3.csv","to":"finance@example.com"}`))
 		require.NoError(t, err)
-		for name, p := range map[string]gate.Proposal{
+		for name, p := range map[string]plug.Proposal{
 			"parsed":    {Tool: tool, Args: canonical, Parsed: parsed},
 			"raw text":  {Tool: tool, Args: json.RawMessage(raw)},
 			"mismatch":  {Tool: tool, Args: canonical, Parsed: other},
@@ -94,6 +94,6 @@ func TestParsedArgumentsDecideAsText(t *testing.T) {
 			assert.Equal(t, want.Refs, got.Refs, "%s %s %s", name, tool, raw)
 		}
 	}
-	assert.Greater(t, verdicts[gate.Deny], 100, "the generator reaches denials")
-	assert.Greater(t, verdicts[gate.Allow]+verdicts[gate.NeedsApproval], 100, "and calls the policy lets through")
+	assert.Greater(t, verdicts[plug.Deny], 100, "the generator reaches denials")
+	assert.Greater(t, verdicts[plug.Allow]+verdicts[plug.NeedsApproval], 100, "and calls the policy lets through")
 }

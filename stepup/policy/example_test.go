@@ -7,7 +7,7 @@ import (
 	"log"
 
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 )
 
@@ -20,7 +20,7 @@ func ExampleNewCatalog() {
 		panic(err)
 	}
 	for _, args := range []string{`{"amount":20}`, `{"amount":900}`} {
-		d, _ := cat.Decide(context.Background(), gate.Proposal{Tool: "issue_refund", Args: json.RawMessage(args)})
+		d, _ := cat.Decide(context.Background(), plug.Proposal{Tool: "issue_refund", Args: json.RawMessage(args)})
 		fmt.Println(d.Verdict, d.Reason)
 	}
 	// Output:

@@ -11,7 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 )
 
@@ -44,10 +44,10 @@ func TestCatalogIsImmutable(t *testing.T) {
 				Hints:   card.Hints{Labels: map[string]string{"to": "to"}, Order: []string{"to", "subject"}}}
 			cat, err := policy.NewCatalog("v1", tool)
 			require.NoError(t, err)
-			p := gate.Proposal{Tool: "send", Args: json.RawMessage(`{"attachment":"q3.csv","to":"a@example.com"}`)}
+			p := plug.Proposal{Tool: "send", Args: json.RawMessage(`{"attachment":"q3.csv","to":"a@example.com"}`)}
 			before, err := cat.Decide(context.Background(), p)
 			require.NoError(t, err)
-			bad := gate.Proposal{Tool: "send", Args: json.RawMessage(`{"to":"a@evil.net"}`)}
+			bad := plug.Proposal{Tool: "send", Args: json.RawMessage(`{"to":"a@evil.net"}`)}
 			badBefore, err := cat.Decide(context.Background(), bad)
 			require.NoError(t, err)
 
@@ -65,7 +65,7 @@ func TestCatalogIsImmutable(t *testing.T) {
 			badAfter, err := cat.Decide(context.Background(), bad)
 			require.NoError(t, err)
 			assert.Equal(t, badBefore, badAfter)
-			assert.Equal(t, gate.Deny, badAfter.Verdict)
+			assert.Equal(t, plug.Deny, badAfter.Verdict)
 		})
 	}
 }

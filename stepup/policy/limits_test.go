@@ -12,21 +12,21 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
-	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 )
 
 // decide runs one limit through a catalog, as the gate would.
-func decide(t *testing.T, l policy.Limit, args string) gate.Decision {
+func decide(t *testing.T, l policy.Limit, args string) plug.Decision {
 	t.Helper()
 	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "pay", Class: card.ClassExternal, Unattended: true,
 		Limits: []policy.Limit{l}})
 	require.NoError(t, err)
 	canonical, err := canon.Canonicalize([]byte(args))
 	if err != nil {
-		return gate.Decision{Verdict: gate.Deny} // the gate refuses it before the policy
+		return plug.Decision{Verdict: plug.Deny} // the gate refuses it before the policy
 	}
-	d, err := cat.Decide(context.Background(), gate.Proposal{Tool: "pay", Args: canonical})
+	d, err := cat.Decide(context.Background(), plug.Proposal{Tool: "pay", Args: canonical})
 	require.NoError(t, err)
 	return d
 }
@@ -40,17 +40,17 @@ func TestMaxAmountIsExact(t *testing.T) {
 		"50000000000000000001e-17", "501", "1e3", "500.01"}
 	under := []string{"500", "500.0", "5e2", "5E2", "0.5e3", "499.99999999999994", "-1e3", "0", "19.99"}
 	for _, n := range over {
-		assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", "500"), `{"amount":`+n+`}`).Verdict, n)
+		assert.Equal(t, plug.Deny, decide(t, policy.MaxAmount("amount", "500"), `{"amount":`+n+`}`).Verdict, n)
 	}
 	for _, n := range under {
-		assert.Equal(t, gate.Allow, decide(t, policy.MaxAmount("amount", "500"), `{"amount":`+n+`}`).Verdict, n)
+		assert.Equal(t, plug.Allow, decide(t, policy.MaxAmount("amount", "500"), `{"amount":`+n+`}`).Verdict, n)
 	}
-	assert.Equal(t, gate.Allow, decide(t, policy.MaxAmount("amount", "19.99"), `{"amount":19.99}`).Verdict)
-	assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", "19.99"), `{"amount":19.990000000000001}`).Verdict)
+	assert.Equal(t, plug.Allow, decide(t, policy.MaxAmount("amount", "19.99"), `{"amount":19.99}`).Verdict)
+	assert.Equal(t, plug.Deny, decide(t, policy.MaxAmount("amount", "19.99"), `{"amount":19.990000000000001}`).Verdict)
 	// Limits themselves are exact decimals: a float64 limit cannot tell
 	// these apart, the exact one does.
-	assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", "0.30000000000000000001"), `{"amount":0.3000000000000001}`).Verdict)
-	assert.Equal(t, gate.Allow, decide(t, policy.MaxAmount("amount", "0.30000000000000000001"), `{"amount":0.3}`).Verdict)
+	assert.Equal(t, plug.Deny, decide(t, policy.MaxAmount("amount", "0.30000000000000000001"), `{"amount":0.3000000000000001}`).Verdict)
+	assert.Equal(t, plug.Allow, decide(t, policy.MaxAmount("amount", "0.30000000000000000001"), `{"amount":0.3}`).Verdict)
 	assert.Equal(t, 0.30000000000000000001, 0.3, "float64 rounds the limit to the argument")
 }
 
@@ -58,13 +58,13 @@ func TestMaxAmountIsExact(t *testing.T) {
 // exponent, or an argument that is not a number deny.
 func TestMaxAmountFailsClosed(t *testing.T) {
 	for _, max := range []string{"", "five hundred", "0x1f4", `"500"`, "NaN", "Infinity", "5 00", "+500"} {
-		assert.Equal(t, gate.Deny, decide(t, policy.MaxAmount("amount", max), `{"amount":1}`).Verdict, max)
+		assert.Equal(t, plug.Deny, decide(t, policy.MaxAmount("amount", max), `{"amount":1}`).Verdict, max)
 	}
 	for _, arg := range []string{`"1"`, `true`, `null`, `[1]`, `{"v":1}`, `1e99999`} {
 		d := decide(t, policy.MaxAmount("amount", "500"), `{"amount":`+arg+`}`)
-		assert.Equal(t, gate.Deny, d.Verdict, arg)
+		assert.Equal(t, plug.Deny, d.Verdict, arg)
 	}
-	assert.Equal(t, gate.Allow, decide(t, policy.MaxAmount("amount", "500"), `{"other":1e3}`).Verdict,
+	assert.Equal(t, plug.Allow, decide(t, policy.MaxAmount("amount", "500"), `{"other":1e3}`).Verdict,
 		"a call without the argument is not limited by it")
 }
 
@@ -88,7 +88,7 @@ func TestAllowDomainsRefusesRoutedLocalParts(t *testing.T) {
 			routed := local[:pos] + string(c) + hosts[r.IntN(len(hosts))] + local[pos:]
 			to, _ := json.Marshal(routed + "@example.com")
 			d := decide(t, l, `{"to":`+string(to)+`}`)
-			if !assert.Equal(t, gate.Deny, d.Verdict, routed) {
+			if !assert.Equal(t, plug.Deny, d.Verdict, routed) {
 				return
 			}
 			n++
@@ -97,7 +97,7 @@ func TestAllowDomainsRefusesRoutedLocalParts(t *testing.T) {
 	for range 200 {
 		local := randomAtom(r)
 		to, _ := json.Marshal(local + "@example.com")
-		assert.Equal(t, gate.Allow, decide(t, l, `{"to":`+string(to)+`}`).Verdict, local)
+		assert.Equal(t, plug.Allow, decide(t, l, `{"to":`+string(to)+`}`).Verdict, local)
 	}
 	assert.Greater(t, n, 200)
 	// The earlier check accepted the percent hack: the class is real.
@@ -136,10 +136,10 @@ func TestAllowDomainsRefusesMalformedHosts(t *testing.T) {
 		"a@exampl\u0435.com", "a@example.com\u200b", "a@[127.0.0.1]", "a@example.com:25", "a@sub.example.com",
 		"a@EXAMPLE.COM\u0000", "a@" + strings.Repeat("x", 64) + ".com"} {
 		raw, _ := json.Marshal(to)
-		assert.Equal(t, gate.Deny, decide(t, l, `{"to":`+string(raw)+`}`).Verdict, to)
+		assert.Equal(t, plug.Deny, decide(t, l, `{"to":`+string(raw)+`}`).Verdict, to)
 	}
-	assert.Equal(t, gate.Deny, decide(t, policy.AllowDomains("to", "exam ple.com"), `{"to":"a@example.com"}`).Verdict,
+	assert.Equal(t, plug.Deny, decide(t, policy.AllowDomains("to", "exam ple.com"), `{"to":"a@example.com"}`).Verdict,
 		"an allowlist entry that is not a host name denies every call")
-	assert.Equal(t, gate.Deny, decide(t, policy.AllowDomains("to"), `{"to":"a@example.com"}`).Verdict,
+	assert.Equal(t, plug.Deny, decide(t, policy.AllowDomains("to"), `{"to":"a@example.com"}`).Verdict,
 		"an empty allowlist allows nothing")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/remote"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
@@ -20,7 +21,7 @@ import (
 func newGate() (*gate.Gate, *memory.Store) {
 	st := memory.New(nil)
 	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st),
-		gate.WithExecutor("read_file", gate.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+		gate.WithExecutor("read_file", plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
 			return []byte(`{"rows":2}`), nil
 		})))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentstepup/asu/grant"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -38,7 +39,7 @@ func ExampleNewClock() {
 
 func ExampleSeedCatalog() {
 	d, _ := stepuptest.SeedCatalog().Decide(context.Background(),
-		gate.Proposal{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":900}`)})
+		plug.Proposal{Tool: "issue_refund", Args: json.RawMessage(`{"order":"A-17","amount":900}`)})
 	fmt.Println(d.Verdict, d.Reason, d.PolicyVersion)
 	// Output: deny over the per-call limit 2026-10-30.1
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -46,7 +47,7 @@ type Harness struct {
 //	tk, _ := h.Gate.Propose(ctx, call)
 //	tk, err := h.Approve(tk.ID)
 //	res, err := h.Gate.Execute(ctx, tk.ID)
-func NewGate(t testing.TB, policy gate.Policy, opts ...gate.Option) *Harness {
+func NewGate(t testing.TB, policy plug.Policy, opts ...gate.Option) *Harness {
 	t.Helper()
 	return NewGateWith(t, policy, nil, opts...)
 }
@@ -54,7 +55,7 @@ func NewGate(t testing.TB, policy gate.Policy, opts ...gate.Option) *Harness {
 // NewGateWith is [NewGate] with another approver than the passkey one
 // (nil means passkeys): a model-based approver, a double that answers in
 // a fixed name. [Approver] is still enrolled with a passkey.
-func NewGateWith(t testing.TB, policy gate.Policy, approver gate.Approver, opts ...gate.Option) *Harness {
+func NewGateWith(t testing.TB, policy plug.Policy, approver plug.Approver, opts ...gate.Option) *Harness {
 	t.Helper()
 	if policy == nil {
 		policy = SeedCatalog()

@@ -11,6 +11,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Recorder is an executor that remembers what it ran and answers
@@ -21,7 +22,7 @@ type Recorder struct {
 	keys []string
 }
 
-// Execute implements gate.Executor.
+// Execute implements plug.Executor.
 func (r *Recorder) Execute(_ context.Context, e canon.Effect, key string) ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -70,7 +71,7 @@ func NewWorld(t testing.TB, opts ...gate.Option) *World {
 }
 
 // NewWorldWith is [NewWorld] with another approver (see [NewGateWith]).
-func NewWorldWith(t testing.TB, approver gate.Approver, opts ...gate.Option) *World {
+func NewWorldWith(t testing.TB, approver plug.Approver, opts ...gate.Option) *World {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "q3.csv"), []byte(Q3), 0o600); err != nil {

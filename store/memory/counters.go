@@ -23,12 +23,36 @@ func (s *Store) AddCount(ctx context.Context, key string, start time.Time, delta
 		return 0, fmt.Errorf("add count: %w", err)
 	}
 	defer s.mu.Unlock()
+	return s.addCount(key, start, delta), nil
+}
+
+// AddCounts implements [store.Counters].
+func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
+	if err := store.CheckCountOps(ops); err != nil {
+		return nil, fmt.Errorf("add counts: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, fmt.Errorf("add counts: %w", err)
+	}
+	defer s.mu.Unlock()
+	out := make([]int64, len(ops))
+	for i, op := range ops {
+		out[i] = s.addCount(op.Key, op.Window, op.Delta)
+	}
+	return out, nil
+}
+
+// addCount is AddCount under the lock.
+func (s *Store) addCount(key string, start time.Time, delta int64) int64 {
 	ws := s.windows[key] // at most two, oldest first
 	for i := range ws {
 		if ws[i].start.Equal(start) {
 			ws[i].n += delta
-			return ws[i].n, nil
+			return ws[i].n
 		}
+	}
+	if delta == 0 {
+		return 0 // a read makes no window
 	}
 	switch {
 	case len(ws) == 2 && start.Before(ws[0].start):
@@ -42,7 +66,7 @@ func (s *Store) AddCount(ctx context.Context, key string, start time.Time, delta
 		ws = append(append([]window{}, ws...), window{start, delta})
 	}
 	s.windows[key] = ws
-	return delta, nil
+	return delta
 }
 
 // IncrStreak implements [store.Counters].

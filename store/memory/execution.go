@@ -47,6 +47,7 @@ func (s *Store) Consume(ctx context.Context, id string, c store.Claim, note stor
 		return store.Approval{}, fmt.Errorf("consume: %w", err)
 	}
 	*t = next
+	s.hub.Changed(t.ID)
 	s.executing[t.ID] = t
 	s.commit(recs)
 	return t.Clone(), nil
@@ -97,6 +98,7 @@ func (s *Store) Finish(ctx context.Context, id string, fence int64, o store.Outc
 		return store.Approval{}, fmt.Errorf("finish: %w", err)
 	}
 	*t = next
+	s.hub.Changed(t.ID)
 	delete(s.executing, t.ID)
 	s.commit(recs)
 	return t.Clone(), nil
@@ -159,6 +161,7 @@ func (s *Store) Reclaim(ctx context.Context, id string, fence int64, c store.Cla
 		return store.Approval{}, fmt.Errorf("reclaim: %w", err)
 	}
 	*t = next
+	s.hub.Changed(t.ID)
 	s.commit(recs)
 	return t.Clone(), nil
 }

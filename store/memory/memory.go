@@ -68,6 +68,8 @@ type Store struct {
 	chained []receipt.AuditRecord
 	// damage is the first damage seen; once set, deciding calls refuse.
 	damage store.Damage
+	// hub wakes the watches of a ticket when it changes.
+	hub store.Hub
 }
 
 var _ store.Store = (*Store)(nil)
@@ -106,6 +108,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.hub.ChangedAll()
 	return nil
 }
 
@@ -251,3 +254,9 @@ func (s *Store) insert(t *store.Approval) {
 	i, _ := slices.BinarySearchFunc(s.byCreated, t, byCreatedAt)
 	s.byCreated = slices.Insert(s.byCreated, i, t)
 }
+
+var _ store.Watcher = (*Store)(nil)
+
+// Watch implements [store.Watcher]: every change of a ticket's state or
+// votes wakes its watches.
+func (s *Store) Watch(id string) (<-chan struct{}, func()) { return s.hub.Watch(id) }

@@ -211,6 +211,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note
 		s.leavePending(t)
 	}
 	*t = next
+	s.hub.Changed(t.ID)
 	s.commit(recs)
 	return t.Clone(), nil
 }
@@ -248,6 +249,7 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 	for i, t := range due {
 		s.leavePending(t)
 		*t = out[i].Clone()
+		s.hub.Changed(t.ID)
 	}
 	s.commit(recs)
 	return out, nil
@@ -293,4 +295,41 @@ func matches(t *store.Approval, f store.Filter) bool {
 	return (len(f.States) == 0 || slices.Contains(f.States, t.State)) &&
 		(f.User == "" || f.User == t.User) && (f.Session == "" || f.Session == t.Session) &&
 		(f.Approvers == "" || f.Approvers == t.Approvers)
+}
+
+// Queue implements [store.Tickets.Queue]. The reference backend scans its
+// tickets; the database backends read index ranges.
+func (s *Store) Queue(ctx context.Context, q store.QueueFilter) ([]store.Approval, string, error) {
+	if err := q.Check(); err != nil {
+		return nil, "", fmt.Errorf("queue: %w", err)
+	}
+	if err := s.lockRead(ctx); err != nil {
+		return nil, "", fmt.Errorf("queue: %w", err)
+	}
+	defer s.mu.Unlock()
+	var after *store.Approval
+	if q.After != "" {
+		a, ok := s.tickets[q.After]
+		if !ok {
+			return nil, "", fmt.Errorf("queue: cursor: %w", store.ErrNotFound)
+		}
+		after = a
+	}
+	var hits []*store.Approval
+	for _, t := range s.byCreated {
+		if q.InQueue(t, after) {
+			hits = append(hits, t)
+		}
+	}
+	slices.SortFunc(hits, store.QueueOrder)
+	n := q.PageSize()
+	next := ""
+	if len(hits) > n {
+		hits, next = hits[:n], hits[n-1].ID
+	}
+	out := make([]store.Approval, len(hits))
+	for i, t := range hits {
+		out[i] = t.Clone()
+	}
+	return out, next, nil
 }

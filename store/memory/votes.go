@@ -73,6 +73,7 @@ func (s *Store) Vote(ctx context.Context, id string, v store.Vote, quorum int, r
 		s.leavePending(t)
 	}
 	*t = next
+	s.hub.Changed(t.ID)
 	s.commit(recs)
 	return t.Clone(), nil
 }

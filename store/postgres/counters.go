@@ -22,15 +22,20 @@ import (
 //	w1 < w < w2 (or no w1) w replaces w1
 //	w < w1               counted (delta is returned) but not kept
 func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delta int64) (int64, error) {
-	const op = "add count"
 	if err := store.CheckKey(key); err != nil {
-		return 0, fmt.Errorf("%s: %w", op, err)
+		return 0, fmt.Errorf("add count: %w", err)
 	}
-	if err := s.enter(ctx); err != nil {
-		return 0, s.fail(ctx, op, err)
+	n, err := s.AddCounts(ctx, []store.CountOp{{Key: key, Window: window, Delta: delta}})
+	if err != nil {
+		return 0, err
 	}
-	var n int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO counters AS c (key, w1, n1, w2, n2) VALUES ($1, NULL, 0, $2, $3)
+	return n[0], nil
+}
+
+// queryAddCount is AddCount's upsert; queryReadCount reads a window and
+// makes none.
+const (
+	queryAddCount = `INSERT INTO counters AS c (key, w1, n1, w2, n2) VALUES ($1, NULL, 0, $2, $3)
 		ON CONFLICT (key) DO UPDATE SET
 			w1 = CASE
 				WHEN $2 > c.w2 THEN c.w2
@@ -46,12 +51,49 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 				WHEN $2 = c.w2 THEN c.n2 + $3
 				WHEN $2 > c.w2 THEN $3
 				ELSE c.n2 END
-		RETURNING CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE $3 END`,
-		key, window, delta).Scan(&n)
-	if err != nil {
-		return 0, s.fail(ctx, op, err)
+		RETURNING CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE $3 END`
+	queryReadCount = `SELECT CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE 0 END FROM counters WHERE key = $1`
+)
+
+// AddCounts implements [store.Counters]: one statement, or one
+// transaction of them.
+func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
+	const op = "add count"
+	if err := store.CheckCountOps(ops); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	return n, nil
+	if err := s.enter(ctx); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	out := make([]int64, len(ops))
+	apply := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) error {
+		for i, c := range ops {
+			query, args := queryAddCount, []any{c.Key, c.Window, c.Delta}
+			if c.Delta == 0 {
+				query, args = queryReadCount, args[:2]
+			}
+			err := q.QueryRow(ctx, query, args...).Scan(&out[i])
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				out[i] = 0
+			case err != nil:
+				return err
+			}
+		}
+		return nil
+	}
+	var err error
+	if len(ops) == 1 {
+		err = apply(s.pool)
+	} else {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return apply(tx) })
+	}
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	return out, nil
 }
 
 // IncrStreak implements [store.Counters].

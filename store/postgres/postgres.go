@@ -173,6 +173,12 @@ type Store struct {
 	// damage is the first damage seen; once set, deciding calls refuse.
 	damage     store.Damage
 	durability Durability
+	// hub, watchOnce, listening and stopListening serve [Store.Watch].
+	hub           store.Hub
+	watchOnce     sync.Once
+	listening     atomic.Bool
+	stopListening atomic.Pointer[context.CancelFunc]
+	listeners     sync.WaitGroup
 }
 
 var _ store.Store = (*Store)(nil)
@@ -250,6 +256,11 @@ func checkSchemaName(name string) error {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		if stop := s.stopListening.Load(); stop != nil {
+			(*stop)()
+		}
+		s.listeners.Wait()
+		s.hub.ChangedAll()
 		s.pool.Close()
 	})
 	return nil

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -397,6 +398,68 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, str
 	if len(page) > size {
 		page = page[:size]
 		next = page[size-1].ID
+	}
+	return page, next, nil
+}
+
+// Queue implements [store.Tickets.Queue]: one index range per source (the
+// user's pending tickets, each group's), each at most a page and one more,
+// read in one transaction and merged.
+func (s *Store) Queue(ctx context.Context, q store.QueueFilter) ([]store.Approval, string, error) {
+	const op = "queue"
+	if err := q.Check(); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", op, err)
+	}
+	if err := s.enterRead(ctx); err != nil {
+		return nil, "", s.fail(ctx, op, err)
+	}
+	n := q.PageSize()
+	var page []store.Approval
+	next := ""
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		after := ``
+		args := []any{nil, q.Now, n + 1}
+		if q.After != "" {
+			var expires time.Time
+			err := tx.QueryRow(ctx, `SELECT expires_at FROM tickets WHERE id = $1`, q.After).Scan(&expires)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("cursor: %w", store.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			after = ` AND (expires_at, id) > ($4, $5)`
+			args = append(args, expires, q.After)
+		}
+		read := func(column, value string) ([]store.Approval, error) {
+			args[0] = value
+			rows, err := tx.Query(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE state = 'pending' AND `+column+
+				` = $1 AND expires_at > $2`+after+` ORDER BY expires_at, id LIMIT $3`, args...)
+			if err != nil {
+				return nil, err
+			}
+			return collectTickets(rows)
+		}
+		var sources [][]store.Approval
+		if q.User != "" {
+			p, err := read("user_name", q.User)
+			if err != nil {
+				return err
+			}
+			sources = append(sources, p)
+		}
+		for _, g := range q.Groups {
+			p, err := read("approvers", g)
+			if err != nil {
+				return err
+			}
+			sources = append(sources, p)
+		}
+		page, next = q.MergeQueue(sources...)
+		return nil
+	})
+	if err != nil {
+		return nil, "", s.fail(ctx, op, err)
 	}
 	return page, next, nil
 }

@@ -15,23 +15,78 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 	if err := store.CheckKey(key); err != nil {
 		return 0, fmt.Errorf("sqlite: add count: %w", err)
 	}
-	var n int64
-	err := s.write(ctx, "add count", func(tx runner) error {
-		err := tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
-			ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n RETURNING n`,
-			key, window.UnixMicro(), delta).Scan(&n)
-		if err != nil {
-			return dbErr(err)
-		}
-		// Keep the key's two newest windows.
-		_, err = tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start < (
-			SELECT window_start FROM counters WHERE key = ? ORDER BY window_start DESC LIMIT 1 OFFSET 1)`, key, key)
-		return dbErr(err)
-	})
+	n, err := s.AddCounts(ctx, []store.CountOp{{Key: key, Window: window, Delta: delta}})
 	if err != nil {
 		return 0, err
 	}
-	return n, nil
+	return n[0], nil
+}
+
+// AddCounts implements [store.Counters]: reads alone on a reader, with no
+// write transaction; any add in one transaction of the writer.
+func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
+	if err := store.CheckCountOps(ops); err != nil {
+		return nil, fmt.Errorf("sqlite: add counts: %w", err)
+	}
+	out := make([]int64, len(ops))
+	reads := true
+	for _, op := range ops {
+		reads = reads && op.Delta == 0
+	}
+	if reads {
+		if err := s.enter(ctx, "add count"); err != nil {
+			return nil, err
+		}
+		for i, op := range ops {
+			err := s.reader().QueryRowContext(ctx, `SELECT n FROM counters WHERE key = ? AND window_start = ?`,
+				op.Key, op.Window.UnixMicro()).Scan(&out[i])
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				out[i] = 0
+			case err != nil:
+				return nil, s.fail(ctx, "add count", err)
+			}
+		}
+		return out, nil
+	}
+	err := s.write(ctx, "add count", func(tx runner) error {
+		for i, op := range ops {
+			n, err := addCount(ctx, tx, op)
+			if err != nil {
+				return err
+			}
+			out[i] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// addCount applies one op in the writer's transaction. A read makes no
+// window.
+func addCount(ctx context.Context, tx runner, op store.CountOp) (int64, error) {
+	var n int64
+	if op.Delta == 0 {
+		err := tx.QueryRowContext(ctx, `SELECT n FROM counters WHERE key = ? AND window_start = ?`,
+			op.Key, op.Window.UnixMicro()).Scan(&n)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		return n, dbErr(err)
+	}
+	err := tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
+		ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n RETURNING n`,
+		op.Key, op.Window.UnixMicro(), op.Delta).Scan(&n)
+	if err != nil {
+		return 0, dbErr(err)
+	}
+	// Keep the key's two newest windows.
+	_, err = tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start < (
+		SELECT window_start FROM counters WHERE key = ? ORDER BY window_start DESC LIMIT 1 OFFSET 1)`, op.Key, op.Key)
+	return n, dbErr(err)
 }
 
 // IncrStreak implements [store.Counters].

@@ -12,7 +12,8 @@ import (
 
 // TestQueryPlans checks that merging and the pending caps read an index of
 // pending tickets, the lease sweep an index of executing tickets, and a
-// page of List the (created_at, id) index, never the whole table: their
+// page of List the (created_at, id) index, and each source of a queue
+// page the pending tickets by user or by group, never the whole table: their
 // cost must not grow with the number of tickets.
 func TestQueryPlans(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "asu.db"), nil)
@@ -29,6 +30,10 @@ func TestQueryPlans(t *testing.T) {
 			"approvals_created", []any{0, "", 100}},
 		{"session cap", queryCap("session"), "approvals_pending_session", []any{"s", 0, 5}},
 		{"user cap", queryCap("user"), "approvals_pending_user", []any{"u", 0, 5}},
+		{"queue by user", queryQueue("user", false), "approvals_pending_user", []any{"u", 0, 51}},
+		{"queue by user, next page", queryQueue("user", true), "approvals_pending_user", []any{"u", 0, 0, "", 51}},
+		{"queue by group", queryQueue("approvers", false), "approvals_pending_group", []any{"group:a", 0, 51}},
+		{"queue by group, next page", queryQueue("approvers", true), "approvals_pending_group", []any{"group:a", 0, 0, "", 51}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

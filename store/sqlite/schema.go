@@ -178,6 +178,10 @@ ALTER TABLE grants ADD COLUMN revoked_at INTEGER;
 	// ticket's whole tally, never a stale copy.
 	`ALTER TABLE approvals ADD COLUMN shown_at INTEGER;
 ALTER TABLE approvals ADD COLUMN votes TEXT;`,
+	// 5: an approver's queue reads, per source, one range of pending
+	// tickets by expiry: its user's (approvals_pending_user) and each of
+	// its groups' (this index).
+	`CREATE INDEX approvals_pending_group ON approvals (approvers, expires_at, id) WHERE state = 'pending';`,
 }
 
 // migrate brings the schema to len(migrations), each step in its own

@@ -126,6 +126,12 @@ type Store struct {
 	// damage is the first damage seen; once set, deciding calls refuse.
 	damage store.Damage
 	path   string
+	// hub, watchOnce and watching serve [Store.Watch].
+	hub       store.Hub
+	watchOnce sync.Once
+	watching  atomic.Bool
+	pollers   sync.WaitGroup
+	closing   chan struct{} // closed by Close, to stop the poller
 }
 
 var _ store.Store = (*Store)(nil)
@@ -172,7 +178,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
-	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1), path: path}
+	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1), path: path, closing: make(chan struct{})}
 	if o.Inspect {
 		return s, nil
 	}
@@ -212,6 +218,9 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	close(s.closing)
+	s.pollers.Wait()
+	s.hub.ChangedAll()
 	s.closeStmts()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %v", err)

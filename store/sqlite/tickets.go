@@ -311,3 +311,75 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, str
 	}
 	return out, "", nil
 }
+
+// queryQueue reads one source of a queue page: the pending tickets whose
+// column (user or approvers) is a value, unexpired, after a cursor when
+// cursor is set, by expiry. Its arguments: the value, now, [the cursor's
+// expiry and id,] the limit.
+func queryQueue(column string, cursor bool) string {
+	after := ``
+	if cursor {
+		after = ` AND (expires_at, id) > (?, ?)`
+	}
+	return `SELECT ` + approvalCols + ` FROM approvals WHERE state = 'pending' AND ` + column +
+		` = ? AND expires_at > ?` + after + ` ORDER BY expires_at, id LIMIT ?`
+}
+
+// Queue implements [store.Tickets.Queue]: one index range per source (the
+// user's pending tickets, each group's), each at most a page and one more,
+// merged.
+func (s *Store) Queue(ctx context.Context, q store.QueueFilter) ([]store.Approval, string, error) {
+	if err := q.Check(); err != nil {
+		return nil, "", fmt.Errorf("sqlite: queue: %w", err)
+	}
+	if err := s.enterRead(ctx, "queue"); err != nil {
+		return nil, "", err
+	}
+	var cursor []any
+	if q.After != "" {
+		var expires int64
+		err := s.reader().QueryRowContext(ctx, `SELECT expires_at FROM approvals WHERE id = ?`, q.After).Scan(&expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, "", fmt.Errorf("sqlite: queue: cursor: %w", store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, "", s.fail(ctx, "queue", err)
+		}
+		cursor = []any{expires, q.After}
+	}
+	n := q.PageSize()
+	read := func(column, value string) ([]store.Approval, error) {
+		args := append(append([]any{value, q.Now.UnixMicro()}, cursor...), n+1)
+		rows, err := s.reader().QueryContext(ctx, queryQueue(column, cursor != nil), args...)
+		if err != nil {
+			return nil, dbErr(err)
+		}
+		defer rows.Close()
+		var out []store.Approval
+		for rows.Next() {
+			a, err := scanApproval(rows)
+			if err != nil {
+				return nil, dbErr(err)
+			}
+			out = append(out, a)
+		}
+		return out, dbErr(rows.Err())
+	}
+	var sources [][]store.Approval
+	if q.User != "" {
+		page, err := read("user", q.User)
+		if err != nil {
+			return nil, "", s.fail(ctx, "queue", err)
+		}
+		sources = append(sources, page)
+	}
+	for _, g := range q.Groups {
+		page, err := read("approvers", g)
+		if err != nil {
+			return nil, "", s.fail(ctx, "queue", err)
+		}
+		sources = append(sources, page)
+	}
+	page, next := q.MergeQueue(sources...)
+	return page, next, nil
+}

@@ -132,6 +132,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"Revoke", tickets.Revoke},
 		{"ExpirePending", tickets.ExpirePending},
 		{"List", tickets.List},
+		{"Queue", tickets.Queue},
+		{"Watch", tickets.Watch},
 		{"NoAliasing", tickets.NoAliasing},
 		{"Consume", execution.Consume},
 		{"Renew", execution.Renew},
@@ -146,6 +148,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"GetInvite", records.GetInvite},
 		{"RevokeInvite", records.RevokeInvite},
 		{"Counters", records.Counters},
+		{"CounterBatches", records.CounterBatches},
 		{"Streaks", records.Streaks},
 		{"Audit", audit.Audit},
 		{"Grants", records.Grants},
@@ -182,3 +185,8 @@ func TicketAt(session, user string, n int, created time.Time) store.Approval {
 // Record returns an audit record of task at time at. It is exported for
 // benchmarks and backend-specific tests.
 func Record(task string, at time.Time) receipt.AuditRecord { return fixture.Record(task, at) }
+
+// WatchAcross checks, for a backend implementing [store.Watcher], that a
+// watch taken through first wakes when second, another handle on the same
+// database (as another process's would be), changes the ticket.
+func WatchAcross(t *testing.T, first, second store.Store) { tickets.WatchAcross(t, first, second) }

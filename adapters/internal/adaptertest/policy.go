@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/plug"
 )
 
@@ -13,7 +12,7 @@ import (
 // same rules under a new version, as a redeployed catalog has. It is the
 // attack kit's ChangePolicy hook.
 type Versioned struct {
-	gate.Policy
+	plug.Policy
 	rev atomic.Int64
 }
 

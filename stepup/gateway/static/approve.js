@@ -48,35 +48,104 @@
   // The card is on screen: tell the gate, which starts the dwell time
   // before an approval counts from this moment (a link preview fetches the
   // page but runs no script, so it starts nothing). The page's view token
-  // says the signal comes from this page.
+  // says the signal comes from this page. The gate answers how long until
+  // an approval from this screen is acceptable; the approve button is held
+  // that long from the answer's arrival, so it never enables sooner than
+  // the gate accepts, however slow the request was.
+  var approveButton = document.getElementById("asu-approve");
+  var readyAt = Infinity; // Date.now() at which approving is acceptable; unknown until the gate answers
+  var showing = null;     // the pending "shown" request
+  var busy = false;
+  var holdTimer = null;
+  approveButton.disabled = true;
+  approveButton.textContent = "Read the card…";
+
+  function hold() {
+    if (holdTimer) { clearTimeout(holdTimer); holdTimer = null; }
+    var wait = readyAt - Date.now();
+    if (wait > 0) {
+      approveButton.disabled = true;
+      approveButton.textContent = wait === Infinity ? "Read the card…" : "Read the card… " + Math.ceil(wait / 1000);
+      if (wait !== Infinity) { holdTimer = setTimeout(hold, Math.min(wait, 250)); }
+      return true;
+    }
+    approveButton.textContent = "Approve with passkey";
+    if (!busy && !document.body.dataset.decided) {
+      approveButton.disabled = false;
+      if (!document.body.dataset.ready) { document.body.dataset.ready = String(Date.now()); }
+    }
+    return false;
+  }
+
   function shown() {
-    return asu.post("/approve/" + encodeURIComponent(ticket) + "/shown", { view: box.dataset.view || "" }).catch(function () {});
+    delete document.body.dataset.ready;
+    readyAt = Infinity;
+    hold();
+    showing = asu.post("/approve/" + encodeURIComponent(ticket) + "/shown", { view: box.dataset.view || "" }).then(function (a) {
+      readyAt = Date.now() + Math.max(0, (a && a.acceptable_in_ms) || 0);
+    }).catch(function () {
+      readyAt = Date.now(); // the gate judges the answer anyway
+    }).then(hold);
+    return showing;
   }
   if (document.visibilityState === "hidden") {
-    document.addEventListener("visibilitychange", function once() {
-      if (document.visibilityState !== "hidden") {
-        document.removeEventListener("visibilitychange", once);
-        shown();
-      }
+    showing = new Promise(function (resolve) {
+      document.addEventListener("visibilitychange", function once() {
+        if (document.visibilityState !== "hidden") {
+          document.removeEventListener("visibilitychange", once);
+          shown().then(resolve);
+        }
+      });
     });
   } else {
     shown();
   }
 
-  document.getElementById("asu-approve").addEventListener("click", function () {
+  approveButton.addEventListener("click", function () {
+    if (busy) { return; }
+    busy = true;
     buttons(false);
-    asu.say("Waiting for your passkey…");
-    sign(box.dataset.approve).then(function (cred) {
-      return asu.post("/approve/" + encodeURIComponent(ticket), asu.credentialJSON(cred));
-    }).then(function (t) {
-      asu.say("Approved. The agent may now run exactly this action, once.", "ok");
-      document.body.dataset.decided = t.status;
+    // A click before the gate answered the showing waits for its answer.
+    showing.then(function () {
+      if (hold()) {
+        busy = false;
+        buttons(true);
+        hold();
+        asu.say("Read the card first: you can approve in a moment.");
+        return;
+      }
+      asu.say("Waiting for your passkey…");
+      return sign(box.dataset.approve).then(function (cred) {
+        return asu.post("/approve/" + encodeURIComponent(ticket), asu.credentialJSON(cred));
+      }).then(function (t) {
+        busy = false;
+        asu.say(t.message || "Approved.", t.status === "pending" ? "" : "ok");
+        if (t.progress) { progress(t.progress); }
+        if (t.status !== "pending") {
+          document.body.dataset.decided = t.status;
+        } else {
+          document.body.dataset.voted = "yes";
+        }
+      });
     }).catch(function (e) {
+      busy = false;
       asu.say("Not approved: " + e.message, "bad");
-      if (e.code === "too_fast") { shown(); }
+      document.body.dataset.refused = e.code || "error";
       buttons(true);
+      if (e.code === "too_fast") { shown(); } else { hold(); }
     });
   });
+
+  function progress(text) {
+    var p = document.getElementById("asu-progress");
+    if (!p) {
+      p = document.createElement("p");
+      p.id = "asu-progress";
+      p.className = "asu-progress";
+      box.insertBefore(p, box.firstChild);
+    }
+    p.textContent = text + ".";
+  }
 
   document.getElementById("asu-deny").addEventListener("click", function () {
     buttons(false);

@@ -10,10 +10,14 @@
   if (!root || !list) { return; }
   var prefix = root.dataset.prefix;
   var approvePath = root.dataset.approve;
-  var dwell = parseInt(root.dataset.dwell, 10) || 0; // ms an approve button waits after its card is shown
+  // How long an approve button waits after its card is shown comes from
+  // the gate's answer to each showing; data-dwell is only what the page
+  // holds when that answer does not come (the gate judges anyway).
+  var fallbackDwell = parseInt(root.dataset.dwell, 10) || 0;
   var body = document.body;
 
-  var items = new Map(); // ticket id -> {el, entry, left, status, reason, busy}
+  var items = new Map(); // ticket id -> {el, entry, left, status, reason, busy, readyAt, shown}
+  var user = "";         // who is signed in: the state below is theirs
   var offset = 0;        // the server's clock minus this browser's, in ms
   var sessionEnds = 0;   // ms since the epoch, on the server's clock
   var stream = null;
@@ -100,10 +104,29 @@
     $("inbox-signin").hidden = state !== "signin";
     $("inbox-queue").hidden = state !== "queue";
     $("inbox-signout").hidden = state !== "queue";
-    if (state !== "queue") {
-      $("inbox-who").textContent = "";
-      live("");
-    }
+    if (state !== "queue") { reset(); }
+  }
+
+  // reset clears everything the page shows of a session, in one place:
+  // called whenever the session changes (signed out, ended, another
+  // approver signed in), so nothing of one approver stays on screen for
+  // the next.
+  function reset() {
+    items.forEach(function (it, id) { drop(it, id, true); });
+    items.clear();
+    list.textContent = "";
+    user = "";
+    first = true;
+    $("inbox-who").textContent = "";
+    $("inbox-count").textContent = "";
+    var f = $("inbox-figures");
+    f.textContent = "";
+    f.hidden = true;
+    $("inbox-empty").hidden = true;
+    live("");
+    body.dataset.count = "0";
+    delete body.dataset.decided;
+    document.title = "Approvals inbox";
   }
 
   // --- the session ---------------------------------------------------------
@@ -127,6 +150,8 @@
   function start() {
     retry = null;
     call("GET", prefix + "/session").then(function (s) {
+      if (s.user !== user) { reset(); }
+      user = s.user;
       offset = Date.parse(s.now) - Date.now();
       sessionEnds = Date.parse(s.expires_at);
       $("inbox-who").textContent = s.user;
@@ -168,7 +193,6 @@
   function signOut() {
     disconnect();
     call("POST", prefix + "/signout").catch(function () {}).then(function () {
-      clear();
       show("signin");
       say("Signed out.");
     });
@@ -182,6 +206,7 @@
     stream.addEventListener("open", function () { live("Live", "ok"); });
     stream.addEventListener("queue", function (ev) {
       var q = JSON.parse(ev.data);
+      if (q.user !== user) { return; } // a stream of another session than the page's
       offset = Date.parse(q.now) - Date.now();
       sessionEnds = Date.parse(q.session_expires_at);
       render(q.entries || []);
@@ -190,7 +215,6 @@
     });
     stream.addEventListener("end", function () {
       disconnect();
-      clear();
       show("signin");
       say("Your session ended. Sign in again to see your requests.");
     });
@@ -209,12 +233,6 @@
   }
 
   // --- the list ----------------------------------------------------------------
-
-  function clear() {
-    items.forEach(function (it, id) { drop(it, id); });
-    body.dataset.count = "0";
-    first = true;
-  }
 
   function render(entries) {
     var keep = new Set(entries.map(function (e) { return e.id; }));
@@ -240,6 +258,8 @@
         it = build(e);
         items.set(e.id, it);
         if (!first) { it.el.classList.add("inbox-new"); }
+      } else {
+        progress(it, e);
       }
       var want = prev ? prev.nextElementSibling : list.firstElementChild;
       if (it.el !== want) { list.insertBefore(it.el, want); }
@@ -247,16 +267,30 @@
     });
     first = false;
     if (refocus && items.has(refocus.dataset.id)) { refocus.focus(); }
-    $("inbox-empty").hidden = entries.length > 0;
-    body.dataset.count = String(entries.length);
-    document.title = (entries.length ? "(" + entries.length + ") " : "") + "Approvals inbox";
+    counted(entries.length);
+    if (!list.querySelector(".inbox-item.inbox-expanded")) {
+      var top = list.querySelector(".inbox-item:not(.inbox-done)");
+      if (top) { expand(items.get(top.dataset.id)); }
+    }
     tick();
   }
 
-  function drop(it, id) {
+  // counted shows how many requests wait, in the header and the tab's
+  // title; "Nothing to decide" only once no request is on screen at all.
+  function counted(n) {
+    $("inbox-count").textContent = n ? n + " to decide" : "";
+    $("inbox-empty").hidden = n > 0 || list.children.length > 0;
+    body.dataset.count = String(n);
+    document.title = (n ? "(" + n + ") " : "") + "Approvals inbox";
+  }
+
+  function drop(it, id, quiet) {
     if (it.leaving) { clearTimeout(it.leaving); }
     if (items.get(id) === it) { items.delete(id); }
     it.el.remove();
+    if (!quiet && body.dataset.inbox === "queue") {
+      $("inbox-empty").hidden = body.dataset.count !== "0" || list.children.length > 0;
+    }
   }
 
   function el(tag, cls, text) {
@@ -266,31 +300,48 @@
     return e;
   }
 
+  // progress shows where a ticket stands with its approvers: on its line
+  // (1/2) and, opened, in words.
+  function progress(it, e) {
+    it.entry.progress = e.progress;
+    it.entry.others = e.others;
+    var p = e.progress || {};
+    var needed = p.needed || 1;
+    it.tally.textContent = needed > 1 ? (p.signed || []).length + "/" + needed + " approved" : "";
+    it.tally.hidden = needed <= 1;
+    it.others.textContent = p.sentence && needed > 1 ? p.sentence + "." :
+      (e.others && e.others.length ? "Also may decide: " + e.others.join(", ") : "Only you may decide this.");
+  }
+
   function build(e) {
     var li = el("li", "inbox-item");
     li.tabIndex = 0;
     li.dataset.id = e.id;
-    var head = el("div", "inbox-head");
+    var line = el("div", "inbox-line");
     var title = el("strong", "inbox-tool", e.tool);
     title.id = "inbox-t-" + e.id;
     li.setAttribute("aria-labelledby", title.id);
+    var line1 = e.line || {};
+    var key = el("span", "inbox-key", line1.key || "");
+    var cls = el("span", "inbox-class inbox-class-" + (line1["class"] || "none"), line1["class"] || "");
+    var tally = el("span", "inbox-tally");
     var left = el("span", "inbox-left");
-    head.append(title, left);
-    li.append(head);
-    var meta = e.agent + " for " + e.user + (e.group ? " · routed to " + e.group : "");
-    li.append(el("p", "inbox-meta", meta));
-    li.append(el("p", "inbox-others", e.others && e.others.length ?
-      "Also may decide: " + e.others.join(", ") : "Only you may decide this."));
+    line.append(title, key, cls, tally, left);
+    if (line1.warnings) { line.append(el("span", "inbox-warnings", "⚠ " + line1.warnings)); }
+    li.append(line);
 
-    var details = el("details", "inbox-card");
-    details.open = true;
-    details.append(el("summary", "", "Card"));
-    var card = el("div", "inbox-card-body");
+    var more = el("div", "inbox-body");
+    more.hidden = true;
+    var meta = e.agent + " for " + e.user + (e.group ? " · routed to " + e.group : "");
+    more.append(el("p", "inbox-meta", meta));
+    var others = el("p", "inbox-others");
+    more.append(others);
+
+    var card = el("div", "inbox-card");
     // The card's HTML is the gate's, rendered from the stored effect with
     // every value escaped by package card; the page's CSP forbids script.
     card.innerHTML = e.card;
-    details.append(card);
-    li.append(details);
+    more.append(card);
 
     var label = el("label", "inbox-reason-label", "Reason for a denial (the agent is shown it)");
     var reason = el("input", "inbox-reason");
@@ -298,11 +349,12 @@
     reason.maxLength = 280;
     reason.autocomplete = "off";
     label.append(reason);
-    li.append(label);
+    more.append(label);
 
     var actions = el("div", "inbox-actions");
-    var approve = el("button", "inbox-approve", "Approve with passkey");
+    var approve = el("button", "inbox-approve", "Read the card…");
     approve.type = "button";
+    approve.disabled = true;
     var deny = el("button", "inbox-deny", "Deny with passkey");
     deny.type = "button";
     var open = el("a", "inbox-open", "Open page");
@@ -310,27 +362,61 @@
     open.target = "_blank";
     open.rel = "noopener";
     actions.append(approve, deny, open);
-    li.append(actions);
+    more.append(actions);
     var status = el("p", "inbox-item-status");
     status.setAttribute("role", "status");
-    li.append(status);
+    more.append(status);
+    li.append(more);
 
     var it = { el: li, entry: e, left: left, status: status, reason: reason, approve: approve, busy: false,
-      readyAt: Date.now() + dwell };
-    shown(it);
-    approve.addEventListener("click", function () { decide(it, "approve"); });
-    deny.addEventListener("click", function () { decide(it, "deny"); });
+      readyAt: Infinity, shown: false, more: more, tally: tally, others: others };
+    progress(it, e);
+    li.addEventListener("focusin", function () { expand(it); });
+    li.addEventListener("click", function () { expand(it); });
+    approve.addEventListener("click", function (ev) { ev.stopPropagation(); decide(it, "approve"); });
+    deny.addEventListener("click", function (ev) { ev.stopPropagation(); decide(it, "deny"); });
     return it;
   }
 
-  // shown tells the gate the card is on this approver's screen (its dwell
-  // time counts from the first showing) and holds the approve button as
-  // long; it is told again after a refusal as too fast (another approver
+  // expand opens one request (its card, who approved, the buttons) and
+  // closes the others; its card is then on screen, so the gate is told.
+  function expand(it) {
+    if (!it || it.el.classList.contains("inbox-expanded")) { return; }
+    items.forEach(function (o) {
+      if (o !== it && o.el.classList.contains("inbox-expanded")) {
+        o.el.classList.remove("inbox-expanded");
+        o.more.hidden = true;
+      }
+    });
+    it.el.classList.add("inbox-expanded");
+    it.more.hidden = false;
+    if (!it.shown) { shown(it); }
+  }
+
+  function collapse(it) {
+    if (!it) { return; }
+    it.el.classList.remove("inbox-expanded");
+    it.more.hidden = true;
+  }
+
+  // shown tells the gate the card is on this approver's screen, and holds
+  // the approve button as long as the gate answers (its dwell, counted by
+  // the gate from the first showing, which is never later than this
+  // one); it is told again after a refusal as too fast (another approver
   // of a ticket that needs several approved in between).
   function shown(it) {
-    it.readyAt = Date.now() + dwell;
-    if (dwell > 0) { setTimeout(tick, dwell); }
-    call("POST", approvePath + encodeURIComponent(it.entry.id) + "/shown", {}).catch(function () {});
+    it.shown = true;
+    it.readyAt = Infinity;
+    reading(it);
+    call("POST", approvePath + encodeURIComponent(it.entry.id) + "/shown", {}).then(function (a) {
+      it.readyAt = Date.now() + Math.max(0, (a && a.acceptable_in_ms) || 0);
+    }).catch(function () {
+      it.readyAt = Date.now() + fallbackDwell;
+    }).then(function () {
+      reading(it);
+      var wait = it.readyAt - Date.now();
+      if (wait > 0) { setTimeout(tick, wait + 20); }
+    });
   }
 
   function itemSay(it, text, kind) {
@@ -350,7 +436,7 @@
     var wait = it.readyAt - Date.now();
     if (wait > 0) {
       it.approve.disabled = true;
-      it.approve.textContent = "Read the card… " + Math.ceil(wait / 1000);
+      it.approve.textContent = wait === Infinity ? "Read the card…" : "Read the card… " + Math.ceil(wait / 1000);
       return true;
     }
     if (it.approve.textContent !== "Approve with passkey") {
@@ -364,6 +450,7 @@
   // posts it to the ticket's page on the approval site.
   function decide(it, kind) {
     if (!it || it.busy || it.el.dataset.decided) { return; }
+    expand(it);
     if (kind === "approve" && reading(it)) {
       itemSay(it, "Read the card first: you can approve in a moment.");
       return;
@@ -382,8 +469,10 @@
       it.el.dataset.decided = t.status;
       it.el.classList.add("inbox-done");
       body.dataset.decided = e.id + " " + t.status;
-      itemSay(it, kind === "approve" ? "Approved. The agent may now run exactly this action, once." :
-        "Denied. The agent is told so.", "ok");
+      // Worded by the site from the ticket's status after the request:
+      // the first of two approvals is told the action cannot run yet.
+      itemSay(it, t.message || (kind === "approve" ? "Approved." : "Denied. The agent is told so."),
+        t.status === "pending" ? "" : "ok");
     }).catch(function (err) {
       it.busy = false;
       if (err.code === "too_fast") { shown(it); }
@@ -441,6 +530,10 @@
     case "a": decide(it, "approve"); break;
     case "d": decide(it, "deny"); break;
     case "o": if (it) { window.open(it.entry.link, "_blank", "noopener"); } break;
+    case "Enter":
+      if (!it || t !== cur) { return; } // Enter on a button presses it
+      if (cur.classList.contains("inbox-expanded")) { collapse(it); } else { expand(it); }
+      break;
     default: return;
     }
     ev.preventDefault();

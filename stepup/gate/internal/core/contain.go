@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentstepup/asu/stepup/plug"
 )
 
 // Plug-ins never decide by misbehaving. Every call of one (Policy, Judge,
-// Renderer, Flood, Approver, Executor, the notifier) goes through
+// Renderer, Grants, Flood, Approver, Executor, the notifier) goes through
 // [Contain]: it runs under a deadline (the caller's, or the plug-in's
 // default when the caller gave none), in a goroutine of its own, so that
 // a plug-in that ignores its context is waited for only until the
@@ -29,9 +31,10 @@ const (
 	DefaultExecuteTimeout = 10 * time.Minute
 )
 
-// ErrMisbehaved is wrapped by every error [Contain] makes: the plug-in
-// panicked, did not answer by its deadline, or answered after it.
-var ErrMisbehaved = errors.New("gate: plug-in misbehaved")
+// ErrMisbehaved is plug.ErrMisbehaved, wrapped by every error [Contain]
+// makes: the plug-in panicked, did not answer by its deadline, or
+// answered after it.
+var ErrMisbehaved = plug.ErrMisbehaved
 
 // misbehaviour is how a plug-in misbehaved, in the gate's words.
 type misbehaviour struct {

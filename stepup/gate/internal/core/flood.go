@@ -2,12 +2,11 @@ package core
 
 import (
 	"github.com/agentstepup/asu/flood"
-	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
 // ParkCaps is the stricter of caps and flood control's, field by field.
-func ParkCaps(caps store.Caps, f plug.Flood) store.Caps {
+func ParkCaps(caps store.Caps, f Flood) store.Caps {
 	if f == nil {
 		return caps
 	}

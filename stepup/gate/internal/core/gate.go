@@ -20,47 +20,52 @@ import (
 )
 
 // Gate is one gate's state and the machinery its runtime side and its
-// desk share. Package gate's Gate is the API over it.
+// desk share. Package gate's Gate is the API over it. Its exported fields
+// are the parts and settings package gate's New and options fill in; they
+// do not change once New returns, so the runtime side and the desk read
+// them without locking. What changes while the gate runs (the waiters of
+// Wait, refused answers, stragglers) is unexported, behind methods.
 type Gate struct {
-	St        plug.Store
+	// The parts, each contained once New has them (ContainPlugins).
+	St        store.Gate
 	Policy    plug.Policy
 	Approver  plug.Approver
-	Renderer  plug.Renderer
-	Canon     plug.Canon
+	Renderer  Renderer
 	Grants    plug.Grants
 	Resolver  canon.Resolver
 	Executors map[string]plug.Executor
-	Groups    map[string][]string
-	Caps      store.Caps
-	Flood     plug.Flood // nil only with WithoutFloodControlUnsafe
-	FloodSet  bool       // WithFlood or WithoutFloodControlUnsafe was given
-	TTL       time.Duration
-	Lease     time.Duration
-	AuditArgs bool
-	Poll      time.Duration
-	Key       []byte           // MACs the gate's own approvals; see WithKey
-	Keys      keyring.Source   // the ring MACs are made and checked with; nil: Key alone (see KeyRing)
-	Owner     string           // this gate instance, as the owner of its executions
-	Local     func() time.Time // this process's clock; see WithLocalClock
+	Flood     Flood                    // nil only with WithoutFloodControlUnsafe
+	Judging   *JudgeConfig             // a model deciding some classes; nil: people decide all
+	Notifier  *NotifyConfig            // tells approvers a ticket waits; nil tells no one
+	Obs       *Observer                // logs and metrics; nil reports nothing
+	Mark      *Watermark               // the store's high-water mark, kept outside it; nil keeps none
+	MarkKeep  plug.Watermarks          // where WithWatermark keeps it
+	Keys      keyring.Source           // the ring MACs are made and checked with; nil: Key alone (see KeyRing)
+	Local     func() time.Time         // this process's clock; see WithLocalClock
+	Dwell     map[string]time.Duration // least time from showing to approval, by class
 
-	Obs      *Observer                // logs and metrics; nil reports nothing
-	Notifier *NotifyConfig            // tells approvers a ticket waits; nil tells no one
-	Judging  *JudgeConfig             // a model deciding some classes; nil: people decide all
-	Dwell    map[string]time.Duration // least time from showing to approval, by class
-	Mark     *Watermark               // the store's high-water mark, kept outside it; nil keeps none
-	MarkKeep plug.Watermarks          // where WithWatermark keeps it
-
-	Mu      sync.Mutex
-	macs    sync.Map  // secret -> *sync.Pool of HMAC-SHA256 states under it
-	single  sync.Once // makes one, the ring of Key alone
-	one     *keyring.Ring
-	refused refusals      // refused answers recorded, so a replay leaves no second row
-	Waiters chan struct{} // closed and replaced whenever a ticket changes here
-	taken   bool          // a Wait holds Waiters: the next change replaces it
-
-	stragglers atomic.Int64 // plug-in calls given up on that have not returned
-
+	// The settings.
+	Groups        map[string][]string
+	Caps          store.Caps
+	FloodSet      bool // WithFlood or WithoutFloodControlUnsafe was given
+	TTL           time.Duration
+	Lease         time.Duration
+	AuditArgs     bool
+	Poll          time.Duration
+	Key           []byte        // MACs the gate's own approvals; see WithKey
+	Owner         string        // this gate instance, as the owner of its executions
 	PluginTimeout time.Duration // a plug-in call's deadline when its caller gave none; 0: the defaults
+
+	// The state, changed while the gate runs.
+	mu         sync.Mutex    // guards waiters and taken
+	waiters    chan struct{} // closed and replaced whenever a ticket changes here; nil until a Wait takes it
+	taken      bool          // a Wait holds waiters: the next change replaces it
+	refused    refusals      // refused answers recorded, so a replay leaves no second row
+	early      refusals      // answers refused as too soon, never accepted later (early.go)
+	stragglers atomic.Int64  // plug-in calls given up on that have not returned
+	macs       sync.Map      // secret -> *sync.Pool of HMAC-SHA256 states under it
+	single     sync.Once     // makes one, the ring of Key alone
+	one        *keyring.Ring
 }
 
 // Now reads the store's clock to decide with. With a watermark, a store
@@ -123,21 +128,24 @@ func StoreClock(c store.Clock) func() time.Time {
 // when a Wait took it since the last change: with nobody waiting, a
 // decision costs no allocation here.
 func (g *Gate) Changed() {
-	g.Mu.Lock()
+	g.mu.Lock()
 	if g.taken {
-		close(g.Waiters)
-		g.Waiters = make(chan struct{})
+		close(g.waiters)
+		g.waiters = nil
 		g.taken = false
 	}
-	g.Mu.Unlock()
+	g.mu.Unlock()
 }
 
 // Changes returns a channel closed at the next change in this process.
 func (g *Gate) Changes() <-chan struct{} {
-	g.Mu.Lock()
-	defer g.Mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.waiters == nil {
+		g.waiters = make(chan struct{})
+	}
 	g.taken = true
-	return g.Waiters
+	return g.waiters
 }
 
 // MinKeySize is the shortest gate key WithKey accepts.

@@ -17,6 +17,6 @@ const (
 func GrantDecision() plug.Decision {
 	return plug.Decision{Verdict: plug.NeedsApproval, Reason: grantReason, PolicyVersion: GrantPolicyVersion,
 		Class: card.ClassIrreversible, Title: grantTitle, Audience: "asu",
-		Hints: card.Hints{Order: []string{"grant", "uses", "expires_at"}, Labels: map[string]string{
+		Hints: plug.Hints{Order: []string{"grant", "uses", "expires_at"}, Labels: map[string]string{
 			"grant": "what it covers", "uses": "calls it covers", "expires_at": "expires at (UTC)"}}}
 }

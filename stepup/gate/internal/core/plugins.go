@@ -8,14 +8,13 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/receipt"
-	"github.com/agentstepup/asu/stepup/modelapprove"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
 
 // ContainPlugins puts every plug-in of g behind [Contain]: its policy (and
-// the policy's Router), approver (and its Receipter), renderer, flood
-// control, executors and model judge. The gate then calls only the
+// the policy's Router), approver (and its Receipter), renderer, grant
+// check, flood control, executors and model judge. The gate then calls only the
 // contained ones, so no call site can forget. Optional interfaces the
 // plug-ins implement are kept. Calling it twice wraps nothing twice.
 func (g *Gate) ContainPlugins() {
@@ -31,7 +30,7 @@ func (g *Gate) ContainPlugins() {
 	switch a := g.Approver.(type) {
 	case nil, containedApprover, containedReceipter:
 	default:
-		if r, ok := a.(plug.Receipter); ok {
+		if r, ok := a.(Receipter); ok {
 			g.Approver = containedReceipter{containedApprover{g, a}, r}
 		} else {
 			g.Approver = containedApprover{g, a}
@@ -39,6 +38,9 @@ func (g *Gate) ContainPlugins() {
 	}
 	if _, ok := g.Renderer.(containedRenderer); !ok && g.Renderer != nil {
 		g.Renderer = containedRenderer{g, g.Renderer}
+	}
+	if _, ok := g.Grants.(containedGrants); !ok && g.Grants != nil {
+		g.Grants = containedGrants{g, g.Grants}
 	}
 	if _, ok := g.Flood.(containedFlood); !ok && g.Flood != nil {
 		g.Flood = containedFlood{g, g.Flood}
@@ -61,6 +63,7 @@ const (
 	PluginApprover = "approver"
 	PluginRenderer = "renderer"
 	PluginFlood    = "flood control"
+	PluginGrants   = "grant check"
 	PluginExecutor = "executor"
 	PluginJudge    = "model judge"
 	PluginNotifier = "notifier"
@@ -123,7 +126,7 @@ func (c containedApprover) Recheck(ctx context.Context, a plug.Answer) error {
 
 type containedReceipter struct {
 	containedApprover
-	r plug.Receipter
+	r Receipter
 }
 
 func (c containedReceipter) Receipt(ctx context.Context, a plug.Answer) (*receipt.Receipt, error) {
@@ -136,18 +139,31 @@ func (c containedReceipter) Receipt(ctx context.Context, a plug.Answer) (*receip
 // default deadline.
 type containedRenderer struct {
 	g *Gate
-	r plug.Renderer
+	r Renderer
 }
 
-func (c containedRenderer) Render(e canon.Sealed, cc card.Context) (*card.Card, error) {
+func (c containedRenderer) RenderSealed(e canon.Sealed, cc card.Context) (*card.Card, error) {
 	return Contain(context.Background(), c.g, PluginRenderer, DefaultPluginTimeout, func(context.Context) (*card.Card, error) {
-		return c.r.Render(e, cc)
+		return c.r.RenderSealed(e, cc)
+	})
+}
+
+// containedGrants bounds a grant check: a misbehaving one covers
+// nothing, and the call goes to a person.
+type containedGrants struct {
+	g  *Gate
+	gr plug.Grants
+}
+
+func (c containedGrants) Target(ctx context.Context, id string, s canon.Sealed) (string, error) {
+	return Contain(ctx, c.g, PluginGrants, DefaultPluginTimeout, func(ctx context.Context) (string, error) {
+		return c.gr.Target(ctx, id, s)
 	})
 }
 
 type containedFlood struct {
 	g *Gate
-	f plug.Flood
+	f Flood
 }
 
 func (c containedFlood) Admit(ctx context.Context, r flood.Request) error {
@@ -192,12 +208,12 @@ type containedJudge struct {
 	j plug.Judge
 }
 
-func (c containedJudge) Decide(ctx context.Context, cd, untrusted string) modelapprove.Verdict {
-	v, err := Contain(ctx, c.g, PluginJudge, DefaultPluginTimeout, func(ctx context.Context) (modelapprove.Verdict, error) {
+func (c containedJudge) Decide(ctx context.Context, cd, untrusted string) plug.Judgment {
+	v, err := Contain(ctx, c.g, PluginJudge, DefaultPluginTimeout, func(ctx context.Context) (plug.Judgment, error) {
 		return c.j.Decide(ctx, cd, untrusted), nil
 	})
 	if err != nil {
-		return modelapprove.Verdict{Approve: false, ModelID: "unanswered", Reason: Misbehaviour(err) + "; nothing it said was used",
+		return plug.Judgment{Approve: false, ModelID: "unanswered", Reason: Misbehaviour(err) + "; nothing it said was used",
 			Err: err}
 	}
 	return v

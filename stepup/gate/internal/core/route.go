@@ -97,7 +97,7 @@ func AnswerOf(a store.Approval, evidence []byte) plug.Answer {
 // AnswerFor is who's stored approval of ticket a, given at at.
 func AnswerFor(a store.Approval, who string, evidence []byte, at time.Time) plug.Answer {
 	return plug.Answer{
-		Request:  plug.NewRequest(plug.ActionApprove, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, []string{who}),
+		Request:  NewRequest(plug.ActionApprove, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, []string{who}),
 		Verified: plug.Verified{User: who, Evidence: bytes.Clone(evidence)},
 		Effect:   bytes.Clone(a.Effect), Card: bytes.Clone(a.Card), At: at,
 	}

@@ -84,9 +84,9 @@ func (g *Gate) Render(s canon.Sealed, d plug.Decision, taint []string, rationale
 	if d.Reason != "" {
 		reasons = append(reasons, d.Reason)
 	}
-	return g.Renderer.Render(s, card.Context{
+	return g.Renderer.RenderSealed(s, card.Context{
 		Title: d.Title, Class: d.Class, PolicyVersion: d.PolicyVersion,
-		Reasons: reasons, Approvers: g.whoMayApprove(s.Principal().User, d), Provenance: taint, Hints: d.Hints,
+		Reasons: reasons, Approvers: g.whoMayApprove(s.Principal().User, d), Provenance: taint, Hints: card.Hints(d.Hints),
 		Trusted: d.Trusted, Rationale: rationale, ToolDescription: d.Description,
 	})
 }

@@ -227,7 +227,7 @@ func (w *Watermark) remember(s Spent) {
 // seen and returns the time to decide with: never earlier than one the
 // gate already used. A store that went back, by its chain or its clock,
 // is refused.
-func (w *Watermark) Clock(ctx context.Context, st plug.AuditLog, t time.Time) (time.Time, error) {
+func (w *Watermark) Clock(ctx context.Context, st store.AuditLog, t time.Time) (time.Time, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held != nil {
@@ -249,7 +249,7 @@ func (w *Watermark) Clock(ctx context.Context, st plug.AuditLog, t time.Time) (t
 
 // Check reads the store's audit head and holds if the store is behind the
 // mark or forks from it; otherwise the mark moves up to the head.
-func (w *Watermark) Check(ctx context.Context, st plug.AuditLog, now time.Time) error {
+func (w *Watermark) Check(ctx context.Context, st store.AuditLog, now time.Time) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held != nil {
@@ -265,7 +265,7 @@ func (w *Watermark) Check(ctx context.Context, st plug.AuditLog, now time.Time) 
 // the watermark is used, and writes the mark as found, so that a store the
 // gate has used always has one. A store that could not be read is asked
 // again next time.
-func (w *Watermark) start(ctx context.Context, st plug.AuditLog, now time.Time) error {
+func (w *Watermark) start(ctx context.Context, st store.AuditLog, now time.Time) error {
 	if w.opened {
 		return nil
 	}
@@ -294,7 +294,7 @@ func (w *Watermark) hold(ctx context.Context, rb *RollbackError) *RollbackError 
 	return rb
 }
 
-func (w *Watermark) checkLocked(ctx context.Context, st plug.AuditLog, now time.Time) error {
+func (w *Watermark) checkLocked(ctx context.Context, st store.AuditLog, now time.Time) error {
 	head, err := st.AuditHead(ctx)
 	if err != nil {
 		return ticketstore.Err("the watermark's check of the audit head", err)
@@ -323,7 +323,7 @@ func (w *Watermark) checkLocked(ctx context.Context, st plug.AuditLog, now time.
 // Spend records, durably and before it starts, that ticket a is about to
 // run with its idempotency key; it first checks the store against the
 // mark. An error means the run must not start.
-func (w *Watermark) Spend(ctx context.Context, st plug.AuditLog, a store.Approval, now time.Time) error {
+func (w *Watermark) Spend(ctx context.Context, st store.AuditLog, a store.Approval, now time.Time) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held != nil {
@@ -345,7 +345,7 @@ func (w *Watermark) Spend(ctx context.Context, st plug.AuditLog, a store.Approva
 
 // Advance checks the store against the mark and, if the chain grew since
 // the mark was last written, writes it.
-func (w *Watermark) Advance(ctx context.Context, st plug.AuditLog, now time.Time) error {
+func (w *Watermark) Advance(ctx context.Context, st store.AuditLog, now time.Time) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.held != nil {

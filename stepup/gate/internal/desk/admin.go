@@ -19,7 +19,7 @@ import (
 type Admin struct{ g *Gate }
 
 // NewAdmin returns the operator's side of g.
-func NewAdmin(g *run.Gate) *Admin { return &Admin{g: &Gate{g}} }
+func NewAdmin(g *run.Gate) *Admin { return &Admin{g: newGate(g)} }
 
 // RevokeTicket implements [gate.Admin.RevokeTicket].
 func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
@@ -31,7 +31,7 @@ func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reaso
 
 // revoke moves an approved ticket to revoked with its audit row.
 func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
-	a, _, err := g.Load(ctx, "revoke", id)
+	a, _, err := g.core.Load(ctx, "revoke", id)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -42,7 +42,7 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 	default:
 		return stepup.Ticket{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -50,13 +50,13 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	done, err := g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
-		g.Note(receipt.DecisionRevoked, why, now))
+	done, err := g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
+		g.core.Note(receipt.DecisionRevoked, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("revoke", err)
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, done, receipt.DecisionRevoked, "revoked by "+by, now)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, done, receipt.DecisionRevoked, "revoked by "+by, now)
 	return core.View(done, now), nil
 }
 
@@ -66,11 +66,11 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 	if strings.TrimSpace(by) == "" {
 		return fmt.Errorf("revoke grant: %w: name who revokes", stepup.ErrConfig)
 	}
-	rec, err := g.St.GetGrant(ctx, id)
+	rec, err := g.core.St.GetGrant(ctx, id)
 	if err != nil {
 		return core.TicketErr("revoke grant", err)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	err = g.St.RevokeGrant(ctx, id, now, func(store.Approval, bool) receipt.AuditRecord {
+	err = g.core.St.RevokeGrant(ctx, id, now, func(store.Approval, bool) receipt.AuditRecord {
 		return receipt.AuditRecord{TicketID: id, Task: "grant", Session: "grant:" + rec.User,
 			Principal: core.PrincipalOf(rec.User), Decision: receipt.DecisionRevoked, Reason: why, Approver: rec.User}
 	})
@@ -99,7 +99,7 @@ func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plu
 		return nil, "", fmt.Errorf("list: %w", err)
 	}
 	return d.g.list(ctx, f, func(a store.Approval, now time.Time) bool {
-		users, err := d.g.ApproversOf(ctx, a, now)
+		users, err := d.g.core.ApproversOf(ctx, a, now)
 		return err == nil && slices.Contains(users, approver)
 	})
 }
@@ -107,11 +107,11 @@ func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plu
 // list reads one page of the tickets matching f and keeps those keep
 // takes, as entries.
 func (g *Gate) list(ctx context.Context, f store.Filter, keep func(a store.Approval, now time.Time) bool) ([]plug.Entry, string, error) {
-	page, next, err := g.St.List(ctx, f)
+	page, next, err := g.core.St.List(ctx, f)
 	if err != nil {
 		return nil, "", core.TicketErr("list", err)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -135,11 +135,11 @@ func (ad *Admin) Metrics(ctx context.Context, window time.Duration) (receipt.App
 	if window < 0 || window > MaxMetricsWindow {
 		return receipt.ApprovalMetrics{}, fmt.Errorf("%w: a metrics window is up to %v", stepup.ErrConfig, MaxMetricsWindow)
 	}
-	now, err := ad.g.Now(ctx)
+	now, err := ad.g.core.Now(ctx)
 	if err != nil {
 		return receipt.ApprovalMetrics{}, err
 	}
-	rows, err := ad.g.St.AuditRange(ctx, now.Add(-window), now.Add(time.Millisecond))
+	rows, err := ad.g.core.St.AuditRange(ctx, now.Add(-window), now.Add(time.Millisecond))
 	if err != nil {
 		return receipt.ApprovalMetrics{}, core.TicketErr("metrics", err)
 	}
@@ -164,12 +164,12 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 	if limit <= 0 || limit > store.MaxListLimit {
 		limit = store.DefaultListLimit
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
 	filters := []store.Filter{{States: []store.State{store.Pending}, User: approver}}
-	for name, members := range g.Groups {
+	for name, members := range g.core.Groups {
 		if slices.Contains(members, approver) {
 			filters = append(filters, store.Filter{States: []store.State{store.Pending}, Approvers: name})
 		}
@@ -178,7 +178,7 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 	var out []plug.Entry
 	for _, f := range filters {
 		for f.Limit = store.MaxListLimit; ; {
-			page, next, err := g.St.List(ctx, f)
+			page, next, err := g.core.St.List(ctx, f)
 			if err != nil {
 				return nil, core.TicketErr("queue", err)
 			}
@@ -187,12 +187,14 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 					slices.ContainsFunc(a.Votes, func(v store.Vote) bool { return v.Approver == approver }) {
 					continue
 				}
-				users, err := g.ApproversOf(ctx, a, now)
+				users, err := g.core.ApproversOf(ctx, a, now)
 				if err != nil || !slices.Contains(users, approver) {
 					continue // its user when routed to a group, or policy changed
 				}
 				seen[a.ID] = true
-				out = append(out, entryOf(a, now))
+				e := entryOf(a, now)
+				g.entryProgress(ctx, a, &e, now)
+				out = append(out, e)
 			}
 			if next == "" {
 				break
@@ -213,16 +215,16 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 }
 
 // RevokePrompt implements [gate.Desk.RevokePrompt].
-func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
+func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	a, req, now, err := d.revocable(ctx, id)
 	if err != nil {
-		return plug.Prompt{}, err
+		return Prompt{}, err
 	}
-	opts, err := d.g.Approver.Options(ctx, req)
+	opts, err := d.g.core.Approver.Options(ctx, req)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("revoke: %w", err)
+		return Prompt{}, fmt.Errorf("revoke: %w", err)
 	}
-	return plug.Prompt{Ticket: core.View(a, now), CardJSON: a.Card, DenyOptions: opts, DenyChallenge: req.Challenge,
+	return Prompt{Ticket: core.View(a, now), CardJSON: a.Card, DenyOptions: opts, DenyChallenge: req.Challenge,
 		Approvers: req.Approvers}, nil
 }
 
@@ -243,20 +245,20 @@ func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, re
 // only someone who may decide the ticket now can answer.
 func (d *Desk) revocable(ctx context.Context, id stepup.TicketID) (store.Approval, plug.Request, time.Time, error) {
 	g := d.g
-	a, _, err := g.Load(ctx, "revoke", id)
+	a, _, err := g.core.Load(ctx, "revoke", id)
 	if err != nil {
 		return a, plug.Request{}, time.Time{}, err
 	}
 	if a.State != store.Approved {
 		return a, plug.Request{}, time.Time{}, fmt.Errorf("revoke: %w: ticket is %s", stepup.ErrResolved, a.State)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return a, plug.Request{}, now, err
 	}
-	users, err := g.ApproversOf(ctx, a, now)
+	users, err := g.core.ApproversOf(ctx, a, now)
 	if err != nil {
 		return a, plug.Request{}, now, fmt.Errorf("revoke: %w", err)
 	}
-	return a, plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users), now, nil
+	return a, core.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, users), now, nil
 }

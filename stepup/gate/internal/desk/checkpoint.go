@@ -15,7 +15,7 @@ func (ad *Admin) Checkpoint(ctx context.Context, key ed25519.PrivateKey) (receip
 	if len(key) != ed25519.PrivateKeySize {
 		return receipt.SignedCheckpoint{}, fmt.Errorf("checkpoint: %w: not an ed25519 private key", stepup.ErrConfig)
 	}
-	head, err := ad.g.St.AuditHead(ctx)
+	head, err := ad.g.core.St.AuditHead(ctx)
 	if err != nil {
 		return receipt.SignedCheckpoint{}, fmt.Errorf("checkpoint: %w: %v", stepup.ErrStore, err)
 	}

@@ -20,40 +20,44 @@ import (
 type Desk struct{ g *Gate }
 
 // NewDesk returns the approvers' side of g.
-func NewDesk(g *run.Gate) *Desk { return &Desk{g: &Gate{g}} }
+func NewDesk(g *run.Gate) *Desk { return &Desk{g: newGate(g)} }
 
 // Prompt implements [gate.Desk.Prompt].
-func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (plug.Prompt, error) {
+func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 	a, req, now, err := d.pending(ctx, id, plug.ActionApprove)
 	if err != nil {
-		return plug.Prompt{}, err
+		return Prompt{}, err
 	}
-	dec, s, err := d.g.Redecide(ctx, a)
+	dec, s, err := d.g.core.Redecide(ctx, a)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
 	if !s.Digest().Equal(a.Digest) {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
+		return Prompt{}, fmt.Errorf("prompt: %w", stepup.ErrEffectChanged)
 	}
-	cd, err := d.g.Render(s, dec, a.Taint, a.Rationale)
+	cd, err := d.g.core.Render(s, dec, a.Taint, a.Rationale)
 	if core.Misbehaviour(err) != "" {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err) // the renderer's fault, not the effect's
+		return Prompt{}, fmt.Errorf("prompt: %w", err) // the renderer's fault, not the effect's
 	}
 	if err != nil || !cd.Hash().Equal(a.CardHash) {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
+		return Prompt{}, fmt.Errorf("prompt: %w: the card no longer renders as stored", stepup.ErrEffectChanged)
 	}
-	opts, err := d.g.Approver.Options(ctx, req)
+	opts, err := d.g.core.Approver.Options(ctx, req)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	denyReq := plug.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
-	denyOpts, err := d.g.Approver.Options(ctx, denyReq)
+	denyReq := core.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
+	denyOpts, err := d.g.core.Approver.Options(ctx, denyReq)
 	if err != nil {
-		return plug.Prompt{}, fmt.Errorf("prompt: %w", err)
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
-	return plug.Prompt{Ticket: core.View(a, now), Card: cd, CardJSON: a.Card, Options: opts,
+	p := Prompt{Ticket: core.View(a, now), Card: cd, CardJSON: a.Card, Options: opts,
 		Challenge: req.Challenge, DenyOptions: denyOpts, DenyChallenge: denyReq.Challenge,
-		Approvers: req.Approvers}, nil
+		Approvers: req.Approvers}
+	if p.Progress, err = d.promptProgress(ctx, a, now); err != nil {
+		return Prompt{}, fmt.Errorf("prompt: %w", err)
+	}
+	return p, nil
 }
 
 // Show implements [gate.Desk.Show].
@@ -69,11 +73,11 @@ func (d *Desk) Show(ctx context.Context, id stepup.TicketID) error {
 // action about it, timing it out if it expired.
 func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Action) (store.Approval, plug.Request, time.Time, error) {
 	g := d.g
-	a, _, err := g.Load(ctx, "approval", id)
+	a, _, err := g.core.Load(ctx, "approval", id)
 	if err != nil {
 		return a, plug.Request{}, time.Time{}, err
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return a, plug.Request{}, now, err
 	}
@@ -84,20 +88,20 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Acti
 		return a, plug.Request{}, now, fmt.Errorf("approval: %w", stepup.ErrResolved)
 	}
 	if !now.Before(a.ExpiresAt) {
-		if err := g.ExpireTicket(ctx, a); err != nil {
+		if err := g.run.ExpireTicket(ctx, a); err != nil {
 			return a, plug.Request{}, now, err
 		}
 		return a, plug.Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
 	}
-	route, err := g.Route(ctx, a)
+	route, err := g.core.Route(ctx, a)
 	if err != nil {
 		return a, plug.Request{}, now, fmt.Errorf("approval: %w", err)
 	}
-	approvers, err := g.Deciders(a, route, now)
+	approvers, err := g.core.Deciders(a, route, now)
 	if err != nil {
 		return a, plug.Request{}, now, fmt.Errorf("approval: %w", err)
 	}
-	req := plug.NewRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers)
+	req := core.NewRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers)
 	req.Quorum = core.QuorumOf(route)
 	for _, v := range a.Votes {
 		req.Approved = append(req.Approved, v.Approver)
@@ -112,36 +116,34 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
-	// Before the answer is verified, so a refusal moves no signature
-	// counter: the approver answers again once they have read the card.
-	if err := g.Dwelt(a, now); err != nil {
-		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
-	}
 	v, err := g.verify(ctx, req, a, answer)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
+	if err := g.dwelt(a, answer, now); err != nil { // only after the answer verified: see early.go
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
 	if req.Quorum > 1 {
-		return g.vote(ctx, a, v, req.Quorum)
+		return g.vote(ctx, a, v, req.Quorum, now)
 	}
 	reason := "approved by " + v.User
 	var done store.Approval
-	err = g.AtNow(ctx, func(at time.Time) (err error) {
+	err = g.core.AtNow(ctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
-			Reason: reason, Evidence: g.SealAnswer(a, v.User, v.Evidence), At: at},
-			g.Note(receipt.DecisionApproved, reason, at))
+		done, err = g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Approved, Approver: v.User,
+			Reason: reason, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
+			g.core.Note(receipt.DecisionApproved, reason, at))
 		return err
 	})
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("approve", err)
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
 	if a.Tool == plug.GrantTool {
-		return g.IssueGrant(context.WithoutCancel(ctx), done)
+		return g.run.IssueGrant(context.WithoutCancel(ctx), done)
 	}
-	_ = g.Decided(ctx, done, true)
+	_ = g.core.Decided(ctx, done, true)
 	return core.View(done, now), nil
 }
 
@@ -156,7 +158,7 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("deny: %w", err)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -164,15 +166,15 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 	if reason = strings.TrimSpace(reason); reason != "" {
 		why += ": " + reason
 	}
-	done, err := g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
-		Evidence: v.Evidence, At: now}, g.Note(receipt.DecisionDenied, why, now))
+	done, err := g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
+		Evidence: v.Evidence, At: now}, g.core.Note(receipt.DecisionDenied, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("deny", err)
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, done, receipt.DecisionDenied, "denied by "+v.User, now)
 	if a.Tool != plug.GrantTool {
-		if err := g.Decided(ctx, done, false); err != nil {
+		if err := g.core.Decided(ctx, done, false); err != nil {
 			return core.View(done, now), err
 		}
 	}
@@ -182,10 +184,16 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 // verify checks an answer through the approver and that its approver may
 // decide the ticket.
 func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, answer []byte) (plug.Verified, error) {
-	v, err := g.Approver.Verify(ctx, req, answer)
+	v, err := g.core.Approver.Verify(ctx, req, answer)
 	if err != nil {
 		var ra *plug.RefusedAnswer
 		if errors.As(err, &ra) {
+			switch { // the cause told apart for the approver (progress.go)
+			case errors.Is(err, stepup.ErrRevoked):
+				err = fmt.Errorf("%w: %w", plug.ErrPasskeyRevoked, err)
+			case errors.Is(err, stepup.ErrNotPermitted):
+				err = fmt.Errorf("%w: %w", plug.ErrNotYours, err)
+			}
 			return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, ra.User, ra.Check, err)
 		}
 		if m := core.Misbehaviour(err); m != "" {
@@ -196,11 +204,12 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 		return plug.Verified{}, err
 	}
 	if err := core.MayDecide(v.User, a); err != nil {
-		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "may not decide this ticket", err)
+		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "may not decide this ticket",
+			fmt.Errorf("%w: %w", plug.ErrOwnRequest, err))
 	}
 	if !slices.Contains(req.Approvers, v.User) {
 		return plug.Verified{}, g.refusedAnswer(ctx, a, req.Action, answer, v.User, "not an approver of this ticket",
-			fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted))
+			plug.ErrNotYours)
 	}
 	return v, nil
 }
@@ -210,16 +219,16 @@ func (g *Gate) verify(ctx context.Context, req plug.Request, a store.Approval, a
 // returns refusal. The ticket does not change. A copy of an answer this
 // gate already recorded leaves no second row.
 func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.Action, answer []byte, user, check string, refusal error) error {
-	if !g.FirstRefusal(a.ID, string(action), answer) {
+	if !g.core.FirstRefusal(a.ID, string(action), answer) {
 		return refusal
 	}
-	at, err := g.Now(context.WithoutCancel(ctx)) // recorded even when the caller gave up meanwhile
+	at, err := g.core.Now(context.WithoutCancel(ctx)) // recorded even when the caller gave up meanwhile
 	if err != nil {
 		return refusal
 	}
-	r := g.Record(a, receipt.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
+	r := g.core.Record(a, receipt.DecisionRefused, fmt.Sprintf("%s answer refused: %s", action, check), at)
 	r.Approver = user
-	if _, err := g.St.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
+	if _, err := g.core.St.AppendAudit(context.WithoutCancel(ctx), r); err != nil {
 		return errors.Join(refusal, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
 	}
 	return refusal
@@ -231,19 +240,19 @@ func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receip
 	if err != nil {
 		return nil, err
 	}
-	now, err := d.g.Now(ctx) // the gate's MAC key is judged at the store's time
+	now, err := d.g.core.Now(ctx) // the gate's MAC key is judged at the store's time
 	if err != nil {
 		return nil, fmt.Errorf("receipt: %w", err)
 	}
 	if n := len(a.Votes); n > 0 {
 		last := a.Votes[n-1]
-		evidence, err := d.g.OpenAnswerOf(a, last.Approver, last.Evidence, now)
+		evidence, err := d.g.core.OpenAnswerOf(a, last.Approver, last.Evidence, now)
 		if err != nil {
 			return nil, fmt.Errorf("receipt: %w", err)
 		}
 		return r.Receipt(ctx, core.AnswerFor(a, last.Approver, evidence, last.At))
 	}
-	evidence, err := d.g.OpenAnswer(a, now)
+	evidence, err := d.g.core.OpenAnswer(a, now)
 	if err != nil {
 		return nil, fmt.Errorf("receipt: %w", err)
 	}
@@ -265,12 +274,12 @@ func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.
 		q.Receipts = []*receipt.Receipt{one}
 		return q, nil
 	}
-	now, err := d.g.Now(ctx) // the gate's MAC key is judged at the store's time
+	now, err := d.g.core.Now(ctx) // the gate's MAC key is judged at the store's time
 	if err != nil {
 		return nil, fmt.Errorf("receipt: %w", err)
 	}
 	for _, v := range a.Votes {
-		evidence, err := d.g.OpenAnswerOf(a, v.Approver, v.Evidence, now)
+		evidence, err := d.g.core.OpenAnswerOf(a, v.Approver, v.Evidence, now)
 		if err != nil {
 			return nil, fmt.Errorf("receipt: %w", err)
 		}
@@ -285,8 +294,8 @@ func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.
 
 // receipter loads ticket id, approved by people, and the approver that
 // makes its receipts.
-func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, plug.Receipter, error) {
-	a, _, err := d.g.Load(ctx, "receipt", id)
+func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, core.Receipter, error) {
+	a, _, err := d.g.core.Load(ctx, "receipt", id)
 	if err != nil {
 		return a, nil, err
 	}
@@ -298,7 +307,7 @@ func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approva
 	if core.ReservedApprover(a.Approver) || (len(a.Evidence) == 0 && len(a.Votes) == 0) {
 		return a, nil, fmt.Errorf("receipt: %w: no person approved this ticket", plug.ErrNoReceipt)
 	}
-	r, ok := d.g.Approver.(plug.Receipter)
+	r, ok := d.g.core.Approver.(core.Receipter)
 	if !ok {
 		return a, nil, fmt.Errorf("receipt: %w: the approver makes no receipts", plug.ErrNoReceipt)
 	}

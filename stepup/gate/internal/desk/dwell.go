@@ -16,7 +16,7 @@ func (g *Gate) Shown(ctx context.Context, a store.Approval, now time.Time) error
 	if !a.ShownAt.IsZero() {
 		return nil
 	}
-	if _, err := g.St.Show(ctx, a.ID, now); err != nil {
+	if _, err := g.core.St.Show(ctx, a.ID, now); err != nil {
 		return core.TicketErr("prompt", err)
 	}
 	return nil
@@ -25,7 +25,7 @@ func (g *Gate) Shown(ctx context.Context, a store.Approval, now time.Time) error
 // Dwelt refuses an approval of ticket a at now that comes sooner after
 // its card was first shown than its class's dwell time.
 func (g *Gate) Dwelt(a store.Approval, now time.Time) error {
-	d := g.Dwell[a.EffectClass]
+	d := g.core.Dwell[a.EffectClass]
 	if d <= 0 {
 		return nil
 	}

@@ -17,12 +17,12 @@ import (
 )
 
 // Grant implements [gate.Desk.Grant].
-func (d *Desk) Grant(ctx context.Context, user string, spec plug.GrantSpec) (stepup.Ticket, error) {
+func (d *Desk) Grant(ctx context.Context, user string, spec GrantSpec) (stepup.Ticket, error) {
 	g := d.g
 	if err := core.CheckPerson(user); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -51,12 +51,12 @@ func (d *Desk) Grant(ctx context.Context, user string, spec plug.GrantSpec) (ste
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: %v", stepup.ErrConfig, err)
 	}
-	cd, err := g.Render(sealed, dec, nil, "")
+	cd, err := g.core.Render(sealed, dec, nil, "")
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
 	}
 	a := store.Approval{Tool: plug.GrantTool, EffectClass: dec.Class, Effect: sealed.Bytes(), Digest: sealed.Digest(),
-		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.TTL), Requester: canon.Principal{User: user},
+		CardHash: cd.Hash(), CreatedAt: now, ExpiresAt: now.Add(g.core.TTL), Requester: canon.Principal{User: user},
 		User: user, Session: "grant:" + user, Task: "grant", PolicyVersion: dec.PolicyVersion}
 	if a.Card, err = cd.JSON(); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w: the card could not be rendered", stepup.ErrConfig)
@@ -64,11 +64,11 @@ func (d *Desk) Grant(ctx context.Context, user string, spec plug.GrantSpec) (ste
 	if _, err := rand.Read(a.Nonce[:]); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	parked, _, err := g.St.Park(ctx, a, store.Caps{}, g.Note(receipt.DecisionNeedsApproval, dec.Reason, now))
+	parked, _, err := g.core.St.Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionNeedsApproval, dec.Reason, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, parked, receipt.DecisionNeedsApproval, dec.Reason, now)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, parked, receipt.DecisionNeedsApproval, dec.Reason, now)
 	return core.View(parked, now), nil
 }

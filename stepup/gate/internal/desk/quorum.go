@@ -25,47 +25,59 @@ import (
 
 // vote records v, a verified approval of pending ticket a, which needs
 // quorum approvals.
-func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quorum int) (stepup.Ticket, error) {
+func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quorum int, asOf time.Time) (stepup.Ticket, error) {
 	if slices.ContainsFunc(a.Votes, func(w store.Vote) bool { return w.Approver == v.User }) {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w: %s has already approved this ticket; it needs %d different people",
-			stepup.ErrNotPermitted, v.User, quorum)
+			plug.ErrAlreadyApproved, v.User, quorum)
 	}
-	names := make([]string, 0, len(a.Votes)+1)
-	for _, w := range a.Votes {
+	// Only the votes that still count carry the ticket (progress.go): the
+	// store approves it once it holds quorum votes beside those that no
+	// longer do.
+	route, err := g.core.Route(ctx, a)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	signed, dropped, err := g.standing(ctx, a, route, asOf)
+	if err != nil {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	names := make([]string, 0, len(signed)+1)
+	for _, w := range signed {
 		names = append(names, w.Approver)
 	}
 	names = append(names, v.User)
 	reason := fmt.Sprintf("approved by %s (%d of %d)", strings.Join(names, ", "), len(names), quorum)
+	threshold := quorum + len(dropped)
 	var (
 		done store.Approval
 		now  time.Time
 	)
-	err := g.AtNow(ctx, func(at time.Time) (err error) {
+	err = g.core.AtNow(ctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.St.Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.SealAnswer(a, v.User, v.Evidence), At: at},
-			quorum, reason, func(t store.Approval, _ bool) receipt.AuditRecord {
+		done, err = g.core.St.Vote(ctx, a.ID, store.Vote{Approver: v.User, Evidence: g.core.SealAnswer(a, v.User, v.Evidence), At: at},
+			threshold, reason, func(t store.Approval, _ bool) receipt.AuditRecord {
 				if t.State == store.Approved {
-					return g.Record(t, receipt.DecisionApproved, reason, at)
+					return g.core.Record(t, receipt.DecisionApproved, reason, at)
 				}
-				r := g.Record(t, receipt.DecisionCosigned,
-					fmt.Sprintf("approval %d of %d, by %s", len(t.Votes), quorum, v.User), at)
+				r := g.core.Record(t, receipt.DecisionCosigned,
+					fmt.Sprintf("approval %d of %d, by %s", len(names), quorum, v.User), at)
 				r.Approver = v.User
 				return r
 			})
 		return err
 	})
 	if errors.Is(err, store.ErrDuplicate) {
-		return stepup.Ticket{}, fmt.Errorf("approve: %w: %s has already approved this ticket", stepup.ErrNotPermitted, v.User)
+		return stepup.Ticket{}, fmt.Errorf("approve: %w: %s has already approved this ticket", plug.ErrAlreadyApproved, v.User)
 	}
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("approve", err)
 	}
-	g.Changed()
+	g.core.Changed()
 	if done.State != store.Approved {
-		g.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
+		g.core.ObserveDecided(ctx, done, receipt.DecisionCosigned, "cosigned by "+v.User, now)
 		return core.View(done, now), nil
 	}
-	g.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
-	_ = g.Decided(ctx, done, true)
+	g.core.ObserveDecided(ctx, done, receipt.DecisionApproved, reason, now)
+	_ = g.core.Decided(ctx, done, true)
 	return core.View(done, now), nil
 }

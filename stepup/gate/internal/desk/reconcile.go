@@ -19,21 +19,21 @@ import (
 // Watermark implements [gate.Admin.Watermark].
 func (ad *Admin) Watermark(ctx context.Context) (plug.Reconciliation, error) {
 	g := ad.g
-	if g.Mark == nil {
+	if g.core.Mark == nil {
 		return plug.Reconciliation{}, fmt.Errorf("watermark: %w: this gate keeps no watermark", stepup.ErrConfig)
 	}
-	now, err := g.StoreNow(ctx)
+	now, err := g.core.StoreNow(ctx)
 	if err != nil {
 		return plug.Reconciliation{}, err
 	}
-	err = g.Mark.Check(ctx, g.St, now)
+	err = g.core.Mark.Check(ctx, g.core.St, now)
 	var rb *core.RollbackError
 	switch {
 	case errors.As(err, &rb):
 	case err != nil:
 		return plug.Reconciliation{}, err
 	}
-	mark, spent := g.Mark.State()
+	mark, spent := g.core.Mark.State()
 	out := plug.Reconciliation{Marked: point(mark)}
 	if rb != nil {
 		out.Found, out.Store = rb.Why, point(rb.Store)
@@ -58,7 +58,7 @@ func (ad *Admin) Reconcile(ctx context.Context, by string) (plug.Reconciliation,
 		return found, err // nothing to reconcile: the store is not behind
 	}
 	ctx = context.WithoutCancel(ctx) // once begun, it runs to its end
-	mark, _ := g.Mark.State()
+	mark, _ := g.core.Mark.State()
 	// Whatever the store shows as not yet run, and existed when the gate
 	// had already seen the store's clock at mark.Time, may have run in the
 	// history the store lost: it is taken out of use. Tickets made since
@@ -72,7 +72,7 @@ func (ad *Admin) Reconcile(ctx context.Context, by string) (plug.Reconciliation,
 	}
 	f := store.Filter{States: []store.State{store.Pending, store.Approved, store.Executing}, Limit: store.MaxListLimit}
 	for {
-		page, next, err := g.St.List(ctx, f)
+		page, next, err := g.core.St.List(ctx, f)
 		if err != nil {
 			return found, core.TicketErr("reconcile", err)
 		}
@@ -92,21 +92,21 @@ func (ad *Admin) Reconcile(ctx context.Context, by string) (plug.Reconciliation,
 		}
 		f.After = next
 	}
-	now, err := g.StoreNow(ctx)
+	now, err := g.core.StoreNow(ctx)
 	if err != nil {
 		return found, err
 	}
 	reason := fmt.Sprintf("reconciled by %s: %s; store at seq %d head %s, watermark at seq %d head %s; %d tickets held, %d runs the store lost",
 		by, found.Found, found.Store.Seq, found.Store.Head, found.Marked.Seq, found.Marked.Head, len(found.Held), len(found.Lost))
-	head, err := g.St.AppendAudit(ctx, receipt.AuditRecord{Time: now.UnixMilli(), Decision: receipt.DecisionReconciled,
+	head, err := g.core.St.AppendAudit(ctx, receipt.AuditRecord{Time: now.UnixMilli(), Decision: receipt.DecisionReconciled,
 		Reason: reason, Approver: by, Session: "operator:" + by})
 	if err != nil {
 		return found, ticketstore.Err("reconcile: record", err)
 	}
-	if err := g.Mark.Reset(ctx, core.Mark{Seq: head.Seq, Head: head.Hash, Time: now}); err != nil {
+	if err := g.core.Mark.Reset(ctx, core.Mark{Seq: head.Seq, Head: head.Hash, Time: now}); err != nil {
 		return found, fmt.Errorf("reconcile: %w", err)
 	}
-	g.Changed()
+	g.core.Changed()
 	return found, nil
 }
 
@@ -117,21 +117,21 @@ func (g *Gate) hold(ctx context.Context, a store.Approval, why string) (plug.Hel
 	if h.Key == "" && a.Tool != plug.GrantTool {
 		h.Key = receipt.IdempotencyKey(a.ID, a.Nonce)
 	}
-	now, err := g.StoreNow(ctx)
+	now, err := g.core.StoreNow(ctx)
 	if err != nil {
 		return h, err
 	}
 	switch a.State {
 	case store.Pending:
-		_, err = g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
-			g.Note(receipt.DecisionCancelled, why, now))
+		_, err = g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
+			g.core.Note(receipt.DecisionCancelled, why, now))
 	case store.Approved:
-		_, err = g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
-			g.Note(receipt.DecisionRevoked, why, now))
+		_, err = g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
+			g.core.Note(receipt.DecisionRevoked, why, now))
 	case store.Executing:
 		raw, _ := json.Marshal(ticketstore.Result{Error: "held at reconcile"})
-		note := g.Note(receipt.DecisionAbandoned, why, now)
-		_, err = g.St.Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
+		note := g.core.Note(receipt.DecisionAbandoned, why, now)
+		_, err = g.core.St.Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
 			func(t store.Approval, m bool) receipt.AuditRecord {
 				r := note(t, m)
 				r.Result = "held"
@@ -155,7 +155,7 @@ func (g *Gate) lostRuns(ctx context.Context, spent []core.Spent) ([]plug.Run, er
 			continue
 		}
 		seen[s.Ticket] = true
-		a, err := g.St.Get(ctx, s.Ticket)
+		a, err := g.core.St.Get(ctx, s.Ticket)
 		shown := string(a.State)
 		switch {
 		case errors.Is(err, store.ErrNotFound):

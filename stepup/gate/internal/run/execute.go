@@ -22,11 +22,11 @@ import (
 
 // Execute implements [gate.Gate.Execute].
 func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
-	a, s, err := g.Load(ctx, "execute", id)
+	a, s, err := g.core.Load(ctx, "execute", id)
 	if err != nil {
 		return stepup.Result{}, err
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Result{}, err
 	}
@@ -59,9 +59,9 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 	// unknown.
 	wctx := context.WithoutCancel(ctx)
 	var consumed store.Approval
-	err = g.AtNow(wctx, func(at time.Time) (err error) {
-		consumed, err = g.St.Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.Owner, At: at, LeaseUntil: at.Add(g.Lease)},
-			g.Note(receipt.DecisionExecuting, "approval spent; running", at))
+	err = g.core.AtNow(wctx, func(at time.Time) (err error) {
+		consumed, err = g.core.St.Consume(wctx, a.ID, store.Claim{Key: key, Owner: g.core.Owner, At: at, LeaseUntil: at.Add(g.core.Lease)},
+			g.core.Note(receipt.DecisionExecuting, "approval spent; running", at))
 		return err
 	})
 	if err != nil {
@@ -75,14 +75,14 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		// The consume may have committed before its answer was lost: the
 		// ticket may be executing under this gate's lease, and will then
 		// be run by recovery once the lease expires.
-		return stepup.Result{}, g.ObserveRun(ctx, a, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err))
+		return stepup.Result{}, g.core.ObserveRun(ctx, a, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err))
 	}
-	g.Changed()
+	g.core.Changed()
 	if err := g.spend(ctx, consumed); err != nil {
-		return stepup.Result{}, g.ObserveRun(ctx, consumed, err)
+		return stepup.Result{}, g.core.ObserveRun(ctx, consumed, err)
 	}
 	res, err := g.Run(ctx, consumed, eff, exec)
-	return res, g.ObserveRun(ctx, consumed, err)
+	return res, g.core.ObserveRun(ctx, consumed, err)
 }
 
 // spend writes, before a consumed ticket runs, that it is about to run,
@@ -91,12 +91,12 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 // executing under this gate's lease, and recovery tries again, or holds it
 // for the operator if the store went back.
 func (g *Gate) spend(ctx context.Context, a store.Approval) error {
-	if g.Mark == nil {
+	if g.core.Mark == nil {
 		return nil
 	}
-	now, err := g.StoreNow(ctx)
+	now, err := g.core.StoreNow(ctx)
 	if err == nil {
-		err = g.Mark.Spend(context.WithoutCancel(ctx), g.St, a, now)
+		err = g.core.Mark.Spend(context.WithoutCancel(ctx), g.core.St, a, now)
 	}
 	if err != nil {
 		return fmt.Errorf("execute: %w: the run was not started: %w", stepup.ErrOutcomeUnknown, err)
@@ -184,11 +184,11 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
 	}
 	o.Result = raw
-	if o.At, err = g.StoreNow(wctx); err != nil { // it ran: record it whatever the watermark holds
+	if o.At, err = g.core.StoreNow(wctx); err != nil { // it ran: record it whatever the watermark holds
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrOutcomeUnknown, err)
 	}
-	note := g.Note(decision, summary, o.At)
-	if _, err := g.St.Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) receipt.AuditRecord {
+	note := g.core.Note(decision, summary, o.At)
+	if _, err := g.core.St.Finish(wctx, a.ID, a.Fence, o, func(t store.Approval, m bool) receipt.AuditRecord {
 		r := note(t, m)
 		r.Result = summary
 		return r
@@ -198,7 +198,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		// expires, or another gate already took it over.
 		return res, fmt.Errorf("execute: %w: the outcome could not be recorded: %v", stepup.ErrOutcomeUnknown, err)
 	}
-	g.Changed()
+	g.core.Changed()
 	res.Output = stored.Output
 	if execErr != nil {
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrExecutorFailed, execErr)
@@ -222,12 +222,12 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 		wg   sync.WaitGroup
 		gone atomic.Bool
 	)
-	held := g.Local() // the lease ran from at most this moment
-	keep := g.Lease - g.Lease/3
+	held := g.core.Local() // the lease ran from at most this moment
+	keep := g.core.Lease - g.core.Lease/3
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(g.Lease / 3)
+		tick := time.NewTicker(g.core.Lease / 3)
 		defer tick.Stop()
 		for {
 			select {
@@ -235,7 +235,7 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 				return
 			case <-tick.C:
 			}
-			asked := g.Local()
+			asked := g.core.Local()
 			left := keep - asked.Sub(held)
 			err := context.DeadlineExceeded
 			if left > 0 {
@@ -249,7 +249,7 @@ func (g *Gate) hold(ctx context.Context, a store.Approval) (context.Context, fun
 				held = asked
 				continue
 			}
-			if errors.Is(err, store.ErrFenced) || g.Local().Sub(held) >= keep || errors.Is(err, context.DeadlineExceeded) {
+			if errors.Is(err, store.ErrFenced) || g.core.Local().Sub(held) >= keep || errors.Is(err, context.DeadlineExceeded) {
 				gone.Store(true)
 				cancel()
 				return
@@ -290,11 +290,11 @@ func (g *Gate) renewWithin(ctx context.Context, a store.Approval, left time.Dura
 
 // renew extends ticket a's lease by a whole lease from the store's now.
 func (g *Gate) renew(ctx context.Context, a store.Approval) error {
-	now, err := g.St.Now(ctx)
+	now, err := g.core.St.Now(ctx)
 	if err != nil {
 		return err
 	}
-	return g.St.Renew(ctx, a.ID, g.Owner, a.Fence, now.Add(g.Lease))
+	return g.core.St.Renew(ctx, a.ID, g.core.Owner, a.Fence, now.Add(g.core.Lease))
 }
 
 // authorized checks an approved ticket before it runs, trusting neither
@@ -304,7 +304,7 @@ func (g *Gate) renew(ctx context.Context, a store.Approval) error {
 // approvals, the approver's Recheck on a person's).
 func (g *Gate) authorized(ctx context.Context, a store.Approval, s canon.Sealed, now time.Time) error {
 	if a.Tool != plug.GrantTool { // decided by the gate itself, under its own fixed version
-		if _, err := g.RedecideSealed(ctx, a, s); err != nil {
+		if _, err := g.core.RedecideSealed(ctx, a, s); err != nil {
 			return err
 		}
 	}
@@ -316,7 +316,7 @@ func (g *Gate) authorized(ctx context.Context, a store.Approval, s canon.Sealed,
 // gate's MAC tying their answer to this row, and the approver's Recheck of
 // the answer itself.
 func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Time) error {
-	r, err := g.Route(ctx, a) // once: without a Router, each route asks the policy again
+	r, err := g.core.Route(ctx, a) // once: without a Router, each route asks the policy again
 	if err != nil {
 		return err
 	}
@@ -325,7 +325,7 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 		if quorum > 1 {
 			return fmt.Errorf("%w: the ticket needs %d people; the gate approved it alone", stepup.ErrBadAssertion, quorum)
 		}
-		if err := g.CheckSeal(a, now); err != nil {
+		if err := g.core.CheckSeal(a, now); err != nil {
 			return err
 		}
 		if id, ok := strings.CutPrefix(a.Approver, core.GrantApprover); ok {
@@ -340,14 +340,14 @@ func (g *Gate) EvidenceHolds(ctx context.Context, a store.Approval, now time.Tim
 	if err := core.MayDecide(a.Approver, a); err != nil {
 		return fmt.Errorf("%w: the approval names no one who may approve", stepup.ErrBadAssertion)
 	}
-	if users, err := g.Deciders(a, r, now); err != nil || !slices.Contains(users, a.Approver) {
+	if users, err := g.core.Deciders(a, r, now); err != nil || !slices.Contains(users, a.Approver) {
 		return fmt.Errorf("%w: the approval names someone who may not approve this ticket", stepup.ErrBadAssertion)
 	}
-	evidence, err := g.OpenAnswer(a, now)
+	evidence, err := g.core.OpenAnswer(a, now)
 	if err != nil {
 		return err
 	}
-	return badEvidence(g.Approver.Recheck(ctx, core.AnswerOf(a, evidence)))
+	return badEvidence(g.core.Approver.Recheck(ctx, core.AnswerOf(a, evidence)))
 }
 
 // Recheck returns the effect to run of ticket a, whose stored effect s
@@ -364,7 +364,7 @@ func (g *Gate) Recheck(ctx context.Context, a store.Approval, s canon.Sealed) (c
 	if len(eff.Refs) == 0 {
 		return eff, nil
 	}
-	refs, err := canon.ResolveAll(ctx, g.Resolver, eff.Refs)
+	refs, err := canon.ResolveAll(ctx, g.core.Resolver, eff.Refs)
 	if err != nil {
 		return canon.Effect{}, fmt.Errorf("%w: a reference no longer resolves", stepup.ErrEffectChanged)
 	}
@@ -376,7 +376,7 @@ func (g *Gate) Recheck(ctx context.Context, a store.Approval, s canon.Sealed) (c
 
 // Holds implements [gate.Gate.Holds].
 func (g *Gate) Holds(ctx context.Context, id stepup.TicketID) error {
-	a, s, err := g.Load(ctx, "holds", id)
+	a, s, err := g.core.Load(ctx, "holds", id)
 	if err != nil {
 		return err
 	}
@@ -391,11 +391,11 @@ func (g *Gate) Holds(ctx context.Context, id stepup.TicketID) error {
 
 // Recover implements [gate.Gate.Recover].
 func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
-	list, err := g.St.Expired(ctx, now, 0)
+	list, err := g.core.St.Expired(ctx, now, 0)
 	if err != nil {
 		return nil, core.TicketErr("recover", err)
 	}
@@ -411,13 +411,13 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue // another replica's tool: left to a gate that can run it
 		}
 		seen[a.ID] = true
-		if !g.watch.Unrenewed(a, g.Local(), g.Lease) {
+		if !g.watch.Unrenewed(a, g.core.Local(), g.core.Lease) {
 			continue // watched for less than a lease of this gate's own time
 		}
 		var claimed store.Approval
-		err := g.AtNow(ctx, func(at time.Time) (err error) {
-			claimed, err = g.St.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.Owner, At: at,
-				LeaseUntil: at.Add(g.Lease)}, g.Note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
+		err := g.core.AtNow(ctx, func(at time.Time) (err error) {
+			claimed, err = g.core.St.Reclaim(ctx, a.ID, a.Fence, store.Claim{Key: a.IdempotencyKey, Owner: g.core.Owner, At: at,
+				LeaseUntil: at.Add(g.core.Lease)}, g.core.Note(receipt.DecisionReclaimed, "lease expired; run again with the same key", at))
 			return err
 		})
 		if errors.Is(err, store.ErrFenced) || errors.Is(err, store.ErrLeaseLive) {
@@ -427,8 +427,8 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, core.TicketErr("reclaim", err)))
 			continue
 		}
-		g.Changed()
-		g.ObserveReclaimed(ctx, claimed)
+		g.core.Changed()
+		g.core.ObserveReclaimed(ctx, claimed)
 		exec, _ := g.ExecutorOf(claimed.Tool)
 		// The database is not trusted here either: a row it holds as spent
 		// runs again only if it agrees with its effect and its approval's
@@ -461,7 +461,7 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 			continue
 		}
 		res, err := g.Run(ctx, claimed, eff, exec)
-		_ = g.ObserveRun(ctx, claimed, err)
+		_ = g.core.ObserveRun(ctx, claimed, err)
 		if err != nil && !errors.Is(err, stepup.ErrExecutorFailed) {
 			errs = append(errs, fmt.Errorf("recover %s: %w", a.ID, err))
 			continue
@@ -474,13 +474,13 @@ func (g *Gate) Recover(ctx context.Context) ([]stepup.Result, error) {
 // abandon finishes a reclaimed execution that cannot run: it is recorded
 // abandoned, never run.
 func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why string) error {
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return errors.Join(cause, err)
 	}
 	raw, _ := json.Marshal(ticketstore.Result{Error: why})
-	note := g.Note(receipt.DecisionAbandoned, why, now)
-	_, err = g.St.Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
+	note := g.core.Note(receipt.DecisionAbandoned, why, now)
+	_, err = g.core.St.Finish(ctx, a.ID, a.Fence, store.Outcome{State: store.Abandoned, Result: raw, At: now},
 		func(t store.Approval, m bool) receipt.AuditRecord {
 			r := note(t, m)
 			r.Result = "not run"
@@ -489,15 +489,15 @@ func (g *Gate) abandon(ctx context.Context, a store.Approval, cause error, why s
 	if err != nil {
 		return errors.Join(fmt.Errorf("recover %s: %w", a.ID, cause), core.TicketErr("recover: finish", err))
 	}
-	g.Changed()
-	g.ObserveAbandoned(ctx, a, why)
+	g.core.Changed()
+	g.core.ObserveAbandoned(ctx, a, why)
 	return fmt.Errorf("recover %s: %w", a.ID, cause)
 }
 
 // Maintain implements [gate.Gate.Maintain].
 func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func(error)) error {
 	if interval <= 0 {
-		interval = g.Lease / 3
+		interval = g.core.Lease / 3
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -520,23 +520,23 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 // up to the store's head, so that a rollback losing decisions between
 // runs is seen too.
 func (g *Gate) advanceMark(ctx context.Context) error {
-	if g.Mark == nil {
+	if g.core.Mark == nil {
 		return nil
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return err
 	}
-	return g.Mark.Advance(ctx, g.St, now)
+	return g.core.Mark.Advance(ctx, g.core.St, now)
 }
 
 // Runnable implements [gate.Gate.Runnable].
 func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable, error) {
-	a, s, err := g.Load(ctx, "runnable", id)
+	a, s, err := g.core.Load(ctx, "runnable", id)
 	if err != nil {
 		return plug.Runnable{}, err
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return plug.Runnable{}, err
 	}
@@ -559,28 +559,28 @@ func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable,
 // ticket's id. A crash in between leaves the ticket executing;
 // [Gate.Recover] stores it with the same key.
 func (g *Gate) IssueGrant(ctx context.Context, a store.Approval) (stepup.Ticket, error) {
-	s, err := g.RecheckStored(a)
+	s, err := g.core.RecheckStored(a)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	at, err := g.Now(ctx)
+	at, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
-	consumed, err := g.St.Consume(ctx, a.ID, store.Claim{Key: core.GrantKeyPrefix + a.ID, Owner: g.Owner, At: at,
-		LeaseUntil: at.Add(g.Lease)}, g.Note(receipt.DecisionExecuting, "issuing the grant", at))
+	consumed, err := g.core.St.Consume(ctx, a.ID, store.Claim{Key: core.GrantKeyPrefix + a.ID, Owner: g.core.Owner, At: at,
+		LeaseUntil: at.Add(g.core.Lease)}, g.core.Note(receipt.DecisionExecuting, "issuing the grant", at))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}
-	g.Changed()
+	g.core.Changed()
 	if _, err := g.Run(ctx, consumed, s.Effect(), grantExecutor{g: g}); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("grant: %w", err)
 	}
-	done, err := g.St.Get(ctx, a.ID)
+	done, err := g.core.St.Get(ctx, a.ID)
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("grant", err)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}

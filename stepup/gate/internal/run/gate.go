@@ -9,13 +9,17 @@ import (
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 )
 
-// Gate is the runtime's side of one gate.
+// Gate is the runtime's side of one gate: it holds the gate's core, whose
+// state it reaches only through the core's methods and settings.
 type Gate struct {
-	*core.Gate
+	core *core.Gate
 
 	watch  ticketstore.Watch      // expired executions Recover has seen
 	notRun ticketstore.RefusalLog // refusals at execute written to the chain
 }
 
 // New returns the runtime side of e.
-func New(e *core.Gate) *Gate { return &Gate{Gate: e} }
+func New(e *core.Gate) *Gate { return &Gate{core: e} }
+
+// Core returns the gate's core, for the desk and the API over it.
+func (g *Gate) Core() *core.Gate { return g.core }

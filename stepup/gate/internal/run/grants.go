@@ -31,18 +31,18 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 		return nil, errors.New("grants are issued by the approval desk only")
 	}
 	out, _ := json.Marshal(map[string]string{"grant": id})
-	if _, err := x.g.St.GetGrant(ctx, id); err == nil {
+	if _, err := x.g.core.St.GetGrant(ctx, id); err == nil {
 		return out, nil // stored before a crash: recovery finds it done
 	}
 	spec, uses, exp, err := signedGrant(e)
 	if err != nil {
 		return nil, err
 	}
-	now, err := x.g.Now(ctx)
+	now, err := x.g.core.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
-	_, err = grant.Put(ctx, x.g.St, spec, grant.Record{ID: id, User: e.Principal.User, Uses: uses,
+	_, err = grant.Put(ctx, x.g.core.St, spec, grant.Record{ID: id, User: e.Principal.User, Uses: uses,
 		CreatedAt: now, ExpiresAt: exp})
 	if err != nil {
 		return nil, err
@@ -59,14 +59,14 @@ func (x grantExecutor) Execute(ctx context.Context, e canon.Effect, key string) 
 // approvals, at Propose and again at Execute, are worth no more than that:
 // a grant row written or widened in the database approves nothing.
 func (g *Gate) GrantStands(ctx context.Context, id string) (grant.Grant, error) {
-	gr, err := g.St.GetGrant(ctx, id)
+	gr, err := g.core.St.GetGrant(ctx, id)
 	if err != nil {
 		return grant.Grant{}, core.TicketErr("grant", err)
 	}
 	if !gr.RevokedAt.IsZero() {
 		return grant.Grant{}, fmt.Errorf("grant: %w: the grant was revoked", stepup.ErrRevoked)
 	}
-	issued, s, err := g.Load(ctx, "grant", stepup.TicketID(id))
+	issued, s, err := g.core.Load(ctx, "grant", stepup.TicketID(id))
 	if err != nil {
 		return grant.Grant{}, err
 	}
@@ -131,10 +131,10 @@ func coveredBy(g grant.Grant, s canon.Sealed) error {
 // for the audit row, and the call goes on to a person.
 func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used bool, note string, err error) {
 	c, d := p.c, p.d
-	if d.Approvers != "" && !slices.Contains(g.Groups[d.Approvers], c.Principal.User) {
+	if d.Approvers != "" && !slices.Contains(g.core.Groups[d.Approvers], c.Principal.User) {
 		return stepup.Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
-	target, err := g.Grants.Target(ctx, c.Grant, p.sealed)
+	target, err := g.core.Grants.Target(ctx, c.Grant, p.sealed)
 	if err == nil {
 		// The grant is judged as its user signed it, not as the store
 		// holds it now.
@@ -144,6 +144,9 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 		}
 	}
 	switch {
+	case core.Misbehaviour(err) != "" && ctx.Err() == nil:
+		// A grant check that panicked or hung covers nothing.
+		return stepup.Ticket{}, false, "grant not used: the " + core.Misbehaviour(err), nil
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return stepup.Ticket{}, true, "", fmt.Errorf("propose: %w", err)
 	case err != nil:
@@ -151,7 +154,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	}
 	// The policy and the references may have taken a while since the call
 	// came in: the grant is judged, expiry included, at the time of use.
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, false, "", err
 	}
@@ -160,10 +163,10 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 		a.ID = store.NewID()
 	}
 	a.CreatedAt = now
-	a.State, a.ExpiresAt = store.Approved, now.Add(g.TTL)
+	a.State, a.ExpiresAt = store.Approved, now.Add(g.core.TTL)
 	a.Approver, a.Reason, a.ResolvedAt = core.GrantApprover+c.Grant, "covered by grant "+c.Grant, now
-	a.Evidence = g.Seal(a, a.Approver)
-	done, _, err := g.St.ParkGranted(ctx, a, target, g.Note(receipt.DecisionAllow, a.Reason, now))
+	a.Evidence = g.core.Seal(a, a.Approver)
+	done, _, err := g.core.St.ParkGranted(ctx, a, target, g.core.Note(receipt.DecisionAllow, a.Reason, now))
 	switch {
 	case errors.Is(err, store.ErrExpired), errors.Is(err, store.ErrGrantUsedUp), errors.Is(err, store.ErrRevoked),
 		errors.Is(err, store.ErrNotFound):
@@ -173,8 +176,8 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	case err != nil:
 		return stepup.Ticket{}, false, "grant not used: the gate could not store the call", nil
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, done, receipt.DecisionAllow, a.Reason, now)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, done, receipt.DecisionAllow, a.Reason, now)
 	return core.View(done, now), true, "", nil
 }
 
@@ -206,6 +209,6 @@ func (g *Gate) ExecutorOf(tool string) (plug.Executor, bool) {
 	if tool == plug.GrantTool {
 		return grantExecutor{g: g}, true
 	}
-	e, ok := g.Executors[tool]
+	e, ok := g.core.Executors[tool]
 	return e, ok
 }

@@ -21,7 +21,7 @@ import (
 
 // Judges reports whether the model judge decides ticket a.
 func (g *Gate) Judges(a store.Approval) bool {
-	return g.Judging != nil && g.Judging.Classes[a.EffectClass] && a.Tool != plug.GrantTool
+	return g.core.Judging != nil && g.core.Judging.Classes[a.EffectClass] && a.Tool != plug.GrantTool
 }
 
 // modelEvidence is the evidence of a model's decision: the gate's MAC
@@ -49,7 +49,7 @@ func modelName(id string) string {
 // Judge has the model judge decide parked ticket a, whose card is cd, and
 // stores its decision with the decision's audit row in one transaction.
 func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (stepup.Ticket, error) {
-	v := g.Judging.Judge.Decide(ctx, cd.Visible(), a.Rationale)
+	v := g.core.Judging.Judge.Decide(ctx, cd.Visible(), a.Rationale)
 	who := modelName(v.ModelID)
 	to, decision, verb := store.Denied, receipt.DecisionDenied, "denied"
 	if v.Approve {
@@ -68,7 +68,7 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 	if v.Reason != "" {
 		reason = bound(reason + ": " + v.Reason)
 	}
-	mac, kid := g.MAC(a, who)
+	mac, kid := g.core.MAC(a, who)
 	ev, _ := json.Marshal(modelEvidence{MAC: hex.EncodeToString(mac), Key: kid, Model: v.ModelID,
 		Prompt: hex.EncodeToString(v.PromptHash[:]), Response: hex.EncodeToString(v.ResponseHash[:])})
 	var (
@@ -76,24 +76,24 @@ func (g *Gate) Judge(ctx context.Context, a store.Approval, cd *card.Card) (step
 		now  time.Time
 	)
 	wctx := context.WithoutCancel(ctx) // once decided, the decision is kept
-	err := g.AtNow(wctx, func(at time.Time) (err error) {
+	err := g.core.AtNow(wctx, func(at time.Time) (err error) {
 		now = at
-		done, err = g.St.Resolve(wctx, a.ID, store.Resolution{To: to, Approver: who, Reason: said,
-			Evidence: ev, At: at}, g.Note(decision, reason, at))
+		done, err = g.core.St.Resolve(wctx, a.ID, store.Resolution{To: to, Approver: who, Reason: said,
+			Evidence: ev, At: at}, g.core.Note(decision, reason, at))
 		return err
 	})
 	if errors.Is(err, store.ErrResolved) || errors.Is(err, store.ErrExpired) {
-		return g.Existing(wctx, a.ID) // decided or timed out meanwhile
+		return g.core.Existing(wctx, a.ID) // decided or timed out meanwhile
 	}
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("model decision", err)
 	}
-	g.Changed()
-	g.ObserveDecided(wctx, done, decision, verb+" by "+who, now)
+	g.core.Changed()
+	g.core.ObserveDecided(wctx, done, decision, verb+" by "+who, now)
 	// A judge that misbehaved denied nothing of the agent's: its refusal
 	// does not count towards the agent's lockout.
 	if core.Misbehaviour(v.Err) == "" {
-		if err := g.Decided(wctx, done, v.Approve); err != nil {
+		if err := g.core.Decided(wctx, done, v.Approve); err != nil {
 			return core.View(done, now), err
 		}
 	}

@@ -29,7 +29,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if err := ctx.Err(); err != nil {
 		return stepup.Ticket{}, err
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -52,7 +52,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
 	}
 	args := json.RawMessage(parsed.Canonical())
-	d, err := g.Policy.Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
+	d, err := g.core.Policy.Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
 	p.d = d
 	switch {
@@ -66,7 +66,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	case d.Verdict != plug.Allow && d.Verdict != plug.NeedsApproval:
 		return g.deny(ctx, p, "policy gave no verdict")
 	}
-	refs, err := canon.ResolveAll(ctx, g.Resolver, d.Refs)
+	refs, err := canon.ResolveAll(ctx, g.core.Resolver, d.Refs)
 	if err != nil {
 		return g.deny(ctx, p, "a referenced item could not be resolved")
 	}
@@ -94,7 +94,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 		note = why
 	}
 	route := plug.Route{Approvers: d.Approvers, Timeout: d.Timeout, Quorum: d.Quorum}
-	approvers, err := g.Deciders(p.a, route, now)
+	approvers, err := g.core.Deciders(p.a, route, now)
 	if err != nil {
 		return g.deny(ctx, p, "nobody may approve the call")
 	}
@@ -102,7 +102,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if len(approvers) < p.quorum {
 		return g.deny(ctx, p, fmt.Sprintf("the call needs %d approvers and only %d may approve it", p.quorum, len(approvers)))
 	}
-	if why, retry := g.Admit(ctx, core.FloodRequest(p.a, approvers)); why != "" {
+	if why, retry := g.core.Admit(ctx, core.FloodRequest(p.a, approvers)); why != "" {
 		t, err := g.deny(ctx, p, why)
 		t.RetryAfter = retry
 		return t, err
@@ -147,10 +147,10 @@ func (g *Gate) deny(ctx context.Context, p *proposal, reason string) (stepup.Tic
 	if a.ID == "" {
 		a.ID = store.NewID()
 	}
-	if _, err := g.St.AppendAudit(context.WithoutCancel(ctx), g.Record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
+	if _, err := g.core.St.AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, receipt.DecisionDeny, reason, a.CreatedAt)); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w: the refusal could not be recorded: %v", stepup.ErrStore, err)
 	}
-	g.ObserveDecided(ctx, a, receipt.DecisionDeny, reason, a.CreatedAt)
+	g.core.ObserveDecided(ctx, a, receipt.DecisionDeny, reason, a.CreatedAt)
 	return stepup.Ticket{ID: stepup.TicketID(a.ID), Status: stepup.StatusDenied, Tool: a.Tool,
 		Digest: a.Digest, Reason: reason}, nil
 }
@@ -162,18 +162,18 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 	if a.ID == "" {
 		a.ID = store.NewID()
 	}
-	a.State, a.ExpiresAt = store.Approved, a.CreatedAt.Add(g.TTL)
+	a.State, a.ExpiresAt = store.Approved, a.CreatedAt.Add(g.core.TTL)
 	a.Approver, a.Reason, a.ResolvedAt = core.PolicyApprover+p.d.PolicyVersion, p.d.Reason, a.CreatedAt
-	a.Evidence = g.Seal(a, a.Approver)
-	stored, _, err := g.St.Park(ctx, a, store.Caps{}, g.Note(receipt.DecisionAllow, p.d.Reason, a.CreatedAt))
+	a.Evidence = g.core.Seal(a, a.Approver)
+	stored, _, err := g.core.St.Park(ctx, a, store.Caps{}, g.core.Note(receipt.DecisionAllow, p.d.Reason, a.CreatedAt))
 	switch {
 	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
-		return g.Existing(ctx, p.a.ID) // another gate stored it first
+		return g.core.Existing(ctx, p.a.ID) // another gate stored it first
 	case err != nil:
 		return g.refuseStore(ctx, p, err)
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, stored, receipt.DecisionAllow, p.d.Reason, a.CreatedAt)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, stored, receipt.DecisionAllow, p.d.Reason, a.CreatedAt)
 	return core.View(stored, a.CreatedAt), nil
 }
 
@@ -181,7 +181,7 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 // when set, joins the audit row's reason (why a named grant was not used).
 func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note string) (stepup.Ticket, error) {
 	a := p.a
-	cd, err := g.Render(p.sealed, p.d, a.Taint, a.Rationale)
+	cd, err := g.core.Render(p.sealed, p.d, a.Taint, a.Rationale)
 	if err != nil {
 		return g.deny(ctx, p, core.Why("the approval card could not be rendered faithfully", err))
 	}
@@ -192,7 +192,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	if _, err := rand.Read(a.Nonce[:]); err != nil {
 		return g.deny(ctx, p, "no randomness for the nonce")
 	}
-	a.ExpiresAt = a.CreatedAt.Add(g.Window(p.d.Timeout))
+	a.ExpiresAt = a.CreatedAt.Add(g.core.Window(p.d.Timeout))
 	reason := p.d.Reason
 	if note != "" {
 		reason += "; " + note
@@ -202,26 +202,26 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 			if merged {
 				r = "merged with an identical pending request"
 			}
-			return g.Record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
+			return g.core.Record(t, receipt.DecisionNeedsApproval, r, a.CreatedAt)
 		}
 	}
-	parked, merged, err := g.St.Park(ctx, a, g.Caps, merge(reason))
+	parked, merged, err := g.core.St.Park(ctx, a, g.core.Caps, merge(reason))
 	switch {
 	case errors.Is(err, store.ErrPendingCap):
-		g.ObserveFlood(ctx, err)
+		g.core.ObserveFlood(ctx, err)
 		return g.deny(ctx, p, "too many requests are waiting for approval; try again later")
 	case errors.Is(err, store.ErrDuplicate) && p.a.ID != "":
-		return g.Existing(ctx, p.a.ID) // another gate parked it first
+		return g.core.Existing(ctx, p.a.ID) // another gate parked it first
 	case err != nil:
 		return g.refuseStore(ctx, p, err)
 	}
-	g.Changed()
-	g.ObserveParked(ctx, parked, merged, reason)
+	g.core.Changed()
+	g.core.ObserveParked(ctx, parked, merged, reason)
 	if !merged && p.quorum <= 1 && g.Judges(parked) { // a model never counts towards a quorum
 		return g.Judge(ctx, parked, cd)
 	}
 	if !merged {
-		g.NotifyParked(ctx, parked, approvers)
+		g.core.NotifyParked(ctx, parked, approvers)
 	}
 	t := core.View(parked, a.CreatedAt)
 	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason

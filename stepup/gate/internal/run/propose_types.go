@@ -16,15 +16,9 @@ type proposal struct {
 	quorum int // how many people must approve, once routed
 }
 
-// ArgsSealer is a [Canon] that seals parsed arguments.
-type ArgsSealer interface {
-	SealArgs(e canon.Effect, args canon.Value) (canon.Sealed, error)
-}
-
-// SealEffect seals e, whose arguments are args, with the gate's Canon.
+// SealEffect seals e, whose arguments are args. Canonicalization is
+// canon's, on every path: the effect's digest is the protocol (P2), and a
+// receipt verifies against canon's rules alone.
 func (g *Gate) SealEffect(e canon.Effect, args canon.Value) (canon.Sealed, error) {
-	if s, ok := g.Canon.(ArgsSealer); ok {
-		return s.SealArgs(e, args)
-	}
-	return g.Canon.Seal(e)
+	return canon.SealArgs(e, args)
 }

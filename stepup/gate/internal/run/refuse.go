@@ -43,7 +43,7 @@ func (g *Gate) refuseExecute(ctx context.Context, a store.Approval, now time.Tim
 	if m := core.Misbehaviour(err); m != "" {
 		reason = "the approval could not be checked: " + m
 	}
-	g.ObserveRefused(ctx, a, reason)
+	g.core.ObserveRefused(ctx, a, reason)
 	write, repeats := g.notRun.Admit(a.ID, a.State, reason, now)
 	if !write {
 		return stepup.Result{}, err
@@ -51,7 +51,7 @@ func (g *Gate) refuseExecute(ctx context.Context, a store.Approval, now time.Tim
 	if repeats > 0 {
 		reason = fmt.Sprintf("%s (and %d identical refusals since the last row)", reason, repeats)
 	}
-	if _, aerr := g.St.AppendAudit(context.WithoutCancel(ctx), g.Record(a, receipt.DecisionNotRun, reason, now)); aerr != nil {
+	if _, aerr := g.core.St.AppendAudit(context.WithoutCancel(ctx), g.core.Record(a, receipt.DecisionNotRun, reason, now)); aerr != nil {
 		return stepup.Result{}, errors.Join(err, fmt.Errorf("%w: the refusal could not be recorded", stepup.ErrStore))
 	}
 	return stepup.Result{}, err

@@ -13,13 +13,13 @@ import (
 
 // Sweep implements [gate.Gate.Sweep].
 func (g *Gate) Sweep(ctx context.Context) (int, error) {
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for f := (store.Filter{States: []store.State{store.Pending}, Limit: store.MaxListLimit}); ; {
-		page, next, err := g.St.List(ctx, f)
+		page, next, err := g.core.St.List(ctx, f)
 		if err != nil {
 			return n, core.TicketErr("sweep", err)
 		}
@@ -43,11 +43,11 @@ func (g *Gate) Sweep(ctx context.Context) (int, error) {
 // policy names a safe alternative, proposes it in its place. Another gate
 // doing the same first is not an error.
 func (g *Gate) ExpireTicket(ctx context.Context, a store.Approval) error {
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return err
 	}
-	d, s, err := g.Redecide(ctx, a)
+	d, s, err := g.core.Redecide(ctx, a)
 	outcome := d.Timeout.Outcome
 	if err != nil {
 		outcome = plug.OutcomeCancel
@@ -56,16 +56,16 @@ func (g *Gate) ExpireTicket(ctx context.Context, a store.Approval) error {
 	if outcome == plug.OutcomeAlternative {
 		reason = stepup.ReasonNoDecision + "; cancelled and proposed " + d.Timeout.Alternative + " instead"
 	}
-	_, err = g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: reason, At: now},
-		g.Note(receipt.DecisionCancelled, reason, now))
+	_, err = g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: reason, At: now},
+		g.core.Note(receipt.DecisionCancelled, reason, now))
 	if errors.Is(err, store.ErrResolved) {
 		return nil
 	}
 	if err != nil {
 		return core.TicketErr("timeout", err)
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, a, receipt.DecisionExpired, reason, now)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, a, receipt.DecisionExpired, reason, now)
 	if outcome != plug.OutcomeAlternative {
 		return nil
 	}

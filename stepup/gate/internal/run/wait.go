@@ -18,15 +18,15 @@ import (
 func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
 	var last stepup.Ticket // as last read, returned with ctx's error
 	for {
-		ch := g.Changes()
-		a, err := g.St.Get(ctx, string(id))
+		ch := g.core.Changes()
+		a, err := g.core.St.Get(ctx, string(id))
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil && last.ID != "" {
 				return last, cerr
 			}
 			return stepup.Ticket{}, core.TicketErr("wait", err)
 		}
-		now, err := g.Now(ctx)
+		now, err := g.core.Now(ctx)
 		if err != nil {
 			return last, err
 		}
@@ -38,9 +38,9 @@ func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, err
 			continue
 		}
 		if a.State != store.Pending {
-			return g.WithNext(ctx, core.View(a, now)), nil
+			return g.core.WithNext(ctx, core.View(a, now)), nil
 		}
-		timer := time.NewTimer(g.Poll)
+		timer := time.NewTimer(g.core.Poll)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -54,20 +54,20 @@ func (g *Gate) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, err
 
 // Ticket implements [gate.Gate.Ticket].
 func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
-	a, err := g.St.Get(ctx, string(id))
+	a, err := g.core.St.Get(ctx, string(id))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("ticket", err)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
-	return g.WithNext(ctx, core.View(a, now)), nil
+	return g.core.WithNext(ctx, core.View(a, now)), nil
 }
 
 // Requester implements [gate.Gate.Requester].
 func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error) {
-	a, err := g.St.Get(ctx, string(id))
+	a, err := g.core.St.Get(ctx, string(id))
 	if err != nil {
 		return canon.Principal{}, core.TicketErr("ticket", err)
 	}
@@ -76,14 +76,14 @@ func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Princip
 
 // Cancel implements [gate.Gate.Cancel].
 func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {
-	a, err := g.St.Get(ctx, string(id))
+	a, err := g.core.St.Get(ctx, string(id))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
 	}
 	if a.State != store.Pending {
 		return stepup.Ticket{}, fmt.Errorf("cancel: %w", stepup.ErrResolved)
 	}
-	now, err := g.Now(ctx)
+	now, err := g.core.Now(ctx)
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
@@ -94,12 +94,12 @@ func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (s
 	if len(why) > 512 {
 		why = strings.ToValidUTF8(why[:512], "") // a reason is a short text, never the call's data
 	}
-	done, err := g.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
-		g.Note(receipt.DecisionCancelled, why, now))
+	done, err := g.core.St.Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
+		g.core.Note(receipt.DecisionCancelled, why, now))
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
 	}
-	g.Changed()
-	g.ObserveDecided(ctx, done, receipt.DecisionCancelled, "withdrawn by the agent", now)
+	g.core.Changed()
+	g.core.ObserveDecided(ctx, done, receipt.DecisionCancelled, "withdrawn by the agent", now)
 	return core.View(done, now), nil
 }

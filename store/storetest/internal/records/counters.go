@@ -1,6 +1,8 @@
 package records
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -85,4 +87,44 @@ func Streaks(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, s.ResetStreak(ctx, "never-set"), "resetting an unknown streak is fine")
 	_, err = s.IncrStreak(ctx, "", fixture.T0)
 	assert.ErrorIs(t, err, store.ErrInvalid)
+}
+
+// CounterBatches checks [store.Counters.AddCounts] against AddCount: a
+// generator makes batches of adds and reads over a few keys and windows;
+// applied as batches to one store and op by op to another, they return the
+// same counts and leave the same state. A batch with a bad op applies
+// none of its ops.
+func CounterBatches(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := t.Context()
+	batched, single := newStore(t), newStore(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	w := func(i int) time.Time { return fixture.T0.Add(time.Duration(i) * time.Minute) }
+	for round := range 60 {
+		ops := make([]store.CountOp, 1+rng.IntN(12))
+		for i := range ops {
+			ops[i] = store.CountOp{Key: fmt.Sprintf("rate:k%d", rng.IntN(3)), Window: w(round/6 + rng.IntN(3) - 1),
+				Delta: []int64{0, 0, 1, 1, -1, 3}[rng.IntN(6)]}
+		}
+		got, err := batched.AddCounts(ctx, ops)
+		require.NoError(t, err)
+		require.Len(t, got, len(ops))
+		for i, op := range ops {
+			want, err := single.AddCount(ctx, op.Key, op.Window, op.Delta)
+			require.NoError(t, err)
+			assert.Equal(t, want, got[i], "round %d, op %d (%+v)", round, i, op)
+		}
+	}
+	t.Run("AllOrNothing", func(t *testing.T) {
+		s := newStore(t)
+		_, err := s.AddCounts(ctx, []store.CountOp{{Key: "rate:a", Window: w(0), Delta: 1}, {Key: "", Window: w(0), Delta: 1}})
+		assert.ErrorIs(t, err, store.ErrInvalid)
+		n, err := s.AddCount(ctx, "rate:a", w(0), 0)
+		require.NoError(t, err)
+		assert.Zero(t, n, "a refused batch applies none of its ops")
+		_, err = s.AddCounts(ctx, make([]store.CountOp, store.MaxCountOps+1))
+		assert.ErrorIs(t, err, store.ErrInvalid)
+		out, err := s.AddCounts(ctx, nil)
+		require.NoError(t, err)
+		assert.Empty(t, out)
+	})
 }

@@ -68,6 +68,39 @@ func Park(t *testing.T, newStore func(*testing.T) store.Store) {
 		require.NoError(t, err)
 		assert.NotEqual(t, a.ID, b.ID)
 	})
+	t.Run("SizeLimits", func(t *testing.T) {
+		// An effect of canon.MaxEffect bytes and a card of canon.MaxCard are
+		// kept, as the gate seals and renders them; one byte more is
+		// refused with ErrTooLarge.
+		s := newStore(t)
+		sized := func(n int) []byte {
+			const open, end = `{"args":{"a":"`, `"}}`
+			return []byte(open + strings.Repeat("x", n-len(open)-len(end)) + end)
+		}
+		for _, c := range []struct {
+			name         string
+			effect, card int
+			want         error
+		}{
+			{"at the limits", canon.MaxEffect, canon.MaxCard, nil},
+			{"effect over", canon.MaxEffect + 1, 64, store.ErrTooLarge},
+			{"card over", 64, canon.MaxCard + 1, store.ErrTooLarge},
+		} {
+			a := fixture.Ticket("sizes", "u1", 1)
+			a.Effect, a.Card = sized(c.effect), sized(c.card)
+			a.Digest, a.CardHash = canon.Sum(a.Effect), canon.Sum(a.Card)
+			got, _, err := s.Park(t.Context(), a, store.Caps{}, nil)
+			if c.want != nil {
+				assert.ErrorIs(t, err, c.want, c.name)
+				continue
+			}
+			require.NoError(t, err, c.name)
+			read, err := s.Get(t.Context(), got.ID)
+			require.NoError(t, err)
+			assert.Equal(t, len(a.Effect), len(read.Effect), c.name)
+			assert.Equal(t, len(a.Card), len(read.Card), c.name)
+		}
+	})
 	t.Run("Refusals", func(t *testing.T) {
 		big := strings.Repeat("x", store.MaxFieldSize+1)
 		cases := []struct {
@@ -100,8 +133,11 @@ func Park(t *testing.T, newStore func(*testing.T) store.Store) {
 			{"approvers not UTF-8", func(a *store.Approval) { a.Approvers = "group:\xff" }, store.ErrInvalid},
 			{"taint not UTF-8", func(a *store.Approval) { a.Taint = []string{"web\xff"} }, store.ErrInvalid},
 			{"rationale not UTF-8", func(a *store.Approval) { a.Rationale = "\xc3" }, store.ErrInvalid},
-			{"oversized effect", func(a *store.Approval) { a.Effect = []byte(big); a.Digest = canon.Sum(a.Effect) }, store.ErrTooLarge},
-			{"oversized card", func(a *store.Approval) { a.Card = []byte(big) }, store.ErrTooLarge},
+			{"oversized effect", func(a *store.Approval) {
+				a.Effect = []byte(strings.Repeat("x", canon.MaxEffect+1))
+				a.Digest = canon.Sum(a.Effect)
+			}, store.ErrTooLarge},
+			{"oversized card", func(a *store.Approval) { a.Card = []byte(strings.Repeat("x", canon.MaxCard+1)) }, store.ErrTooLarge},
 			{"oversized rationale", func(a *store.Approval) { a.Rationale = big }, store.ErrTooLarge},
 			{"oversized session", func(a *store.Approval) { a.Session = big[:store.MaxKeySize+1] }, store.ErrTooLarge},
 			{"oversized approvers", func(a *store.Approval) { a.Approvers = big[:store.MaxKeySize+1] }, store.ErrTooLarge},

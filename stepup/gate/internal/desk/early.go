@@ -1,0 +1,47 @@
+package desk
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/store"
+)
+
+// The dwell is judged only after the answer verified. Judged first, it
+// answered anyone holding the ticket id (the agent) "too soon" until the
+// dwell had passed and "bad answer" after, which says whether an
+// approver has had the card on screen; now every answer that does not
+// verify gets the same refusal, whenever it comes. An answer refused as
+// too soon never counts later (core's Early): the approver signs again.
+
+// dwelt refuses answer, a verified approval of ticket a at now, that came
+// too soon after the card was shown, or that was refused so before.
+func (g *Gate) dwelt(a store.Approval, answer []byte, now time.Time) error {
+	if g.core.WasEarly(a.ID, answer) {
+		return fmt.Errorf("%w: this answer was given too soon and never counts; sign again", stepup.ErrTooFast)
+	}
+	if err := g.Dwelt(a, now); err != nil {
+		g.core.Early(a.ID, answer)
+		return err
+	}
+	return nil
+}
+
+// DwellOf is the dwell time of ticket a's effect class (zero: none).
+func (g *Gate) DwellOf(a store.Approval) time.Duration { return max(g.core.Dwell[a.EffectClass], 0) }
+
+// ShowFor implements [gate.Desk.ShowFor].
+func (d *Desk) ShowFor(ctx context.Context, id stepup.TicketID) (plug.Showing, error) {
+	a, _, now, err := d.pending(ctx, id, plug.ActionApprove)
+	if err != nil {
+		return plug.Showing{}, err
+	}
+	if err := d.g.Shown(ctx, a, now); err != nil {
+		return plug.Showing{}, err
+	}
+	dwell := d.g.DwellOf(a)
+	return plug.Showing{Dwell: dwell, Now: now, AcceptableAt: now.Add(dwell)}, nil
+}
