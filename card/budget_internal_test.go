@@ -71,7 +71,7 @@ func TestViewsKeepTheirBudget(t *testing.T) {
 	assert.NotEqual(t, string(tooLargeHTML), string(c.HTML()))
 	assert.Greater(t, len(c.HTML()), viewMinBytes, "the test card's view passes the floor")
 	squeezed := *c
-	squeezed.canonical = c.canonical[:1]
+	squeezed.source = 1
 	assert.Equal(t, tooLargeText, squeezed.Text())
 	assert.Equal(t, string(tooLargeHTML), string(squeezed.HTML()))
 }

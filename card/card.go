@@ -107,6 +107,10 @@ type Card struct {
 	m         model
 	canonical []byte // JCS of the model, computed once by Render
 	hash      canon.Digest
+	// source is how many bytes the card was drawn from: the effect's
+	// canonical form and the text of the context it shows. The views'
+	// budgets are multiples of it.
+	source int
 }
 
 // Hash returns the card hash the approval challenge commits to:
@@ -129,27 +133,54 @@ func (c *Card) JSON() ([]byte, error) {
 	return out, nil
 }
 
-// viewSize estimates the size of a view of c: halves times the card
-// JSON, plus what a small card needs. It errs low (the HTML of a card of
-// empty lists reaches 4.3 times its JSON): a view that outgrows it goes
-// on in further chunks, joined once at the end, which costs less than
-// clearing room most views never use.
+// viewSize estimates the size of the text view of c: halves times the
+// card JSON, plus what a small card needs. The text view of the densest
+// shapes reaches 1.4 times their JSON; one that outgrows the estimate
+// goes on in further chunks, joined once at the end. (Counting the text
+// view first, as the HTML view is counted, cost more than it saved: its
+// lines are laid out, not only copied.)
 func viewSize(c *Card, halves, small int) int { return len(c.canonical)*halves/2 + small }
 
-// The byte budget of each view, as a multiple of the card JSON (which is
-// itself at most what a verifier accepts, 16 MiB), plus room for a small
-// card: the largest cards' views reach about 4.3 (HTML, a card of empty
-// lists) and 3.3 (text) times their JSON. A view that would pass its
-// budget stops where it passes it and shows that the card is too large
-// to show, with no approval, rather than an unbounded page.
+// The byte budget of each view, as a multiple of what the card was
+// drawn from (the effect's canonical bytes and the context's text), plus
+// room for a small card. The densest shapes measured reach about 46
+// (HTML) and 14 (text) times their effect; values of nine short hosts
+// each, every one with its own box of warnings, about 77 and 54. A view
+// that would pass its budget stops where it passes it and shows that
+// the card is too large to show, with no approval, rather than an
+// unbounded page.
 const (
-	htmlPerCard  = 6
-	textPerCard  = 4
-	viewMinBytes = 256 << 10
+	htmlPerSource = 96
+	textPerSource = 64
+	viewMinBytes  = 256 << 10
 )
 
-// viewBudget is the most bytes a view of c may take.
-func viewBudget(c *Card, perCard int) int { return perCard*len(c.canonical) + viewMinBytes }
+// viewBudget is the most bytes a view of c may take. A card that does
+// not record what it was drawn from is budgeted from its card JSON,
+// which is larger.
+func viewBudget(c *Card, perSource int) int {
+	source := c.source
+	if source <= 0 {
+		source = len(c.canonical)
+	}
+	return perSource*source + viewMinBytes
+}
+
+// contextBytes is the length of the text of ctx that a card shows.
+func contextBytes(ctx Context) int {
+	n := len(ctx.Title) + len(ctx.Rationale) + len(ctx.ToolDescription) + len(ctx.Hints.FixedCurrency)
+	for _, list := range [][]string{ctx.Reasons, ctx.Approvers, ctx.Provenance} {
+		for _, s := range list {
+			n += len(s)
+		}
+	}
+	for _, m := range []map[string]string{ctx.Hints.Labels, ctx.Hints.Units} {
+		for _, s := range m {
+			n += len(s)
+		}
+	}
+	return n
+}
 
 // The views of a card past its budget.
 const (

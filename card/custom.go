@@ -51,13 +51,17 @@ func Custom(rendererID string, s canon.Sealed, ctx Context, lines []Line) (*Card
 	label := escape.Escaper{Quote: true}
 	value := escape.Escaper{Quote: true, Prose: true}
 	m.Args = make([]field, 0, len(lines))
-	size := len(base.canonical)
+	source := base.source
 	for _, l := range lines {
-		v := value.Show(l.Value)
-		m.Args = append(m.Args, field{Name: label.Show(l.Label), Value: node{Kind: kindString, Text: v.Text, Flags: v.Flags}})
-		size += len(l.Label) + len(l.Value)
+		m.Args = append(m.Args, field{Name: label.Show(l.Label), Value: stringNode(value.Show(l.Value))})
+		source += len(l.Label) + len(l.Value)
 	}
-	return seal(m, size)
+	c, err := seal(m)
+	if err != nil {
+		return nil, err
+	}
+	c.source = source
+	return c, nil
 }
 
 func checkCustomID(id string) error {

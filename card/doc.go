@@ -231,12 +231,15 @@
 // id (a string value without a space) inside itself: it scrolls in its
 // box.
 //
-// Every view has a byte budget: four times the card JSON for the text
-// view and six times for the HTML view, plus 256 KiB (the card JSON is
-// itself at most the 16 MiB a verifier accepts, and [Render] refuses a
-// card at the first value past that, before building the rest). A view
+// Every view has a byte budget, a multiple of what the card is drawn from
+// (the effect's canonical bytes and the context's text): 96 times for the
+// HTML view and 64 times for the text view, plus 256 KiB. The densest
+// shapes of small values take about 46 and 14 times; values made of many
+// short hosts, each with its own box of warnings, about 77 and 54. A view
 // that would pass its budget stops there and says the card is too large
-// to show.
+// to show. The card JSON is at most the 16 MiB a verifier accepts:
+// [Render] refuses a card at the first value past that, before building
+// the rest.
 //
 // [Card.Text] and [Card.TextWidth] are for terminals and logs;
 // [Card.Visible] is the text view without the fingerprint, what

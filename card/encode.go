@@ -19,20 +19,57 @@ type jsonWriter struct {
 	limit int // past this many bytes the card is refused: the writer stops
 	// written[k] is where the node with memo k+1 was first written.
 	written []span
+	// counting says the writer only counts the bytes it would write, in
+	// n: encodeModel counts first, so the card JSON is written once, into
+	// room of its exact size, rather than into a buffer regrown and copied.
+	counting bool
+	n        int
 }
 
 // span is a part of the card JSON written: b[start:end].
 type span struct{ start, end int }
 
-func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
+// len returns the number of bytes written (or counted) so far.
+func (w *jsonWriter) len() int {
+	if w.counting {
+		return w.n
+	}
+	return len(w.b)
+}
+
+func (w *jsonWriter) raw(s string) {
+	if w.counting {
+		w.n += len(s)
+		return
+	}
+	w.b = append(w.b, s...)
+}
 
 // over reports output past the limit: what is written after it is
 // thrown away, so the writer stops writing nodes.
-func (w *jsonWriter) over() bool { return len(w.b) > w.limit }
+func (w *jsonWriter) over() bool { return w.len() > w.limit }
+
+// strLen is the length of s written by str.
+func strLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+			n++
+		case c < 0x20:
+			n += 5
+		}
+	}
+	return n
+}
 
 // str writes a JSON string the way RFC 8785 does: only '"', '\' and
 // control characters are escaped.
 func (w *jsonWriter) str(s string) {
+	if w.counting {
+		w.n += strLen(s)
+		return
+	}
 	w.b = append(w.b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -64,17 +101,24 @@ func (w *jsonWriter) str(s string) {
 	w.b = append(w.b, '"')
 }
 
-func (w *jsonWriter) int(n int64) { w.b = strconv.AppendInt(w.b, n, 10) }
+func (w *jsonWriter) int(n int64) {
+	if w.counting {
+		var buf [20]byte
+		w.n += len(strconv.AppendInt(buf[:0], n, 10))
+		return
+	}
+	w.b = strconv.AppendInt(w.b, n, 10)
+}
 
 func (w *jsonWriter) strs(list []string) {
-	w.b = append(w.b, '[')
+	w.raw("[")
 	for i, s := range list {
 		if i > 0 {
-			w.b = append(w.b, ',')
+			w.raw(",")
 		}
 		w.str(s)
 	}
-	w.b = append(w.b, ']')
+	w.raw("]")
 }
 
 func (w *jsonWriter) shown(s escape.Shown) {
@@ -152,75 +196,140 @@ func (w *jsonWriter) domains(list []host.Domain) {
 // node writes a node; a copy of a node written before is copied from
 // where it was written.
 func (w *jsonWriter) node(n *node) {
-	if n.memo <= 0 || n.memo > int32(len(w.written)) {
+	if w.counting && n.size > 0 {
+		w.n += int(n.size) // counted when the node was built
+		return
+	}
+	if n.memo() <= 0 || n.memo() > int32(len(w.written)) {
 		w.nodeBody(n)
 		return
 	}
-	sp := &w.written[n.memo-1]
+	sp := &w.written[n.memo()-1]
 	if sp.end > 0 {
-		w.b = append(w.b, w.b[sp.start:sp.end]...)
+		if w.counting {
+			w.n += sp.end - sp.start
+		} else {
+			w.b = append(w.b, w.b[sp.start:sp.end]...)
+		}
 		return
 	}
-	start := len(w.b)
+	start := w.len()
 	w.nodeBody(n)
-	*sp = span{start, len(w.b)}
+	*sp = span{start, w.len()}
 }
+
+// leafHeads are what the card JSON of a scalar node with no domains,
+// flags or long form (most nodes) starts with, by kind, up to its text.
+var leafHeads = [...]string{kindNull: `{"kind":"null","text":`, kindString: `{"kind":"string","text":`,
+	kindNumber: `{"kind":"number","text":`, kindBool: `{"kind":"bool","text":`, kindObject: `{"kind":"object","text":`,
+	kindArray: `{"kind":"array","text":`}
+
+// itemsTails end the card JSON of a node with items and no text, by
+// kind; membersHeads start that of a node with members and no text.
+var itemsTails = [...]string{kindNull: `],"kind":"null","text":""}`, kindString: `],"kind":"string","text":""}`,
+	kindNumber: `],"kind":"number","text":""}`, kindBool: `],"kind":"bool","text":""}`, kindObject: `],"kind":"object","text":""}`,
+	kindArray: `],"kind":"array","text":""}`}
+var membersHeads = [...]string{kindNull: `{"kind":"null","members":[`, kindString: `{"kind":"string","members":[`,
+	kindNumber: `{"kind":"number","members":[`, kindBool: `{"kind":"bool","members":[`, kindObject: `{"kind":"object","members":[`,
+	kindArray: `{"kind":"array","members":[`}
 
 func (w *jsonWriter) nodeBody(n *node) {
 	if w.over() {
 		return
 	}
+	if n.more == nil && int(n.kind()) < len(leafHeads) {
+		// What the general case below writes for such a node, with the
+		// fixed parts at once.
+		switch items, members := n.items(), n.members(); {
+		case len(items) == 0 && len(members) == 0:
+			w.raw(leafHeads[n.kind()])
+			w.str(n.Text)
+			w.raw("}")
+			return
+		case len(members) == 0 && n.Text == "":
+			w.raw(`{"items":[`)
+			for i := range items {
+				if i > 0 {
+					w.raw(",")
+				}
+				w.node(&items[i])
+			}
+			w.raw(itemsTails[n.kind()])
+			return
+		case len(items) == 0 && n.Text == "":
+			w.raw(membersHeads[n.kind()])
+			w.members(members)
+			w.raw(`],"text":""}`)
+			return
+		}
+	}
 	w.raw("{")
 	sep := ""
-	if len(n.Domains) > 0 {
+	if doms := n.domains(); len(doms) > 0 {
 		w.raw(`"domains":`)
-		w.domains(n.Domains)
+		w.domains(doms)
 		sep = ","
 	}
-	if len(n.Flags) > 0 {
-		w.raw(sep + `"flags":`)
-		w.strs(n.Flags)
+	if flags := n.flags(); len(flags) > 0 {
+		w.raw(sep)
+		w.raw(`"flags":`)
+		w.strs(flags)
 		sep = ","
 	}
-	if len(n.Items) > 0 {
-		w.raw(sep + `"items":[`)
-		for i := range n.Items {
+	if len(n.items()) > 0 {
+		w.raw(sep)
+		w.raw(`"items":[`)
+		for i := range n.items() {
 			if i > 0 {
 				w.raw(",")
 			}
-			w.node(&n.Items[i])
+			w.node(&n.items()[i])
 		}
 		w.raw("]")
 		sep = ","
 	}
-	w.raw(sep + `"kind":`)
-	w.str(n.Kind)
-	if n.Long != nil {
+	w.raw(sep)
+	w.raw(`"kind":`)
+	w.str(n.kind().String())
+	if l := n.long(); l != nil {
 		w.raw(`,"long":`)
-		w.long(n.Long)
+		w.long(l)
 	}
-	if len(n.Members) > 0 {
+	if len(n.members()) > 0 {
 		w.raw(`,"members":[`)
-		for i := range n.Members {
-			m := &n.Members[i]
-			if i > 0 {
-				w.raw(",")
-			}
-			w.raw(`{"key":`)
-			w.shown(m.Key)
-			if len(m.KeyDoms) > 0 {
-				w.raw(`,"key_domains":`)
-				w.domains(m.KeyDoms)
-			}
-			w.raw(`,"value":`)
-			w.node(&m.Value)
-			w.raw("}")
-		}
+		w.members(n.members())
 		w.raw("]")
 	}
 	w.raw(`,"text":`)
 	w.str(n.Text)
 	w.raw("}")
+}
+
+// members writes the members of an object, between its brackets.
+func (w *jsonWriter) members(list []member) {
+	for i := range list {
+		m := &list[i]
+		if i > 0 {
+			w.raw(",")
+		}
+		if m.more == nil {
+			// What the general case below writes for a key with no
+			// flags or hosts, with the fixed parts at once.
+			w.raw(`{"key":{"text":`)
+			w.str(m.Key)
+			w.raw(`},"value":`)
+		} else {
+			w.raw(`{"key":`)
+			w.shown(m.key())
+			if doms := m.keyDoms(); len(doms) > 0 {
+				w.raw(`,"key_domains":`)
+				w.domains(doms)
+			}
+			w.raw(`,"value":`)
+		}
+		w.node(&m.Value)
+		w.raw("}")
+	}
 }
 
 func (w *jsonWriter) refs(list []refPart) {
@@ -276,11 +385,25 @@ func (w *jsonWriter) block(b *block) {
 	w.raw("}")
 }
 
-// encodeModel returns the card JSON of m, canonical as written.
-// sizeHint is the expected size; the card JSON of an effect of n bytes is
-// a few times n.
-func encodeModel(m *model, sizeHint int) []byte {
-	w := &jsonWriter{b: make([]byte, 0, min(4096+sizeHint, HashLimits().MaxBytes)), written: make([]span, m.memos), limit: HashLimits().MaxBytes}
+// encodeModel returns the card JSON of m, canonical as written, or
+// errTooLarge when it would pass what a verifier accepts. It counts the
+// bytes first and then writes them into room of that size: the same code
+// does both, so the count is exact.
+func encodeModel(m *model) ([]byte, error) {
+	w := &jsonWriter{written: make([]span, m.memos), limit: HashLimits().MaxBytes, counting: true}
+	w.model(m)
+	if w.over() {
+		return nil, errTooLarge
+	}
+	n := w.n
+	*w = jsonWriter{b: make([]byte, 0, n), written: w.written, limit: w.limit}
+	clear(w.written)
+	w.model(m)
+	return w.b, nil
+}
+
+// model writes the card JSON of m.
+func (w *jsonWriter) model(m *model) {
 	w.raw(`{"args":[`)
 	for i := range m.Args {
 		f := &m.Args[i]
@@ -358,5 +481,4 @@ func encodeModel(m *model, sizeHint int) []byte {
 	w.raw(`,"tool_description":`)
 	w.block(&m.Untrusted.ToolDescription)
 	w.raw("}}")
-	return w.b
 }

@@ -8,3 +8,11 @@ import "github.com/agentstepup/asu/canon"
 func RenderUnshared(s canon.Sealed, ctx Context) (*Card, error) {
 	return Renderer{}.render(s, ctx, false)
 }
+
+// The views' budgets, in bytes per byte the card was drawn from, and
+// the budget's floor, for the tests that hold the views to them.
+const (
+	HTMLPerSource = htmlPerSource
+	TextPerSource = textPerSource
+	ViewMinBytes  = viewMinBytes
+)

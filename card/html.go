@@ -45,8 +45,38 @@ func (c *Card) html() template.HTML {
 	if m.Renderer == "" {
 		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
 	}
-	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerCard)}}
-	w.b.Grow(viewSize(c, 5, 4096))
+	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerSource)}}
+	if len(c.canonical) > countHTMLPast {
+		// Written twice by the same code: counted, then into room of
+		// its exact size, which costs less than writing a large view
+		// into chunks and joining them. A view past its budget is
+		// refused at the count.
+		w.b.CountOnly()
+		if !c.writeHTML(w) {
+			return tooLargeHTML
+		}
+		n := w.b.Len()
+		clear(w.st.seen)
+		w.b = chunked.Builder{}
+		w.b.Grow(n)
+	} else {
+		// A small card's view is written once, into room of a guess
+		// (the HTML of most cards is 2 to 4.5 times their JSON).
+		w.b.Grow(len(c.canonical)*5/2 + 4096)
+	}
+	if !c.writeHTML(w) {
+		return tooLargeHTML
+	}
+	return template.HTML(w.b.String()) // every string escaped on the way in
+}
+
+// countHTMLPast is the size of card JSON past which the HTML view is
+// counted before it is written.
+const countHTMLPast = 64 << 10
+
+// writeHTML writes the HTML view of c; false when it passed its budget.
+func (c *Card) writeHTML(w *hw) bool {
+	m := &c.m
 	w.raw(`<article class="asu-card asu-class-` + classSlug(m.Tool.Class) + `" data-renderer="` + template.HTMLEscapeString(m.Renderer) + `" dir="ltr" lang="en">` + "\n")
 	w.raw("<header class=\"asu-head\">\n<p class=\"asu-kicker\">Approval request</p>\n<h2 class=\"asu-title\">")
 	if m.Tool.Title.Text != "" {
@@ -74,7 +104,7 @@ func (c *Card) html() template.HTML {
 		for i := range m.Args {
 			w.field(&m.Args[i])
 			if w.b.Len() > w.st.limit {
-				return tooLargeHTML
+				return false
 			}
 		}
 		w.raw("\n</div>")
@@ -212,10 +242,7 @@ func (c *Card) html() template.HTML {
 	w.raw(`<footer class="asu-foot">fingerprint <span class="asu-mono">`)
 	w.plain(m.fingerprint())
 	w.raw("</span></footer>\n</article>")
-	if w.b.Len() > w.st.limit {
-		return tooLargeHTML
-	}
-	return template.HTML(w.b.String()) // every string escaped on the way in
+	return w.b.Len() <= w.st.limit
 }
 
 // classSlug returns the CSS class suffix of an effect class; Render admits

@@ -210,11 +210,11 @@ type nodeState struct {
 // was first written (a zero span until then): its copies are the same
 // HTML, copied from there.
 func writeNodeHTML(b *chunked.Builder, n *node, st *nodeState) {
-	if n.memo <= 0 || int(n.memo) > len(st.seen) {
+	if n.memo() <= 0 || int(n.memo()) > len(st.seen) {
 		writeNodeBodyHTML(b, n, st)
 		return
 	}
-	sp := &st.seen[n.memo-1]
+	sp := &st.seen[n.memo()-1]
 	if sp.end > 0 {
 		// Written bytes never change: the copy reads them in place.
 		b.Again(sp.start, sp.end)
@@ -226,54 +226,69 @@ func writeNodeHTML(b *chunked.Builder, n *node, st *nodeState) {
 }
 
 func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
-	switch n.Kind {
+	switch n.kind() {
 	case kindObject:
-		if len(n.Members) == 0 {
+		if len(n.members()) == 0 {
 			b.WriteString(`<span class="asu-val">{}</span> <span class="asu-type">(empty object)</span>`)
 			return
 		}
 		b.WriteString(`<span class="asu-type">object of `)
-		writeInt(b, len(n.Members))
-		b.WriteString(`</span><ul class="asu-tree">`)
-		for i := range n.Members {
-			b.WriteString(`<li><span class="asu-key">`)
-			writeKeyHTML(b, n.Members[i].Key)
+		b.WriteString(decimal(len(n.members())))
+		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">`)
+		for i := range n.members() {
+			if i > 0 {
+				// The end of one member and the start of the next.
+				b.WriteString(`</li><li><span class="asu-key">`)
+			}
+			k := n.members()[i].key()
+			writeKeyHTML(b, k)
 			b.WriteString(`</span>: `)
-			writeKeyNotesHTML(b, n.Members[i].Key, n.Members[i].KeyDoms)
-			writeNodeHTML(b, &n.Members[i].Value, st)
+			writeKeyNotesHTML(b, k, n.members()[i].keyDoms())
+			writeNodeHTML(b, &n.members()[i].Value, st)
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
-			b.WriteString(`</li>`)
 		}
-		b.WriteString(`</ul>`)
+		b.WriteString(`</li></ul>`)
 	case kindArray:
-		if len(n.Items) == 0 {
+		if len(n.items()) == 0 {
 			b.WriteString(`<span class="asu-val">[]</span> <span class="asu-type">(empty list)</span>`)
 			return
 		}
 		b.WriteString(`<span class="asu-type">list of `)
-		writeInt(b, len(n.Items))
-		b.WriteString(`</span><ul class="asu-tree">`)
-		for i := range n.Items {
-			b.WriteString(`<li><span class="asu-key">[`)
-			writeInt(b, i)
-			b.WriteString(`]</span>: `)
-			writeNodeHTML(b, &n.Items[i], st)
+		b.WriteString(decimal(len(n.items())))
+		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">[`)
+		index := newNumeral()
+		for i := range n.items() {
+			if i > 0 {
+				b.WriteString(`</li><li><span class="asu-key">[`)
+			}
+			b.Write(index.digits())
+			index.next()
+			item := &n.items()[i]
+			if k := item.kind(); k == kindNumber || k == kindBool || k == kindNull {
+				// What writeNodeHTML writes for the item, with the end
+				// of its head at once.
+				b.WriteString(indexThenLeafHTML[k])
+				htmlText(b, item.Text)
+				b.WriteString(`</span>`)
+			} else {
+				b.WriteString(`]</span>: `)
+				writeNodeHTML(b, item, st)
+			}
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
-			b.WriteString(`</li>`)
 		}
-		b.WriteString(`</ul>`)
+		b.WriteString(`</li></ul>`)
 	case kindString:
-		if n.Long != nil {
+		if l := n.long(); l != nil {
 			b.WriteString(`<details class="asu-long"><summary><span class="asu-val asu-str">"`)
 			writeEsc(b, n.Text)
-			b.WriteString(`"…</span> <span class="asu-flagline">shortened: ` + strconv.Itoa(n.Long.Bytes) +
-				` bytes in full, SHA-256 <span class="asu-mono">` + template.HTMLEscapeString(n.Long.SHA256) +
+			b.WriteString(`"…</span> <span class="asu-flagline">shortened: ` + strconv.Itoa(l.Bytes) +
+				` bytes in full, SHA-256 <span class="asu-mono">` + template.HTMLEscapeString(l.SHA256) +
 				`</span> (select to show all)</span></summary><span class="asu-val asu-str">"`)
-			writeEsc(b, n.Long.Full)
+			writeEsc(b, l.Full)
 			b.WriteString(`"</span></details>`)
 		} else if strings.IndexByte(n.Text, ' ') < 0 {
 			// A value without a space (an address, a URL, an id) is
@@ -286,23 +301,32 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 			writeEsc(b, n.Text)
 			b.WriteString(`"</span>`)
 		}
-		writeFlagsHTML(b, "", n.Flags)
-		for i := range n.Domains {
-			writeDomainHTML(b, "", &n.Domains[i])
+		writeFlagsHTML(b, "", n.flags())
+		doms := n.domains()
+		for i := range doms {
+			writeDomainHTML(b, "", &doms[i])
 		}
 	default: // number, bool, null: canonical text, from a fixed alphabet
-		kind := kindNull
-		switch n.Kind {
-		case kindNumber, kindBool:
-			kind = n.Kind
+		open := leafOpenHTML[kindNull]
+		if int(n.kind()) < len(leafOpenHTML) {
+			open = leafOpenHTML[n.kind()]
 		}
-		b.WriteString(`<span class="asu-val asu-`)
-		b.WriteString(kind)
-		b.WriteString(`">`)
+		b.WriteString(open)
 		htmlText(b, n.Text)
 		b.WriteString(`</span>`)
 	}
 }
+
+// indexThenLeafHTML are the end of a list item's head and the opening
+// of its value, for a number, bool or null by kind. Read only.
+var indexThenLeafHTML = [...]string{kindNull: `]</span>: <span class="asu-val asu-null">`,
+	kindNumber: `]</span>: <span class="asu-val asu-number">`, kindBool: `]</span>: <span class="asu-val asu-bool">`}
+
+// leafOpenHTML opens the value of a number, bool or null by kind (any
+// other kind is shown as null). Read only.
+var leafOpenHTML = [...]string{kindNull: `<span class="asu-val asu-null">`, kindString: `<span class="asu-val asu-null">`,
+	kindNumber: `<span class="asu-val asu-number">`, kindBool: `<span class="asu-val asu-bool">`,
+	kindObject: `<span class="asu-val asu-null">`, kindArray: `<span class="asu-val asu-null">`}
 
 func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 	b.WriteString(`<div class="asu-domain`)
@@ -353,10 +377,4 @@ func writeDomainHTML(b *chunked.Builder, where string, d *host.Domain) {
 		b.WriteString(`</ul>`)
 	}
 	b.WriteString(`</div>`)
-}
-
-// writeInt writes n in decimal.
-func writeInt(b *chunked.Builder, n int) {
-	var buf [20]byte
-	b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
 }

@@ -19,7 +19,7 @@ type model struct {
 	Unbound   []refPart     `json:"unbound"` // references it does not bind
 	Untrusted untrustedPart `json:"untrusted"`
 
-	memos int32 // the highest node.memo
+	memos int32 // the highest memo number of a node
 }
 
 type toolPart struct {
@@ -39,32 +39,122 @@ type field struct {
 	Value    node          `json:"value"`
 }
 
+// kind is a node's JSON type.
+type kind uint8
+
 // Kinds of node, the JSON types.
 const (
-	kindString = "string"
-	kindNumber = "number"
-	kindBool   = "bool"
-	kindNull   = "null"
-	kindObject = "object"
-	kindArray  = "array"
+	kindNull kind = iota
+	kindString
+	kindNumber
+	kindBool
+	kindObject
+	kindArray
 )
+
+// kindNames are the card JSON's names of the kinds.
+var kindNames = [...]string{kindNull: "null", kindString: "string", kindNumber: "number", kindBool: "bool", kindObject: "object", kindArray: "array"}
+
+// String returns the card JSON's name of k.
+func (k kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return kindNames[kindNull]
+}
 
 // node is one JSON value of the arguments. Scalars carry Text: a string's
 // escaped characters (without quotes), a number's canonical text, "true",
 // "false" or "null". Objects carry Members in canonical order, arrays Items.
+// In the card JSON a node is {"domains", "flags", "items", "kind", "long",
+// "members", "text"}, in that order; what most nodes do not have (a
+// string's domains, flags and long form) is kept apart, behind more, so a
+// card of a million small values holds a million nodes of 80 bytes.
 type node struct {
+	Text string `json:"text"`
+
+	list   []node    // an array's items
+	object []member  // an object's members, in canonical order
+	more   *nodeMore // nil for a node with no domains, flags or long form
+	// size is the length of the node's card JSON, counted when the
+	// render built it (0 for a node built otherwise), so the card JSON
+	// is written once into room of its size.
+	size int32
+	// tag holds the node's kind (the low byte) and its memo number (the
+	// rest): a string node the render shared with other nodes of the
+	// same string has a memo number, 0 for none; the card JSON of its
+	// copies is the same, and is written once and copied.
+	tag uint32
+}
+
+// maxMemo is the highest memo number a node holds.
+const maxMemo = 1<<24 - 1
+
+// kind returns the node's JSON type.
+func (n *node) kind() kind { return kind(n.tag) }
+
+// setKind sets the node's JSON type.
+func (n *node) setKind(k kind) { n.tag = n.tag&^0xff | uint32(k) }
+
+// memo returns the node's memo number, 0 for none.
+func (n *node) memo() int32 { return int32(n.tag >> 8) }
+
+// setMemo sets the node's memo number, at most maxMemo.
+func (n *node) setMemo(m int32) { n.tag = n.tag&0xff | uint32(m)<<8 }
+
+// items returns an array's items.
+func (n *node) items() []node { return n.list }
+
+// members returns an object's members.
+func (n *node) members() []member { return n.object }
+
+// stringNode returns the node of a string shown as sh, with no hosts.
+func stringNode(sh escape.Shown) node {
+	n := node{Text: sh.Text}
+	n.setKind(kindString)
+	if len(sh.Flags) > 0 {
+		n.more = &nodeMore{Flags: sh.Flags}
+	}
+	return n
+}
+
+// nodeMore is what a string node has besides its text.
+type nodeMore struct {
 	Domains []host.Domain `json:"domains,omitempty"`
 	Flags   []string      `json:"flags,omitempty"`
-	Items   []node        `json:"items,omitempty"`
-	Kind    string        `json:"kind"`
 	Long    *longPart     `json:"long,omitempty"`
-	Members []member      `json:"members,omitempty"`
-	Text    string        `json:"text"`
+}
 
-	// memo numbers a string node the render shared with other nodes of
-	// the same string (0 for none): the card JSON of its copies is the
-	// same, and is written once and copied.
-	memo int32
+// domains returns the hosts a string node names, analysed.
+func (n *node) domains() []host.Domain {
+	if n.more == nil {
+		return nil
+	}
+	return n.more.Domains
+}
+
+// flags returns a string node's flags.
+func (n *node) flags() []string {
+	if n.more == nil {
+		return nil
+	}
+	return n.more.Flags
+}
+
+// long returns how a string node was shortened, or nil.
+func (n *node) long() *longPart {
+	if n.more == nil {
+		return nil
+	}
+	return n.more.Long
+}
+
+// moreOf returns n's nodeMore, made when it has none.
+func (n *node) moreOf() *nodeMore {
+	if n.more == nil {
+		n.more = &nodeMore{}
+	}
+	return n.more
 }
 
 // longPart describes a string shown shortened: Text holds the start, Full
@@ -75,10 +165,34 @@ type longPart struct {
 	SHA256 string `json:"sha256"`
 }
 
+// member is one member of an object: in the card JSON {"key",
+// "key_domains", "value"}, the key as shown ({"flags", "text"}).
 type member struct {
-	Key     escape.Shown  `json:"key"`
-	KeyDoms []host.Domain `json:"key_domains,omitempty"` // hosts the key holds, analysed like a value's
-	Value   node          `json:"value"`
+	Key   string   `json:"key"` // the key's shown text
+	more  *keyMore // the key's flags and hosts; nil when it has none
+	Value node     `json:"value"`
+}
+
+// keyMore is what a key has besides its shown text.
+type keyMore struct {
+	flags []string
+	doms  []host.Domain // hosts the key holds, analysed like a value's
+}
+
+// key returns the member's key as shown.
+func (m *member) key() escape.Shown {
+	if m.more == nil {
+		return escape.Shown{Text: m.Key}
+	}
+	return escape.Shown{Text: m.Key, Flags: m.more.flags}
+}
+
+// keyDoms returns the hosts the member's key holds.
+func (m *member) keyDoms() []host.Domain {
+	if m.more == nil {
+		return nil
+	}
+	return m.more.doms
 }
 
 type refPart struct {

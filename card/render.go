@@ -179,20 +179,20 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 			m.Unbound = append(m.Unbound, p)
 		}
 	}
-	// The running count is a close lower bound of the card JSON: its
-	// buffer is sized from it, not from a guess at a multiple of the effect.
-	return seal(m, r.size+r.size/4)
+	c, err := seal(m)
+	if err != nil {
+		return nil, err
+	}
+	c.source = s.Len() + contextBytes(ctx)
+	return c, nil
 }
 
 // seal computes the canonical JSON and hash of m. encodeModel writes
 // canonical JSON as it goes, so it is not canonicalized again.
-func seal(m model, sizeHint int) (*Card, error) {
-	c := encodeModel(&m, sizeHint)
-	if cap(c) > 2*len(c)+4096 {
-		c = append([]byte(nil), c...) // do not keep the unused estimate
-	}
-	if len(c) > HashLimits().MaxBytes {
-		return nil, fmt.Errorf("%w: the card is larger than a verifier accepts", ErrUnrenderable)
+func seal(m model) (*Card, error) {
+	c, err := encodeModel(&m)
+	if err != nil {
+		return nil, err
 	}
 	return &Card{m: m, canonical: c, hash: hashCanonical(c)}, nil
 }
@@ -217,6 +217,13 @@ type renderer struct {
 	keys     memo.Table[keyShown]
 	memos    int32 // node.memo numbers handed out
 
+	// The nodes and members of the model are cut from slabs, which grow
+	// as the model does: one allocation for many small lists.
+	nodeSlab   []node
+	memberSlab []member
+	slab       int        // the length of the next slab
+	count      jsonWriter // counts the card JSON of each node built
+
 	size, limit int // least bytes of the card JSON so far; what a verifier accepts
 }
 
@@ -234,6 +241,64 @@ func worthMemo(s string) bool {
 type keyShown struct {
 	shown escape.Shown
 	doms  []host.Domain
+	more  *keyMore // the flags and hosts, for a member's key; nil when none
+}
+
+// Slabs start small, for the small cards most are, and double up to
+// maxSlab; a longer list takes an allocation of its own.
+const (
+	firstSlab = 16
+	maxSlab   = 1024
+)
+
+// nextSlab returns the length of the next slab.
+func (r *renderer) nextSlab() int {
+	r.slab = min(max(2*r.slab, firstSlab), maxSlab)
+	return r.slab
+}
+
+// nodes returns room for n nodes.
+func (r *renderer) nodes(n int) []node {
+	if n == 0 {
+		return nil
+	}
+	return take(&r.nodeSlab, n, r.nextSlab)
+}
+
+// members returns room for n members.
+func (r *renderer) members(n int) []member {
+	if n == 0 {
+		return nil
+	}
+	return take(&r.memberSlab, n, r.nextSlab)
+}
+
+// take returns the next n elements of slab, taking a new slab of
+// size() elements when it has too few; a request for more than a
+// quarter of the largest slab takes an allocation of its own.
+func take[T any](slab *[]T, n int, size func() int) []T {
+	if n > len(*slab) {
+		if n > maxSlab/4 {
+			return make([]T, n)
+		}
+		*slab = make([]T, max(n, size()))
+	}
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	return s
+}
+
+// maxNodeSize bounds node.size: a node whose card JSON is longer makes
+// a card larger than any verifier accepts, which is refused.
+const maxNodeSize = 1 << 30
+
+// sized records the length of n's card JSON in n.size, its children's
+// counted before: each node's own bytes are counted once, when it is
+// built, by the code that writes them.
+func (r *renderer) sized(n *node) {
+	r.count = jsonWriter{counting: true, limit: maxNodeSize}
+	r.count.nodeBody(n)
+	n.size = int32(min(r.count.n, maxNodeSize))
 }
 
 // valueHosts finds and analyses the hosts of a string; see
@@ -350,8 +415,8 @@ func (r *renderer) currency(args canon.Value) string {
 	return h.FixedCurrency
 }
 
-// kindName is the card's name of a JSON type.
-func kindName(k canon.Kind) string {
+// kindOf is the card's kind of a JSON type.
+func kindOf(k canon.Kind) kind {
 	switch k {
 	case canon.KindString:
 		return kindString
@@ -379,8 +444,8 @@ const (
 // shownBytes is the least size of a string node's shown text in the card
 // JSON: its text, and the full text of a shortened one.
 func shownBytes(n *node) int {
-	if n.Long != nil {
-		return len(n.Text) + len(n.Long.Full)
+	if l := n.long(); l != nil {
+		return len(n.Text) + len(l.Full)
 	}
 	return len(n.Text)
 }
@@ -405,15 +470,16 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 	if err := r.grow(nodeBytes); err != nil {
 		return err
 	}
-	n.Kind = kindName(v.Kind())
+	n.setKind(kindOf(v.Kind()))
 	switch v.Kind() {
 	case canon.KindString:
 		return r.str(n, v.String(), asHost)
 	case canon.KindObject:
-		n.Members = make([]member, v.Len())
+		n.object = r.members(v.Len())
+		members := n.members()
 		i := 0
 		for key, c := range v.Members() {
-			mb := &n.Members[i]
+			mb := &members[i]
 			i++
 			if err := r.node(&mb.Value, c, false); err != nil {
 				return err
@@ -422,24 +488,28 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 			if err != nil {
 				return err
 			}
-			mb.Key, mb.KeyDoms = k.shown, k.doms
+			mb.Key, mb.more = k.shown.Text, k.more
 			if err := r.grow(memberBytes + len(k.shown.Text)); err != nil {
 				return err
 			}
 		}
 	case canon.KindArray:
-		n.Items = make([]node, v.Len())
+		n.list = r.nodes(v.Len())
+		items := n.items()
 		i := 0
 		for _, c := range v.Elems() {
-			if err := r.node(&n.Items[i], c, asHost); err != nil {
+			if err := r.node(&items[i], c, asHost); err != nil {
 				return err
 			}
 			i++
 		}
 	default:
 		n.Text = v.Canonical()
-		return r.grow(len(n.Text))
+		if err := r.grow(len(n.Text)); err != nil {
+			return err
+		}
 	}
+	r.sized(n)
 	return nil
 }
 
@@ -458,10 +528,13 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 		}
 	}
 	sh := r.showValue(s)
-	n.Text, n.Flags = sh.Text, sh.Flags
+	n.Text = sh.Text
+	if len(sh.Flags) > 0 {
+		n.moreOf().Flags = sh.Flags
+	}
 	if utf8.RuneCountInString(sh.Text) > maxShown {
 		n.Text = escape.Cut(sh.Text, keepShown)
-		n.Long = long(s, sh.Text)
+		n.moreOf().Long = long(s, sh.Text)
 	}
 	if err := r.grow(shownBytes(n)); err != nil {
 		return err
@@ -470,13 +543,16 @@ func (r *renderer) str(n *node, s string, asHost bool) error {
 	if err != nil {
 		return err
 	}
-	n.Domains = doms
-	if notOne {
-		n.Flags = escape.AddFlag(n.Flags, escape.FlagNotOneHost)
+	if len(doms) > 0 {
+		n.moreOf().Domains = doms
 	}
-	if remember {
+	if notOne {
+		n.moreOf().Flags = escape.AddFlag(n.flags(), escape.FlagNotOneHost)
+	}
+	r.sized(n)
+	if remember && r.memos < maxMemo {
 		r.memos++
-		n.memo = r.memos
+		n.setMemo(r.memos)
 		r.vals.Put(s, tag, n)
 	}
 	return nil
@@ -514,6 +590,9 @@ func (r *renderer) key(key string) (keyShown, error) {
 		k.shown.Flags = escape.AddFlag(k.shown.Flags, escape.FlagNotOneHost)
 	}
 	k.doms = doms
+	if len(k.shown.Flags) > 0 || len(doms) > 0 {
+		k.more = &keyMore{flags: k.shown.Flags, doms: doms}
+	}
 	if remember {
 		r.keys.Put(key, 0, k)
 	}

@@ -1,6 +1,7 @@
 package card_test
 
 import (
+	"crypto/sha256"
 	"strings"
 	"testing"
 
@@ -48,9 +49,14 @@ var shapes = []string{"nest12", "nest63", "empty-lists", "empty-objects", "short
 // BenchmarkRenderShapes renders every adversarial shape at 64 KiB and 1
 // MiB in one run, and reports CPU milliseconds per MiB of canonical
 // effect for RenderSealed and each view, and the size of each view as a
-// multiple of the effect ("html-x", "text-x"); "render" is RenderSealed
-// alone, what the gate calls before any view. The baseline, in the same
-// run, is canon's canonicalization of the same effect.
+// multiple of the effect ("html-x", "text-x", "json-x" for the card
+// JSON); "floor-card-sha256" is SHA-256 of the card JSON alone, which any
+// renderer's card of the effect must hash; "render" is RenderSealed
+// alone, what the gate calls before any view; "text" and "html" are each
+// view alone, of a card rendered before the clock starts; "render+views"
+// is all three. The baseline, in the same run, is canon's
+// canonicalization of the same effect. Every step renders about a MiB of
+// effect per iteration at either size.
 //
 //	go test ./card -run '^$' -bench BenchmarkRenderShapes -benchtime 3x
 func BenchmarkRenderShapes(b *testing.B) {
@@ -65,35 +71,85 @@ func BenchmarkRenderShapes(b *testing.B) {
 			if err != nil {
 				b.Fatalf("%s: %v", name, err)
 			}
-			mib := float64(sealed.Len()) / (1 << 20)
+			// Each step does about a MiB of effect per iteration at either
+			// size (16 renders of the 64 KiB effect), so the two sizes are
+			// measured over the same work and the small one is not a few
+			// milliseconds that one collection of garbage can double.
+			reps := max(1, (1<<20)/size)
+			mib := float64(reps) * float64(sealed.Len()) / (1 << 20)
 			ctx := injectivityContext()
 			b.Run(name+"/baseline-canonical", func(b *testing.B) {
 				cpu := cpuTime()
 				for b.Loop() {
-					if _, err := e.Canonical(); err != nil {
-						b.Fatal(err)
+					for range reps {
+						if _, err := e.Canonical(); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
 				report(b, cpuTime()-cpu, mib)
+			})
+			// The floor every card of this effect pays: SHA-256 of its
+			// card JSON, which the card hash covers, whatever the renderer.
+			b.Run(name+"/floor-card-sha256", func(b *testing.B) {
+				c, err := card.RenderSealed(sealed, ctx)
+				if err != nil {
+					b.Skipf("refused: %v", err)
+				}
+				j, err := c.JSON()
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu := cpuTime()
+				for b.Loop() {
+					for range reps {
+						_ = sha256.Sum256(j)
+					}
+				}
+				report(b, cpuTime()-cpu, mib)
+				b.ReportMetric(float64(len(j))/float64(sealed.Len()), "json-x")
 			})
 			b.Run(name+"/render", func(b *testing.B) {
 				cpu := cpuTime()
 				for b.Loop() {
-					if _, err := card.RenderSealed(sealed, ctx); err != nil {
-						b.Skipf("refused: %v", err)
+					for range reps {
+						if _, err := card.RenderSealed(sealed, ctx); err != nil {
+							b.Skipf("refused: %v", err)
+						}
 					}
 				}
 				report(b, cpuTime()-cpu, mib)
 			})
-			b.Run(name+"/render+views", func(b *testing.B) {
-				cpu := cpuTime()
-				var htmlLen, textLen int
-				for b.Loop() {
+			for _, view := range []string{"text", "html"} {
+				b.Run(name+"/"+view, func(b *testing.B) {
 					c, err := card.RenderSealed(sealed, ctx)
 					if err != nil {
 						b.Skipf("refused: %v", err)
 					}
-					htmlLen, textLen = len(c.HTML()), len(c.Text())
+					cpu := cpuTime()
+					for b.Loop() {
+						for range reps {
+							if view == "text" {
+								_ = c.Text()
+							} else {
+								_ = c.HTML()
+							}
+						}
+					}
+					report(b, cpuTime()-cpu, mib)
+				})
+			}
+			b.Run(name+"/render+views", func(b *testing.B) {
+				cpu := cpuTime()
+				var htmlLen, textLen int
+				for b.Loop() {
+					for range reps {
+						c, err := card.RenderSealed(sealed, ctx)
+						if err != nil {
+							b.Skipf("refused: %v", err)
+						}
+						htmlLen, textLen = len(c.HTML()), len(c.Text())
+					}
 				}
 				report(b, cpuTime()-cpu, mib)
 				b.ReportMetric(float64(htmlLen)/float64(sealed.Len()), "html-x")

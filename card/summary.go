@@ -59,8 +59,9 @@ func (c *Card) Summary() Summary {
 // appendRecipients adds the registrable domains of a value's hosts,
 // each once.
 func appendRecipients(out []SummaryDomain, n *node) []SummaryDomain {
-	for i := range n.Domains {
-		d := &n.Domains[i]
+	doms := n.domains()
+	for i := range doms {
+		d := &doms[i]
 		if d.ASCII == "" {
 			continue // the "more hosts" and "not analysed" entries
 		}
@@ -80,8 +81,8 @@ func appendRecipients(out []SummaryDomain, n *node) []SummaryDomain {
 			out = append(out, SummaryDomain{Domain: name, Trusted: d.Trusted, Warned: len(d.Warnings) > 0})
 		}
 	}
-	for i := range n.Items {
-		out = appendRecipients(out, &n.Items[i])
+	for i := range n.items() {
+		out = appendRecipients(out, &n.items()[i])
 	}
 	return out
 }
@@ -111,12 +112,12 @@ func countWarnings(m *model) int {
 }
 
 func countNode(n *node) int {
-	c := len(n.Flags) + countDomains(n.Domains)
-	for i := range n.Items {
-		c += countNode(&n.Items[i])
+	c := len(n.flags()) + countDomains(n.domains())
+	for i := range n.items() {
+		c += countNode(&n.items()[i])
 	}
-	for i := range n.Members {
-		c += len(n.Members[i].Key.Flags) + countDomains(n.Members[i].KeyDoms) + countNode(&n.Members[i].Value)
+	for i := range n.members() {
+		c += len(n.members()[i].key().Flags) + countDomains(n.members()[i].keyDoms()) + countNode(&n.members()[i].Value)
 	}
 	return c
 }

@@ -116,7 +116,7 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if len(m.Args) == 0 {
 		w.Line(1, "", wrap.Fixed("(no arguments)"))
 	}
-	v := &textView{Writer: w, seen: make([]writtenAt, m.memos), limit: viewBudget(c, textPerCard)}
+	v := &textView{Writer: w, seen: make([]writtenAt, m.memos), limit: viewBudget(c, textPerSource)}
 	for i := range m.Args {
 		v.field(&m.Args[i])
 		if v.Len() > v.limit {
@@ -328,22 +328,14 @@ func appendKey(ps []wrap.Piece, s escape.Shown) []wrap.Piece {
 // appendScalar appends the pieces of a scalar node, shown exactly: strings
 // quoted, numbers and literals as canonicalized.
 func appendScalar(ps []wrap.Piece, n *node) []wrap.Piece {
-	if n.Kind != kindString {
+	if n.kind() != kindString {
 		return append(ps, wrap.Derived(n.Text))
 	}
 	ps = append(ps, wrap.Derived(`"`), wrap.Derived(n.Text))
-	if n.Long != nil {
+	if n.long() != nil {
 		return append(ps, wrap.Derived(`"...`))
 	}
 	return append(ps, wrap.Derived(`"`))
-}
-
-// count returns prefix + n.
-func (v *textView) count(prefix string, n int, suffix string) string {
-	v.num = append(v.num[:0], prefix...)
-	v.num = strconv.AppendInt(v.num, int64(n), 10)
-	v.num = append(v.num, suffix...)
-	return string(v.num)
 }
 
 func (v *textView) field(f *field) {
@@ -387,48 +379,52 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			v.domain(indent+2, "in the name: ", &keyDoms[i])
 		}
 	}
+	// The line is built in room kept for it (what a nested value
+	// writes there comes after this line is written).
 	line := append(append(v.ps[:0], head...), wrap.Fixed(": "))
-	switch n.Kind {
+	switch n.kind() {
 	case kindObject:
-		if len(n.Members) == 0 {
-			v.Line(indent, "", append(line, wrap.Fixed("{} (empty object)"))...)
+		if len(n.members()) == 0 {
+			v.ps = append(line, wrap.Fixed("{} (empty object)"))
+			v.Line(indent, "", v.ps...)
 			keyNotes()
 			return
 		}
-		v.Line(indent, "", append(line, wrap.Fixed(v.count("object of ", len(n.Members), "")))...)
+		v.ps = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
+		v.Line(indent, "", v.ps...)
 		keyNotes()
-		for i := range n.Members {
-			mb := &n.Members[i]
+		for i := range n.members() {
+			mb := &n.members()[i]
 			// The head is copied into the line before anything else
 			// is written, so one array holds each in turn.
-			v.node(indent+2, appendKey(v.head[:0], mb.Key), mb.Key, mb.KeyDoms, &mb.Value, nil)
+			k := mb.key()
+			v.node(indent+2, appendKey(v.head[:0], k), k, mb.keyDoms(), &mb.Value, nil)
 			if v.Len() > v.limit {
 				return
 			}
 		}
 		return
 	case kindArray:
-		if len(n.Items) == 0 {
-			v.Line(indent, "", append(line, wrap.Fixed("[] (empty list)"))...)
+		if len(n.items()) == 0 {
+			v.ps = append(line, wrap.Fixed("[] (empty list)"))
+			v.Line(indent, "", v.ps...)
 			keyNotes()
 			return
 		}
-		v.Line(indent, "", append(line, wrap.Fixed(v.count("list of ", len(n.Items), "")))...)
+		v.ps = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
+		v.Line(indent, "", v.ps...)
 		keyNotes()
-		// The items' heads, "[0]" on, in one string: one allocation
-		// for the list rather than one per item.
-		v.num = v.num[:0]
-		for i := range n.Items {
-			v.num = append(v.num, '[')
-			v.num = strconv.AppendInt(v.num, int64(i), 10)
-			v.num = append(v.num, ']')
-		}
-		heads := string(v.num)
-		for i := range n.Items {
+		// The items' heads, "[0]" on, a string for many at a time: no
+		// allocation for a short list, one per 1,024 items past that.
+		var heads string
+		for i := range n.items() {
+			if heads == "" {
+				heads, v.num = appendItemHeads(v.num, i, len(n.items()))
+			}
 			h := heads[:strings.IndexByte(heads, ']')+1]
 			heads = heads[len(h):]
 			v.head[0] = wrap.Fixed(h)
-			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.Items[i], nil)
+			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.items()[i], nil)
 			if v.Len() > v.limit {
 				return
 			}
@@ -442,8 +438,8 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 	// What is said of a value the render shared is the same wherever
 	// it stands at the same indent: written once, then copied.
 	var done *writtenAt
-	if n.memo > 0 && int(n.memo) <= len(v.seen) {
-		done = &v.seen[n.memo-1]
+	if n.memo() > 0 && int(n.memo()) <= len(v.seen) {
+		done = &v.seen[n.memo()-1]
 		if done.end > 0 && done.indent == indent {
 			v.Again(done.start, done.end)
 			return
@@ -462,14 +458,15 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 
 // valueNotes writes what was found in a scalar value, below it.
 func (v *textView) valueNotes(indent int, n *node) {
-	if n.Long != nil {
-		v.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(n.Long.Bytes)+" bytes in full, SHA-256 "+n.Long.SHA256))
+	if l := n.long(); l != nil {
+		v.Line(indent+2, "", wrap.Fixed("(!) shortened: "+strconv.Itoa(l.Bytes)+" bytes in full, SHA-256 "+l.SHA256))
 	}
-	for _, f := range n.Flags {
+	for _, f := range n.flags() {
 		v.noteLine(indent+2, "", f, false)
 	}
-	for i := range n.Domains {
-		v.domain(indent+2, "", &n.Domains[i])
+	doms := n.domains()
+	for i := range doms {
+		v.domain(indent+2, "", &doms[i])
 	}
 }
 

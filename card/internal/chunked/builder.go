@@ -18,18 +18,33 @@ const minChunk = 64 << 10
 // written past its end so far, so the strings [Builder.String] and
 // the chunks already filled read it in place, as [strings.Builder] does.
 // A write copies into the chunk and moves an index, storing no pointer.
+//
+// A builder set to count ([Builder.CountOnly]) keeps nothing and only
+// counts the bytes written, so that code writing a large text can be run
+// once to learn its length and again to write it into room of that size.
 type Builder struct {
-	done    []string // chunks filled, in order
-	doneLen int      // their length in bytes
-	buf     []byte   // the current chunk, written up to n
-	n       int
+	done     []string // chunks filled, in order
+	doneLen  int      // their length in bytes
+	buf      []byte   // the current chunk, written up to n
+	n        int
+	counting bool // keep nothing: n counts what is written
 }
+
+// CountOnly sets b, which holds nothing yet, to count the bytes written
+// rather than keep them: [Builder.Len] and [Builder.Again] work as they
+// do for a builder that keeps them; [Builder.String] and [Builder.Since]
+// return "".
+func (b *Builder) CountOnly() { *b = Builder{counting: true} }
 
 // Len returns the number of bytes written.
 func (b *Builder) Len() int { return b.doneLen + b.n }
 
 // Grow makes sure the current chunk has room for n more bytes.
-func (b *Builder) Grow(n int) { b.room(n) }
+func (b *Builder) Grow(n int) {
+	if !b.counting {
+		b.room(n)
+	}
+}
 
 // written returns what the current chunk holds, in place.
 func (b *Builder) written() string {
@@ -55,6 +70,10 @@ func (b *Builder) room(n int) {
 
 // WriteString appends s.
 func (b *Builder) WriteString(s string) {
+	if b.counting {
+		b.n += len(s)
+		return
+	}
 	if len(b.buf)-b.n < len(s) {
 		b.room(len(s))
 	}
@@ -63,6 +82,10 @@ func (b *Builder) WriteString(s string) {
 
 // WriteByte appends c; its error is always nil.
 func (b *Builder) WriteByte(c byte) error {
+	if b.counting {
+		b.n++
+		return nil
+	}
 	if len(b.buf) == b.n {
 		b.room(1)
 	}
@@ -73,6 +96,10 @@ func (b *Builder) WriteByte(c byte) error {
 
 // Write appends p; it always writes all of p.
 func (b *Builder) Write(p []byte) (int, error) {
+	if b.counting {
+		b.n += len(p)
+		return len(p), nil
+	}
 	if len(b.buf)-b.n < len(p) {
 		b.room(len(p))
 	}
@@ -100,6 +127,10 @@ func (b *Builder) rangeOf(start, end int, f func(string)) {
 
 // Again appends once more the written text from byte start to byte end.
 func (b *Builder) Again(start, end int) {
+	if b.counting {
+		b.n += end - start
+		return
+	}
 	if start >= b.doneLen && len(b.buf)-b.n >= end-start {
 		// In the current chunk, with room after it: copied in place.
 		b.n += copy(b.buf[b.n:], b.buf[start-b.doneLen:end-b.doneLen])
@@ -111,6 +142,9 @@ func (b *Builder) Again(start, end int) {
 
 // Since returns a copy of the text written from byte start on.
 func (b *Builder) Since(start int) string {
+	if b.counting {
+		return ""
+	}
 	var s strings.Builder
 	s.Grow(b.Len() - start)
 	b.rangeOf(start, b.Len(), func(p string) { s.WriteString(p) })
@@ -121,6 +155,9 @@ func (b *Builder) Since(start int) string {
 // copy of its own size when it was given much more room than it used; the
 // chunks joined when there are several.
 func (b *Builder) String() string {
+	if b.counting {
+		return ""
+	}
 	if len(b.done) == 0 {
 		if len(b.buf) > b.n+b.n/4+4096 {
 			return strings.Clone(b.written())
