@@ -9,9 +9,18 @@ import (
 	"github.com/agentstepup/asu/canon"
 )
 
-// MaxLine bounds one line of an exported audit chain: a record with
-// arguments at canon's default size limit, and the rest.
-const MaxLine = canon.DefaultMaxBytes + 64<<10
+// Size bounds of a record, derived from asu's one size table (package
+// canon). A record holds at most a call's arguments (canon.MaxArgs, when
+// a gate records them), a reason and a result (canon.MaxText each) and
+// labels, identifiers and digests (MaxRecord leaves 1 MiB for them); its
+// hash refuses a longer canonical form with canon.ErrTooLarge, so a store
+// never appends a record a reader would refuse. Exported, a line is at
+// most twice its canonical form (encoding/json escapes U+2028 and U+2029,
+// which canonical JSON writes as themselves).
+const (
+	MaxRecord = canon.MaxArgs + 2*canon.MaxText + 1<<20
+	MaxLine   = 2 * MaxRecord
+)
 
 // WriteChain writes records as JSON Lines, one [Record] per line in
 // order, the export format [ReadChain] reads and `verify audit` checks.

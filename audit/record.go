@@ -101,6 +101,8 @@ func (r Record) hashValid() (canon.Digest, error) {
 			return canon.Digest{}, err
 		}
 		tagged = append(head, c...)
+	} else if len(tagged)-len(head) > MaxRecord {
+		return canon.Digest{}, fmt.Errorf("audit record: over %d bytes: %w", MaxRecord, canon.ErrTooLarge)
 	}
 	return canon.Digest(sha256.Sum256(tagged)), nil
 }
@@ -118,9 +120,12 @@ func (r Record) marshalCanonical() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit record: %w", err)
 	}
-	c, err := canon.Canonicalize(raw)
+	c, err := canon.Limits{MaxBytes: MaxLine}.Canonicalize(raw)
 	if err != nil {
 		return nil, fmt.Errorf("audit record: %w", err)
+	}
+	if len(c) > MaxRecord {
+		return nil, fmt.Errorf("audit record: over %d bytes: %w", MaxRecord, canon.ErrTooLarge)
 	}
 	return c, nil
 }

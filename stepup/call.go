@@ -13,6 +13,12 @@ import (
 // and Execute takes no arguments: what runs is what was stored at Propose.
 // [*Gate] implements it in-process; an HTTP client implements it remotely.
 type Runtime interface {
+	// Propose submits c. A refusal (policy, flood control, a malformed
+	// call) is a denied ticket with a nil error. A call over a size limit
+	// is refused with an error wrapping [ErrTooLarge]; the in-process gate
+	// also returns its denied ticket, whose id names the refusal's audit
+	// row. A store failure is [ErrStore]: nothing was decided, propose
+	// again.
 	Propose(ctx context.Context, c Call) (Ticket, error)
 	Wait(ctx context.Context, id TicketID) (Ticket, error)
 	Execute(ctx context.Context, id TicketID) (Result, error)

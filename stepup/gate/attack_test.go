@@ -634,7 +634,9 @@ func TestEveryMalformedCallIsADenialWithARow(t *testing.T) {
 			c.Session = fmt.Sprintf("sess-%d", i)
 			m.edit(&c)
 			tk, err := w.Gate.Propose(ctx, c)
-			require.NoError(t, err, "a refusal must be a denial, not an error")
+			if !errors.Is(err, stepup.ErrTooLarge) { // over a size limit: the denial and the error a runtime tells apart
+				require.NoError(t, err, "a refusal is a denial, not an error")
+			}
 			if m.mayPark && tk.Status == stepup.StatusPending {
 				return
 			}

@@ -409,7 +409,7 @@ func grantUseScenario(t *testing.T, r *rig) {
 		c := call(fmt.Sprint("big-", i))
 		c.Rationale = strings.Repeat("x", store.MaxFieldSize+1)
 		tk, err := g.Propose(ctx, c)
-		require.NoError(t, err)
+		require.ErrorIs(t, err, stepup.ErrTooLarge)
 		require.Equal(t, stepup.StatusDenied, tk.Status)
 		rows := r.rowsOf(t, tk.ID)
 		require.Len(t, rows, 1)
@@ -523,7 +523,7 @@ func refusalRowScenario(t *testing.T, r *rig) {
 		c.Step = name
 		edit(&c)
 		tk, err := g.Propose(ctx, c)
-		require.NoError(t, err, "%s: a refusal is an answer, not an error", name)
+		requireRefusal(t, err, "%s: a refusal is an answer, not an error", name)
 		assert.Equal(t, stepup.StatusDenied, tk.Status, name)
 		rows := r.rowsOf(t, tk.ID)
 		if assert.Len(t, rows, 1, "%s: one row for the refusal", name) {

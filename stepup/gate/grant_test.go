@@ -89,7 +89,7 @@ func (w *grantWorld) propose(t *testing.T, c stepup.Call) (stepup.Ticket, audit.
 	ctx := context.Background()
 	c.Grant = w.grant
 	tk, err := w.Gate.Propose(ctx, c)
-	require.NoError(t, err)
+	requireRefusal(t, err)
 	rows, err := w.Store.AuditByTask(ctx, c.Task)
 	require.NoError(t, err)
 	return tk, rows[len(rows)-1]

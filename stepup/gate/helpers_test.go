@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -74,3 +75,13 @@ func writeFile(dir, name, content string) error {
 }
 
 func stepupCaps(perSession int) store.Caps { return store.Caps{PerSession: perSession} }
+
+// requireRefusal fails unless err is nil (a refusal is a denied ticket)
+// or, for a call over a size limit, wraps stepup.ErrTooLarge (the denied
+// ticket comes with it).
+func requireRefusal(t testing.TB, err error, msgAndArgs ...any) {
+	t.Helper()
+	if !errors.Is(err, stepup.ErrTooLarge) {
+		require.NoError(t, err, msgAndArgs...)
+	}
+}

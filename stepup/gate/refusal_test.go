@@ -85,7 +85,7 @@ func TestEveryRefusalHasAnAuditRow(t *testing.T) {
 				g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
 				require.NoError(t, err)
 				tk, err := g.Propose(ctx, c)
-				require.NoError(t, err, "a refusal is an answer, not a store error")
+				require.ErrorIs(t, err, stepup.ErrTooLarge, "a call over a size limit is refused as too large, not as a store error")
 				assert.Equal(t, stepup.StatusDenied, tk.Status)
 				assert.Contains(t, tk.Reason, "size bound")
 				rows, err := st.AuditRange(ctx, time.Time{}, time.Now().Add(24*time.Hour))

@@ -18,9 +18,14 @@ import (
 // for every call. A denied call's ticket is not stored; its Reason is
 // meant to go back to the model as an observation, and its audit row
 // records the refusal. Every decision's audit row is written in the
-// transaction that stores it. An error is returned only when the decision
-// could not be recorded (context ended, store unreachable); the call must
-// then be treated as denied.
+// transaction that stores it.
+//
+// An error is returned when a call is over a size limit (canon.MaxArgs,
+// canon.MaxEffect, canon.MaxText, store.MaxKeySize, store.MaxTaint:
+// [stepup.ErrTooLarge], with the denied ticket whose row records it), and
+// when the decision could not be stored or recorded (context ended,
+// [stepup.ErrStore] with the cause in the log); the call must then be
+// treated as denied.
 func (g *Gate) Propose(ctx context.Context, c stepup.Call) (stepup.Ticket, error) {
 	return g.rt.Propose(ctx, c)
 }

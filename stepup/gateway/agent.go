@@ -17,9 +17,12 @@ import (
 	"github.com/agentstepup/asu/stepup/remote"
 )
 
-// MaxCallBytes bounds a propose body: the gate's 1 MiB argument limit and
-// room for the rest of the call.
-const MaxCallBytes = 1<<20 + 64<<10
+// MaxCallBytes bounds a propose body, from the one size table: the
+// arguments (canon.MaxArgs), an agent's rationale (canon.MaxText) and
+// room for the rest of the call (canon.MaxEnvelope). A call within every
+// limit whose text is not spelled with escapes fits; a larger body is
+// refused with 413 too_large, the error the gate gives a call over a limit.
+const MaxCallBytes = canon.MaxArgs + canon.MaxText + canon.MaxEnvelope
 
 // DefaultMaxWait bounds one long poll when [AgentOptions] says nothing.
 const DefaultMaxWait = remote.DefaultMaxWait

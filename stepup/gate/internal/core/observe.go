@@ -96,6 +96,15 @@ func (g *Gate) ObserveDecided(ctx context.Context, a store.Approval, decision, r
 	}
 }
 
+// ObserveStoreFailure logs a store failure that ended an operation: the
+// error of a store never quotes record contents, so it is logged as it
+// is, at error level.
+func (g *Gate) ObserveStoreFailure(ctx context.Context, op string, err error) {
+	if o := g.cfg.Obs; o != nil && o.Log.Enabled(ctx, slog.LevelError) {
+		o.Log.LogAttrs(ctx, slog.LevelError, "store failure", slog.String("op", op), slog.String("error", err.Error()))
+	}
+}
+
 // about is what a log record says about ticket a, after lead: its tool,
 // class, id and digest (in short form; none for a call refused before it
 // was sealed).

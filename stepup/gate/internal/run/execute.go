@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,7 +181,17 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 	} else if out != nil {
 		stored.Output, _ = json.Marshal(out) // non-JSON output as a base64 string
 	}
+	full := stored.Output
 	raw, err := json.Marshal(stored)
+	if err == nil && len(raw) > store.MaxFieldSize {
+		// It ran, and its outcome must be recorded whatever the output's
+		// size, or the run would be taken for lost and run again: an
+		// output over the store's bound is kept by its size and digest,
+		// and handed whole to this caller alone.
+		sum := sha256.Sum256(full)
+		stored.Output, _ = json.Marshal(fmt.Sprintf("(output over %d bytes: %d bytes, SHA-256 %x)", store.MaxFieldSize, len(full), sum))
+		raw, err = json.Marshal(stored)
+	}
 	if err != nil {
 		return res, fmt.Errorf("execute: %w: %w: %v", stepup.ErrOutcomeUnknown, stepup.ErrStore, err)
 	}
@@ -200,7 +211,7 @@ func (g *Gate) Run(ctx context.Context, a store.Approval, eff canon.Effect, exec
 		return res, fmt.Errorf("execute: %w: the outcome could not be recorded: %v", stepup.ErrOutcomeUnknown, err)
 	}
 	g.core.Changed(a.ID)
-	res.Output = stored.Output
+	res.Output = full
 	if execErr != nil {
 		return res, fmt.Errorf("execute: %w: %w", stepup.ErrExecutorFailed, execErr)
 	}

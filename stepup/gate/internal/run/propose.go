@@ -43,11 +43,17 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 			// The audit row must not carry bytes it cannot hash faithfully.
 			p.a = store.Approval{ID: id, CreatedAt: now}
 		}
+		if oversized {
+			return g.tooLarge(ctx, p, why)
+		}
 		return g.deny(ctx, p, why)
 	}
 	// The arguments are parsed once, here; the policy and the seal take
 	// the parsed Value and never read the text again.
 	parsed, err := canon.Parse(c.Args)
+	if errors.Is(err, canon.ErrTooLarge) {
+		return g.tooLarge(ctx, p, fmt.Sprintf("the arguments are over %d bytes", canon.MaxArgs))
+	}
 	if err != nil || parsed.Kind() != canon.KindObject {
 		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
 	}
@@ -72,6 +78,9 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	}
 	p.sealed, err = g.SealEffect(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
 		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience}, parsed)
+	if errors.Is(err, canon.ErrTooLarge) {
+		return g.tooLarge(ctx, p, fmt.Sprintf("the sealed call is over %d bytes", canon.MaxEffect))
+	}
 	if err != nil {
 		return g.deny(ctx, p, "effect cannot be hashed faithfully")
 	}
@@ -232,12 +241,37 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 // names a fresh id: if the store did keep the ticket after all (the
 // answer was lost, not the write), that ticket and its own row stand
 // apart and expire unused, since the runtime never learns its id.
+//
+// It is never a silent denial: a call over a store's bound (which the
+// size table keeps from happening, canon.MaxEffect and canon.MaxCard) is
+// [stepup.ErrTooLarge]; any other failure is [stepup.ErrStore], its cause
+// in the log, and the runtime may propose again.
 func (g *Gate) refuseStore(ctx context.Context, p *proposal, cause error) (stepup.Ticket, error) {
 	if errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w", cause)
 	}
 	p.a.ID = ""
-	return g.deny(ctx, p, "gate could not store the call")
+	if errors.Is(cause, store.ErrTooLarge) {
+		return g.tooLarge(ctx, p, "the call is over a bound of the store")
+	}
+	g.core.ObserveStoreFailure(ctx, "propose", cause)
+	if _, err := g.deny(ctx, p, "gate could not store the call"); err != nil {
+		return stepup.Ticket{}, err
+	}
+	return stepup.Ticket{}, fmt.Errorf("propose: %w: the call could not be stored", stepup.ErrStore)
+}
+
+// tooLarge records the refusal of a call over a size limit, like every
+// refusal, and answers it with its denied ticket (whose id names its audit
+// row) and [stepup.ErrTooLarge], which a runtime tells apart from a
+// policy's denial: nothing was stored, nothing ran.
+func (g *Gate) tooLarge(ctx context.Context, p *proposal, why string) (stepup.Ticket, error) {
+	p.a.Effect = nil // the refusal's row names the effect by its digest alone
+	t, err := g.deny(ctx, p, why)
+	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	return t, fmt.Errorf("propose: %w: %s", stepup.ErrTooLarge, why)
 }
 
 // bounded returns c with every field over the store's bounds replaced by
