@@ -32,7 +32,7 @@ func TestCustomGrantsNarrowNeverWiden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newGrantWorld(t, refundTemplate(), 5, gate.WithGrants(generous))
+			w := newGrantWorld(t, refundTemplate(), 5, gate.WithCoverage(generous))
 			c := refund(tt.args)
 			c.Grant = tt.grant(w)
 			tk, err := w.Gate.Propose(context.Background(), c)

@@ -38,8 +38,8 @@
 //
 // The gate consumes small interfaces, each with a default: plug.Policy
 // (package policy's Catalog), plug.Approver (package passkey), [Renderer]
-// (card.Renderer; [WithRenderer]), plug.Grants (grant.Target over the
-// store; [WithGrants]), [Flood] (package flood's Limiter; [WithFlood]),
+// (card.Renderer; [WithRenderer]), plug.Coverage (grant.Target over the
+// store; [WithCoverage]), [Flood] (package flood's Limiter; [WithFlood]),
 // store.Gate (per concern: clock, tickets, votes, sweeping, execution,
 // grants, audit; every backend in store/ implements it), plug.Executor
 // per tool, plug.Judge for a model approver, and canon.Resolver for the

@@ -80,10 +80,10 @@ func (onlyToday) Target(_ context.Context, id string, s canon.Sealed) (string, e
 }
 
 // A custom grant check decides whether the grant a call names covers it.
-func Example_customGrants() {
+func Example_customCoverage() {
 	clock := stepuptest.NewClock(stepuptest.Start())
 	st := stepuptest.Memory(clock)
-	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithGrants(onlyToday{}))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithCoverage(onlyToday{}))
 	if err != nil {
 		panic(err)
 	}

@@ -51,7 +51,7 @@ func New(st store.Gate, policy plug.Policy, approver plug.Approver, opts ...Opti
 	}
 	c := &core.Config{
 		St: st, Policy: policy, Approver: approver, Renderer: card.Renderer{},
-		Grants:    core.StoreGrants{St: st},
+		Coverage:  core.StoreGrants{St: st},
 		Executors: map[string]plug.Executor{},
 		Groups:    map[string][]string{},
 		TTL:       DefaultTTL, Lease: DefaultLease,

@@ -78,7 +78,7 @@ func TestGateUsesItsPluggableParts(t *testing.T) {
 	})
 	t.Run("Grants", func(t *testing.T) {
 		gr := &noGrants{}
-		w := newWorld(t, gate.WithGrants(gr))
+		w := newWorld(t, gate.WithCoverage(gr))
 		c := sendEmail("finance@example.com")
 		c.Grant = "g-1"
 		tk, err := w.Gate.Propose(ctx, c)

@@ -71,16 +71,16 @@ func WithRenderer(r Renderer) Option {
 	})
 }
 
-// WithGrants replaces how a named grant's coverage of a call is decided
-// (default grant.Target over the gate's store); see plug.Grants. It can
+// WithCoverage replaces how a named grant's coverage of a call is decided
+// (default grant.Target over the gate's store); see plug.Coverage. It can
 // narrow what grants cover, never widen it: the grant its user signed
 // must still cover the call.
-func WithGrants(gr plug.Grants) Option {
+func WithCoverage(gr plug.Coverage) Option {
 	return option(func(g *core.Config) error {
 		if gr == nil {
-			return fmt.Errorf("%w: nil grants", stepup.ErrConfig)
+			return fmt.Errorf("%w: nil coverage check", stepup.ErrConfig)
 		}
-		g.Grants = gr
+		g.Coverage = gr
 		return nil
 	})
 }

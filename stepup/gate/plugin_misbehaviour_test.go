@@ -121,7 +121,7 @@ func sites() []site {
 				}
 				return id, nil
 			})
-			w := newGrantWorld(t, refundTemplate(), 5, gate.WithGrants(gr), gate.WithPluginTimeout(quick))
+			w := newGrantWorld(t, refundTemplate(), 5, gate.WithCoverage(gr), gate.WithPluginTimeout(quick))
 			c := refund(`{"order":"A-17","amount":10}`)
 			c.Grant = w.grant
 			tk, err := w.Gate.Propose(ctx, c)

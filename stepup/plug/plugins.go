@@ -6,17 +6,17 @@ import (
 	"github.com/agentstepup/asu/canon"
 )
 
-// Grants decides whether the delegated approval a call names covers it,
+// Coverage decides whether the delegated approval a call names covers it,
 // and names the record whose use the call takes (the store takes it in
 // the transaction that stores the call approved). It never takes a use
 // itself. The default is grant.Target over the gate's store.
 //
-// A Grants may refuse more than the default, never cover more: the gate
-// runs a call a Grants accepted only when the grant the call names was
+// A Coverage check may refuse more than the default, never cover more: the
+// gate runs a call a Coverage check accepted only when the grant the call names was
 // issued by its user's own approval and, as that user signed it, covers
 // the call (P6). Every call that names a grant and needs approval asks
 // it, contained like every plug-in: a panic or a hang covers nothing.
-type Grants interface {
+type Coverage interface {
 	Target(ctx context.Context, id string, s canon.Sealed) (string, error)
 }
 

@@ -20,8 +20,8 @@ func (g *Gate) Policy() plug.Policy { return g.cfg.Policy }
 // Approver returns the gate's approver, contained.
 func (g *Gate) Approver() plug.Approver { return g.cfg.Approver }
 
-// Grants returns the gate's grant check, contained.
-func (g *Gate) Grants() plug.Grants { return g.cfg.Grants }
+// Coverage returns the gate's grant coverage check, contained.
+func (g *Gate) Coverage() plug.Coverage { return g.cfg.Coverage }
 
 // Resolver returns how the references calls name are resolved; nil
 // resolves none.

@@ -28,7 +28,7 @@ type Config struct {
 	Policy    plug.Policy
 	Approver  plug.Approver
 	Renderer  Renderer
-	Grants    plug.Grants
+	Coverage  plug.Coverage
 	Resolver  canon.Resolver
 	Executors map[string]plug.Executor
 	Flood     Flood                    // nil only with WithoutFloodControlUnsafe

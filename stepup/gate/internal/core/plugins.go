@@ -39,8 +39,8 @@ func (g *Gate) ContainPlugins() {
 	if _, ok := g.cfg.Renderer.(containedRenderer); !ok && g.cfg.Renderer != nil {
 		g.cfg.Renderer = containedRenderer{g, g.cfg.Renderer}
 	}
-	if _, ok := g.cfg.Grants.(containedGrants); !ok && g.cfg.Grants != nil {
-		g.cfg.Grants = containedGrants{g, g.cfg.Grants}
+	if _, ok := g.cfg.Coverage.(containedGrants); !ok && g.cfg.Coverage != nil {
+		g.cfg.Coverage = containedGrants{g, g.cfg.Coverage}
 	}
 	if _, ok := g.cfg.Flood.(containedFlood); !ok && g.cfg.Flood != nil {
 		g.cfg.Flood = containedFlood{g, g.cfg.Flood}
@@ -152,7 +152,7 @@ func (c containedRenderer) RenderSealed(e canon.Sealed, cc card.Context) (*card.
 // nothing, and the call goes to a person.
 type containedGrants struct {
 	g  *Gate
-	gr plug.Grants
+	gr plug.Coverage
 }
 
 func (c containedGrants) Target(ctx context.Context, id string, s canon.Sealed) (string, error) {

@@ -134,7 +134,7 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	if d.Approvers != "" && !slices.Contains(g.core.Groups()[d.Approvers], c.Principal.User) {
 		return stepup.Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
-	target, err := g.core.Grants().Target(ctx, c.Grant, p.sealed)
+	target, err := g.core.Coverage().Target(ctx, c.Grant, p.sealed)
 	if err == nil {
 		// The grant is judged as its user signed it, not as the store
 		// holds it now.
