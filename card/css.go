@@ -20,11 +20,11 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-meta{margin:.4rem 0 0;color:#66666f;font-size:.85rem}
 .asu-approvers{margin:.4rem 0 0;font-weight:600}
 .asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text,.asu-argval b,.asu-argval i{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
-.asu-t,.asu-mono,.asu-val,.asu-argval b{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
+.asu-t,.asu-mono,.asu-val,.asu-argval b,.asu-argval i{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
 .asu-str,.asu-str .asu-t,.asu-key,.asu-key .asu-t,.asu-mono .asu-t,.asu-argval b,.asu-argval b .asu-t{overflow-wrap:normal}
 .asu-host,.asu-number,.asu-hash,.asu-argval i{white-space:nowrap}
 .asu-argval b{font-weight:400}
-.asu-argval i{font-style:normal;unicode-bidi:isolate}
+.asu-argval i{font-style:normal}
 .asu-role-recipient .asu-str,.asu-role-recipient .asu-str *,.asu-word,.asu-word *{white-space:pre}
 .asu-refs li,.asu-unbound li,.asu-context dd{overflow-x:auto}
 .asu-argtable{display:grid;grid-template-columns:minmax(7rem,11rem) minmax(0,1fr);gap:0 .9rem}
