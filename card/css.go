@@ -19,10 +19,12 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-section ul{margin:0;padding-left:1.2rem}
 .asu-meta{margin:.4rem 0 0;color:#66666f;font-size:.85rem}
 .asu-approvers{margin:.4rem 0 0;font-weight:600}
-.asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
-.asu-t,.asu-mono,.asu-val{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
-.asu-str,.asu-str .asu-t,.asu-key,.asu-key .asu-t,.asu-mono .asu-t{overflow-wrap:normal}
-.asu-host,.asu-number,.asu-hash{white-space:nowrap}
+.asu-mono,.asu-val,.asu-host,.asu-key,.asu-argname,.asu-agent-text,.asu-argval b,.asu-argval i{font-family:ui-monospace,"DejaVu Sans Mono","Noto Sans Mono",Menlo,Consolas,monospace}
+.asu-t,.asu-mono,.asu-val,.asu-argval b,.asu-argval i{white-space:pre-wrap;overflow-wrap:break-word;word-break:normal;hyphens:none;unicode-bidi:isolate}
+.asu-str,.asu-str .asu-t,.asu-key,.asu-key .asu-t,.asu-mono .asu-t,.asu-argval b,.asu-argval b .asu-t{overflow-wrap:normal}
+.asu-host,.asu-number,.asu-hash,.asu-argval i{white-space:nowrap}
+.asu-argval b{font-weight:400}
+.asu-argval i{font-style:normal}
 .asu-role-recipient .asu-str,.asu-role-recipient .asu-str *,.asu-word,.asu-word *{white-space:pre}
 .asu-refs li,.asu-unbound li,.asu-context dd{overflow-x:auto}
 .asu-argtable{display:grid;grid-template-columns:minmax(7rem,11rem) minmax(0,1fr);gap:0 .9rem}
@@ -32,10 +34,10 @@ const CSS = `.asu-card{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
 .asu-arg:first-child .asu-arghead,.asu-arg:first-child .asu-argval{border-top:0}
 .asu-argname{display:block;font-weight:400;font-size:.8rem;color:#66666f}
 .asu-label+.asu-argname{margin-top:.1rem}
-.asu-val{font-size:1rem;background:#f3f3f6;border-radius:4px;padding:.05rem .3rem}
-.asu-role-recipient .asu-val,.asu-role-amount .asu-val{font-size:1.1rem;font-weight:700;background:#eef3fb}
+.asu-val,.asu-argval i{font-size:1rem;background:#f3f3f6;border-radius:4px;padding:.05rem .3rem}
+.asu-role-recipient .asu-val,.asu-role-amount .asu-val,.asu-role-recipient .asu-argval i,.asu-role-amount .asu-argval i{font-size:1.1rem;font-weight:700;background:#eef3fb}
 .asu-unit{font-weight:400;color:#44444c;white-space:nowrap}
-.asu-type{color:#66666f;font-size:.85rem}
+.asu-type,.asu-argval small{color:#66666f;font-size:.85rem}
 .asu-tree{list-style:none;padding-left:1.1rem!important;margin:.2rem 0!important;border-left:2px solid #e4e4ea}
 .asu-esc{background:#ffe58a;color:#5a3d00;border-radius:3px;padding:0 .1rem;font-weight:700}
 .asu-flags{list-style:none;padding:0!important;margin:.3rem 0 0!important}

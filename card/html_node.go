@@ -229,58 +229,55 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 	switch n.kind() {
 	case kindObject:
 		if len(n.members()) == 0 {
-			b.WriteString(`<span class="asu-val">{}</span> <span class="asu-type">(empty object)</span>`)
+			b.WriteString(`<i>{}</i> <small>(empty object)</small>`)
 			return
 		}
-		b.WriteString(`<span class="asu-type">object of `)
+		b.WriteString(`<small>object of `)
 		b.WriteString(decimal(len(n.members())))
-		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">`)
+		b.WriteString(`</small><ul class="asu-tree">`)
 		for i := range n.members() {
-			if i > 0 {
-				// The end of one member and the start of the next.
-				b.WriteString(`</li><li><span class="asu-key">`)
+			m := &n.members()[i]
+			k := m.key()
+			if isPlainKey(k.Text) {
+				// Letters, digits, "_" and "-": no escape, nothing to
+				// isolate, so no run of its own inside the key.
+				b.WriteString(`<li><b>`)
+				b.WriteString(k.Text)
+				b.WriteString(`</b>: `)
+			} else {
+				b.WriteString(`<li><b>"`)
+				writeEsc(b, k.Text)
+				b.WriteString(`"</b>: `)
 			}
-			k := n.members()[i].key()
-			writeKeyHTML(b, k)
-			b.WriteString(`</span>: `)
-			writeKeyNotesHTML(b, k, n.members()[i].keyDoms())
-			writeNodeHTML(b, &n.members()[i].Value, st)
+			writeKeyNotesHTML(b, k, m.keyDoms())
+			writeTreeValueHTML(b, &m.Value, st)
+			b.WriteString(`</li>`)
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
 		}
-		b.WriteString(`</li></ul>`)
+		b.WriteString(`</ul>`)
 	case kindArray:
 		if len(n.items()) == 0 {
-			b.WriteString(`<span class="asu-val">[]</span> <span class="asu-type">(empty list)</span>`)
+			b.WriteString(`<i>[]</i> <small>(empty list)</small>`)
 			return
 		}
-		b.WriteString(`<span class="asu-type">list of `)
+		b.WriteString(`<small>list of `)
 		b.WriteString(decimal(len(n.items())))
-		b.WriteString(`</span><ul class="asu-tree"><li><span class="asu-key">[`)
+		b.WriteString(`</small><ul class="asu-tree">`)
 		index := newNumeral()
 		for i := range n.items() {
-			if i > 0 {
-				b.WriteString(`</li><li><span class="asu-key">[`)
-			}
+			b.WriteString(`<li><b>[`)
 			b.Write(index.digits())
 			index.next()
-			item := &n.items()[i]
-			if k := item.kind(); k == kindNumber || k == kindBool || k == kindNull {
-				// What writeNodeHTML writes for the item, with the end
-				// of its head at once.
-				b.WriteString(indexThenLeafHTML[k])
-				htmlText(b, item.Text)
-				b.WriteString(`</span>`)
-			} else {
-				b.WriteString(`]</span>: `)
-				writeNodeHTML(b, item, st)
-			}
+			b.WriteString(`]</b>: `)
+			writeTreeValueHTML(b, &n.items()[i], st)
+			b.WriteString(`</li>`)
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
 		}
-		b.WriteString(`</li></ul>`)
+		b.WriteString(`</ul>`)
 	case kindString:
 		if l := n.long(); l != nil {
 			b.WriteString(`<details class="asu-long"><summary><span class="asu-val asu-str">"`)
@@ -317,10 +314,20 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 	}
 }
 
-// indexThenLeafHTML are the end of a list item's head and the opening
-// of its value, for a number, bool or null by kind. Read only.
-var indexThenLeafHTML = [...]string{kindNull: `]</span>: <span class="asu-val asu-null">`,
-	kindNumber: `]</span>: <span class="asu-val asu-number">`, kindBool: `]</span>: <span class="asu-val asu-bool">`}
+// writeTreeValueHTML writes the value of a list item or an object's
+// member. A number, bool or null there is one short element, which the
+// style sheet draws as a value (".asu-argval i"): the markup of the
+// commonest items of a large list is a few bytes, not a few dozen. Its
+// text, canonical and from a fixed alphabet, is the same as anywhere.
+func writeTreeValueHTML(b *chunked.Builder, n *node, st *nodeState) {
+	if k := n.kind(); k == kindNumber || k == kindBool || k == kindNull {
+		b.WriteString(`<i>`)
+		htmlText(b, n.Text)
+		b.WriteString(`</i>`)
+		return
+	}
+	writeNodeHTML(b, n, st)
+}
 
 // leafOpenHTML opens the value of a number, bool or null by kind (any
 // other kind is shown as null). Read only.

@@ -133,7 +133,7 @@ func TestScreenshotPhone(t *testing.T) {
 // text, measured with a Range over each character, differ.
 const splitValuesJS = `(() => {
   const out = [];
-  const els = [...document.querySelectorAll('.asu-str, .asu-host, .asu-hash, .asu-number')]
+  const els = [...document.querySelectorAll('.asu-str, .asu-host, .asu-hash, .asu-number, .asu-argval i')]
     .filter(e => e.textContent.length > 2 && !/\s/.test(e.textContent.slice(1, -1)));
   for (const e of els) {
     const tops = new Set();

@@ -51,7 +51,7 @@ func denseArgs(r *rand.Rand, pick, size int) string {
 // views are shown (not refused) and are at most their stated multiple of
 // the effect: the HTML view card.HTMLPerSource times, the text view
 // card.TextPerSource times. The shapes of small values stay well within
-// (HTML at most 48 times, text at most 16).
+// (HTML at most 28 times, text at most 16).
 func TestViewsWithinTheirMultiples(t *testing.T) {
 	sizes := []int{16 << 10, 96 << 10}
 	if testing.Short() || raceEnabled {
