@@ -26,7 +26,7 @@ import (
 // character of its text.
 const splitTextJS = `(() => {
   const out = [];
-  const els = [...document.querySelectorAll('.asu-word, .asu-host, .asu-hash, .asu-number')];
+  const els = [...document.querySelectorAll('.asu-word, .asu-host, .asu-hash, .asu-number, .asu-argval i')];
   for (const e of els) {
     const tops = new Set();
     const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
