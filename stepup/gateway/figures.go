@@ -94,11 +94,12 @@ type figureRow struct {
 }
 
 type figuresData struct {
-	Window, Span, PeakHour string
-	Overall                figureRow
-	Classes, Approvers     []figureRow
-	Warnings               []string
-	Rule                   string
+	Window, Span       string
+	PeakHour, PeakFrom string
+	Overall            figureRow
+	Classes, Approvers []figureRow
+	Warnings           []string
+	Rule               string
 }
 
 // noDecisions is what a rate or a decision time reads as when nobody has
@@ -120,7 +121,7 @@ func decisionCells(r *figureRow, d auditfigures.Decisions, p auditfigures.Pace) 
 	}
 	r.Active = "not measured"
 	if p.ActiveMillis > 0 {
-		r.Active = (time.Duration(p.ActiveMillis) * time.Millisecond).Round(time.Second).String()
+		r.Active = active(time.Duration(p.ActiveMillis) * time.Millisecond)
 	}
 }
 
@@ -130,7 +131,7 @@ func figuresView(m auditfigures.Report, conf figuresConfig) figuresData {
 		decisionCells(&r, c.Decisions, c.Pace)
 		return r
 	}
-	d := figuresData{Overall: class("all", m.Overall), Warnings: m.Warnings, Window: "no records", PeakHour: "no approvals"}
+	d := figuresData{Overall: class("all", m.Overall), Warnings: m.Warnings, Window: "no records", PeakHour: "none"}
 	if conf.window > 0 {
 		d.Span = "the last " + span(conf.window)
 	}
@@ -139,7 +140,7 @@ func figuresView(m auditfigures.Report, conf figuresConfig) figuresData {
 		d.Window = fmt.Sprintf("%d records from %s to %s", w.Records, at(w.From), at(w.To))
 	}
 	if p := m.PeakHour; p != nil {
-		d.PeakHour = fmt.Sprintf("%d approvals in the hour from %s", p.Approvals, at(p.Start))
+		d.PeakHour, d.PeakFrom = fmt.Sprint(p.Approvals), "approvals in the hour from "+at(p.Start)
 	}
 	if r := m.Rule; r.MinDecisions > 0 {
 		d.Rule = fmt.Sprintf("more than %.0f%% approved with a median decision under %s, over at least %d decisions",
@@ -157,12 +158,25 @@ func figuresView(m auditfigures.Report, conf figuresConfig) figuresData {
 	return d
 }
 
-// seconds words a decision time for the page: 2.4 s, 3m5s.
+// seconds words a decision time for the page: 2.4 s, 3 min 05 s.
 func seconds(d time.Duration) string {
 	if d < time.Minute {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
-	return d.Round(time.Second).String()
+	s := int(d.Round(time.Second) / time.Second)
+	return fmt.Sprintf("%d min %02d s", s/60, s%60)
+}
+
+// active words an active time: 40 s, 12 min, 2 h 05 min.
+func active(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.0f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Round(time.Minute)/time.Minute))
+	}
+	m := int(d.Round(time.Minute) / time.Minute)
+	return fmt.Sprintf("%d h %02d min", m/60, m%60)
 }
 
 // span words a window: 7 days, 24 hours, 90 minutes (days from two on).
@@ -216,7 +230,7 @@ var figuresPage = template.Must(template.New("figures").Funcs(template.FuncMap{
 <div><dt>decided</dt><dd>{{.Overall.Decided}}</dd></div>
 <div><dt>approved</dt><dd>{{.Overall.Rate}}</dd></div>
 <div><dt>median decision</dt><dd>{{.Overall.Median}}</dd></div>
-<div><dt>busiest hour</dt><dd>{{.PeakHour}}</dd></div>
+<div><dt>busiest hour</dt><dd>{{.PeakHour}}{{if .PeakFrom}} <small>{{.PeakFrom}}</small>{{end}}</dd></div>
 </dl>{{else}}<p class="asu-none">No decisions yet{{if .Span}} in {{.Span}}{{end}}.</p>{{end}}
 <p class="asu-note">Window: {{.Window}}.</p>
 <p class="asu-note">An approval rate near 100% with decisions in a few seconds means nobody is reading.{{if .Rule}} Flagged as rubber-stamping: {{.Rule}}.{{end}}</p>

@@ -37,14 +37,17 @@ func someFigures() figures.Report {
 			Pace:      figures.Pace{ActiveMillis: (2 * time.Hour).Milliseconds(), ApprovalsPerActiveHour: rate(12.5), PeakHour: 27}},
 		ByClass: map[string]figures.Class{
 			"external": {Asked: 30, Lapsed: 3, Reviewers: 1,
-				Decisions: figures.Decisions{Approvals: 26, Denials: 1, ApprovalRate: rate(26.0 / 27)}},
+				Decisions: figures.Decisions{Approvals: 26, Denials: 1, ApprovalRate: rate(26.0 / 27), Time: took(2*time.Second, 3*time.Second)},
+				Pace:      figures.Pace{ActiveMillis: (50 * time.Minute).Milliseconds(), ApprovalsPerActiveHour: rate(30), PeakHour: 26}},
 			"irreversible": {Asked: 10, Lapsed: 3, Reviewers: 2,
-				Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7)}},
+				Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7), Time: took(38*time.Second, 95*time.Second)},
+				Pace:      figures.Pace{ActiveMillis: (70 * time.Minute).Milliseconds(), ApprovalsPerActiveHour: rate(2.6), PeakHour: 2}},
 		},
 		ByApprover: map[string]figures.Approver{
 			"user:dana": {Decisions: figures.Decisions{Approvals: 26, Denials: 1, ApprovalRate: rate(26.0 / 27),
 				Time: took(2*time.Second, 3*time.Second), RubberStamp: true}, Pace: figures.Pace{PeakHour: 26}},
-			"user:erin": {Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7)}},
+			"user:erin": {Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7), Time: took(38*time.Second, 95*time.Second)},
+				Pace: figures.Pace{ActiveMillis: (70 * time.Minute).Milliseconds(), ApprovalsPerActiveHour: rate(2.6), PeakHour: 2}},
 		},
 		Rule:     rule,
 		Warnings: []string{"user:dana approves 96% within 2 s"},
@@ -85,7 +88,7 @@ func TestFiguresPage(t *testing.T) {
 	assert.NotContains(t, page, "<style")
 	assert.NotContains(t, page, "<script")
 	assert.Contains(t, page, "the last 7 days")
-	assert.Contains(t, page, "<dt>busiest hour</dt><dd>27 approvals in the hour from 2026-11-23 10:00 UTC</dd>")
+	assert.Contains(t, page, "<dt>busiest hour</dt><dd>27 <small>approvals in the hour from 2026-11-23 10:00 UTC</small></dd>")
 	assert.Contains(t, page, "Window: 120 records from 2026-11-23 09:00 UTC to 2026-11-29 09:00 UTC.")
 	assert.Contains(t, page, "<dt>median decision</dt><dd>4.2 s</dd>")
 	assert.Contains(t, page, "user:dana approves 96% within 2 s")
