@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -164,12 +165,97 @@ func domainTarget(host string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
+	// A host whose last label is a number is an IPv4 address however it
+	// is spelled (127.1, 0x7f.0.0.1, 2130706433, 0.0.0.0. with its
+	// trailing dot), as a browser reads it (the WHATWG URL standard's IPv4
+	// parser): one target, the address's, or no target at all.
+	if a, numeric, ok := whatwgIPv4(h); numeric {
+		if !ok {
+			return Target{}, fmt.Errorf("%w: a numeric host that is not an IPv4 address", ErrInvalidTarget)
+		}
+		return Target{key: "ip:" + a.String()}, nil
+	}
 	if reg, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {
 		h = reg
 	}
 	// A public suffix itself (or a name publicsuffix cannot split) is its
 	// own target.
 	return Target{key: "domain:" + h}, nil
+}
+
+// whatwgIPv4 parses h as the WHATWG URL standard's IPv4 parser does:
+// numeric says whether its last label is a number (decimal, octal with a
+// leading 0, or hexadecimal with 0x), which makes it an IPv4 address or
+// an invalid host; ok whether it is a valid one, then a.
+func whatwgIPv4(h string) (a netip.Addr, numeric, ok bool) {
+	parts := strings.Split(h, ".")
+	if !endsInNumber(parts[len(parts)-1]) {
+		return netip.Addr{}, false, false
+	}
+	if len(parts) > 4 {
+		return netip.Addr{}, true, false
+	}
+	var v uint64
+	for i, p := range parts {
+		n, isNum := ipv4Number(p)
+		if !isNum {
+			return netip.Addr{}, true, false
+		}
+		if i < len(parts)-1 {
+			if n > 255 {
+				return netip.Addr{}, true, false
+			}
+			v = v<<8 | n
+			continue
+		}
+		rest := uint(8 * (4 - len(parts) + 1))
+		if n >= 1<<rest {
+			return netip.Addr{}, true, false
+		}
+		v = v<<rest | n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true, true
+}
+
+// endsInNumber is the WHATWG URL standard's test of a host's last label:
+// all digits, or 0x followed by hexadecimal digits.
+func endsInNumber(last string) bool {
+	if last == "" {
+		return false
+	}
+	if strings.Trim(last, "0123456789") == "" {
+		return true
+	}
+	if len(last) >= 2 && (last[:2] == "0x" || last[:2] == "0X") {
+		return strings.Trim(last[2:], "0123456789abcdefABCDEF") == ""
+	}
+	return false
+}
+
+// ipv4Number reads one part of a WHATWG IPv4 address: 0x for
+// hexadecimal, a leading 0 for octal, decimal otherwise; at most 32 bits.
+func ipv4Number(p string) (uint64, bool) {
+	if p == "" {
+		return 0, false
+	}
+	base := 10
+	switch {
+	case len(p) >= 2 && (p[:2] == "0x" || p[:2] == "0X"):
+		p, base = p[2:], 16
+		if p == "" {
+			return 0, true // "0x" alone is zero
+		}
+	case len(p) >= 2 && p[0] == '0':
+		p, base = p[1:], 8
+	}
+	if len(p) > 11 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(p, base, 33)
+	if err != nil || n > 1<<32-1 {
+		return 0, false
+	}
+	return n, true
 }
 
 func ipTarget(s string) (Target, error) {

@@ -175,3 +175,27 @@ func FuzzTarget(f *testing.F) {
 		}
 	})
 }
+
+// TestNumericHostsAreAddresses: every spelling of an IPv4 address a
+// browser reads as that address (WHATWG URL: 127.1, octal, hexadecimal,
+// one number, a trailing dot, full-width digits) is the address's one
+// target, and a numeric host that is no address is no target.
+func TestNumericHostsAreAddresses(t *testing.T) {
+	want, err := flood.DomainTarget("127.0.0.1")
+	require.NoError(t, err)
+	for _, s := range []string{"127.1", "127.0.1", "0x7f.0.0.1", "0177.0.0.1", "2130706433", "0x7f000001",
+		"127.0.0.1.", "１２７.０.０.１", "127。0。0。1", "https://127.1/x"} {
+		got, err := flood.DomainTarget(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"256.0.0.1", "1.2.3.4.5", "example.123", "0x1g.0.0.1", "4294967296"} {
+		_, err := flood.DomainTarget(s)
+		assert.ErrorIs(t, err, flood.ErrInvalidTarget, s)
+	}
+	zero, err := flood.DomainTarget("0.0.0.0.")
+	require.NoError(t, err)
+	again, err := flood.DomainTarget("0.0.0.0")
+	require.NoError(t, err)
+	assert.Equal(t, again, zero, "a trailing dot changes nothing")
+}
