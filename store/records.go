@@ -58,6 +58,14 @@ type Approval struct {
 
 	// The stored descriptor. Execute runs Effect, never resubmitted
 	// arguments; Digest is its canon digest.
+	//
+	// Effect and Card are immutable once parked: the caller of Park gives
+	// them up, nobody writes into the Effect or Card of an Approval a store
+	// returns, and a store may share both, by reference, between the
+	// Approvals it keeps and returns. (The gate builds them fresh for each
+	// Park and only reads them; Execute re-hashes the effect before it runs
+	// and the evidence check re-hashes the card, so a write would be
+	// refused, not run.) Every other slice is the caller's own.
 	Effect      []byte       // canonical effect JSON
 	Digest      canon.Digest // canon.Sum(Effect)
 	Tool        string

@@ -155,7 +155,7 @@ func (a *AgentAPI) auth(next agentHandler) http.HandlerFunc {
 
 func (a *AgentAPI) propose(w http.ResponseWriter, r *http.Request, who runtime) {
 	agent := who.agent
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallBytes))
+	body, err := wire.ReadAll(http.MaxBytesReader(w, r.Body, MaxCallBytes), r.ContentLength, MaxCallBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -353,13 +353,18 @@ func digestOf(t stepup.Ticket) string {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"internal"}}`)
+	buf := answers.get()
+	defer answers.put(buf)
+	// An Encoder writes what json.Marshal does, and the newline, into one
+	// buffer kept between answers.
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal"}}` + "\n")
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = typeJSON
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(buf.Bytes())
 }
 
 func writeError(w http.ResponseWriter, err error) {

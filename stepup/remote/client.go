@@ -42,9 +42,17 @@ const (
 type Client struct {
 	base  *url.URL
 	token string
+	authz []string // the Authorization header's value, made once
 	hc    *http.Client
 	poll  time.Duration
 }
+
+// Header values every request shares. net/http only reads a request's
+// header values (a redirect copies them), so one slice serves them all.
+var (
+	acceptJSON = []string{"application/json"}
+	typeJSON   = []string{"application/json"}
+)
 
 var (
 	_ stepup.Runtime   = (*Client)(nil)
@@ -67,7 +75,7 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 		hc = &http.Client{}
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &Client{base: u, token: token, hc: hc, poll: DefaultMaxWait}, nil
+	return &Client{base: u, token: token, authz: []string{"Bearer " + token}, hc: hc, poll: DefaultMaxWait}, nil
 }
 
 // Propose sends c to the gate and returns its ticket. As with the gate, a
@@ -208,17 +216,17 @@ func (c *Client) do(ctx context.Context, method string, segments []string, q url
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Accept", "application/json")
+	req.Header["Authorization"] = c.authz
+	req.Header["Accept"] = acceptJSON
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = typeJSON
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return err // the transport's error, with ctx's when ctx ended
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	raw, err := wire.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1), resp.ContentLength, maxResponseBytes)
 	if err != nil {
 		return fmt.Errorf("%w: reading the answer: %v", ErrInternal, err)
 	}

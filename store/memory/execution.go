@@ -35,7 +35,7 @@ func (s *Store) Consume(ctx context.Context, id string, c store.Claim, note stor
 	case !c.At.Before(t.ExpiresAt):
 		return store.Approval{}, fmt.Errorf("consume: %w", store.ErrExpired)
 	}
-	next := t.Clone()
+	next := share(*t)
 	next.State = store.Executing
 	next.IdempotencyKey = c.Key
 	next.ConsumedAt = c.At
@@ -50,7 +50,7 @@ func (s *Store) Consume(ctx context.Context, id string, c store.Claim, note stor
 	s.hub.Changed(t.ID)
 	s.executing[t.ID] = t
 	s.commit(recs)
-	return t.Clone(), nil
+	return share(*t), nil
 }
 
 // Renew implements [store.Execution].
@@ -89,7 +89,7 @@ func (s *Store) Finish(ctx context.Context, id string, fence int64, o store.Outc
 	case t.State != store.Executing || t.Fence != fence:
 		return store.Approval{}, fmt.Errorf("finish: %w", store.ErrFenced)
 	}
-	next := t.Clone()
+	next := share(*t)
 	next.State = o.State
 	next.Result = append([]byte{}, o.Result...)
 	next.FinishedAt = o.At
@@ -101,7 +101,7 @@ func (s *Store) Finish(ctx context.Context, id string, fence int64, o store.Outc
 	s.hub.Changed(t.ID)
 	delete(s.executing, t.ID)
 	s.commit(recs)
-	return t.Clone(), nil
+	return share(*t), nil
 }
 
 // Expired implements [store.Execution].
@@ -123,7 +123,7 @@ func (s *Store) Expired(ctx context.Context, at time.Time, limit int) ([]store.A
 	due = due[:min(len(due), store.Filter{Limit: limit}.PageSize())]
 	out := make([]store.Approval, len(due))
 	for i, t := range due {
-		out[i] = t.Clone()
+		out[i] = share(*t)
 	}
 	return out, nil
 }
@@ -152,7 +152,7 @@ func (s *Store) Reclaim(ctx context.Context, id string, fence int64, c store.Cla
 	case t.LeaseUntil.After(c.At):
 		return store.Approval{}, fmt.Errorf("reclaim: %w", store.ErrLeaseLive)
 	}
-	next := t.Clone()
+	next := share(*t)
 	next.Owner = c.Owner
 	next.Fence++
 	next.LeaseUntil = c.LeaseUntil
@@ -163,5 +163,5 @@ func (s *Store) Reclaim(ctx context.Context, id string, fence int64, c store.Cla
 	*t = next
 	s.hub.Changed(t.ID)
 	s.commit(recs)
-	return t.Clone(), nil
+	return share(*t), nil
 }

@@ -13,9 +13,10 @@ import (
 	"github.com/agentstepup/asu/store/storetest"
 )
 
-// scribble writes over every slice of a.
+// scribble writes over every mutable slice of a: all but the Effect and
+// Card, which are immutable and shared (TestTicketSharesEffectAndCard).
 func scribble(a *store.Approval, c byte) {
-	for _, b := range [][]byte{a.Effect, a.Card, a.Evidence, a.Result} {
+	for _, b := range [][]byte{a.Evidence, a.Result} {
 		for i := range b {
 			b[i] = c
 		}
@@ -76,6 +77,36 @@ func TestParkKeepsItsOwnCopy(t *testing.T) {
 			assert.Equal(t, want, again)
 		})
 	}
+}
+
+// TestTicketSharesEffectAndCard: the store keeps the Effect and Card Park
+// was given and hands the same bytes to every reader, at their length, so
+// that a cycle costs no copy of them per store call; an append by a reader
+// neither reaches the store nor another reader.
+func TestTicketSharesEffectAndCard(t *testing.T) {
+	ctx := t.Context()
+	s := memory.New(nil)
+	at, err := s.Now(ctx)
+	require.NoError(t, err)
+	in := storetest.TicketAt("s1", "u1", 1, at)
+	in.Effect = append(make([]byte, 0, len(in.Effect)+64), in.Effect...)
+	want := in.Clone()
+	got, _, err := s.Park(ctx, in, store.Caps{}, nil)
+	require.NoError(t, err)
+	read, err := s.Get(ctx, got.ID)
+	require.NoError(t, err)
+	for _, a := range []store.Approval{got, read} {
+		assert.Same(t, &in.Effect[0], &a.Effect[0], "the effect was copied")
+		assert.Same(t, &in.Card[0], &a.Card[0], "the card was copied")
+		assert.Equal(t, len(a.Effect), cap(a.Effect), "room past the effect's end")
+		assert.Equal(t, len(a.Card), cap(a.Card), "room past the card's end")
+	}
+	grown := append(read.Effect, 'X')
+	assert.NotSame(t, &grown[0], &in.Effect[0])
+	again, err := s.Get(ctx, got.ID)
+	require.NoError(t, err)
+	assert.Equal(t, want.Effect, again.Effect)
+	assert.Equal(t, want.Card, again.Card)
 }
 
 // TestAuditAcrossBlocks: the audit log keeps its records in blocks; a

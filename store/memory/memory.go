@@ -1,7 +1,8 @@
 // Package memory is the reference [store.Store]: every record in process
 // memory behind one mutex, with the same semantics as the durable backends.
 // Records are copied in and out, so callers never share slices with the
-// store. Each method holds the mutex for its whole run, which makes it one
+// store, except a ticket's Effect and Card, which are immutable and shared
+// by reference (see [store.Approval]). Each method holds the mutex for its whole run, which makes it one
 // transaction: a state change and its audit record are both kept, or, when
 // the audit record is refused, neither.
 //
@@ -188,13 +189,14 @@ func (s *Store) chain(notes ...func() (audit.Record, bool)) ([]audit.Record, err
 }
 
 // noted adapts a store.Note for [Store.chain]. The note gets its own copy
-// of a, so that nothing it does to it reaches the store or the caller.
+// of a, so that nothing it does to it reaches the store or the caller,
+// sharing only the immutable Effect and Card.
 func noted(note store.Note, a store.Approval, merged bool) func() (audit.Record, bool) {
 	return func() (audit.Record, bool) {
 		if note == nil {
 			return audit.Record{}, false
 		}
-		return note(a.Clone(), merged), true
+		return note(share(a), merged), true
 	}
 }
 

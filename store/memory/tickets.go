@@ -21,7 +21,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 	defer s.mu.Unlock()
 	if a.State != store.Approved {
 		if dup := s.duplicate(a); dup != nil {
-			merged := dup.Clone()
+			merged := share(*dup)
 			merged.Merged++
 			recs, err := s.chain(noted(note, merged, true))
 			if err != nil {
@@ -61,9 +61,10 @@ func (s *Store) add(a store.Approval, note store.Note) (store.Approval, error) {
 		a.State = store.Pending
 	}
 	// a is the ticket as it will be stored, its slices still the caller's:
-	// the store keeps a copy, made before the note may write to them.
+	// the store keeps a copy, made before the note may write to them, of
+	// all but the immutable Effect and Card.
 	t := new(store.Approval)
-	*t = a.Clone()
+	*t = share(a)
 	recs, err := s.chain(notedShared(note, a, false))
 	if err != nil {
 		return store.Approval{}, err
@@ -76,7 +77,7 @@ func (s *Store) add(a store.Approval, note store.Note) (store.Approval, error) {
 		index(s.byMerge, mergeKey{t.Session, t.Digest}, t)
 	}
 	s.commit(recs)
-	return t.Clone(), nil
+	return share(*t), nil
 }
 
 // duplicate returns the oldest live pending ticket identical to a, as the
@@ -165,7 +166,7 @@ func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {
 	if !ok {
 		return store.Approval{}, fmt.Errorf("get ticket: %w", store.ErrNotFound)
 	}
-	return t.Clone(), nil
+	return share(*t), nil
 }
 
 // Resolve implements [store.Tickets].
@@ -186,7 +187,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note
 			return store.Approval{}, fmt.Errorf("resolve: %w", err)
 		}
 	}
-	next := t.Clone()
+	next := share(*t)
 	switch {
 	case r.To == store.Revoked && t.State == store.Approved:
 		next.State = store.Revoked
@@ -213,7 +214,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r store.Resolution, note
 	*t = next
 	s.hub.Changed(t.ID)
 	s.commit(recs)
-	return t.Clone(), nil
+	return share(*t), nil
 }
 
 // ExpirePending implements [store.Sweeper].
@@ -237,7 +238,7 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 	out := make([]store.Approval, len(due))
 	notes := make([]func() (audit.Record, bool), len(due))
 	for i, t := range due {
-		out[i] = t.Clone()
+		out[i] = share(*t)
 		out[i].State = store.Expired
 		out[i].ResolvedAt = now
 		notes[i] = noted(note, out[i], false)
@@ -248,7 +249,7 @@ func (s *Store) ExpirePending(ctx context.Context, now time.Time, note store.Not
 	}
 	for i, t := range due {
 		s.leavePending(t)
-		*t = out[i].Clone()
+		*t = share(out[i])
 		s.hub.Changed(t.ID)
 	}
 	s.commit(recs)
@@ -285,7 +286,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, str
 		if len(out) == limit {
 			return out, out[len(out)-1].ID, nil
 		}
-		out = append(out, t.Clone())
+		out = append(out, share(*t))
 	}
 	return out, "", nil
 }
@@ -329,7 +330,7 @@ func (s *Store) Queue(ctx context.Context, q store.QueueFilter) ([]store.Approva
 	}
 	out := make([]store.Approval, len(hits))
 	for i, t := range hits {
-		out[i] = t.Clone()
+		out[i] = share(*t)
 	}
 	return out, next, nil
 }

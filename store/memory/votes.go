@@ -25,7 +25,7 @@ func (s *Store) Show(ctx context.Context, id string, at time.Time) (store.Approv
 	if t.ShownAt.IsZero() {
 		t.ShownAt = at
 	}
-	return t.Clone(), nil
+	return share(*t), nil
 }
 
 // Vote implements [store.Votes].
@@ -53,7 +53,7 @@ func (s *Store) Vote(ctx context.Context, id string, v store.Vote, quorum int, r
 	if slices.ContainsFunc(t.Votes, func(w store.Vote) bool { return w.Approver == v.Approver }) {
 		return store.Approval{}, fmt.Errorf("vote: %w", store.ErrDuplicate)
 	}
-	next := t.Clone()
+	next := share(*t)
 	v.Evidence = append([]byte(nil), v.Evidence...)
 	next.Votes = append(next.Votes, v)
 	next.ShownAt = time.Time{} // the next approver is shown the card anew
@@ -75,5 +75,5 @@ func (s *Store) Vote(ctx context.Context, id string, v store.Vote, quorum int, r
 	*t = next
 	s.hub.Changed(t.ID)
 	s.commit(recs)
-	return t.Clone(), nil
+	return share(*t), nil
 }
