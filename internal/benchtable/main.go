@@ -83,6 +83,11 @@ var rows = []row{
 		a: bench{"./stepup/gate", "BenchmarkCopies/128KB", "20x", "alloc-per-arg-byte"},
 	},
 	{
+		measure: "verify audit, streaming (constant memory), vs VerifyChain of the same chain in memory, rows per second",
+		goal:    "at least 0.5", within: atLeast(0.5),
+		a: bench{"./audit", "BenchmarkVerifyStreamRatio", "30x", "ratio"},
+	},
+	{
 		measure: "receipt.Verify vs one P-256 verify",
 		goal:    "at most 1.3", within: atMost(1.3),
 		a: bench{"./receipt", "BenchmarkVerifyRatio", "2000x", "ratio"},
