@@ -14,6 +14,9 @@
 //   - Approvals and Denials: decisions people made (approved and cosigned
 //     rows; denied rows). A ticket that needs two people has two approval
 //     rows, so a class's Approvals may exceed its Asked.
+//   - WrongPicks: approvals refused because the approver picked a
+//     look-alike of the effect's key value (misconfirmed rows; see
+//     gate.WithConfirmation). They are not decisions.
 //   - Lapsed: tickets that expired or were cancelled before enough people
 //     decided (expired and cancelled rows).
 //
@@ -92,6 +95,10 @@ type Decisions struct {
 	Approvals int `json:"approvals"`
 	// Denials counts denying decisions (denied rows).
 	Denials int `json:"denials"`
+	// WrongPicks counts approvals refused because a look-alike of the
+	// effect's key value was picked (misconfirmed rows): not decisions,
+	// so not in Decided or ApprovalRate.
+	WrongPicks int `json:"wrong_picks"`
 	// ApprovalRate is Approvals / (Approvals + Denials); nil when there
 	// was no decision.
 	ApprovalRate *float64 `json:"approval_rate"`
@@ -258,7 +265,7 @@ func (t *Tally) Add(r *audit.Record) {
 		t.classes[r.EffectClass] = c
 	}
 	c.add(r)
-	if r.Approver != "" && decision(r.Decision) {
+	if r.Approver != "" && (decision(r.Decision) || r.Decision == audit.DecisionMisconfirmed) {
 		a := t.approvers[r.Approver]
 		if a == nil {
 			a = &tally{}
@@ -320,6 +327,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // tally accumulates the records of one class, one approver, or all.
 type tally struct {
 	asked, approvals, denials, lapsed int
+	wrongPicks                        int
 	decisions                         []int64            // DecisionMillis of every decision
 	approved                          map[string][]int64 // approver -> times (Unix ms) of their approvals
 }
@@ -340,6 +348,8 @@ func (t *tally) add(r *audit.Record) {
 		t.decisions = append(t.decisions, r.DecisionMillis)
 	case audit.DecisionExpired, audit.DecisionCancelled:
 		t.lapsed++
+	case audit.DecisionMisconfirmed:
+		t.wrongPicks++
 	}
 }
 
@@ -347,7 +357,7 @@ const hourMillis = int64(time.Hour / time.Millisecond)
 
 func (t *tally) class(rule RubberStampRule) Class {
 	c := Class{Asked: t.asked, Lapsed: t.lapsed, Reviewers: len(t.approved),
-		Decisions: Decisions{Approvals: t.approvals, Denials: t.denials}}
+		Decisions: Decisions{Approvals: t.approvals, Denials: t.denials, WrongPicks: t.wrongPicks}}
 	if n := c.Decided(); n > 0 {
 		rate := float64(c.Approvals) / float64(n)
 		c.ApprovalRate = &rate

@@ -276,7 +276,7 @@ func TestReportJSONShape(t *testing.T) {
 	ext := `{
       "asked": 1,
       "approvals": 2,
-      "denials": 0,
+      "denials": 0, "wrong_picks": 0,
       "approval_rate": 1,
       "decision_time": {
         "median_ms": 4000,
@@ -301,7 +301,7 @@ func TestReportJSONShape(t *testing.T) {
     "read": {
       "asked": 0,
       "approvals": 0,
-      "denials": 0,
+      "denials": 0, "wrong_picks": 0,
       "approval_rate": null,
       "decision_time": null,
       "rubber_stamp": false,
@@ -315,7 +315,7 @@ func TestReportJSONShape(t *testing.T) {
   "by_approver": {
     "user:dana": {
       "approvals": 2,
-      "denials": 0,
+      "denials": 0, "wrong_picks": 0,
       "approval_rate": 1,
       "decision_time": {
         "median_ms": 4000,

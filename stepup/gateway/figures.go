@@ -88,6 +88,7 @@ func FiguresWindow(d time.Duration) FiguresOption {
 type figureRow struct {
 	Name                               string
 	Asked, Approvals, Denials, Lapsed  int
+	WrongPicks                         int // look-alike picks refused (gate.WithConfirmation)
 	Decided                            int
 	Rate, Median, P90, PerHour, Active string
 	RubberStamp                        bool
@@ -108,6 +109,7 @@ const noDecisions = "no decisions yet"
 
 func decisionCells(r *figureRow, d auditfigures.Decisions, p auditfigures.Pace) {
 	r.Approvals, r.Denials, r.RubberStamp = d.Approvals, d.Denials, d.RubberStamp
+	r.WrongPicks = d.WrongPicks
 	r.Decided = d.Approvals + d.Denials
 	r.Rate, r.Median, r.P90, r.PerHour = noDecisions, noDecisions, noDecisions, "not measured"
 	if d.ApprovalRate != nil {
@@ -238,8 +240,8 @@ var figuresPage = template.Must(template.New("figures").Funcs(template.FuncMap{
 {{if .Warnings}}<section class="asu-warnings"><h2>Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
 {{define "table"}}<section class="asu-table"><h2>{{.Title}}</h2><p class="asu-note">{{.Caption}}</p>
 <table>
-<thead><tr><th scope="col">{{if .People}}approver{{else}}class{{end}}</th>{{if not .People}}<th scope="col">asked</th>{{end}}<th scope="col">approvals</th><th scope="col">denials</th>{{if not .People}}<th scope="col">lapsed</th>{{end}}<th scope="col">approval rate</th><th scope="col">median decision</th><th scope="col">p90 decision</th><th scope="col">active time</th><th scope="col">approvals per active hour</th><th scope="col">flag</th></tr></thead>
-<tbody>{{range .Rows}}<tr{{if .RubberStamp}} class="asu-flagged"{{end}}><th scope="row" data-label="{{if $.People}}approver{{else}}class{{end}}">{{.Name}}</th>{{if not $.People}}<td data-label="asked">{{.Asked}}</td>{{end}}<td data-label="approvals">{{.Approvals}}</td><td data-label="denials">{{.Denials}}</td>{{if not $.People}}<td data-label="lapsed">{{.Lapsed}}</td>{{end}}<td data-label="approval rate">{{.Rate}}</td><td data-label="median decision">{{.Median}}</td><td data-label="p90 decision">{{.P90}}</td><td data-label="active time">{{.Active}}</td><td data-label="approvals per active hour">{{.PerHour}}</td><td data-label="flag">{{if .RubberStamp}}<strong>rubber-stamp</strong>{{end}}</td></tr>
+<thead><tr><th scope="col">{{if .People}}approver{{else}}class{{end}}</th>{{if not .People}}<th scope="col">asked</th>{{end}}<th scope="col">approvals</th><th scope="col">denials</th><th scope="col">wrong picks</th>{{if not .People}}<th scope="col">lapsed</th>{{end}}<th scope="col">approval rate</th><th scope="col">median decision</th><th scope="col">p90 decision</th><th scope="col">active time</th><th scope="col">approvals per active hour</th><th scope="col">flag</th></tr></thead>
+<tbody>{{range .Rows}}<tr{{if .RubberStamp}} class="asu-flagged"{{end}}><th scope="row" data-label="{{if $.People}}approver{{else}}class{{end}}">{{.Name}}</th>{{if not $.People}}<td data-label="asked">{{.Asked}}</td>{{end}}<td data-label="approvals">{{.Approvals}}</td><td data-label="denials">{{.Denials}}</td><td data-label="wrong picks">{{.WrongPicks}}</td>{{if not $.People}}<td data-label="lapsed">{{.Lapsed}}</td>{{end}}<td data-label="approval rate">{{.Rate}}</td><td data-label="median decision">{{.Median}}</td><td data-label="p90 decision">{{.P90}}</td><td data-label="active time">{{.Active}}</td><td data-label="approvals per active hour">{{.PerHour}}</td><td data-label="flag">{{if .RubberStamp}}<strong>rubber-stamp</strong>{{end}}</td></tr>
 {{else}}<tr><td colspan="11" class="asu-none">No decisions yet.</td></tr>{{end}}</tbody>
 </table></section>{{end}}
 {{template "table" (table "By effect class" "Asked: calls put to a person. Lapsed: expired or withdrawn before anyone decided. The last row is every class together." false .Classes .Overall)}}

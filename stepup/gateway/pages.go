@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/stepup/gate"
 )
 
 //go:embed static
@@ -31,6 +32,9 @@ var pages = template.Must(template.New("").Parse(`
 <p class="asu-who">May approve: {{range $i, $u := .Who}}{{if $i}}, {{end}}<strong>{{$u}}</strong>{{end}}. Nobody else's passkey is accepted.</p>
 <p>Your passkey signs this card and exactly this action. It runs at most once, before it expires.</p>
 {{.Summary}}
+{{if .Confirm.Choices}}<fieldset class="asu-confirm" id="asu-confirm"><legend>Before approving: which {{.Confirm.Asks}} does the card show?</legend>
+{{range .Confirm.Choices}}<label><input type="radio" name="asu-pick" value="{{.Pick}}"> <code>{{.Text}}</code></label>
+{{end}}</fieldset>{{end}}
 <div class="asu-actions">
 <button id="asu-approve" type="button">Approve with passkey</button>
 <button id="asu-deny" type="button">Deny with passkey</button>
@@ -99,9 +103,10 @@ type approvePage struct {
 	Summary                     template.HTML // the card's own summary, right above the buttons
 	Approvers                   []string
 	ApproveOptions, DenyOptions string
-	View                        string   // this rendering's view token, posted back when the card is shown
-	Progress                    string   // who approved so far and who is awaited, when there is anything to say
-	Awaited                     []string // who may still approve
+	View                        string            // this rendering's view token, posted back when the card is shown
+	Progress                    string            // who approved so far and who is awaited, when there is anything to say
+	Awaited                     []string          // who may still approve
+	Confirm                     gate.Confirmation // the options to pick the key value from; none when no pick is needed
 }
 
 // Who lists who may still approve: those awaited, or, when the page was

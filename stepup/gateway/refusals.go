@@ -31,6 +31,8 @@ var decideCodes = []remote.Code{
 	{Err: plug.ErrOwnRequest, Code: CodeNeedsAnother, Status: http.StatusForbidden, Detail: true},
 	{Err: plug.ErrNotYours, Code: CodeNotYours, Status: http.StatusForbidden, Detail: true},
 	{Err: plug.ErrPasskeyRevoked, Code: CodePasskeyRevoked, Status: http.StatusForbidden, Detail: true},
+	{Err: plug.ErrPickNeeded, Code: CodePickNeeded, Status: http.StatusForbidden, Detail: true},
+	{Err: plug.ErrWrongPick, Code: CodeWrongPick, Status: http.StatusForbidden, Detail: true},
 }
 
 // decideWords are the words of those refusals.
@@ -39,4 +41,6 @@ var decideWords = map[string]string{
 	CodeNeedsAnother:    "You asked for this action (it is your agent's call), so someone else must approve it.",
 	CodeNotYours:        "Your passkey may not decide this request: the page says who may.",
 	CodePasskeyRevoked:  "This passkey was revoked and decides nothing. Ask the administrator to enroll a new one.",
+	CodePickNeeded:      "Pick the value the card shows, above the buttons, before approving.",
+	CodeWrongPick:       "That is not what the card shows. Nothing was approved: read the card again and pick again.",
 }

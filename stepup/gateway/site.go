@@ -61,6 +61,7 @@ type TicketReader interface {
 //	POST /approve/{id}         body: the WebAuthn assertion of the ticket's challenge
 //	POST /approve/{id}/shown   body: {"view": the page's view token}: the card is on screen;
 //	                           answers {"dwell_ms", "acceptable_in_ms"}: how long the page holds its approve button
+//	POST /approve/{id}/picked  body: {"pick", "credential"}: the approval of a ticket whose approver picks its key value first
 //	POST /approve/{id}/deny    body: {"credential": assertion of the deny challenge, "reason": "..."}
 //	POST /approve/{id}/revoke  body: the same, for an approved ticket that has not run
 //	GET  /enroll?invite=TOKEN  the enrollment page of an admin's invite
@@ -144,6 +145,7 @@ func NewSite(desk *gate.Desk, enrollment *passkey.Enrollment, rp passkey.Relying
 	s.mux.HandleFunc("GET /approve/{id}", s.approvePage)
 	s.mux.HandleFunc("POST /approve/{id}", s.sameOrigin(s.approve))
 	s.mux.HandleFunc("POST /approve/{id}/deny", s.sameOrigin(s.denyTicket))
+	s.mux.HandleFunc("POST /approve/{id}/picked", s.sameOrigin(s.approvePicked)) // site_confirm.go
 	s.mux.HandleFunc("POST /approve/{id}/shown", s.sameOrigin(s.shown))
 	s.mux.HandleFunc("POST /approve/{id}/revoke", s.sameOrigin(s.revokeTicket))
 	s.mux.HandleFunc("GET /enroll", s.enrollPage)
@@ -194,7 +196,12 @@ func (s *Site) approvePage(w http.ResponseWriter, r *http.Request) {
 		s.refusedPage(w, err)
 		return
 	}
-	page := approvePage{Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID), Origin: s.rp.Origin,
+	confirm, err := s.desk.Confirmation(r.Context(), id)
+	if err != nil {
+		s.refusedPage(w, err)
+		return
+	}
+	page := approvePage{Confirm: confirm, Title: "Approve: " + p.Ticket.Tool, ID: string(p.Ticket.ID), Origin: s.rp.Origin,
 		Expires: expiry(p.Ticket.ExpiresAt), Card: p.Card.HTML(), Summary: p.Card.SummaryHTML(), Approvers: p.Approvers,
 		ApproveOptions: string(p.Options), DenyOptions: string(p.DenyOptions), View: view,
 		Progress: p.Progress.Sentence(), Awaited: p.Progress.Awaited}

@@ -101,8 +101,28 @@
     shown();
   }
 
+  // Active confirmation: when the gate asks for it, the approver picks
+  // the card's key value before the passkey prompt, and the pick is
+  // posted with the answer. The gate checks it; a wrong one shows the
+  // card again with nothing picked.
+  var confirm = document.getElementById("asu-confirm");
+  function picked() {
+    var c = confirm && confirm.querySelector("input[name=asu-pick]:checked");
+    return c ? c.value : "";
+  }
+  function showCardAgain() {
+    confirm.querySelectorAll("input[name=asu-pick]").forEach(function (i) { i.checked = false; });
+    var cardBox = document.querySelector(".asu-card") || document.querySelector("main");
+    if (cardBox && cardBox.scrollIntoView) { cardBox.scrollIntoView(); }
+  }
+
   approveButton.addEventListener("click", function () {
     if (busy) { return; }
+    if (confirm && !picked()) {
+      asu.say("Pick the value the card shows first.", "bad");
+      document.body.dataset.refused = "pick_needed";
+      return;
+    }
     busy = true;
     buttons(false);
     // A click before the gate answered the showing waits for its answer.
@@ -115,7 +135,12 @@
         return;
       }
       asu.say("Waiting for your passkey…");
+      var pick = picked();
       return sign(box.dataset.approve).then(function (cred) {
+        if (confirm) {
+          return asu.post("/approve/" + encodeURIComponent(ticket) + "/picked",
+            { pick: pick, credential: asu.credentialJSON(cred) });
+        }
         return asu.post("/approve/" + encodeURIComponent(ticket), asu.credentialJSON(cred));
       }).then(function (t) {
         busy = false;
@@ -132,6 +157,7 @@
       asu.say("Not approved: " + e.message, "bad");
       document.body.dataset.refused = e.code || "error";
       buttons(true);
+      if (e.code === "wrong_pick" && confirm) { showCardAgain(); }
       if (e.code === "too_fast") { shown(); } else { hold(); }
     });
   });

@@ -40,6 +40,7 @@ type Config struct {
 	Keys      keyring.Source           // the ring MACs are made and checked with; nil: Key alone (see KeyRing)
 	Local     func() time.Time         // this process's clock; see WithLocalClock
 	Dwell     map[string]time.Duration // least time from showing to approval, by class
+	Confirm   map[string]bool          // classes whose approver first picks the key value; see confirm.go
 
 	// The settings.
 	Groups        map[string][]string

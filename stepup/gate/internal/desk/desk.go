@@ -117,6 +117,9 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
+	if err := g.confirmed(ctx, d, a, req, answer); err != nil { // confirm.go
+		return stepup.Ticket{}, err
+	}
 	v, err := g.verify(ctx, req, a, answer)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
