@@ -1,12 +1,9 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -96,25 +93,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 // hop costs above the in-process round trip is this floor plus the
 // gateway's and the client's own work.
 func BenchmarkRoundTrip_netHTTP(b *testing.B) {
-	answer := []byte(`{"id":"0123456789abcdef0123456789abcdef","status":"allowed","tool":"read_file"}`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(answer)
-	}))
-	b.Cleanup(srv.Close)
-	c := srv.Client()
-	body := []byte(`{"tool":"read_file","args":{"path":"q3.csv"},"task":"t-42","session":"sess-1","principal":{"user":"user:dana","agent":"agent:reports"}}`)
+	floor := bareFloor(b)
 	for b.Loop() {
-		for _, path := range []string{"/v1/propose", "/v1/tickets/x/execute"} {
-			req, err := http.NewRequest(http.MethodPost, srv.URL+path, bytes.NewReader(body))
-			require.NoError(b, err)
-			req.Header.Set("Authorization", "Bearer "+agentToken)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := c.Do(req)
-			require.NoError(b, err)
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-		}
+		floor()
 	}
 }

@@ -1,11 +1,8 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -41,15 +38,7 @@ func BenchmarkHop(b *testing.B) {
 	b.Cleanup(srv.Close)
 	client, err := remote.NewClient(srv.URL, agentToken, srv.Client())
 	require.NoError(b, err)
-	answer := []byte(`{"id":"0123456789abcdef0123456789abcdef","status":"allowed","tool":"read_file"}`)
-	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(answer)
-	}))
-	b.Cleanup(bare.Close)
-	bc := bare.Client()
-	body := []byte(`{"tool":"read_file","args":{"path":"q3.csv"},"task":"t-42","session":"sess-1","principal":{"user":"user:dana","agent":"agent:reports"}}`)
+	floor2 := bareFloor(b)
 	ctx := context.Background()
 	roundTrip := func(rt stepup.Runtime) {
 		tk, err := rt.Propose(ctx, call)
@@ -67,16 +56,7 @@ func BenchmarkHop(b *testing.B) {
 		t1 := time.Now()
 		roundTrip(client)
 		t2 := time.Now()
-		for _, path := range []string{"/v1/propose", "/v1/tickets/x/execute"} {
-			req, err := http.NewRequest(http.MethodPost, bare.URL+path, bytes.NewReader(body))
-			require.NoError(b, err)
-			req.Header.Set("Authorization", "Bearer "+agentToken)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := bc.Do(req)
-			require.NoError(b, err)
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-		}
+		floor2()
 		in, through, floor = in+t1.Sub(t0), through+t2.Sub(t1), floor+time.Since(t2)
 	}
 	n := float64(b.N)
