@@ -62,23 +62,11 @@ func Queue(t *testing.T, newStore func(*testing.T) store.Store) {
 				}
 			}
 			for _, limit := range []int{0, 1, 2, 1 + rng.IntN(30), store.MaxListLimit} {
-				var got []string
-				q.Limit, q.After = limit, ""
-				for pages := 0; ; pages++ {
-					require.Less(t, pages, 200, "paging ends")
-					page, next, err := s.Queue(t.Context(), q)
-					require.NoError(t, err)
-					assert.LessOrEqual(t, len(page), q.PageSize())
-					for _, a := range page {
-						got = append(got, a.ID)
-					}
-					if next == "" {
-						break
-					}
-					require.NotEmpty(t, page)
-					assert.Equal(t, page[len(page)-1].ID, next, "the cursor is the page's last id")
-					q.After = next
-				}
+				q.Limit = limit
+				got := allPages(t, q.PageSize(), func(after string) ([]store.Approval, string, error) {
+					q.After = after
+					return s.Queue(t.Context(), q)
+				})
 				assert.Equal(t, want, got, "queue %d at +%v, limit %d", i, skip, limit)
 			}
 		}
@@ -99,4 +87,28 @@ func Queue(t *testing.T, newStore func(*testing.T) store.Store) {
 		_, _, err := s.Queue(t.Context(), store.QueueFilter{Now: now, User: "u0", After: "no-such-ticket"})
 		assert.ErrorIs(t, err, store.ErrNotFound)
 	})
+}
+
+// allPages reads every page read returns, from the first, checking each
+// holds at most size tickets and that each cursor is its page's last id,
+// and returns the ids in order.
+func allPages(t *testing.T, size int, read func(after string) ([]store.Approval, string, error)) []string {
+	t.Helper()
+	var got []string
+	after := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 200, "paging ends")
+		page, next, err := read(after)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(page), size)
+		for _, a := range page {
+			got = append(got, a.ID)
+		}
+		if next == "" {
+			return got
+		}
+		require.NotEmpty(t, page)
+		assert.Equal(t, page[len(page)-1].ID, next, "the cursor is the page's last id")
+		after = next
+	}
 }

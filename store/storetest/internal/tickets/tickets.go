@@ -644,23 +644,11 @@ func List(t *testing.T, newStore func(*testing.T) store.Store) {
 			}
 		}
 		for _, limit := range []int{0, 1, 7, 1 + rng.IntN(40), 1000, 5000} {
-			var got []string
-			f.Limit, f.After = limit, ""
-			for pages := 0; ; pages++ {
-				require.Less(t, pages, 200, "paging ends")
-				page, next, err := s.List(t.Context(), f)
-				require.NoError(t, err)
-				assert.LessOrEqual(t, len(page), f.PageSize())
-				for _, a := range page {
-					got = append(got, a.ID)
-				}
-				if next == "" {
-					break
-				}
-				require.NotEmpty(t, page)
-				assert.Equal(t, page[len(page)-1].ID, next, "the cursor is the page's last id")
-				f.After = next
-			}
+			f.Limit = limit
+			got := allPages(t, f.PageSize(), func(after string) ([]store.Approval, string, error) {
+				f.After = after
+				return s.List(t.Context(), f)
+			})
 			assert.Equal(t, want, got, "filter %d, limit %d", i, limit)
 		}
 	}
