@@ -82,6 +82,9 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Acti
 	if err != nil {
 		return a, plug.Request{}, now, err
 	}
+	if a, err = g.run.Lapse(ctx, a, now); err != nil { // a quorum short of its votes is pending again
+		return a, plug.Request{}, now, err
+	}
 	if a.State != store.Pending {
 		if a.State == store.Expired || (a.State == store.Cancelled && !now.Before(a.ExpiresAt)) {
 			return a, plug.Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
