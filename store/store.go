@@ -392,6 +392,7 @@ type Store interface {
 	Clock
 	Tickets
 	Votes
+	Early
 	Sweeper
 	Execution
 	Credentials

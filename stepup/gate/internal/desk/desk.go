@@ -124,7 +124,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
-	if err := g.dwelt(a, answer, now); err != nil { // only after the answer verified: see early.go
+	if err := g.dwelt(ctx, a, answer, now); err != nil { // only after the answer verified: see early.go
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
 	if req.Quorum > 1 {
