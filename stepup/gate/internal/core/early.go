@@ -71,7 +71,6 @@ func (g *Gate) WasEarly(ctx context.Context, id string, answer []byte) (bool, er
 	return ok, nil
 }
 
-
 func earlyKey(id string, answer []byte) [sha256.Size]byte {
 	h := sha256.New()
 	h.Write([]byte("asu/early\x00"))

@@ -138,6 +138,7 @@ func Votes(t *testing.T, newStore func(*testing.T) store.Store, n int) {
 	})
 	t.Run("Concurrent", func(t *testing.T) { testVotesConcurrent(t, newStore, n) })
 	t.Run("Reopen", func(t *testing.T) { testReopen(t, newStore, n) })
+	t.Run("Early", func(t *testing.T) { testEarly(t, newStore) })
 }
 
 // testShow checks that the first showing is kept, later ones change
