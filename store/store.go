@@ -15,6 +15,8 @@
 //	           ├─Resolve─▶ denied | expired | cancelled
 //	           └─ExpirePending─▶ expired
 //
+//	approved (by votes) ─Reopen─▶ pending, when the votes that still count fall short of the quorum
+//
 // Every arrow is one transaction that checks the state it leaves, so across
 // goroutines, processes and replicas sharing a database each arrow is taken
 // at most once. [Execution.Consume] records the intent to execute (the
@@ -205,6 +207,18 @@ type Votes interface {
 	// votes on one ticket are serialized: two people voting at once both
 	// count, one person voting twice counts once.
 	Vote(ctx context.Context, id string, v Vote, quorum int, reason string, note Note) (Approval, error)
+	// Reopen moves ticket id, approved by votes, back to pending because
+	// the votes that still count fell short of its quorum (see [Lapse]
+	// and [Lapsed]), with note's record, in one transaction. It fails
+	// with [ErrConsumed] when the ticket is executing or ran,
+	// [ErrRevoked] when it was revoked, [ErrNotApproved] in any other
+	// state, when it was approved without votes or when its ResolvedAt is
+	// not l.ApprovedAt (another approval since), [ErrClockSkew] when l.At
+	// is off the store's clock by more than [MaxSkew] and [ErrExpired]
+	// when l.At is at or after ExpiresAt. Of any number of concurrent
+	// calls, at most one succeeds; Consume and Reopen of one approval
+	// never both do.
+	Reopen(ctx context.Context, id string, l Lapse, note Note) (Approval, error)
 }
 
 // Sweeper expires pending tickets nobody decided.
@@ -378,6 +392,7 @@ type Store interface {
 	Clock
 	Tickets
 	Votes
+	Early
 	Sweeper
 	Execution
 	Credentials

@@ -64,6 +64,7 @@ type Store struct {
 	streaks   map[string]store.Streak
 	audit     auditLog
 	grants    map[string]*store.Grant
+	early     map[string]map[[32]byte]struct{} // answers refused as too soon, per ticket
 	// chained holds the records [Store.chain] makes until [Store.commit]
 	// copies them into the log; reused, under mu, by every transaction.
 	chained []audit.Record

@@ -182,6 +182,14 @@ ALTER TABLE approvals ADD COLUMN votes TEXT;`,
 	// tickets by expiry: its user's (approvals_pending_user) and each of
 	// its groups' (this index).
 	`CREATE INDEX approvals_pending_group ON approvals (approvers, expires_at, id) WHERE state = 'pending';`,
+	// 6: answers refused as too soon, by hash, per ticket, so that every
+	// process on the file refuses them again (store.Early).
+	`CREATE TABLE early_answers (
+	ticket_id  TEXT NOT NULL,
+	hash       BLOB NOT NULL,
+	expires_at INTEGER NOT NULL,
+	PRIMARY KEY (ticket_id, hash)
+) STRICT, WITHOUT ROWID;`,
 }
 
 // migrate brings the schema to len(migrations), each step in its own

@@ -1,6 +1,14 @@
 package core
 
-import "crypto/sha256"
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/store"
+)
 
 // An answer refused because it came too soon after the card was shown
 // must never count later: otherwise whoever saw it go by (the approver's
@@ -8,11 +16,23 @@ import "crypto/sha256"
 // once the dwell is over, and the approval stands although nobody read
 // the card for the dwell time. The gate remembers every such answer (by
 // hash, per ticket, at most maxRefusals of them) and refuses it for good;
-// the approver signs again.
+// the approver signs again. The store keeps the same marks
+// ([store.Early]), so every replica on it refuses the answer too.
 
-// Early remembers that answer, about ticket id, was refused as too soon.
-func (g *Gate) Early(id string, answer []byte) {
-	key := earlyKey(id, answer)
+// Early remembers that answer, about ticket a, was refused as too soon,
+// here and in the store, until a expires. A mark the store could not
+// keep is reported; this gate remembers it regardless.
+func (g *Gate) Early(ctx context.Context, a store.Approval, answer []byte) error {
+	key := earlyKey(a.ID, answer)
+	g.remember(key)
+	if err := g.cfg.St.MarkEarly(ctx, a.ID, key, a.ExpiresAt); err != nil {
+		return fmt.Errorf("%w: %w", stepup.ErrStore, err)
+	}
+	return nil
+}
+
+// remember keeps key in this gate's memory of early answers.
+func (g *Gate) remember(key [sha256.Size]byte) {
 	r := &g.early
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -31,14 +51,24 @@ func (g *Gate) Early(id string, answer []byte) {
 }
 
 // WasEarly reports whether answer, about ticket id, was refused as too
-// soon before.
-func (g *Gate) WasEarly(id string, answer []byte) bool {
+// soon before, by this gate or any other on the store.
+func (g *Gate) WasEarly(ctx context.Context, id string, answer []byte) (bool, error) {
 	key := earlyKey(id, answer)
 	r := &g.early
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	_, ok := r.seen[key]
-	return ok
+	r.mu.Unlock()
+	if ok {
+		return true, nil
+	}
+	ok, err := g.cfg.St.WasEarly(ctx, id, key)
+	if err != nil {
+		if errors.Is(err, store.ErrClosed) || ctx.Err() != nil {
+			return false, err
+		}
+		return false, fmt.Errorf("%w: %w", stepup.ErrStore, err)
+	}
+	return ok, nil
 }
 
 func earlyKey(id string, answer []byte) [sha256.Size]byte {

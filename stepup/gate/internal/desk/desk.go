@@ -82,6 +82,9 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Acti
 	if err != nil {
 		return a, plug.Request{}, now, err
 	}
+	if a, err = g.run.Lapse(ctx, a, now); err != nil { // a quorum short of its votes is pending again
+		return a, plug.Request{}, now, err
+	}
 	if a.State != store.Pending {
 		if a.State == store.Expired || (a.State == store.Cancelled && !now.Before(a.ExpiresAt)) {
 			return a, plug.Request{}, now, fmt.Errorf("approval: %w", stepup.ErrExpired)
@@ -124,7 +127,7 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
-	if err := g.dwelt(a, answer, now); err != nil { // only after the answer verified: see early.go
+	if err := g.dwelt(ctx, a, answer, now); err != nil { // only after the answer verified: see early.go
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
 	if req.Quorum > 1 {

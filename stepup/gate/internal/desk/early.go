@@ -19,12 +19,18 @@ import (
 
 // dwelt refuses answer, a verified approval of ticket a at now, that came
 // too soon after the card was shown, or that was refused so before.
-func (g *Gate) dwelt(a store.Approval, answer []byte, now time.Time) error {
-	if g.core.WasEarly(a.ID, answer) {
+func (g *Gate) dwelt(ctx context.Context, a store.Approval, answer []byte, now time.Time) error {
+	early, err := g.core.WasEarly(ctx, a.ID, answer)
+	switch {
+	case err != nil:
+		return err // fail closed: whether it was refused before is unknown
+	case early:
 		return fmt.Errorf("%w: this answer was given too soon and never counts; sign again", stepup.ErrTooFast)
 	}
 	if err := g.Dwelt(a, now); err != nil {
-		g.core.Early(a.ID, answer)
+		if merr := g.core.Early(ctx, a, answer); merr != nil {
+			return merr // not kept for the other replicas: refused either way
+		}
 		return err
 	}
 	return nil

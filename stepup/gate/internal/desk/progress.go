@@ -114,6 +114,9 @@ func (d *Desk) Progress(ctx context.Context, id stepup.TicketID) (plug.Progress,
 	if err != nil {
 		return plug.Progress{}, err
 	}
+	if a, err = d.g.run.Lapse(ctx, a, now); err != nil {
+		return plug.Progress{}, err
+	}
 	route, err := d.g.core.Route(ctx, a)
 	if err != nil {
 		return plug.Progress{}, fmt.Errorf("progress: %w", err)

@@ -39,6 +39,9 @@ func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, 
 		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
 	}
 	if err := g.authorized(ctx, a, s, now); err != nil {
+		if errors.Is(err, stepup.ErrBadAssertion) {
+			g.Lapse(ctx, a, now) //nolint:errcheck // refused either way; a quorum short of votes now reads pending
+		}
 		return refuse(fmt.Errorf("execute: %w", err), refusalReason(err))
 	}
 	eff, err := g.Recheck(ctx, a, s)

@@ -54,6 +54,9 @@ func (g *Gate) waitOnce(ctx context.Context, id stepup.TicketID, last *stepup.Ti
 	if err != nil {
 		return *last, false, err
 	}
+	if a, err = g.Lapse(ctx, a, now); err != nil { // approved only while runnable: see lapse.go
+		return *last, false, err
+	}
 	*last = core.View(a, now)
 	if a.State == store.Pending && !now.Before(a.ExpiresAt) {
 		if err := g.ExpireTicket(ctx, a); err != nil {
@@ -86,6 +89,9 @@ func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 	}
 	now, err := g.core.Now(ctx)
 	if err != nil {
+		return stepup.Ticket{}, err
+	}
+	if a, err = g.Lapse(ctx, a, now); err != nil {
 		return stepup.Ticket{}, err
 	}
 	return g.core.WithNext(ctx, core.View(a, now)), nil

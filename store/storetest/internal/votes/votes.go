@@ -137,6 +137,8 @@ func Votes(t *testing.T, newStore func(*testing.T) store.Store, n int) {
 		assert.Equal(t, want.Votes, fixture.Normalize(again).Votes)
 	})
 	t.Run("Concurrent", func(t *testing.T) { testVotesConcurrent(t, newStore, n) })
+	t.Run("Reopen", func(t *testing.T) { testReopen(t, newStore, n) })
+	t.Run("Early", func(t *testing.T) { testEarly(t, newStore) })
 }
 
 // testShow checks that the first showing is kept, later ones change
