@@ -10,7 +10,7 @@
 //     passkey is the default; stepuptest has a fake.
 //   - [Judge] is a model deciding calls of the classes it is given, with
 //     a [Judgment].
-//   - [Grants] decides a grant's coverage of a call, and an [Executor]
+//   - [Coverage] decides a grant's coverage of a call, and an [Executor]
 //     runs one tool's effect.
 //   - [Watermarks] keeps the gate's high-water marks outside its store.
 //
