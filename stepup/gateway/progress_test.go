@@ -180,10 +180,11 @@ func getPage(t *testing.T, base string, id stepup.TicketID) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// TestApprovedPageSaysWhenItsVotesLapsed: a refund approved by Dana and
-// Erin, whose passkey is then revoked, does not run; its page says the
-// approval no longer holds and why, instead of offering it as approved.
-func TestApprovedPageSaysWhenItsVotesLapsed(t *testing.T) {
+// TestApprovedPageGoesBackToPendingWhenItsVotesLapse: a refund approved by
+// Dana and Erin, whose passkey is then revoked, does not run: it is back
+// to pending, its page says 1 of 2 and offers it to be approved again,
+// instead of showing it approved.
+func TestApprovedPageGoesBackToPendingWhenItsVotesLapse(t *testing.T) {
 	q := newQuorumSite(t)
 	id := q.refund(t)
 	status, out := q.approve(t, q.Authenticator, id)
@@ -197,8 +198,9 @@ func TestApprovedPageSaysWhenItsVotesLapsed(t *testing.T) {
 
 	require.NoError(t, q.Enrollment.RevokeCredential(context.Background(), q.erin.CredentialIDs()[0], "user:ops", "lost"))
 	_, page = getPage(t, q.srv.URL, id)
-	assert.Contains(t, page, "This approval no longer holds: 1 of 2 approved by user:dana; "+
-		"the approval of user:erin no longer counts (their passkey was revoked). It will not run")
+	assert.Contains(t, page, "1 of 2 approved by user:dana; waiting for one more of finance.",
+		"the ticket is back to pending: erin's approval no longer counts")
+	assert.Contains(t, page, `id="asu-approve"`, "and may be approved again")
 	_, err := q.Gate.Execute(context.Background(), id)
-	assert.ErrorIs(t, err, stepup.ErrBadAssertion, "and indeed it does not run")
+	assert.ErrorIs(t, err, stepup.ErrNotApproved, "and it does not run")
 }
