@@ -41,6 +41,7 @@ type Config struct {
 	Local     func() time.Time         // this process's clock; see WithLocalClock
 	Dwell     map[string]time.Duration // least time from showing to approval, by class
 	Confirm   map[string]bool          // classes whose approver first picks the key value; see confirm.go
+	Practice  map[string]*Practice     // practice request rates by approver group; see practice.go
 
 	// The settings.
 	Groups        map[string][]string

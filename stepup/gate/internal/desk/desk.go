@@ -48,6 +48,7 @@ func (d *Desk) Prompt(ctx context.Context, id stepup.TicketID) (Prompt, error) {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
 	}
 	denyReq := core.NewRequest(plug.ActionDeny, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, req.Approvers)
+	denyReq.Challenge = core.Tagged(a, denyReq.Challenge)
 	denyOpts, err := d.g.core.Approver().Options(ctx, denyReq)
 	if err != nil {
 		return Prompt{}, fmt.Errorf("prompt: %w", err)
@@ -106,6 +107,7 @@ func (d *Desk) pending(ctx context.Context, id stepup.TicketID, action plug.Acti
 		return a, plug.Request{}, now, fmt.Errorf("approval: %w", err)
 	}
 	req := core.NewRequest(action, a.ID, a.Digest, a.Nonce, a.ExpiresAt, a.CardHash, approvers)
+	req.Challenge = core.Tagged(a, req.Challenge) // a practice request's own (practice.go)
 	req.Quorum = core.QuorumOf(route)
 	for _, v := range a.Votes {
 		req.Approved = append(req.Approved, v.Approver)
@@ -129,6 +131,9 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	}
 	if err := g.dwelt(ctx, a, answer, now); err != nil { // only after the answer verified: see early.go
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	if core.IsPractice(a) {
+		return g.practiced(ctx, a, v, true) // practice.go
 	}
 	if req.Quorum > 1 {
 		return g.vote(ctx, a, v, req.Quorum, now)
@@ -164,6 +169,9 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 	v, err := g.verify(ctx, req, a, answer)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("deny: %w", err)
+	}
+	if core.IsPractice(a) {
+		return g.practiced(ctx, a, v, false) // practice.go
 	}
 	now, err := g.core.Now(ctx)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 // Execute implements [gate.Gate.Execute].
 func (g *Gate) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
 	a, s, err := g.core.Load(ctx, "execute", id)
-	if err != nil {
+	if err = hidden("execute", a, err); err != nil { // practice.go
 		return stepup.Result{}, err
 	}
 	now, err := g.core.Now(ctx)
@@ -392,7 +392,7 @@ func (g *Gate) Recheck(ctx context.Context, a store.Approval, s canon.Sealed) (c
 // Holds implements [gate.Gate.Holds].
 func (g *Gate) Holds(ctx context.Context, id stepup.TicketID) error {
 	a, s, err := g.core.Load(ctx, "holds", id)
-	if err != nil {
+	if err = hidden("holds", a, err); err != nil { // practice.go
 		return err
 	}
 	if err := g.EvidenceHolds(ctx, a, a.LeaseUntil); err != nil {
@@ -548,7 +548,7 @@ func (g *Gate) advanceMark(ctx context.Context) error {
 // Runnable implements [gate.Gate.Runnable].
 func (g *Gate) Runnable(ctx context.Context, id stepup.TicketID) (plug.Runnable, error) {
 	a, s, err := g.core.Load(ctx, "runnable", id)
-	if err != nil {
+	if err = hidden("runnable", a, err); err != nil { // practice.go
 		return plug.Runnable{}, err
 	}
 	now, err := g.core.Now(ctx)

@@ -142,6 +142,8 @@ func screen(c stepup.Call, oversized bool) string {
 		return "call names a principal that is not a user and an agent with well-formed ids"
 	case c.Session == "":
 		return "call names no session"
+	case strings.HasPrefix(c.Session, audit.PracticeSession):
+		return "call names a session reserved for practice requests"
 	case plug.ReservedTool(c.Tool):
 		return "unknown tool"
 	}
@@ -231,6 +233,7 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	}
 	if !merged {
 		g.core.NotifyParked(ctx, parked, approvers)
+		g.practise(ctx, p, approvers) // practice.go
 	}
 	t := core.View(parked, a.CreatedAt)
 	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason

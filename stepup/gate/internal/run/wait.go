@@ -43,7 +43,7 @@ var nothing = make(<-chan struct{})
 // waitOnce reads ticket id once and, while it is pending, waits for a
 // sign it changed; again says to read it once more.
 func (g *Gate) waitOnce(ctx context.Context, id stepup.TicketID, last *stepup.Ticket, here, there <-chan struct{}) (stepup.Ticket, bool, error) {
-	a, err := g.core.St().Get(ctx, string(id))
+	a, err := g.get(ctx, id) // practice.go
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && last.ID != "" {
 			return *last, false, cerr
@@ -83,7 +83,7 @@ func (g *Gate) waitOnce(ctx context.Context, id stepup.TicketID, last *stepup.Ti
 
 // Ticket implements [gate.Gate.Ticket].
 func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
-	a, err := g.core.St().Get(ctx, string(id))
+	a, err := g.get(ctx, id) // practice.go
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("ticket", err)
 	}
@@ -99,7 +99,7 @@ func (g *Gate) Ticket(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 
 // Requester implements [gate.Gate.Requester].
 func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Principal, error) {
-	a, err := g.core.St().Get(ctx, string(id))
+	a, err := g.get(ctx, id) // practice.go
 	if err != nil {
 		return canon.Principal{}, core.TicketErr("ticket", err)
 	}
@@ -108,7 +108,7 @@ func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Princip
 
 // Cancel implements [gate.Gate.Cancel].
 func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {
-	a, err := g.core.St().Get(ctx, string(id))
+	a, err := g.get(ctx, id) // practice.go
 	if err != nil {
 		return stepup.Ticket{}, core.TicketErr("cancel", err)
 	}

@@ -1,0 +1,259 @@
+package gate_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/stepup/stepuptest"
+	"github.com/agentstepup/asu/store"
+)
+
+// practiceIDs returns the ids in the approver's queue that are not in
+// real, after checking each is stored as a practice request.
+func practiceIDs(t *testing.T, w *world, real map[stepup.TicketID]bool) []stepup.TicketID {
+	t.Helper()
+	q, err := w.Gate.Desk().Queue(context.Background(), stepuptest.Approver, 1000)
+	require.NoError(t, err)
+	var out []stepup.TicketID
+	for _, e := range q {
+		if real[e.Ticket.ID] {
+			continue
+		}
+		a, err := w.Store.Get(context.Background(), string(e.Ticket.ID))
+		require.NoError(t, err)
+		_, ok := audit.PracticeClass(a.Session)
+		require.True(t, ok, "every ticket the agent did not propose is practice: %q", a.Session)
+		out = append(out, e.Ticket.ID)
+	}
+	return out
+}
+
+// proposeEmails proposes n distinct e-mails, each from a session of its
+// own, and returns their ids.
+func proposeEmails(t *testing.T, w *world, n int) map[stepup.TicketID]bool {
+	t.Helper()
+	real := map[stepup.TicketID]bool{}
+	for i := range n {
+		call := sendEmail(fmt.Sprintf("finance+%d@example.com", i))
+		call.Session = fmt.Sprintf("sess-%d", i)
+		tk, err := w.Gate.Propose(context.Background(), call)
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status, tk.Reason)
+		real[tk.ID] = true
+	}
+	return real
+}
+
+// TestPracticeFollowsEveryNthRealRequest: for every rate, a practice
+// request follows exactly every oneIn-th real request, in the same
+// approver's queue, with a look-alike recipient domain; a gate without
+// the option, or with it for another group, places none.
+func TestPracticeFollowsEveryNthRealRequest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []gate.Option
+		n    int
+		want int
+	}{
+		{"every one", []gate.Option{gate.WithPractice("", 1)}, 5, 5},
+		{"one in two", []gate.Option{gate.WithPractice("", 2)}, 7, 3},
+		{"one in three", []gate.Option{gate.WithPractice("", 3)}, 9, 3},
+		{"one in fifty", []gate.Option{gate.WithPractice("", 50)}, 49, 0},
+		{"another group", []gate.Option{gate.WithPractice("finance", 1)}, 4, 0},
+		{"off", nil, 4, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			w := newWorld(t, append(tc.opts, gate.WithoutFloodControlUnsafe())...)
+			real := proposeEmails(t, w, tc.n)
+			ids := practiceIDs(t, w, real)
+			require.Len(t, ids, tc.want)
+			for _, id := range ids {
+				a, err := w.Store.Get(ctx, string(id))
+				require.NoError(t, err)
+				assert.Equal(t, audit.PracticeSession+audit.PracticeLookalikeDomain, a.Session)
+				p, err := w.Gate.Desk().Prompt(ctx, id)
+				require.NoError(t, err, "the practice request renders and verifies like a real one")
+				s := p.Card.Summary()
+				require.NotEmpty(t, s.Recipients)
+				assert.NotEqual(t, "example.com", s.Recipients[0].Domain)
+				assert.Equal(t, "exarnple.com", s.Recipients[0].Domain)
+			}
+		})
+	}
+}
+
+// TestPracticeOfAnAmountIsTenfold: a refund's practice copy asks for ten
+// times the amount, for every spelling of it.
+func TestPracticeOfAnAmountIsTenfold(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ amount, want string }{
+		{"7", "70"}, {"12", "120"}, {"0.5", "5"}, {"3.25", "32.5"}, {"49.99", "499.9"},
+	} {
+		w := newWorld(t, gate.WithPractice("", 1), gate.WithoutFloodControlUnsafe())
+		tk, err := w.Gate.Propose(ctx, refund(`{"order":"A-17","amount":`+tc.amount+`}`))
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status, tk.Reason)
+		ids := practiceIDs(t, w, map[stepup.TicketID]bool{tk.ID: true})
+		require.Len(t, ids, 1, tc.amount)
+		a, err := w.Store.Get(ctx, string(ids[0]))
+		require.NoError(t, err)
+		assert.Equal(t, audit.PracticeSession+audit.PracticeAmountTenfold, a.Session)
+		p, err := w.Gate.Desk().Prompt(ctx, ids[0])
+		require.NoError(t, err)
+		assert.Contains(t, p.Card.Summary().Amount, tc.want, tc.amount)
+	}
+}
+
+// TestPracticeIsUnknownToTheAgent: every runtime method answers a
+// practice request's id exactly as an id nobody issued, before and after
+// its approver decided it.
+func TestPracticeIsUnknownToTheAgent(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, gate.WithPractice("", 1), gate.WithoutFloodControlUnsafe())
+	real := proposeEmails(t, w, 1)
+	ids := practiceIDs(t, w, real)
+	require.Len(t, ids, 1)
+	practice, unknown := ids[0], stepup.TicketID(store.NewID())
+	probes := map[string]func(stepup.TicketID) error{
+		"Wait": func(id stepup.TicketID) error {
+			c, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			_, err := w.Gate.Wait(c, id)
+			return err
+		},
+		"Ticket":    func(id stepup.TicketID) error { _, err := w.Gate.Ticket(ctx, id); return err },
+		"Requester": func(id stepup.TicketID) error { _, err := w.Gate.Requester(ctx, id); return err },
+		"Execute":   func(id stepup.TicketID) error { _, err := w.Gate.Execute(ctx, id); return err },
+		"Holds":     func(id stepup.TicketID) error { return w.Gate.Holds(ctx, id) },
+		"Runnable":  func(id stepup.TicketID) error { _, err := w.Gate.Runnable(ctx, id); return err },
+		"Cancel":    func(id stepup.TicketID) error { _, err := w.Gate.Cancel(ctx, id, "probe"); return err },
+	}
+	probe := func(when string) {
+		for name, call := range probes {
+			want, got := call(unknown), call(practice)
+			require.ErrorIs(t, want, stepup.ErrNotFound, name)
+			require.ErrorIs(t, got, stepup.ErrNotFound, "%s %s", name, when)
+			assert.Equal(t, want.Error(), got.Error(), "%s %s", name, when)
+		}
+	}
+	probe("while pending")
+	a, err := w.Store.Get(ctx, string(practice))
+	require.NoError(t, err)
+	require.Equal(t, store.Pending, a.State, "Cancel left the practice request alone")
+	_, err = w.Approve(practice)
+	require.NoError(t, err)
+	probe("once decided")
+}
+
+// TestPracticeApprovalIsAMissAndNeverRuns: approving a practice request
+// runs nothing, makes no receipt, tells the approver it was practice and
+// what gave it away, and is a practice_missed row; denying the next one
+// is a practice_caught row.
+func TestPracticeApprovalIsAMissAndNeverRuns(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, gate.WithPractice("", 1), gate.WithoutFloodControlUnsafe())
+	real := proposeEmails(t, w, 2)
+	ids := practiceIDs(t, w, real)
+	require.Len(t, ids, 2)
+
+	got, err := w.Approve(ids[0])
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusDenied, got.Status)
+	assert.Contains(t, got.Reason, "practice request missed")
+	assert.Contains(t, got.Reason, `"exarnple.com" is a look-alike`)
+	assert.Zero(t, w.Exec.Count(), "nothing ran")
+	_, err = w.Gate.Desk().Receipt(ctx, ids[0])
+	require.ErrorIs(t, err, plug.ErrNoReceipt)
+	rows := auditOf(t, w, ids[0])
+	require.NotEmpty(t, rows)
+	last := rows[len(rows)-1]
+	assert.Equal(t, audit.DecisionPracticeMissed, last.Decision)
+	assert.Equal(t, stepuptest.Approver, last.Approver)
+
+	got, err = w.Deny(ids[1], "looks wrong")
+	require.NoError(t, err)
+	assert.Contains(t, got.Reason, "practice request caught")
+	rows = auditOf(t, w, ids[1])
+	assert.Equal(t, audit.DecisionPracticeCaught, rows[len(rows)-1].Decision)
+	for id := range real {
+		a, err := w.Store.Get(ctx, string(id))
+		require.NoError(t, err)
+		assert.Equal(t, store.Pending, a.State, "the real requests are untouched")
+	}
+}
+
+// TestPracticeAnswerNeverApprovesARealTicket: the approver's answer to a
+// practice request, posted for the real request it copied (or any other
+// real ticket), is refused; and it does not verify under the challenge a
+// real ticket with the practice request's columns would have, so no
+// receipt can be made of it, while the naive variant (no tag of its own)
+// would verify.
+func TestPracticeAnswerNeverApprovesARealTicket(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, gate.WithPractice("", 1), gate.WithoutFloodControlUnsafe())
+	real := proposeEmails(t, w, 1)
+	ids := practiceIDs(t, w, real)
+	require.Len(t, ids, 1)
+	p, err := w.Gate.Desk().Prompt(ctx, ids[0])
+	require.NoError(t, err)
+	answer, err := w.Authenticator.Assert(p.Options)
+	require.NoError(t, err)
+	for id := range real {
+		_, err := w.Gate.Desk().Approve(ctx, id, answer)
+		require.Error(t, err, "a practice answer approves no real ticket")
+		a, err := w.Store.Get(ctx, string(id))
+		require.NoError(t, err)
+		assert.Equal(t, store.Pending, a.State)
+	}
+
+	a, err := w.Store.Get(ctx, string(ids[0]))
+	require.NoError(t, err)
+	approver := stepuptest.Passkeys(w.Store)
+	untagged := plug.Request{Ticket: ids[0], Action: plug.ActionApprove, Digest: a.Digest, Nonce: a.Nonce,
+		ExpiresAt: a.ExpiresAt, CardHash: a.CardHash, Approvers: []string{stepuptest.Approver},
+		Challenge: receipt.Challenge(a.Digest, a.Nonce, a.ExpiresAt.Unix(), a.CardHash)}
+	_, err = approver.Verify(ctx, untagged, answer)
+	require.Error(t, err, "the practice answer is no real approval of its own effect")
+	naive := untagged
+	naive.Challenge = p.Challenge
+	_, err = approver.Verify(ctx, naive, answer)
+	require.NoError(t, err, "under its own tag it verifies: the test would catch a missing tag")
+	assert.NotEqual(t, untagged.Challenge, p.Challenge)
+	assert.NotEqual(t, receipt.DenyChallenge(untagged.Challenge), p.DenyChallenge)
+}
+
+// TestPracticeSessionIsReserved: a real call naming a practice session
+// is refused, for every class and spelling of the prefix.
+func TestPracticeSessionIsReserved(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	for _, s := range []string{audit.PracticeSession, audit.PracticeSession + audit.PracticeLookalikeDomain,
+		audit.PracticeSession + audit.PracticeAmountTenfold, audit.PracticeSession + "x"} {
+		call := sendEmail("finance@example.com")
+		call.Session = s
+		tk, err := w.Gate.Propose(ctx, call)
+		require.NoError(t, err)
+		assert.Equal(t, stepup.StatusDenied, tk.Status, s)
+	}
+}
+
+// TestWithPracticeRefusesABadRate: a rate below one is a configuration
+// error.
+func TestWithPracticeRefusesABadRate(t *testing.T) {
+	for _, n := range []int{0, -1, -50} {
+		st := stepuptest.Memory(stepuptest.NewClock(stepuptest.Start()))
+		_, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithPractice("", n))
+		require.ErrorIs(t, err, stepup.ErrConfig, n)
+	}
+}
