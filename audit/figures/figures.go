@@ -108,6 +108,9 @@ type Decisions struct {
 	// RubberStamp reports that these decisions trip the rule the figures
 	// were computed with ([Report].Rule).
 	RubberStamp bool `json:"rubber_stamp"`
+	// Catch is how often practice requests (gate.WithPractice) were
+	// caught; nil when none was decided.
+	Catch *CatchRate `json:"catch"`
 }
 
 // Decided is Approvals + Denials: the decisions people made.
@@ -193,6 +196,41 @@ type RubberStampRule struct {
 	Rate         float64       `json:"rate_above"`
 	Median       time.Duration `json:"median_below_ns"`
 	MinDecisions int           `json:"min_decisions"`
+	// CatchFloor is the least catch rate of practice requests an approver
+	// should keep: a warning names an approver whose rate's whole 95%
+	// interval lies below it. Zero warns of nobody.
+	CatchFloor float64 `json:"catch_floor"`
+}
+
+// DefaultCatchFloor is the catch floor [DefaultRubberStampRule] keeps:
+// half the practice requests. An approver who, as far as the figures can
+// tell, lets most attacks through is told apart from one who was unlucky
+// with a few.
+const DefaultCatchFloor = 0.5
+
+// CatchRate is how often the practice requests put to someone were caught
+// (denied) rather than missed (approved), with the Wilson score interval
+// at 95%, which holds for small counts where the plain rate does not.
+type CatchRate struct {
+	Caught int     `json:"caught"`
+	Missed int     `json:"missed"`
+	Rate   float64 `json:"rate"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+}
+
+// catchRate is the catch rate of caught and missed; nil when both are 0.
+func catchRate(caught, missed int) *CatchRate {
+	n := float64(caught + missed)
+	if n == 0 {
+		return nil
+	}
+	const z = 1.959963984540054 // the 97.5th percentile of the normal law
+	p := float64(caught) / n
+	centre := (p + z*z/(2*n)) / (1 + z*z/n)
+	half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n)) / (1 + z*z/n)
+	return &CatchRate{Caught: caught, Missed: missed, Rate: p,
+		Low: math.Max(0, centre-half), High: math.Min(1, centre+half)}
 }
 
 // DefaultRubberStampRule returns the rule [Compute] applies: a rate over
@@ -200,7 +238,7 @@ type RubberStampRule struct {
 // over at least [DefaultRubberStampMinDecisions] decisions.
 func DefaultRubberStampRule() RubberStampRule {
 	return RubberStampRule{Rate: DefaultRubberStampRate, Median: DefaultRubberStampMedian,
-		MinDecisions: DefaultRubberStampMinDecisions}
+		MinDecisions: DefaultRubberStampMinDecisions, CatchFloor: DefaultCatchFloor}
 }
 
 // Trips reports whether d meets every condition of r. A MinDecisions
@@ -265,7 +303,7 @@ func (t *Tally) Add(r *audit.Record) {
 		t.classes[r.EffectClass] = c
 	}
 	c.add(r)
-	if r.Approver != "" && (decision(r.Decision) || r.Decision == audit.DecisionMisconfirmed) {
+	if r.Approver != "" && (decision(r.Decision) || r.Decision == audit.DecisionMisconfirmed || practice(r.Decision)) {
 		a := t.approvers[r.Approver]
 		if a == nil {
 			a = &tally{}
@@ -306,8 +344,17 @@ func (t *Tally) Report(rule RubberStampRule) Report {
 		if a.RubberStamp {
 			m.Warnings = append(m.Warnings, rule.warning(fmt.Sprintf("approver %q", name), a.Decisions))
 		}
+		if c := a.Catch; c != nil && c.High < rule.CatchFloor {
+			m.Warnings = append(m.Warnings, fmt.Sprintf("approver %q: caught %d of %d practice requests (%.0f%%, 95%% interval %.0f%% to %.0f%%), below the floor of %.0f%%",
+				name, c.Caught, c.Caught+c.Missed, 100*c.Rate, 100*c.Low, 100*c.High, 100*rule.CatchFloor))
+		}
 	}
 	return m
+}
+
+// practice reports whether a row records a decision on a practice request.
+func practice(d string) bool {
+	return d == audit.DecisionPracticeCaught || d == audit.DecisionPracticeMissed
 }
 
 // decision reports whether a row records a person's decision.
@@ -327,7 +374,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // tally accumulates the records of one class, one approver, or all.
 type tally struct {
 	asked, approvals, denials, lapsed int
-	wrongPicks                        int
+	wrongPicks, caught, missed        int
 	decisions                         []int64            // DecisionMillis of every decision
 	approved                          map[string][]int64 // approver -> times (Unix ms) of their approvals
 }
@@ -350,6 +397,10 @@ func (t *tally) add(r *audit.Record) {
 		t.lapsed++
 	case audit.DecisionMisconfirmed:
 		t.wrongPicks++
+	case audit.DecisionPracticeCaught:
+		t.caught++
+	case audit.DecisionPracticeMissed:
+		t.missed++
 	}
 }
 
@@ -357,7 +408,8 @@ const hourMillis = int64(time.Hour / time.Millisecond)
 
 func (t *tally) class(rule RubberStampRule) Class {
 	c := Class{Asked: t.asked, Lapsed: t.lapsed, Reviewers: len(t.approved),
-		Decisions: Decisions{Approvals: t.approvals, Denials: t.denials, WrongPicks: t.wrongPicks}}
+		Decisions: Decisions{Approvals: t.approvals, Denials: t.denials, WrongPicks: t.wrongPicks,
+			Catch: catchRate(t.caught, t.missed)}}
 	if n := c.Decided(); n > 0 {
 		rate := float64(c.Approvals) / float64(n)
 		c.ApprovalRate = &rate

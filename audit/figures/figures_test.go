@@ -282,7 +282,7 @@ func TestReportJSONShape(t *testing.T) {
         "median_ms": 4000,
         "p90_ms": 5000
       },
-      "rubber_stamp": false,
+      "rubber_stamp": false, "catch": null,
       "lapsed": 1,
       "reviewers": 1,
       "active_ms": 1800000,
@@ -304,7 +304,7 @@ func TestReportJSONShape(t *testing.T) {
       "denials": 0, "wrong_picks": 0,
       "approval_rate": null,
       "decision_time": null,
-      "rubber_stamp": false,
+      "rubber_stamp": false, "catch": null,
       "lapsed": 0,
       "reviewers": 0,
       "active_ms": 0,
@@ -321,7 +321,7 @@ func TestReportJSONShape(t *testing.T) {
         "median_ms": 4000,
         "p90_ms": 5000
       },
-      "rubber_stamp": false,
+      "rubber_stamp": false, "catch": null,
       "active_ms": 1800000,
       "approvals_per_active_hour": 2,
       "peak_hour": 2
@@ -334,7 +334,8 @@ func TestReportJSONShape(t *testing.T) {
   "rubber_stamp_rule": {
     "rate_above": 0.95,
     "median_below_ns": 5000000000,
-    "min_decisions": 20
+    "min_decisions": 20,
+    "catch_floor": 0.5
   },
   "warnings": []
 }`, from, to, strings.ReplaceAll(ext, "\n    ", "\n  "), ext, start)
@@ -362,4 +363,60 @@ func TestComputeForgedTimesDoNotOverflow(t *testing.T) {
 	assert.Equal(t, time.Duration(huge), c.Time.P90())
 	assert.Equal(t, int64(huge), c.ActiveMillis, "saturated, not wrapped")
 	assert.Greater(t, perHour(t, c.Pace), 0.0)
+}
+
+// TestCatchRates: practice requests caught (denied) and missed (approved)
+// make each approver's and each class's catch rate, with a Wilson interval
+// that holds the true rate; an approver whose whole interval lies below
+// the floor is warned of, one with too few requests to tell is not; and a
+// practice request is no decision (it moves no approval rate).
+func TestCatchRates(t *testing.T) {
+	var records []audit.Record
+	at := time.Duration(0)
+	add := func(class, kind, who string, n int) {
+		for range n {
+			at += time.Minute
+			records = append(records, rec(class, kind, who, at, 4000))
+		}
+	}
+	add("external", audit.DecisionPracticeCaught, "user:dana", 18)
+	add("external", audit.DecisionPracticeMissed, "user:dana", 2)
+	add("external", audit.DecisionPracticeMissed, "user:erin", 19)
+	add("external", audit.DecisionPracticeCaught, "user:erin", 1)
+	add("irreversible", audit.DecisionPracticeMissed, "user:finn", 2)
+	r := figures.Compute(records)
+	dana, erin, finn := r.ByApprover["user:dana"].Catch, r.ByApprover["user:erin"].Catch, r.ByApprover["user:finn"].Catch
+	require.NotNil(t, dana)
+	assert.Equal(t, 18, dana.Caught)
+	assert.InDelta(t, 0.9, dana.Rate, 1e-9)
+	assert.Less(t, dana.Low, 0.9)
+	assert.Greater(t, dana.High, 0.9)
+	assert.InDelta(t, 0.699, dana.Low, 0.01, "the Wilson interval of 18 of 20")
+	require.NotNil(t, erin)
+	assert.Less(t, erin.High, figures.DefaultCatchFloor)
+	require.NotNil(t, finn)
+	assert.Greater(t, finn.High, figures.DefaultCatchFloor, "two misses are too few to tell")
+	warned := strings.Join(r.Warnings, "\n")
+	assert.Contains(t, warned, `approver "user:erin": caught 1 of 20 practice requests`)
+	assert.NotContains(t, warned, "user:dana")
+	assert.NotContains(t, warned, "user:finn")
+	assert.Equal(t, 19, r.ByClass["external"].Catch.Caught)
+	assert.Nil(t, r.Overall.ApprovalRate, "a practice request is no decision")
+	for _, n := range []int{1, 3, 10, 100} {
+		for caught := 0; caught <= n; caught++ {
+			var rs []audit.Record
+			for i := range n {
+				kind := audit.DecisionPracticeMissed
+				if i < caught {
+					kind = audit.DecisionPracticeCaught
+				}
+				rs = append(rs, rec("external", kind, "user:x", time.Duration(i)*time.Minute, 1000))
+			}
+			c := figures.Compute(rs).ByApprover["user:x"].Catch
+			require.NotNil(t, c)
+			assert.LessOrEqual(t, c.Low, c.Rate, "%d of %d", caught, n)
+			assert.GreaterOrEqual(t, c.High, c.Rate, "%d of %d", caught, n)
+			assert.True(t, c.Low >= 0 && c.High <= 1, "%d of %d", caught, n)
+		}
+	}
 }

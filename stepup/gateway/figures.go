@@ -91,6 +91,7 @@ type figureRow struct {
 	WrongPicks                         int // look-alike picks refused (gate.WithConfirmation)
 	Decided                            int
 	Rate, Median, P90, PerHour, Active string
+	Catch                              string
 	RubberStamp                        bool
 }
 
@@ -120,6 +121,10 @@ func decisionCells(r *figureRow, d auditfigures.Decisions, p auditfigures.Pace) 
 	}
 	if p.ApprovalsPerActiveHour != nil {
 		r.PerHour = fmt.Sprintf("%.1f", *p.ApprovalsPerActiveHour)
+	}
+	r.Catch = "none"
+	if c := d.Catch; c != nil {
+		r.Catch = fmt.Sprintf("%d of %d (%.0f%%, 95%%: %.0f to %.0f%%)", c.Caught, c.Caught+c.Missed, 100*c.Rate, 100*c.Low, 100*c.High)
 	}
 	r.Active = "not measured"
 	if p.ActiveMillis > 0 {
@@ -240,9 +245,9 @@ var figuresPage = template.Must(template.New("figures").Funcs(template.FuncMap{
 {{if .Warnings}}<section class="asu-warnings"><h2>Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></section>{{end}}
 {{define "table"}}<section class="asu-table"><h2>{{.Title}}</h2><p class="asu-note">{{.Caption}}</p>
 <table>
-<thead><tr><th scope="col">{{if .People}}approver{{else}}class{{end}}</th>{{if not .People}}<th scope="col">asked</th>{{end}}<th scope="col">approvals</th><th scope="col">denials</th><th scope="col">wrong picks</th>{{if not .People}}<th scope="col">lapsed</th>{{end}}<th scope="col">approval rate</th><th scope="col">median decision</th><th scope="col">p90 decision</th><th scope="col">active time</th><th scope="col">approvals per active hour</th><th scope="col">flag</th></tr></thead>
-<tbody>{{range .Rows}}<tr{{if .RubberStamp}} class="asu-flagged"{{end}}><th scope="row" data-label="{{if $.People}}approver{{else}}class{{end}}">{{.Name}}</th>{{if not $.People}}<td data-label="asked">{{.Asked}}</td>{{end}}<td data-label="approvals">{{.Approvals}}</td><td data-label="denials">{{.Denials}}</td><td data-label="wrong picks">{{.WrongPicks}}</td>{{if not $.People}}<td data-label="lapsed">{{.Lapsed}}</td>{{end}}<td data-label="approval rate">{{.Rate}}</td><td data-label="median decision">{{.Median}}</td><td data-label="p90 decision">{{.P90}}</td><td data-label="active time">{{.Active}}</td><td data-label="approvals per active hour">{{.PerHour}}</td><td data-label="flag">{{if .RubberStamp}}<strong>rubber-stamp</strong>{{end}}</td></tr>
-{{else}}<tr><td colspan="11" class="asu-none">No decisions yet.</td></tr>{{end}}</tbody>
+<thead><tr><th scope="col">{{if .People}}approver{{else}}class{{end}}</th>{{if not .People}}<th scope="col">asked</th>{{end}}<th scope="col">approvals</th><th scope="col">denials</th><th scope="col">wrong picks</th>{{if not .People}}<th scope="col">lapsed</th>{{end}}<th scope="col">approval rate</th><th scope="col">median decision</th><th scope="col">p90 decision</th><th scope="col">active time</th><th scope="col">approvals per active hour</th><th scope="col">practice caught</th><th scope="col">flag</th></tr></thead>
+<tbody>{{range .Rows}}<tr{{if .RubberStamp}} class="asu-flagged"{{end}}><th scope="row" data-label="{{if $.People}}approver{{else}}class{{end}}">{{.Name}}</th>{{if not $.People}}<td data-label="asked">{{.Asked}}</td>{{end}}<td data-label="approvals">{{.Approvals}}</td><td data-label="denials">{{.Denials}}</td><td data-label="wrong picks">{{.WrongPicks}}</td>{{if not $.People}}<td data-label="lapsed">{{.Lapsed}}</td>{{end}}<td data-label="approval rate">{{.Rate}}</td><td data-label="median decision">{{.Median}}</td><td data-label="p90 decision">{{.P90}}</td><td data-label="active time">{{.Active}}</td><td data-label="approvals per active hour">{{.PerHour}}</td><td data-label="practice caught">{{.Catch}}</td><td data-label="flag">{{if .RubberStamp}}<strong>rubber-stamp</strong>{{end}}</td></tr>
+{{else}}<tr><td colspan="12" class="asu-none">No decisions yet.</td></tr>{{end}}</tbody>
 </table></section>{{end}}
 {{template "table" (table "By effect class" "Asked: calls put to a person. Lapsed: expired or withdrawn before anyone decided. The last row is every class together." false .Classes .Overall)}}
 {{template "table" (table "By approver" "Each person's own decisions. Calls are put to groups, not to one person, so asked and lapsed are counted by class only." true .Approvers)}}

@@ -46,7 +46,8 @@ func someFigures() figures.Report {
 		ByApprover: map[string]figures.Approver{
 			"user:dana": {Decisions: figures.Decisions{Approvals: 26, Denials: 1, ApprovalRate: rate(26.0 / 27),
 				Time: took(2*time.Second, 3*time.Second), RubberStamp: true}, Pace: figures.Pace{PeakHour: 26}},
-			"user:erin": {Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7), Time: took(38*time.Second, 95*time.Second)},
+			"user:erin": {Decisions: figures.Decisions{Approvals: 4, Denials: 3, ApprovalRate: rate(4.0 / 7), Time: took(38*time.Second, 95*time.Second),
+				Catch: &figures.CatchRate{Caught: 3, Missed: 1, Rate: 0.75, Low: 0.30, High: 0.95}},
 				Pace: figures.Pace{ActiveMillis: (70 * time.Minute).Milliseconds(), ApprovalsPerActiveHour: rate(2.6), PeakHour: 2}},
 		},
 		Rule:     rule,
@@ -101,6 +102,8 @@ func TestFiguresPage(t *testing.T) {
 	assert.NotContains(t, people, `data-label="asked"`)
 	assert.NotContains(t, people, `data-label="lapsed"`)
 	assert.Contains(t, people, `class="asu-flagged"`)
+	assert.Contains(t, people, `<td data-label="practice caught">3 of 4 (75%, 95%: 30 to 95%)</td>`)
+	assert.Contains(t, people, `<td data-label="practice caught">none</td>`)
 
 	resp, css := get(t, srv.URL+gateway.FiguresPath+".css")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
