@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"github.com/agentstepup/asu/stepup/plug"
+	"strings"
 
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/wire"
@@ -21,7 +22,16 @@ type decidedJSON struct {
 // decided words what became of ticket t after an approval: approved and
 // runnable, still waiting for more people (progress says who), or what
 // else it became meanwhile.
+// practiceReason begins the reason the gate gives a decided practice
+// request (gate.WithPractice).
+const practiceReason = "practice request "
+
 func decided(t stepup.Ticket, progress string) string {
+	if strings.HasPrefix(t.Reason, practiceReason) {
+		// The gate's own words: what the approver decided, and what gave
+		// the practice request away.
+		return "This was a practice request, not a real one; nothing ran. " + t.Reason + "."
+	}
 	switch t.Status {
 	case stepup.StatusApproved:
 		return "Approved. The agent may now run exactly this action, once."

@@ -269,7 +269,11 @@ func (s *Site) denyTicket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("denied", "ticket", id, "status", t.Status)
-	writeJSON(w, http.StatusOK, wire.FromTicket(t))
+	msg := "Denied. The agent is told so."
+	if strings.HasPrefix(t.Reason, practiceReason) {
+		msg = decided(t, "")
+	}
+	writeJSON(w, http.StatusOK, decidedJSON{Ticket: wire.FromTicket(t), Message: msg})
 }
 
 // enrollJSON is an enrollment's body.

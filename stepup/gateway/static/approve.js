@@ -182,7 +182,7 @@
         reason: document.getElementById("asu-reason").value
       });
     }).then(function (t) {
-      asu.say("Denied. The agent is told so.", "ok");
+      asu.say(t.message || "Denied. The agent is told so.", "ok");
       document.body.dataset.decided = t.status;
     }).catch(function (e) {
       asu.say("Not denied: " + e.message, "bad");
