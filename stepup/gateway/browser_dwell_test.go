@@ -24,6 +24,7 @@ import (
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
 	"github.com/agentstepup/asu/stepup/passkey"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/memory"
 )
@@ -60,6 +61,18 @@ type browserSite struct {
 
 func startBrowserSite(t *testing.T, delay *slowShown, opts ...gate.Option) *browserSite {
 	t.Helper()
+	cat, err := policy.NewCatalog("browser-dwell-1",
+		policy.Tool{Name: "send_email", Title: "Send an email", Class: card.ClassExternal},
+		policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible, Approvers: "finance", Quorum: 2})
+	require.NoError(t, err)
+	return serveBrowserSite(t, cat, delay, append([]gate.Option{gate.WithApproverGroup("finance", "user:dana", "user:erin")}, opts...)...)
+}
+
+// serveBrowserSite serves an approval site of a gate deciding with pol
+// on a real clock, its send_email and issue_refund runs recorded; delay,
+// when set, slows the page's "shown" post.
+func serveBrowserSite(t *testing.T, pol plug.Policy, delay *slowShown, opts ...gate.Option) *browserSite {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port(t, ln), Name: "asu approvals"}
@@ -68,13 +81,9 @@ func startBrowserSite(t *testing.T, delay *slowShown, opts ...gate.Option) *brow
 	require.NoError(t, err)
 	enroll, err := passkey.NewEnrollment(st, rp)
 	require.NoError(t, err)
-	cat, err := policy.NewCatalog("browser-dwell-1",
-		policy.Tool{Name: "send_email", Title: "Send an email", Class: card.ClassExternal},
-		policy.Tool{Name: "issue_refund", Title: "Issue a refund", Class: card.ClassIrreversible, Approvers: "finance", Quorum: 2})
-	require.NoError(t, err)
 	b := &browserSite{st: st, rp: rp, exec: &recorder{}, enrol: enroll}
-	b.gate, err = gate.New(st, cat, approver, append([]gate.Option{gate.WithExecutor("send_email", b.exec),
-		gate.WithExecutor("issue_refund", b.exec), gate.WithApproverGroup("finance", "user:dana", "user:erin")}, opts...)...)
+	b.gate, err = gate.New(st, pol, approver, append([]gate.Option{gate.WithExecutor("send_email", b.exec),
+		gate.WithExecutor("issue_refund", b.exec)}, opts...)...)
 	require.NoError(t, err)
 	site, err := gateway.NewSite(b.gate.Desk(), enroll, rp, &gateway.SiteOptions{Tickets: b.gate})
 	require.NoError(t, err)

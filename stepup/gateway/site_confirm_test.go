@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -21,9 +20,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/gateway"
-	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/stepuptest"
-	"github.com/agentstepup/asu/store/memory"
 )
 
 var pickAttr = regexp.MustCompile(`name="asu-pick" value="([^"]*)"`)
@@ -151,26 +148,5 @@ func TestBrowserConfirmation(t *testing.T) {
 // send_email names its recipient for the card.
 func startSeedBrowserSite(t *testing.T, opts ...gate.Option) *browserSite {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	rp := passkey.RelyingParty{ID: "localhost", Origin: "http://localhost:" + port(t, ln), Name: "asu approvals"}
-	st := memory.New(nil)
-	approver, err := passkey.New(st, rp)
-	require.NoError(t, err)
-	enroll, err := passkey.NewEnrollment(st, rp)
-	require.NoError(t, err)
-	b := &browserSite{st: st, rp: rp, exec: &recorder{}, enrol: enroll}
-	b.gate, err = gate.New(st, stepuptest.SeedCatalog(), approver,
-		append([]gate.Option{gate.WithExecutor("send_email", b.exec)}, opts...)...)
-	require.NoError(t, err)
-	site, err := gateway.NewSite(b.gate.Desk(), enroll, rp, &gateway.SiteOptions{Tickets: b.gate})
-	require.NoError(t, err)
-	sctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- gateway.Serve(sctx, gateway.NewServer(site, 0), ln) }()
-	t.Cleanup(func() {
-		stop()
-		assert.NoError(t, <-served)
-	})
-	return b
+	return serveBrowserSite(t, stepuptest.SeedCatalog(), nil, opts...)
 }
