@@ -166,6 +166,12 @@ type Class struct {
 type Approver struct {
 	Decisions
 	Pace
+	// CatchByClass is the approver's catch rate of practice requests in
+	// each effect class they decided one of, keyed like [Report].ByClass:
+	// an approver who catches look-alike recipients on external calls and
+	// misses them on irreversible ones is told apart from one who catches
+	// both. Empty when they decided none.
+	CatchByClass map[string]CatchRate `json:"catch_by_class"`
 }
 
 // The default rubber-stamp thresholds ([DefaultRubberStampRule]).
@@ -339,8 +345,9 @@ func (t *Tally) Report(rule RubberStampRule) Report {
 		}
 	}
 	for _, name := range sortedKeys(t.approvers) {
-		a := t.approvers[name].class(rule)
-		m.ByApprover[name] = Approver{Decisions: a.Decisions, Pace: a.Pace}
+		at := t.approvers[name]
+		a := at.class(rule)
+		m.ByApprover[name] = Approver{Decisions: a.Decisions, Pace: a.Pace, CatchByClass: at.catchByClass()}
 		if a.RubberStamp {
 			m.Warnings = append(m.Warnings, rule.warning(fmt.Sprintf("approver %q", name), a.Decisions))
 		}
@@ -377,6 +384,34 @@ type tally struct {
 	wrongPicks, caught, missed        int
 	decisions                         []int64            // DecisionMillis of every decision
 	approved                          map[string][]int64 // approver -> times (Unix ms) of their approvals
+	practised                         map[string]*[2]int // effect class -> caught, missed
+}
+
+// practise counts a practice request of class caught or missed.
+func (t *tally) practise(class string, missed bool) {
+	if t.practised == nil {
+		t.practised = map[string]*[2]int{}
+	}
+	n := t.practised[class]
+	if n == nil {
+		n = new([2]int)
+		t.practised[class] = n
+	}
+	if missed {
+		n[1]++
+	} else {
+		n[0]++
+	}
+}
+
+// catchByClass is the catch rate of each class a practice request of
+// was decided in.
+func (t *tally) catchByClass() map[string]CatchRate {
+	m := make(map[string]CatchRate, len(t.practised))
+	for class, n := range t.practised {
+		m[class] = *catchRate(n[0], n[1])
+	}
+	return m
 }
 
 func (t *tally) add(r *audit.Record) {
@@ -399,8 +434,10 @@ func (t *tally) add(r *audit.Record) {
 		t.wrongPicks++
 	case audit.DecisionPracticeCaught:
 		t.caught++
+		t.practise(r.EffectClass, false)
 	case audit.DecisionPracticeMissed:
 		t.missed++
+		t.practise(r.EffectClass, true)
 	}
 }
 

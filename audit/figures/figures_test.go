@@ -3,6 +3,7 @@ package figures_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -324,7 +325,8 @@ func TestReportJSONShape(t *testing.T) {
       "rubber_stamp": false, "catch": null,
       "active_ms": 1800000,
       "approvals_per_active_hour": 2,
-      "peak_hour": 2
+      "peak_hour": 2,
+      "catch_by_class": {}
     }
   },
   "peak_hour": {
@@ -417,6 +419,50 @@ func TestCatchRates(t *testing.T) {
 			assert.LessOrEqual(t, c.Low, c.Rate, "%d of %d", caught, n)
 			assert.GreaterOrEqual(t, c.High, c.Rate, "%d of %d", caught, n)
 			assert.True(t, c.Low >= 0 && c.High <= 1, "%d of %d", caught, n)
+		}
+	}
+}
+
+// TestCatchRatesByClassOfEachApprover: an approver's catch rate is also
+// kept per effect class, and the classes add up to the approver's own
+// rate, so one who catches on one class and misses on another is told
+// apart from one who catches half on both.
+func TestCatchRatesByClassOfEachApprover(t *testing.T) {
+	for seed := range 50 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		var records []audit.Record
+		want := map[string]map[string][2]int{}
+		for i := range 1 + rng.IntN(80) {
+			who := []string{"user:dana", "user:erin", "user:finn"}[rng.IntN(3)]
+			class := []string{"external", "irreversible", "internal"}[rng.IntN(3)]
+			kind, k := audit.DecisionPracticeCaught, 0
+			if rng.IntN(2) == 0 {
+				kind, k = audit.DecisionPracticeMissed, 1
+			}
+			records = append(records, rec(class, kind, who, time.Duration(i)*time.Minute, 3000))
+			if want[who] == nil {
+				want[who] = map[string][2]int{}
+			}
+			n := want[who][class]
+			n[k]++
+			want[who][class] = n
+		}
+		r := figures.Compute(records)
+		for who, classes := range want {
+			a := r.ByApprover[who]
+			require.Len(t, a.CatchByClass, len(classes), "seed %d %s", seed, who)
+			caught, missed := 0, 0
+			for class, n := range classes {
+				c := a.CatchByClass[class]
+				assert.Equal(t, n[0], c.Caught, "seed %d %s %s", seed, who, class)
+				assert.Equal(t, n[1], c.Missed, "seed %d %s %s", seed, who, class)
+				assert.LessOrEqual(t, c.Low, c.Rate)
+				assert.GreaterOrEqual(t, c.High, c.Rate)
+				caught, missed = caught+n[0], missed+n[1]
+			}
+			require.NotNil(t, a.Catch)
+			assert.Equal(t, caught, a.Catch.Caught, "seed %d %s", seed, who)
+			assert.Equal(t, missed, a.Catch.Missed, "seed %d %s", seed, who)
 		}
 	}
 }

@@ -30,4 +30,10 @@ const (
 	// execution that could not run), "unknown" (it may have run; the
 	// outcome is not recorded yet) or "refused" (nothing was spent).
 	AttrOutcome = "asu.execution.outcome"
+	// AttrPracticeClass is the attack class of a practice request
+	// ([WithPractice]): "lookalike-domain" or "amount-tenfold".
+	AttrPracticeClass = "asu.practice.class"
+	// AttrPracticeOutcome is what the approver did with a practice
+	// request: "caught" (denied it) or "missed" (approved it).
+	AttrPracticeOutcome = "asu.practice.outcome"
 )

@@ -280,6 +280,7 @@ func WithLogger(l *slog.Logger) Option {
 //	asu.gate.executions          counter          {execution} AttrOutcome, AttrClass
 //	asu.gate.lease.reclaims      counter          {reclaim}   AttrClass
 //	asu.gate.plugins.stragglers  up-down counter  {call}
+//	asu.gate.practice            counter          {request}   AttrClass, AttrPracticeClass, AttrPracticeOutcome
 //
 // decisions counts every decision this gate committed: at propose (allow,
 // deny, needs_approval, merged), by a person (approved, denied), by the
@@ -311,11 +312,21 @@ func WithLogger(l *slog.Logger) Option {
 // [Gate.Stragglers]): a value that keeps growing names a plug-in that
 // ignores its context.
 //
+// practice counts practice requests ([WithPractice]) decided through this
+// gate: caught (denied) or missed (approved), by effect class and attack
+// class. Summed over the replicas, caught / (caught + missed) is the
+// team's catch rate of each class; it names nobody, since the metrics
+// carry no principals (each approver's rate, with its interval, is on
+// the figures: package stepup/gateway serves them, and as metrics beside
+// these when asked to). A practice request counts among the pending while
+// it waits, and its decision ends that count.
+//
 // Through the Prometheus exporter (package stepup/gateway serves one)
 // the names become asu_gate_decisions_total, asu_gate_pending,
 // asu_gate_decision_duration_seconds, asu_gate_flood_refusals_total,
 // asu_gate_flood_lockouts_total, asu_gate_executions_total,
-// asu_gate_lease_reclaims_total and asu_gate_plugins_stragglers, and the attribute keys' dots become
+// asu_gate_lease_reclaims_total, asu_gate_plugins_stragglers and
+// asu_gate_practice_total, and the attribute keys' dots become
 // underscores (asu_decision, asu_effect_class, asu_flood_scope, ...).
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return option(func(g *core.Config) error {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/audit/figures"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -88,4 +89,35 @@ func ExampleFiguresWindow() {
 	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.FiguresPath, nil))
 	fmt.Println(rec.Code, strings.Contains(rec.Body.String(), "No decisions yet in the last 24 hours."))
 	// Output: 200 true
+}
+
+// With the figures served, each approver's catch rate of practice
+// requests is a metric too, for an alert on
+// asu_figures_below_catch_floor == 1.
+func ExampleCatchMetrics() {
+	m, err := gateway.NewMetrics()
+	if err != nil {
+		panic(err)
+	}
+	defer m.Shutdown(context.Background())
+	m.ServeFigures(func(context.Context) (figures.Report, error) {
+		var t figures.Tally
+		for i, d := range []string{"practice_caught", "practice_missed", "practice_missed", "practice_missed"} {
+			t.Add(&audit.Record{Decision: d, Approver: "user:erin", EffectClass: "external", Time: int64(i)})
+		}
+		return t.Report(figures.DefaultRubberStampRule()), nil
+	})
+	rec := httptest.NewRecorder()
+	m.ServeHTTP(rec, httptest.NewRequest("GET", gateway.MetricsPath, nil))
+	sc := bufio.NewScanner(rec.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "asu_figures_catch_rate{") || strings.HasPrefix(line, "asu_figures_below_catch_floor{") {
+			fmt.Println(line)
+		}
+	}
+	fmt.Println(len(gateway.CatchMetrics), "metrics")
+	// Output:
+	// asu_figures_below_catch_floor{approver="user:erin"} 0
+	// asu_figures_catch_rate{approver="user:erin"} 0.25
+	// 10 metrics
 }

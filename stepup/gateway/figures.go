@@ -28,6 +28,11 @@ const figuresTimeout = 10 * time.Second
 // warnings. Unlike the Prometheus metrics they name
 // approvers, so they belong to operators; never serve them to agents.
 //
+// The catch rates of practice requests are also added to the metrics
+// at GET [MetricsPath], read from the same figures (see [CatchMetrics]
+// for the names): a scraper can alert on an approver below the floor.
+// Like the figures they name approvers.
+//
 // The page is styled by its own sheet at FiguresPath + ".css" (nothing
 // inline, under the same Content-Security-Policy as the approval site)
 // and reads on a 390 px phone. Pass [FiguresWindow] to have it name the
@@ -37,6 +42,7 @@ func (m *Metrics) ServeFigures(figures func(ctx context.Context) (auditfigures.R
 	for _, o := range opts {
 		o(&conf)
 	}
+	m.reg.MustRegister(newCatchCollector(figures))
 	read := func(w http.ResponseWriter, r *http.Request) (auditfigures.Report, bool) {
 		ctx, cancel := context.WithTimeout(r.Context(), figuresTimeout)
 		defer cancel()
@@ -160,6 +166,12 @@ func figuresView(m auditfigures.Report, conf figuresConfig) figuresData {
 		a := m.ByApprover[name]
 		r := figureRow{Name: name}
 		decisionCells(&r, a.Decisions, a.Pace)
+		if len(a.CatchByClass) > 1 { // one class says nothing the cell does not
+			for _, class := range slices.Sorted(maps.Keys(a.CatchByClass)) {
+				c := a.CatchByClass[class]
+				r.Catch += fmt.Sprintf("; %s: %d of %d", class, c.Caught, c.Caught+c.Missed)
+			}
+		}
 		d.Approvers = append(d.Approvers, r)
 	}
 	return d

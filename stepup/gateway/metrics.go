@@ -29,6 +29,7 @@ const MetricsPath = "/metrics"
 // outcome only: no tool names, principals, ticket ids or arguments.
 type Metrics struct {
 	provider *sdkmetric.MeterProvider
+	reg      *prometheus.Registry
 	mux      *http.ServeMux
 	handler  http.Handler
 }
@@ -46,6 +47,7 @@ func NewMetrics() (*Metrics, error) {
 	mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return &Metrics{
 		provider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp)),
+		reg:      reg,
 		mux:      mux,
 		handler:  secure(mux),
 	}, nil

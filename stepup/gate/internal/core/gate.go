@@ -169,4 +169,5 @@ type Observer struct {
 	executions   metric.Int64Counter
 	reclaims     metric.Int64Counter
 	stragglers   metric.Int64UpDownCounter
+	practice     metric.Int64Counter
 }

@@ -63,7 +63,7 @@ func (o *Observer) Instruments(m metric.Meter) error {
 		metric.WithDescription("Executions taken over after their owner's lease expired."))
 	o.stragglers, errs[7] = m.Int64UpDownCounter("asu.gate.plugins.stragglers", metric.WithUnit("{call}"),
 		metric.WithDescription("Plug-in calls the gate stopped waiting for at their deadline that have not returned yet."))
-	return errors.Join(errs[:]...)
+	return errors.Join(append(errs[:], o.practiceInstrument(m))...)
 }
 
 // decisionMerged is the decision attribute of a request merged with an

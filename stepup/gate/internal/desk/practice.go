@@ -33,6 +33,7 @@ func (g *Gate) practiced(ctx context.Context, a store.Approval, v plug.Verified,
 		return stepup.Ticket{}, core.TicketErr("practice", err)
 	}
 	g.core.Changed(a.ID)
+	g.core.ObservePracticed(ctx, done, kind, class, now)
 	t := core.View(done, now)
 	t.Reason = why
 	return t, nil
