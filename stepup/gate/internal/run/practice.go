@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/net/publicsuffix"
+
 	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -160,7 +162,7 @@ func lookalikeAddress(s string) (string, bool) {
 		return s, false
 	}
 	labels := strings.Split(s[at+1:], ".")
-	i := max(len(labels)-2, 0)
+	i := registrableLabel(labels)
 	l := labels[i]
 	switch {
 	case strings.Contains(l, "m"):
@@ -178,6 +180,26 @@ func lookalikeAddress(s string) (string, bool) {
 	}
 	labels[i] = l
 	return s[:at+1] + strings.Join(labels, "."), true
+}
+
+// registrableLabel is the index in labels (a host split at its dots) of
+// the label the registrable domain adds to the public suffix: "acme" in
+// mail.acme.co.uk, so that the look-alike is of the name a person
+// reads (acrne.co.uk), not of the suffix (acme.c0.uk). A root dot (an
+// empty last label) is not a label; a host the public-suffix list cannot
+// place falls back to the label before the last.
+func registrableLabel(labels []string) int {
+	n := len(labels)
+	if n > 1 && labels[n-1] == "" {
+		n--
+	}
+	host := strings.ToLower(strings.Join(labels[:n], "."))
+	if reg, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		if i := n - 1 - strings.Count(reg, "."); i >= 0 {
+			return i
+		}
+	}
+	return max(n-2, 0)
 }
 
 // tenfold returns n times ten, written with no more decimals than n.
