@@ -152,6 +152,10 @@ type Tickets interface {
 	// (a session id counts per user and requesting agent: it is the agent's
 	// own name for its run) or the user already has caps.PerSession or
 	// caps.PerUser live pending tickets, Park fails with [ErrPendingCap].
+	// A practice request's ticket (its session under
+	// [audit.PracticeSession]) never counts towards a user's cap: it takes
+	// no real request's place, so counting what is admitted tells an agent
+	// nothing of practice.
 	//
 	// An empty a.ID is replaced by [NewID]; a taken one fails with
 	// [ErrDuplicate]. note is called with the stored ticket and merged and

@@ -257,3 +257,38 @@ func TestWithPracticeRefusesABadRate(t *testing.T) {
 		require.ErrorIs(t, err, stepup.ErrConfig, n)
 	}
 }
+
+// TestPracticeLeavesThePendingCapsAlone: an agent that fills its user's
+// and its session's pending caps is refused after exactly as many real
+// requests with practice requests on as with them off, for every cap and
+// practice rate: practice requests wait for the same people, but never
+// take a real request's place under a cap (else counting the admitted
+// requests would tell an agent that practice exists).
+func TestPracticeLeavesThePendingCapsAlone(t *testing.T) {
+	admitted := func(caps store.Caps, sameSession bool, opts ...gate.Option) int {
+		w := newWorld(t, append(opts, gate.WithoutFloodControlUnsafe(), gate.WithPendingCaps(caps))...)
+		for i := range 3 * (caps.PerUser + caps.PerSession + 1) {
+			call := sendEmail(fmt.Sprintf("finance+%d@example.com", i))
+			if !sameSession {
+				call.Session = fmt.Sprintf("sess-%d", i)
+			}
+			tk, err := w.Gate.Propose(context.Background(), call)
+			require.NoError(t, err)
+			if tk.Status != stepup.StatusPending {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, caps := range []store.Caps{{PerUser: 1}, {PerUser: 2}, {PerUser: 5}, {PerUser: 8},
+		{PerSession: 1}, {PerSession: 3}, {PerSession: 4, PerUser: 6}} {
+		for _, same := range []bool{false, true} {
+			want := admitted(caps, same)
+			require.NotZero(t, want, "%+v", caps) // -1: never refused (session caps, each call a session of its own)
+			for _, n := range []int{1, 2, 3} {
+				assert.Equal(t, want, admitted(caps, same, gate.WithPractice("", n)),
+					"caps %+v, one session %v, practice 1 in %d", caps, same, n)
+			}
+		}
+	}
+}

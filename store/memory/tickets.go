@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/audit"
@@ -34,7 +35,7 @@ func (s *Store) Park(ctx context.Context, a store.Approval, caps store.Caps, not
 		if caps.PerSession > 0 && liveOf(s.bySession[a.Session], a.User, a.Requester.Agent, a.CreatedAt, caps.PerSession) >= caps.PerSession {
 			return store.Approval{}, false, fmt.Errorf("park: session: %w", store.ErrPendingCap)
 		}
-		if caps.PerUser > 0 && live(s.byUser[a.User], a.CreatedAt, caps.PerUser) >= caps.PerUser {
+		if caps.PerUser > 0 && liveReal(s.byUser[a.User], a.CreatedAt, caps.PerUser) >= caps.PerUser {
 			return store.Approval{}, false, fmt.Errorf("park: user: %w", store.ErrPendingCap)
 		}
 	}
@@ -109,6 +110,20 @@ func live(set map[string]*store.Approval, now time.Time, limit int) int {
 	n := 0
 	for _, t := range set {
 		if t.ExpiresAt.After(now) {
+			if n++; n >= limit {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// liveReal is live over the tickets that are not practice requests
+// (their session under audit.PracticeSession).
+func liveReal(set map[string]*store.Approval, now time.Time, limit int) int {
+	n := 0
+	for _, t := range set {
+		if t.ExpiresAt.After(now) && !strings.HasPrefix(t.Session, audit.PracticeSession) {
 			if n++; n >= limit {
 				break
 			}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -202,14 +204,16 @@ func insertArgs(a store.Approval) []any {
 }
 
 // querySessionCap and queryUserCap count, up to the cap, the live pending
-// tickets of a principal's session and of a user.
-const (
-	querySessionCap = `SELECT count(*) FROM (SELECT 1 FROM tickets
+// tickets of a principal's session and of a user; a practice request's
+// ticket (its session under audit.PracticeSession) never counts towards a
+// user's cap (store.Tickets.Park).
+const querySessionCap = `SELECT count(*) FROM (SELECT 1 FROM tickets
 		WHERE session = $1 AND user_name = $4 AND requester_agent = $5 AND state = 'pending' AND expires_at > $2
 		LIMIT $3) AS live`
-	queryUserCap = `SELECT count(*) FROM (SELECT 1 FROM tickets
-		WHERE user_name = $1 AND state = 'pending' AND expires_at > $2 LIMIT $3) AS live`
-)
+
+var queryUserCap = `SELECT count(*) FROM (SELECT 1 FROM tickets
+		WHERE user_name = $1 AND state = 'pending' AND expires_at > $2
+		AND left(session, ` + strconv.Itoa(len(audit.PracticeSession)) + `) <> '` + audit.PracticeSession + `' LIMIT $3) AS live`
 
 // Get implements [store.Tickets].
 func (s *Store) Get(ctx context.Context, id string) (store.Approval, error) {

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -22,9 +24,13 @@ const queryMerge = `SELECT id FROM approvals INDEXED BY approvals_pending_sessio
 
 // queryCap counts up to limit live pending tickets of one session or user,
 // through the approvals_pending_session or approvals_pending_user index.
+// A practice request's ticket never counts towards a user's cap
+// (store.Tickets.Park): its session starts with audit.PracticeSession,
+// compared exactly (LIKE would fold ASCII case).
 func queryCap(column string) string {
 	return `SELECT count(*) FROM (SELECT 1 FROM approvals
-	WHERE state = 'pending' AND ` + column + ` = ? AND expires_at > ? LIMIT ?)`
+	WHERE state = 'pending' AND ` + column + ` = ? AND expires_at > ?
+	AND substr(session, 1, ` + strconv.Itoa(len(audit.PracticeSession)) + `) <> '` + audit.PracticeSession + `' LIMIT ?)`
 }
 
 // querySessionCap counts one user's live pending tickets in a session: a

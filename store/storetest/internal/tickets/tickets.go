@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest/internal/fixture"
@@ -381,6 +382,24 @@ func Caps(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.ErrorIs(t, err, store.ErrPendingCap, "the user cap spans sessions")
 		_, _, err = s.Park(t.Context(), fixture.Ticket("s3", "u2", 3), caps, nil)
 		assert.NoError(t, err, "another user has their own cap")
+	})
+	t.Run("PracticeRequestsTakeNoPlaceUnderTheUserCap", func(t *testing.T) {
+		// A practice request's ticket waits for people like any other,
+		// but never takes a real request's place under its user's cap.
+		s := newStore(t)
+		caps := store.Caps{PerUser: 2}
+		for n := 1; n <= 4; n++ {
+			_, _, err := s.Park(t.Context(), fixture.Ticket(audit.PracticeSession+"lookalike-domain", "u1", n), caps, nil)
+			require.NoError(t, err, "practice %d: the cap counts real requests only", n)
+		}
+		for n := 5; n <= 6; n++ {
+			_, _, err := s.Park(t.Context(), fixture.Ticket(fmt.Sprintf("s%d", n), "u1", n), caps, nil)
+			require.NoError(t, err, "real %d", n)
+		}
+		_, _, err := s.Park(t.Context(), fixture.Ticket("s7", "u1", 7), caps, nil)
+		assert.ErrorIs(t, err, store.ErrPendingCap, "two real requests fill the cap")
+		_, _, err = s.Park(t.Context(), fixture.Ticket("asu:practiced", "u1", 8), caps, nil)
+		assert.ErrorIs(t, err, store.ErrPendingCap, "only the prefix itself marks practice")
 	})
 	t.Run("ZeroIsNoCap", func(t *testing.T) {
 		s := newStore(t)
