@@ -158,9 +158,15 @@ func (o *serviceOptions) newWebhook() (*notify.Webhook, error) {
 	return hook, nil
 }
 
-// close stops what b started: the webhook's workers, given a few
-// seconds to deliver what is queued.
+// close stops what b started: the gate's background work (a practice
+// request being placed) and the webhook's workers, given a few seconds
+// to finish what is queued.
 func (b built) close(ctx context.Context) {
+	if b.gate != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = b.gate.Settle(sctx)
+		cancel()
+	}
 	if b.hook != nil {
 		closeWebhook(ctx, b.hook)
 	}

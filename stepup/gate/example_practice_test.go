@@ -22,6 +22,7 @@ func ExampleWithPractice() {
 	ctx := context.Background()
 	dana, _ := stepuptest.Enroll(ctx, stepuptest.Enrollment(st), "user:dana")
 	tk, _ := g.Propose(ctx, stepuptest.SendEmail("finance@example.com"))
+	_ = g.Settle(ctx) // the practice copy is placed after the agent has its answer
 	q, _ := g.Desk().Queue(ctx, "user:dana", 10)
 	fmt.Println(len(q))
 	for _, e := range q {
@@ -41,4 +42,22 @@ func ExampleWithPractice() {
 	// ticket: stepup: not found
 	// exarnple.com
 	// denied true
+}
+
+// Settle waits for what the gate does after an agent has its answer: here
+// the placing of a practice request.
+func ExampleGate_Settle() {
+	st := stepuptest.Memory(stepuptest.NewClock(stepuptest.Start()))
+	g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st), gate.WithPractice("", 1))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	_, _ = g.Propose(ctx, stepuptest.SendEmail("finance@example.com"))
+	if err := g.Settle(ctx); err != nil {
+		panic(err)
+	}
+	q, _ := g.Desk().Queue(ctx, "user:dana", 10)
+	fmt.Println(len(q), "waiting for dana: the request and its practice copy")
+	// Output: 2 waiting for dana: the request and its practice copy
 }

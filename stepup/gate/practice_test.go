@@ -22,6 +22,7 @@ import (
 // real, after checking each is stored as a practice request.
 func practiceIDs(t *testing.T, w *world, real map[stepup.TicketID]bool) []stepup.TicketID {
 	t.Helper()
+	require.NoError(t, w.Gate.Settle(context.Background()))
 	q, err := w.Gate.Desk().Queue(context.Background(), stepuptest.Approver, 1000)
 	require.NoError(t, err)
 	var out []stepup.TicketID
@@ -291,4 +292,64 @@ func TestPracticeLeavesThePendingCapsAlone(t *testing.T) {
 			}
 		}
 	}
+}
+
+// heldPractice is the seed catalog, holding its decision on a practice
+// copy until release is closed.
+type heldPractice struct {
+	plug.Policy
+	deciding chan struct{}
+	release  chan struct{}
+}
+
+func (h heldPractice) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	if _, ok := audit.PracticeClass(p.Session); ok {
+		select {
+		case h.deciding <- struct{}{}:
+		default: // told once is enough
+		}
+		<-h.release
+	}
+	return h.Policy.Decide(ctx, p)
+}
+
+// TestPracticeIsPlacedAfterTheAgentHasItsAnswer: the agent's Propose
+// returns while its practice copy is still being made (a policy that holds
+// the copy's decision), so the time a call takes says nothing of
+// practice; Settle waits for the copy, and then it waits for the
+// approver. Made on the agent's path, as a naive gate would, the copy
+// would hold the agent's answer and this test would time out.
+func TestPracticeIsPlacedAfterTheAgentHasItsAnswer(t *testing.T) {
+	ctx := context.Background()
+	pol := heldPractice{Policy: stepuptest.SeedCatalog(), deciding: make(chan struct{}, 1), release: make(chan struct{})}
+	h := stepuptest.NewGateWith(t, pol, nil, gate.WithPractice("", 1), gate.WithoutFloodControlUnsafe())
+	answered := make(chan stepup.Ticket, 1)
+	go func() {
+		tk, err := h.Gate.Propose(ctx, sendEmail("finance@example.com"))
+		assert.NoError(t, err)
+		answered <- tk
+	}()
+	<-pol.deciding // the copy is being made
+	var tk stepup.Ticket
+	select {
+	case tk = <-answered:
+	case <-time.After(time.Minute):
+		t.Fatal("the agent waited for its practice copy")
+	}
+	assert.Equal(t, stepup.StatusPending, tk.Status)
+	settled := make(chan error, 1)
+	go func() { settled <- h.Gate.Settle(ctx) }()
+	select {
+	case <-settled:
+		t.Fatal("Settle returned while the copy was still being made")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(pol.release)
+	require.NoError(t, <-settled)
+	q, err := h.Gate.Desk().Queue(ctx, stepuptest.Approver, 10)
+	require.NoError(t, err)
+	assert.Len(t, q, 2, "the request and its practice copy")
+	c, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.NoError(t, h.Gate.Settle(c), "nothing in flight: Settle returns at once")
 }

@@ -28,6 +28,7 @@ func TestBrowserPracticeRequests(t *testing.T) {
 	defer cancel()
 	practiceOf := func(real stepup.TicketID) stepup.TicketID {
 		t.Helper()
+		require.NoError(t, b.gate.Settle(context.Background()))
 		q, err := b.gate.Desk().Queue(context.Background(), "user:dana", 50)
 		require.NoError(t, err)
 		for _, e := range q {

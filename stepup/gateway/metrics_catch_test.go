@@ -51,6 +51,7 @@ func TestCatchRatesAreMetrics(t *testing.T) {
 				require.NoError(t, err)
 				real[tk.ID] = true
 			}
+			require.NoError(t, w.Gate.Settle(ctx))
 			q, err := w.Gate.Desk().Queue(ctx, stepuptest.Approver, 1000)
 			require.NoError(t, err)
 			caught, missed := 0, 0

@@ -69,6 +69,7 @@ type Gate struct {
 	refused    refusals     // refused answers recorded, so a replay leaves no second row
 	early      refusals     // answers refused as too soon, never accepted later (early.go)
 	stragglers atomic.Int64 // plug-in calls given up on that have not returned
+	bg         background   // work off the agent's path (background.go)
 	macs       sync.Map     // secret -> *sync.Pool of HMAC-SHA256 states under it
 	single     sync.Once    // makes one, the ring of Key alone
 	one        *keyring.Ring

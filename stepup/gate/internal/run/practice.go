@@ -21,13 +21,25 @@ import (
 // practise places a practice request after real request p, parked for
 // approvers, when its group's rate says one is due (gate.WithPractice).
 // It is best effort and silent: the real request's answer never depends
-// on it, and nothing of it reaches the agent.
+// on it, and nothing of it reaches the agent, not even in time: the copy
+// is made and parked in the background, after the agent has its answer
+// (Gate.Settle waits for it).
 func (g *Gate) practise(ctx context.Context, p *proposal, approvers []string) {
 	if core.IsPractice(p.a) || p.quorum > 1 || !g.core.PracticeDue(p.d.Approvers) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	args, class, ok := practiceArgs(p.c.Args)
+	// The caller may reuse what it passed once it has its answer.
+	c, group := p.c, p.d.Approvers
+	c.Args, c.Taint, approvers = slices.Clone(c.Args), slices.Clone(c.Taint), slices.Clone(approvers)
+	c.Principal.Delegations = slices.Clone(c.Principal.Delegations)
+	g.core.Background(func() { g.placePractice(ctx, c, group, approvers) })
+}
+
+// placePractice makes and parks the practice copy of real call c, routed
+// to group.
+func (g *Gate) placePractice(ctx context.Context, c stepup.Call, group string, approvers []string) {
+	args, class, ok := practiceArgs(c.Args)
 	if !ok {
 		return
 	}
@@ -36,11 +48,10 @@ func (g *Gate) practise(ctx context.Context, p *proposal, approvers []string) {
 		return
 	}
 	args = json.RawMessage(parsed.Canonical())
-	c := p.c
 	c.Args, c.Session, c.Grant = args, audit.PracticeSession+class, ""
 	d, err := g.core.Policy().Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
-	if err != nil || d.Verdict != plug.NeedsApproval || d.PolicyVersion == "" || d.Approvers != p.d.Approvers || d.Quorum > 1 {
+	if err != nil || d.Verdict != plug.NeedsApproval || d.PolicyVersion == "" || d.Approvers != group || d.Quorum > 1 {
 		return // the copy must reach the same people the same way, or it is not made
 	}
 	refs, err := canon.ResolveAll(ctx, g.core.Resolver(), d.Refs)
