@@ -171,8 +171,12 @@ func TestCheckChangelog(t *testing.T) {
 		{"addition not quoted", "## [Unreleased]\n### Added\n- H.\n## [0.1.0]\n" + entry(added) + "\n", added, 1},
 		{"an older digest quoted", "## [Unreleased]\n" + entry(removed) + "\n", added, 1},
 		{"no Unreleased section", "## [0.1.0]\n" + entry(added) + "\n", added, 1},
-		{"removal quoted and marked", "## [Unreleased]\n### Breaking\n- G is gone.\n" + entry(removed) + "\n", removed, 0},
-		{"removal marked as an entry", "## Unreleased\n- **Breaking** G is gone.\n" + entry(removed) + "\n", removed, 0},
+		{"removal quoted and marked", "## [Unreleased]\n### Breaking\n- `G` is gone.\n" + entry(removed) + "\n", removed, 0},
+		{"removal marked as an entry", "## Unreleased\n- **Breaking** `a.G` is gone.\n" + entry(removed) + "\n", removed, 0},
+		{"removal under a pattern", "## Unreleased\n### Breaking\n- the `G*` functions are gone.\n" + entry(removed) + "\n", removed, 0},
+		{"removal marked, not named", "## [Unreleased]\n### Breaking\n- `F` changed.\n" + entry(removed) + "\n", removed, 1},
+		{"removal named outside the Breaking entries", "## [Unreleased]\n### Removed\n- `G`.\n### Breaking\n- `F` changed.\n" + entry(removed) + "\n", removed, 1},
+		{"removal named after a Breaking entry, in another", "## Unreleased\n- **Breaking** `F` changed.\n- `G` removed.\n" + entry(removed) + "\n", removed, 1},
 		{"removal quoted, not marked", "## [Unreleased]\n### Removed\n- G.\n" + entry(removed) + "\n", removed, 1},
 		{"removal marked in an older release only", "## [Unreleased]\n" + entry(removed) + "\n## [0.1.0]\n### Breaking\n", removed, 1},
 		{"neither", "## [Unreleased]\n", removed, 2},
@@ -247,4 +251,23 @@ func helper() {}
 		p + "type S struct, embedded io.Reader",
 		p + "var ErrX error",
 	}, lines)
+}
+
+// TestDeclarationNamesWhatALineBelongsTo: a field or method belongs to
+// its type, everything else to its own name, with the package's last
+// path element.
+func TestDeclarationNamesWhatALineBelongsTo(t *testing.T) {
+	for line, want := range map[string][2]string{
+		"pkg github.com/x/asu/stepup/gate, func WithExecutor(string, Executor) Option": {"gate", "WithExecutor"},
+		"pkg github.com/x/asu/receipt, method (*ChainBreak) Error() string":            {"receipt", "ChainBreak"},
+		"pkg github.com/x/asu/receipt, method (RubberStampRule) Trips(ClassMetrics)":   {"receipt", "RubberStampRule"},
+		"pkg github.com/x/asu/receipt, type AuditRecord struct, Seq int64":             {"receipt", "AuditRecord"},
+		"pkg github.com/x/asu/card, const RendererID untyped string = \"asu.card/v3\"": {"card", "RendererID"},
+		"pkg a, var V []string":   {"a", "V"},
+		"pkg a, type I interface": {"a", "I"},
+		"# digest: 0123":          {"", ""},
+	} {
+		pkg, name := apiguard.Declaration(line)
+		assert.Equal(t, want, [2]string{pkg, name}, line)
+	}
 }

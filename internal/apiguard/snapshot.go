@@ -163,9 +163,91 @@ func CheckChangelog(changelog []byte, released, current []string) []string {
 	if line := ChangelogLine(Digest(current)); !strings.Contains(section, strings.TrimSuffix(strings.TrimPrefix(line, "- "), ".")) {
 		problems = append(problems, "the Unreleased section of CHANGELOG.md does not quote the API snapshot; add:\n\t"+line)
 	}
-	if br := Breaking(released, current); len(br) > 0 && !breakingMark.MatchString(section) {
+	br := Breaking(released, current)
+	if len(br) > 0 && !breakingMark.MatchString(section) {
 		problems = append(problems, fmt.Sprintf("the API changed incompatibly since the last release; the Unreleased section of CHANGELOG.md needs a \"### Breaking\" entry for:\n\t%s",
 			strings.Join(br, "\n\t")))
+	} else if unnamed := Unnamed(breakingText(section), br); len(unnamed) > 0 {
+		problems = append(problems, fmt.Sprintf("the Breaking entries of CHANGELOG.md's Unreleased section do not name every incompatible change; name each declaration (`Name`, `pkg.Name` or a `Prefix*` pattern) for:\n\t%s",
+			strings.Join(unnamed, "\n\t")))
 	}
 	return problems
+}
+
+// breakingText is the part of an Unreleased section that marks changes
+// as breaking: its "### Breaking" subsection and each "**Breaking**"
+// entry (to the next entry or subsection).
+func breakingText(section string) string {
+	var b strings.Builder
+	sub, entry := false, false
+	for _, line := range strings.Split(section, "\n") {
+		switch {
+		case strings.HasPrefix(line, "### "):
+			sub, entry = strings.HasPrefix(line, "### Breaking"), false
+		case strings.HasPrefix(line, "- "), strings.HasPrefix(line, "* "):
+			entry = strings.HasPrefix(line[2:], "**Breaking**")
+		}
+		if sub || entry {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// Declaration is the top-level name an API line declares or belongs to:
+// F for a function, T for a type and for its fields and methods, with
+// the last element of its package path ("gate", "F").
+func Declaration(line string) (pkg, name string) {
+	rest, ok := strings.CutPrefix(line, "pkg ")
+	if !ok {
+		return "", ""
+	}
+	path, rest, ok := strings.Cut(rest, ", ")
+	if !ok {
+		return "", ""
+	}
+	pkg = path[strings.LastIndexByte(path, '/')+1:]
+	kind, rest, _ := strings.Cut(rest, " ")
+	if kind == "method" {
+		rest = strings.TrimLeft(strings.TrimPrefix(rest, "("), "*")
+	}
+	end := strings.IndexFunc(rest, func(r rune) bool {
+		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f)
+	})
+	if end < 0 {
+		end = len(rest)
+	}
+	return pkg, rest[:end]
+}
+
+// namePattern finds what a Breaking entry names: a code span's
+// identifier, optionally qualified by a package, optionally a prefix
+// pattern ending in *.
+var namePattern = regexp.MustCompile("`(?:([A-Za-z_][A-Za-z0-9_]*)\\.)?([A-Za-z_][A-Za-z0-9_]*)(\\*)?")
+
+// Unnamed returns the changes of br (lines from [Breaking]) whose
+// declaration text does not name: neither as `Name`, `pkg.Name`, nor
+// under a `Prefix*` pattern. Naming a type covers its fields and methods.
+func Unnamed(text string, br []string) []string {
+	names, prefixes := map[string]bool{}, []string{}
+	for _, m := range namePattern.FindAllStringSubmatch(text, -1) {
+		if m[3] == "*" {
+			prefixes = append(prefixes, m[2])
+			continue
+		}
+		names[m[2]] = true
+		if m[1] != "" {
+			names[m[1]+"."+m[2]] = true
+		}
+	}
+	var out []string
+	for _, line := range br {
+		pkg, name := Declaration(strings.TrimPrefix(line, "- "))
+		if name == "" || names[name] || names[pkg+"."+name] || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
 }
