@@ -327,6 +327,11 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 		gopts = append(gopts, gate.WithLocalClock(o.clock)) // a test's simulated time
 	}
 	gopts = append(gopts, gate.WithDwell(o.dwell, card.ClassExternal, card.ClassIrreversible))
+	vig, err := o.svc.vig.options()
+	if err != nil {
+		return built{}, err
+	}
+	gopts = append(gopts, vig...)
 	approver, err := passkey.New(st, rp, popts...)
 	if err != nil {
 		return built{}, err

@@ -36,6 +36,8 @@ type serviceOptions struct {
 
 	webhook, webhookSecretFile string
 	operatorTokenFile          string
+
+	vig vigilance // practice requests, confirmation, a second person (vigilance.go)
 }
 
 // HTTPTool is one tool the gateway runs by POSTing its approved effects
@@ -60,6 +62,7 @@ func serviceFlags(fs *flag.FlagSet, o *serviceOptions) {
 	fs.StringVar(&o.webhook, "webhook", "", "`URL` to POST a signed notice to when a ticket waits for a person")
 	fs.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "`file` holding the webhook's shared secret (32 bytes or more)")
 	fs.StringVar(&o.operatorTokenFile, "operator-token-file", "", "`file` holding the bearer token the -metrics listener requires")
+	vigilanceFlags(fs, &o.vig)
 }
 
 // resolve turns the -tool-url flags into httpTools and checks them

@@ -22,6 +22,7 @@ func TestDocumentedValuesAreTheInternalOnes(t *testing.T) {
 	assert.Equal(t, core.AttrFloodLimit, gate.AttrFloodLimit)
 	assert.Equal(t, core.AttrOutcome, gate.AttrOutcome)
 	assert.Equal(t, core.AttrPracticeClass, gate.AttrPracticeClass)
+	assert.Equal(t, core.BelowFloorMaxAge, gate.BelowFloorMaxAge)
 	assert.Equal(t, core.AttrPracticeOutcome, gate.AttrPracticeOutcome)
 	assert.Equal(t, core.DefaultPluginTimeout, gate.DefaultPluginTimeout)
 	assert.Equal(t, core.DefaultExecuteTimeout, gate.DefaultExecuteTimeout)

@@ -42,6 +42,7 @@ type Config struct {
 	Dwell     map[string]time.Duration // least time from showing to approval, by class
 	Confirm   map[string]bool          // classes whose approver first picks the key value; see confirm.go
 	Practice  map[string]*Practice     // practice request rates by approver group; see practice.go
+	Second    *SecondPerson            // classes a person below the catch floor may not approve alone; see second_person.go
 
 	// The settings.
 	Groups        map[string][]string
@@ -70,6 +71,7 @@ type Gate struct {
 	early      refusals     // answers refused as too soon, never accepted later (early.go)
 	stragglers atomic.Int64 // plug-in calls given up on that have not returned
 	bg         background   // work off the agent's path (background.go)
+	below      belowFloor   // who is below the catch floor, as last read (second_person.go)
 	macs       sync.Map     // secret -> *sync.Pool of HMAC-SHA256 states under it
 	single     sync.Once    // makes one, the ring of Key alone
 	one        *keyring.Ring

@@ -135,6 +135,9 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if core.IsPractice(a) {
 		return g.practiced(ctx, a, v, true) // practice.go
 	}
+	if err := g.core.SecondPersonNeeded(ctx, v.User, a.EffectClass); err != nil {
+		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
 	if req.Quorum > 1 {
 		return g.vote(ctx, a, v, req.Quorum, now)
 	}
