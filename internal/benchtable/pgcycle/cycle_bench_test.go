@@ -55,7 +55,11 @@ func BenchmarkReplicas(b *testing.B) {
 //     audit row's size under one head row in one durable commit
 //     (pgbench/chain_append.sql), and as many other one-row commits
 //     (pgbench/chain_write.sql), mixed by weight; the shape (commits,
-//     decisions, row size) is measured on the gate at each run.
+//     decisions, row size) is measured on the gate at each run;
+//   - chain-overlap: the same with each decision's disk flush moved out
+//     from under the head (pgbench/chain_append_overlap.sql), what the
+//     head would cost if decisions shared flushes; context, not a floor
+//     of the gate as it is.
 func BenchmarkPgbench(b *testing.B) {
 	base := dsn(b)
 	bin := pgbenchPath(b)
@@ -69,33 +73,51 @@ func BenchmarkPgbench(b *testing.B) {
 			b.ReportMetric(busy, "machine-busy")
 		}
 	})
-	b.Run("chain", func(b *testing.B) {
-		for b.Loop() {
-			b.StopTimer()
-			s := measureShape(b, openReplicas(b, base, "", replicaCount, 2, 1), 5)
-			if s.decisions < 1 || s.commits < s.decisions {
-				b.Fatalf("cycle shape: %d commits, %d decisions", s.commits, s.decisions)
+	for _, v := range []struct{ name, script string }{
+		{"chain", "chain_append.sql"}, {"chain-overlap", "chain_append_overlap.sql"},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				s := measureShape(b, openReplicas(b, base, "", replicaCount, 2, 1), 5)
+				if s.decisions < 1 || s.commits < s.decisions {
+					b.Fatalf("cycle shape: %d commits, %d decisions", s.commits, s.decisions)
+				}
+				initFloor(b, bin, db)
+				b.StartTimer()
+				var tps float64
+				busy := busyShare(func() { tps = pgbench(b, bin, floorArgs(s, v.script, clients), db) })
+				b.ReportMetric(busy, "machine-busy")
+				b.ReportMetric(tps/float64(s.commits), "cycles/s")
+				b.ReportMetric(tps, "tps")
+				b.ReportMetric(float64(s.commits), "commits/cycle")
+				b.ReportMetric(float64(s.decisions), "decisions/cycle")
+				b.ReportMetric(float64(s.rowBytes), "row-bytes")
 			}
-			out, err := exec.Command(psqlNext(bin), "-q", "-v", "ON_ERROR_STOP=1", "-f", script("chain_init.sql"), db).CombinedOutput()
-			if err != nil {
-				b.Fatalf("chain_init.sql: %v\n%s", err, out)
-			}
-			b.StartTimer()
-			args := append([]string{"-n", "-M", "prepared", "-D", fmt.Sprintf("pad=%d", s.rowBytes),
-				"-f", fmt.Sprintf("%s@%d", script("chain_append.sql"), s.decisions)}, clients...)
-			if other := s.commits - s.decisions; other > 0 {
-				args = append(args, "-f", fmt.Sprintf("%s@%d", script("chain_write.sql"), other))
-			}
-			var tps float64
-			busy := busyShare(func() { tps = pgbench(b, bin, args, db) })
-			b.ReportMetric(busy, "machine-busy")
-			b.ReportMetric(tps/float64(s.commits), "cycles/s")
-			b.ReportMetric(tps, "tps")
-			b.ReportMetric(float64(s.commits), "commits/cycle")
-			b.ReportMetric(float64(s.decisions), "decisions/cycle")
-			b.ReportMetric(float64(s.rowBytes), "row-bytes")
-		}
-	})
+		})
+	}
+}
+
+// initFloor (re)creates the floor's tables in db.
+func initFloor(tb testing.TB, bin, db string) {
+	tb.Helper()
+	out, err := exec.Command(psqlNext(bin), "-q", "-v", "ON_ERROR_STOP=1", "-f", script("chain_init.sql"), db).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("chain_init.sql: %v\n%s", err, out)
+	}
+}
+
+// floorArgs are pgbench's arguments for a floor of shape s: the decision
+// script append at the weight of the cycle's decisions, chain_write.sql
+// at the weight of its other commits, so that cycles per second are tps
+// over commits per cycle.
+func floorArgs(s shape, appendScript string, clients []string) []string {
+	args := []string{"-n", "-M", "prepared", "-D", fmt.Sprintf("pad=%d", s.rowBytes),
+		"-f", fmt.Sprintf("%s@%d", script(appendScript), s.decisions)}
+	if other := s.commits - s.decisions; other > 0 {
+		args = append(args, "-f", fmt.Sprintf("%s@%d", script("chain_write.sql"), other))
+	}
+	return append(args, clients...)
 }
 
 // script is the path of a pgbench script of ../pgbench.
