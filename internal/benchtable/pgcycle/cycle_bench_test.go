@@ -59,7 +59,11 @@ func BenchmarkReplicas(b *testing.B) {
 //   - chain-overlap: the same with each decision's disk flush moved out
 //     from under the head (pgbench/chain_append_overlap.sql), what the
 //     head would cost if decisions shared flushes; context, not a floor
-//     of the gate as it is.
+//     of the gate as it is;
+//   - chain-serial: decisions alone (pgbench/chain_append.sql) from one
+//     client, so that the head never has a queue: the rate a single
+//     chain allows when each holder hands it on at once, in decisions/s
+//     and cycles/s (decisions per second over decisions per cycle).
 func BenchmarkPgbench(b *testing.B) {
 	base := dsn(b)
 	bin := pgbenchPath(b)
@@ -96,6 +100,18 @@ func BenchmarkPgbench(b *testing.B) {
 			}
 		})
 	}
+	b.Run("chain-serial", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			s := measureShape(b, openReplicas(b, base, "", replicaCount, 2, 1), 5)
+			initFloor(b, bin, db)
+			b.StartTimer()
+			tps := pgbench(b, bin, []string{"-n", "-M", "prepared", "-D", fmt.Sprintf("pad=%d", s.rowBytes),
+				"-f", script("chain_append.sql"), "-c", "1", "-j", "1", "-T", fmt.Sprint(*seconds)}, db)
+			b.ReportMetric(tps, "decisions/s")
+			b.ReportMetric(tps/float64(s.decisions), "cycles/s")
+		}
+	})
 }
 
 // initFloor (re)creates the floor's tables in db.
