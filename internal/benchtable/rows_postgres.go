@@ -22,7 +22,6 @@ func postgresRows() []row {
 	simple := bench{pkg, "BenchmarkPgbench/simple", "1x", "tps"}
 	floor := bench{pkg, "BenchmarkPgbench/chain", "1x", "cycles/s"}
 	overlap := bench{pkg, "BenchmarkPgbench/chain-overlap", "1x", "cycles/s"}
-	ceiling := bench{pkg, "BenchmarkPgbench/chain-serial", "1x", "cycles/s"}
 	return []row{
 		{
 			measure: "full gate cycles on PostgreSQL, 2 replicas x 8 workers, vs pgbench -N TPS at 16 clients, same cluster",
@@ -35,10 +34,6 @@ func postgresRows() []row {
 		{
 			measure: "the serial-chain floor (cycles per second a single audit chain allows) vs pgbench -N TPS at 16 clients",
 			goal:    "(context: at least 0.15 for the goal to be reachable)", within: atLeast(0.15), a: floor, b: simple,
-		},
-		{
-			measure: "the serial-chain ceiling (decisions from one client, no queue at the head, over decisions per cycle) vs pgbench -N TPS at 16 clients",
-			goal:    "(context: at least 0.15 for the goal to be reachable)", within: atLeast(0.15), a: ceiling, b: simple,
 		},
 		{
 			measure: "the serial-chain floor with each decision's flush moved out from under the head (pgbench) vs the floor as the gate commits, cycles per second",
