@@ -10,6 +10,9 @@
 //     the gate cycle's shape (per cycle as many decisions, each locking
 //     one chain head, appending a row of the audit row's size and
 //     committing, and as many other commits as the cycle makes);
+//   - BenchmarkPgbench/chain-overlap and chain-serial: the floor with each
+//     decision's flush moved out from under the head, and decisions alone
+//     from one client (context for the chain's design);
 //   - BenchmarkCycleCounts: round trips, statements, transactions and
 //     commits of one cycle, per step, counted on the wire by a proxy;
 //   - BenchmarkReplicasWaits: BenchmarkReplicas with the server's wait
