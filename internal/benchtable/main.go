@@ -114,7 +114,7 @@ func main() {
 		fail("-only: %v", err)
 	}
 	var todo []row
-	for _, r := range rows {
+	for _, r := range slices.Concat(rows, postgresRows()) {
 		if sel.MatchString(r.measure) {
 			todo = append(todo, r)
 		}
