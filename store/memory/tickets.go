@@ -104,22 +104,9 @@ func identical(x, y *store.Approval) bool {
 		x.PolicyVersion == y.PolicyVersion && x.Approvers == y.Approvers
 }
 
-// live counts the tickets in set whose expiry is after now, stopping at
-// limit.
-func live(set map[string]*store.Approval, now time.Time, limit int) int {
-	n := 0
-	for _, t := range set {
-		if t.ExpiresAt.After(now) {
-			if n++; n >= limit {
-				break
-			}
-		}
-	}
-	return n
-}
-
-// liveReal is live over the tickets that are not practice requests
-// (their session under audit.PracticeSession).
+// liveReal counts the tickets in set whose expiry is after now and that
+// are not practice requests (their session under audit.PracticeSession),
+// stopping at limit.
 func liveReal(set map[string]*store.Approval, now time.Time, limit int) int {
 	n := 0
 	for _, t := range set {
