@@ -27,7 +27,11 @@ import (
 // audit.DecisionPracticeCaught row. A request that needs several
 // approvers, or that a model judges, is never copied.
 //
-// The count is each gate process's own.
+// The count is each gate process's own. A copy is made after the agent
+// has its answer ([Gate.Settle]); a copy that is due is never skipped:
+// under a burst, copies wait for one of a few background workers, and
+// only past a bound on what waits (64 MiB of copies) is a copy made on
+// the agent's path.
 func WithPractice(group string, oneIn int) Option {
 	return option(func(g *core.Config) error {
 		if oneIn < 1 {

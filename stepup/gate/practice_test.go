@@ -353,3 +353,23 @@ func TestPracticeIsPlacedAfterTheAgentHasItsAnswer(t *testing.T) {
 	cancel()
 	assert.NoError(t, h.Gate.Settle(c), "nothing in flight: Settle returns at once")
 }
+
+// TestPracticeBurstKeepsItsRate: a burst of real requests, each due a
+// practice copy, while every copy is held in the making, still ends with
+// one copy for each: copies beyond the gate's background workers wait
+// for one and are never dropped. For every burst size and rate; a gate
+// that dropped work past its workers would end with at most
+// core.MaxBackground copies.
+func TestPracticeBurstKeepsItsRate(t *testing.T) {
+	for _, tc := range []struct{ burst, oneIn int }{{40, 1}, {100, 1}, {90, 3}, {64, 2}} {
+		t.Run(fmt.Sprintf("%d in 1 in %d", tc.burst, tc.oneIn), func(t *testing.T) {
+			pol := heldPractice{Policy: stepuptest.SeedCatalog(), deciding: make(chan struct{}, 1), release: make(chan struct{})}
+			h := stepuptest.NewGateWith(t, pol, nil, gate.WithPractice("", tc.oneIn), gate.WithoutFloodControlUnsafe())
+			w := &world{Harness: h}
+			real := proposeEmails(t, w, tc.burst) // every copy held while the burst is proposed
+			close(pol.release)
+			ids := practiceIDs(t, w, real)
+			assert.Len(t, ids, tc.burst/tc.oneIn, "one copy for every %d real requests", tc.oneIn)
+		})
+	}
+}

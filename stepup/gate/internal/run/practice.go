@@ -23,7 +23,9 @@ import (
 // It is best effort and silent: the real request's answer never depends
 // on it, and nothing of it reaches the agent, not even in time: the copy
 // is made and parked in the background, after the agent has its answer
-// (Gate.Settle waits for it).
+// (Gate.Settle waits for it). A due copy is never dropped: under a burst
+// it waits for a worker, and only past the queue's bound is it made on
+// the caller's path (core.MaxBackgroundQueue).
 func (g *Gate) practise(ctx context.Context, p *proposal, approvers []string) {
 	if core.IsPractice(p.a) || p.quorum > 1 || !g.core.PracticeDue(p.d.Approvers) {
 		return
@@ -33,7 +35,7 @@ func (g *Gate) practise(ctx context.Context, p *proposal, approvers []string) {
 	c, group := p.c, p.d.Approvers
 	c.Args, c.Taint, approvers = slices.Clone(c.Args), slices.Clone(c.Taint), slices.Clone(approvers)
 	c.Principal.Delegations = slices.Clone(c.Principal.Delegations)
-	g.core.Background(func() { g.placePractice(ctx, c, group, approvers) })
+	g.core.Background(func() { g.placePractice(ctx, c, group, approvers) }, len(c.Args)+len(c.Rationale))
 }
 
 // placePractice makes and parks the practice copy of real call c, routed
