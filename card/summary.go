@@ -62,29 +62,33 @@ func appendRecipients(out []SummaryDomain, n *node) []SummaryDomain {
 	doms := n.domains()
 	for i := range doms {
 		d := &doms[i]
-		if d.ASCII == "" {
-			continue // the "more hosts" and "not analysed" entries
-		}
-		name := d.Registrable
-		if name == "" {
-			name = d.ASCII
-		}
-		dup := false
-		for j := range out {
-			if out[j].Domain == name {
-				out[j].Trusted = out[j].Trusted && d.Trusted
-				out[j].Warned = out[j].Warned || len(d.Warnings) > 0
-				dup = true
-			}
-		}
-		if !dup {
-			out = append(out, SummaryDomain{Domain: name, Trusted: d.Trusted, Warned: len(d.Warnings) > 0})
-		}
+		out = addRecipient(out, d.ASCII, d.Registrable, d.Trusted, len(d.Warnings) > 0)
 	}
 	for i := range n.items() {
 		out = appendRecipients(out, &n.items()[i])
 	}
 	return out
+}
+
+// addRecipient adds the registrable domain of one host (its A-label
+// form ascii; registrable empty when it has none) to out, once: a domain
+// seen before stays trusted only if every host of it is.
+func addRecipient(out []SummaryDomain, ascii, registrable string, trusted, warned bool) []SummaryDomain {
+	if ascii == "" {
+		return out // the "more hosts" and "not analysed" entries
+	}
+	name := registrable
+	if name == "" {
+		name = ascii
+	}
+	for j := range out {
+		if out[j].Domain == name {
+			out[j].Trusted = out[j].Trusted && trusted
+			out[j].Warned = out[j].Warned || warned
+			return out
+		}
+	}
+	return append(out, SummaryDomain{Domain: name, Trusted: trusted, Warned: warned})
 }
 
 // countWarnings counts the flags and domain warnings of the card.

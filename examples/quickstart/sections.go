@@ -209,9 +209,15 @@ func (d *demo) swappedEvidence(ctx context.Context) ([]byte, stepup.TicketID, er
 	if err != nil {
 		return nil, "", err
 	}
-	target, err := d.gate.Propose(ctx, act("finance@exarnple.com"))
+	// Another look-alike than case 3's: a second request to that domain,
+	// still pending and never approved, is refused by flood control's
+	// first-contact rule (one card an hour to a domain not seen before).
+	target, err := d.gate.Propose(ctx, act("finance@examp1e.com"))
 	if err != nil {
 		return nil, "", err
+	}
+	if target.Status != stepup.StatusPending {
+		return nil, "", fmt.Errorf("look-alike call: want pending, got %s: %s", target.Status, target.Reason)
 	}
 	pOrig, err := d.gate.Desk().Prompt(ctx, orig.ID)
 	if err != nil {

@@ -33,7 +33,7 @@ func narratedCard(c *check, k *kit) {
 	}
 	for i, n := range narrations {
 		marker := fmt.Sprintf("kit-marker-%d-7f3a", i)
-		call := w.email("finance@exarnple.com", fmt.Sprintf("Q3 summary %d", i))
+		call := w.email("finance@example.com", fmt.Sprintf("Q3 summary %d", i))
 		call.Session = w.session(i + 1)
 		call.Rationale = fmt.Sprintf(n, marker)
 		tk := w.pending(call)
@@ -45,7 +45,7 @@ func narratedCard(c *check, k *kit) {
 		if strings.Contains(cd.Trusted, marker) || strings.Contains(cd.Trusted, "boss@example.com") {
 			c.Errorf("narration %d: the agent's text appears in the card's trusted part", i)
 		}
-		for _, want := range []string{"finance@exarnple.com", fmt.Sprintf("Q3 summary %d", i)} {
+		for _, want := range []string{"finance@example.com", fmt.Sprintf("Q3 summary %d", i)} {
 			if !strings.Contains(cd.Trusted, want) {
 				c.Errorf("narration %d: the card's trusted part does not show %q, which is what would run", i, want)
 			}

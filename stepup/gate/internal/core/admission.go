@@ -31,7 +31,8 @@ func (g *Gate) Admit(ctx context.Context, r flood.Request) (string, time.Duratio
 		retry += time.Second
 	}
 	whose := map[flood.Scope]string{flood.ScopeSession: "this session", flood.ScopeAgent: "this agent",
-		flood.ScopeUser: "this user", flood.ScopeApprover: "an approver"}[le.Scope]
+		flood.ScopeUser: "this user", flood.ScopeApprover: "an approver",
+		flood.ScopeTarget: "this user to this recipient", flood.ScopeFirstContact: "any user to a recipient not seen before"}[le.Scope]
 	if whose == "" {
 		whose = "this session"
 	}
@@ -51,7 +52,7 @@ func (g *Gate) Decided(ctx context.Context, a store.Approval, approved bool) err
 	if g.cfg.Flood == nil || a.Session == "" || a.User == "" || a.Requester.Agent == "" {
 		return nil
 	}
-	err := g.cfg.Flood.Decided(context.WithoutCancel(ctx), FloodRequest(a, nil), approved)
+	err := g.cfg.Flood.Decided(context.WithoutCancel(ctx), FloodRequest(a, nil, StoredTarget(a)), approved)
 	if err != nil && !approved {
 		return fmt.Errorf("deny: %w: the denial could not be counted for lockouts", stepup.ErrStore)
 	}

@@ -111,7 +111,11 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if len(approvers) < p.quorum {
 		return g.deny(ctx, p, fmt.Sprintf("the call needs %d approvers and only %d may approve it", p.quorum, len(approvers)))
 	}
-	if why, retry := g.core.Admit(ctx, core.FloodRequest(p.a, approvers)); why != "" {
+	if why := g.render(p); why != "" {
+		return g.deny(ctx, p, why)
+	}
+	target := core.FloodTarget(p.card.Summary().Recipients)
+	if why, retry := g.core.Admit(ctx, core.FloodRequest(p.a, approvers, target)); why != "" {
 		t, err := g.deny(ctx, p, why)
 		t.RetryAfter = retry
 		return t, err
@@ -191,15 +195,12 @@ func (g *Gate) allow(ctx context.Context, p *proposal) (stepup.Ticket, error) {
 // park stores a call that needs approval, with its card and nonce. note,
 // when set, joins the audit row's reason (why a named grant was not used).
 func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note string) (stepup.Ticket, error) {
-	a := p.a
-	cd, err := g.core.Render(p.sealed, p.d, a.Taint, a.Rationale)
-	if err != nil {
-		return g.deny(ctx, p, core.Why("the approval card could not be rendered faithfully", err))
+	if p.card == nil {
+		if why := g.render(p); why != "" {
+			return g.deny(ctx, p, why)
+		}
 	}
-	if a.Card, err = cd.JSON(); err != nil {
-		return g.deny(ctx, p, "the approval card could not be rendered faithfully")
-	}
-	a.CardHash = cd.Hash()
+	a, cd := p.a, p.card
 	if _, err := rand.Read(a.Nonce[:]); err != nil {
 		return g.deny(ctx, p, "no randomness for the nonce")
 	}
@@ -238,6 +239,20 @@ func (g *Gate) park(ctx context.Context, p *proposal, approvers []string, note s
 	t := core.View(parked, a.CreatedAt)
 	t.Reason = p.d.Reason // why a person is asked; a pending ticket stores no reason
 	return t, nil
+}
+
+// render renders p's card into p.card, p.a.Card and p.a.CardHash, or
+// returns why it could not.
+func (g *Gate) render(p *proposal) string {
+	cd, err := g.core.Render(p.sealed, p.d, p.a.Taint, p.a.Rationale)
+	if err != nil {
+		return core.Why("the approval card could not be rendered faithfully", err)
+	}
+	if p.a.Card, err = cd.JSON(); err != nil {
+		return "the approval card could not be rendered faithfully"
+	}
+	p.card, p.a.CardHash = cd, cd.Hash()
+	return ""
 }
 
 // refuseStore answers a call the store could not keep. The refusal's row

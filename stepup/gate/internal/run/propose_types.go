@@ -2,6 +2,7 @@ package run
 
 import (
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
@@ -13,7 +14,8 @@ type proposal struct {
 	a      store.Approval // the ticket it will be stored as
 	sealed canon.Sealed
 	d      plug.Decision
-	quorum int // how many people must approve, once routed
+	quorum int        // how many people must approve, once routed
+	card   *card.Card // rendered once, before flood control is asked
 }
 
 // SealEffect seals e, whose arguments are args. Canonicalization is
