@@ -132,14 +132,14 @@
 // identical and none merges: every limit keyed by what it controls then
 // gives it a fresh allowance, and the principal lockouts are reset by the
 // benign approvals it mixes in. What it cannot vary is where the effect
-// goes: the account, domain or repository it controls. The asu gate
-// passes, for every request, the registrable domain of the first
-// recipient its card does not mark trusted (none when every recipient is
-// trusted); a gate of another kind passes [Request.Target] ([EmailTarget], [DomainTarget], [RepositoryTarget],
+// goes: the account, domain or repository it controls. A Limiter given
+// [Request.Target] ([EmailTarget], [DomainTarget], [RepositoryTarget],
 // [NamedTarget]; each folds the spellings of one target into one key)
 // counts every request to it against [Limits.Target], and keeps a run of
 // denials per (user, target) that only an approval of a request to that
-// target ends.
+// target ends. The asu gate passes, for every request, the registrable
+// domain of the first recipient its card does not mark trusted, and none
+// when every recipient is trusted.
 //
 // A target the operator's history has not seen (no request to it, on
 // behalf of any user, was ever approved, and no operator introduced it
