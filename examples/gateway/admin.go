@@ -34,6 +34,7 @@ var adminCommands = map[string]func(ctx context.Context, w io.Writer, args []str
 	"audit":           runAuditCommand,
 	"watermark":       runWatermark,
 	"reconcile":       runReconcile,
+	"introduce":       runIntroduce,
 }
 
 // commandNames lists the admin commands, for usage messages.

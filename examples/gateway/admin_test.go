@@ -53,7 +53,7 @@ func TestAdminCommandsRefuseBadInput(t *testing.T) {
 		{[]string{"revoke-grant", "-db", db}, "-grant: give the grant's id"},
 		{[]string{"revoke-grant", "-db", db, "-grant", "g_nope"}, "-grant g_nope: no grant has that id"},
 		{[]string{"audit", "-db", db}, "-out: name the new file"},
-		{[]string{"nonsense"}, "the commands are approvers, audit, invite, reconcile, revoke-approval, revoke-grant, revoke-invite, revoke-passkey, tickets, watermark"},
+		{[]string{"nonsense"}, "the commands are approvers, audit, introduce, invite, reconcile, revoke-approval, revoke-grant, revoke-invite, revoke-passkey, tickets, watermark"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, err := adminRun(t, tc.args...)
