@@ -31,23 +31,38 @@ func RecipientsOfJSON(cardJSON []byte) ([]SummaryDomain, error) {
 }
 
 // recipientsOf is the part of a node's JSON that names its hosts: its
-// domains and its items', as appendRecipients reads a node.
+// domains, its items' and its members', as appendRecipients reads a node.
 type recipientsOf struct {
-	Domains []struct {
-		ASCII       string   `json:"ascii"`
-		Registrable string   `json:"registrable"`
-		Trusted     bool     `json:"trusted"`
-		Warnings    []string `json:"warnings"`
-	} `json:"domains"`
-	Items []recipientsOf `json:"items"`
+	Domains domainsOf      `json:"domains"`
+	Items   []recipientsOf `json:"items"`
+	Members []struct {
+		KeyDomains domainsOf    `json:"key_domains"`
+		Value      recipientsOf `json:"value"`
+	} `json:"members"`
+}
+
+type domainsOf []struct {
+	ASCII       string   `json:"ascii"`
+	Registrable string   `json:"registrable"`
+	Trusted     bool     `json:"trusted"`
+	Warnings    []string `json:"warnings"`
 }
 
 func (n *recipientsOf) appendTo(out []SummaryDomain) []SummaryDomain {
-	for _, d := range n.Domains {
-		out = addRecipient(out, d.ASCII, d.Registrable, d.Trusted, len(d.Warnings) > 0)
-	}
+	out = n.Domains.appendTo(out)
 	for i := range n.Items {
 		out = n.Items[i].appendTo(out)
+	}
+	for i := range n.Members {
+		out = n.Members[i].KeyDomains.appendTo(out)
+		out = n.Members[i].Value.appendTo(out)
+	}
+	return out
+}
+
+func (ds domainsOf) appendTo(out []SummaryDomain) []SummaryDomain {
+	for _, d := range ds {
+		out = addRecipient(out, d.ASCII, d.Registrable, d.Trusted, len(d.Warnings) > 0)
 	}
 	return out
 }

@@ -24,7 +24,8 @@ var recipientSpellings = []string{
 }
 
 // TestRecipientsOfJSONIsTheSummarys: for generated recipient arguments
-// (one address, a list, nested lists, mixed spellings), the recipients
+// (one address, a list, nested lists, objects and lists of them, hosts
+// in keys, mixed spellings), the recipients
 // read back from a card's JSON are those its Summary names, in order,
 // with the same standing.
 func TestRecipientsOfJSONIsTheSummarys(t *testing.T) {
@@ -32,7 +33,7 @@ func TestRecipientsOfJSONIsTheSummarys(t *testing.T) {
 	gen := func() string { return recipientSpellings[rng.IntN(len(recipientSpellings))] }
 	for range 500 {
 		var to any = gen()
-		switch rng.IntN(3) {
+		switch rng.IntN(5) {
 		case 1:
 			list := make([]any, rng.IntN(6))
 			for i := range list {
@@ -41,6 +42,10 @@ func TestRecipientsOfJSONIsTheSummarys(t *testing.T) {
 			to = list
 		case 2:
 			to = []any{gen(), []any{gen(), []any{gen()}}}
+		case 3: // an object, as some tools take a recipient
+			to = map[string]any{"address": gen(), "name": "Finance", "cc": []any{gen()}}
+		case 4: // a list of objects, hosts in keys too
+			to = []any{map[string]any{"email": gen()}, map[string]any{gen(): true, "more": map[string]any{"to": gen()}}}
 		}
 		args, err := json.Marshal(map[string]any{"to": to, "amount": 5, "note": gen()})
 		require.NoError(t, err)
@@ -114,4 +119,26 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// TestSummaryNamesRecipientsInsideObjects: a recipient argument given as
+// an object, or a list of them, names the domains its members hold, keys
+// included, in the order the card shows them; a summary that read only a
+// value's own hosts and its items' would name none of these.
+func TestSummaryNamesRecipientsInsideObjects(t *testing.T) {
+	for args, want := range map[string][]string{
+		`{"to":{"address":"x@evil.net"}}`:                                   {"evil.net"},
+		`{"to":[{"email":"x@evil.net"},{"email":"finance@example.com"}]}`:   {"evil.net", "example.com"},
+		`{"to":{"name":"Finance","address":{"mailbox":"x@mail.evil.net"}}}`: {"evil.net"},
+		`{"to":{"x@evil.net":true}}`:                                        {"evil.net"},
+	} {
+		c, err := card.Render(effectWith(args), card.Context{Title: "Send", Class: card.ClassExternal,
+			Trusted: []string{"example.com"}, Hints: card.Hints{Recipient: "to"}})
+		require.NoError(t, err)
+		var got []string
+		for _, r := range c.Summary().Recipients {
+			got = append(got, r.Domain)
+		}
+		assert.Equal(t, want, got, args)
+	}
 }

@@ -57,15 +57,26 @@ func (c *Card) Summary() Summary {
 }
 
 // appendRecipients adds the registrable domains of a value's hosts,
-// each once.
+// each once, in the order the card shows them: its own, then its items',
+// then its members' keys' and values' (a recipient given as an object,
+// {"address": ...}, goes where its members say).
 func appendRecipients(out []SummaryDomain, n *node) []SummaryDomain {
-	doms := n.domains()
+	out = appendDomains(out, n.domains())
+	for i := range n.items() {
+		out = appendRecipients(out, &n.items()[i])
+	}
+	for i := range n.members() {
+		m := &n.members()[i]
+		out = appendDomains(out, m.keyDoms())
+		out = appendRecipients(out, &m.Value)
+	}
+	return out
+}
+
+func appendDomains(out []SummaryDomain, doms []host.Domain) []SummaryDomain {
 	for i := range doms {
 		d := &doms[i]
 		out = addRecipient(out, d.ASCII, d.Registrable, d.Trusted, len(d.Warnings) > 0)
-	}
-	for i := range n.items() {
-		out = appendRecipients(out, &n.items()[i])
 	}
 	return out
 }
