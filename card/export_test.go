@@ -16,3 +16,7 @@ const (
 	TextPerSource = textPerSource
 	ViewMinBytes  = viewMinBytes
 )
+
+// TextEstimate is the text view's estimate of its own length at width
+// columns, before any of it is written.
+func TextEstimate(c *Card, width int) int { return textEstimate(c, width) }

@@ -90,7 +90,7 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if width < MinWidth {
 		width = MinWidth
 	}
-	w := wrap.New(width, viewSize(c, 3, 2048))
+	w := wrap.New(width, textEstimate(c, width)*9/8)
 	flags := func(indent int, what string, fs []string) {
 		for _, f := range fs {
 			if what != "" {
@@ -509,4 +509,87 @@ func refContent(size int64, sha256 string) string {
 		return "nothing there yet, SHA-256 " + sha256
 	}
 	return strconv.FormatInt(size, 10) + " bytes, SHA-256 " + sha256
+}
+
+// textEstimate estimates the length of the text view of c at width
+// columns, so that the view is written into room of about its size: not
+// copied at the end for having been given far more room than it used, nor
+// joined from chunks for having been given too little. It walks the
+// arguments as the view does and counts each line that fits as written;
+// what it cannot know without laying lines out (the notes of a flag or a
+// domain, lines wrapped) it counts roughly. A wrong estimate costs time,
+// never a byte of the view.
+func textEstimate(c *Card, width int) int {
+	m := &c.m
+	n := 4096 + 2*(len(m.Untrusted.Rationale.Text)+len(m.Untrusted.ToolDescription.Text))
+	n += 256 * (len(m.Refs) + len(m.Unbound) + len(m.Context.Reasons) + len(m.Context.Approvers) +
+		len(m.Context.Delegations) + len(m.Context.Provenance))
+	for i := range m.Args {
+		f := &m.Args[i]
+		head := len(f.Name.Text) + 2
+		if f.Label != nil {
+			head += len(f.Label.Text) + 3
+		}
+		n += textNodeEstimate(1, head, &f.Value, width) + 96*(len(f.Name.Flags)+len(f.NameDoms))
+	}
+	return n
+}
+
+// textNodeEstimate estimates the text view's lines of n at indent under a
+// head of head bytes; see [textEstimate].
+func textNodeEstimate(indent, head int, n *node, width int) int {
+	pad := min(2*indent, 32, width-28)
+	// lineMark and the pad, the head, ": " and the newline.
+	line := len("▌ ") + pad + head + 3
+	switch n.kind() {
+	case kindObject:
+		ms := n.members()
+		if len(ms) == 0 {
+			return line + len("{} (empty object)")
+		}
+		t := line + len("object of ") + len(decimal(len(ms)))
+		for i := range ms {
+			k := ms[i].key()
+			kh := len(k.Text)
+			if !isPlainKey(k.Text) {
+				kh += 2
+			}
+			t += textNodeEstimate(indent+2, kh, &ms[i].Value, width) + 96*(len(k.Flags)+len(ms[i].keyDoms()))
+		}
+		return t
+	case kindArray:
+		items := n.items()
+		if len(items) == 0 {
+			return line + len("[] (empty list)")
+		}
+		t := line + len("list of ") + len(decimal(len(items)))
+		for i := range items {
+			t += textNodeEstimate(indent+2, itemHeadLen(i), &items[i], width)
+		}
+		return t
+	}
+	line += len(n.Text)
+	notes := 0
+	if n.kind() == kindString {
+		line += 2
+		if n.long() != nil {
+			line += 3
+			notes++
+		}
+		notes += len(n.flags()) + 2*len(n.domains())
+	}
+	if room := width - 2 - pad; line > width && room > 8 {
+		// Each wrapped line starts again with lineMark, the pad and "┆ ".
+		line += (line / (room - 2)) * (len("▌ ") + pad + len("┆ "))
+	}
+	return line + 96*notes
+}
+
+// itemHeadLen is the length of the head "[i]" of item i.
+func itemHeadLen(i int) int {
+	n := 3
+	for ; i >= 10; i /= 10 {
+		n++
+	}
+	return n
 }

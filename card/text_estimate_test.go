@@ -1,0 +1,33 @@
+package card_test
+
+import (
+	"testing"
+
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/card"
+)
+
+// TestTextEstimateNearTheView holds the text view's estimate of its own
+// length, the room it is written into, to the length it has: for every
+// adversarial shape, at both sizes the shapes are measured at, the room
+// (nine eighths of the estimate) holds the view, and is not so much
+// larger than the view that it would be copied to a string of its own
+// size at the end.
+func TestTextEstimateNearTheView(t *testing.T) {
+	for _, shape := range shapes {
+		for _, size := range []int{64 << 10, canon.DefaultMaxBytes - 64<<10} {
+			sealed, err := canon.Seal(effectWith(shapeArgs(shape, size)))
+			if err != nil {
+				t.Fatalf("%s: %v", shape, err)
+			}
+			c, err := card.RenderSealed(sealed, injectivityContext())
+			if err != nil {
+				t.Fatalf("%s: %v", shape, err)
+			}
+			n, room := len(c.Text()), card.TextEstimate(c, card.DefaultWidth)*9/8
+			if room < n || room > n+n/4+4096 {
+				t.Errorf("%s at %d bytes: the view is %d bytes, its room %d (%.2f times)", shape, size, n, room, float64(room)/float64(n))
+			}
+		}
+	}
+}
