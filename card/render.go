@@ -475,8 +475,8 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 	case canon.KindString:
 		return r.str(n, v.String(), asHost)
 	case canon.KindObject:
-		n.object = r.members(v.Len())
-		members := n.members()
+		members := r.members(v.Len())
+		n.setMembers(members)
 		i := 0
 		for key, c := range v.Members() {
 			mb := &members[i]
@@ -494,8 +494,8 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 			}
 		}
 	case canon.KindArray:
-		n.list = r.nodes(v.Len())
-		items := n.items()
+		items := r.nodes(v.Len())
+		n.setItems(items)
 		i := 0
 		for _, c := range v.Elems() {
 			if err := r.node(&items[i], c, asHost); err != nil {
