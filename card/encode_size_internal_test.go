@@ -78,7 +78,7 @@ func TestNodeSizesAreExact(t *testing.T) {
 			check = func(n *node) {
 				w := &jsonWriter{limit: HashLimits().MaxBytes}
 				w.nodeBody(n)
-				require.Equal(t, len(w.b), int(n.size), "%s: node %s", b.String(), w.b)
+				require.Equal(t, w.len(), int(n.size), "%s: node %s", b.String(), w.b[:w.len()])
 				for i := range n.items() {
 					check(&n.items()[i])
 				}
