@@ -296,6 +296,11 @@ const maxNodeSize = 1 << 30
 // counted before: each node's own bytes are counted once, when it is
 // built, by the code that writes them.
 func (r *renderer) sized(n *node) {
+	if n.more == nil && n.nkids == 0 && int(n.kind()) < len(leafHeads) {
+		// What nodeBody counts for such a node (most nodes), at once.
+		n.size = int32(min(len(leafHeads[n.kind()])+strLen(n.Text)+len("}"), maxNodeSize))
+		return
+	}
 	r.count = jsonWriter{counting: true, limit: maxNodeSize}
 	r.count.nodeBody(n)
 	n.size = int32(min(r.count.n, maxNodeSize))

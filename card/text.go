@@ -245,13 +245,11 @@ func writeBlock(w *wrap.Writer, title string, bl block) {
 }
 
 // textView writes the arguments of the text view. A card can have a
-// great many values, so it writes each line from pieces in room it reuses
+// great many values, so it writes each line from pieces on the stack
 // and shares the text of its notes.
 type textView struct {
 	*wrap.Writer
 	seen    []writtenAt // by node.memo - 1: where its notes were first written
-	ps      []wrap.Piece
-	head    [3]wrap.Piece // the head of the member or item written next
 	num     []byte
 	notes   map[noteKey]string // "(!) " + what + what a flag or warning says
 	notesAt []noteAt           // where lines of notes were first written
@@ -379,26 +377,29 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			v.domain(indent+2, "in the name: ", &keyDoms[i])
 		}
 	}
-	// The line is built in room kept for it (what a nested value
-	// writes there comes after this line is written).
-	line := append(append(v.ps[:0], head...), wrap.Fixed(": "))
+	// The line is built on the stack, in room of its own: pieces
+	// stored there cost no write barrier while the collector runs, as
+	// pieces stored in the view's own room would.
+	var room [12]wrap.Piece
+	line := append(append(room[:0], head...), wrap.Fixed(": "))
 	switch n.kind() {
 	case kindObject:
 		if len(n.members()) == 0 {
-			v.ps = append(line, wrap.Fixed("{} (empty object)"))
-			v.Line(indent, "", v.ps...)
+			line = append(line, wrap.Fixed("{} (empty object)"))
+			v.Line(indent, "", line...)
 			keyNotes()
 			return
 		}
-		v.ps = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
-		v.Line(indent, "", v.ps...)
+		line = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
+		v.Line(indent, "", line...)
 		keyNotes()
+		var kh [3]wrap.Piece
 		for i := range n.members() {
 			mb := &n.members()[i]
 			// The head is copied into the line before anything else
 			// is written, so one array holds each in turn.
 			k := mb.key()
-			v.node(indent+2, appendKey(v.head[:0], k), k, mb.keyDoms(), &mb.Value, nil)
+			v.node(indent+2, appendKey(kh[:0], k), k, mb.keyDoms(), &mb.Value, nil)
 			if v.Len() > v.limit {
 				return
 			}
@@ -406,14 +407,15 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		return
 	case kindArray:
 		if len(n.items()) == 0 {
-			v.ps = append(line, wrap.Fixed("[] (empty list)"))
-			v.Line(indent, "", v.ps...)
+			line = append(line, wrap.Fixed("[] (empty list)"))
+			v.Line(indent, "", line...)
 			keyNotes()
 			return
 		}
-		v.ps = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
-		v.Line(indent, "", v.ps...)
+		line = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
+		v.Line(indent, "", line...)
 		keyNotes()
+		var ih [1]wrap.Piece
 		// The items' heads, "[0]" on, a string for many at a time: no
 		// allocation for a short list, one per 1,024 items past that.
 		var heads string
@@ -423,8 +425,8 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			}
 			h := heads[:strings.IndexByte(heads, ']')+1]
 			heads = heads[len(h):]
-			v.head[0] = wrap.Fixed(h)
-			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.items()[i], nil)
+			ih[0] = wrap.Fixed(h)
+			v.node(indent+2, ih[:], escape.Shown{}, nil, &n.items()[i], nil)
 			if v.Len() > v.limit {
 				return
 			}
@@ -432,7 +434,6 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		return
 	}
 	line = append(appendScalar(line, n), tail...)
-	v.ps = line
 	v.Line(indent, "", line...)
 	keyNotes()
 	// What is said of a value the render shared is the same wherever
