@@ -267,12 +267,21 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		b.WriteString(`</small><ul class="asu-tree">`)
 		index := newNumeral()
 		for i := range n.items() {
+			it := &n.items()[i]
 			b.WriteString(`<li><b>[`)
 			b.Write(index.digits())
 			index.next()
-			b.WriteString(`]</b>: `)
-			writeTreeValueHTML(b, &n.items()[i], st)
-			b.WriteString(`</li>`)
+			if k := it.kind(); k == kindNumber || k == kindBool || k == kindNull {
+				// What writeTreeValueHTML writes for it, with the
+				// markup around it at once.
+				b.WriteString(`]</b>: <i>`)
+				htmlText(b, it.Text)
+				b.WriteString(`</i></li>`)
+			} else {
+				b.WriteString(`]</b>: `)
+				writeTreeValueHTML(b, it, st)
+				b.WriteString(`</li>`)
+			}
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
