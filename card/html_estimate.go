@@ -75,9 +75,11 @@ func htmlNodeEstimate(n *node) int {
 		if len(items) == 0 {
 			return len(`<i>[]</i> <small>(empty list)</small>`)
 		}
-		t := len(`<small>list of </small><ul class="asu-tree"></ul>`) + len(decimal(len(items)))
+		// The heads "[0]" on, counted at once.
+		t := len(`<small>list of </small><ul class="asu-tree"></ul>`) + len(decimal(len(items))) +
+			len(items)*len(`<li><b>[]</b>: </li>`) + digitsBelow(len(items))
 		for i := range items {
-			t += len(`<li><b></b>: </li>`) + itemHeadLen(i) + htmlTreeValueEstimate(&items[i])
+			t += htmlTreeValueEstimate(&items[i])
 		}
 		return t
 	case kindString:

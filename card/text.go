@@ -563,9 +563,10 @@ func textNodeEstimate(indent, head int, n *node, width int) int {
 		if len(items) == 0 {
 			return line + len("[] (empty list)")
 		}
-		t := line + len("list of ") + len(decimal(len(items)))
+		// The heads "[0]" on, counted at once.
+		t := line + len("list of ") + len(decimal(len(items))) + 2*len(items) + digitsBelow(len(items))
 		for i := range items {
-			t += textNodeEstimate(indent+2, itemHeadLen(i), &items[i], width)
+			t += textNodeEstimate(indent+2, 0, &items[i], width)
 		}
 		return t
 	}
@@ -586,11 +587,12 @@ func textNodeEstimate(indent, head int, n *node, width int) int {
 	return line + 96*notes
 }
 
-// itemHeadLen is the length of the head "[i]" of item i.
-func itemHeadLen(i int) int {
-	n := 3
-	for ; i >= 10; i /= 10 {
-		n++
+// digitsBelow is the number of decimal digits of the numbers 0 to n-1
+// together.
+func digitsBelow(n int) int {
+	d := 0
+	for digits, lo, hi := 1, 0, 10; lo < n; digits, lo, hi = digits+1, hi, hi*10 {
+		d += digits * (min(n, hi) - lo)
 	}
-	return n
+	return d
 }
