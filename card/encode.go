@@ -247,6 +247,14 @@ var leafHeads = [...]string{kindNull: `{"kind":"null","text":`, kindString: `{"k
 	kindNumber: `{"kind":"number","text":`, kindBool: `{"kind":"bool","text":`, kindObject: `{"kind":"object","text":`,
 	kindArray: `{"kind":"array","text":`}
 
+// commaLeafHeads are leafHeads after the comma that separates items.
+var commaLeafHeads = func() (hs [len(leafHeads)]string) {
+	for k, h := range leafHeads {
+		hs[k] = "," + h
+	}
+	return hs
+}()
+
 // itemsTails end the card JSON of a node with items and no text, by
 // kind; membersHeads start that of a node with members and no text.
 var itemsTails = [...]string{kindNull: `],"kind":"null","text":""}`, kindString: `],"kind":"string","text":""}`,
@@ -272,10 +280,23 @@ func (w *jsonWriter) nodeBody(n *node) {
 		case len(members) == 0 && n.Text == "":
 			w.raw(`{"items":[`)
 			for i := range items {
+				it := &items[i]
+				if !w.counting && it.more == nil && it.nkids == 0 && it.memo() == 0 && int(it.kind()) < len(leafHeads) && !w.over() {
+					// What node writes for a plain leaf, with the
+					// comma before it at once.
+					if i > 0 {
+						w.raw(commaLeafHeads[it.kind()])
+					} else {
+						w.raw(leafHeads[it.kind()])
+					}
+					w.str(it.Text)
+					w.raw("}")
+					continue
+				}
 				if i > 0 {
 					w.raw(",")
 				}
-				w.node(&items[i])
+				w.node(it)
 			}
 			w.raw(itemsTails[n.kind()])
 			return
