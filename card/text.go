@@ -380,7 +380,7 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 	// The line is built on the stack, in room of its own: pieces
 	// stored there cost no write barrier while the collector runs, as
 	// pieces stored in the view's own room would.
-	var room [12]wrap.Piece
+	var room [8]wrap.Piece
 	line := append(append(room[:0], head...), wrap.Fixed(": "))
 	switch n.kind() {
 	case kindObject:
