@@ -133,14 +133,6 @@ func (c *Card) JSON() ([]byte, error) {
 	return out, nil
 }
 
-// viewSize estimates the size of the text view of c: halves times the
-// card JSON, plus what a small card needs. The text view of the densest
-// shapes reaches 1.4 times their JSON; one that outgrows the estimate
-// goes on in further chunks, joined once at the end. (Counting the text
-// view first, as the HTML view is counted, cost more than it saved: its
-// lines are laid out, not only copied.)
-func viewSize(c *Card, halves, small int) int { return len(c.canonical)*halves/2 + small }
-
 // The byte budget of each view, as a multiple of what the card was
 // drawn from (the effect's canonical bytes and the context's text), plus
 // room for a small card. The densest shapes measured reach about 46

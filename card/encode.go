@@ -15,6 +15,9 @@ import (
 // the model's struct tags.
 
 type jsonWriter struct {
+	// b is the room written into, b[:n] written so far. The writer
+	// writes by index and stores no slice as it goes, so writing costs no
+	// write barrier while the collector runs.
 	b     []byte
 	limit int // past this many bytes the card is refused: the writer stops
 	// written[k] is where the node with memo k+1 was first written.
@@ -30,11 +33,16 @@ type jsonWriter struct {
 type span struct{ start, end int }
 
 // len returns the number of bytes written (or counted) so far.
-func (w *jsonWriter) len() int {
-	if w.counting {
-		return w.n
+func (w *jsonWriter) len() int { return w.n }
+
+// room makes sure b has room for k more bytes. The room encodeModel
+// gives is exact, so this only grows b for a writer given none.
+func (w *jsonWriter) room(k int) {
+	if len(w.b)-w.n < k {
+		b := make([]byte, max(2*len(w.b), w.n+k, 64))
+		copy(b, w.b[:w.n])
+		w.b = b
 	}
-	return len(w.b)
 }
 
 func (w *jsonWriter) raw(s string) {
@@ -42,7 +50,17 @@ func (w *jsonWriter) raw(s string) {
 		w.n += len(s)
 		return
 	}
-	w.b = append(w.b, s...)
+	if len(w.b)-w.n < len(s) {
+		w.room(len(s))
+	}
+	w.n += copy(w.b[w.n:], s)
+}
+
+// esc2 writes a backslash and c.
+func (w *jsonWriter) esc2(c byte) {
+	w.room(2)
+	w.b[w.n], w.b[w.n+1] = '\\', c
+	w.n += 2
 }
 
 // over reports output past the limit: what is written after it is
@@ -70,44 +88,48 @@ func (w *jsonWriter) str(s string) {
 		w.n += strLen(s)
 		return
 	}
-	w.b = append(w.b, '"')
+	// Room for s with no escapes, and its quotes; an escape makes more.
+	w.room(len(s) + 2)
+	w.b[w.n] = '"'
+	w.n++
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
-		w.b = append(w.b, s[start:i]...)
+		w.raw(s[start:i])
 		switch c {
 		case '"', '\\':
-			w.b = append(w.b, '\\', c)
+			w.esc2(c)
 		case '\b':
-			w.b = append(w.b, '\\', 'b')
+			w.esc2('b')
 		case '\f':
-			w.b = append(w.b, '\\', 'f')
+			w.esc2('f')
 		case '\n':
-			w.b = append(w.b, '\\', 'n')
+			w.esc2('n')
 		case '\r':
-			w.b = append(w.b, '\\', 'r')
+			w.esc2('r')
 		case '\t':
-			w.b = append(w.b, '\\', 't')
+			w.esc2('t')
 		default:
 			const hex = "0123456789abcdef"
-			w.b = append(w.b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			w.raw(`\u00`)
+			w.room(2)
+			w.b[w.n], w.b[w.n+1] = hex[c>>4], hex[c&0xf]
+			w.n += 2
 		}
 		start = i + 1
 	}
-	w.b = append(w.b, s[start:]...)
-	w.b = append(w.b, '"')
+	w.raw(s[start:])
+	w.room(1)
+	w.b[w.n] = '"'
+	w.n++
 }
 
 func (w *jsonWriter) int(n int64) {
-	if w.counting {
-		var buf [20]byte
-		w.n += len(strconv.AppendInt(buf[:0], n, 10))
-		return
-	}
-	w.b = strconv.AppendInt(w.b, n, 10)
+	var buf [20]byte
+	w.raw(string(strconv.AppendInt(buf[:0], n, 10)))
 }
 
 func (w *jsonWriter) strs(list []string) {
@@ -209,7 +231,8 @@ func (w *jsonWriter) node(n *node) {
 		if w.counting {
 			w.n += sp.end - sp.start
 		} else {
-			w.b = append(w.b, w.b[sp.start:sp.end]...)
+			w.room(sp.end - sp.start)
+			w.n += copy(w.b[w.n:], w.b[sp.start:sp.end])
 		}
 		return
 	}
@@ -223,6 +246,14 @@ func (w *jsonWriter) node(n *node) {
 var leafHeads = [...]string{kindNull: `{"kind":"null","text":`, kindString: `{"kind":"string","text":`,
 	kindNumber: `{"kind":"number","text":`, kindBool: `{"kind":"bool","text":`, kindObject: `{"kind":"object","text":`,
 	kindArray: `{"kind":"array","text":`}
+
+// commaLeafHeads are leafHeads after the comma that separates items.
+var commaLeafHeads = func() (hs [len(leafHeads)]string) {
+	for k, h := range leafHeads {
+		hs[k] = "," + h
+	}
+	return hs
+}()
 
 // itemsTails end the card JSON of a node with items and no text, by
 // kind; membersHeads start that of a node with members and no text.
@@ -249,10 +280,23 @@ func (w *jsonWriter) nodeBody(n *node) {
 		case len(members) == 0 && n.Text == "":
 			w.raw(`{"items":[`)
 			for i := range items {
+				it := &items[i]
+				if !w.counting && it.more == nil && it.nkids == 0 && it.memo() == 0 && int(it.kind()) < len(leafHeads) && !w.over() {
+					// What node writes for a plain leaf, with the
+					// comma before it at once.
+					if i > 0 {
+						w.raw(commaLeafHeads[it.kind()])
+					} else {
+						w.raw(leafHeads[it.kind()])
+					}
+					w.str(it.Text)
+					w.raw("}")
+					continue
+				}
 				if i > 0 {
 					w.raw(",")
 				}
-				w.node(&items[i])
+				w.node(it)
 			}
 			w.raw(itemsTails[n.kind()])
 			return
@@ -396,10 +440,10 @@ func encodeModel(m *model) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	n := w.n
-	*w = jsonWriter{b: make([]byte, 0, n), written: w.written, limit: w.limit}
+	*w = jsonWriter{b: make([]byte, n), written: w.written, limit: w.limit}
 	clear(w.written)
 	w.model(m)
-	return w.b, nil
+	return w.b[:w.n:w.n], nil
 }
 
 // model writes the card JSON of m.

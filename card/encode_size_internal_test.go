@@ -78,7 +78,7 @@ func TestNodeSizesAreExact(t *testing.T) {
 			check = func(n *node) {
 				w := &jsonWriter{limit: HashLimits().MaxBytes}
 				w.nodeBody(n)
-				require.Equal(t, len(w.b), int(n.size), "%s: node %s", b.String(), w.b)
+				require.Equal(t, w.len(), int(n.size), "%s: node %s", b.String(), w.b[:w.len()])
 				for i := range n.items() {
 					check(&n.items()[i])
 				}
@@ -93,9 +93,9 @@ func TestNodeSizesAreExact(t *testing.T) {
 	}
 }
 
-// TestHTMLCountIsExact: the HTML view's count, the pass that sizes the
-// room a large card's view is written into, is the length of the view
-// written, for the cards of generated effects.
+// TestHTMLCountIsExact: the HTML view written by a builder that only
+// counts has the length of the view written, for the cards of generated
+// effects; and the view is the same whatever room it is written into.
 func TestHTMLCountIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 2))
 	for round := range 200 {
@@ -111,5 +111,11 @@ func TestHTMLCountIsExact(t *testing.T) {
 		w.b.CountOnly()
 		require.True(t, c.writeHTML(w))
 		assert.Equal(t, len(c.HTML()), w.b.Len(), "%s", b.String())
+		for _, room := range []int{0, 1, w.b.Len() / 2, w.b.Len(), 4 * w.b.Len()} {
+			w := &hw{st: nodeState{seen: make([]span, c.m.memos), limit: viewBudget(c, htmlPerSource)}}
+			w.b.Grow(room)
+			require.True(t, c.writeHTML(w))
+			assert.Equal(t, string(c.HTML()), w.b.String(), "%s in room of %d", b.String(), room)
+		}
 	}
 }

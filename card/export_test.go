@@ -16,3 +16,11 @@ const (
 	TextPerSource = textPerSource
 	ViewMinBytes  = viewMinBytes
 )
+
+// TextEstimate is the text view's estimate of its own length at width
+// columns, before any of it is written.
+func TextEstimate(c *Card, width int) int { return textEstimate(c, width) }
+
+// HTMLEstimate is the HTML view's estimate of its own length, before any
+// of it is written.
+func HTMLEstimate(c *Card) int { return htmlEstimate(c) }

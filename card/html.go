@@ -46,19 +46,10 @@ func (c *Card) html() template.HTML {
 		return `<div class="asu-card asu-error">This approval card was not rendered. Do not approve.</div>`
 	}
 	w := &hw{st: nodeState{seen: make([]span, m.memos), limit: viewBudget(c, htmlPerSource)}}
-	if len(c.canonical) > countHTMLPast {
-		// Written twice by the same code: counted, then into room of
-		// its exact size, which costs less than writing a large view
-		// into chunks and joining them. A view past its budget is
-		// refused at the count.
-		w.b.CountOnly()
-		if !c.writeHTML(w) {
-			return tooLargeHTML
-		}
-		n := w.b.Len()
-		clear(w.st.seen)
-		w.b = chunked.Builder{}
-		w.b.Grow(n)
+	if len(c.canonical) > estimateHTMLPast {
+		// Written once, into room of its estimated length, which costs
+		// less than counting it by writing it twice.
+		w.b.Grow(htmlEstimate(c)*9/8 + 4096)
 	} else {
 		// A small card's view is written once, into room of a guess
 		// (the HTML of most cards is 2 to 4.5 times their JSON).
@@ -70,9 +61,9 @@ func (c *Card) html() template.HTML {
 	return template.HTML(w.b.String()) // every string escaped on the way in
 }
 
-// countHTMLPast is the size of card JSON past which the HTML view is
-// counted before it is written.
-const countHTMLPast = 64 << 10
+// estimateHTMLPast is the size of card JSON past which the room of the
+// HTML view is estimated from its arguments.
+const estimateHTMLPast = 64 << 10
 
 // writeHTML writes the HTML view of c; false when it passed its budget.
 func (c *Card) writeHTML(w *hw) bool {

@@ -55,6 +55,13 @@ func eachSegment(s string, f func(text string, esc bool)) {
 // Writing it straight into the view, rather than a nested template per
 // string, keeps the HTML view fast.
 func writeEsc(b *chunked.Builder, s string) {
+	if strings.IndexByte(s, '\\') < 0 {
+		// No escape sequence: one plain run, what eachSegment gives.
+		b.WriteString(`<span class="asu-t">`)
+		htmlText(b, s)
+		b.WriteString(`</span>`)
+		return
+	}
 	b.WriteString(`<span class="asu-t">`)
 	eachSegment(s, func(text string, esc bool) {
 		if !esc {
@@ -267,12 +274,21 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		b.WriteString(`</small><ul class="asu-tree">`)
 		index := newNumeral()
 		for i := range n.items() {
+			it := &n.items()[i]
 			b.WriteString(`<li><b>[`)
 			b.Write(index.digits())
 			index.next()
-			b.WriteString(`]</b>: `)
-			writeTreeValueHTML(b, &n.items()[i], st)
-			b.WriteString(`</li>`)
+			if k := it.kind(); k == kindNumber || k == kindBool || k == kindNull {
+				// What writeTreeValueHTML writes for it, with the
+				// markup around it at once.
+				b.WriteString(`]</b>: <i>`)
+				htmlText(b, it.Text)
+				b.WriteString(`</i></li>`)
+			} else {
+				b.WriteString(`]</b>: `)
+				writeTreeValueHTML(b, it, st)
+				b.WriteString(`</li>`)
+			}
 			if b.Len() > st.limit {
 				return // past the view's budget: the view is refused
 			}
@@ -290,9 +306,17 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 		} else if strings.IndexByte(n.Text, ' ') < 0 {
 			// A value without a space (an address, a URL, an id) is
 			// never broken across lines: it scrolls in its box.
-			b.WriteString(`<span class="asu-val asu-str asu-word">"`)
-			writeEsc(b, n.Text)
-			b.WriteString(`"</span>`)
+			if strings.IndexByte(n.Text, '\\') < 0 {
+				// What writeEsc writes for it, with the markup
+				// around it at once.
+				b.WriteString(`<span class="asu-val asu-str asu-word">"<span class="asu-t">`)
+				htmlText(b, n.Text)
+				b.WriteString(`</span>"</span>`)
+			} else {
+				b.WriteString(`<span class="asu-val asu-str asu-word">"`)
+				writeEsc(b, n.Text)
+				b.WriteString(`"</span>`)
+			}
 		} else {
 			b.WriteString(`<span class="asu-val asu-str">"`)
 			writeEsc(b, n.Text)

@@ -1,6 +1,8 @@
 package card
 
 import (
+	"unsafe"
+
 	"github.com/agentstepup/asu/card/internal/escape"
 	"github.com/agentstepup/asu/card/internal/host"
 )
@@ -69,13 +71,16 @@ func (k kind) String() string {
 // In the card JSON a node is {"domains", "flags", "items", "kind", "long",
 // "members", "text"}, in that order; what most nodes do not have (a
 // string's domains, flags and long form) is kept apart, behind more, so a
-// card of a million small values holds a million nodes of 80 bytes.
+// card of a million small values holds a million nodes of 48 bytes.
 type node struct {
 	Text string `json:"text"`
 
-	list   []node    // an array's items
-	object []member  // an object's members, in canonical order
-	more   *nodeMore // nil for a node with no domains, flags or long form
+	// kids points to the first of nkids children: an array's items
+	// (nodes) or an object's members (in canonical order), as its kind
+	// says; one pointer for either keeps a node at 48 bytes.
+	kids  unsafe.Pointer
+	more  *nodeMore // nil for a node with no domains, flags or long form
+	nkids int32
 	// size is the length of the node's card JSON, counted when the
 	// render built it (0 for a node built otherwise), so the card JSON
 	// is written once into room of its size.
@@ -103,10 +108,32 @@ func (n *node) memo() int32 { return int32(n.tag >> 8) }
 func (n *node) setMemo(m int32) { n.tag = n.tag&0xff | uint32(m)<<8 }
 
 // items returns an array's items.
-func (n *node) items() []node { return n.list }
+func (n *node) items() []node {
+	if n.kind() != kindArray || n.kids == nil {
+		return nil
+	}
+	return unsafe.Slice((*node)(n.kids), n.nkids)
+}
 
 // members returns an object's members.
-func (n *node) members() []member { return n.object }
+func (n *node) members() []member {
+	if n.kind() != kindObject || n.kids == nil {
+		return nil
+	}
+	return unsafe.Slice((*member)(n.kids), n.nkids)
+}
+
+// setItems makes n an array of items.
+func (n *node) setItems(items []node) {
+	n.setKind(kindArray)
+	n.kids, n.nkids = unsafe.Pointer(unsafe.SliceData(items)), int32(len(items))
+}
+
+// setMembers makes n an object of members.
+func (n *node) setMembers(members []member) {
+	n.setKind(kindObject)
+	n.kids, n.nkids = unsafe.Pointer(unsafe.SliceData(members)), int32(len(members))
+}
 
 // stringNode returns the node of a string shown as sh, with no hosts.
 func stringNode(sh escape.Shown) node {

@@ -45,3 +45,15 @@ func TestItemHeads(t *testing.T) {
 		assert.Equal(t, strconv.Itoa(n), string(num.digits()))
 	}
 }
+
+// TestDigitsBelow: digitsBelow(n) is the number of digits of 0 to n-1
+// written out.
+func TestDigitsBelow(t *testing.T) {
+	d := 0
+	for n := 0; n <= 120000; n++ {
+		if got := digitsBelow(n); got != d {
+			t.Fatalf("digitsBelow(%d) = %d, want %d", n, got, d)
+		}
+		d += len(strconv.Itoa(n))
+	}
+}

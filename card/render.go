@@ -296,6 +296,11 @@ const maxNodeSize = 1 << 30
 // counted before: each node's own bytes are counted once, when it is
 // built, by the code that writes them.
 func (r *renderer) sized(n *node) {
+	if n.more == nil && n.nkids == 0 && int(n.kind()) < len(leafHeads) {
+		// What nodeBody counts for such a node (most nodes), at once.
+		n.size = int32(min(len(leafHeads[n.kind()])+strLen(n.Text)+len("}"), maxNodeSize))
+		return
+	}
 	r.count = jsonWriter{counting: true, limit: maxNodeSize}
 	r.count.nodeBody(n)
 	n.size = int32(min(r.count.n, maxNodeSize))
@@ -475,8 +480,8 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 	case canon.KindString:
 		return r.str(n, v.String(), asHost)
 	case canon.KindObject:
-		n.object = r.members(v.Len())
-		members := n.members()
+		members := r.members(v.Len())
+		n.setMembers(members)
 		i := 0
 		for key, c := range v.Members() {
 			mb := &members[i]
@@ -494,8 +499,8 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 			}
 		}
 	case canon.KindArray:
-		n.list = r.nodes(v.Len())
-		items := n.items()
+		items := r.nodes(v.Len())
+		n.setItems(items)
 		i := 0
 		for _, c := range v.Elems() {
 			if err := r.node(&items[i], c, asHost); err != nil {

@@ -90,7 +90,7 @@ func (c *Card) text(fingerprint bool, width int) string {
 	if width < MinWidth {
 		width = MinWidth
 	}
-	w := wrap.New(width, viewSize(c, 3, 2048))
+	w := wrap.New(width, textEstimate(c, width)*9/8)
 	flags := func(indent int, what string, fs []string) {
 		for _, f := range fs {
 			if what != "" {
@@ -245,13 +245,11 @@ func writeBlock(w *wrap.Writer, title string, bl block) {
 }
 
 // textView writes the arguments of the text view. A card can have a
-// great many values, so it writes each line from pieces in room it reuses
+// great many values, so it writes each line from pieces on the stack
 // and shares the text of its notes.
 type textView struct {
 	*wrap.Writer
 	seen    []writtenAt // by node.memo - 1: where its notes were first written
-	ps      []wrap.Piece
-	head    [3]wrap.Piece // the head of the member or item written next
 	num     []byte
 	notes   map[noteKey]string // "(!) " + what + what a flag or warning says
 	notesAt []noteAt           // where lines of notes were first written
@@ -379,26 +377,29 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			v.domain(indent+2, "in the name: ", &keyDoms[i])
 		}
 	}
-	// The line is built in room kept for it (what a nested value
-	// writes there comes after this line is written).
-	line := append(append(v.ps[:0], head...), wrap.Fixed(": "))
+	// The line is built on the stack, in room of its own: pieces
+	// stored there cost no write barrier while the collector runs, as
+	// pieces stored in the view's own room would.
+	var room [8]wrap.Piece
+	line := append(append(room[:0], head...), wrap.Fixed(": "))
 	switch n.kind() {
 	case kindObject:
 		if len(n.members()) == 0 {
-			v.ps = append(line, wrap.Fixed("{} (empty object)"))
-			v.Line(indent, "", v.ps...)
+			line = append(line, wrap.Fixed("{} (empty object)"))
+			v.Line(indent, "", line...)
 			keyNotes()
 			return
 		}
-		v.ps = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
-		v.Line(indent, "", v.ps...)
+		line = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
+		v.Line(indent, "", line...)
 		keyNotes()
+		var kh [3]wrap.Piece
 		for i := range n.members() {
 			mb := &n.members()[i]
 			// The head is copied into the line before anything else
 			// is written, so one array holds each in turn.
 			k := mb.key()
-			v.node(indent+2, appendKey(v.head[:0], k), k, mb.keyDoms(), &mb.Value, nil)
+			v.node(indent+2, appendKey(kh[:0], k), k, mb.keyDoms(), &mb.Value, nil)
 			if v.Len() > v.limit {
 				return
 			}
@@ -406,14 +407,15 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		return
 	case kindArray:
 		if len(n.items()) == 0 {
-			v.ps = append(line, wrap.Fixed("[] (empty list)"))
-			v.Line(indent, "", v.ps...)
+			line = append(line, wrap.Fixed("[] (empty list)"))
+			v.Line(indent, "", line...)
 			keyNotes()
 			return
 		}
-		v.ps = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
-		v.Line(indent, "", v.ps...)
+		line = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
+		v.Line(indent, "", line...)
 		keyNotes()
+		var ih [1]wrap.Piece
 		// The items' heads, "[0]" on, a string for many at a time: no
 		// allocation for a short list, one per 1,024 items past that.
 		var heads string
@@ -423,8 +425,8 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			}
 			h := heads[:strings.IndexByte(heads, ']')+1]
 			heads = heads[len(h):]
-			v.head[0] = wrap.Fixed(h)
-			v.node(indent+2, v.head[:1], escape.Shown{}, nil, &n.items()[i], nil)
+			ih[0] = wrap.Fixed(h)
+			v.node(indent+2, ih[:], escape.Shown{}, nil, &n.items()[i], nil)
 			if v.Len() > v.limit {
 				return
 			}
@@ -432,7 +434,6 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 		return
 	}
 	line = append(appendScalar(line, n), tail...)
-	v.ps = line
 	v.Line(indent, "", line...)
 	keyNotes()
 	// What is said of a value the render shared is the same wherever
@@ -509,4 +510,89 @@ func refContent(size int64, sha256 string) string {
 		return "nothing there yet, SHA-256 " + sha256
 	}
 	return strconv.FormatInt(size, 10) + " bytes, SHA-256 " + sha256
+}
+
+// textEstimate estimates the length of the text view of c at width
+// columns, so that the view is written into room of about its size: not
+// copied at the end for having been given far more room than it used, nor
+// joined from chunks for having been given too little. It walks the
+// arguments as the view does and counts each line that fits as written;
+// what it cannot know without laying lines out (the notes of a flag or a
+// domain, lines wrapped) it counts roughly. A wrong estimate costs time,
+// never a byte of the view.
+func textEstimate(c *Card, width int) int {
+	m := &c.m
+	n := 4096 + 2*(len(m.Untrusted.Rationale.Text)+len(m.Untrusted.ToolDescription.Text))
+	n += 256 * (len(m.Refs) + len(m.Unbound) + len(m.Context.Reasons) + len(m.Context.Approvers) +
+		len(m.Context.Delegations) + len(m.Context.Provenance))
+	for i := range m.Args {
+		f := &m.Args[i]
+		head := len(f.Name.Text) + 2
+		if f.Label != nil {
+			head += len(f.Label.Text) + 3
+		}
+		n += textNodeEstimate(1, head, &f.Value, width) + 96*(len(f.Name.Flags)+len(f.NameDoms))
+	}
+	return n
+}
+
+// textNodeEstimate estimates the text view's lines of n at indent under a
+// head of head bytes; see [textEstimate].
+func textNodeEstimate(indent, head int, n *node, width int) int {
+	pad := min(2*indent, 32, width-28)
+	// lineMark and the pad, the head, ": " and the newline.
+	line := len("▌ ") + pad + head + 3
+	switch n.kind() {
+	case kindObject:
+		ms := n.members()
+		if len(ms) == 0 {
+			return line + len("{} (empty object)")
+		}
+		t := line + len("object of ") + len(decimal(len(ms)))
+		for i := range ms {
+			k := ms[i].key()
+			kh := len(k.Text)
+			if !isPlainKey(k.Text) {
+				kh += 2
+			}
+			t += textNodeEstimate(indent+2, kh, &ms[i].Value, width) + 96*(len(k.Flags)+len(ms[i].keyDoms()))
+		}
+		return t
+	case kindArray:
+		items := n.items()
+		if len(items) == 0 {
+			return line + len("[] (empty list)")
+		}
+		// The heads "[0]" on, counted at once.
+		t := line + len("list of ") + len(decimal(len(items))) + 2*len(items) + digitsBelow(len(items))
+		for i := range items {
+			t += textNodeEstimate(indent+2, 0, &items[i], width)
+		}
+		return t
+	}
+	line += len(n.Text)
+	notes := 0
+	if n.kind() == kindString {
+		line += 2
+		if n.long() != nil {
+			line += 3
+			notes++
+		}
+		notes += len(n.flags()) + 2*len(n.domains())
+	}
+	if room := width - 2 - pad; line > width && room > 8 {
+		// Each wrapped line starts again with lineMark, the pad and "┆ ".
+		line += (line / (room - 2)) * (len("▌ ") + pad + len("┆ "))
+	}
+	return line + 96*notes
+}
+
+// digitsBelow is the number of decimal digits of the numbers 0 to n-1
+// together.
+func digitsBelow(n int) int {
+	d := 0
+	for digits, lo, hi := 1, 0, 10; lo < n; digits, lo, hi = digits+1, hi, hi*10 {
+		d += digits * (min(n, hi) - lo)
+	}
+	return d
 }
