@@ -85,7 +85,7 @@ func runIntroduce(ctx context.Context, w io.Writer, args []string) error {
 		}
 		seen[t.target] = true
 		if err := lim.Introduce(ctx, t.target); err != nil {
-			return fmt.Errorf("%s: %w (%d of %d introduced before it)", t.where, err, len(seen)-1, len(targets))
+			return fmt.Errorf("%s: %w (%d introduced before it)", t.where, err, len(seen)-1)
 		}
 		fmt.Fprintf(w, "known: %s\n", strings.TrimPrefix(t.target.String(), "domain:"))
 	}
