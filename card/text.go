@@ -377,6 +377,20 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			v.domain(indent+2, "in the name: ", &keyDoms[i])
 		}
 	}
+	// A scalar with nothing said of it, under a head alone, is most
+	// lines of a large card: written at once when it fits.
+	if n.more == nil && len(head) == 1 && len(tail) == 0 && len(key.Flags) == 0 && len(keyDoms) == 0 {
+		switch n.kind() {
+		case kindString:
+			if v.Short(indent, head[0], `"`, n.Text, `"`) {
+				return
+			}
+		case kindNumber, kindBool, kindNull:
+			if v.Short(indent, head[0], "", n.Text, "") {
+				return
+			}
+		}
+	}
 	// The line is built on the stack, in room of its own: pieces
 	// stored there cost no write barrier while the collector runs, as
 	// pieces stored in the view's own room would.
@@ -390,8 +404,10 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			keyNotes()
 			return
 		}
-		line = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
-		v.Line(indent, "", line...)
+		if len(head) != 1 || !v.Short(indent, head[0], "object of ", decimal(len(n.members())), "") {
+			line = append(line, wrap.Fixed("object of "), wrap.Fixed(decimal(len(n.members()))))
+			v.Line(indent, "", line...)
+		}
 		keyNotes()
 		var kh [3]wrap.Piece
 		for i := range n.members() {
@@ -412,8 +428,10 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			keyNotes()
 			return
 		}
-		line = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
-		v.Line(indent, "", line...)
+		if len(head) != 1 || !v.Short(indent, head[0], "list of ", decimal(len(n.items())), "") {
+			line = append(line, wrap.Fixed("list of "), wrap.Fixed(decimal(len(n.items()))))
+			v.Line(indent, "", line...)
+		}
 		keyNotes()
 		var ih [1]wrap.Piece
 		// The items' heads, "[0]" on, a string for many at a time: no

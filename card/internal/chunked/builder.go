@@ -80,6 +80,23 @@ func (b *Builder) WriteString(s string) {
 	b.n += copy(b.buf[b.n:], s)
 }
 
+// Take appends n bytes for the caller to fill, and returns them: room in
+// the current chunk, counted as written, which the caller must fill
+// before anything else is written. A builder set to count returns nil,
+// into which copy writes nothing.
+func (b *Builder) Take(n int) []byte {
+	if b.counting {
+		b.n += n
+		return nil
+	}
+	if len(b.buf)-b.n < n {
+		b.room(n)
+	}
+	p := b.buf[b.n : b.n+n : b.n+n]
+	b.n += n
+	return p
+}
+
 // WriteByte appends c; its error is always nil.
 func (b *Builder) WriteByte(c byte) error {
 	if b.counting {

@@ -130,12 +130,14 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			// n counts lineMark as two columns, and each byte of the
 			// pieces: room for all of the line at once.
 			head := lineHead(pad)
-			w.b.Grow(n - 2 - pad + len(head) + 1)
-			w.b.WriteString(head)
+			out := w.b.Take(n - 2 - pad + len(head) + 1)
+			k := copy(out, head)
 			for _, p := range ps {
-				w.b.WriteString(p.s)
+				k += copy(out[k:], p.s)
 			}
-			w.b.WriteByte('\n')
+			if k < len(out) {
+				out[k] = '\n'
+			}
 			return
 		}
 	}
@@ -168,6 +170,37 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 	if len(l.cur) > 0 || l.first {
 		l.flush("")
 	}
+}
+
+// Short writes the line Line(indent, "", head, Fixed(": "), Derived(a),
+// Derived(b), Derived(c)) would write when that line fits the width as it
+// is, and reports whether it did; when it does not, Short writes nothing
+// and the line is Line's to wrap. It is the line of most items and
+// members (a scalar, quoted or not; "list of 3"), written without the
+// pieces' room.
+func (w *Writer) Short(indent int, head Piece, a, b, c string) bool {
+	pad := min(2*indent, maxIndent, w.width-4-minRoom)
+	n := 2 + pad + len(head.s) + len(": ") + len(a) + len(b) + len(c)
+	// A line is at most as wide as it is long in bytes; one longer than
+	// the width, or holding a backslash (a \n ends a displayed line), is
+	// measured by Line.
+	if pad < 0 || n > w.width || strings.IndexByte(b, '\\') >= 0 || strings.IndexByte(a, '\\') >= 0 ||
+		strings.IndexByte(c, '\\') >= 0 || head.agent && strings.IndexByte(head.s, '\\') >= 0 {
+		return false
+	}
+	lh := lineHead(pad)
+	out := w.b.Take(n - 2 - pad + len(lh) + 1)
+	if out == nil {
+		return true // counting
+	}
+	k := copy(out, lh)
+	k += copy(out[k:], head.s)
+	k += copy(out[k:], ": ")
+	k += copy(out[k:], a)
+	k += copy(out[k:], b)
+	k += copy(out[k:], c)
+	out[k] = '\n'
+	return true
 }
 
 // layout is the state of one logical line being wrapped. Its lines are

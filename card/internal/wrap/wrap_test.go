@@ -90,3 +90,44 @@ func FuzzLine(f *testing.F) {
 		})
 	})
 }
+
+// TestShortIsLine holds Short to the line Line writes for the same head
+// and value, whenever Short writes one: generated heads and values of
+// every length around the width, at every indent, with escapes, wide
+// characters and backslashes among them, in writers of several widths.
+func TestShortIsLine(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	wrote := 0
+	for i := range 20000 {
+		width := []int{80, 40, 30, 200}[i%4]
+		indent := r.IntN(24)
+		var hb, vb strings.Builder
+		for range r.IntN(4) {
+			hb.WriteString(genParts[r.IntN(len(genParts))])
+		}
+		for range r.IntN(12) {
+			vb.WriteString(genParts[r.IntN(len(genParts))])
+		}
+		head := Fixed("[" + hb.String() + "]")
+		if r.IntN(2) == 0 {
+			head = Derived(hb.String())
+		}
+		a, value, c := "", vb.String(), ""
+		switch r.IntN(3) {
+		case 0:
+			a, c = `"`, `"`
+		case 1:
+			a = genParts[r.IntN(len(genParts))]
+		}
+		ps := []Piece{head, Fixed(": "), Derived(a), Derived(value), Derived(c)}
+		short, line := New(width, 0), New(width, 0)
+		if !short.Short(indent, head, a, value, c) {
+			require.Zero(t, short.Len(), "Short wrote a line it reported it did not")
+			continue
+		}
+		wrote++
+		line.Line(indent, "", ps...)
+		require.Equal(t, line.String(), short.String(), "width %d indent %d head %q value %q %q %q", width, indent, head.s, a, value, c)
+	}
+	require.Greater(t, wrote, 2000, "the generator made too few lines that fit")
+}
