@@ -44,6 +44,26 @@
 // a decision and its audit row appear together or not at all. A nil Note
 // writes no row; only tests pass one.
 //
+// # Durability
+//
+// A decision is durable when its method returns: Park, Resolve, Vote,
+// Reopen, ExpirePending, Consume, Renew, Finish, Reclaim, the grant,
+// invite and credential changes, IncrStreak, ResetStreak and every audit
+// append wait for the disk (for store/postgres, the server's
+// synchronous_commit). Three writes that decide nothing may commit
+// without waiting: [Votes.Show], [Counters.AddCount] and
+// [Counters.AddCounts] (when they add) and
+// [Credentials.AdvanceSignCount]. A backend that relaxes them must make
+// its commits durable in order, as one write-ahead log does: a relaxed
+// commit becomes durable with the next durable commit made on the same
+// database, by any connection, process or replica. A crash may then
+// lose a showing, a flood count or a sign count that no durable commit
+// followed, and nothing else; each method says why that loss is safe.
+// The gate's approval cycle (propose, show, approve, execute) thus waits
+// for the disk four times, once per decision, like the store's own
+// cycle: the flood counts ride on the park that follows them, the
+// showing and the sign count on the approval.
+//
 // # Refusals
 //
 // Every refusal wraps one of the sentinel errors ([ErrNotFound],
@@ -195,6 +215,16 @@ type Votes interface {
 	// Show records that ticket id's card was shown at at: ShownAt is set
 	// when it is zero and kept otherwise (the first showing counts). It
 	// fails with [ErrNotFound] for an unknown id and writes no audit row.
+	//
+	// Show may return before the showing is durable (see Durability in
+	// the package doc): a crash can lose a showing that no durable commit
+	// followed. That is safe: every decision that read ShownAt commits
+	// after it, so a vote or resolve that survives keeps the showing it
+	// was judged by. A lost showing leaves ShownAt zero, as if the card
+	// had never been shown: the gate refuses an approval of a ticket with
+	// a dwell time until the card is shown again (and that answer never
+	// counts later), and the dwell then counts from the new showing, so a
+	// loss only ever lengthens the wait.
 	Show(ctx context.Context, id string, at time.Time) (Approval, error)
 	// Vote adds v, one person's approval, to pending ticket id, which
 	// needs quorum distinct approvals, in one transaction with note's
@@ -289,6 +319,18 @@ type Credentials interface {
 	// authenticators without a counter always send (WebAuthn §6.1.1); once a
 	// counter has been seen above 0, n 0 is refused. A revoked credential
 	// fails with [ErrRevoked], so it never approves again.
+	//
+	// AdvanceSignCount may return before the new count is durable (see
+	// Durability in the package doc): the gate advances the count while
+	// verifying an answer, then commits the decision the answer is for
+	// (the vote, the approval, the denial), which makes the count durable
+	// with it. A crash can therefore lose only the count of an assertion
+	// whose decision did not commit: afterwards that assertion (signed
+	// for one ticket's challenge, so it can only decide that ticket,
+	// which it did not) or another with the same counter passes the
+	// counter check once more, as every assertion of an authenticator
+	// without a counter does. A count that a decision relied on is never
+	// lost.
 	AdvanceSignCount(ctx context.Context, id []byte, n uint32) error
 	// RevokeCredential sets the credential's RevokedAt to at, with note's
 	// record (note gets the zero Approval), in one transaction. It fails
@@ -334,6 +376,15 @@ type Counters interface {
 	// transaction: all of them or, on error, none. It returns each op's
 	// result in order. At most [MaxCountOps] ops; a batch of reads only
 	// (every Delta 0) writes nothing.
+	//
+	// AddCount and AddCounts may return before the counts are durable
+	// (see Durability in the package doc). The gate counts a request just
+	// before it parks the request or records its refusal, and either
+	// commit makes the counts durable: a crash can lose only the counts
+	// of a request whose park or refusal did not commit, which parked
+	// nothing and reached no approver. No request an approver was asked
+	// about goes uncounted, and a lost refund leaves a count too high,
+	// which errs on the strict side.
 	AddCounts(ctx context.Context, ops []CountOp) ([]int64, error)
 	// IncrStreak adds one to the streak key, sets its Last to at and returns
 	// the new count.

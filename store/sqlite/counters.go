@@ -23,7 +23,8 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 }
 
 // AddCounts implements [store.Counters]: reads alone on a reader, with no
-// write transaction; any add in one transaction of the writer.
+// write transaction; any add in one transaction of the writer, whose
+// commit does not wait for the disk (see Durability in the package doc).
 func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
 	if err := store.CheckCountOps(ops); err != nil {
 		return nil, fmt.Errorf("sqlite: add counts: %w", err)
@@ -49,7 +50,7 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 		}
 		return out, nil
 	}
-	err := s.write(ctx, "add count", func(tx runner) error {
+	err := s.writeRelaxed(ctx, "add count", func(tx runner) error {
 		for i, op := range ops {
 			n, err := addCount(ctx, tx, op)
 			if err != nil {

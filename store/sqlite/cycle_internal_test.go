@@ -11,6 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	asuaudit "github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/storetest"
 )
@@ -66,10 +71,10 @@ func cycle(ctx context.Context, s *Store, n int, at time.Time, separate bool) er
 }
 
 // TestCommitsPerCycle counts the commits of an approval cycle: four, one
-// per decision with its row, where writing the rows separately took seven
-// (and recorded no row for the consume); and one for an allowed call,
-// stored approved with its row, where park, resolve and the row took
-// three.
+// per decision with its row, each waiting for the disk, where writing the
+// rows separately took seven (and recorded no row for the consume); and
+// one for an allowed call, stored approved with its row, where park,
+// resolve and the row took three.
 func TestCommitsPerCycle(t *testing.T) {
 	ctx := t.Context()
 	for _, c := range []struct {
@@ -83,9 +88,10 @@ func TestCommitsPerCycle(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := openT(t, filepath.Join(t.TempDir(), "asu.db"), nil)
-			before := s.commits.Load()
+			before, durable := s.commits.Load(), s.durable.Load()
 			require.NoError(t, cycle(ctx, s, 1, t0, c.separate))
 			assert.Equal(t, c.commits, s.commits.Load()-before)
+			assert.Equal(t, c.commits, s.durable.Load()-durable, "every decision waits for the disk")
 			head, err := s.AuditHead(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, c.rows, head.Seq)
@@ -95,11 +101,53 @@ func TestCommitsPerCycle(t *testing.T) {
 		s := openT(t, filepath.Join(t.TempDir(), "asu.db"), nil)
 		a := storetest.TicketAt("s1", "u1", 1, t0)
 		a.State, a.Approver = store.Approved, "policy"
-		before := s.commits.Load()
+		before, durable := s.commits.Load(), s.durable.Load()
 		_, _, err := s.Park(ctx, a, store.Caps{}, row("allow"))
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), s.commits.Load()-before)
+		assert.Equal(t, int64(1), s.durable.Load()-durable)
 	})
+}
+
+// TestGateCycleCommits counts the commits of a whole approval through the
+// gate on this store, as an approver and an agent make it (propose a call
+// that needs approval, prompt, show, approve with a passkey, execute):
+// seven, of which four wait for the disk, the same four as the store's
+// own cycle (park, resolve, consume, finish, each with its audit row).
+// The flood counts, the first showing and the sign count commit without
+// waiting, and are made durable by the park and the approval that follow
+// them.
+func TestGateCycleCommits(t *testing.T) {
+	ctx := t.Context()
+	s := openT(t, filepath.Join(t.TempDir(), "asu.db"), &Options{Clock: time.Now})
+	g, err := gate.New(s, stepuptest.SeedCatalog(), stepuptest.Passkeys(s), gate.WithDwell(0),
+		gate.WithExecutor("send_email", plug.ExecutorFunc(func(context.Context, canon.Effect, string) ([]byte, error) {
+			return []byte(`{}`), nil
+		})))
+	require.NoError(t, err)
+	c := stepuptest.SendEmail("finance@example.com")
+	auth, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(s), c.Principal.User)
+	require.NoError(t, err)
+
+	before, durable := s.commits.Load(), s.durable.Load()
+	tk, err := g.Propose(ctx, c)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status, tk.Reason)
+	done, err := stepuptest.Approve(ctx, g.Desk(), auth, tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusApproved, done.Status)
+	_, err = g.Execute(ctx, tk.ID)
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), s.commits.Load()-before, "commits")
+	assert.Equal(t, int64(4), s.durable.Load()-durable, "commits that wait for the disk")
+
+	head, err := s.AuditHead(ctx)
+	require.NoError(t, err)
+	a, err := s.Get(ctx, string(tk.ID))
+	require.NoError(t, err)
+	assert.Equal(t, store.Done, a.State)
+	assert.False(t, a.ShownAt.IsZero())
+	assert.Positive(t, head.Seq)
 }
 
 // BenchmarkCycle measures a whole approval cycle with each decision and

@@ -17,9 +17,28 @@
 //
 // # Durability
 //
-// By default commits are synchronous=FULL: a consumed approval survives a
-// power loss, not only a crash. [Options.RelaxedSyncUnsafe] trades that for
-// speed.
+// By default every decision commits synchronous=FULL: a consumed approval
+// survives a power loss, not only a crash. [Options.RelaxedSyncUnsafe]
+// trades that for speed.
+//
+// Three writes that decide nothing commit with synchronous=NORMAL even
+// so: the first showing of a card ([Store.Show]), flood counts
+// ([Store.AddCounts]) and a credential's signature counter
+// ([Store.AdvanceSignCount]). Such a commit is appended to the WAL
+// without waiting for the disk, and becomes durable with the next
+// synchronous=FULL commit of any connection or process on the file:
+// that commit syncs the WAL file, every earlier frame with its own, and
+// SQLite's WAL checksums chain each frame to the ones before it, so
+// recovery never keeps a later commit without the earlier ones. A power
+// loss can therefore undo only relaxed commits that no durable commit
+// followed; a crash of the process loses nothing, since the operating
+// system holds what was written. The store contract ([store.Votes],
+// [store.Counters], [store.Credentials]) says why each such loss is
+// safe. synchronous is a setting of the connection: a relaxed write
+// takes a connection of its own from the pool, sets NORMAL before its
+// BEGIN and FULL again after its COMMIT or ROLLBACK, and closes the
+// connection for good when that fails, so no pooled connection is left
+// relaxed for a decision to commit on.
 //
 // # Decisions and their audit rows
 //
@@ -74,6 +93,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -120,9 +140,14 @@ type Store struct {
 	writer chan struct{} // a one-slot semaphore: writers in this process queue here, not in SQLite
 	closed atomic.Bool
 	stmts  sync.Map // query text -> *sql.Stmt
-	// commits counts committed write transactions, so tests can count the
-	// commits an operation costs.
+	// relaxedAll is Options.RelaxedSyncUnsafe: every connection commits
+	// with synchronous=NORMAL.
+	relaxedAll bool
+	// commits counts committed write transactions, and durable those that
+	// waited for the disk (synchronous=FULL), so tests can count what an
+	// operation costs.
 	commits atomic.Int64
+	durable atomic.Int64
 	// damage is the first damage seen; once set, deciding calls refuse.
 	damage store.Damage
 	path   string
@@ -178,7 +203,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
-	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1), path: path, closing: make(chan struct{})}
+	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1), path: path, closing: make(chan struct{}),
+		relaxedAll: o.RelaxedSyncUnsafe}
 	if o.Inspect {
 		return s, nil
 	}
@@ -259,9 +285,25 @@ func (s *Store) enterRead(ctx context.Context, op string) error {
 }
 
 // write runs fn in one BEGIN IMMEDIATE transaction, committed when fn
-// returns nil and rolled back otherwise. Errors fn returns are passed
-// through; database errors are wrapped opaquely.
+// returns nil and rolled back otherwise, and returns once the commit is
+// durable. Errors fn returns are passed through; database errors are
+// wrapped opaquely.
 func (s *Store) write(ctx context.Context, op string, fn func(runner) error) error {
+	return s.commit(ctx, op, true, fn)
+}
+
+// writeRelaxed is write for a change that decides nothing: its commit
+// does not wait for the disk (synchronous=NORMAL) and becomes durable
+// with the next durable commit on the file. Only [Store.Show],
+// [Store.AddCounts] and [Store.AdvanceSignCount] write so; see the
+// package doc.
+func (s *Store) writeRelaxed(ctx context.Context, op string, fn func(runner) error) error {
+	return s.commit(ctx, op, false, fn)
+}
+
+// commit is write, waiting for the disk when durable is true (and
+// relaxedAll false).
+func (s *Store) commit(ctx context.Context, op string, durable bool, fn func(runner) error) error {
 	if err := s.enter(ctx, op); err != nil {
 		return err
 	}
@@ -271,10 +313,27 @@ func (s *Store) write(ctx context.Context, op string, fn func(runner) error) err
 	case <-ctx.Done():
 		return fmt.Errorf("sqlite: %s: %w", op, ctx.Err())
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	var (
+		tx  *sql.Tx
+		err error
+	)
+	if durable || s.relaxedAll {
+		tx, err = s.db.BeginTx(ctx, nil)
+	} else {
+		var conn *sql.Conn
+		if conn, err = s.relax(ctx); err != nil {
+			return s.fail(ctx, op, err)
+		}
+		// Deferred before the rollback below, so it runs after it: the
+		// setting cannot change inside a transaction.
+		defer s.unrelax(conn)
+		tx, err = conn.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return s.fail(ctx, op, err)
 	}
+	// A no-op once committed; rolls back when fn panics.
+	defer func() { _ = tx.Rollback() }()
 	if err := fn(runner{s: s, tx: tx}); err != nil {
 		_ = tx.Rollback()
 		if errors.Is(err, errDB) {
@@ -286,7 +345,42 @@ func (s *Store) write(ctx context.Context, op string, fn func(runner) error) err
 		return s.fail(ctx, op, err)
 	}
 	s.commits.Add(1)
+	if durable && !s.relaxedAll {
+		s.durable.Add(1)
+	}
 	return nil
+}
+
+// relax takes a connection from the pool for one relaxed write and sets
+// it to synchronous=NORMAL; unrelax gives it back.
+func (s *Store) relax(ctx context.Context) (*sql.Conn, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
+		s.discard(conn)
+		return nil, err
+	}
+	return conn, nil
+}
+
+// unrelax sets conn back to synchronous=FULL and returns it to the pool,
+// or closes it for good when that fails: whatever happened in the write,
+// the pool never hands out a relaxed connection.
+func (s *Store) unrelax(conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.Background(), "PRAGMA synchronous=FULL"); err != nil {
+		s.discard(conn)
+		return
+	}
+	_ = conn.Close()
+}
+
+// discard closes conn's database connection instead of returning it to
+// the pool.
+func (s *Store) discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
 }
 
 // errDB marks errors that came from the database, to be reported opaquely.
