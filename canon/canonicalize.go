@@ -294,20 +294,54 @@ func (p *parser) finishObject(base, body, firstNode, lastKeyAt int) error {
 				return &Error{Offset: lastKeyAt, Err: ErrDuplicateKey}
 			}
 		}
-		p.scratch = append(p.scratch[:0], p.out[body:]...)
-		p.out = p.out[:body]
 		if p.build {
 			p.reorderNodes(ms, body, firstNode)
 		}
-		for i, m := range ms {
-			if i > 0 {
-				p.out = append(p.out, ',')
-			}
-			p.out = append(p.out, p.scratch[m.start-body:m.end-body]...)
-		}
+		p.permute(ms, body)
 	}
 	p.out = append(p.out, '}')
 	return nil
+}
+
+// permute moves the text of the members ms, now sorted, to their places
+// in out, where it follows body in input order, one comma between two
+// members; the object's length does not change. The largest member is
+// moved within out and only the others are set aside in scratch, so that
+// sorting an object with one large member (a message body, a file's
+// content) does not copy that member a second time.
+func (p *parser) permute(ms []member, body int) {
+	big := 0
+	for i, m := range ms {
+		if m.end-m.start > ms[big].end-ms[big].start {
+			big = i
+		}
+	}
+	p.scratch = p.scratch[:0]
+	at := body // where the largest member lands
+	for i, m := range ms {
+		if i != big {
+			p.scratch = append(p.scratch, p.out[m.start:m.end]...)
+		}
+		if i < big {
+			at += m.end - m.start + 1
+		}
+	}
+	// Every other member is in scratch: the move may overwrite any of
+	// their text, and copy handles the overlap with its own.
+	copy(p.out[at:], p.out[ms[big].start:ms[big].end])
+	at, from := body, 0
+	for i, m := range ms {
+		if i > 0 {
+			p.out[at] = ','
+			at++
+		}
+		n := m.end - m.start
+		if i != big {
+			copy(p.out[at:at+n], p.scratch[from:from+n])
+			from += n
+		}
+		at += n
+	}
 }
 
 // reorderNodes moves the nodes of the members ms, now sorted, into that

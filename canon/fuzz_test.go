@@ -192,6 +192,52 @@ func FuzzParseSealed(f *testing.F) {
 	})
 }
 
+// FuzzSealArgs checks, for any arguments and effect fields, that sealing
+// the arguments parsed by Parse (whose first seal writes the effect around
+// the parsed text) gives what Seal gives from the raw arguments: the same
+// refusal or the same bytes and digest; that a second seal of the same
+// Value (which copies) gives its own effect's bytes and leaves the first
+// unchanged; and that ParseSealed reads the bytes back.
+func FuzzSealArgs(f *testing.F) {
+	for seed := range uint64(8) {
+		g := newGen(seed)
+		e := g.effect()
+		f.Add([]byte(e.Args), e.Tool, e.Audience)
+	}
+	f.Add([]byte(`{"b":1,"a":"`+strings.Repeat("x", 300)+`"}`), "send_email", strings.Repeat("long", 100))
+	f.Add([]byte(` {"z":[1e2,{"y":"\u00e9"}],"a":null}`), "t", "")
+	f.Add([]byte(`[1]`), "t", "a")
+	f.Fuzz(func(t *testing.T, args []byte, tool, audience string) {
+		e := sampleEffect()
+		e.Args, e.Tool, e.Audience = args, tool, audience
+		want, werr := canon.Seal(e)
+		v, perr := canon.Parse(args)
+		if perr != nil {
+			require.Error(t, werr, "Seal accepted arguments Parse refuses: %q", args)
+			return
+		}
+		got, err := canon.SealArgs(e, v)
+		require.Equal(t, werr == nil, err == nil, "Seal and SealArgs disagree: %v / %v", werr, err)
+		if err != nil {
+			return
+		}
+		require.Equal(t, string(want.Bytes()), string(got.Bytes()))
+		require.Equal(t, want.Digest(), got.Digest())
+		other := e
+		other.Step, other.Args = e.Step+"-again", args
+		wantOther, err := canon.Seal(other)
+		require.NoError(t, err)
+		again, err := canon.SealArgs(other, v)
+		require.NoError(t, err)
+		require.Equal(t, string(wantOther.Bytes()), string(again.Bytes()))
+		require.Equal(t, string(want.Bytes()), string(got.Bytes()), "a second seal changed the first")
+		back, err := canon.ParseSealed(got.Bytes())
+		require.NoError(t, err)
+		require.Equal(t, got.Digest(), back.Digest())
+		require.Equal(t, v.Canonical(), back.Args().Canonical())
+	})
+}
+
 // effectOracle decodes in with encoding/json and accepts it when it is
 // canonical and jcs.Transform of the decoded effect, marshalled, is in.
 func effectOracle(in []byte) (canon.Effect, bool) {

@@ -26,8 +26,12 @@ type sealed struct {
 	args    Value
 }
 
-// argsAt is where the arguments start in a canonical effect: `{"args":`.
-const argsAt = int32(len(`{"args":`))
+// effectStart is how every canonical effect starts, and argsAt where its
+// arguments start, after it.
+const (
+	effectStart = `{"args":`
+	argsAt      = int32(len(effectStart))
+)
 
 // Seal canonicalizes e once and returns it sealed. Its bytes are those of
 // [Effect.Canonical] and its digest that of [Effect.Digest] (which call it).
@@ -50,7 +54,7 @@ func Seal(e Effect) (Sealed, error) {
 	// The args are parsed into a buffer that starts with the effect's
 	// first bytes, so their nodes point at where they sit in the effect
 	// and the rest of the effect is appended in place.
-	t, out, err := Limits{}.build(e.Args, `{"args":`)
+	t, out, err := Limits{}.build(e.Args, effectStart)
 	if err != nil {
 		return Sealed{}, fmt.Errorf("args: %w", err)
 	}
@@ -71,9 +75,13 @@ func Seal(e Effect) (Sealed, error) {
 }
 
 // SealArgs is [Seal] with the arguments already parsed, by [Parse] or
-// [ParseValue]: they are not read again, only copied into the effect's
-// canonical bytes, and [Sealed.Args] returns args itself. e.Args is
-// ignored. It refuses what Seal refuses.
+// [ParseValue]: they are not read again, and [Sealed.Args] returns args
+// itself. e.Args is ignored. It refuses what Seal refuses.
+//
+// The first effect sealed around an object that [Parse] returned is
+// written around the object's own text, which is not copied: the
+// effect's bytes share memory with args, and both are immutable. Any
+// other seal copies the arguments into the effect.
 func SealArgs(e Effect, args Value) (Sealed, error) {
 	if args.Kind() != KindObject {
 		return Sealed{}, ErrNotObject
@@ -86,9 +94,7 @@ func SealArgs(e Effect, args Value) (Sealed, error) {
 	if len(c) > DefaultMaxBytes {
 		return Sealed{}, fmt.Errorf("args: %w", &Error{Offset: DefaultMaxBytes, Err: ErrTooLarge})
 	}
-	out := make([]byte, 0, int(argsAt)+len(c)+256)
-	out = append(append(out, `{"args":`...), c...)
-	out, err := appendEffectRest(out, e)
+	out, err := appendEffectRest(argsRoom(args), e)
 	if err != nil {
 		return Sealed{}, err
 	}
@@ -97,6 +103,23 @@ func SealArgs(e Effect, args Value) (Sealed, error) {
 	}
 	digest := Sum(out)
 	return Sealed{&sealed{effect: e.clone(), argsLen: len(c), src: frozen(out), digest: digest, args: args}}, nil
+}
+
+// argsRoom returns the start of an effect with arguments args, to append
+// the rest of the effect to: the buffer args were parsed into when they
+// are the whole of a tree that [Limits.Parse] left room after and no
+// other seal has claimed that room, and a fresh copy otherwise. Only the
+// bytes past args are written to, once, by the seal that claims them;
+// the bytes of args are never written again.
+func argsRoom(args Value) []byte {
+	t := args.t
+	if t.room != nil && args.i == 0 && args.node().start == argsAt && int(args.node().stop) == len(t.src) &&
+		t.claimed.CompareAndSwap(false, true) {
+		return t.room[:len(t.src)]
+	}
+	c := args.Canonical()
+	out := make([]byte, 0, int(argsAt)+len(c)+256)
+	return append(append(out, effectStart...), c...)
 }
 
 // appendEffectRest writes the canonical effect after its args: the members

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -323,4 +325,68 @@ func TestTextsOutliveLaterWork(t *testing.T) {
 	assert.Equal(t, canon.Sum([]byte(wantS)), s.Digest())
 	assert.Equal(t, canon.Sum([]byte(wantS2)), s2.Digest())
 	assert.Equal(t, wantS, wantS2)
+}
+
+// TestSealArgsAroundParsedText: the first seal of an object from Parse
+// writes the effect around the object's own text; every seal of that
+// Value, the first and the others, from many goroutines at once, gives
+// the bytes and digest Seal gives for its own effect, and the Value, like
+// every Sealed made from it, keeps its text. Were two seals to share the
+// room after the object, the later ones would write their effects' fields
+// over the first one's (and the race detector would see the writes).
+func TestSealArgsAroundParsedText(t *testing.T) {
+	raw := []byte(`{"to":"finance@example.com","body":"` + strings.Repeat("numbers ", 512) + `","cc":[]}`)
+	v, err := canon.Parse(raw)
+	require.NoError(t, err)
+	want := v.Canonical()
+	effects := make([]canon.Effect, 16)
+	for i := range effects {
+		e := canon.Effect{Tool: "send_email", Task: "t", Step: strconv.Itoa(i), PolicyVersion: "v1",
+			Principal: canon.Principal{User: "u", Agent: "a"}}
+		e.Audience = strings.Repeat("a", i*40) // the later effects outgrow the room
+		effects[i] = e
+	}
+	sealed := make([]canon.Sealed, len(effects))
+	sealed[0], err = canon.SealArgs(effects[0], v) // the one that fits the room
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for i, e := range effects[1:] {
+		i++
+		wg.Go(func() {
+			s, err := canon.SealArgs(e, v)
+			assert.NoError(t, err)
+			sealed[i] = s
+		})
+	}
+	wg.Wait()
+	for i, e := range effects {
+		e.Args = raw
+		s, err := canon.Seal(e)
+		require.NoError(t, err)
+		assert.Equal(t, string(s.Bytes()), string(sealed[i].Bytes()), "effect %d", i)
+		assert.Equal(t, s.Digest(), sealed[i].Digest(), "effect %d", i)
+		assert.Equal(t, canon.Sum(sealed[i].Bytes()), sealed[i].Digest(), "effect %d", i)
+		assert.Equal(t, want, sealed[i].Args().Canonical(), "effect %d", i)
+	}
+	assert.Equal(t, want, v.Canonical())
+}
+
+// TestSealArgsDoesNotCopyParsedObject: sealing an object Parse returned
+// allocates far less than the object, since the effect is written around
+// its text; a second seal of it copies it.
+func TestSealArgsDoesNotCopyParsedObject(t *testing.T) {
+	raw := []byte(`{"to":"finance@example.com","body":"` + strings.Repeat("numbers ", 8<<10) + `"}`)
+	v, err := canon.Parse(raw)
+	require.NoError(t, err)
+	e := sampleEffect()
+	allocated := func() uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := canon.SealArgs(e, v)
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	assert.Less(t, allocated(), uint64(len(raw)/8), "the first seal copied the arguments")
+	assert.Greater(t, allocated(), uint64(len(raw)), "a second seal shares the first one's room")
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -64,6 +65,13 @@ type tree struct {
 	src   string // the canonical text
 	esc   string // decoded strings whose canonical text has escapes
 	nodes []node
+
+	// room, when set, is the buffer src was frozen from, whose bytes
+	// past src are unused: src is an object's text after the start of
+	// an effect (`{"args":`), so that [SealArgs] can write the rest of
+	// the effect there, once (claimed), instead of copying the object.
+	room    []byte
+	claimed atomic.Bool
 }
 
 // span is a decoded string inside src, or inside esc when flagged.
@@ -153,12 +161,23 @@ func (l Limits) ParseValue(canonical []byte) (Value, error) {
 func Parse(raw []byte) (Value, error) { return Limits{}.Parse(raw) }
 
 // Parse is [Parse] within l.
+//
+// An object is parsed after the start of an effect, with room for the
+// rest of it, so that sealing it as an effect's arguments writes the
+// effect around it rather than copying it (see [SealArgs]).
 func (l Limits) Parse(raw []byte) (Value, error) {
-	t, out, err := l.build(raw, "")
+	prefix := ""
+	if b := bytes.TrimLeft(raw, " \t\r\n"); len(b) > 0 && b[0] == '{' {
+		prefix = effectStart
+	}
+	t, out, err := l.build(raw, prefix)
 	if err != nil {
 		return Value{}, err
 	}
 	t.src = frozen(out)
+	if prefix != "" {
+		t.room = out
+	}
 	return Value{t: t}, nil
 }
 
@@ -181,7 +200,13 @@ func (l Limits) build(raw []byte, prefix string) (*tree, []byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, nil, &Error{Offset: invalidUTF8At(raw), Err: ErrInvalidUTF8}
 	}
-	out := make([]byte, 0, len(prefix)+len(raw)+256)
+	// After arguments parsed with an effect's start there is room for
+	// the rest of a typical effect (see [SealArgs]).
+	room := 256
+	if prefix != "" {
+		room = 512
+	}
+	out := make([]byte, 0, len(prefix)+len(raw)+room)
 	// The member stack starts with room for a small object's members,
 	// where growing it from nothing would take three allocations.
 	p := parser{in: raw, maxDepth: maxDepth, out: append(out, prefix...), build: true,
