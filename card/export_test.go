@@ -24,3 +24,11 @@ func TextEstimate(c *Card, width int) int { return textEstimate(c, width) }
 // HTMLEstimate is the HTML view's estimate of its own length, before any
 // of it is written.
 func HTMLEstimate(c *Card) int { return htmlEstimate(c) }
+
+// WalkedEstimates are both views' estimates of c counted by walking its
+// arguments, as for a card the render did not count.
+func WalkedEstimates(c *Card, width int) (text, html int) {
+	walked := *c
+	walked.m.counted = false
+	return textEstimate(&walked, width), htmlEstimate(&walked)
+}

@@ -20,15 +20,42 @@ func htmlEstimate(c *Card) int {
 	n := 8192 + 3*(len(m.Untrusted.Rationale.Text)+len(m.Untrusted.ToolDescription.Text))
 	n += 512 * (len(m.Refs) + len(m.Unbound) + len(m.Context.Reasons) + len(m.Context.Approvers) +
 		len(m.Context.Delegations) + len(m.Context.Provenance))
+	if m.counted {
+		return n + m.htmlRoom
+	}
 	for i := range m.Args {
-		f := &m.Args[i]
-		n += 256 + htmlTextEstimate(f.Name.Text) + 128*len(f.Name.Flags) + htmlDomainsEstimate(f.NameDoms)
-		if f.Label != nil {
-			n += 64 + htmlTextEstimate(f.Label.Text) + 128*len(f.Label.Flags)
-		}
-		n += htmlNodeEstimate(&f.Value)
+		n += htmlFieldEstimate(&m.Args[i]) + htmlTreeEstimate(&m.Args[i].Value)
 	}
 	return n
+}
+
+// htmlFieldEstimate estimates the markup of argument f itself, its
+// value's members or items left out.
+func htmlFieldEstimate(f *field) int {
+	n := 256 + htmlTextEstimate(f.Name.Text) + 128*len(f.Name.Flags) + htmlDomainsEstimate(f.NameDoms)
+	if f.Label != nil {
+		n += 64 + htmlTextEstimate(f.Label.Text) + 128*len(f.Label.Flags)
+	}
+	return n + htmlLineEstimate(&f.Value)
+}
+
+// htmlTreeEstimate estimates the markup of the members or items of n,
+// and theirs in turn.
+func htmlTreeEstimate(n *node) int {
+	t := 0
+	switch n.kind() {
+	case kindObject:
+		ms := n.members()
+		for i := range ms {
+			t += htmlTreeLineEstimate(&ms[i].Value) + htmlTreeEstimate(&ms[i].Value)
+		}
+	case kindArray:
+		items := n.items()
+		for i := range items {
+			t += htmlTreeLineEstimate(&items[i]) + htmlTreeEstimate(&items[i])
+		}
+	}
+	return t
 }
 
 // htmlTextEstimate estimates what writeEsc writes for s: its run, s
@@ -51,8 +78,9 @@ func htmlDomainsEstimate(doms []host.Domain) int {
 	return n
 }
 
-// htmlNodeEstimate estimates what writeNodeBodyHTML writes for n.
-func htmlNodeEstimate(n *node) int {
+// htmlLineEstimate estimates what writeNodeBodyHTML writes for n, its
+// members' and items' values left out.
+func htmlLineEstimate(n *node) int {
 	switch n.kind() {
 	case kindObject:
 		ms := n.members()
@@ -67,7 +95,7 @@ func htmlNodeEstimate(n *node) int {
 			} else {
 				t += len(`<li><b>""</b>: </li>`) + htmlTextEstimate(k.Text)
 			}
-			t += 128*len(k.Flags) + htmlDomainsEstimate(ms[i].keyDoms()) + htmlTreeValueEstimate(&ms[i].Value)
+			t += 128*len(k.Flags) + htmlDomainsEstimate(ms[i].keyDoms())
 		}
 		return t
 	case kindArray:
@@ -76,12 +104,8 @@ func htmlNodeEstimate(n *node) int {
 			return len(`<i>[]</i> <small>(empty list)</small>`)
 		}
 		// The heads "[0]" on, counted at once.
-		t := len(`<small>list of </small><ul class="asu-tree"></ul>`) + len(decimal(len(items))) +
+		return len(`<small>list of </small><ul class="asu-tree"></ul>`) + len(decimal(len(items))) +
 			len(items)*len(`<li><b>[]</b>: </li>`) + digitsBelow(len(items))
-		for i := range items {
-			t += htmlTreeValueEstimate(&items[i])
-		}
-		return t
 	case kindString:
 		t := len(`<span class="asu-val asu-str asu-word">""</span>`) + htmlTextEstimate(n.Text)
 		if l := n.long(); l != nil {
@@ -95,10 +119,11 @@ func htmlNodeEstimate(n *node) int {
 	return len(`<span class="asu-val asu-number"></span>`) + len(n.Text)
 }
 
-// htmlTreeValueEstimate estimates what writeTreeValueHTML writes for n.
-func htmlTreeValueEstimate(n *node) int {
+// htmlTreeLineEstimate estimates what writeTreeValueHTML writes for n,
+// its members' and items' values left out.
+func htmlTreeLineEstimate(n *node) int {
 	if k := n.kind(); k == kindNumber || k == kindBool || k == kindNull {
 		return len(`<i></i>`) + len(n.Text)
 	}
-	return htmlNodeEstimate(n)
+	return htmlLineEstimate(n)
 }

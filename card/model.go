@@ -22,6 +22,11 @@ type model struct {
 	Untrusted untrustedPart `json:"untrusted"`
 
 	memos int32 // the highest memo number of a node
+	// The arguments' lines of the text view at DefaultWidth and their
+	// HTML, estimated as the render built them (see textEstimate and
+	// htmlEstimate), when counted.
+	textRoom, htmlRoom int
+	counted            bool
 }
 
 type toolPart struct {

@@ -158,6 +158,7 @@ func (rr Renderer) render(s canon.Sealed, ctx Context, remember bool) (*Card, er
 		return nil, err
 	}
 	m.memos = r.memos
+	m.textRoom, m.htmlRoom, m.counted = r.textRoom, r.htmlRoom, true
 	for i, ref := range e.Refs {
 		name, err := r.key(ref.Name)
 		if err != nil {
@@ -225,6 +226,11 @@ type renderer struct {
 	count      jsonWriter // counts the card JSON of each node built
 
 	size, limit int // least bytes of the card JSON so far; what a verifier accepts
+
+	// The views' estimates of the arguments, each node's own lines and
+	// markup counted by its parent once its head is known: the views
+	// need not walk the model to learn them.
+	textRoom, htmlRoom int
 }
 
 // maxMemoLen is the longest string remembered: a longer one costs as much
@@ -404,7 +410,12 @@ func (r *renderer) field(f *field, key string, val, args canon.Value) error {
 		s := r.prose.Show(u)
 		f.Unit = &s
 	}
-	return r.node(&f.Value, val, asHost)
+	if err := r.node(&f.Value, val, asHost, 1); err != nil {
+		return err
+	}
+	r.textRoom += textFieldEstimate(f, DefaultWidth)
+	r.htmlRoom += htmlFieldEstimate(f)
+	return nil
 }
 
 // currency returns the amount's currency: the currency argument's string
@@ -471,7 +482,7 @@ func (r *renderer) grow(n int) error {
 }
 
 // node fills n, a node at its final place in the model, with v.
-func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
+func (r *renderer) node(n *node, v canon.Value, asHost bool, indent int) error {
 	if err := r.grow(nodeBytes); err != nil {
 		return err
 	}
@@ -486,7 +497,7 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 		for key, c := range v.Members() {
 			mb := &members[i]
 			i++
-			if err := r.node(&mb.Value, c, false); err != nil {
+			if err := r.node(&mb.Value, c, false, indent+2); err != nil {
 				return err
 			}
 			k, err := r.key(key)
@@ -497,15 +508,19 @@ func (r *renderer) node(n *node, v canon.Value, asHost bool) error {
 			if err := r.grow(memberBytes + len(k.shown.Text)); err != nil {
 				return err
 			}
+			r.textRoom += textMemberEstimate(indent+2, mb, DefaultWidth)
+			r.htmlRoom += htmlTreeLineEstimate(&mb.Value)
 		}
 	case canon.KindArray:
 		items := r.nodes(v.Len())
 		n.setItems(items)
 		i := 0
 		for _, c := range v.Elems() {
-			if err := r.node(&items[i], c, asHost); err != nil {
+			if err := r.node(&items[i], c, asHost, indent+2); err != nil {
 				return err
 			}
+			r.textRoom += textLineEstimate(indent+2, 0, &items[i], DefaultWidth)
+			r.htmlRoom += htmlTreeLineEstimate(&items[i])
 			i++
 		}
 	default:

@@ -533,60 +533,86 @@ func refContent(size int64, sha256 string) string {
 // textEstimate estimates the length of the text view of c at width
 // columns, so that the view is written into room of about its size: not
 // copied at the end for having been given far more room than it used, nor
-// joined from chunks for having been given too little. It walks the
-// arguments as the view does and counts each line that fits as written;
-// what it cannot know without laying lines out (the notes of a flag or a
-// domain, lines wrapped) it counts roughly. A wrong estimate costs time,
-// never a byte of the view.
+// joined from chunks for having been given too little. It counts each
+// line that fits as written; what it cannot know without laying lines
+// out (the notes of a flag or a domain, lines wrapped) it counts roughly.
+// A wrong estimate costs time, never a byte of the view. At
+// [DefaultWidth] the arguments' lines were counted as the render built
+// them; at another width they are counted by walking the arguments.
 func textEstimate(c *Card, width int) int {
 	m := &c.m
 	n := 4096 + 2*(len(m.Untrusted.Rationale.Text)+len(m.Untrusted.ToolDescription.Text))
 	n += 256 * (len(m.Refs) + len(m.Unbound) + len(m.Context.Reasons) + len(m.Context.Approvers) +
 		len(m.Context.Delegations) + len(m.Context.Provenance))
+	if width == DefaultWidth && m.counted {
+		return n + m.textRoom
+	}
 	for i := range m.Args {
-		f := &m.Args[i]
-		head := len(f.Name.Text) + 2
-		if f.Label != nil {
-			head += len(f.Label.Text) + 3
-		}
-		n += textNodeEstimate(1, head, &f.Value, width) + 96*(len(f.Name.Flags)+len(f.NameDoms))
+		n += textFieldEstimate(&m.Args[i], width) + textTreeEstimate(1, &m.Args[i].Value, width)
 	}
 	return n
 }
 
-// textNodeEstimate estimates the text view's lines of n at indent under a
-// head of head bytes; see [textEstimate].
-func textNodeEstimate(indent, head int, n *node, width int) int {
+// textFieldEstimate estimates the lines of argument f itself, its
+// value's members or items left out.
+func textFieldEstimate(f *field, width int) int {
+	head := len(f.Name.Text) + 2
+	if f.Label != nil {
+		head += len(f.Label.Text) + 3
+	}
+	return textLineEstimate(1, head, &f.Value, width) + 96*(len(f.Name.Flags)+len(f.NameDoms))
+}
+
+// textMemberEstimate estimates the lines of member mb at indent, its
+// value's own members or items left out.
+func textMemberEstimate(indent int, mb *member, width int) int {
+	k := mb.key()
+	kh := len(k.Text)
+	if !isPlainKey(k.Text) {
+		kh += 2
+	}
+	return textLineEstimate(indent, kh, &mb.Value, width) + 96*(len(k.Flags)+len(mb.keyDoms()))
+}
+
+// textTreeEstimate estimates the lines of the members or items of n at
+// indent, and theirs in turn.
+func textTreeEstimate(indent int, n *node, width int) int {
+	t := 0
+	switch n.kind() {
+	case kindObject:
+		ms := n.members()
+		for i := range ms {
+			t += textMemberEstimate(indent+2, &ms[i], width) + textTreeEstimate(indent+2, &ms[i].Value, width)
+		}
+	case kindArray:
+		items := n.items()
+		for i := range items {
+			t += textLineEstimate(indent+2, 0, &items[i], width) + textTreeEstimate(indent+2, &items[i], width)
+		}
+	}
+	return t
+}
+
+// textLineEstimate estimates the text view's lines of n itself at indent
+// under a head of head bytes, its members or items left out; see
+// [textEstimate].
+func textLineEstimate(indent, head int, n *node, width int) int {
 	pad := min(2*indent, 32, width-28)
 	// lineMark and the pad, the head, ": " and the newline.
 	line := len("▌ ") + pad + head + 3
 	switch n.kind() {
 	case kindObject:
-		ms := n.members()
-		if len(ms) == 0 {
+		if len(n.members()) == 0 {
 			return line + len("{} (empty object)")
 		}
-		t := line + len("object of ") + len(decimal(len(ms)))
-		for i := range ms {
-			k := ms[i].key()
-			kh := len(k.Text)
-			if !isPlainKey(k.Text) {
-				kh += 2
-			}
-			t += textNodeEstimate(indent+2, kh, &ms[i].Value, width) + 96*(len(k.Flags)+len(ms[i].keyDoms()))
-		}
-		return t
+		return line + len("object of ") + len(decimal(len(n.members())))
 	case kindArray:
 		items := n.items()
 		if len(items) == 0 {
 			return line + len("[] (empty list)")
 		}
 		// The heads "[0]" on, counted at once.
-		t := line + len("list of ") + len(decimal(len(items))) + 2*len(items) + digitsBelow(len(items))
-		for i := range items {
-			t += textNodeEstimate(indent+2, 0, &items[i], width)
-		}
-		return t
+		return line + len("list of ") + len(decimal(len(items))) + 2*len(items) + digitsBelow(len(items))
 	}
 	line += len(n.Text)
 	notes := 0

@@ -35,3 +35,46 @@ func TestViewEstimatesNearTheViews(t *testing.T) {
 		}
 	}
 }
+
+// TestCountedEstimatesAreTheWalked holds the views' estimates the render
+// counts as it builds the model to those a walk of the finished model
+// makes: for every adversarial shape, and for the cards of the
+// injectivity corpus (strings of every script, marks, hosts, long
+// values, nesting, labels and units), at the default width.
+func TestCountedEstimatesAreTheWalked(t *testing.T) {
+	check := func(name string, c *card.Card) {
+		t.Helper()
+		text, html := card.WalkedEstimates(c, card.DefaultWidth)
+		if got := card.TextEstimate(c, card.DefaultWidth); got != text {
+			t.Errorf("%s: text estimate counted %d, walked %d", name, got, text)
+		}
+		if got := card.HTMLEstimate(c); got != html {
+			t.Errorf("%s: HTML estimate counted %d, walked %d", name, got, html)
+		}
+	}
+	for _, shape := range shapes {
+		sealed, err := canon.Seal(effectWith(shapeArgs(shape, 8<<10)))
+		if err != nil {
+			t.Fatalf("%s: %v", shape, err)
+		}
+		c, err := card.RenderSealed(sealed, injectivityContext())
+		if err != nil {
+			t.Fatalf("%s: %v", shape, err)
+		}
+		check(shape, c)
+	}
+	n := 0
+	for _, p := range corpus() {
+		for _, e := range []canon.Effect{p.a, p.b} {
+			c, err := card.Render(e, injectivityContext())
+			if err != nil {
+				continue
+			}
+			check(p.class, c)
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d corpus cards rendered", n)
+	}
+}
