@@ -95,3 +95,12 @@ func appendItemHeads(buf []byte, from, n int) (string, []byte) {
 	}
 	return string(buf), buf
 }
+
+// itemHeadLen is the length of item i's head, "[i]".
+func itemHeadLen(i int) int {
+	n := 3
+	for x := 10; i >= x && x > 0; x *= 10 {
+		n++
+	}
+	return n
+}

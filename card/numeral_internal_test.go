@@ -57,3 +57,22 @@ func TestDigitsBelow(t *testing.T) {
 		d += len(strconv.Itoa(n))
 	}
 }
+
+// TestItemHeadLen holds itemHeadLen to the length of "[i]", and to the
+// heads appendItemHeads writes, across every change in digit count.
+func TestItemHeadLen(t *testing.T) {
+	var buf []byte
+	heads := ""
+	for i := 0; i <= 1_100_000; i++ {
+		if got, want := itemHeadLen(i), len("["+strconv.Itoa(i)+"]"); got != want {
+			t.Fatalf("itemHeadLen(%d) = %d, want %d", i, got, want)
+		}
+		if heads == "" {
+			heads, buf = appendItemHeads(buf, i, 1_100_001)
+		}
+		if h := heads[:itemHeadLen(i)]; h != "["+strconv.Itoa(i)+"]" {
+			t.Fatalf("head %d is %q", i, h)
+		}
+		heads = heads[itemHeadLen(i):]
+	}
+}

@@ -441,7 +441,7 @@ func (v *textView) node(indent int, head []wrap.Piece, key escape.Shown, keyDoms
 			if heads == "" {
 				heads, v.num = appendItemHeads(v.num, i, len(n.items()))
 			}
-			h := heads[:strings.IndexByte(heads, ']')+1]
+			h := heads[:itemHeadLen(i)]
 			heads = heads[len(h):]
 			ih[0] = wrap.Fixed(h)
 			v.node(indent+2, ih[:], escape.Shown{}, nil, &n.items()[i], nil)
