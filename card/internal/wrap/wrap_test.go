@@ -131,3 +131,32 @@ func TestShortIsLine(t *testing.T) {
 	}
 	require.Greater(t, wrote, 2000, "the generator made too few lines that fit")
 }
+
+// FuzzShort holds Short to Line on any head and value: a line Short
+// writes is the line Line writes, and one it declines it leaves unwritten.
+func FuzzShort(f *testing.F) {
+	f.Add("[12]", "", "1", "", uint8(40), uint8(3), false)
+	f.Add("to", `"`, "finance@example.com", `"`, uint8(40), uint8(0), true)
+	f.Add("k", "list of ", "3", "", uint8(0), uint8(30), true)
+	f.Add("a\\n", `"`, "x\\ny", `"`, uint8(120), uint8(2), false)
+	f.Fuzz(func(t *testing.T, head, a, value, c string, width, indent uint8, derived bool) {
+		if len(head)+len(a)+len(value)+len(c) > 1<<12 {
+			return
+		}
+		h := Fixed(head)
+		if derived {
+			h = Derived(head)
+		}
+		short, line := New(20+int(width), 0), New(20+int(width), 0)
+		if !short.Short(int(indent%40), h, a, value, c) {
+			if short.Len() != 0 {
+				t.Fatalf("Short wrote %q and reported it did not", short.String())
+			}
+			return
+		}
+		line.Line(int(indent%40), "", h, Fixed(": "), Derived(a), Derived(value), Derived(c))
+		if line.String() != short.String() {
+			t.Fatalf("Short wrote %q, Line %q", short.String(), line.String())
+		}
+	})
+}
