@@ -84,6 +84,11 @@ func addCount(ctx context.Context, tx runner, op store.CountOp) (int64, error) {
 	if err != nil {
 		return 0, dbErr(err)
 	}
+	if n != op.Delta {
+		// The window was there already: no window was made, so the key
+		// still has at most two and none to drop.
+		return n, nil
+	}
 	// Keep the key's two newest windows.
 	_, err = tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start < (
 		SELECT window_start FROM counters WHERE key = ? ORDER BY window_start DESC LIMIT 1 OFFSET 1)`, op.Key, op.Key)
