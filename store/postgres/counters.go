@@ -55,8 +55,9 @@ const (
 	queryReadCount = `SELECT CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE 0 END FROM counters WHERE key = $1`
 )
 
-// AddCounts implements [store.Counters]: one statement, or one
-// transaction of them.
+// AddCounts implements [store.Counters]: reads alone as one statement or
+// one transaction of them; with any add, one batch in a transaction that
+// does not wait for the WAL (see Durability in the package doc).
 func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
 	const op = "add count"
 	if err := store.CheckCountOps(ops); err != nil {
@@ -84,10 +85,38 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 		}
 		return nil
 	}
+	reads := true
+	for _, c := range ops {
+		reads = reads && c.Delta == 0
+	}
 	var err error
-	if len(ops) == 1 {
+	switch {
+	case !reads:
+		// Counts decide nothing: their commit does not wait for the WAL
+		// (see Durability in the package doc).
+		err = s.relaxed(ctx, func(b *pgx.Batch) {
+			for _, c := range ops {
+				if c.Delta == 0 {
+					b.Queue(queryReadCount, c.Key, c.Window)
+				} else {
+					b.Queue(queryAddCount, c.Key, c.Window, c.Delta)
+				}
+			}
+		}, func(br pgx.BatchResults) error {
+			for i := range ops {
+				err := br.QueryRow().Scan(&out[i])
+				switch {
+				case errors.Is(err, pgx.ErrNoRows):
+					out[i] = 0
+				case err != nil:
+					return err
+				}
+			}
+			return nil
+		})
+	case len(ops) == 1:
 		err = apply(s.pool)
-	} else {
+	default:
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return apply(tx) })
 	}
 	if err != nil {

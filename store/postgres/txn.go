@@ -166,3 +166,50 @@ func (t *txn) commitNoted(ctx context.Context, note store.Note, merged bool, tic
 	_, err := t.commit(ctx, recs...)
 	return err
 }
+
+// queryNoFlush lets the transaction it starts commit without waiting for
+// its WAL to be flushed (or sent to a synchronous standby): the
+// transaction's record becomes durable with the next commit that waits,
+// which flushes the WAL up to its own record and so every record before
+// it. SET LOCAL ends with the transaction, so the connection goes back
+// to the pool with the server's setting.
+const queryNoFlush = `SET LOCAL synchronous_commit = off`
+
+// relaxed runs the statements queue adds in a transaction that does not
+// wait for the WAL (queryNoFlush): BEGIN, the setting, the statements and
+// COMMIT travel in one batch, one round trip like a statement alone. read
+// reads the statements' results, in order; an error it returns that is
+// not the database's (pgx.ErrNoRows) still lets the transaction commit,
+// having changed nothing. Only the writes that decide nothing use it:
+// Show, AdvanceSignCount and AddCounts (see Durability in the package
+// doc).
+func (s *Store) relaxed(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	return s.inTxn(ctx, func(t *txn) error {
+		b := &pgx.Batch{}
+		b.Queue(queryNoFlush)
+		queue(b)
+		b.Queue("COMMIT")
+		br := t.send(ctx, b)
+		_, err := br.Exec()
+		if err == nil {
+			err = read(br)
+		}
+		if err == nil || errNoRow(err) {
+			if _, cerr := br.Exec(); cerr != nil {
+				err = cerr
+			} else {
+				t.closed = true
+			}
+		}
+		if cerr := br.Close(); err == nil && cerr != nil {
+			t.closed = false
+			err = cerr
+		}
+		return err
+	})
+}
+
+// relaxedOne is relaxed for one statement.
+func (s *Store) relaxedOne(ctx context.Context, read func(pgx.BatchResults) error, query string, args ...any) error {
+	return s.relaxed(ctx, func(b *pgx.Batch) { b.Queue(query, args...) }, read)
+}

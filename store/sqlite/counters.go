@@ -78,11 +78,18 @@ func addCount(ctx context.Context, tx runner, op store.CountOp) (int64, error) {
 		}
 		return n, dbErr(err)
 	}
+	// The upsert also says how many windows the key has now, so that only
+	// an add that left it a third pays for dropping the oldest.
+	var windows int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
-		ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n RETURNING n`,
-		op.Key, op.Window.UnixMicro(), op.Delta).Scan(&n)
+		ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n
+		RETURNING n, (SELECT count(*) FROM counters WHERE key = ?)`,
+		op.Key, op.Window.UnixMicro(), op.Delta, op.Key).Scan(&n, &windows)
 	if err != nil {
 		return 0, dbErr(err)
+	}
+	if windows <= 2 {
+		return n, nil
 	}
 	// Keep the key's two newest windows.
 	_, err = tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start < (

@@ -184,3 +184,50 @@ func BenchmarkCycle(b *testing.B) {
 		})
 	}
 }
+
+// TestLostShowingRestartsDwell: a showing that a power loss undid (its
+// commit did not wait for the disk and no decision followed it) counts
+// as no showing. The gate then refuses the approval until the card is
+// shown again, and the dwell counts from that new showing, so the loss
+// only lengthens the approver's wait (store.Votes.Show).
+func TestLostShowingRestartsDwell(t *testing.T) {
+	ctx := t.Context()
+	const dwell = 10 * time.Second
+	clock := stepuptest.NewClock(stepuptest.Start())
+	s := openT(t, filepath.Join(t.TempDir(), "asu.db"), &Options{Clock: clock.Now})
+	g, err := gate.New(s, stepuptest.SeedCatalog(), stepuptest.Passkeys(s), gate.WithLocalClock(clock.Now),
+		gate.WithDwell(dwell))
+	require.NoError(t, err)
+	c := stepuptest.SendEmail("finance@example.com")
+	auth, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(s), c.Principal.User)
+	require.NoError(t, err)
+	tk, err := g.Propose(ctx, c)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status, tk.Reason)
+	desk := g.Desk()
+	answer := func() []byte {
+		p, err := desk.Prompt(ctx, tk.ID)
+		require.NoError(t, err)
+		a, err := auth.Assert(p.Options)
+		require.NoError(t, err)
+		return a
+	}
+
+	require.NoError(t, desk.Show(ctx, tk.ID))
+	// The power loss: the showing is gone, as if never made.
+	_, err = s.db.ExecContext(ctx, `UPDATE approvals SET shown_at = NULL WHERE id = ?`, string(tk.ID))
+	require.NoError(t, err)
+	clock.Advance(dwell + time.Second)
+	_, err = desk.Approve(ctx, tk.ID, answer())
+	require.ErrorIs(t, err, stepup.ErrTooFast, "a lost showing is no showing")
+
+	require.NoError(t, desk.Show(ctx, tk.ID)) // the approver's page shows the card again
+	clock.Advance(dwell / 2)
+	_, err = desk.Approve(ctx, tk.ID, answer())
+	require.ErrorIs(t, err, stepup.ErrTooFast, "the dwell counts from the new showing")
+
+	clock.Advance(dwell)
+	done, err := desk.Approve(ctx, tk.ID, answer())
+	require.NoError(t, err)
+	assert.Equal(t, stepup.StatusApproved, done.Status)
+}
