@@ -354,6 +354,22 @@ func (s Sealed) Tool() string {
 	return s.s.effect.Tool
 }
 
+// Task returns the effect's task without copying the effect.
+func (s Sealed) Task() string {
+	if s.s == nil {
+		return ""
+	}
+	return s.s.effect.Task
+}
+
+// Step returns the effect's step without copying the effect.
+func (s Sealed) Step() string {
+	if s.s == nil {
+		return ""
+	}
+	return s.s.effect.Step
+}
+
 // PolicyVersion returns the version of the policy the effect was decided
 // under, without copying the effect.
 func (s Sealed) PolicyVersion() string {
