@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
@@ -92,8 +93,11 @@ func (c containedPolicy) DecideParsed(ctx context.Context, p plug.Proposal) (plu
 // Decide asks the policy about p, whose Parsed are the arguments, with
 // Args unset: a policy that reads only Parsed ([plug.ParsedDecider]) is
 // handed them alone, any other also their text, a copy of its own. The
-// policy gets nothing it could write into that the gate reads again.
+// policy gets nothing it could write into that the gate reads again: the
+// delegations and taint labels it is handed are its own copies too, or a
+// policy could change the principal the effect is sealed with.
 func (g *Gate) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	p.Principal.Delegations, p.Taint = slices.Clone(p.Principal.Delegations), slices.Clone(p.Taint)
 	var pd plug.ParsedDecider
 	switch c := g.cfg.Policy.(type) {
 	case containedRouter:
