@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Sealed is an effect canonicalized once: its canonical bytes, its
@@ -320,6 +321,20 @@ func (s Sealed) Bytes() []byte {
 		return nil
 	}
 	return []byte(s.s.src)
+}
+
+// BytesUnsafe returns the canonical effect itself, not a copy: the slice
+// is this Sealed's own memory, capped at its length, so that an append
+// never writes into it. Nothing may ever write into it, which would
+// change the Sealed under its digest for every holder of it. It is for a
+// holder bound to keep the bytes unchanged, as a store keeps a parked
+// ticket's Effect (immutable once parked, and hashed again before it
+// runs); anything else takes [Sealed.Bytes].
+func (s Sealed) BytesUnsafe() []byte {
+	if s.s == nil {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s.s.src), len(s.s.src))[:len(s.s.src):len(s.s.src)]
 }
 
 // Len returns the length of the canonical effect in bytes.

@@ -82,7 +82,11 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if err != nil {
 		return g.deny(ctx, p, "effect cannot be hashed faithfully")
 	}
-	p.a.Effect, p.a.Digest = p.sealed.Bytes(), p.sealed.Digest()
+	// The store keeps the sealed bytes themselves: a parked Effect is
+	// immutable (store.Approval), nothing but the store is handed them,
+	// and Execute parses a copy of what the store returns and checks it
+	// against the digest before anything runs.
+	p.a.Effect, p.a.Digest = p.sealed.BytesUnsafe(), p.sealed.Digest()
 	p.a.PolicyVersion, p.a.EffectClass, p.a.Approvers = d.PolicyVersion, d.Class, d.Approvers
 
 	if d.Verdict == plug.Allow {
