@@ -13,8 +13,9 @@ import (
 // Sealed is an effect canonicalized once: its canonical bytes, its
 // [Digest] and its arguments as a [Value], computed together by [Seal] or
 // [ParseSealed] and never again. It is immutable; every accessor returns a
-// copy or an immutable view, so a Sealed can be shared between goroutines
-// and the digest always matches the bytes and the effect.
+// copy or an immutable view (but [Sealed.BytesUnsafe], whose holder must
+// never write into it), so a Sealed can be shared between goroutines and
+// the digest always matches the bytes and the effect.
 //
 // The zero Sealed holds no effect ([Sealed.IsZero]).
 type Sealed struct{ s *sealed }
