@@ -316,7 +316,8 @@ func (p *parser) permute(ms []member, body int) {
 			big = i
 		}
 	}
-	p.scratch = p.scratch[:0]
+	rest := len(p.out) - body - (ms[big].end - ms[big].start)
+	p.scratch = slices.Grow(p.scratch[:0], rest)
 	at := body // where the largest member lands
 	for i, m := range ms {
 		if i != big {

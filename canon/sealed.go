@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Sealed is an effect canonicalized once: its canonical bytes, its
 // [Digest] and its arguments as a [Value], computed together by [Seal] or
 // [ParseSealed] and never again. It is immutable; every accessor returns a
-// copy or an immutable view, so a Sealed can be shared between goroutines
-// and the digest always matches the bytes and the effect.
+// copy or an immutable view (but [Sealed.BytesUnsafe], whose holder must
+// never write into it), so a Sealed can be shared between goroutines and
+// the digest always matches the bytes and the effect.
 //
 // The zero Sealed holds no effect ([Sealed.IsZero]).
 type Sealed struct{ s *sealed }
@@ -322,6 +324,20 @@ func (s Sealed) Bytes() []byte {
 	return []byte(s.s.src)
 }
 
+// BytesUnsafe returns the canonical effect itself, not a copy: the slice
+// is this Sealed's own memory, capped at its length, so that an append
+// never writes into it. Nothing may ever write into it, which would
+// change the Sealed under its digest for every holder of it. It is for a
+// holder bound to keep the bytes unchanged, as a store keeps a parked
+// ticket's Effect (immutable once parked, and hashed again before it
+// runs); anything else takes [Sealed.Bytes].
+func (s Sealed) BytesUnsafe() []byte {
+	if s.s == nil {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s.s.src), len(s.s.src))[:len(s.s.src):len(s.s.src)]
+}
+
 // Len returns the length of the canonical effect in bytes.
 func (s Sealed) Len() int {
 	if s.s == nil {
@@ -352,6 +368,22 @@ func (s Sealed) Tool() string {
 		return ""
 	}
 	return s.s.effect.Tool
+}
+
+// Task returns the effect's task without copying the effect.
+func (s Sealed) Task() string {
+	if s.s == nil {
+		return ""
+	}
+	return s.s.effect.Task
+}
+
+// Step returns the effect's step without copying the effect.
+func (s Sealed) Step() string {
+	if s.s == nil {
+		return ""
+	}
+	return s.s.effect.Step
 }
 
 // PolicyVersion returns the version of the policy the effect was decided

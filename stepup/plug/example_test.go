@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/plug"
 )
 
@@ -31,4 +32,25 @@ func Example_policy() {
 	d, _ := p.Decide(context.Background(), plug.Proposal{Tool: "mail"})
 	fmt.Println(d.Verdict, "-", d.Reason)
 	// Output: deny - unknown tool
+}
+
+// parsedReadOnly is readOnly, which reads the arguments from Parsed
+// alone, saying so: the gate then hands it Parsed without a copy of the
+// arguments' text.
+type parsedReadOnly struct{ readOnly }
+
+func (p parsedReadOnly) DecideParsed(ctx context.Context, pr plug.Proposal) (plug.Decision, error) {
+	return p.Decide(ctx, pr)
+}
+
+// A policy that reads only Proposal.Parsed implements plug.ParsedDecider;
+// the gate calls DecideParsed with Args nil.
+func ExampleParsedDecider() {
+	args, _ := canon.Parse([]byte(`{"mode":"read","path":"q3.csv"}`))
+	var p plug.Policy = parsedReadOnly{}
+	if pd, ok := p.(plug.ParsedDecider); ok {
+		d, _ := pd.DecideParsed(context.Background(), plug.Proposal{Tool: "files", Parsed: args})
+		fmt.Println(d.Verdict, "-", d.Reason)
+	}
+	// Output: allow - reads are allowed
 }

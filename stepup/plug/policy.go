@@ -14,10 +14,23 @@ type Policy interface {
 	Decide(ctx context.Context, p Proposal) (Decision, error)
 }
 
+// ParsedDecider is an optional capability of a [Policy] that reads a
+// proposal's arguments from [Proposal.Parsed] alone. The gate then calls
+// DecideParsed instead of Decide, with Parsed set and Args nil, and does
+// not copy the arguments' text for the policy: a large call's arguments
+// are then shared with the policy as an immutable [canon.Value] rather
+// than copied for each decision. DecideParsed must decide as Decide would
+// with Args set to Parsed's canonical text.
+type ParsedDecider interface {
+	DecideParsed(ctx context.Context, p Proposal) (Decision, error)
+}
+
 // Proposal is what a policy decides on: the call with canonical arguments.
 type Proposal struct {
 	Tool string
-	Args json.RawMessage // canonical JSON object
+	// Args is the canonical JSON object of the arguments, the policy's
+	// own copy; nil for [ParsedDecider.DecideParsed].
+	Args json.RawMessage
 	// Parsed is Args parsed, as the gate parsed them once: a policy reads
 	// the arguments here rather than parsing Args again. A caller of
 	// Decide other than the gate may leave it zero.

@@ -359,6 +359,17 @@ func (c *Catalog) Route(tool, policyVersion string) (plug.Route, bool) {
 
 // Decide implements [Policy].
 func (c *Catalog) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	return c.decide(p, false)
+}
+
+// DecideParsed implements [plug.ParsedDecider]: it decides on
+// p.Parsed alone, as Decide decides when p.Args is their text.
+func (c *Catalog) DecideParsed(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	return c.decide(p, true)
+}
+
+// decide is Decide, or with parsedOnly DecideParsed.
+func (c *Catalog) decide(p plug.Proposal, parsedOnly bool) (plug.Decision, error) {
 	d := plug.Decision{Verdict: plug.Deny, PolicyVersion: c.version}
 	t, ok := c.tools[p.Tool]
 	if !ok {
@@ -376,7 +387,7 @@ func (c *Catalog) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, e
 	// The gate hands the arguments parsed (p.Parsed); another caller of
 	// Decide may hand text only, or text not in canonical form.
 	args, err := p.Parsed, error(nil)
-	if args.Kind() != canon.KindObject || args.Canonical() != string(p.Args) {
+	if !parsedOnly && (args.Kind() != canon.KindObject || args.Canonical() != string(p.Args)) {
 		args, err = canon.ParseValue(p.Args)
 		if errors.Is(err, canon.ErrNotCanonical) {
 			if c, cerr := canon.Canonicalize(p.Args); cerr == nil {

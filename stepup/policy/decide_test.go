@@ -61,8 +61,8 @@ func argObject(r *rand.Rand, depth int) string {
 // TestParsedArgumentsDecideAsText: the catalog decides the same with the
 // arguments the gate parsed once (Proposal.Parsed, schemas validated from
 // that Value) as with the text alone, canonical or not, and with a Parsed
-// that does not match the text (the text wins), over generated arguments
-// for every seed tool.
+// that does not match the text (the text wins), and by DecideParsed with
+// the Value alone, over generated arguments for every seed tool.
 func TestParsedArgumentsDecideAsText(t *testing.T) {
 	ctx := context.Background()
 	cat := stepuptest.SeedCatalog()
@@ -93,7 +93,14 @@ func TestParsedArgumentsDecideAsText(t *testing.T) {
 			assert.Equal(t, want.Reason, got.Reason, "%s %s %s", name, tool, raw)
 			assert.Equal(t, want.Refs, got.Refs, "%s %s %s", name, tool, raw)
 		}
+		// What the gate hands a plug.ParsedDecider: Parsed alone.
+		got, err := cat.DecideParsed(ctx, plug.Proposal{Tool: tool, Parsed: parsed})
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "parsed only %s %s", tool, raw)
 	}
+	d, err := cat.DecideParsed(ctx, plug.Proposal{Tool: "send_email", Args: json.RawMessage(`{"to":"finance@example.com"}`)})
+	require.NoError(t, err)
+	assert.Equal(t, plug.Deny, d.Verdict, "DecideParsed reads Parsed, not Args")
 	assert.Greater(t, verdicts[plug.Deny], 100, "the generator reaches denials")
 	assert.Greater(t, verdicts[plug.Allow]+verdicts[plug.NeedsApproval], 100, "and calls the policy lets through")
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
@@ -21,10 +22,11 @@ func (g *Gate) ContainPlugins() {
 	switch p := g.cfg.Policy.(type) {
 	case nil, containedPolicy, containedRouter:
 	default:
+		_, parsed := p.(plug.ParsedDecider)
 		if r, ok := p.(plug.Router); ok {
-			g.cfg.Policy = containedRouter{containedPolicy{g, p}, r}
+			g.cfg.Policy = containedRouter{containedPolicy{g, p, parsed}, r}
 		} else {
-			g.cfg.Policy = containedPolicy{g, p}
+			g.cfg.Policy = containedPolicy{g, p, parsed}
 		}
 	}
 	switch a := g.cfg.Approver.(type) {
@@ -70,14 +72,51 @@ const (
 )
 
 type containedPolicy struct {
-	g *Gate
-	p plug.Policy
+	g      *Gate
+	p      plug.Policy
+	parsed bool // p is a plug.ParsedDecider
 }
 
 func (c containedPolicy) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
 	return Contain(ctx, c.g, PluginPolicy, DefaultPluginTimeout, func(ctx context.Context) (plug.Decision, error) {
 		return c.p.Decide(ctx, p)
 	})
+}
+
+// DecideParsed is only called when c.parsed (see [Gate.Decide]).
+func (c containedPolicy) DecideParsed(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	return Contain(ctx, c.g, PluginPolicy, DefaultPluginTimeout, func(ctx context.Context) (plug.Decision, error) {
+		return c.p.(plug.ParsedDecider).DecideParsed(ctx, p)
+	})
+}
+
+// Decide asks the policy about p, whose Parsed are the arguments, with
+// Args unset: a policy that reads only Parsed ([plug.ParsedDecider]) is
+// handed them alone, any other also their text, a copy of its own. The
+// policy gets nothing it could write into that the gate reads again: the
+// delegations and taint labels it is handed are its own copies too, or a
+// policy could change the principal the effect is sealed with.
+func (g *Gate) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
+	p.Principal.Delegations, p.Taint = slices.Clone(p.Principal.Delegations), slices.Clone(p.Taint)
+	var pd plug.ParsedDecider
+	switch c := g.cfg.Policy.(type) {
+	case containedRouter:
+		if c.parsed {
+			pd = c.containedPolicy
+		}
+	case containedPolicy:
+		if c.parsed {
+			pd = c
+		}
+	case plug.ParsedDecider:
+		pd = c
+	}
+	if pd != nil && p.Parsed.Kind() == canon.KindObject {
+		p.Args = nil
+		return pd.DecideParsed(ctx, p)
+	}
+	p.Args = json.RawMessage(p.Parsed.Canonical())
+	return g.cfg.Policy.Decide(ctx, p)
 }
 
 // containedRouter is a contained policy that routes stored tickets: a

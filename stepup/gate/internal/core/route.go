@@ -150,17 +150,16 @@ func (g *Gate) RedecideSealed(ctx context.Context, a store.Approval, s canon.Sea
 	if a.Tool == plug.GrantTool {
 		return GrantDecision(), nil
 	}
-	eff := s.Effect()
-	d, err := g.cfg.Policy.Decide(ctx, plug.Proposal{Tool: eff.Tool, Args: eff.Args, Parsed: s.Args(), Task: eff.Task,
-		Step: eff.Step, Session: a.Session, Principal: eff.Principal, Taint: a.Taint})
+	d, err := g.Decide(ctx, plug.Proposal{Tool: s.Tool(), Parsed: s.Args(), Task: s.Task(),
+		Step: s.Step(), Session: a.Session, Principal: s.Principal(), Taint: a.Taint})
 	switch {
 	case Misbehaviour(err) != "":
 		return plug.Decision{}, fmt.Errorf("%w: policy could not decide: %w", stepup.ErrNotApproved, err)
 	case err != nil:
 		return plug.Decision{}, fmt.Errorf("%w: policy could not decide", stepup.ErrNotApproved)
-	case d.PolicyVersion != eff.PolicyVersion:
+	case d.PolicyVersion != s.PolicyVersion():
 		return plug.Decision{}, fmt.Errorf("%w: decided under %q, the policy is now %q", stepup.ErrPolicyChanged,
-			eff.PolicyVersion, d.PolicyVersion)
+			s.PolicyVersion(), d.PolicyVersion)
 	case d.Verdict == plug.Deny:
 		return plug.Decision{}, fmt.Errorf("%w: the policy now denies the call", stepup.ErrPolicyChanged)
 	}

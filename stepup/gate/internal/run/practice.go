@@ -51,7 +51,7 @@ func (g *Gate) placePractice(ctx context.Context, c stepup.Call, group string, a
 	}
 	args = json.RawMessage(parsed.Canonical())
 	c.Args, c.Session, c.Grant = args, audit.PracticeSession+class, ""
-	d, err := g.core.Policy().Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
+	d, err := g.core.Decide(ctx, plug.Proposal{Tool: c.Tool, Parsed: parsed, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
 	if err != nil || d.Verdict != plug.NeedsApproval || d.PolicyVersion == "" || d.Approvers != group || d.Quorum > 1 {
 		return // the copy must reach the same people the same way, or it is not made

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -57,8 +56,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if err != nil || parsed.Kind() != canon.KindObject {
 		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
 	}
-	args := json.RawMessage(parsed.Canonical())
-	d, err := g.core.Policy().Decide(ctx, plug.Proposal{Tool: c.Tool, Args: args, Parsed: parsed, Task: c.Task, Step: c.Step,
+	d, err := g.core.Decide(ctx, plug.Proposal{Tool: c.Tool, Parsed: parsed, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
 	p.d = d
 	switch {
@@ -76,7 +74,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if err != nil {
 		return g.deny(ctx, p, "a referenced item could not be resolved")
 	}
-	p.sealed, err = g.SealEffect(canon.Effect{Tool: c.Tool, Args: args, Refs: refs, Task: c.Task, Step: c.Step,
+	p.sealed, err = g.SealEffect(canon.Effect{Tool: c.Tool, Refs: refs, Task: c.Task, Step: c.Step,
 		Principal: c.Principal, PolicyVersion: d.PolicyVersion, Audience: d.Audience}, parsed)
 	if errors.Is(err, canon.ErrTooLarge) {
 		return g.tooLarge(ctx, p, fmt.Sprintf("the sealed call is over %d bytes", canon.MaxEffect))
@@ -84,7 +82,11 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if err != nil {
 		return g.deny(ctx, p, "effect cannot be hashed faithfully")
 	}
-	p.a.Effect, p.a.Digest = p.sealed.Bytes(), p.sealed.Digest()
+	// The store keeps the sealed bytes themselves: a parked Effect is
+	// immutable (store.Approval), nothing but the store is handed them,
+	// and Execute parses a copy of what the store returns and checks it
+	// against the digest before anything runs.
+	p.a.Effect, p.a.Digest = p.sealed.BytesUnsafe(), p.sealed.Digest()
 	p.a.PolicyVersion, p.a.EffectClass, p.a.Approvers = d.PolicyVersion, d.Class, d.Approvers
 
 	if d.Verdict == plug.Allow {
