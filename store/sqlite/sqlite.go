@@ -34,11 +34,11 @@
 // followed; a crash of the process loses nothing, since the operating
 // system holds what was written. The store contract ([store.Votes],
 // [store.Counters], [store.Credentials]) says why each such loss is
-// safe. synchronous is a setting of the connection: a relaxed write
-// takes a connection of its own from the pool, sets NORMAL before its
-// BEGIN and FULL again after its COMMIT or ROLLBACK, and closes the
-// connection for good when that fails, so no pooled connection is left
-// relaxed for a decision to commit on.
+// safe. synchronous is a setting of the connection: relaxed writes run
+// on connections of their own (a pool of two), opened at NORMAL and never
+// used for anything else, so no decision ever commits on a relaxed
+// connection. They queue on the same writer semaphore as every other
+// write.
 //
 // # Decisions and their audit rows
 //
@@ -93,7 +93,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -140,9 +139,12 @@ type Store struct {
 	writer chan struct{} // a one-slot semaphore: writers in this process queue here, not in SQLite
 	closed atomic.Bool
 	stmts  sync.Map // query text -> *sql.Stmt
-	// relaxedAll is Options.RelaxedSyncUnsafe: every connection commits
-	// with synchronous=NORMAL.
-	relaxedAll bool
+	// relaxed is the pool of the writes that decide nothing, whose
+	// connections are at synchronous=NORMAL and serve nothing else, with
+	// its own statements; nil when every connection is relaxed
+	// (Options.RelaxedSyncUnsafe) or none writes (Options.Inspect).
+	relaxed      *sql.DB
+	relaxedStmts sync.Map
 	// commits counts committed write transactions, and durable those that
 	// waited for the disk (synchronous=FULL), so tests can count what an
 	// operation costs.
@@ -186,37 +188,53 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if o.RelaxedSyncUnsafe {
 		syncMode = "NORMAL"
 	}
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
-	if o.Inspect {
-		// Read as found: not even the journal mode is changed.
-		q.Add("_pragma", "query_only(1)")
-	} else {
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "foreign_keys(1)")
-		q.Add("_pragma", "synchronous("+syncMode+")")
+	dsn := func(syncMode string) string {
+		q := url.Values{}
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()))
+		if o.Inspect {
+			// Read as found: not even the journal mode is changed.
+			q.Add("_pragma", "query_only(1)")
+		} else {
+			q.Add("_pragma", "journal_mode(WAL)")
+			q.Add("_pragma", "foreign_keys(1)")
+			q.Add("_pragma", "synchronous("+syncMode+")")
+		}
+		q.Add("_txlock", "immediate")
+		return path + "?" + q.Encode()
 	}
-	q.Add("_txlock", "immediate")
-	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", dsn(syncMode))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %v", err)
 	}
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
-	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1), path: path, closing: make(chan struct{}),
-		relaxedAll: o.RelaxedSyncUnsafe}
+	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1), path: path, closing: make(chan struct{})}
 	if o.Inspect {
 		return s, nil
 	}
+	if !o.RelaxedSyncUnsafe {
+		// sql.Open only parses: the connection is made at the first
+		// relaxed write.
+		if s.relaxed, err = sql.Open("sqlite", dsn("NORMAL")); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("sqlite: open: %v", err)
+		}
+		// Relaxed writes take turns on the writer semaphore: one
+		// connection runs them, and a second prepares each statement
+		// the first time (preparing on the pool needs a free
+		// connection).
+		s.relaxed.SetMaxOpenConns(2)
+		s.relaxed.SetMaxIdleConns(2)
+	}
 	if err := s.migrate(ctx); err != nil {
-		_ = db.Close()
+		s.closeDBs()
 		if isCorrupt(err) {
 			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 		return nil, err
 	}
 	if err := s.check(ctx); err != nil {
-		_ = db.Close()
+		s.closeDBs()
 		return nil, err
 	}
 	return s, nil
@@ -248,10 +266,21 @@ func (s *Store) Close() error {
 	s.pollers.Wait()
 	s.hub.ChangedAll()
 	s.closeStmts()
+	if s.relaxed != nil {
+		_ = s.relaxed.Close()
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %v", err)
 	}
 	return nil
+}
+
+// closeDBs closes the databases of a store that failed to open.
+func (s *Store) closeDBs() {
+	if s.relaxed != nil {
+		_ = s.relaxed.Close()
+	}
+	_ = s.db.Close()
 }
 
 // Baseline runs one empty write transaction (BEGIN IMMEDIATE; COMMIT), the
@@ -301,8 +330,7 @@ func (s *Store) writeRelaxed(ctx context.Context, op string, fn func(runner) err
 	return s.commit(ctx, op, false, fn)
 }
 
-// commit is write, waiting for the disk when durable is true (and
-// relaxedAll false).
+// commit is write, waiting for the disk when durable is true.
 func (s *Store) commit(ctx context.Context, op string, durable bool, fn func(runner) error) error {
 	if err := s.enter(ctx, op); err != nil {
 		return err
@@ -313,28 +341,19 @@ func (s *Store) commit(ctx context.Context, op string, durable bool, fn func(run
 	case <-ctx.Done():
 		return fmt.Errorf("sqlite: %s: %w", op, ctx.Err())
 	}
-	var (
-		tx  *sql.Tx
-		err error
-	)
-	if durable || s.relaxedAll {
-		tx, err = s.db.BeginTx(ctx, nil)
-	} else {
-		var conn *sql.Conn
-		if conn, err = s.relax(ctx); err != nil {
-			return s.fail(ctx, op, err)
-		}
-		// Deferred before the rollback below, so it runs after it: the
-		// setting cannot change inside a transaction.
-		defer s.unrelax(conn)
-		tx, err = conn.BeginTx(ctx, nil)
+	r := runner{s: s}
+	db := s.db
+	if !durable && s.relaxed != nil {
+		db, r.relaxed = s.relaxed, true
 	}
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(ctx, op, err)
 	}
 	// A no-op once committed; rolls back when fn panics.
 	defer func() { _ = tx.Rollback() }()
-	if err := fn(runner{s: s, tx: tx}); err != nil {
+	r.tx = tx
+	if err := fn(r); err != nil {
 		_ = tx.Rollback()
 		if errors.Is(err, errDB) {
 			return s.fail(ctx, op, err)
@@ -345,42 +364,10 @@ func (s *Store) commit(ctx context.Context, op string, durable bool, fn func(run
 		return s.fail(ctx, op, err)
 	}
 	s.commits.Add(1)
-	if durable && !s.relaxedAll {
+	if !r.relaxed && s.relaxed != nil {
 		s.durable.Add(1)
 	}
 	return nil
-}
-
-// relax takes a connection from the pool for one relaxed write and sets
-// it to synchronous=NORMAL; unrelax gives it back.
-func (s *Store) relax(ctx context.Context) (*sql.Conn, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=NORMAL"); err != nil {
-		s.discard(conn)
-		return nil, err
-	}
-	return conn, nil
-}
-
-// unrelax sets conn back to synchronous=FULL and returns it to the pool,
-// or closes it for good when that fails: whatever happened in the write,
-// the pool never hands out a relaxed connection.
-func (s *Store) unrelax(conn *sql.Conn) {
-	if _, err := conn.ExecContext(context.Background(), "PRAGMA synchronous=FULL"); err != nil {
-		s.discard(conn)
-		return
-	}
-	_ = conn.Close()
-}
-
-// discard closes conn's database connection instead of returning it to
-// the pool.
-func (s *Store) discard(conn *sql.Conn) {
-	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-	_ = conn.Close()
 }
 
 // errDB marks errors that came from the database, to be reported opaquely.

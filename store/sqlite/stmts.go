@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"sync"
 )
 
 // runner runs statements through the store's cache of prepared
@@ -12,6 +13,9 @@ import (
 type runner struct {
 	s  *Store
 	tx *sql.Tx
+	// relaxed says tx is on the store's relaxed connection, whose
+	// statements are cached apart.
+	relaxed bool
 }
 
 // reader runs statements outside a transaction.
@@ -20,14 +24,18 @@ func (s *Store) reader() runner { return runner{s: s} }
 // stmt returns the prepared statement for query, bound to the transaction
 // when there is one.
 func (r runner) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	v, ok := r.s.stmts.Load(query)
+	db, stmts := r.s.db, &r.s.stmts
+	if r.relaxed {
+		db, stmts = r.s.relaxed, &r.s.relaxedStmts
+	}
+	v, ok := stmts.Load(query)
 	if !ok {
-		st, err := r.s.db.PrepareContext(ctx, query)
+		st, err := db.PrepareContext(ctx, query)
 		if err != nil {
 			return nil, err
 		}
 		var loaded bool
-		if v, loaded = r.s.stmts.LoadOrStore(query, st); loaded {
+		if v, loaded = stmts.LoadOrStore(query, st); loaded {
 			_ = st.Close()
 		}
 	}
@@ -86,9 +94,11 @@ func (r runner) QueryRowContext(ctx context.Context, query string, args ...any) 
 
 // closeStmts closes every cached statement.
 func (s *Store) closeStmts() {
-	s.stmts.Range(func(k, v any) bool {
-		_ = v.(*sql.Stmt).Close()
-		s.stmts.Delete(k)
-		return true
-	})
+	for _, m := range []*sync.Map{&s.stmts, &s.relaxedStmts} {
+		m.Range(func(k, v any) bool {
+			_ = v.(*sql.Stmt).Close()
+			m.Delete(k)
+			return true
+		})
+	}
 }
