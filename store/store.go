@@ -48,21 +48,23 @@
 //
 // A decision is durable when its method returns: Park, Resolve, Vote,
 // Reopen, ExpirePending, Consume, Renew, Finish, Reclaim, the grant,
-// invite and credential changes, IncrStreak, ResetStreak and every audit
-// append wait for the disk (for store/postgres, the server's
-// synchronous_commit). Three writes that decide nothing may commit
-// without waiting: [Votes.Show], [Counters.AddCount] and
-// [Counters.AddCounts] (when they add) and
-// [Credentials.AdvanceSignCount]. A backend that relaxes them must make
-// its commits durable in order, as one write-ahead log does: a relaxed
-// commit becomes durable with the next durable commit made on the same
-// database, by any connection, process or replica. A crash may then
-// lose a showing, a flood count or a sign count that no durable commit
-// followed, and nothing else; each method says why that loss is safe.
-// The gate's approval cycle (propose, show, approve, execute) thus waits
-// for the disk four times, once per decision, like the store's own
-// cycle: the flood counts ride on the park that follows them, the
-// showing and the sign count on the approval.
+// invite and credential changes (the sign count among them),
+// IncrStreak, ResetStreak and every audit append wait for the disk (for
+// store/postgres, the server's synchronous_commit). Two writes that
+// decide nothing may commit without waiting: [Votes.Show] and
+// [Counters.AddCount] and [Counters.AddCounts] (when they add). A
+// backend that relaxes them must make its commits durable in order, as
+// one write-ahead log does: a relaxed commit becomes durable with the
+// next durable commit made on the same database, by any connection,
+// process or replica. A crash may then lose a showing or a flood count
+// that no durable commit followed, and nothing else; each method says
+// why that loss is safe. The flood counts ride on the park that follows
+// them and the showing on the approval, when flood control counts in the
+// gate's own store, as the gate sets it up by default; counters kept in
+// a database of their own become durable only with that database's next
+// durable commit. The sign count is not relaxed: a sign-in relies on it
+// with no decision after it, and an answer refused after it verified
+// (a wrong pick, a second person needed) commits none either.
 //
 // # Refusals
 //
@@ -320,17 +322,8 @@ type Credentials interface {
 	// counter has been seen above 0, n 0 is refused. A revoked credential
 	// fails with [ErrRevoked], so it never approves again.
 	//
-	// AdvanceSignCount may return before the new count is durable (see
-	// Durability in the package doc): the gate advances the count while
-	// verifying an answer, then commits the decision the answer is for
-	// (the vote, the approval, the denial), which makes the count durable
-	// with it. A crash can therefore lose only the count of an assertion
-	// whose decision did not commit: afterwards that assertion (signed
-	// for one ticket's challenge, so it can only decide that ticket,
-	// which it did not) or another with the same counter passes the
-	// counter check once more, as every assertion of an authenticator
-	// without a counter does. A count that a decision relied on is never
-	// lost.
+	// The new count is durable when AdvanceSignCount returns (see
+	// Durability in the package doc).
 	AdvanceSignCount(ctx context.Context, id []byte, n uint32) error
 	// RevokeCredential sets the credential's RevokedAt to at, with note's
 	// record (note gets the zero Approval), in one transaction. It fails

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/agentstepup/asu/store"
@@ -86,18 +85,15 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 // AdvanceSignCount implements [store.Credentials] with one conditional
 // UPDATE: of concurrent calls presenting the same counter, one wins and
 // the rest see the count it left and fail with [store.ErrCounter]; none
-// wins once the credential is revoked. Its transaction does not wait for
-// the WAL (see Durability in the package doc).
+// wins once the credential is revoked. It commits at the server's
+// synchronous_commit, like a decision: a sign-in relies on it with no
+// decision after it.
 func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
 	const op = "advance sign count"
 	if err := s.enter(ctx); err != nil {
 		return s.fail(ctx, op, err)
 	}
-	var tag pgconn.CommandTag
-	err := s.relaxedOne(ctx, func(br pgx.BatchResults) (err error) {
-		tag, err = br.Exec()
-		return err
-	}, `UPDATE credentials SET sign_count = $2
+	tag, err := s.pool.Exec(ctx, `UPDATE credentials SET sign_count = $2
 		WHERE id = $1 AND revoked_at IS NULL AND ($2 > sign_count OR ($2 = 0 AND sign_count = 0))`, id, int64(n))
 	if err != nil {
 		return s.fail(ctx, op, err)

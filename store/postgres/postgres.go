@@ -87,16 +87,17 @@
 //     traded for exactly once. remote_write waits only for the standby's
 //     memory, and loses commits if both hosts fail at once.
 //
-// Three writes that decide nothing commit with synchronous_commit off in
+// Two writes that decide nothing commit with synchronous_commit off in
 // their own transaction (SET LOCAL), whatever the server's setting: the
-// first showing of a card ([Store.Show]), flood counts
-// ([Store.AddCounts]) and a credential's signature counter
-// ([Store.AdvanceSignCount]). Such a commit returns before its WAL is
+// first showing of a card ([Store.Show]) and flood counts
+// ([Store.AddCounts]). A credential's signature counter
+// ([Store.AdvanceSignCount]) commits at the server's setting: a sign-in
+// relies on it with no decision after it. Such a relaxed commit returns before its WAL is
 // flushed, and becomes durable with the next commit that waits, by any
 // replica: that commit flushes (and sends to a synchronous standby) the
 // WAL up to its own record, so every record before it, and recovery
-// replays the WAL in order. A crash of the server may lose a showing, a
-// count or a sign count that no decision followed, and nothing else;
+// replays the WAL in order. A crash of the server may lose a showing or a
+// count that no decision followed, and nothing else;
 // the store contract ([store.Votes], [store.Counters],
 // [store.Credentials]) says why each such loss is safe. Every decision
 // waits as the settings above say.

@@ -181,7 +181,7 @@ const queryNoFlush = `SET LOCAL synchronous_commit = off`
 // reads the statements' results, in order; an error it returns that is
 // not the database's (pgx.ErrNoRows) still lets the transaction commit,
 // having changed nothing. Only the writes that decide nothing use it:
-// Show, AdvanceSignCount and AddCounts (see Durability in the package
+// Show and AddCounts (see Durability in the package
 // doc).
 func (s *Store) relaxed(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	return s.inTxn(ctx, func(t *txn) error {

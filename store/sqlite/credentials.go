@@ -90,10 +90,11 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 	return out, nil
 }
 
-// AdvanceSignCount implements [store.Credentials]. Its commit does not
-// wait for the disk (see Durability in the package doc).
+// AdvanceSignCount implements [store.Credentials]. Its commit waits for
+// the disk, like a decision's: a sign-in relies on it with no decision
+// after it.
 func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
-	return s.writeRelaxed(ctx, "advance sign count", func(tx runner) error {
+	return s.write(ctx, "advance sign count", func(tx runner) error {
 		// One conditional update: the counter must grow, except 0 after 0
 		// (authenticators without a counter).
 		changed, err := tx.changes(ctx, `UPDATE credentials SET sign_count = ?

@@ -112,11 +112,11 @@ func TestCommitsPerCycle(t *testing.T) {
 // TestGateCycleCommits counts the commits of a whole approval through the
 // gate on this store, as an approver and an agent make it (propose a call
 // that needs approval, prompt, show, approve with a passkey, execute):
-// seven, of which four wait for the disk, the same four as the store's
-// own cycle (park, resolve, consume, finish, each with its audit row).
-// The flood counts, the first showing and the sign count commit without
-// waiting, and are made durable by the park and the approval that follow
-// them.
+// seven, of which five wait for the disk: the store's own four (park,
+// resolve, consume, finish, each with its audit row) and the passkey's
+// sign count, which a sign-in relies on with no decision after it. The
+// flood counts and the first showing commit without waiting, and are
+// made durable by the park and the approval that follow them.
 func TestGateCycleCommits(t *testing.T) {
 	ctx := t.Context()
 	s := openT(t, filepath.Join(t.TempDir(), "asu.db"), &Options{Clock: time.Now})
@@ -139,7 +139,7 @@ func TestGateCycleCommits(t *testing.T) {
 	_, err = g.Execute(ctx, tk.ID)
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), s.commits.Load()-before, "commits")
-	assert.Equal(t, int64(4), s.durable.Load()-durable, "commits that wait for the disk")
+	assert.Equal(t, int64(5), s.durable.Load()-durable, "commits that wait for the disk")
 
 	head, err := s.AuditHead(ctx)
 	require.NoError(t, err)

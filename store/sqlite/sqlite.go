@@ -21,10 +21,11 @@
 // survives a power loss, not only a crash. [Options.RelaxedSyncUnsafe]
 // trades that for speed.
 //
-// Three writes that decide nothing commit with synchronous=NORMAL even
-// so: the first showing of a card ([Store.Show]), flood counts
-// ([Store.AddCounts]) and a credential's signature counter
-// ([Store.AdvanceSignCount]). Such a commit is appended to the WAL
+// Two writes that decide nothing commit with synchronous=NORMAL even
+// so: the first showing of a card ([Store.Show]) and flood counts
+// ([Store.AddCounts]). A credential's signature counter
+// ([Store.AdvanceSignCount]) waits for the disk: a sign-in relies on it
+// with no decision after it. Such a relaxed commit is appended to the WAL
 // without waiting for the disk, and becomes durable with the next
 // synchronous=FULL commit of any connection or process on the file:
 // that commit syncs the WAL file, every earlier frame with its own, and
@@ -33,8 +34,9 @@
 // loss can therefore undo only relaxed commits that no durable commit
 // followed; a crash of the process loses nothing, since the operating
 // system holds what was written. The store contract ([store.Votes],
-// [store.Counters], [store.Credentials]) says why each such loss is
-// safe. synchronous is a setting of the connection: relaxed writes run
+// [store.Counters]) says why each such loss is safe; flood counts kept
+// in a file of their own, not the gate's, become durable only with that
+// file's next durable commit. synchronous is a setting of the connection: relaxed writes run
 // on connections of their own (a pool of two), opened at NORMAL and never
 // used for anything else, so no decision ever commits on a relaxed
 // connection. They queue on the same writer semaphore as every other
