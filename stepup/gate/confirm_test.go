@@ -303,3 +303,46 @@ func TestWithConfirmationRefusesBadClasses(t *testing.T) {
 		require.ErrorIs(t, err, stepup.ErrConfig, name)
 	}
 }
+
+// TestConfirmationRefusedAnswerNeverCountsLater: an answer that verified
+// but came with a look-alike picked is refused for good, on this gate
+// and on another replica of the store: posted again with the right pick
+// it approves nothing, though an authenticator without a signature
+// counter (as most synced passkeys are) would pass it again. The
+// approver signs again and approves. Each look-alike option is tried on
+// a ticket of its own.
+func TestConfirmationRefusedAnswerNeverCountsLater(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, gate.WithConfirmation("external"), gate.WithoutFloodControlUnsafe())
+	replica, err := gate.New(w.Store, stepuptest.SeedCatalog(), stepuptest.Passkeys(w.Store),
+		gate.WithLocalClock(w.Clock.Now), gate.WithConfirmation("external"), gate.WithoutFloodControlUnsafe())
+	require.NoError(t, err)
+	counterless := stepuptest.WithSignCount(0)
+	for i := range 3 {
+		tk, err := w.Gate.Propose(ctx, sendEmail(fmt.Sprintf("finance+%d@example.com", i)))
+		require.NoError(t, err)
+		c, err := w.Gate.Desk().Confirmation(ctx, tk.ID)
+		require.NoError(t, err)
+		right := rightPick(t, c, "example.com")
+		var wrong []gate.Choice
+		for _, ch := range c.Choices {
+			if ch.Pick != right.Pick {
+				wrong = append(wrong, ch)
+			}
+		}
+		require.Len(t, wrong, len(c.Choices)-1)
+		answer := assertFor(t, w, w.Authenticator, tk.ID, counterless)
+		_, err = w.Gate.Desk().ApprovePicked(ctx, tk.ID, wrong[i%len(wrong)].Pick, answer)
+		require.ErrorIs(t, err, plug.ErrWrongPick)
+		for name, d := range map[string]*gate.Desk{"this gate": w.Gate.Desk(), "a replica": replica.Desk()} {
+			_, err = d.ApprovePicked(ctx, tk.ID, right.Pick, answer)
+			require.ErrorIs(t, err, stepup.ErrBadAssertion, "%s: the refused answer again, with the right pick", name)
+			got, err := w.Gate.Ticket(ctx, tk.ID)
+			require.NoError(t, err)
+			require.Equal(t, stepup.StatusPending, got.Status, name)
+		}
+		got, err := w.Gate.Desk().ApprovePicked(ctx, tk.ID, right.Pick, assertFor(t, w, w.Authenticator, tk.ID, counterless))
+		require.NoError(t, err, "a new answer, signed again")
+		assert.Equal(t, stepup.StatusApproved, got.Status)
+	}
+}

@@ -26,6 +26,8 @@ type floorDesk struct {
 	*stepuptest.Harness
 	erin *stepuptest.Authenticator
 	n    int
+	// tweaks are applied to Dana's every answer to a practice copy.
+	tweaks []stepuptest.Tweak
 }
 
 func newFloorDesk(t *testing.T, opts ...gate.Option) *floorDesk {
@@ -69,9 +71,9 @@ func (f *floorDesk) practise(t *testing.T, n, misses int) {
 				continue // a real one
 			}
 			if i < misses {
-				_, err = f.Approve(e.Ticket.ID)
+				_, err = f.Approve(e.Ticket.ID, f.tweaks...)
 			} else {
-				_, err = f.Deny(e.Ticket.ID, "a look-alike")
+				_, err = f.Deny(e.Ticket.ID, "a look-alike", f.tweaks...)
 			}
 			require.NoError(t, err)
 			decided = true
@@ -144,6 +146,37 @@ func TestSecondPersonBelowTheCatchFloor(t *testing.T) {
 			assert.Equal(t, stepup.StatusApproved, got.Status)
 		})
 	}
+}
+
+// TestSecondPersonRefusedAnswerNeverCountsLater: Dana's answer, refused
+// because she was below the floor, is refused for good: posted again
+// once she has caught enough to approve alone, it approves nothing,
+// though her authenticator (without a signature counter, as most synced
+// passkeys are) would pass it again. She signs again and approves.
+func TestSecondPersonRefusedAnswerNeverCountsLater(t *testing.T) {
+	ctx := context.Background()
+	f := newFloorDesk(t, gate.WithSecondPersonBelowFloor(figures.DefaultCatchFloor, 24*time.Hour, card.ClassIrreversible))
+	counterless := stepuptest.WithSignCount(0)
+	f.tweaks = []stepuptest.Tweak{counterless}
+	f.practise(t, 5, 5)
+	id := f.propose(t, "issue_refund", `{"order":"o-7","amount":40}`)
+	p, err := f.Gate.Desk().Prompt(ctx, id)
+	require.NoError(t, err)
+	answer, err := f.Authenticator.Assert(p.Options, counterless)
+	require.NoError(t, err)
+	_, err = f.Gate.Desk().Approve(ctx, id, answer)
+	require.ErrorIs(t, err, plug.ErrSecondPersonNeeded)
+
+	f.practise(t, 30, 0)
+	f.Clock.Advance(gate.BelowFloorMaxAge)
+	_, err = f.Gate.Desk().Approve(ctx, id, answer)
+	require.ErrorIs(t, err, stepup.ErrBadAssertion, "the refused answer again, once she may approve alone")
+	tk, err := f.Gate.Ticket(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, stepup.StatusPending, tk.Status)
+	got, err := f.Approve(id, counterless)
+	require.NoError(t, err, "a new answer, signed again")
+	assert.Equal(t, stepup.StatusApproved, got.Status)
 }
 
 // TestSecondPersonWithoutTheOption: the same misses, without the option,

@@ -19,11 +19,37 @@ import (
 // the approver signs again. The store keeps the same marks
 // ([store.Early]), so every replica on it refuses the answer too.
 
+// The same holds for an answer refused for another reason after it
+// verified: one given with a look-alike picked (the approver did not
+// read the card), or one that needed a second person. Posted again with
+// the right pick, or once a second person is no longer needed, it would
+// approve what its signer was refused. Authenticators without a signature
+// counter (most synced passkeys) accept the same assertion again, so the
+// gate marks such an answer as it marks an early one, under a key of its
+// own ([Gate.Refused]).
+
 // Early remembers that answer, about ticket a, was refused as too soon,
 // here and in the store, until a expires. A mark the store could not
 // keep is reported; this gate remembers it regardless.
 func (g *Gate) Early(ctx context.Context, a store.Approval, answer []byte) error {
-	key := earlyKey(a.ID, answer)
+	return g.mark(ctx, a, earlyKey(a.ID, answer))
+}
+
+// Refused remembers that answer, about ticket a, verified and was
+// refused all the same (a look-alike picked, a second person needed),
+// here and in the store, until a expires: it never counts later.
+func (g *Gate) Refused(ctx context.Context, a store.Approval, answer []byte) error {
+	return g.mark(ctx, a, refusedKey(a.ID, answer))
+}
+
+// WasRefused reports whether answer, about ticket id, was refused after
+// it verified before, by this gate or any other on the store.
+func (g *Gate) WasRefused(ctx context.Context, id string, answer []byte) (bool, error) {
+	return g.marked(ctx, id, refusedKey(id, answer))
+}
+
+// mark keeps key, about ticket a, here and in the store.
+func (g *Gate) mark(ctx context.Context, a store.Approval, key [sha256.Size]byte) error {
 	g.remember(key)
 	if err := g.cfg.St.MarkEarly(ctx, a.ID, key, a.ExpiresAt); err != nil {
 		return fmt.Errorf("%w: %w", stepup.ErrStore, err)
@@ -53,7 +79,12 @@ func (g *Gate) remember(key [sha256.Size]byte) {
 // WasEarly reports whether answer, about ticket id, was refused as too
 // soon before, by this gate or any other on the store.
 func (g *Gate) WasEarly(ctx context.Context, id string, answer []byte) (bool, error) {
-	key := earlyKey(id, answer)
+	return g.marked(ctx, id, earlyKey(id, answer))
+}
+
+// marked reports whether key, about ticket id, was marked by this gate
+// or any other on the store.
+func (g *Gate) marked(ctx context.Context, id string, key [sha256.Size]byte) (bool, error) {
 	r := &g.early
 	r.mu.Lock()
 	_, ok := r.seen[key]
@@ -71,9 +102,15 @@ func (g *Gate) WasEarly(ctx context.Context, id string, answer []byte) (bool, er
 	return ok, nil
 }
 
-func earlyKey(id string, answer []byte) [sha256.Size]byte {
+func earlyKey(id string, answer []byte) [sha256.Size]byte { return answerKey("asu/early\x00", id, answer) }
+
+func refusedKey(id string, answer []byte) [sha256.Size]byte {
+	return answerKey("asu/refused\x00", id, answer)
+}
+
+func answerKey(domain, id string, answer []byte) [sha256.Size]byte {
 	h := sha256.New()
-	h.Write([]byte("asu/early\x00"))
+	h.Write([]byte(domain))
 	h.Write([]byte(id))
 	h.Write([]byte{0})
 	h.Write(answer)

@@ -153,6 +153,11 @@ func (g *Gate) confirmed(ctx context.Context, d *Desk, a store.Approval, req plu
 	user := ""
 	if v, err := g.core.Approver().Verify(ctx, req, answer); err == nil && core.MayDecide(v.User, a) == nil {
 		user = v.User
+		// A verified answer given with a look-alike picked never counts,
+		// posted again with the right pick (see core.Gate.Refused).
+		if err := g.core.Refused(context.WithoutCancel(ctx), a, answer); err != nil {
+			return fmt.Errorf("%w; %w", refusal, err)
+		}
 	}
 	if !g.core.FirstRefusal(a.ID, "pick", []byte(p.pick)) {
 		return refusal

@@ -136,6 +136,13 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 		return g.practiced(ctx, a, v, true) // practice.go
 	}
 	if err := g.core.SecondPersonNeeded(ctx, v.User, a.EffectClass); err != nil {
+		// The answer verified; posted again once a second person is no
+		// longer needed, it must not count (see core.Gate.Refused).
+		if errors.Is(err, plug.ErrSecondPersonNeeded) {
+			if merr := g.core.Refused(context.WithoutCancel(ctx), a, answer); merr != nil {
+				return stepup.Ticket{}, fmt.Errorf("approve: %w; %w", err, merr)
+			}
+		}
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
 	}
 	if req.Quorum > 1 {
