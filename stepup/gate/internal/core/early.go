@@ -102,7 +102,9 @@ func (g *Gate) marked(ctx context.Context, id string, key [sha256.Size]byte) (bo
 	return ok, nil
 }
 
-func earlyKey(id string, answer []byte) [sha256.Size]byte { return answerKey("asu/early\x00", id, answer) }
+func earlyKey(id string, answer []byte) [sha256.Size]byte {
+	return answerKey("asu/early\x00", id, answer)
+}
 
 func refusedKey(id string, answer []byte) [sha256.Size]byte {
 	return answerKey("asu/refused\x00", id, answer)
