@@ -110,13 +110,3 @@ func refusedKey(id string, answer []byte) [sha256.Size]byte {
 	return answerKey("asu/refused\x00", id, answer)
 }
 
-func answerKey(domain, id string, answer []byte) [sha256.Size]byte {
-	h := sha256.New()
-	h.Write([]byte(domain))
-	h.Write([]byte(id))
-	h.Write([]byte{0})
-	h.Write(answer)
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
-	return key
-}
