@@ -109,4 +109,3 @@ func earlyKey(id string, answer []byte) [sha256.Size]byte {
 func refusedKey(id string, answer []byte) [sha256.Size]byte {
 	return answerKey("asu/refused\x00", id, answer)
 }
-
