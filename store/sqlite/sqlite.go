@@ -113,8 +113,9 @@ type Options struct {
 	// BusyTimeout is how long a transaction waits for another process's
 	// write lock before failing (default 10s).
 	BusyTimeout time.Duration
-	// MaxConns bounds open connections (default 8). Readers run in
-	// parallel; writers take turns.
+	// MaxConns bounds open connections (default 8, at least 2: a
+	// transaction preparing a statement needs a second connection).
+	// Readers run in parallel; writers take turns.
 	MaxConns int
 	// RelaxedSyncUnsafe sets synchronous=NORMAL: commits no longer wait for
 	// the disk, so a power loss (not a process crash) may undo the last
@@ -182,6 +183,9 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = 8
+	}
+	if o.MaxConns < 2 {
+		return nil, fmt.Errorf("sqlite: open: %w: Options.MaxConns is %d; it must be at least 2, since a transaction preparing a statement needs a second connection", store.ErrInvalid, o.MaxConns)
 	}
 	if path == "" || strings.ContainsAny(path, "?#") || path == ":memory:" {
 		return nil, fmt.Errorf("sqlite: open: %w: path must name a file", store.ErrInvalid)

@@ -87,6 +87,18 @@ func TestOpenRefusesBadPaths(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesOneConnection: a pool of one connection would hang the
+// first transaction that prepares a statement (the migration's), so
+// Open refuses it, naming the option; two open and work.
+func TestOpenRefusesOneConnection(t *testing.T) {
+	_, err := Open(t.Context(), filepath.Join(t.TempDir(), "asu.db"), &Options{MaxConns: 1})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	assert.ErrorContains(t, err, "MaxConns is 1")
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "asu.db"), &Options{MaxConns: 2})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+}
+
 // holdWriteLock takes the database's write lock from another connection,
 // as another process would, until the returned function is called.
 func holdWriteLock(t *testing.T, path string) (release func()) {
