@@ -178,11 +178,13 @@ const queryNoFlush = `SET LOCAL synchronous_commit = off`
 // relaxed runs the statements queue adds in a transaction that does not
 // wait for the WAL (queryNoFlush): BEGIN, the setting, the statements and
 // COMMIT travel in one batch, one round trip like a statement alone. read
-// reads the statements' results, in order; an error it returns that is
-// not the database's (pgx.ErrNoRows) still lets the transaction commit,
-// having changed nothing. Only the writes that decide nothing use it:
-// Show and AddCounts (see Durability in the package
-// doc).
+// reads the statements' results, in order. The COMMIT is sent with the
+// statements, so the server commits what they wrote even when read
+// fails on the client's side: an error read returns is reported, but is
+// no rollback. Only the writes that decide nothing use it, Show and
+// AddCounts (see Durability in the package doc), for which a write kept
+// in spite of an error is harmless: a showing or a count the caller
+// retries counts as the same showing, or one more count.
 func (s *Store) relaxed(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	return s.inTxn(ctx, func(t *txn) error {
 		b := &pgx.Batch{}
