@@ -3,6 +3,7 @@ package attackkit
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -23,7 +24,7 @@ var lookalike = strings.NewReplacer(
 // trailing spaces gone, and look-alike characters as what they imitate.
 // Two strings a reader cannot tell apart have the same visibly form.
 func visibly(s string) string {
-	s = norm.NFKC.String(s)
+	s = norm.NFKC.String(replacementChars(s))
 	s = strings.Map(func(r rune) rune {
 		switch {
 		case unicode.Is(unicode.Cf, r):
@@ -42,4 +43,21 @@ func visibly(s string) string {
 	// Letters put in place of digits may combine with the marks after
 	// them, so the result is composed again.
 	return norm.NFC.String(lookalike.Replace(lookalike.Replace(strings.Join(lines, "\n"))))
+}
+
+// replacementChars returns s with each byte that is not part of valid
+// UTF-8 replaced by U+FFFD, as a reader's screen shows it. Done before
+// the folding, it keeps an invalid byte from taking the characters after
+// it out of the normalization ("\xf5º" folds as "\ufffdº" does, to
+// "\ufffdo"), so visibly gives the same form when applied again.
+func replacementChars(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		b.WriteRune(r) // an invalid byte ranges as utf8.RuneError, U+FFFD
+	}
+	return b.String()
 }

@@ -72,3 +72,19 @@ func FuzzVisibly(f *testing.F) {
 		}
 	})
 }
+
+// TestVisiblyFoldsAfterInvalidBytes: an invalid byte reads as U+FFFD
+// and takes nothing after it out of the folding: before characters NFKC
+// folds (º, ﬁ, ①, ｆ, a decomposed é) and look-alikes, visibly gives the
+// form of the same text with one U+FFFD for each invalid byte, and the
+// same form again when applied to it.
+func TestVisiblyFoldsAfterInvalidBytes(t *testing.T) {
+	for _, bad := range []string{"\x80", "\xbf", "\xc0", "\xc2", "\xe4\xb8", "\xf0\x9f\x98", "\xf5", "\xff", "\xff\xfe"} {
+		for _, after := range []string{"º", "\ufb01", "\u2460", "\uff46", "e\u0301", "\u0430", "1", " x", "\u200b"} {
+			s := "a" + bad + after
+			want := visibly("a" + strings.Repeat("\ufffd", len(bad)) + after)
+			assert.Equal(t, want, visibly(s), "%q", s)
+			assert.Equal(t, visibly(s), visibly(visibly(s)), "idempotent on %q", s)
+		}
+	}
+}
