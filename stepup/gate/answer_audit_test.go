@@ -114,6 +114,13 @@ func TestAnswersNoEnrolledKeySignedLeaveNoAuditRow(t *testing.T) {
 		require.Error(t, err)
 	}
 	assert.Equal(t, before+1, rows(), "copies of one refused answer left more than its one row")
+	// Nor do copies of it spelled other ways (see respell).
+	r2 := rand.New(rand.NewPCG(5, 24))
+	for i := range 20 {
+		_, err = w.Gate.Desk().Approve(ctx, tk.ID, respell(t, r2, relayed))
+		require.Error(t, err, "spelling %d", i)
+	}
+	assert.Equal(t, before+1, rows(), "respelled copies of one refused answer left more than its one row")
 }
 
 // renameCredential makes an assertion name credential id instead of the

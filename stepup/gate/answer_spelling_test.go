@@ -23,8 +23,9 @@ import (
 
 // respell writes answer (the JSON of navigator.credentials.get) another
 // way that a verifier reads as the same assertion: members in another
-// order, spaces, \u escapes, base64url padded, and the P-256 signature
-// (r, s) as (r, n-s), each or several of them, as r picks.
+// order, spaces (past 64 KiB too), \u escapes, base64url padded, and the
+// P-256 signature (r, s) as (r, n-s), each or several of them, as r
+// picks.
 func respell(t *testing.T, r *rand.Rand, answer []byte) []byte {
 	t.Helper()
 	var m map[string]any
@@ -74,6 +75,10 @@ func respell(t *testing.T, r *rand.Rand, answer []byte) []byte {
 		}
 		b.WriteString(" }")
 		out = []byte(b.String())
+	}
+	if r.IntN(8) == 0 {
+		// Padded past any size a reader might stop at.
+		out = append([]byte("{"+strings.Repeat(" ", 70<<10)), out[1:]...)
 	}
 	return out
 }

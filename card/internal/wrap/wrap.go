@@ -131,13 +131,14 @@ func (w *Writer) Line(indent int, cont string, ps ...Piece) {
 			// pieces: room for all of the line at once.
 			head := lineHead(pad)
 			out := w.b.Take(n - 2 - pad + len(head) + 1)
+			if out == nil {
+				return // counting
+			}
 			k := copy(out, head)
 			for _, p := range ps {
 				k += copy(out[k:], p.s)
 			}
-			if k < len(out) {
-				out[k] = '\n'
-			}
+			out[k] = '\n'
 			return
 		}
 	}
