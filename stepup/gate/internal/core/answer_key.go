@@ -75,14 +75,13 @@ func lowS(sig []byte) []byte {
 	return out
 }
 
-// answerKey is the key of a mark of kind domain on answer about ticket
-// id: over what the answer asserts when it reads as a WebAuthn
-// assertion, over its bytes when not.
-func answerKey(domain, id string, answer []byte) [sha256.Size]byte {
+// answerID is what the keys of answer's marks cover: a digest of what
+// it asserts when it reads as a WebAuthn assertion, of its bytes when
+// not. It is read once per answer, whatever marks are looked for.
+type answerID [sha256.Size]byte
+
+func identify(answer []byte) answerID {
 	h := sha256.New()
-	h.Write([]byte(domain))
-	h.Write([]byte(id))
-	h.Write([]byte{0})
 	if parts := answerContent(answer); parts != nil {
 		h.Write([]byte("assertion\x00"))
 		for _, p := range parts {
@@ -93,7 +92,25 @@ func answerKey(domain, id string, answer []byte) [sha256.Size]byte {
 		h.Write([]byte("bytes\x00"))
 		h.Write(answer)
 	}
+	var id answerID
+	h.Sum(id[:0])
+	return id
+}
+
+// key is the key of a mark of kind domain on the answer about ticket id.
+func (a answerID) key(domain, id string) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(domain))
+	h.Write([]byte(id))
+	h.Write([]byte{0})
+	h.Write(a[:])
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
 	return key
+}
+
+// answerKey is the key of a mark of kind domain on answer about ticket
+// id.
+func answerKey(domain, id string, answer []byte) [sha256.Size]byte {
+	return identify(answer).key(domain, id)
 }

@@ -42,10 +42,16 @@ func (g *Gate) Refused(ctx context.Context, a store.Approval, answer []byte) err
 	return g.mark(ctx, a, refusedKey(a.ID, answer))
 }
 
-// WasRefused reports whether answer, about ticket id, was refused after
-// it verified before, by this gate or any other on the store.
-func (g *Gate) WasRefused(ctx context.Context, id string, answer []byte) (bool, error) {
-	return g.marked(ctx, id, refusedKey(id, answer))
+// Marks reports whether answer, about ticket id, was refused after it
+// verified before (refused) or as too soon (early), by this gate or any
+// other on the store. The answer is read once for both.
+func (g *Gate) Marks(ctx context.Context, id string, answer []byte) (refused, early bool, err error) {
+	a := identify(answer)
+	if refused, err = g.marked(ctx, id, a.key(refusedDomain, id)); err != nil || refused {
+		return refused, false, err
+	}
+	early, err = g.marked(ctx, id, a.key(earlyDomain, id))
+	return false, early, err
 }
 
 // mark keeps key, about ticket a, here and in the store.
@@ -76,12 +82,6 @@ func (g *Gate) remember(key [sha256.Size]byte) {
 	r.order = append(r.order, key)
 }
 
-// WasEarly reports whether answer, about ticket id, was refused as too
-// soon before, by this gate or any other on the store.
-func (g *Gate) WasEarly(ctx context.Context, id string, answer []byte) (bool, error) {
-	return g.marked(ctx, id, earlyKey(id, answer))
-}
-
 // marked reports whether key, about ticket id, was marked by this gate
 // or any other on the store.
 func (g *Gate) marked(ctx context.Context, id string, key [sha256.Size]byte) (bool, error) {
@@ -102,10 +102,14 @@ func (g *Gate) marked(ctx context.Context, id string, key [sha256.Size]byte) (bo
 	return ok, nil
 }
 
-func earlyKey(id string, answer []byte) [sha256.Size]byte {
-	return answerKey("asu/early\x00", id, answer)
-}
+// The kinds of marks on an answer.
+const (
+	earlyDomain   = "asu/early\x00"
+	refusedDomain = "asu/refused\x00"
+)
+
+func earlyKey(id string, answer []byte) [sha256.Size]byte { return answerKey(earlyDomain, id, answer) }
 
 func refusedKey(id string, answer []byte) [sha256.Size]byte {
-	return answerKey("asu/refused\x00", id, answer)
+	return answerKey(refusedDomain, id, answer)
 }

@@ -20,17 +20,12 @@ import (
 // dwelt refuses answer, a verified approval of ticket a at now, that came
 // too soon after the card was shown, or that was refused so before.
 func (g *Gate) dwelt(ctx context.Context, a store.Approval, answer []byte, now time.Time) error {
-	refused, err := g.core.WasRefused(ctx, a.ID, answer)
-	switch {
-	case err != nil:
-		return err // fail closed
-	case refused:
-		return fmt.Errorf("%w: this answer was refused before (a look-alike picked, or a second person needed) and never counts; sign again", stepup.ErrBadAssertion)
-	}
-	early, err := g.core.WasEarly(ctx, a.ID, answer)
+	refused, early, err := g.core.Marks(ctx, a.ID, answer)
 	switch {
 	case err != nil:
 		return err // fail closed: whether it was refused before is unknown
+	case refused:
+		return fmt.Errorf("%w: this answer was refused before (a look-alike picked, or a second person needed) and never counts; sign again", stepup.ErrBadAssertion)
 	case early:
 		return fmt.Errorf("%w: this answer was given too soon and never counts; sign again", stepup.ErrTooFast)
 	}
