@@ -62,9 +62,13 @@
 // them and the showing on the approval, when flood control counts in the
 // gate's own store, as the gate sets it up by default; counters kept in
 // a database of their own become durable only with that database's next
-// durable commit. The sign count is not relaxed: a sign-in relies on it
-// with no decision after it, and an answer refused after it verified
-// (a wrong pick, a second person needed) commits none either.
+// durable commit. The sign count waits for the disk
+// ([Credentials.AdvanceSignCount]): a sign-in relies on it with no
+// decision after it. An approval's answer may advance it without waiting
+// ([RelaxedSignCount]): every answer that verifies is followed by a
+// durable commit on the gate's store that decides what it counted for
+// (the vote or resolution, or the mark of an answer refused after it
+// verified).
 //
 // # Refusals
 //
@@ -330,6 +334,26 @@ type Credentials interface {
 	// with [ErrNotFound] for an unknown id and [ErrRevoked] when already
 	// revoked.
 	RevokeCredential(ctx context.Context, id []byte, at time.Time, note Note) error
+}
+
+// RelaxedSignCount is implemented by a [Credentials] that can advance a
+// signature counter with a commit that need not wait for the disk. The
+// passkey approver uses it for an approval's answer, never for a
+// sign-in. An answer that verifies counts only through the durable
+// commit the gate makes after it on the same store (its vote or
+// resolution, or the mark that refuses it for good), and that commit
+// makes the count durable too, as a relaxed commit becomes durable with
+// the next durable one (see Durability). A power loss can undo the count
+// only with everything after it: the answer then counted for nothing,
+// and presented again it is judged as it would have been the first time.
+// What is lost is one counter step of clone detection. Credentials kept
+// in a database other than the gate's store become durable only with
+// that database's next durable commit.
+type RelaxedSignCount interface {
+	// AdvanceSignCountRelaxed is [Credentials.AdvanceSignCount] with a
+	// commit that may return before it is durable: the same rules, the
+	// same refusals.
+	AdvanceSignCountRelaxed(ctx context.Context, id []byte, n uint32) error
 }
 
 // Invites keeps enrollment invites, minted by an administrator and

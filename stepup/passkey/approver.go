@@ -117,7 +117,7 @@ func (w *Approver) Verify(ctx context.Context, req plug.Request, answer []byte) 
 			return fmt.Errorf("%w: not an approver of this ticket", stepup.ErrNotPermitted)
 		}
 		return nil
-	})
+	}, w.advanceBeforeDecision)
 	if err != nil {
 		return plug.Verified{}, err
 	}
@@ -134,12 +134,28 @@ func (w *Approver) Verify(ctx context.Context, req plug.Request, answer []byte) 
 	return plug.Verified{User: cred.User, Evidence: ev}, nil
 }
 
+// signCounter advances a credential's signature counter, as
+// [store.Credentials.AdvanceSignCount] does.
+type signCounter func(ctx context.Context, id []byte, n uint32) error
+
+// advanceBeforeDecision advances a credential's signature counter for an
+// approval's answer: without waiting for the disk where the store can
+// ([store.RelaxedSignCount]), since the gate's durable commit of what the
+// answer decides follows it and makes it durable too.
+func (w *Approver) advanceBeforeDecision(ctx context.Context, id []byte, n uint32) error {
+	if r, ok := w.creds.(store.RelaxedSignCount); ok {
+		return r.AdvanceSignCountRelaxed(ctx, id, n)
+	}
+	return w.creds.AdvanceSignCount(ctx, id, n)
+}
+
 // check verifies an assertion answer over challenge, by an enrolled,
 // unrevoked (and, with [RequireSeal], sealed) credential whose user
-// permit accepts, and advances the credential's signature counter. It is
-// the one verification of an assertion that approvals and sign-ins
-// share; they differ only in the challenge and in whom they permit.
-func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit func(user string) error) (store.Credential, *protocol.ParsedCredentialAssertionData, error) {
+// permit accepts, and advances the credential's signature counter with
+// advance. It is the one verification of an assertion that approvals and
+// sign-ins share; they differ in the challenge, in whom they permit and
+// in how the counter's commit waits.
+func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit func(user string) error, advance signCounter) (store.Credential, *protocol.ParsedCredentialAssertionData, error) {
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(answer)
 	if err != nil {
 		return store.Credential{}, nil, &AssertionError{Check: "malformed"}
@@ -151,7 +167,7 @@ func (w *Approver) check(ctx context.Context, challenge, answer []byte, permit f
 	if err != nil {
 		return store.Credential{}, nil, ticketstore.Err("verify", err)
 	}
-	c, p, err := w.checkEnrolled(ctx, cred, parsed, challenge, permit)
+	c, p, err := w.checkEnrolled(ctx, cred, parsed, challenge, permit, advance)
 	// A refused answer is one to record only if it was made for this very
 	// request (its challenge is this ticket's, for this action): a copy of
 	// an answer signed for another ticket is anyone's to replay.
@@ -204,7 +220,7 @@ func checkOf(err error) string {
 }
 
 // checkEnrolled is check of an answer by the enrolled credential cred.
-func (w *Approver) checkEnrolled(ctx context.Context, cred store.Credential, parsed *protocol.ParsedCredentialAssertionData, challenge []byte, permit func(user string) error) (store.Credential, *protocol.ParsedCredentialAssertionData, error) {
+func (w *Approver) checkEnrolled(ctx context.Context, cred store.Credential, parsed *protocol.ParsedCredentialAssertionData, challenge []byte, permit func(user string) error, advance signCounter) (store.Credential, *protocol.ParsedCredentialAssertionData, error) {
 	if !cred.RevokedAt.IsZero() {
 		return store.Credential{}, nil, fmt.Errorf("verify: %w: the credential was revoked", stepup.ErrRevoked)
 	}
@@ -242,7 +258,7 @@ func (w *Approver) checkEnrolled(ctx context.Context, cred store.Credential, par
 	if got.Authenticator.CloneWarning {
 		return store.Credential{}, nil, ErrCounter
 	}
-	if err := w.creds.AdvanceSignCount(ctx, cred.ID, parsed.Response.AuthenticatorData.Counter); err != nil {
+	if err := advance(ctx, cred.ID, parsed.Response.AuthenticatorData.Counter); err != nil {
 		return store.Credential{}, nil, signCountErr(err)
 	}
 	return cred, parsed, nil

@@ -228,7 +228,7 @@ func (s *SignIn) Finish(ctx context.Context, state string, answer []byte) (Signe
 			return fmt.Errorf("sign-in: %w", err)
 		}
 		return nil
-	})
+	}, s.w.creds.AdvanceSignCount) // durable: no decision follows a sign-in
 	if err != nil {
 		return SignedIn{}, err
 	}

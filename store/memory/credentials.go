@@ -60,6 +60,12 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 	return out, nil
 }
 
+// AdvanceSignCountRelaxed implements [store.RelaxedSignCount]: a memory
+// store has no disk to wait for, so it is AdvanceSignCount.
+func (s *Store) AdvanceSignCountRelaxed(ctx context.Context, id []byte, n uint32) error {
+	return s.AdvanceSignCount(ctx, id, n)
+}
+
 // AdvanceSignCount implements [store.Credentials].
 func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
 	if err := s.lock(ctx); err != nil {

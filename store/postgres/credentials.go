@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/agentstepup/asu/store"
@@ -89,12 +90,39 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 // synchronous_commit, like a decision: a sign-in relies on it with no
 // decision after it.
 func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
+	return s.advanceSignCount(ctx, id, n, true)
+}
+
+// AdvanceSignCountRelaxed implements [store.RelaxedSignCount]: the same
+// update, committed with synchronous_commit off, so that it becomes
+// durable with the next durable commit on the cluster (the approval's
+// vote that follows it).
+func (s *Store) AdvanceSignCountRelaxed(ctx context.Context, id []byte, n uint32) error {
+	return s.advanceSignCount(ctx, id, n, false)
+}
+
+// queryAdvanceSignCount advances a credential's counter by the rules of
+// [store.Credentials.AdvanceSignCount].
+const queryAdvanceSignCount = `UPDATE credentials SET sign_count = $2
+		WHERE id = $1 AND revoked_at IS NULL AND ($2 > sign_count OR ($2 = 0 AND sign_count = 0))`
+
+// advanceSignCount is AdvanceSignCount, at the server's synchronous_commit
+// when durable is true and without waiting for the WAL otherwise.
+func (s *Store) advanceSignCount(ctx context.Context, id []byte, n uint32, durable bool) error {
 	const op = "advance sign count"
 	if err := s.enter(ctx); err != nil {
 		return s.fail(ctx, op, err)
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE credentials SET sign_count = $2
-		WHERE id = $1 AND revoked_at IS NULL AND ($2 > sign_count OR ($2 = 0 AND sign_count = 0))`, id, int64(n))
+	var tag pgconn.CommandTag
+	var err error
+	if durable {
+		tag, err = s.pool.Exec(ctx, queryAdvanceSignCount, id, int64(n))
+	} else {
+		err = s.relaxedOne(ctx, func(br pgx.BatchResults) error {
+			tag, err = br.Exec()
+			return err
+		}, queryAdvanceSignCount, id, int64(n))
+	}
 	if err != nil {
 		return s.fail(ctx, op, err)
 	}

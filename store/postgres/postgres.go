@@ -87,12 +87,14 @@
 //     traded for exactly once. remote_write waits only for the standby's
 //     memory, and loses commits if both hosts fail at once.
 //
-// Two writes that decide nothing commit with synchronous_commit off in
+// Three writes that decide nothing commit with synchronous_commit off in
 // their own transaction (SET LOCAL), whatever the server's setting: the
-// first showing of a card ([Store.Show]) and flood counts
-// ([Store.AddCounts]). A credential's signature counter
-// ([Store.AdvanceSignCount]) commits at the server's setting: a sign-in
-// relies on it with no decision after it. Such a relaxed commit returns before its WAL is
+// first showing of a card ([Store.Show]), flood counts
+// ([Store.AddCounts]) and the signature counter an approval's answer
+// advances ([Store.AdvanceSignCountRelaxed]), which the approval's vote
+// follows. A sign-in's counter ([Store.AdvanceSignCount]) commits at the
+// server's setting: a sign-in relies on it with no decision after it.
+// Such a relaxed commit returns before its WAL is
 // flushed, and becomes durable with the next commit that waits, by any
 // replica: that commit flushes (and sends to a synchronous standby) the
 // WAL up to its own record, so every record before it, and recovery

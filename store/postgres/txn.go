@@ -181,10 +181,12 @@ const queryNoFlush = `SET LOCAL synchronous_commit = off`
 // reads the statements' results, in order. The COMMIT is sent with the
 // statements, so the server commits what they wrote even when read
 // fails on the client's side: an error read returns is reported, but is
-// no rollback. Only the writes that decide nothing use it, Show and
-// AddCounts (see Durability in the package doc), for which a write kept
-// in spite of an error is harmless: a showing or a count the caller
-// retries counts as the same showing, or one more count.
+// no rollback. Only the writes that decide nothing use it, Show,
+// AddCounts and an approval answer's sign count (see Durability in the
+// package doc), for which a write kept in spite of an error is harmless:
+// a showing or a count the caller retries counts as the same showing, or
+// one more count, and a counter kept higher only refuses the same answer
+// again, as it would be refused anyway.
 func (s *Store) relaxed(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	return s.inTxn(ctx, func(t *txn) error {
 		b := &pgx.Batch{}

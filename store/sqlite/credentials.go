@@ -94,7 +94,21 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 // the disk, like a decision's: a sign-in relies on it with no decision
 // after it.
 func (s *Store) AdvanceSignCount(ctx context.Context, id []byte, n uint32) error {
-	return s.write(ctx, "advance sign count", func(tx runner) error {
+	return s.advanceSignCount(ctx, id, n, true)
+}
+
+// AdvanceSignCountRelaxed implements [store.RelaxedSignCount]: the same
+// update, committed with synchronous=NORMAL on the relaxed connections, so
+// it becomes durable with the next durable commit on the file (the
+// approval's vote that follows it).
+func (s *Store) AdvanceSignCountRelaxed(ctx context.Context, id []byte, n uint32) error {
+	return s.advanceSignCount(ctx, id, n, false)
+}
+
+// advanceSignCount is AdvanceSignCount, waiting for the disk when durable
+// is true.
+func (s *Store) advanceSignCount(ctx context.Context, id []byte, n uint32, durable bool) error {
+	return s.commit(ctx, "advance sign count", durable, func(tx runner) error {
 		// One conditional update: the counter must grow, except 0 after 0
 		// (authenticators without a counter).
 		changed, err := tx.changes(ctx, `UPDATE credentials SET sign_count = ?

@@ -14,6 +14,7 @@ import (
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/stepuptest"
 	"github.com/agentstepup/asu/store"
@@ -112,11 +113,10 @@ func TestCommitsPerCycle(t *testing.T) {
 // TestGateCycleCommits counts the commits of a whole approval through the
 // gate on this store, as an approver and an agent make it (propose a call
 // that needs approval, prompt, show, approve with a passkey, execute):
-// seven, of which five wait for the disk: the store's own four (park,
-// resolve, consume, finish, each with its audit row) and the passkey's
-// sign count, which a sign-in relies on with no decision after it. The
-// flood counts and the first showing commit without waiting, and are
-// made durable by the park and the approval that follow them.
+// seven, of which four wait for the disk: the store's own four (park,
+// resolve, consume, finish, each with its audit row). The flood counts,
+// the first showing and the passkey's sign count commit without waiting,
+// and are made durable by the park and the approval that follow them.
 func TestGateCycleCommits(t *testing.T) {
 	ctx := t.Context()
 	s := openT(t, filepath.Join(t.TempDir(), "asu.db"), &Options{Clock: time.Now})
@@ -139,7 +139,7 @@ func TestGateCycleCommits(t *testing.T) {
 	_, err = g.Execute(ctx, tk.ID)
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), s.commits.Load()-before, "commits")
-	assert.Equal(t, int64(5), s.durable.Load()-durable, "commits that wait for the disk")
+	assert.Equal(t, int64(4), s.durable.Load()-durable, "commits that wait for the disk")
 
 	head, err := s.AuditHead(ctx)
 	require.NoError(t, err)
@@ -148,6 +148,30 @@ func TestGateCycleCommits(t *testing.T) {
 	assert.Equal(t, store.Done, a.State)
 	assert.False(t, a.ShownAt.IsZero())
 	assert.Positive(t, head.Seq)
+}
+
+// TestSignInCountWaitsForTheDisk: a sign-in's signature counter commits
+// once and waits for the disk, since no decision follows it to make it
+// durable; an approval's answer commits its counter without waiting, and
+// the vote after it waits (TestGateCycleCommits).
+func TestSignInCountWaitsForTheDisk(t *testing.T) {
+	ctx := t.Context()
+	s := openT(t, filepath.Join(t.TempDir(), "asu.db"), &Options{Clock: time.Now})
+	auth, err := stepuptest.Enroll(ctx, stepuptest.Enrollment(s), stepuptest.Approver)
+	require.NoError(t, err)
+	in, err := passkey.NewSignIn(stepuptest.Passkeys(s))
+	require.NoError(t, err)
+	opts, state, err := in.Begin(ctx)
+	require.NoError(t, err)
+	answer, err := auth.Assert(opts)
+	require.NoError(t, err)
+
+	before, durable := s.commits.Load(), s.durable.Load()
+	who, err := in.Finish(ctx, state, answer)
+	require.NoError(t, err)
+	assert.Equal(t, stepuptest.Approver, who.User)
+	assert.Equal(t, int64(1), s.commits.Load()-before, "commits")
+	assert.Equal(t, int64(1), s.durable.Load()-durable, "commits that wait for the disk")
 }
 
 // BenchmarkCycle measures a whole approval cycle with each decision and

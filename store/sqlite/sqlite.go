@@ -21,11 +21,12 @@
 // survives a power loss, not only a crash. [Options.RelaxedSyncUnsafe]
 // trades that for speed.
 //
-// Two writes that decide nothing commit with synchronous=NORMAL even
-// so: the first showing of a card ([Store.Show]) and flood counts
-// ([Store.AddCounts]). A credential's signature counter
-// ([Store.AdvanceSignCount]) waits for the disk: a sign-in relies on it
-// with no decision after it. Such a relaxed commit is appended to the WAL
+// Three writes that decide nothing commit with synchronous=NORMAL even
+// so: the first showing of a card ([Store.Show]), flood counts
+// ([Store.AddCounts]) and the signature counter an approval's answer
+// advances ([Store.AdvanceSignCountRelaxed]), which the approval's vote
+// follows. A sign-in's counter ([Store.AdvanceSignCount]) waits for the
+// disk: a sign-in relies on it with no decision after it. Such a relaxed commit is appended to the WAL
 // without waiting for the disk, and becomes durable with the next
 // synchronous=FULL commit of any connection or process on the file:
 // that commit syncs the WAL file, every earlier frame with its own, and
@@ -330,7 +331,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(runner) error) err
 // writeRelaxed is write for a change that decides nothing: its commit
 // does not wait for the disk (synchronous=NORMAL) and becomes durable
 // with the next durable commit on the file. Only [Store.Show],
-// [Store.AddCounts] and [Store.AdvanceSignCount] write so; see the
+// [Store.AddCounts] and [Store.AdvanceSignCountRelaxed] write so; see the
 // package doc.
 func (s *Store) writeRelaxed(ctx context.Context, op string, fn func(runner) error) error {
 	return s.commit(ctx, op, false, fn)
