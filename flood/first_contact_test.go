@@ -112,6 +112,11 @@ func (c *countingStore) GetStreak(ctx context.Context, key string) (store.Streak
 	return c.Store.GetStreak(ctx, key)
 }
 
+func (c *countingStore) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, error) {
+	c.ops += len(keys)
+	return c.Store.GetStreaks(ctx, keys)
+}
+
 func (c *countingStore) IncrStreak(ctx context.Context, key string, at time.Time) (int, error) {
 	c.ops++
 	return c.Store.IncrStreak(ctx, key, at)

@@ -124,6 +124,13 @@ func (f *failing) GetStreak(ctx context.Context, key string) (store.Streak, erro
 	return f.Store.GetStreak(ctx, key)
 }
 
+func (f *failing) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, error) {
+	if err := f.spend(); err != nil {
+		return nil, err
+	}
+	return f.Store.GetStreaks(ctx, keys)
+}
+
 func (f *failing) IncrStreak(ctx context.Context, key string, at time.Time) (int, error) {
 	if err := f.spend(); err != nil {
 		return 0, err

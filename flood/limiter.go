@@ -127,11 +127,12 @@ func (l *Limiter) Caps() store.Caps { return l.limits.caps() }
 // given back, so a refused request spends nobody's rate. Call Admit once
 // per request that would reach an approver, before store.Tickets.Park.
 //
-// With every limit on, an admission costs three streak reads (a lockout
-// each) and one batch of 2×(3 + a) counter operations for a distinct
-// approvers, a count and a read of the previous window per rate, in one
-// store transaction ([store.Counters.AddCounts]); a refusal one more
-// batch, the refund. A request that names
+// With every limit on, an admission costs one read of three streaks (a
+// lockout each, in one round trip where the store is a
+// [store.StreakReader]) and one batch of 2×(3 + a) counter operations
+// for a distinct approvers, a count and a read of the previous window
+// per rate, in one store transaction ([store.Counters.AddCounts]); a
+// refusal one more batch, the refund. A request that names
 // a [Target] costs 4 more, 8 more for a first contact: the history read,
 // the target's lockout and its rates.
 func (l *Limiter) Admit(ctx context.Context, r Request) error {
@@ -151,10 +152,8 @@ func (l *Limiter) Admission(ctx context.Context, r Request) (Admission, error) {
 		return Admission{}, fmt.Errorf("%w: no time to count in", ErrUnavailable)
 	}
 	scopes := l.scopes(r.principal())
-	for _, s := range scopes {
-		if err := l.checkLockout(ctx, s.scope, denialKey(s.scope, s.subject), s.lockout, now); err != nil {
-			return Admission{}, err
-		}
+	if err := l.checkLockouts(ctx, scopes[:], now); err != nil {
+		return Admission{}, err
 	}
 	tk, err := l.targetOf(ctx, r)
 	if err != nil {
@@ -251,21 +250,52 @@ func (l *Limiter) Decided(ctx context.Context, r Request, approved bool) error {
 		}
 		return nil
 	}
-	for _, s := range scopes {
-		// Most approvals end no run of denials: a read spares the store a
-		// write. A denial racing in after the read stays counted, which
-		// errs on the strict side. Runs are ended even under a lockout
-		// that is off, so that none recorded under other limits lingers.
-		key := denialKey(s.scope, s.subject)
-		st, err := l.counters.GetStreak(ctx, key)
-		if err != nil {
-			return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)
-		}
-		if st.Count == 0 {
+	// Most approvals end no run of denials: one read of the three spares
+	// the store a write. A denial racing in after the read stays counted,
+	// which errs on the strict side. Runs are ended even under a lockout
+	// that is off, so that none recorded under other limits lingers.
+	var keys [len(scopes)]string
+	for i, s := range scopes {
+		keys[i] = denialKey(s.scope, s.subject)
+	}
+	runs, err := store.GetStreaks(ctx, l.counters, keys[:])
+	if err != nil {
+		return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)
+	}
+	for i, key := range keys {
+		if runs[i].Count == 0 {
 			continue
 		}
 		if err := l.counters.ResetStreak(ctx, key); err != nil {
 			return fmt.Errorf("%w: record approval: %w", ErrUnavailable, err)
+		}
+	}
+	return nil
+}
+
+// checkLockouts applies the lockouts of scopes that are on, with one read
+// of their runs of denials: the first scope, in order, whose lockout
+// holds is the refusal.
+func (l *Limiter) checkLockouts(ctx context.Context, scopes []scoped, now time.Time) error {
+	keys := make([]string, 0, len(scopes))
+	on := make([]scoped, 0, len(scopes))
+	for _, s := range scopes {
+		if s.lockout.After < 0 {
+			continue
+		}
+		keys = append(keys, denialKey(s.scope, s.subject))
+		on = append(on, s)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	runs, err := store.GetStreaks(ctx, l.counters, keys)
+	if err != nil {
+		return fmt.Errorf("%w: read denials: %w", ErrUnavailable, err)
+	}
+	for i, s := range on {
+		if err := lockedOut(s.scope, runs[i], s.lockout, now); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -283,6 +313,11 @@ func (l *Limiter) checkLockout(ctx context.Context, scope Scope, key string, lo 
 	if err != nil {
 		return fmt.Errorf("%w: read denials: %w", ErrUnavailable, err)
 	}
+	return lockedOut(scope, st, lo, now)
+}
+
+// lockedOut is checkLockout on the run st, already read.
+func lockedOut(scope Scope, st store.Streak, lo Lockout, now time.Time) error {
 	if st.Count < lo.After {
 		return nil
 	}

@@ -240,11 +240,11 @@ func TestRefusalRefundsEveryScope(t *testing.T) {
 func TestFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
-	// An admission with the default limits and one approver makes 4 store
-	// calls: three streak reads, then one batch counting the session, the
-	// agent, the user and the approver (and reading their previous
-	// windows).
-	const calls = 3 + 1
+	// An admission with the default limits and one approver makes 2 store
+	// calls: one read of the three runs of denials, then one batch
+	// counting the session, the agent, the user and the approver (and
+	// reading their previous windows).
+	const calls = 1 + 1
 	for left := range calls {
 		f := &failing{Store: memory.New(nil), left: left}
 		lim := newLimiter(t, f, flood.Limits{}, c)
@@ -255,13 +255,19 @@ func TestFailsClosed(t *testing.T) {
 	f := &failing{Store: memory.New(nil), left: calls}
 	assert.NoError(t, newLimiter(t, f, flood.Limits{}, c).Admit(ctx, req("s1", "alice")), "control: enough calls")
 
-	for left := range 3 { // a decision makes three streak calls
+	for left := range 3 { // a denial makes three streak calls
 		f := &failing{Store: memory.New(nil), left: left}
 		lim := newLimiter(t, f, flood.Limits{}, c)
 		assert.ErrorIs(t, lim.Decided(ctx, req("s1", "alice"), false), flood.ErrUnavailable)
-		f = &failing{Store: memory.New(nil), left: left}
-		lim = newLimiter(t, f, flood.Limits{}, c)
-		assert.ErrorIs(t, lim.Decided(ctx, req("s1", "alice"), true), flood.ErrUnavailable)
+	}
+	// An approval after a denial reads the three runs at once, then ends
+	// each: four calls.
+	for left := range 4 {
+		f := &failing{Store: memory.New(nil), left: 3}
+		lim := newLimiter(t, f, flood.Limits{}, c)
+		require.NoError(t, lim.Decided(ctx, req("s1", "alice"), false))
+		f.left = left
+		assert.ErrorIs(t, lim.Decided(ctx, req("s1", "alice"), true), flood.ErrUnavailable, "failure after %d calls", left)
 	}
 
 	closed := memory.New(nil)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -272,6 +273,52 @@ func CheckCountOps(ops []CountOp) error {
 type Streak struct {
 	Count int
 	Last  time.Time // time of the latest increment
+}
+
+// StreakReader is implemented by [Counters] that read several streaks in
+// one round trip to the database. [GetStreaks] uses it when it is there.
+type StreakReader interface {
+	// GetStreaks returns the streaks of keys in their order, each as
+	// [Counters.GetStreak] returns it (an unknown key is the zero
+	// Streak), all read at one moment. At most [MaxCountOps] keys, each
+	// well formed ([CheckKey]); a key may repeat.
+	GetStreaks(ctx context.Context, keys []string) ([]Streak, error)
+}
+
+// CheckStreakKeys reports whether keys may be read in one
+// [StreakReader.GetStreaks]: at most [MaxCountOps] of them, each well
+// formed.
+func CheckStreakKeys(keys []string) error {
+	if len(keys) > MaxCountOps {
+		return fmt.Errorf("%w: over %d streak keys", ErrInvalid, MaxCountOps)
+	}
+	for _, k := range keys {
+		if err := CheckKey(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetStreaks reads the streaks of keys from c in their order: in one call
+// when c is a [StreakReader], and otherwise with one [Counters.GetStreak]
+// per key.
+func GetStreaks(ctx context.Context, c Counters, keys []string) ([]Streak, error) {
+	if r, ok := c.(StreakReader); ok {
+		return r.GetStreaks(ctx, keys)
+	}
+	if err := CheckStreakKeys(keys); err != nil {
+		return nil, err
+	}
+	out := make([]Streak, len(keys))
+	for i, k := range keys {
+		st, err := c.GetStreak(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = st
+	}
+	return out, nil
 }
 
 // Grant is a delegated approval with a number of uses. Spec is opaque here;

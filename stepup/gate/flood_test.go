@@ -306,6 +306,10 @@ func (brokenCounters) GetStreak(context.Context, string) (store.Streak, error) {
 	return store.Streak{}, store.ErrClosed
 }
 
+func (brokenCounters) GetStreaks(context.Context, []string) ([]store.Streak, error) {
+	return nil, store.ErrClosed
+}
+
 func (brokenCounters) IncrStreak(context.Context, string, time.Time) (int, error) {
 	return 0, store.ErrClosed
 }

@@ -103,3 +103,21 @@ func (s *Store) GetStreak(ctx context.Context, key string) (store.Streak, error)
 	defer s.mu.Unlock()
 	return s.streaks[key], nil
 }
+
+var _ store.StreakReader = (*Store)(nil)
+
+// GetStreaks implements [store.StreakReader]: every key under one lock.
+func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, error) {
+	if err := store.CheckStreakKeys(keys); err != nil {
+		return nil, fmt.Errorf("get streaks: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, fmt.Errorf("get streaks: %w", err)
+	}
+	defer s.mu.Unlock()
+	out := make([]store.Streak, len(keys))
+	for i, k := range keys {
+		out[i] = s.streaks[k]
+	}
+	return out, nil
+}

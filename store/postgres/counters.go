@@ -174,3 +174,45 @@ func (s *Store) GetStreak(ctx context.Context, key string) (store.Streak, error)
 	st.Last = fromTS(last)
 	return st, nil
 }
+
+var _ store.StreakReader = (*Store)(nil)
+
+// GetStreaks implements [store.StreakReader]: one statement.
+func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, error) {
+	const op = "get streaks"
+	if err := store.CheckStreakKeys(keys); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := s.enter(ctx); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	out := make([]store.Streak, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT key, count, last FROM streaks WHERE key = ANY($1)`, keys)
+	if err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	defer rows.Close()
+	found := make(map[string]store.Streak, len(keys))
+	for rows.Next() {
+		var (
+			key  string
+			st   store.Streak
+			last pgtype.Timestamptz
+		)
+		if err := rows.Scan(&key, &st.Count, &last); err != nil {
+			return nil, s.fail(ctx, op, err)
+		}
+		st.Last = fromTS(last)
+		found[key] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, op, err)
+	}
+	for i, k := range keys {
+		out[i] = found[k]
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -51,7 +52,17 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 		return out, nil
 	}
 	err := s.writeRelaxed(ctx, "add count", func(tx runner) error {
-		for i, op := range ops {
+		for i := 0; i < len(ops); i++ {
+			op := ops[i]
+			if i+1 < len(ops) && foldsRead(op, ops[i+1]) {
+				n, prev, err := addCountAndRead(ctx, tx, op, ops[i+1].Window)
+				if err != nil {
+					return err
+				}
+				out[i], out[i+1] = n, prev
+				i++
+				continue
+			}
 			n, err := addCount(ctx, tx, op)
 			if err != nil {
 				return err
@@ -91,10 +102,49 @@ func addCount(ctx context.Context, tx runner, op store.CountOp) (int64, error) {
 	if windows <= 2 {
 		return n, nil
 	}
-	// Keep the key's two newest windows.
-	_, err = tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start < (
-		SELECT window_start FROM counters WHERE key = ? ORDER BY window_start DESC LIMIT 1 OFFSET 1)`, op.Key, op.Key)
-	return n, dbErr(err)
+	return n, dropOldest(ctx, tx, op.Key)
+}
+
+// dropOldest keeps the key's two newest windows.
+func dropOldest(ctx context.Context, tx runner, key string) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start < (
+		SELECT window_start FROM counters WHERE key = ? ORDER BY window_start DESC LIMIT 1 OFFSET 1)`, key, key)
+	return dbErr(err)
+}
+
+// foldsRead reports whether next, a read of another window of op's key,
+// can be answered by op's own statement: the shape of a flood rate, a
+// count in the current window and a read of the previous one.
+func foldsRead(op, next store.CountOp) bool {
+	return op.Delta != 0 && next.Delta == 0 && next.Key == op.Key && !next.Window.Equal(op.Window)
+}
+
+// addCountAndRead is addCount of op followed by a read of the window
+// other of the same key, in one statement while the add keeps at most two
+// windows: the upsert touches only op's window, so the other one reads the
+// same before and after it. When the add left a third window and the
+// oldest is dropped, the read runs after the drop, as it would alone.
+func addCountAndRead(ctx context.Context, tx runner, op store.CountOp, other time.Time) (n, prev int64, err error) {
+	var (
+		windows int64
+		read    sql.NullInt64
+	)
+	err = tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
+		ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n
+		RETURNING n, (SELECT count(*) FROM counters WHERE key = ?),
+			(SELECT n FROM counters WHERE key = ? AND window_start = ?)`,
+		op.Key, op.Window.UnixMicro(), op.Delta, op.Key, op.Key, other.UnixMicro()).Scan(&n, &windows, &read)
+	if err != nil {
+		return 0, 0, dbErr(err)
+	}
+	if windows <= 2 {
+		return n, read.Int64, nil
+	}
+	if err := dropOldest(ctx, tx, op.Key); err != nil {
+		return 0, 0, err
+	}
+	prev, err = addCount(ctx, tx, store.CountOp{Key: op.Key, Window: other})
+	return n, prev, err
 }
 
 // IncrStreak implements [store.Counters].
@@ -140,4 +190,51 @@ func (s *Store) GetStreak(ctx context.Context, key string) (store.Streak, error)
 	}
 	st.Last = fromMicros(last)
 	return st, nil
+}
+
+var _ store.StreakReader = (*Store)(nil)
+
+// GetStreaks implements [store.StreakReader]: one statement, whose keys
+// are passed as one JSON array.
+func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, error) {
+	if err := store.CheckStreakKeys(keys); err != nil {
+		return nil, fmt.Errorf("sqlite: get streaks: %w", err)
+	}
+	if err := s.enter(ctx, "get streaks"); err != nil {
+		return nil, err
+	}
+	out := make([]store.Streak, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get streaks: %v", err)
+	}
+	rows, err := s.reader().QueryContext(ctx, `SELECT s.key, s.count, s.last FROM streaks s
+		WHERE s.key IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, s.fail(ctx, "get streaks", err)
+	}
+	defer rows.Close()
+	found := make(map[string]store.Streak, len(keys))
+	for rows.Next() {
+		var (
+			key  string
+			st   store.Streak
+			last sql.NullInt64
+		)
+		if err := rows.Scan(&key, &st.Count, &last); err != nil {
+			return nil, s.fail(ctx, "get streaks", err)
+		}
+		st.Last = fromMicros(last)
+		found[key] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, "get streaks", err)
+	}
+	for i, k := range keys {
+		out[i] = found[k]
+	}
+	return out, nil
 }

@@ -48,6 +48,10 @@ func TestReadEndingContext(t *testing.T) {
 		read func(context.Context, store.Store) error
 	}{
 		{"GetStreak", func(ctx context.Context, s store.Store) error { _, err := s.GetStreak(ctx, "k"); return err }},
+		{"GetStreaks", func(ctx context.Context, s store.Store) error {
+			_, err := store.GetStreaks(ctx, s, []string{"k"})
+			return err
+		}},
 		{"Get", func(ctx context.Context, s store.Store) error { _, err := s.Get(ctx, "id"); return err }},
 		{"GetGrant", func(ctx context.Context, s store.Store) error { _, err := s.GetGrant(ctx, "id"); return err }},
 		{"AuditHead", func(ctx context.Context, s store.Store) error { _, err := s.AuditHead(ctx); return err }},

@@ -128,3 +128,42 @@ func CounterBatches(t *testing.T, newStore func(*testing.T) store.Store) {
 		assert.Empty(t, out)
 	})
 }
+
+// StreakBatches checks [store.GetStreaks] against [store.Counters.GetStreak]:
+// a generator raises and resets streaks over a few keys, and after each
+// step a batch of keys (repeated, unknown and known, in any order) reads
+// what one GetStreak per key reads. Bad keys and too many keys are
+// refused. It runs through the store's own [store.StreakReader] when it
+// has one, and through the fallback otherwise.
+func StreakBatches(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := t.Context()
+	s := newStore(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	key := func() string { return fmt.Sprintf("deny:k%d", rng.IntN(5)) }
+	for step := range 80 {
+		switch rng.IntN(3) {
+		case 0, 1:
+			_, err := s.IncrStreak(ctx, key(), fixture.T0.Add(time.Duration(step)*time.Second))
+			require.NoError(t, err)
+		default:
+			require.NoError(t, s.ResetStreak(ctx, key()))
+		}
+		keys := make([]string, rng.IntN(7))
+		for i := range keys {
+			keys[i] = key()
+		}
+		got, err := store.GetStreaks(ctx, s, keys)
+		require.NoError(t, err)
+		require.Len(t, got, len(keys))
+		for i, k := range keys {
+			want, err := s.GetStreak(ctx, k)
+			require.NoError(t, err)
+			assert.Equal(t, want.Count, got[i].Count, "step %d, key %s", step, k)
+			assert.True(t, want.Last.Equal(got[i].Last), "step %d, key %s: last %v, want %v", step, k, got[i].Last, want.Last)
+		}
+	}
+	_, err := store.GetStreaks(ctx, s, []string{"deny:k1", ""})
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	_, err = store.GetStreaks(ctx, s, make([]string, store.MaxCountOps+1))
+	assert.ErrorIs(t, err, store.ErrInvalid)
+}
