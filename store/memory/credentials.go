@@ -23,6 +23,7 @@ func (s *Store) PutCredential(ctx context.Context, c store.Credential) error {
 	}
 	c = c.Clone()
 	s.creds[string(c.ID)] = &c
+	s.userCreds[c.User] = append(s.userCreds[c.User], &c)
 	return nil
 }
 
@@ -46,10 +47,8 @@ func (s *Store) CredentialsByUser(ctx context.Context, user string) ([]store.Cre
 	}
 	defer s.mu.Unlock()
 	var out []store.Credential
-	for _, c := range s.creds {
-		if c.User == user {
-			out = append(out, c.Clone())
-		}
+	for _, c := range s.userCreds[user] {
+		out = append(out, c.Clone())
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {

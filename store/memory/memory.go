@@ -59,6 +59,7 @@ type Store struct {
 	byMerge   map[mergeKey]map[string]*store.Approval
 	executing map[string]*store.Approval
 	creds     map[string]*store.Credential
+	userCreds map[string][]*store.Credential // creds by user, so that a user's read does not grow with everyone's
 	invites   map[[32]byte]*store.Invite
 	windows   map[string][]window
 	streaks   map[string]store.Streak
@@ -97,6 +98,7 @@ func New(opts *Options) *Store {
 		byMerge:   map[mergeKey]map[string]*store.Approval{},
 		executing: map[string]*store.Approval{},
 		creds:     map[string]*store.Credential{},
+		userCreds: map[string][]*store.Credential{},
 		invites:   map[[32]byte]*store.Invite{},
 		windows:   map[string][]window{},
 		streaks:   map[string]store.Streak{},
