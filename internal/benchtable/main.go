@@ -52,8 +52,18 @@ var rows = []row{
 	{
 		measure: "gate cycle on SQLite (propose pending, prompt, show, approve, execute) vs the store's own cycle, per second",
 		goal:    "at least 0.8", within: atLeast(0.8),
-		a: bench{"./store/sqlite", "BenchmarkCycle/sync=FULL", "20x", "one-tx-ns/cycle"},
-		b: bench{"./stepup/gate", "BenchmarkGateCycle/sqlite", "20x", "ns/op"},
+		a: bench{"./store/sqlite", "BenchmarkCycle/sync=FULL", "200x", "one-tx-ns/cycle"},
+		b: bench{"./stepup/gate", "BenchmarkGateCycle/sqlite", "200x", "ns/op"},
+	},
+	{
+		// A gate cycle on SQLite does the store's own cycle and the
+		// gate's own work, which the memory store's cycle measures with
+		// next to no storage: the first row can reach 0.8 only if this
+		// one is at most 0.25.
+		measure: "gate cycle on the memory store (the gate's own work, no disk) vs the store's own SQLite cycle",
+		goal:    "(context: at most 0.25 for the row above to be reachable)", within: atMost(0.25),
+		a: bench{"./stepup/gate", "BenchmarkGateCycle/memory", "200x", "ns/op"},
+		b: bench{"./store/sqlite", "BenchmarkCycle/sync=FULL", "200x", "one-tx-ns/cycle"},
 	},
 	{
 		measure: "Desk.Queue(50) at 10,000 pending vs one Desk.List page of 100",
