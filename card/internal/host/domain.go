@@ -259,14 +259,16 @@ func hostKey(h string) string {
 }
 
 // alloc returns an empty list with room for n domains, cut from a slab so
-// that the many short lists of a card take few allocations.
+// that the many short lists of a card take few allocations. Slabs start
+// small and double up to slabSize, so that a card naming a host or two
+// does not pay for a hundred.
 func (a *Analyzer) alloc(n int) []Domain {
 	const slabSize = 128
 	if n > slabSize/4 {
 		return make([]Domain, 0, n)
 	}
 	if cap(a.slab)-len(a.slab) < n {
-		a.slab = make([]Domain, 0, slabSize)
+		a.slab = make([]Domain, 0, max(n, min(2*cap(a.slab), slabSize), 8))
 	}
 	out := a.slab[len(a.slab) : len(a.slab) : len(a.slab)+n]
 	a.slab = a.slab[:len(a.slab)+n]
