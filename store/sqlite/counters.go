@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -194,8 +193,9 @@ func (s *Store) GetStreak(ctx context.Context, key string) (store.Streak, error)
 
 var _ store.StreakReader = (*Store)(nil)
 
-// GetStreaks implements [store.StreakReader]: one statement, whose keys
-// are passed as one JSON array.
+// GetStreaks implements [store.StreakReader]: one statement, with one
+// parameter per key. The parameters are padded to a power of two (with the
+// last key again), so that at most eleven statement texts are prepared.
 func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, error) {
 	if err := store.CheckStreakKeys(keys); err != nil {
 		return nil, fmt.Errorf("sqlite: get streaks: %w", err)
@@ -207,12 +207,15 @@ func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, 
 	if len(keys) == 0 {
 		return out, nil
 	}
-	list, err := json.Marshal(keys)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: get streaks: %v", err)
+	n := 1
+	for n < len(keys) {
+		n *= 2
 	}
-	rows, err := s.reader().QueryContext(ctx, `SELECT s.key, s.count, s.last FROM streaks s
-		WHERE s.key IN (SELECT value FROM json_each(?))`, string(list))
+	args := make([]any, n)
+	for i := range args {
+		args[i] = keys[min(i, len(keys)-1)]
+	}
+	rows, err := s.reader().QueryContext(ctx, `SELECT key, count, last FROM streaks WHERE key IN (`+placeholders(n)+`)`, args...)
 	if err != nil {
 		return nil, s.fail(ctx, "get streaks", err)
 	}

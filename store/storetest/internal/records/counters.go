@@ -3,6 +3,8 @@ package records
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,7 +164,50 @@ func StreakBatches(t *testing.T, newStore func(*testing.T) store.Store) {
 			assert.True(t, want.Last.Equal(got[i].Last), "step %d, key %s: last %v, want %v", step, k, got[i].Last, want.Last)
 		}
 	}
-	_, err := store.GetStreaks(ctx, s, []string{"deny:k1", ""})
+	// Keys any caller may pass: quotes, brackets, commas, backslashes,
+	// other scripts, invalid UTF-8 and NUL. A backend may refuse a key as
+	// a whole (PostgreSQL's text holds neither NUL nor invalid UTF-8), but
+	// one it stores reads back under its own bytes and no other's.
+	odd := []string{`deny:"]`, `deny:a,b`, `deny:\`, "deny:ü", "deny:u\u0308", "deny:\xff", "deny:\xef\xbf\xbd", "deny:a\x00b", "deny:a", strings.Repeat("k", store.MaxKeySize)}
+	var stored []string
+	for i, k := range odd {
+		for range i + 1 {
+			if _, err := s.IncrStreak(ctx, k, fixture.T0); err != nil {
+				break
+			}
+		}
+		if st, err := s.GetStreak(ctx, k); err == nil && st.Count == i+1 {
+			stored = append(stored, k)
+		}
+	}
+	require.Contains(t, stored, "deny:ü")
+	got, err := store.GetStreaks(ctx, s, odd)
+	if err == nil {
+		for i, k := range odd {
+			want, err := s.GetStreak(ctx, k)
+			if err == nil {
+				assert.Equal(t, want.Count, got[i].Count, "key %q", k)
+			}
+		}
+	}
+	got, err = store.GetStreaks(ctx, s, stored)
+	require.NoError(t, err)
+	for i, k := range stored {
+		assert.Equal(t, slices.Index(odd, k)+1, got[i].Count, "key %q", k)
+	}
+	many := make([]string, 0, 40)
+	for i := range cap(many) {
+		many = append(many, fmt.Sprintf("deny:k%d", i%7))
+	}
+	got, err = store.GetStreaks(ctx, s, many)
+	require.NoError(t, err)
+	for i, k := range many {
+		want, err := s.GetStreak(ctx, k)
+		require.NoError(t, err)
+		assert.Equal(t, want.Count, got[i].Count, "key %q of %d", k, len(many))
+	}
+
+	_, err = store.GetStreaks(ctx, s, []string{"deny:k1", ""})
 	assert.ErrorIs(t, err, store.ErrInvalid)
 	_, err = store.GetStreaks(ctx, s, make([]string, store.MaxCountOps+1))
 	assert.ErrorIs(t, err, store.ErrInvalid)
