@@ -57,6 +57,9 @@ func (s *Store) pollDataVersion() {
 		s.hub.ChangedAll()
 		return
 	}
+	// A commit between a watch and this first read is already in last:
+	// every watch taken before it is woken once, to read again.
+	s.hub.ChangedAll()
 	t := time.NewTicker(watchPoll)
 	defer t.Stop()
 	for {
