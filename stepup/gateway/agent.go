@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -355,9 +356,10 @@ func digestOf(t stepup.Ticket) string {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	buf := answers.get()
 	defer answers.put(buf)
-	// An Encoder writes what json.Marshal does, and the newline, into one
-	// buffer kept between answers.
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	// What json.Marshal writes, and a newline as an Encoder writes, into
+	// one buffer kept between answers; the two answers of every call
+	// without reflection.
+	if err := encodeAnswer(buf, v); err != nil {
 		status = http.StatusInternalServerError
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"internal"}}` + "\n")
@@ -365,6 +367,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header()["Content-Type"] = typeJSON
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+func encodeAnswer(buf *bytes.Buffer, v any) error {
+	var b []byte
+	var err error
+	switch v := v.(type) {
+	case wire.Ticket:
+		b, err = v.AppendJSON(buf.AvailableBuffer())
+	case wire.Result:
+		b, err = v.AppendJSON(buf.AvailableBuffer())
+	default:
+		return json.NewEncoder(buf).Encode(v)
+	}
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	return buf.WriteByte('\n')
 }
 
 func writeError(w http.ResponseWriter, err error) {

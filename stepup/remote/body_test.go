@@ -19,7 +19,7 @@ import (
 // encoding/json writes them.
 func TestProposeBodyIsTheWireCall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	texts := []string{"", "a", `q"uote`, `back\slash`, "<tag>&amp;", "é😀", "line\nbreak", "\u2028", "tool,\"args\":null"}
+	texts := []string{"", "a", "read_file", "user:dana", "sess-1", `q"uote`, `back\slash`, "<tag>&amp;", "é😀", "line\nbreak", "\u2028", "tool,\"args\":null"}
 	pick := func() string { return texts[rng.IntN(len(texts))] }
 	argsOf := []string{`{}`, `{"b":1,"a":[true,null,"x"]}`, `{"n":1.50,"s":"\u00e9"}`, `[1,2]`, `"s"`, `{"big":1e400}`, `{"a":1,"a":2}`}
 	for i := range 3000 {

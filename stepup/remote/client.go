@@ -40,7 +40,9 @@ const (
 // sentinels the gate returned, so errors.Is(err, stepup.ErrConsumed)
 // holds on either side of the wire. A Client is safe for concurrent use.
 type Client struct {
-	base  *url.URL
+	// base is the base URL up to its path, escaped, without a trailing
+	// slash: every request's URL is it and the request's segments.
+	base  string
 	token string
 	authz []string // the Authorization header's value, made once
 	hc    *http.Client
@@ -75,7 +77,8 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 		hc = &http.Client{}
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
-	return &Client{base: u, token: token, authz: []string{"Bearer " + token}, hc: hc, poll: DefaultMaxWait}, nil
+	base := (&url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}).String() + u.EscapedPath()
+	return &Client{base: base, token: token, authz: []string{"Bearer " + token}, hc: hc, poll: DefaultMaxWait}, nil
 }
 
 // Propose sends c to the gate and returns its ticket. As with the gate, a
@@ -177,37 +180,39 @@ func proposeBody(call stepup.Call) ([]byte, error) {
 		return json.Marshal(wire.FromCall(call))
 	}
 	w := wire.FromCall(call)
-	tool, err := json.Marshal(w.Tool)
-	if err != nil {
-		return nil, err
-	}
-	rest, err := json.Marshal(w.Rest)
-	if err != nil {
-		return nil, err
-	}
 	// wire.Call's members in its order: tool, args, then the rest, whose
 	// object always has a member (session is never omitted).
-	out := make([]byte, 0, len(`{"tool":,"args":,`)+len(tool)+len(args)+len(rest))
-	out = append(append(out, `{"tool":`...), tool...)
+	out := make([]byte, 0, len(`{"tool":"","args":,`)+len(w.Tool)+len(args)+len(w.Session)+len(w.Principal.User)+
+		len(w.Principal.Agent)+len(w.Task)+len(w.Rationale)+96)
+	out = wire.AppendString(append(out, `{"tool":`...), w.Tool)
 	out = append(append(out, `,"args":`...), args...)
-	out = append(append(out, ','), rest[1:]...)
-	return out, nil
+	rest, err := w.Rest.AppendJSON(append(out, ','))
+	if err != nil {
+		return nil, err
+	}
+	// The rest's own brace goes: its members continue the call's object.
+	return append(rest[:len(out)+1], rest[len(out)+2:]...), nil
 }
 
 // do sends one request to the path of segments (each sent as exactly one
 // path segment, whatever it holds) and decodes a 200 answer into out, or
 // returns the refusal as an *Error.
 func (c *Client) do(ctx context.Context, method string, segments []string, q url.Values, body []byte, out any) error {
-	u := *c.base
+	var u strings.Builder
+	u.Grow(len(c.base) + 64)
+	u.WriteString(c.base)
 	for _, seg := range segments {
 		if seg == "" {
 			// No ticket has an empty id, and an empty segment is no segment.
 			return fmt.Errorf("%w: an empty path segment names nothing", stepup.ErrNotFound)
 		}
-		u.RawPath = u.EscapedPath() + "/" + escapeSegment(seg)
-		u.Path += "/" + seg
+		u.WriteByte('/')
+		u.WriteString(escapeSegment(seg))
 	}
-	u.RawQuery = q.Encode()
+	if e := q.Encode(); e != "" {
+		u.WriteByte('?')
+		u.WriteString(e)
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -236,10 +241,22 @@ func (c *Client) do(ctx context.Context, method string, segments []string, q url
 	if resp.StatusCode != http.StatusOK {
 		return decodeError(resp.StatusCode, raw)
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := decodeAnswer(raw, out); err != nil {
 		return fmt.Errorf("%w: answer does not parse", ErrInternal)
 	}
 	return nil
+}
+
+// decodeAnswer reads an answer as json.Unmarshal does, the two answers of
+// every call without reflection.
+func decodeAnswer(raw []byte, out any) error {
+	switch out := out.(type) {
+	case *wire.Ticket:
+		return wire.DecodeTicket(raw, out)
+	case *wire.Result:
+		return wire.DecodeResult(raw, out)
+	}
+	return json.Unmarshal(raw, out)
 }
 
 // escapeSegment escapes s as one path segment, sent escaped exactly once:
