@@ -196,6 +196,12 @@ ALTER TABLE approvals ADD COLUMN votes TEXT;`,
 // BEGIN IMMEDIATE transaction so that processes opening the file together
 // apply each migration once.
 func (s *Store) migrate(ctx context.Context) error {
+	// A file already at this build's version is read, not written: a
+	// replica opening a busy database waits for no writer.
+	var v int
+	if err := s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v); err == nil && v == len(migrations) {
+		return nil
+	}
 	if _, err := s.db.ExecContext(ctx,
 		`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL) STRICT`); err != nil {
 		return fmt.Errorf("sqlite: migrate: %v", err)

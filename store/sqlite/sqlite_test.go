@@ -1,6 +1,8 @@
 package sqlite_test
 
 import (
+	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -34,4 +36,32 @@ func TestClock(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	})
+}
+
+// TestOpeningACurrentFileWaitsForNoWriter: a file already at this build's
+// schema opens while another process holds its write lock, as a replica
+// starting beside busy ones does; before, the open waited for the lock
+// and failed after its busy timeout.
+func TestOpeningACurrentFileWaitsForNoWriter(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "asu.db")
+	first, err := sqlite.Open(ctx, path, nil)
+	require.NoError(t, err)
+	require.NoError(t, first.Close())
+
+	other, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(100)")
+	require.NoError(t, err)
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
+	require.NoError(t, err)
+	defer func() { _, _ = conn.ExecContext(context.Background(), `ROLLBACK`) }()
+
+	s, err := sqlite.Open(ctx, path, &sqlite.Options{BusyTimeout: 200 * time.Millisecond})
+	require.NoError(t, err, "a current file opened while another process writes")
+	defer s.Close()
+	_, err = s.Now(ctx)
+	require.NoError(t, err)
 }

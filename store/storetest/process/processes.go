@@ -158,10 +158,16 @@ func startChild(t *testing.T, name, role, target string, racer int, tickets []st
 // await reads the child's output until a line "storetest: want" and
 // returns the storetest lines before it.
 func (c *child) await(want string) ([]string, error) {
-	var got []string
+	var got, other []string
 	for c.lines.Scan() {
 		line, ok := strings.CutPrefix(c.lines.Text(), "storetest: ")
 		if !ok {
+			// The test framework's own lines (a child's failure): the
+			// last few say why a child ended.
+			other = append(other, c.lines.Text())
+			if len(other) > 20 {
+				other = other[1:]
+			}
 			continue
 		}
 		if line == want {
@@ -169,7 +175,7 @@ func (c *child) await(want string) ([]string, error) {
 		}
 		got = append(got, line)
 	}
-	return got, fmt.Errorf("child ended before %q: %v", want, c.lines.Err())
+	return got, fmt.Errorf("child ended before %q: %v; its last lines:\n%s", want, c.lines.Err(), strings.Join(other, "\n"))
 }
 
 // report is how a child tells its parent what happened.
