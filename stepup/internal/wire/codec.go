@@ -108,6 +108,7 @@ func (t Ticket) AppendJSON(dst []byte) ([]byte, error) {
 	if !plain(t.ID) || !plain(t.Status) || !plain(t.Tool) || !plain(t.Digest) || !plain(t.Reason) || !plain(t.Next) {
 		return marshalAppend(dst, t)
 	}
+	orig := dst
 	dst = append(dst, '{')
 	dst = appendMember(dst, true, "id", t.ID)
 	dst = appendMember(dst, false, "status", t.Status)
@@ -121,7 +122,7 @@ func (t Ticket) AppendJSON(dst []byte) ([]byte, error) {
 	if !t.ExpiresAt.IsZero() {
 		b, err := t.ExpiresAt.MarshalJSON()
 		if err != nil {
-			return marshalAppend(dst[:0], t) // encoding/json's own error
+			return marshalAppend(orig, t) // encoding/json's own error
 		}
 		dst = append(append(dst, `,"expires_at":`...), b...)
 	}

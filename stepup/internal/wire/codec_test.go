@@ -104,6 +104,7 @@ func requireAppendIsMarshal(t *testing.T, v appender) {
 	got, gerr := v.AppendJSON([]byte("prefix"))
 	if werr != nil {
 		require.Error(t, gerr, "%#v: encoding/json fails (%v), AppendJSON wrote %q", v, werr, got)
+		require.Equal(t, "prefix", string(got), "a failed append leaves what it was given")
 		return
 	}
 	require.NoError(t, gerr, "%#v", v)
