@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +43,16 @@ func BenchmarkReplicas(b *testing.B) {
 		b.ReportMetric(float64(n)/elapsed.Seconds(), "cycles/s")
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "gate-cpu-ms/cycle")
 		b.ReportMetric(busy, "machine-busy")
+		// The machine's CPU per cycle outside the gate process: the
+		// database server's (and the system's) share of a cycle.
+		other := machineCPU(busy, elapsed) - cpu
+		b.ReportMetric(float64(other.Microseconds())/1000/float64(n), "other-cpu-ms/cycle")
 	}
+}
+
+// machineCPU is the CPU time the whole machine spent in d at busy share.
+func machineCPU(busy float64, d time.Duration) time.Duration {
+	return time.Duration(busy * float64(runtime.NumCPU()) * float64(d))
 }
 
 // BenchmarkPgbench runs pgbench on the gates' cluster, in a database of
@@ -75,6 +85,8 @@ func BenchmarkPgbench(b *testing.B) {
 			busy := busyShare(func() { tps = pgbench(b, bin, append([]string{"-N"}, clients...), db) })
 			b.ReportMetric(tps, "tps")
 			b.ReportMetric(busy, "machine-busy")
+			// The machine's CPU per transaction, pgbench's own included.
+			b.ReportMetric(float64(machineCPU(busy, time.Second).Microseconds())/1000/tps, "machine-cpu-ms/tx")
 		}
 	})
 	for _, v := range []struct{ name, script string }{
