@@ -169,24 +169,22 @@ func marshalAppend(dst []byte, v any) ([]byte, error) {
 
 // DecodeTicket reads raw into *t as json.Unmarshal reads it into a zero
 // Ticket.
-func DecodeTicket(raw []byte, t *Ticket) error {
-	*t = Ticket{}
-	if readTicket(raw, t) {
-		return nil
-	}
-	*t = Ticket{}
-	return json.Unmarshal(raw, t)
-}
+func DecodeTicket(raw []byte, t *Ticket) error { return decode(raw, t, readTicket) }
 
 // DecodeResult reads raw into *r as json.Unmarshal reads it into a zero
 // Result.
-func DecodeResult(raw []byte, r *Result) error {
-	*r = Result{}
-	if readResult(raw, r) {
+func DecodeResult(raw []byte, r *Result) error { return decode(raw, r, readResult) }
+
+// decode reads raw into *v with read, or with encoding/json where read
+// does not take the text.
+func decode[T any](raw []byte, v *T, read func([]byte, *T) bool) error {
+	var zero T
+	*v = zero
+	if read(raw, v) {
 		return nil
 	}
-	*r = Result{}
-	return json.Unmarshal(raw, r)
+	*v = zero
+	return json.Unmarshal(raw, v)
 }
 
 // readTicket reads a ticket of plain members, each named exactly, with no
