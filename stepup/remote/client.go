@@ -76,8 +76,9 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	u.Path = strings.TrimSuffix(u.Path, "/")
-	base := (&url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}).String() + u.EscapedPath()
+	// The path as written, escapes kept, less one trailing slash: a slash
+	// written escaped (%2F) is part of a segment, not the end of the path.
+	base := (&url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}).String() + strings.TrimSuffix(u.EscapedPath(), "/")
 	return &Client{base: base, token: token, authz: []string{"Bearer " + token}, hc: hc, poll: DefaultMaxWait}, nil
 }
 

@@ -91,3 +91,31 @@ func TestClientSendsAnyIDAsOneSegment(t *testing.T) {
 	require.ErrorIs(t, err, stepup.ErrNotFound)
 	assert.Empty(t, got)
 }
+
+// TestClientKeepsTheBasePathAsWritten: a base URL's path reaches the
+// server escaped as it was written, with or without a trailing slash:
+// an escaped slash or space in any of its segments, the last included,
+// stays one segment.
+func TestClientKeepsTheBasePathAsWritten(t *testing.T) {
+	var mu sync.Mutex
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = r.URL.EscapedPath()
+		mu.Unlock()
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"code":"not_found"}}`))
+	}))
+	t.Cleanup(srv.Close)
+	for _, base := range []string{"", "/a", "/a%2Fb", "/a%2Fb/c", "/x/a%2Fb", "/a%20b", "/%2F", "/a%2F", "/caf%C3%A9", "/a/b%3Fc"} {
+		for _, slash := range []string{"", "/"} {
+			client, err := remote.NewClient(srv.URL+base+slash, "token", srv.Client())
+			require.NoError(t, err)
+			_, err = client.Execute(context.Background(), "t-1")
+			require.ErrorIs(t, err, stepup.ErrNotFound)
+			mu.Lock()
+			assert.Equal(t, base+"/v1/tickets/t-1/execute", got, "base %q", base+slash)
+			mu.Unlock()
+		}
+	}
+}
