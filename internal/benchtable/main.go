@@ -66,6 +66,16 @@ var rows = []row{
 		b: bench{"./store/sqlite", "BenchmarkCycle/sync=FULL", "200x", "one-tx-ns/cycle"},
 	},
 	{
+		// Both cycles again, each run by 16 workers at once on one file:
+		// what the goals' 16 workers make of the rows above. Decisions
+		// take turns on the file's write lock, and the gate's own work
+		// runs beside the turns of others.
+		measure: "gate cycle on SQLite vs the store's own cycle, both at 16 workers on one file, per second",
+		goal:    "at least 0.8", within: atLeast(0.8),
+		a: bench{"./store/sqlite", "BenchmarkCycleWorkers", "1000x", "ns/op"},
+		b: bench{"./stepup/gate", "BenchmarkGateCycleWorkers/sqlite", "1000x", "ns/op"},
+	},
+	{
 		measure: "Desk.Queue(50) at 10,000 pending vs one Desk.List page of 100",
 		goal:    "at most 2", within: atMost(2),
 		a: bench{"./stepup/gate", "BenchmarkQueue/sqlite/pending=10000/queue", "20x", "ns/op"},
