@@ -62,13 +62,20 @@ var (
 )
 
 // NewClient returns a client of the agent API at baseURL (e.g.
-// "http://127.0.0.1:8700") that authenticates with token. A nil hc means
-// a client without a timeout: each call is bounded by its context, and
-// Wait by the server's long-poll bound.
+// "http://127.0.0.1:8700") that authenticates with token. The base URL
+// is a scheme, a host and at most a path: one with a query, a fragment
+// or user information is refused, as none of them would be sent, and
+// trailing slashes are dropped. A nil hc means a client without a
+// timeout: each call is bounded by its context, and Wait by the server's
+// long-poll bound.
 func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%w: base URL must be an http or https URL", stepup.ErrConfig)
+	}
+	// Unescaped, '?' and '#' only ever start a query and a fragment.
+	if strings.ContainsAny(baseURL, "?#") || u.User != nil {
+		return nil, fmt.Errorf("%w: base URL must have no query, fragment or user information (the token authenticates)", stepup.ErrConfig)
 	}
 	if token == "" {
 		return nil, fmt.Errorf("%w: empty runtime token", stepup.ErrConfig)
@@ -76,9 +83,10 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	// The path as written, escapes kept, less one trailing slash: a slash
-	// written escaped (%2F) is part of a segment, not the end of the path.
-	base := (&url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}).String() + strings.TrimSuffix(u.EscapedPath(), "/")
+	// The path as written, escapes kept, less its trailing slashes: a
+	// slash written escaped (%2F) is part of a segment, not the end of
+	// the path.
+	base := (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + strings.TrimRight(u.EscapedPath(), "/")
 	return &Client{base: base, token: token, authz: []string{"Bearer " + token}, hc: hc, poll: DefaultMaxWait}, nil
 }
 

@@ -108,7 +108,7 @@ func TestClientKeepsTheBasePathAsWritten(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	for _, base := range []string{"", "/a", "/a%2Fb", "/a%2Fb/c", "/x/a%2Fb", "/a%20b", "/%2F", "/a%2F", "/caf%C3%A9", "/a/b%3Fc"} {
-		for _, slash := range []string{"", "/"} {
+		for _, slash := range []string{"", "/", "//", "///"} {
 			client, err := remote.NewClient(srv.URL+base+slash, "token", srv.Client())
 			require.NoError(t, err)
 			_, err = client.Execute(context.Background(), "t-1")
@@ -116,6 +116,28 @@ func TestClientKeepsTheBasePathAsWritten(t *testing.T) {
 			mu.Lock()
 			assert.Equal(t, base+"/v1/tickets/t-1/execute", got, "base %q", base+slash)
 			mu.Unlock()
+		}
+	}
+}
+
+// TestClientRefusesABaseURLBeyondAPath: a base URL with a query, a
+// fragment or user information, in any spelling, is refused when the
+// client is made, since the client sends none of them; the same URLs
+// without them are taken.
+func TestClientRefusesABaseURLBeyondAPath(t *testing.T) {
+	for _, host := range []string{"127.0.0.1:8700", "gate.example", "[::1]:8700"} {
+		for _, path := range []string{"", "/", "/a", "/a%2Fb/", "/caf%C3%A9", "/a/b%3Fc%23d"} {
+			base := "http://" + host + path
+			_, err := remote.NewClient(base, "token", nil)
+			require.NoError(t, err, base)
+			for _, extra := range []string{"?", "?a=1", "?token=x", "#", "#f", "?#", "?a#b", "/?x"} {
+				_, err := remote.NewClient(base+extra, "token", nil)
+				require.ErrorIs(t, err, stepup.ErrConfig, base+extra)
+			}
+			for _, user := range []string{"@", "u@", "u:p@", "u%40evil@", ":@", "gate.example@"} {
+				_, err := remote.NewClient("http://"+user+host+path, "token", nil)
+				require.ErrorIs(t, err, stepup.ErrConfig, "http://"+user+host+path)
+			}
 		}
 	}
 }

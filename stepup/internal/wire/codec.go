@@ -326,8 +326,15 @@ func (s *scanner) int() (int64, bool) {
 	return n, err == nil
 }
 
+// maxMemberDepth is how deeply a member's value may nest: encoding/json
+// refuses a document nested deeper than 10,000, counting the object the
+// member is in.
+const maxMemberDepth = 10000 - 1
+
 // raw reads any value but null, as encoding/json hands it to a
-// json.RawMessage: a copy of its text.
+// json.RawMessage: a copy of its text. It reads a member's value of the
+// message's object, so a value nested deeper than maxMemberDepth is left
+// to encoding/json, which refuses it.
 func (s *scanner) raw() (json.RawMessage, bool) {
 	start, depth := s.i, 0
 	for s.i < len(s.b) {
@@ -342,7 +349,9 @@ func (s *scanner) raw() (json.RawMessage, bool) {
 				return nil, false
 			}
 		case '{', '[':
-			depth++
+			if depth++; depth > maxMemberDepth {
+				return nil, false
+			}
 		case '}', ']':
 			if depth == 0 {
 				return s.value(start)

@@ -224,13 +224,23 @@ func requireDecodeIsUnmarshal[T any](t *testing.T, raw []byte, decode func([]byt
 	var want, got T
 	werr := json.Unmarshal(raw, &want)
 	gerr := decode(raw, &got)
+	text := shown(raw)
 	if werr != nil {
-		require.Error(t, gerr, "%q: encoding/json fails (%v), the decoder read %#v", raw, werr, got)
-		require.Equal(t, werr.Error(), gerr.Error(), "%q", raw)
+		require.Error(t, gerr, "%s: encoding/json fails (%v), the decoder read %.200s", text, werr, fmt.Sprintf("%#v", got))
+		require.Equal(t, werr.Error(), gerr.Error(), "%s", text)
 		return
 	}
-	require.NoError(t, gerr, "%q", raw)
-	require.True(t, reflect.DeepEqual(want, got), "%q:\nencoding/json %#v\ndecoder       %#v", raw, want, got)
+	require.NoError(t, gerr, "%s", text)
+	require.True(t, reflect.DeepEqual(want, got), "%s:\nencoding/json %.500s\ndecoder       %.500s", text,
+		fmt.Sprintf("%#v", want), fmt.Sprintf("%#v", got))
+}
+
+// shown is raw quoted for a failure's message, its middle cut when long.
+func shown(raw []byte) string {
+	if len(raw) <= 400 {
+		return fmt.Sprintf("%q", raw)
+	}
+	return fmt.Sprintf("%q ... %q (%d bytes)", raw[:200], raw[len(raw)-200:], len(raw))
 }
 
 // TestDecodeIsUnmarshal: the decoders read every text the generators make
@@ -260,6 +270,60 @@ func TestDecodeIsUnmarshal(t *testing.T) {
 	// The fast path is what is tested: it reads thousands of them (most
 	// messages generated hold a word encoding/json escapes).
 	require.Greater(t, fast, 1000)
+}
+
+// nested is a JSON value nested depth deep: at each level an array or
+// an object's member (arrays only if arrays is set), spelled with or
+// without whitespace, some levels holding a string of brackets too
+// (text, not nesting).
+func nested(r *rand.Rand, depth int, arrays bool) string {
+	var b strings.Builder
+	closers := make([]string, 0, depth)
+	for range depth {
+		pad := []string{"", "", " ", "\n"}[r.IntN(4)]
+		text := r.IntN(8) == 0
+		switch {
+		case arrays || r.IntN(2) == 0:
+			b.WriteString("[" + pad)
+			if text {
+				b.WriteString(`"[{\"]}",` + pad)
+			}
+			closers = append(closers, pad+"]")
+		default:
+			b.WriteString("{" + pad)
+			if text {
+				b.WriteString(`"s":"[{\"]}",`)
+			}
+			b.WriteString(`"k":` + pad)
+			closers = append(closers, pad+"}")
+		}
+	}
+	b.WriteString("1")
+	for i := len(closers) - 1; i >= 0; i-- {
+		b.WriteString(closers[i])
+	}
+	return b.String()
+}
+
+// TestDecodeIsUnmarshalAtTheDepthLimit: encoding/json refuses a document
+// nested deeper than 10,000, the message's own object counted, so an
+// output nested 9,999 deep is read and one nested 10,000 deep is not,
+// whatever the containers, the spacing, the member's place and the other
+// members; the decoder reads and refuses the same.
+func TestDecodeIsUnmarshalAtTheDepthLimit(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for depth := 9990; depth <= 10010; depth++ {
+		for range 4 {
+			out := nested(r, depth, r.IntN(2) == 0)
+			raw := []string{`{"output":` + out + `}`, `{"ticket":"t","output":` + out + `,"idempotency_key":"k"}`,
+				`{"output":` + out + `,"ticket":"t"}`}[r.IntN(3)]
+			requireDecodeIsUnmarshal(t, []byte(raw), DecodeResult)
+			if depth < 9999 {
+				var got Result
+				require.True(t, readResult([]byte(raw), &got), "depth %d is read without encoding/json", depth)
+			}
+		}
+	}
 }
 
 // TestDecodeReadsTheGatewaysAnswersItself: the answers the gateway writes
