@@ -56,8 +56,7 @@ func checkMembers(raw []byte) error {
 func checkMembersByTokens(raw []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	type object struct{ keys []string } // folded names so far
-	var stack []*object
+	var stack []*memberSet // nil for an array
 	expectKey := false
 	var buf []byte
 	for {
@@ -69,7 +68,7 @@ func checkMembersByTokens(raw []byte) error {
 		case json.Delim:
 			switch t {
 			case '{':
-				stack = append(stack, &object{})
+				stack = append(stack, &memberSet{})
 				expectKey = true
 				continue
 			case '}', ']':
@@ -81,14 +80,10 @@ func checkMembersByTokens(raw []byte) error {
 			}
 		case string:
 			if expectKey {
-				o := stack[len(stack)-1]
 				buf = foldCase(buf[:0], t)
-				for _, k := range o.keys {
-					if k == string(buf) {
-						return ErrDuplicateMember
-					}
+				if stack[len(stack)-1].add(buf) {
+					return ErrDuplicateMember
 				}
-				o.keys = append(o.keys, string(buf))
 				expectKey = false
 				continue
 			}
@@ -96,6 +91,44 @@ func checkMembersByTokens(raw []byte) error {
 		// A value ended: inside an object, a key comes next.
 		expectKey = len(stack) > 0 && stack[len(stack)-1] != nil
 	}
+}
+
+// memberSet is the folded names of one object's members so far: a list
+// while the object is short, a map beyond, so that checking an object of
+// n members costs O(n), not O(n²).
+type memberSet struct {
+	list []string
+	set  map[string]struct{}
+}
+
+// shortObject is how many members a memberSet keeps in its list.
+const shortObject = 8
+
+// add adds the folded name and reports whether the object had it already.
+func (m *memberSet) add(name []byte) bool {
+	if m.set != nil {
+		if _, ok := m.set[string(name)]; ok {
+			return true
+		}
+		m.set[string(name)] = struct{}{}
+		return false
+	}
+	for _, k := range m.list {
+		if k == string(name) {
+			return true
+		}
+	}
+	if len(m.list) < shortObject {
+		m.list = append(m.list, string(name))
+		return false
+	}
+	m.set = make(map[string]struct{}, 4*shortObject)
+	for _, k := range m.list {
+		m.set[k] = struct{}{}
+	}
+	m.set[string(name)] = struct{}{}
+	m.list = nil
+	return false
 }
 
 // maxScanDepth is the nesting the fast scanner follows; deeper text goes
@@ -191,7 +224,7 @@ func (s *memberScanner) object(depth int) (dup, ok bool) {
 		s.i++
 		return false, true
 	}
-	var keys []string
+	var keys memberSet
 	for {
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
@@ -202,12 +235,9 @@ func (s *memberScanner) object(depth int) (dup, ok bool) {
 			return false, false
 		}
 		s.buf = foldCase(s.buf[:0], key)
-		for _, k := range keys {
-			if k == string(s.buf) {
-				dup = true
-			}
+		if keys.add(s.buf) {
+			dup = true
 		}
-		keys = append(keys, string(s.buf))
 		s.space()
 		if s.i >= len(s.b) || s.b[s.i] != ':' {
 			return false, false
