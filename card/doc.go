@@ -69,10 +69,14 @@
 // letter, and of each class of characters UTS #39 draws alike all but
 // the one the place shows (ASCII where it stands, a Cyrillic letter in a
 // Cyrillic word, a dash, which a hurried reader takes for a hyphen). A
-// few characters UTS #39 lists with a look-alike are shown wherever they
-// stand because the card's monospace font, or their readers, tell them
-// apart: curly quotes, the bullet, ×, €, ideographic punctuation,
-// Turkish ı, Greek σ and ς, Hebrew yod, Arabic yeh, æ and œ, Cyrillic б.
+// few characters UTS #39 lists with a look-alike are shown as themselves
+// because the card's monospace font, or their readers, tell them apart:
+// curly quotes (not the low single quote ‚, which the font draws as a
+// comma), the bullet, ×, € wherever they stand; the punctuation of
+// Arabic, Hebrew, Chinese and Japanese in text holding letters of that
+// script; and Turkish ı, Greek σ and ς, Hebrew yod, Arabic yeh, æ and œ,
+// Cyrillic б inside a word with another letter of their script (б
+// among digits is escaped, as a 6 would be read).
 // Text that could pass for a trusted domain's name ("pаypal" when
 // paypal.com is trusted) keeps the strict rule below.
 //

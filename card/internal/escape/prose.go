@@ -172,6 +172,10 @@ type wordView struct {
 	script string // the word's script, for its twins: one of its scripts
 	prefer string // the script its distinctive characters are in, for a choice among twins
 	latin  bool   // the word holds a Latin letter
+	// letters counts the word's letters of its script that are not read
+	// apart (ReadApart): one of those shows as itself only beside such a
+	// letter.
+	letters int
 }
 
 // judgeWord judges the word w.
@@ -194,6 +198,11 @@ func judgeWord(w string) wordView {
 		return v
 	}
 	v.script = scripts[0]
+	for _, r := range w {
+		if twinScript(r) == v.script && (r >= 0x80 || r > '9') && !ReadApart(r) {
+			v.letters++
+		}
+	}
 	// The choice among twins follows the word's characters that have
 	// none of another script: those are the same in every string that
 	// looks like this one.
@@ -220,10 +229,13 @@ func judgeWord(w string) wordView {
 
 // showsAsItself reports whether r, a character with twins, is the one of
 // its class shown in this place: in a word judged v (nil between words),
-// after a character of script prev ("" at the start of the word).
-func showsAsItself(r rune, c *twinClass, v *wordView, prev string) bool {
-	if DrawnApart(r) || ReadApart(r) {
-		return true
+// after a character of script prev ("" at the start of the word), in
+// text whose letters are of the scripts inText reports.
+func showsAsItself(r rune, c *twinClass, v *wordView, prev string, inText func(script string) bool) bool {
+	if DrawnApart(r) {
+		if sc := drawnScript(r); sc == "" || inText(sc) {
+			return true
+		}
 	}
 	if c.anchor != 0 {
 		return false
@@ -258,6 +270,25 @@ func showsAsItself(r rune, c *twinClass, v *wordView, prev string) bool {
 		}
 	}
 	return best == r
+}
+
+// textScripts returns the scripts of s's letters, with "Han" for any of
+// Chinese, Japanese and Korean.
+func textScripts(s string) ScriptSet {
+	var out ScriptSet
+	for _, r := range s {
+		if r < 0x80 || charclass.Lookup(r).Props&charclass.Letterlike == 0 {
+			continue
+		}
+		sc := twinScript(r)
+		if closureOf(sc) == 1 && sc != "Latin" {
+			sc = "Han"
+		}
+		if sc != "Common" && sc != "Inherited" && !slicesContains(out, sc) {
+			out = out.With(sc)
+		}
+	}
+	return out
 }
 
 // preferredTwin reports the letter of its class that its languages write
@@ -304,6 +335,15 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		b = append(b, s[copied:at]...)
 		b = append(b, text...)
 		copied = next
+	}
+	// The scripts of the text's letters, read once when first asked.
+	var scripts ScriptSet
+	scriptsRead := false
+	inText := func(script string) bool {
+		if !scriptsRead {
+			scripts, scriptsRead = textScripts(s), true
+		}
+		return slicesContains(scripts, script)
 	}
 	var word *wordView
 	var wv wordView
@@ -399,12 +439,14 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			f = FlagCombining
 		case unreadable(r):
 			f = FlagLookalike
+		case ReadApart(r) && !(word != nil && twinScript(r) == word.script && word.letters > 0):
+			f = FlagLookalike // read apart from its twin only in a word of its language
 		case prevRune != 0 && !prevEscaped && spellsTwin(prevRune, r):
 			f = FlagLookalike // the run spells another character's fold
 		case i < len(s) && s[i] < 0x80 && spellsTwin(r, rune(s[i])):
 			f = FlagLookalike // this and the ASCII after it spell another character's fold
 		default:
-			if c := twinsOf(r); c != nil && !showsAsItself(r, c, word, prev) {
+			if c := twinsOf(r); c != nil && !showsAsItself(r, c, word, prev, inText) {
 				f = FlagLookalike
 			}
 		}

@@ -127,3 +127,86 @@ func TestProseRandomInjective(t *testing.T) {
 		seen[k] = s
 	}
 }
+
+// TestReadApartOnlyInItsWords: a letter its readers tell from its twin
+// in every word of their language (ReadApart) is shown as itself in such
+// a word, and escaped wherever no other letter of its script stands
+// beside it: alone, among digits, beside punctuation, where its twin
+// would read the same (б in 1б0 is a 6), and beside only letters read
+// apart (3б5б is 3656).
+func TestReadApartOnlyInItsWords(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	words := map[rune][]string{
+		'ı': {"kılıç", "ılık"}, 'σ': {"σοφία", "ασ"}, 'ς': {"λόγος"}, 'י': {"ילד", "שלום ילד"},
+		'æ': {"bær", "æble"}, 'Æ': {"Ærø"}, 'œ': {"cœur", "sœur"}, 'Œ': {"Œuvre"}, 'б': {"бюджет", "Об"},
+		'ي': {"في", "يوم"},
+	}
+	apart := []string{"%", "1%0", "%7", "12%", "Room %", "% 12", "(%)", "%.", "-%-", "% %", "3%5%"}
+	for r, ws := range words {
+		require.True(t, ReadApart(r), "%c", r)
+		for _, w := range ws {
+			got := e.Show(w).Text
+			assert.True(t, strings.ContainsRune(got, r), "%q in its word shows as %q", w, got)
+		}
+		for _, ctx := range apart {
+			s := strings.ReplaceAll(ctx, "%", string(r))
+			got := e.Show(s).Text
+			assert.False(t, strings.ContainsRune(got, r), "%q, no word of its script: shown as %q", s, got)
+		}
+	}
+}
+
+// TestScriptPunctuationOnlyInItsScript: the punctuation of one script's
+// writing that the card's font draws apart from its ASCII twin (Arabic
+// and Hebrew marks, the ideographic ones) is shown as itself in text of
+// that script, and escaped in text without a letter of it, where a
+// reader takes it for its twin (x ۔ y for x - y). One without a twin is
+// shown wherever it stands.
+func TestScriptPunctuationOnlyInItsScript(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	own := map[string][]string{
+		"Arabic": {"مرحبا% كيف", "كيف حالك%"},
+		"Hebrew": {"צה%ל", "ג%"},
+		"Han":    {"日本語%", "%テスト%", "한국어%"},
+	}
+	foreign := []string{"a%b", "x % y", "1%0", "%", "Q3 % report", "привет%", "%%"}
+	n := 0
+	for r := rune(0x80); r <= 0xffff; r++ {
+		sc := drawnScript(r)
+		if sc == "" {
+			continue
+		}
+		n++
+		require.True(t, DrawnApart(r), "%c", r)
+		for _, ctx := range own[sc] {
+			s := strings.ReplaceAll(ctx, "%", string(r))
+			if r == '٪' {
+				continue // the Arabic percent sign is escaped in every text
+			}
+			got := e.Show(s).Text
+			assert.True(t, strings.ContainsRune(got, r), "%q, text of its script: shown as %q", s, got)
+		}
+		if twinsOf(r) == nil {
+			continue // no twin to take it for: shown wherever it stands
+		}
+		for _, ctx := range foreign {
+			s := strings.ReplaceAll(ctx, "%", string(r))
+			got := e.Show(s).Text
+			assert.False(t, strings.ContainsRune(got, r), "%q, no letter of its script: shown as %q", s, got)
+		}
+	}
+	assert.Equal(t, 22, n)
+}
+
+// TestLowQuoteIsAComma: the low single quote ‚ (U+201A), which the card's
+// font draws as a comma point for point, is escaped in every text, so
+// 1‚000 never shows as 1,000.
+func TestLowQuoteIsAComma(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	for _, ctx := range []string{"1%000", "pay 1%000 now", "ab%cd", "%", "‚Hallo‘ %", "при%ет", "日本%"} {
+		s := strings.ReplaceAll(ctx, "%", "\u201a")
+		got := e.Show(s).Text
+		assert.NotContains(t, got, "\u201a", "%q shown as %q", s, got)
+		assert.NotEqual(t, e.Show(strings.ReplaceAll(ctx, "%", ",")).Text, got)
+	}
+}

@@ -187,7 +187,9 @@ func twinsOf(r rune) *twinClass {
 // folds Arabic letters to their dotless skeletons; its two dots are what
 // tells it from alef maksura ى). Ordinary text shows them as themselves, and
 // their look-alikes keep their own classes; identifiers and hosts escape
-// them.
+// them. A reader tells them apart inside a word of their language only:
+// prose shows one as itself in a word holding another letter of its
+// script, and judges it as any twin elsewhere (б among digits is a 6).
 func ReadApart(r rune) bool {
 	switch r {
 	case 'ı', 'σ', 'ς', 'י', 'æ', 'Æ', 'œ', 'Œ', 'б', 'ي':
@@ -203,16 +205,36 @@ func ReadApart(r rune) bool {
 // euro sign, guillemets, and the ideographic punctuation of Chinese and
 // Japanese (two cells wide). Dashes and the ellipsis are not among them:
 // a hurried reader takes them for a hyphen and three dots, so they stay
-// escaped, as do full-width forms. Ordinary text shows them
-// as themselves; identifiers and hosts escape them as every look-alike.
+// escaped, as do full-width forms; nor is the low single quote ‚, which
+// the font draws as a comma, point for point. Ordinary text shows them
+// as themselves, the punctuation of one script's writing only in text
+// holding that script's letters (drawnScript); identifiers and hosts
+// escape them as every look-alike.
 func DrawnApart(r rune) bool {
 	switch r {
-	case '‘', '’', '‚', '‛', '“', '”', '„', '‟', '•', '×', '·', '′', '″',
+	case '‘', '’', '‛', '“', '”', '„', '‟', '•', '×', '·', '′', '″',
 		'。', '、', '「', '」', '『', '』', '【', '】', '〈', '〉', '《', '》', '〔', '〕', '・',
 		'،', '؛', '؟', '٪', '۔', '״', '׳', '¡', '¿', '«', '»', '‹', '›', '€':
 		return true
 	}
 	return false
+}
+
+// drawnScript is the script whose writing a character drawn apart
+// (DrawnApart) is punctuation of, "" for one every script writes: prose
+// shows the Arabic and Hebrew marks, and the ideographic ones ("Han" for
+// every script of Chinese, Japanese and Korean), as themselves only in
+// text holding letters of that script.
+func drawnScript(r rune) string {
+	switch r {
+	case '،', '؛', '؟', '٪', '۔':
+		return "Arabic"
+	case '״', '׳':
+		return "Hebrew"
+	case '。', '、', '「', '」', '『', '』', '【', '】', '〈', '〉', '《', '》', '〔', '〕', '・':
+		return "Han"
+	}
+	return ""
 }
 
 // safeMulti reports a character whose fold no run of characters shown
