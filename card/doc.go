@@ -136,7 +136,11 @@
 // names hosts but is not exactly one, or that names more than one, never
 // gets the badge and says so; each host it names is listed (at most eight
 // per value), the one it goes to first. Text before the host that holds an
-// @ (user info, a quoted local part, a display name) is called out.
+// @ (user info, a quoted local part, a display name) is called out. An
+// address written with RFC 5322's comments and white space after its @
+// or around its domain's dots ("a@(example.com) evil.net", "a@evil .
+// net"), which mail software reads as the domain they surround, lists
+// that domain first; such a value is never badged.
 //
 // A mailto: URI is read as RFC 6068 reads it: its recipients are the
 // comma-separated addresses of its path and of every to, cc and bcc header

@@ -205,3 +205,50 @@ func TestGeneratedSpellingsAgainstTheOracle(t *testing.T) {
 	}
 	assert.Greater(t, badged, 30)
 }
+
+// TestAddressCommentsAndSpacesNameTheirDomain: an address written with
+// RFC 5322's comments and white space after its @ or around its domain's
+// dots (which mail software reads as the domain they surround) lists that
+// domain first, whatever comment stands there (a trusted address
+// included), and is never badged.
+func TestAddressCommentsAndSpacesNameTheirDomain(t *testing.T) {
+	ctx := injectivityContext()
+	ctx.Trusted = []string{"example.com"}
+	rng := rand.New(rand.NewPCG(22, 5))
+	gaps := []string{" ", "  ", "(c)", " (c) ", "(finance@example.com)", "(a (b) c)", `(a\)b)`, "(example.com) ", "( )"}
+	gap := func() string { return gaps[rng.IntN(len(gaps))] }
+	for range 300 {
+		labels := []string{"evil", "net"}
+		if rng.IntN(3) == 0 {
+			labels = []string{"mail", "evil", "net"}
+		}
+		to := "finance@" + gap()
+		for i, l := range labels {
+			if i > 0 {
+				switch rng.IntN(4) {
+				case 0:
+					to += "."
+				case 1:
+					to += gap() + "."
+				case 2:
+					to += "." + gap()
+				default:
+					to += gap() + "." + gap()
+				}
+			}
+			to += l
+		}
+		if rng.IntN(2) == 0 {
+			to = strings.Replace(to, "finance@", "finance@"+gap(), 1)
+		}
+		args, err := json.Marshal(map[string]string{"to": to})
+		require.NoError(t, err)
+		c := mustRender(t, effectWith(string(args)), ctx)
+		doms, _ := argDomains(t, c)
+		require.NotEmpty(t, doms, "%q", to)
+		assert.Equal(t, "evil.net", doms[0].Registrable, "%q", to)
+		assert.False(t, doms[0].Trusted, "%q", to)
+		text, html, js := badged(t, c)
+		assert.False(t, text || html || js, "%q is badged", to)
+	}
+}

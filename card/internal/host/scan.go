@@ -41,6 +41,9 @@ func appendMoreHosts(hosts []string, s string) []string {
 		switch {
 		case s[i] == '@':
 			sc.add(sc.hostRunAt(i + 1))
+			if h, ok := sc.cfwsDomainAt(i + 1); ok {
+				sc.add(h)
+			}
 		case s[i] == ':' && i > 0:
 			j := i
 			for j > 0 && isSchemeByte(s[j-1]) {
@@ -72,6 +75,99 @@ type hostScanner struct {
 
 	auth [2]authEnds // by whether the scheme is special
 	mail mailRun
+
+	closes map[int]int // the end of the comment each '(' opens, once asked; see cfwsDomainAt
+}
+
+// maxCFWSLabels bounds the labels cfwsDomainAt joins: more than a DNS
+// name can hold.
+const maxCFWSLabels = 128
+
+// cfwsDomainAt reads the domain an address names after its @ (at i-1)
+// when RFC 5322's comments and folding white space stand after the @ or
+// around the dots of the domain, as its obsolete syntax allows and mail
+// software still reads ("a@ example.com", "a@(note)example.com",
+// "a@example . com"): the runs of name characters, joined by the dots
+// between them, the white space and comments dropped. ok is false when
+// no such white space or comment stands there; hostRunAt then reads the
+// domain. Comments nest and take backslash escapes; one left open runs
+// to the end of the text. Each comment is crossed in one step, so the
+// whole scan stays linear: a run is read only from the @ or dot just
+// before it, and an @ inside a comment reads only to the comment's end.
+func (sc *hostScanner) cfwsDomainAt(i int) (string, bool) {
+	s := sc.s
+	j := sc.skipCFWS(i)
+	used := j != i
+	var b strings.Builder
+	for range maxCFWSLabels {
+		run := hostRun(s[j:])
+		if run == "" || strings.HasPrefix(run, "[") {
+			break
+		}
+		b.WriteString(run)
+		j += len(run)
+		k := sc.skipCFWS(j)
+		switch {
+		case k == j:
+		case strings.HasSuffix(run, "."):
+			used, j = true, k // "example. com"
+			continue
+		case k < len(s) && s[k] == '.':
+			used, j = true, sc.skipCFWS(k+1) // "example . com"
+			b.WriteByte('.')
+			continue
+		}
+		break
+	}
+	return b.String(), used
+}
+
+// skipCFWS returns the position after the white space and comments at
+// s[i:].
+func (sc *hostScanner) skipCFWS(i int) int {
+	s := sc.s
+	for i < len(s) {
+		switch r, size := utf8.DecodeRuneInString(s[i:]); {
+		case r == '(':
+			i = sc.commentEnd(i)
+		case unicode.IsSpace(r):
+			i += size
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// commentEnd returns the position after the comment the '(' at i opens
+// (len(s) when it is never closed), reading every comment of the text
+// in one pass the first time.
+func (sc *hostScanner) commentEnd(i int) int {
+	s := sc.s
+	if sc.closes == nil {
+		sc.closes = map[int]int{}
+		var open []int
+		for k := 0; k < len(s); k++ {
+			switch s[k] {
+			case '\\':
+				k++
+			case '(':
+				open = append(open, k)
+			case ')':
+				if n := len(open); n > 0 {
+					sc.closes[open[n-1]] = k + 1
+					open = open[:n-1]
+				}
+			}
+		}
+		for _, k := range open {
+			sc.closes[k] = len(s)
+		}
+	}
+	if end, ok := sc.closes[i]; ok {
+		return end
+	}
+	return len(s) // an escaped '(' is never asked about: none follows an @, a space or a comment
 }
 
 func (sc *hostScanner) add(h string) {

@@ -255,6 +255,9 @@ func refScanHosts(s string) []string {
 		switch {
 		case s[i] == '@':
 			add(refHostRun(s[i+1:]))
+			if h, ok := refCFWSDomain(s[i+1:]); ok {
+				add(h)
+			}
 		case s[i] == ':' && i > 0:
 			j := i
 			for j > 0 && isSchemeByte(s[j-1]) {
@@ -274,6 +277,65 @@ func refScanHosts(s string) []string {
 		}
 	}
 	return hosts
+}
+
+// refCFWSDomain is the domain s names with RFC 5322's comments and
+// white space dropped, read naively: each comment is walked character by
+// character.
+func refCFWSDomain(s string) (string, bool) {
+	skip := func(s string) string {
+		for s != "" {
+			r, size := utf8.DecodeRuneInString(s)
+			switch {
+			case r == '(':
+				depth, k := 0, 0
+			walk:
+				for ; k < len(s); k++ {
+					switch s[k] {
+					case '\\':
+						k++
+					case '(':
+						depth++
+					case ')':
+						if depth--; depth == 0 {
+							k++
+							break walk
+						}
+					}
+				}
+				s = s[min(k, len(s)):]
+			case unicode.IsSpace(r):
+				s = s[size:]
+			default:
+				return s
+			}
+		}
+		return s
+	}
+	rest := skip(s)
+	used := len(rest) != len(s)
+	var b strings.Builder
+	for range maxCFWSLabels {
+		run := refHostRun(rest)
+		if run == "" || strings.HasPrefix(run, "[") {
+			break
+		}
+		b.WriteString(run)
+		rest = rest[len(run):]
+		after := skip(rest)
+		switch {
+		case len(after) == len(rest):
+		case strings.HasSuffix(run, "."):
+			used, rest = true, after
+			continue
+		case strings.HasPrefix(after, "."):
+			used, rest = true, skip(after[1:])
+			b.WriteByte('.')
+			continue
+		}
+		break
+	}
+	return b.String(), used
 }
 
 // hostRun returns the longest prefix of s made of characters that can be
@@ -348,6 +410,7 @@ var scanTokens = []string{
 	"[", "]", "::1", "[::1]", "1.2.3.4", "[1.2.3.4]", "IPv6:", "%", "%40", "%3A", "%3c", "%3E", "%zz", "%4", "<", ">", `"`, `\"`,
 	"?", "#", " ", "\t", "\n", "\x01", "\x1f", "x.com", "80", ":80", ":65535", ":65536", ":099999", "é", "\u00a0", "\u3002", "-", ",", ";", "(", "..", "e\u0301",
 	"\u200b", "_", "!", "user", "Dana ", "xn--p1ai",
+	")", "(c)", " (", ") ", "(x@b.c)", "((", "))", `\(`, `\)`, " . ", ". ", " .", "\u2003", "evil", "net",
 }
 
 func randomScanInput(rng *rand.Rand) string {
@@ -387,7 +450,8 @@ func FuzzScanHosts(f *testing.F) {
 // repeated to a quarter of a MiB is read in linear time. (The reading
 // this replaced took minutes on these.)
 func TestScanHostsLongRuns(t *testing.T) {
-	for _, unit := range []string{"http:", "a://", "mailto://", "mailto://%41", "mailto://\"", "mailto://a@", "mailto://<", "@[", "http:[", "http://x@[", "http:x:1", "\x01http:"} {
+	for _, unit := range []string{"http:", "a://", "mailto://", "mailto://%41", "mailto://\"", "mailto://a@", "mailto://<", "@[", "http:[", "http://x@[", "http:x:1", "\x01http:",
+		"@(", "@ (", "(@)", "@(@", "a@b . ", "@ b. (c) ", "@(\\)"} {
 		s := strings.Repeat(unit, (256<<10)/len(unit))
 		start := time.Now()
 		scanHosts(s)
