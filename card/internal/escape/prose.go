@@ -435,7 +435,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		case phonetic(r, info) || LatinLike(r) && (prevLatin || word != nil && word.latin && nextLatin(s, i)):
 			f = FlagLookalike
 			f = FlagLookalike
-		case info.Props&charclass.Mark != 0 && foldMark(r):
+		case info.Props&charclass.Mark != 0 && foldMark(r) && spellsFold(s, at, i, r):
 			f = FlagCombining
 		case unreadable(r):
 			f = FlagLookalike

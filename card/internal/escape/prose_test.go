@@ -210,3 +210,30 @@ func TestLowQuoteIsAComma(t *testing.T) {
 		assert.NotEqual(t, e.Show(strings.ReplaceAll(ctx, "%", ",")).Text, got)
 	}
 }
+
+// TestFoldMarksEscapedWhereTheySpell: a mark that spells, with the text
+// around it, the fold of another letter (र्इ for ई, অা for আ) is escaped
+// there, so the spelling never displays as the letter, in every context;
+// elsewhere it is the mark its letter takes, and words of the languages
+// that write it read as written.
+func TestFoldMarksEscapedWhereTheySpell(t *testing.T) {
+	twinData.once.Do(loadTwins)
+	e := Escaper{Quote: true, Prose: true}
+	pairs := 0
+	for m, folds := range twinData.markFolds {
+		for _, k := range folds {
+			require.Contains(t, k, string(m))
+			for _, ctx := range contexts {
+				spelled := strings.Replace(ctx, "%", k, 1)
+				got := e.Show(spelled).Text
+				assert.NotContains(t, got, string(m), "%q spells a fold with %U shown: %q", spelled, m, got)
+				pairs++
+			}
+		}
+	}
+	assert.Greater(t, pairs, 100)
+	for _, w := range []string{"नमस्ते", "है", "हिन्दी", "मैं", "कृपया", "धन्यवाद", "आमार", "আমার", "নমস্কার", "நன்றி", "வணக்கம்"} {
+		got := e.Show(w).Text
+		assert.NotContains(t, got, `\u{`, "%q shown as %q", w, got)
+	}
+}

@@ -44,7 +44,8 @@ var twinData struct {
 	// escaped after the first, or the first before an ASCII second.
 	firstsOf   map[string]map[string]bool // fold of the second -> folds of the first
 	lastRunes  map[rune]string            // characters folding to a non-ASCII second, with their fold
-	foldMarks  map[rune]bool              // marks inside a fold: escaped wherever they stand
+	foldMarks  map[rune]bool              // marks inside a fold: escaped where the text around them spells it
+	markFolds  map[rune][]string          // the folds each of those marks is inside
 	unreadable map[rune]bool              // characters with a longer fold that shown ones could spell: escaped
 }
 
@@ -76,6 +77,7 @@ func loadTwins() {
 	byFold := map[string][]rune{}
 	var multi []rune
 	twinData.foldMarks = map[rune]bool{}
+	twinData.markFolds = map[rune][]string{}
 	charclass.Each(charclass.Lookalike, func(r rune, info charclass.Info) {
 		if candidate(r, info) {
 			k := Fold(string(r))
@@ -85,6 +87,9 @@ func loadTwins() {
 				for _, p := range k {
 					if q := charclass.Lookup(p); q.Props&charclass.Mark != 0 && q.Script != "Inherited" && q.Script != "Common" {
 						twinData.foldMarks[p] = true
+						if !slices.Contains(twinData.markFolds[p], k) {
+							twinData.markFolds[p] = append(twinData.markFolds[p], k)
+						}
 					}
 				}
 			}
@@ -281,10 +286,54 @@ func spellsTwin(first, second rune) bool {
 }
 
 // foldMark reports a mark of a script that spells, after a letter, the
-// fold of another letter (Arabic ۛ after س spells ش): prose escapes it.
+// fold of another letter (Arabic ۛ after س spells ش, Devanagari ् in र्इ
+// spells ई): prose escapes it where it spells one (spellsFold).
 func foldMark(r rune) bool {
 	twinData.once.Do(loadTwins)
 	return twinData.foldMarks[r]
+}
+
+// foldReach is how many characters around a mark spellsFold folds: more
+// than any fold holding a mark is long.
+const foldReach = 4
+
+// spellsFold reports whether the mark r, at s[at:next], is where the
+// text around it spells the fold of a letter that holds r in its fold:
+// the folded text before it ends with the part of the fold before r,
+// and the folded text after it starts with the part after. Elsewhere
+// (स् before त in नमस्ते, which spells no letter) the mark is the one
+// its letter takes, and is shown.
+func spellsFold(s string, at, next int, r rune) bool {
+	twinData.once.Do(loadTwins)
+	folds := twinData.markFolds[r]
+	if len(folds) == 0 {
+		return false
+	}
+	from := at
+	for n := 0; n < foldReach && from > 0; n++ {
+		_, size := utf8.DecodeLastRuneInString(s[:from])
+		from -= size
+	}
+	to := next
+	for n := 0; n < foldReach && to < len(s); n++ {
+		_, size := utf8.DecodeRuneInString(s[to:])
+		to += size
+	}
+	before, after := Fold(s[from:at]), Fold(s[next:to])
+	mark := string(r)
+	for _, k := range folds {
+		for i := strings.Index(k, mark); i >= 0; {
+			if strings.HasSuffix(before, k[:i]) && strings.HasPrefix(after, k[i+len(mark):]) {
+				return true
+			}
+			j := strings.Index(k[i+len(mark):], mark)
+			if j < 0 {
+				break
+			}
+			i += len(mark) + j
+		}
+	}
+	return false
 }
 
 // unreadable reports a character whose fold is spelled by three or more
