@@ -74,9 +74,12 @@
 // curly quotes (not the low single quote ‚, which the font draws as a
 // comma), the bullet, ×, € wherever they stand; the punctuation of
 // Arabic, Hebrew, Chinese and Japanese in text holding letters of that
-// script; and Turkish ı, Greek σ and ς, Hebrew yod, Arabic yeh, æ and œ,
-// Cyrillic б inside a word with another letter of their script (б
-// among digits is escaped, as a 6 would be read).
+// script; and Turkish ı, Greek σ and ς, Hebrew yod and final nun, Arabic
+// yeh, æ and œ, Cyrillic б, the Thai consonants ค ด ต ม ฆ inside a word
+// with another letter of their script (б among digits is escaped, as a 6
+// would be read). Of kana drawn alike (へ and ヘ), the one of the word's
+// own kana is shown; of marks drawn alike within a script (Hebrew holam
+// and sin dot), one.
 // Text that could pass for a trusted domain's name ("pаypal" when
 // paypal.com is trusted) keeps the strict rule below.
 //

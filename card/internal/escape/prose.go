@@ -262,8 +262,10 @@ func showsAsItself(r rune, c *twinClass, v *wordView, prev string, inText func(s
 			rank = 5
 		case prev != "" && sc == prev:
 			rank = 1
-		case sc == v.prefer || isKana(sc) && isKana(v.prefer):
-			rank = 2
+		case sc == v.prefer:
+			rank = 2 // ヘ in a katakana word, へ in a hiragana one
+		case isKana(sc) && isKana(v.prefer):
+			rank = 3
 		}
 		if rank < bestRank || rank == bestRank && m < best {
 			best, bestRank = m, rank
@@ -435,6 +437,8 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		case phonetic(r, info) || LatinLike(r) && (prevLatin || word != nil && word.latin && nextLatin(s, i)):
 			f = FlagLookalike
 			f = FlagLookalike
+		case info.Props&charclass.Mark != 0 && markTwin(r):
+			f = FlagCombining // drawn as another mark of its script is (Hebrew ׂ as ֹ)
 		case info.Props&charclass.Mark != 0 && foldMark(r) && spellsFold(s, at, i, r):
 			f = FlagCombining
 		case unreadable(r):

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/agentstepup/asu/card/internal/charclass"
 	"github.com/agentstepup/asu/card/internal/confusable"
 )
 
@@ -139,7 +140,8 @@ func TestReadApartOnlyInItsWords(t *testing.T) {
 	words := map[rune][]string{
 		'ı': {"kılıç", "ılık"}, 'σ': {"σοφία", "ασ"}, 'ς': {"λόγος"}, 'י': {"ילד", "שלום ילד"},
 		'æ': {"bær", "æble"}, 'Æ': {"Ærø"}, 'œ': {"cœur", "sœur"}, 'Œ': {"Œuvre"}, 'б': {"бюджет", "Об"},
-		'ي': {"في", "يوم"},
+		'ي': {"في", "يوم"}, 'ן': {"החשבון", "אמן"}, 'ค': {"ขอบคุณ"}, 'ด': {"สวัสดี"}, 'ต': {"ตลาด"},
+		'ม': {"ขอบคุณมาก"}, 'ฆ': {"ระฆัง"},
 	}
 	apart := []string{"%", "1%0", "%7", "12%", "Room %", "% 12", "(%)", "%.", "-%-", "% %", "3%5%"}
 	for r, ws := range words {
@@ -236,4 +238,56 @@ func TestFoldMarksEscapedWhereTheySpell(t *testing.T) {
 		got := e.Show(w).Text
 		assert.NotContains(t, got, `\u{`, "%q shown as %q", w, got)
 	}
+}
+
+// TestMarkTwinsShowOne: of marks UTS #39 draws alike within one script
+// (Hebrew holam, holam haser and the sin and shin dots), one is shown and
+// the others escaped, so a letter bearing one never displays as the same
+// letter bearing another.
+func TestMarkTwinsShowOne(t *testing.T) {
+	markTwins.once.Do(loadMarkTwins)
+	e := Escaper{Quote: true, Prose: true}
+	require.True(t, markTwin(0x05C2) && markTwin(0x05BA) && !markTwin(0x05B9))
+	base := map[string]rune{}
+	for r := rune(0x80); r < 0x20000 && len(base) < 200; r++ {
+		if info := charclass.Lookup(r); info.Props&charclass.Letterlike != 0 && info.Props&charclass.Mark == 0 && info.Props&charclass.Lookalike == 0 {
+			if _, ok := base[info.Script]; !ok {
+				base[info.Script] = r
+			}
+		}
+	}
+	pairs := 0
+	for m := range markTwins.escaped {
+		sc := charclass.Lookup(m).Script
+		b, ok := base[sc]
+		if !ok {
+			continue
+		}
+		p, _ := confusable.Lookup(m)
+		for n := range markTwins.escaped {
+			if q, _ := confusable.Lookup(n); q != p || n == m || charclass.Lookup(n).Script != sc {
+				continue
+			}
+			x, y := string(b)+string(m), string(b)+string(n)
+			assert.NotEqual(t, shownFold(e.Show(x).Text), shownFold(e.Show(y).Text), "%q and %q", x, y)
+			pairs++
+		}
+		assert.NotContains(t, e.Show(string(b)+string(m)).Text, string(m))
+	}
+	assert.Greater(t, pairs, 2)
+}
+
+// TestEverydayWordsReadAsWritten: words of everyday Hebrew, Thai and
+// Japanese, written with letters UTS #39 pairs with others of their own
+// script, are shown as written.
+func TestEverydayWordsReadAsWritten(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	for _, w := range []string{"החשבון", "שלום", "אמן", "ขอบคุณมาก", "สวัสดี", "ตลาด", "ヘルプ", "ベッド", "ペン", "へや", "べんきょう"} {
+		got := e.Show(w).Text
+		assert.NotContains(t, got, `\u{`, "%q shown as %q", w, got)
+	}
+	// Kana twins still show one per place: katakana he in a hiragana word
+	// is escaped, and hiragana he in a katakana one.
+	assert.Contains(t, e.Show("ヘや").Text, `\u{`)
+	assert.Contains(t, e.Show("へルプ").Text, `\u{`)
 }

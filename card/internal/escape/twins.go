@@ -186,18 +186,22 @@ func twinsOf(r rune) *twinClass {
 // a reader of their language tells from it in every word, and that the
 // language writes constantly: Turkish dotless ı (i has its dot), Greek σ
 // and ς (ο has no tail), Hebrew yod י (a letter of the line's height
-// band, not an apostrophe), the ligatures æ and œ of Danish, Norwegian
+// band, not an apostrophe) and final nun ן (it descends below the line,
+// where vav ו stands on it), the ligatures æ and œ of Danish, Norwegian
 // and French (one cell of the card's monospace font; "ae" takes two),
 // Cyrillic б (a flat stroke where 6 curves), Arabic yeh ي (UTS #39
 // folds Arabic letters to their dotless skeletons; its two dots are what
-// tells it from alef maksura ى). Ordinary text shows them as themselves, and
+// tells it from alef maksura ى), and the Thai consonants ค ด ต and ม ฆ,
+// which UTS #39 pairs by outline but every Thai reader tells apart by
+// where their loops and notches stand (as b from d). Ordinary text shows
+// them as themselves, and
 // their look-alikes keep their own classes; identifiers and hosts escape
 // them. A reader tells them apart inside a word of their language only:
 // prose shows one as itself in a word holding another letter of its
 // script, and judges it as any twin elsewhere (б among digits is a 6).
 func ReadApart(r rune) bool {
 	switch r {
-	case 'ı', 'σ', 'ς', 'י', 'æ', 'Æ', 'œ', 'Œ', 'б', 'ي':
+	case 'ı', 'σ', 'ς', 'י', 'ן', 'æ', 'Æ', 'œ', 'Œ', 'б', 'ي', 'ค', 'ด', 'ต', 'ม', 'ฆ':
 		return true
 	}
 	return false
@@ -334,6 +338,51 @@ func spellsFold(s string, at, next int, r rune) bool {
 		}
 	}
 	return false
+}
+
+// markTwin reports a mark that UTS #39 draws as another mark of its own
+// script, and that is not the one of them shown: of each such class the
+// mark of the lowest code point is shown (Hebrew holam ֹ), the others
+// (holam haser ֺ, sin dot ׂ, which sit where it sits) escaped.
+func markTwin(r rune) bool {
+	markTwins.once.Do(loadMarkTwins)
+	return markTwins.escaped[r]
+}
+
+var markTwins struct {
+	once    sync.Once
+	escaped map[rune]bool
+}
+
+func loadMarkTwins() {
+	type key struct{ proto, script string }
+	first := map[key]rune{}
+	var marks []rune
+	charclass.Each(charclass.Lookalike, func(r rune, info charclass.Info) {
+		if info.Props&charclass.Mark == 0 || info.Script == "Inherited" || info.Script == "Common" {
+			return
+		}
+		if p, ok := confusable.Lookup(r); ok && p != string(r) {
+			k := key{p, info.Script}
+			if f, seen := first[k]; !seen || r < f {
+				first[k] = r
+			}
+			marks = append(marks, r)
+		}
+	})
+	count := map[key]int{}
+	for _, r := range marks {
+		p, _ := confusable.Lookup(r)
+		count[key{p, charclass.Lookup(r).Script}]++
+	}
+	markTwins.escaped = map[rune]bool{}
+	for _, r := range marks {
+		p, _ := confusable.Lookup(r)
+		k := key{p, charclass.Lookup(r).Script}
+		if count[k] > 1 && first[k] != r {
+			markTwins.escaped[r] = true
+		}
+	}
 }
 
 // unreadable reports a character whose fold is spelled by three or more
