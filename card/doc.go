@@ -145,6 +145,14 @@
 // net"), which mail software reads as the domain they surround, lists
 // that domain first; such a value is never badged.
 //
+// In the HTML view, text holding right-to-left letters has a
+// left-to-right mark on each side of every number, so that no number
+// joins a right-to-left run: two values whose words and numbers stand in
+// other orders are never drawn alike ("ادفع 100 واسترد 200" and "200
+// ادفع 100 واسترد" would be, by the bidirectional algorithm alone). Each
+// run of right-to-left words is drawn as it reads; the runs, numbers and
+// left-to-right words follow one another as written.
+//
 // A mailto: URI is read as RFC 6068 reads it: its recipients are the
 // comma-separated addresses of its path and of every to, cc and bcc header
 // field (the field names in any case, names and values percent-decoded),

@@ -62,6 +62,14 @@ func htmlTreeEstimate(n *node) int {
 // itself, and a run of its own for each escape sequence.
 func htmlTextEstimate(s string) int {
 	n := len(`<span class="asu-t"></span>`) + len(s)
+	if mayHoldRTL(s) {
+		// At most two marks for each digit (see htmlShownText).
+		for i := 0; i < len(s); i++ {
+			if s[i] >= '0' && s[i] <= '9' {
+				n += 2 * len(lrm)
+			}
+		}
+	}
 	if strings.IndexByte(s, '\\') >= 0 {
 		n += strings.Count(s, `\`) * len(`<span class="asu-esc"></span>`)
 	}

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"github.com/agentstepup/asu/card/internal/charclass"
 	"html/template"
 	"strconv"
 	"strings"
@@ -55,17 +56,18 @@ func eachSegment(s string, f func(text string, esc bool)) {
 // Writing it straight into the view, rather than a nested template per
 // string, keeps the HTML view fast.
 func writeEsc(b *chunked.Builder, s string) {
+	rtl := mayHoldRTL(s)
 	if strings.IndexByte(s, '\\') < 0 {
 		// No escape sequence: one plain run, what eachSegment gives.
 		b.WriteString(`<span class="asu-t">`)
-		htmlText(b, s)
+		htmlShownText(b, s, rtl)
 		b.WriteString(`</span>`)
 		return
 	}
 	b.WriteString(`<span class="asu-t">`)
 	eachSegment(s, func(text string, esc bool) {
 		if !esc {
-			htmlText(b, text)
+			htmlShownText(b, text, rtl)
 			return
 		}
 		b.WriteString(`<span class="asu-esc">`)
@@ -77,6 +79,67 @@ func writeEsc(b *chunked.Builder, s string) {
 	})
 	b.WriteString(`</span>`)
 }
+
+// Right-to-left text and numbers. In a line laid out left to right, the
+// bidirectional algorithm joins a number that follows right-to-left
+// letters to their run and reverses the run, and leaves one before them
+// where it stands: "ادفع 100 واسترد 200" and "200 ادفع 100 واسترد" draw
+// alike. The HTML view therefore writes a left-to-right mark on each side
+// of every run of ASCII digits in text holding right-to-left letters, so
+// that no number joins a right-to-left run: the runs of right-to-left
+// letters (with the spaces and punctuation between them) are each drawn
+// reversed, as they read, and everything else in the order written. The
+// marks are the view's own: the text itself, and the other views, are
+// unchanged.
+
+// lrm is U+200E LEFT-TO-RIGHT MARK.
+const lrm = "\u200e"
+
+// mayHoldRTL reports whether s may hold a right-to-left letter: a byte
+// that starts one in UTF-8 (Hebrew, Arabic, Syriac, Thaana, N'Ko and the
+// scripts after them to U+08FF; the presentation forms and the
+// right-to-left scripts beyond the Basic Multilingual Plane start with
+// 0xEF and 0xF0), checked for its letters only then.
+func mayHoldRTL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0xd6 && c <= 0xdf || c == 0xe0 || c == 0xef || c == 0xf0 {
+			for _, r := range s[i:] {
+				if r >= 0x590 && charclass.Lookup(r).Props&charclass.RTL != 0 {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// htmlShownText is htmlText, with each run of ASCII digits between two
+// left-to-right marks when rtl is set (see above).
+func htmlShownText(b *chunked.Builder, s string, rtl bool) {
+	if !rtl {
+		htmlText(b, s)
+		return
+	}
+	for s != "" {
+		i := strings.IndexFunc(s, isASCIIDigit)
+		if i < 0 {
+			htmlText(b, s)
+			return
+		}
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		htmlText(b, s[:i])
+		b.WriteString(lrm)
+		b.WriteString(s[i:j])
+		b.WriteString(lrm)
+		s = s[j:]
+	}
+}
+
+func isASCIIDigit(r rune) bool { return r >= '0' && r <= '9' }
 
 // htmlSpecial are the bytes template.HTMLEscapeString replaces; read only.
 var htmlSpecial = [256]bool{0: true, '"': true, '\'': true, '&': true, '<': true, '>': true}
@@ -310,7 +373,7 @@ func writeNodeBodyHTML(b *chunked.Builder, n *node, st *nodeState) {
 				// What writeEsc writes for it, with the markup
 				// around it at once.
 				b.WriteString(`<span class="asu-val asu-str asu-word">"<span class="asu-t">`)
-				htmlText(b, n.Text)
+				htmlShownText(b, n.Text, mayHoldRTL(n.Text))
 				b.WriteString(`</span>"</span>`)
 			} else {
 				b.WriteString(`<span class="asu-val asu-str asu-word">"`)
