@@ -22,7 +22,9 @@ type Summary struct {
 	// recipient or it names no host.
 	Recipients []SummaryDomain
 	// Amount is the amount argument as the card shows it, with its
-	// currency quoted (120 "EUR"); empty when the tool has none.
+	// currency quoted (120 "EUR"): a number as it is, a string quoted
+	// ("120" "EUR"), an object or array by its kind ((object) "EUR");
+	// empty when the tool has none.
 	Amount string
 	// Warnings counts the flags and domain warnings anywhere on the card.
 	Warnings int
@@ -45,7 +47,16 @@ func (c *Card) Summary() Summary {
 		case "recipient":
 			s.Recipients = appendRecipients(s.Recipients, &f.Value)
 		case "amount":
-			s.Amount = f.Value.Text
+			switch f.Value.kind() {
+			case kindString:
+				// Quoted, as the card shows it: the text is the effect's,
+				// never the summary's own words.
+				s.Amount = `"` + f.Value.Text + `"`
+			case kindObject, kindArray:
+				s.Amount = "(" + kindNames[f.Value.kind()] + ")"
+			default:
+				s.Amount = f.Value.Text
+			}
 			if f.Currency != nil {
 				// Quoted, as everywhere: the currency is the effect's text.
 				s.Amount += ` "` + f.Currency.Text + `"`

@@ -85,3 +85,27 @@ func ExampleCard_SummaryHTML() {
 	// Output:
 	// true true
 }
+
+// TestSummaryAmountKeepsItsKind: the summary's amount tells a number
+// from a string of the same digits and from text that spells a currency,
+// differs for every two different amounts of one kind with one currency,
+// and names an object or array amount by its kind (the card above shows
+// it whole).
+func TestSummaryAmountKeepsItsKind(t *testing.T) {
+	ctx := injectivityContext()
+	amounts := []string{`120`, `"120"`, `120.5`, `"120.5"`, `"120 \"EUR\""`, `"120 EUR"`, `[120]`, `{}`,
+		`true`, `null`, `"true"`, `"null"`, `"(object)"`, `"(array)"`, `""`, `0`, `"0"`, `-1`, `"-1"`}
+	seen := map[string]string{}
+	for _, a := range amounts {
+		c := mustRender(t, effectWith(`{"amount":`+a+`,"currency":"USD","to":"finance@example.com"}`), ctx)
+		got := c.Summary().Amount
+		if other, ok := seen[got]; ok {
+			t.Errorf("amounts %s and %s both summarised as %s", other, a, got)
+		}
+		seen[got] = a
+	}
+	c := mustRender(t, effectWith(`{"amount":"120 \"EUR\"","currency":"USD"}`), ctx)
+	assert.Equal(t, `"120 \"EUR\"" "USD"`, c.Summary().Amount)
+	c = mustRender(t, effectWith(`{"amount":[1000000],"currency":"USD"}`), ctx)
+	assert.Equal(t, `(array) "USD"`, c.Summary().Amount)
+}
