@@ -334,6 +334,13 @@ func compileSchema(tool string, schema json.RawMessage) (*jsonschema.Schema, err
 	if err != nil {
 		return nil, fmt.Errorf("%w: schema of %q does not compile: %v", stepup.ErrConfig, tool, err)
 	}
+	extra, err := dynamicAnchors(tool, comp, url, doc, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSchemaWork(tool, s, extra); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -395,15 +402,18 @@ func (c *Catalog) decide(p plug.Proposal, parsedOnly bool) (plug.Decision, error
 			}
 		}
 	}
+	// The schema is checked only on arguments canon parsed: the bound on
+	// its work (see [maxApplications]) holds to canon's nesting limit.
 	if t.schema != nil {
-		var inst any
-		if err == nil {
-			inst = instance(args)
-		} else if inst, err = jsonschema.UnmarshalJSON(bytes.NewReader(p.Args)); err != nil {
-			d.Reason = "arguments are not JSON"
+		if err != nil {
+			if !json.Valid(p.Args) {
+				d.Reason = "arguments are not JSON"
+				return d, nil
+			}
+		} else if inst, ok := instance(args, 0); !ok {
+			d.Reason = "arguments nest too deeply for the tool's schema"
 			return d, nil
-		}
-		if err := t.schema.Validate(inst); err != nil {
+		} else if err := t.schema.Validate(inst); err != nil {
 			d.Reason = "arguments do not match the tool's schema"
 			return d, nil
 		}
@@ -458,29 +468,43 @@ func (t *catalogTool) refs(args canon.Value) ([]canon.Ref, string) {
 	return refs, ""
 }
 
-// instance is v as the schema validator reads JSON: objects as maps,
-// arrays as slices, numbers as json.Number (their canonical text). It
-// spares the validator a second parse of the arguments.
-func instance(v canon.Value) any {
+// instance is v, a value at depth depth of the arguments, as the schema
+// validator reads JSON: objects as maps, arrays as slices, numbers as
+// json.Number (their canonical text). It spares the validator a second
+// parse of the arguments. It reports false for a value nested past
+// maxSchemaDepth, which a Value parsed under wider limits than canon's
+// defaults may hold.
+func instance(v canon.Value, depth int) (any, bool) {
+	if depth > maxSchemaDepth {
+		return nil, false
+	}
 	switch v.Kind() {
 	case canon.KindObject:
 		m := make(map[string]any, v.Len())
 		for k, c := range v.Members() {
-			m[k] = instance(c)
+			e, ok := instance(c, depth+1)
+			if !ok {
+				return nil, false
+			}
+			m[k] = e
 		}
-		return m
+		return m, true
 	case canon.KindArray:
 		a := make([]any, 0, v.Len())
 		for _, c := range v.Elems() {
-			a = append(a, instance(c))
+			e, ok := instance(c, depth+1)
+			if !ok {
+				return nil, false
+			}
+			a = append(a, e)
 		}
-		return a
+		return a, true
 	case canon.KindString:
-		return v.String()
+		return v.String(), true
 	case canon.KindNumber:
-		return json.Number(v.Number())
+		return json.Number(v.Number()), true
 	case canon.KindBool:
-		return v.Bool()
+		return v.Bool(), true
 	}
-	return nil
+	return nil, true
 }
