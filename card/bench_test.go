@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/internal/cputime"
 )
 
 // benchEffect is a send_email call whose canonical form is about 1 KB.
@@ -176,13 +177,13 @@ func BenchmarkRenderWorstCase(b *testing.B) {
 		mib := float64(sealed.Len()) / (1 << 20)
 		ctx := injectivityContext()
 		b.Run(name+"/baseline-canonical", func(b *testing.B) {
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if _, err := e.Canonical(); err != nil {
 					b.Fatal(err)
 				}
 			}
-			report(b, cpuTime()-cpu, mib)
+			report(b, cputime.Process()-cpu, mib)
 		})
 		for _, view := range []string{"text", "html"} {
 			b.Run(name+"/"+view, func(b *testing.B) {
@@ -191,7 +192,7 @@ func BenchmarkRenderWorstCase(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				for b.Loop() {
 					if view == "text" {
 						_ = c.Text()
@@ -199,12 +200,12 @@ func BenchmarkRenderWorstCase(b *testing.B) {
 						_ = c.HTML()
 					}
 				}
-				report(b, cpuTime()-cpu, mib)
+				report(b, cputime.Process()-cpu, mib)
 			})
 		}
 		for _, view := range []string{"render", "render+text", "render+html", "render-effect"} {
 			b.Run(name+"/"+view, func(b *testing.B) {
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				for b.Loop() {
 					var c *card.Card
 					var err error
@@ -223,7 +224,7 @@ func BenchmarkRenderWorstCase(b *testing.B) {
 						_ = c.HTML()
 					}
 				}
-				report(b, cpuTime()-cpu, mib)
+				report(b, cputime.Process()-cpu, mib)
 			})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/internal/cputime"
 )
 
 // shapeArgs builds the arguments of one adversarial shape of about size
@@ -79,7 +80,7 @@ func BenchmarkRenderShapes(b *testing.B) {
 			mib := float64(reps) * float64(sealed.Len()) / (1 << 20)
 			ctx := injectivityContext()
 			b.Run(name+"/baseline-canonical", func(b *testing.B) {
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				for b.Loop() {
 					for range reps {
 						if _, err := e.Canonical(); err != nil {
@@ -87,7 +88,7 @@ func BenchmarkRenderShapes(b *testing.B) {
 						}
 					}
 				}
-				report(b, cpuTime()-cpu, mib)
+				report(b, cputime.Process()-cpu, mib)
 			})
 			// The floor every card of this effect pays: SHA-256 of its
 			// card JSON, which the card hash covers, whatever the renderer.
@@ -100,17 +101,17 @@ func BenchmarkRenderShapes(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				for b.Loop() {
 					for range reps {
 						_ = sha256.Sum256(j)
 					}
 				}
-				report(b, cpuTime()-cpu, mib)
+				report(b, cputime.Process()-cpu, mib)
 				b.ReportMetric(float64(len(j))/float64(sealed.Len()), "json-x")
 			})
 			b.Run(name+"/render", func(b *testing.B) {
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				for b.Loop() {
 					for range reps {
 						if _, err := card.RenderSealed(sealed, ctx); err != nil {
@@ -118,7 +119,7 @@ func BenchmarkRenderShapes(b *testing.B) {
 						}
 					}
 				}
-				report(b, cpuTime()-cpu, mib)
+				report(b, cputime.Process()-cpu, mib)
 			})
 			for _, view := range []string{"text", "html"} {
 				b.Run(name+"/"+view, func(b *testing.B) {
@@ -126,7 +127,7 @@ func BenchmarkRenderShapes(b *testing.B) {
 					if err != nil {
 						b.Skipf("refused: %v", err)
 					}
-					cpu := cpuTime()
+					cpu := cputime.Process()
 					for b.Loop() {
 						for range reps {
 							if view == "text" {
@@ -136,11 +137,11 @@ func BenchmarkRenderShapes(b *testing.B) {
 							}
 						}
 					}
-					report(b, cpuTime()-cpu, mib)
+					report(b, cputime.Process()-cpu, mib)
 				})
 			}
 			b.Run(name+"/render+views", func(b *testing.B) {
-				cpu := cpuTime()
+				cpu := cputime.Process()
 				var htmlLen, textLen int
 				for b.Loop() {
 					for range reps {
@@ -151,7 +152,7 @@ func BenchmarkRenderShapes(b *testing.B) {
 						htmlLen, textLen = len(c.HTML()), len(c.Text())
 					}
 				}
-				report(b, cpuTime()-cpu, mib)
+				report(b, cputime.Process()-cpu, mib)
 				b.ReportMetric(float64(htmlLen)/float64(sealed.Len()), "html-x")
 				b.ReportMetric(float64(textLen)/float64(sealed.Len()), "text-x")
 			})

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,21 +16,12 @@ import (
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/internal/cputime"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store/memory"
 )
-
-// processCPU is the CPU time this process has used: what a proposal costs,
-// which other processes on a shared machine do not change.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // boundedGate is a gate whose one tool needs approval and renders a card
 // with a trusted domain, so that a proposal does every step: screen,
@@ -114,9 +104,9 @@ func costOf(t *testing.T, g *gate.Gate, mk func() stepup.Call) time.Duration {
 	for i := range 5 {
 		c := mk()
 		c.Step = fmt.Sprintf("%d-%d", i, rand.Int())
-		start := processCPU()
+		start := cputime.Process()
 		tk, err := g.Propose(context.Background(), c)
-		best = min(best, processCPU()-start)
+		best = min(best, cputime.Process()-start)
 		requireRefusal(t, err)
 		require.NotEmpty(t, tk.Status)
 	}

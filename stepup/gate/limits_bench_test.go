@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentstepup/asu/internal/cputime"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/stepuptest"
@@ -33,7 +34,7 @@ func BenchmarkGateCycle(b *testing.B) {
 			g, calls, auth := cycleSetup(b, open())
 			ctx, d := context.Background(), g.Desk()
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for i := range b.N {
 				if err := gateCycle(ctx, g, d, calls[i], auth[i]); err != nil {
 					b.Fatal(err)
@@ -41,7 +42,7 @@ func BenchmarkGateCycle(b *testing.B) {
 			}
 			// The process's CPU (user and system, every thread) per cycle:
 			// what the cycle costs beside what it waits for.
-			b.ReportMetric(float64((processCPU()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -121,11 +122,11 @@ func BenchmarkIdleWaits(b *testing.B) {
 			time.Sleep(200 * time.Millisecond) // every wait is parked
 			runtime.GC()
 			b.ResetTimer()
-			cpu0, wall0 := processCPU(), time.Now()
+			cpu0, wall0 := cputime.Process(), time.Now()
 			for range b.N {
 				time.Sleep(time.Second)
 			}
-			cpu, wall := processCPU()-cpu0, time.Since(wall0)
+			cpu, wall := cputime.Process()-cpu0, time.Since(wall0)
 			b.StopTimer()
 			cancel()
 			wg.Wait()

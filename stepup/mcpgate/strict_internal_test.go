@@ -1,26 +1,16 @@
-//go:build unix
-
 package mcpgate
 
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/agentstepup/asu/internal/cputime"
+)
 
 // manyMembers are messages whose one object grows to n members, every
 // name distinct once folded, spelled the ways the scanners read names.
@@ -63,9 +53,9 @@ func TestMemberCheckIsLinear(t *testing.T) {
 	cost := func(check func([]byte) error, raw []byte) time.Duration {
 		best := time.Duration(1 << 62)
 		for range 3 {
-			start := cpuTime()
+			start := cputime.Process()
 			require.NoError(t, check(raw))
-			best = min(best, cpuTime()-start)
+			best = min(best, cputime.Process()-start)
 		}
 		return best
 	}

@@ -1,5 +1,3 @@
-//go:build unix
-
 package policy_test
 
 import (
@@ -7,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,21 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentstepup/asu/card"
+	"github.com/agentstepup/asu/internal/cputime"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/catalog"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/policy"
 )
-
-// processCPU is the CPU time this process has used: what a check costs,
-// which other processes on a shared machine do not change.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // chain is a schema whose $defs d0 … d(n-1) each apply the next through
 // step (with %[1]s the next one's $ref), d(n-1) being leaf, and whose root
@@ -162,13 +150,13 @@ var hostile = map[string]func(n int) (schema, args string){
 // over enough calls to outlast the clock's granularity.
 func checkCost(t *testing.T, cat *policy.Catalog, args string) time.Duration {
 	p := plug.Proposal{Tool: "t", Args: json.RawMessage(args)}
-	start, calls := processCPU(), 0
-	for processCPU()-start < 20*time.Millisecond && calls < 10000 {
+	start, calls := cputime.Process(), 0
+	for cputime.Process()-start < 20*time.Millisecond && calls < 10000 {
 		_, err := cat.Decide(context.Background(), p)
 		require.NoError(t, err)
 		calls++
 	}
-	return (processCPU() - start) / time.Duration(calls)
+	return (cputime.Process() - start) / time.Duration(calls)
 }
 
 // TestSchemaWorkIsBounded checks that a schema whose check costs time

@@ -14,6 +14,7 @@ import (
 
 	asuaudit "github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/internal/cputime"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate"
 	"github.com/agentstepup/asu/stepup/passkey"
@@ -199,11 +200,11 @@ func BenchmarkCycle(b *testing.B) {
 				if err := cycle(ctx, separate, i, start, true); err != nil {
 					b.Fatal(err)
 				}
-				mid, cpu := time.Now(), processCPU()
+				mid, cpu := time.Now(), cputime.Process()
 				if err := cycle(ctx, one, i, mid, false); err != nil {
 					b.Fatal(err)
 				}
-				cpuOne += processCPU() - cpu
+				cpuOne += cputime.Process() - cpu
 				dSep += mid.Sub(start)
 				dOne += time.Since(mid)
 			}

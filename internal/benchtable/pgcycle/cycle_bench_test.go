@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentstepup/asu/internal/cputime"
 )
 
 // The benchmarks of this file are the PostgreSQL rows of the ratio table
@@ -34,9 +36,9 @@ func BenchmarkReplicas(b *testing.B) {
 			elapsed time.Duration
 			err     error
 		)
-		cpu := cpuTime()
+		cpu := cputime.Process()
 		busy := busyShare(func() { n, elapsed, err = r.run(context.Background(), time.Duration(*seconds)*time.Second) })
-		cpu = cpuTime() - cpu
+		cpu = cputime.Process() - cpu
 		if err != nil {
 			b.Fatal(err)
 		}

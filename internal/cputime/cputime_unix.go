@@ -1,15 +1,15 @@
 //go:build unix
 
-package card_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time this process has used, user and system: a
-// benchmark figure that other processes on a shared machine do not skew.
-func cpuTime() time.Duration {
+// Process returns the user and system CPU time this process has used so
+// far, every thread's; zero where the system does not say.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

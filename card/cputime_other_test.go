@@ -1,8 +1,0 @@
-//go:build !unix
-
-package card_test
-
-import "time"
-
-// cpuTime is unknown here; benchmarks report wall time only.
-func cpuTime() time.Duration { return 0 }

@@ -1,0 +1,31 @@
+package cputime_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/agentstepup/asu/internal/cputime"
+)
+
+// TestProcessGrowsWithWork: spinning for a while moves the figure on
+// (where the system reports it at all).
+func TestProcessGrowsWithWork(t *testing.T) {
+	start := cputime.Process()
+	if start == 0 {
+		t.Skip("this system reports no process CPU time")
+	}
+	x := 0
+	for i := 0; cputime.Process()-start < 20e6 && i < 1e9; i++ {
+		x += i
+	}
+	if cputime.Process() <= start {
+		t.Fatalf("no CPU time counted (%d)", x)
+	}
+}
+
+func ExampleProcess() {
+	start := cputime.Process()
+	_ = fmt.Sprint("some work")
+	fmt.Println(cputime.Process() >= start)
+	// Output: true
+}
