@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,7 +72,7 @@ func TestBrowserInbox(t *testing.T) {
 	mux.Handle("/", site)
 	sctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- gateway.Serve(sctx, gateway.NewServer(draining{mux, in}, 0), ln) }()
+	go func() { served <- gateway.Serve(sctx, gateway.NewServer(draining{lateAnswers{mux}, in}, 0), ln) }()
 	t.Cleanup(func() {
 		stop()
 		assert.NoError(t, <-served, "open streams do not hold the shutdown up")
@@ -192,6 +195,25 @@ func TestBrowserInbox(t *testing.T) {
 
 // draining is the approval site's handler with the inbox's Drain, so
 // gateway.Serve ends the inbox's streams at shutdown.
+// lateAnswers holds back the answer to a decision posted from the page
+// until the inbox's stream (polling every 200 ms) has told the page the
+// request is decided: the page keeps its own confirmation in view
+// whichever comes first.
+type lateAnswers struct{ http.Handler }
+
+func (l lateAnswers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, inbox.DefaultApprovePath) {
+		l.Handler.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	l.Handler.ServeHTTP(rec, r)
+	time.Sleep(time.Second)
+	maps.Copy(w.Header(), rec.Header())
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
 type draining struct {
 	http.Handler
 	in *inbox.Inbox

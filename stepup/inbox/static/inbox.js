@@ -241,9 +241,12 @@
     var refocus = null;
     items.forEach(function (it, id) {
       if (keep.has(id)) { return; }
-      if (it.el.dataset.decided) {
-        // Decided here: leave the confirmation in view a moment.
-        if (!it.leaving) { it.leaving = setTimeout(function () { drop(it, id); }, 4000); }
+      if (it.el.dataset.decided || it.busy) {
+        // Decided here, or being decided here (the list can say so before
+        // this page's own answer comes back): leave it in view, and the
+        // confirmation a moment once it is shown.
+        it.gone = true;
+        if (it.el.dataset.decided) { linger(it, id); }
         return;
       }
       if (focused === it.el) {
@@ -282,6 +285,12 @@
     $("inbox-empty").hidden = n > 0 || list.children.length > 0;
     body.dataset.count = String(n);
     document.title = (n ? "(" + n + ") " : "") + "Approvals inbox";
+  }
+
+  // linger drops it, gone from the list, once what it says has been in
+  // view a moment.
+  function linger(it, id) {
+    if (!it.leaving) { it.leaving = setTimeout(function () { drop(it, id); }, 4000); }
   }
 
   function drop(it, id, quiet) {
@@ -473,11 +482,13 @@
       // the first of two approvals is told the action cannot run yet.
       itemSay(it, t.message || (kind === "approve" ? "Approved." : "Denied. The agent is told so."),
         t.status === "pending" ? "" : "ok");
+      if (it.gone) { linger(it, e.id); }
     }).catch(function (err) {
       it.busy = false;
       if (err.code === "too_fast") { shown(it); }
-      buttons(it, true);
+      buttons(it, !it.gone);
       itemSay(it, (kind === "approve" ? "Not approved: " : "Not denied: ") + err.message, "bad");
+      if (it.gone) { linger(it, e.id); }
     });
   }
 
