@@ -334,11 +334,18 @@ func compileSchema(tool string, schema json.RawMessage) (*jsonschema.Schema, err
 	if err != nil {
 		return nil, fmt.Errorf("%w: schema of %q does not compile: %v", stepup.ErrConfig, tool, err)
 	}
-	extra, err := dynamicAnchors(tool, comp, url, doc, s)
-	if err != nil {
-		return nil, err
+	g := newWorkGraph(s)
+	if g.resolvesDynamically() {
+		extra, err := dynamicAnchors(tool, comp, url, doc)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range extra {
+			g.id(a)
+		}
+		g.link()
 	}
-	if err := checkSchemaWork(tool, s, extra); err != nil {
+	if err := checkSchemaWork(tool, s, g); err != nil {
 		return nil, err
 	}
 	return s, nil

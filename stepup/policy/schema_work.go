@@ -47,6 +47,7 @@ type workNode struct {
 	content  []int // contentSchema: a string's decoded content
 	dynamic  string
 	recursed bool // a $recursiveRef whose target has $recursiveAnchor
+	linked   bool // its keywords have been read
 }
 
 // workGraph is the compiled schema as a graph of subschemas.
@@ -54,6 +55,40 @@ type workGraph struct {
 	index map[*jsonschema.Schema]int
 	sch   []*jsonschema.Schema
 	node  []workNode
+}
+
+// newWorkGraph is the graph of the subschemas root reaches, root first.
+func newWorkGraph(root *jsonschema.Schema) *workGraph {
+	g := &workGraph{index: map[*jsonschema.Schema]int{}}
+	g.id(root)
+	g.link()
+	return g
+}
+
+// link reads the keywords of every subschema met and not yet read,
+// those it meets on the way included.
+func (g *workGraph) link() {
+	for i := 0; i < len(g.sch); i++ { // g.sch grows as subschemas are met
+		if g.node[i].linked {
+			continue
+		}
+		var n workNode
+		g.add(&n, g.sch[i])
+		n.linked = true
+		g.node[i] = n
+	}
+}
+
+// resolvesDynamically reports whether some subschema has a $dynamicRef
+// whose target carries its anchor, so that the scope decides where it
+// goes.
+func (g *workGraph) resolvesDynamically() bool {
+	for i := range g.node {
+		if g.node[i].dynamic != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *workGraph) id(s *jsonschema.Schema) int {
@@ -132,10 +167,11 @@ func (g *workGraph) add(n *workNode, s *jsonschema.Schema) {
 	one(&n.content, s.ContentSchema)
 }
 
-// checkSchemaWork refuses a compiled schema when checking one value could
-// apply more than maxApplications subschemas to any one part of it, at any
-// depth the arguments can reach. extra are the subschemas a $dynamicRef may
-// resolve to that no keyword reaches.
+// checkSchemaWork refuses the compiled schema root, whose graph g holds
+// (with the subschemas a $dynamicRef may resolve to that no keyword
+// reaches), when checking one value could apply more than
+// maxApplications subschemas to any one part of it, at any depth the
+// arguments can reach.
 //
 // For each subschema s and depth j it bounds, from the compiled graph,
 // apps(s, j): the subschemas that applying s to a value applies to one value
@@ -145,19 +181,9 @@ func (g *workGraph) add(n *workNode, s *jsonschema.Schema) {
 // one member or element meets one of them. A $ref cycle that stays on one
 // value applies subschemas without end. The work is linear in the graph's
 // size times maxSchemaDepth, and counts stop at saturated.
-func checkSchemaWork(tool string, root *jsonschema.Schema, extra []*jsonschema.Schema) error {
+func checkSchemaWork(tool string, root *jsonschema.Schema, g *workGraph) error {
 	tooMuch := fmt.Errorf("%w: schema of %q: checking one value may apply more than %d subschemas to one part of it "+
 		"(repeated or recursive $ref fan-out); simplify it", stepup.ErrConfig, tool, maxApplications)
-	g := &workGraph{index: map[*jsonschema.Schema]int{}}
-	g.id(root)
-	for _, s := range extra {
-		g.id(s)
-	}
-	for i := 0; i < len(g.sch); i++ { // g.sch grows as subschemas are met
-		var n workNode
-		g.add(&n, g.sch[i])
-		g.node[i] = n
-	}
 	anchored := map[string][]int{}
 	var names []int
 	for i, s := range g.sch {
@@ -281,12 +307,8 @@ func largest(apps []int, of []int) int {
 
 // dynamicAnchors returns the subschemas of doc, compiled as loc, that carry
 // a $dynamicAnchor: where a $dynamicRef may resolve to, though no keyword
-// reaches them. It returns none when no $dynamicRef of root resolves
-// dynamically, and refuses a schema with more than maxDynamicAnchors.
-func dynamicAnchors(tool string, comp *jsonschema.Compiler, loc string, doc any, root *jsonschema.Schema) ([]*jsonschema.Schema, error) {
-	if !resolvesDynamically(root) {
-		return nil, nil
-	}
+// reaches them. It refuses a schema with more than maxDynamicAnchors.
+func dynamicAnchors(tool string, comp *jsonschema.Compiler, loc string, doc any) ([]*jsonschema.Schema, error) {
 	type frame struct {
 		v      any
 		parent int
@@ -330,20 +352,4 @@ func dynamicAnchors(tool string, comp *jsonschema.Compiler, loc string, doc any,
 		}
 	}
 	return out, nil
-}
-
-// resolvesDynamically reports whether a subschema reachable from root has a
-// $dynamicRef whose target carries its anchor, so that the scope decides
-// where it goes.
-func resolvesDynamically(root *jsonschema.Schema) bool {
-	g := &workGraph{index: map[*jsonschema.Schema]int{}}
-	g.id(root)
-	for i := 0; i < len(g.sch); i++ {
-		var n workNode
-		g.add(&n, g.sch[i])
-		if n.dynamic != "" {
-			return true
-		}
-	}
-	return false
 }

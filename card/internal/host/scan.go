@@ -97,6 +97,14 @@ const maxCFWSLabels = 128
 func (sc *hostScanner) cfwsDomainAt(i int) (string, bool) {
 	s := sc.s
 	j := sc.skipCFWS(i)
+	if j == i {
+		// The common case, no white space or comment after the @: hostRunAt's
+		// reading, unless some follows the run.
+		end := i + len(hostRun(s[i:]))
+		if end == i || sc.skipCFWS(end) == end {
+			return "", false
+		}
+	}
 	used := j != i
 	var b strings.Builder
 	for range maxCFWSLabels {
