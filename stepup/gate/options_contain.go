@@ -19,7 +19,12 @@ import (
 // [DefaultExecuteTimeout] for an Executor, or the one [WithPluginTimeout]
 // sets. The gate stops waiting at the deadline; a plug-in that ignores
 // its context keeps its goroutine until it returns. [Gate.Stragglers]
-// counts those, as does the asu.gate.plugins.stragglers metric. A
+// counts those, as does the asu.gate.plugins.stragglers metric. asu's own
+// plug-ins (policy.Catalog, passkey.Approver, card.Renderer,
+// flood.Limiter and the store's grant check, but no type that wraps one)
+// honour their context and do bounded work, so they are called on the
+// caller's goroutine; their panics and late answers are contained as any
+// other's. A
 // notifier runs apart from every decision and never delays or changes
 // one: at most 64 notices are in its hands at once.
 

@@ -20,7 +20,9 @@ import (
 // into a denial, a refusal or a failed run, with a reason in the gate's
 // own words. A plug-in that ignores its context keeps its goroutine until
 // it returns: [Gate.Stragglers] counts those, and so does the
-// asu.gate.plugins.stragglers metric.
+// asu.gate.plugins.stragglers metric. asu's own plug-ins ([Own]) keep
+// their deadline themselves: they are called on the caller's goroutine,
+// their panics recovered and their late answers discarded as any other's.
 
 // Default deadlines of a plug-in call whose caller's context has none.
 const (
@@ -63,6 +65,12 @@ func Misbehaviour(err error) string {
 // panicked, did not answer by the deadline or answered after ctx ended.
 // An error f returned in time is returned as it is.
 func Contain[T any](ctx context.Context, g *Gate, plugin string, timeout time.Duration, f func(ctx context.Context) (T, error)) (T, error) {
+	return contain(ctx, g, false, plugin, timeout, f)
+}
+
+// contain is [Contain], on the caller's goroutine when own: a call of one
+// of asu's own plug-ins (see [Own]).
+func contain[T any](ctx context.Context, g *Gate, own bool, plugin string, timeout time.Duration, f func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if g.cfg.PluginTimeout > 0 {
@@ -72,6 +80,16 @@ func Contain[T any](ctx context.Context, g *Gate, plugin string, timeout time.Du
 		cctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
+	if own {
+		v, err, panicked := callOwn(cctx, f)
+		switch {
+		case panicked:
+			return zero, g.misbehaved(ctx, plugin, "panicked or exited")
+		case cctx.Err() != nil:
+			return zero, g.misbehaved(ctx, plugin, "answered after its context ended")
+		}
+		return v, err
+	}
 	type answer struct {
 		v        T
 		err      error
@@ -118,6 +136,19 @@ func Contain[T any](ctx context.Context, g *Gate, plugin string, timeout time.Du
 		}
 		return zero, g.misbehaved(ctx, plugin, "did not answer by its deadline")
 	}
+}
+
+// callOwn calls f on the caller's goroutine and recovers its panic.
+func callOwn[T any](ctx context.Context, f func(ctx context.Context) (T, error)) (v T, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil || panicked {
+			var zero T
+			v, err, panicked = zero, nil, true
+		}
+	}()
+	panicked = true // until f returns: a panic with a nil value is one too
+	v, err = f(ctx)
+	return v, err, false
 }
 
 // Stragglers is how many plug-in calls this gate gave up on that have not

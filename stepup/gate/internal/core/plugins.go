@@ -9,7 +9,9 @@ import (
 	"github.com/agentstepup/asu/card"
 	"github.com/agentstepup/asu/flood"
 	"github.com/agentstepup/asu/receipt"
+	"github.com/agentstepup/asu/stepup/passkey"
 	"github.com/agentstepup/asu/stepup/plug"
+	"github.com/agentstepup/asu/stepup/policy"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -24,28 +26,28 @@ func (g *Gate) ContainPlugins() {
 	default:
 		_, parsed := p.(plug.ParsedDecider)
 		if r, ok := p.(plug.Router); ok {
-			g.cfg.Policy = containedRouter{containedPolicy{g, p, parsed}, r}
+			g.cfg.Policy = containedRouter{containedPolicy{g, p, parsed, Own(p)}, r}
 		} else {
-			g.cfg.Policy = containedPolicy{g, p, parsed}
+			g.cfg.Policy = containedPolicy{g, p, parsed, Own(p)}
 		}
 	}
 	switch a := g.cfg.Approver.(type) {
 	case nil, containedApprover, containedReceipter:
 	default:
 		if r, ok := a.(Receipter); ok {
-			g.cfg.Approver = containedReceipter{containedApprover{g, a}, r}
+			g.cfg.Approver = containedReceipter{containedApprover{g, a, Own(a)}, r}
 		} else {
-			g.cfg.Approver = containedApprover{g, a}
+			g.cfg.Approver = containedApprover{g, a, Own(a)}
 		}
 	}
 	if _, ok := g.cfg.Renderer.(containedRenderer); !ok && g.cfg.Renderer != nil {
-		g.cfg.Renderer = containedRenderer{g, g.cfg.Renderer}
+		g.cfg.Renderer = containedRenderer{g, g.cfg.Renderer, Own(g.cfg.Renderer)}
 	}
 	if _, ok := g.cfg.Coverage.(containedGrants); !ok && g.cfg.Coverage != nil {
-		g.cfg.Coverage = containedGrants{g, g.cfg.Coverage}
+		g.cfg.Coverage = containedGrants{g, g.cfg.Coverage, Own(g.cfg.Coverage)}
 	}
 	if _, ok := g.cfg.Flood.(containedFlood); !ok && g.cfg.Flood != nil {
-		g.cfg.Flood = containedFlood{g, g.cfg.Flood}
+		g.cfg.Flood = containedFlood{g, g.cfg.Flood, Own(g.cfg.Flood)}
 	}
 	for tool, e := range g.cfg.Executors {
 		if _, ok := e.(containedExecutor); !ok {
@@ -57,6 +59,22 @@ func (g *Gate) ContainPlugins() {
 			g.cfg.Judging = &JudgeConfig{Judge: containedJudge{g, j.Judge}, Classes: j.Classes}
 		}
 	}
+}
+
+// Own reports whether p is one of asu's own plug-ins: the catalog policy,
+// the passkey approver, the card renderer, flood control's limiter and
+// the store's grant check. Each honours its context (its waits are the
+// store's, which the gate also calls directly) and does work bounded by
+// its input's limits, so [Contain] calls it on the caller's goroutine: a
+// goroutine of its own would cost each call two hand-offs between cores
+// and keep no promise the call does not keep itself. Its panic is still
+// recovered and its answer after the deadline still discarded.
+func Own(p any) bool {
+	switch p.(type) {
+	case *policy.Catalog, *passkey.Approver, card.Renderer, *card.Renderer, *flood.Limiter, StoreGrants:
+		return true
+	}
+	return false
 }
 
 // Names of the plug-ins, as misbehaviours name them.
@@ -75,17 +93,18 @@ type containedPolicy struct {
 	g      *Gate
 	p      plug.Policy
 	parsed bool // p is a plug.ParsedDecider
+	own    bool // p is asu's own (see Own)
 }
 
 func (c containedPolicy) Decide(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
-	return Contain(ctx, c.g, PluginPolicy, DefaultPluginTimeout, func(ctx context.Context) (plug.Decision, error) {
+	return contain(ctx, c.g, c.own, PluginPolicy, DefaultPluginTimeout, func(ctx context.Context) (plug.Decision, error) {
 		return c.p.Decide(ctx, p)
 	})
 }
 
 // DecideParsed is only called when c.parsed (see [Gate.Decide]).
 func (c containedPolicy) DecideParsed(ctx context.Context, p plug.Proposal) (plug.Decision, error) {
-	return Contain(ctx, c.g, PluginPolicy, DefaultPluginTimeout, func(ctx context.Context) (plug.Decision, error) {
+	return contain(ctx, c.g, c.own, PluginPolicy, DefaultPluginTimeout, func(ctx context.Context) (plug.Decision, error) {
 		return c.p.(plug.ParsedDecider).DecideParsed(ctx, p)
 	})
 }
@@ -132,7 +151,7 @@ func (c containedRouter) Route(tool, version string) (plug.Route, bool) {
 		r  plug.Route
 		ok bool
 	}
-	got, err := Contain(context.Background(), c.g, PluginPolicy, DefaultPluginTimeout, func(context.Context) (routed, error) {
+	got, err := contain(context.Background(), c.g, c.own, PluginPolicy, DefaultPluginTimeout, func(context.Context) (routed, error) {
 		r, ok := c.r.Route(tool, version)
 		return routed{r, ok}, nil
 	})
@@ -140,24 +159,25 @@ func (c containedRouter) Route(tool, version string) (plug.Route, bool) {
 }
 
 type containedApprover struct {
-	g *Gate
-	a plug.Approver
+	g   *Gate
+	a   plug.Approver
+	own bool
 }
 
 func (c containedApprover) Options(ctx context.Context, req plug.Request) (json.RawMessage, error) {
-	return Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (json.RawMessage, error) {
+	return contain(ctx, c.g, c.own, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (json.RawMessage, error) {
 		return c.a.Options(ctx, req)
 	})
 }
 
 func (c containedApprover) Verify(ctx context.Context, req plug.Request, answer []byte) (plug.Verified, error) {
-	return Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (plug.Verified, error) {
+	return contain(ctx, c.g, c.own, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (plug.Verified, error) {
 		return c.a.Verify(ctx, req, answer)
 	})
 }
 
 func (c containedApprover) Recheck(ctx context.Context, a plug.Answer) error {
-	_, err := Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
+	_, err := contain(ctx, c.g, c.own, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, c.a.Recheck(ctx, a)
 	})
 	return err
@@ -169,7 +189,7 @@ type containedReceipter struct {
 }
 
 func (c containedReceipter) Receipt(ctx context.Context, a plug.Answer) (*receipt.Receipt, error) {
-	return Contain(ctx, c.g, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (*receipt.Receipt, error) {
+	return contain(ctx, c.g, c.own, PluginApprover, DefaultPluginTimeout, func(ctx context.Context) (*receipt.Receipt, error) {
 		return c.r.Receipt(ctx, a)
 	})
 }
@@ -177,12 +197,13 @@ func (c containedReceipter) Receipt(ctx context.Context, a plug.Answer) (*receip
 // containedRenderer bounds a renderer, which takes no context, by the
 // default deadline.
 type containedRenderer struct {
-	g *Gate
-	r Renderer
+	g   *Gate
+	r   Renderer
+	own bool
 }
 
 func (c containedRenderer) RenderSealed(e canon.Sealed, cc card.Context) (*card.Card, error) {
-	return Contain(context.Background(), c.g, PluginRenderer, DefaultPluginTimeout, func(context.Context) (*card.Card, error) {
+	return contain(context.Background(), c.g, c.own, PluginRenderer, DefaultPluginTimeout, func(context.Context) (*card.Card, error) {
 		return c.r.RenderSealed(e, cc)
 	})
 }
@@ -190,30 +211,32 @@ func (c containedRenderer) RenderSealed(e canon.Sealed, cc card.Context) (*card.
 // containedGrants bounds a grant check: a misbehaving one covers
 // nothing, and the call goes to a person.
 type containedGrants struct {
-	g  *Gate
-	gr plug.Coverage
+	g   *Gate
+	gr  plug.Coverage
+	own bool
 }
 
 func (c containedGrants) Target(ctx context.Context, id string, s canon.Sealed) (string, error) {
-	return Contain(ctx, c.g, PluginGrants, DefaultPluginTimeout, func(ctx context.Context) (string, error) {
+	return contain(ctx, c.g, c.own, PluginGrants, DefaultPluginTimeout, func(ctx context.Context) (string, error) {
 		return c.gr.Target(ctx, id, s)
 	})
 }
 
 type containedFlood struct {
-	g *Gate
-	f Flood
+	g   *Gate
+	f   Flood
+	own bool
 }
 
 func (c containedFlood) Admit(ctx context.Context, r flood.Request) error {
-	_, err := Contain(ctx, c.g, PluginFlood, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
+	_, err := contain(ctx, c.g, c.own, PluginFlood, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, c.f.Admit(ctx, r)
 	})
 	return err
 }
 
 func (c containedFlood) Decided(ctx context.Context, r flood.Request, approved bool) error {
-	_, err := Contain(ctx, c.g, PluginFlood, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
+	_, err := contain(ctx, c.g, c.own, PluginFlood, DefaultPluginTimeout, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, c.f.Decided(ctx, r, approved)
 	})
 	return err
@@ -222,7 +245,7 @@ func (c containedFlood) Decided(ctx context.Context, r flood.Request, approved b
 // Caps is read once, when the gate is made: a panic there is no caps of
 // flood control's own (the gate's pending caps still hold).
 func (c containedFlood) Caps() (caps store.Caps) {
-	caps, _ = Contain(context.Background(), c.g, PluginFlood, DefaultPluginTimeout, func(context.Context) (store.Caps, error) {
+	caps, _ = contain(context.Background(), c.g, c.own, PluginFlood, DefaultPluginTimeout, func(context.Context) (store.Caps, error) {
 		return c.f.Caps(), nil
 	})
 	return caps
