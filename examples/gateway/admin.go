@@ -60,6 +60,7 @@ type adminFlags struct {
 	// watermark, when set, is the gateway's watermark file, which the
 	// watermark and reconcile commands read (a running gateway holds it).
 	watermark string
+	markPeers []string // -watermark-peer, for the same commands
 }
 
 func newAdminFlags(name string, w io.Writer) *adminFlags {
@@ -104,7 +105,8 @@ func (a *adminFlags) open(ctx context.Context) (store.Store, built, error) {
 	if err != nil {
 		return nil, built{}, err
 	}
-	b, err := newGate(st, rp, options{keyFile: a.keyFile, keys: a.keys, watermark: a.watermark, dwell: gate.DefaultDwell}, io.Discard)
+	b, err := newGate(st, rp, options{keyFile: a.keyFile, keys: a.keys, watermark: a.watermark, markPeers: a.markPeers, db: a.db,
+		dwell: gate.DefaultDwell}, io.Discard)
 	if err != nil {
 		st.Close()
 		return nil, built{}, err

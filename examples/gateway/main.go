@@ -196,6 +196,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.user, "user", "user:dana", "`user` a new runtime token acts for")
 	fs.StringVar(&o.keyFile, "key-file", "", "the gate's MAC key `file`, shared by replicas (created if missing)")
 	fs.StringVar(&o.watermark, "watermark", "", "the watermark `file` this replica keeps outside the store (default with -db and a key: FILE.mark; see reconcile)")
+	fs.Var((*multiFlag)(&o.markPeers), "watermark-peer", "another replica's watermark `file`, read at start (repeatable; with -db, FILE.mark and FILE.*.mark beside it are read without it)")
 	fs.StringVar(&o.keys, "keys", "", "key ring `file` for MACs and passkey seals, shared by replicas, re-read every 5s (created if missing; see keys rotate)")
 	fs.StringVar(&o.tokens, "tokens", "", "runtime tokens `file`, by hash (created with a new token if missing)")
 	fs.StringVar(&o.instance, "instance", "", "this replica's `name` as the owner of its executions (default random)")

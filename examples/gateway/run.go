@@ -44,6 +44,7 @@ type options struct {
 	keyFile             string        // the gate's MAC key, shared by replicas
 	keys                string        // the key ring file (MACs and seals), shared by replicas
 	watermark           string        // the watermark file, one a replica (see watermarkFile)
+	markPeers           []string      // -watermark-peer: other replicas' watermark files, read at start
 	tokens              string        // runtime tokens, by hash
 	instance            string        // this replica's name
 	checkpointKey       string        // ed25519 key that signs audit checkpoints
@@ -307,7 +308,7 @@ func newGate(st store.Store, rp passkey.RelyingParty, o options, out io.Writer) 
 	var marks *watermark.File
 	if o.watermark != "" {
 		var opt gate.Option
-		if marks, opt, err = openWatermark(o.watermark); err != nil {
+		if marks, opt, err = openWatermark(o.watermark, watermarkPeers(o)); err != nil {
 			return built{}, err
 		}
 		defer func() {

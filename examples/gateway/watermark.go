@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentstepup/asu/stepup/gate"
+	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/stepup/watermark"
 )
 
@@ -30,10 +32,50 @@ func watermarkFile(o options) string {
 	return ""
 }
 
-// openWatermark opens the gateway's watermark file and returns the gate
-// option that keeps it. A file another process holds is refused: one
-// gateway a file.
-func openWatermark(path string) (*watermark.File, gate.Option, error) {
+// watermarkPeers are the watermark files of the other replicas of o's
+// store: -watermark-peer, and with -db the marks beside the file (FILE.mark,
+// FILE.NAME.mark) that are not this replica's own. A replica reads them
+// when it starts, so one that was stopped, or whose own file is new, holds
+// for a store restored behind what another replica saw.
+func watermarkPeers(o options) []string {
+	own := filepath.Clean(o.watermark)
+	seen := map[string]bool{own: true}
+	var out []string
+	add := func(p string) {
+		if p = filepath.Clean(p); !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, p := range o.markPeers {
+		add(p)
+	}
+	if o.db != "" {
+		add(o.db + ".mark")
+		names, _ := filepath.Glob(globEscape(o.db) + ".*.mark")
+		for _, p := range names {
+			add(p)
+		}
+	}
+	return out
+}
+
+// globEscape escapes the characters filepath.Match gives a meaning to.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// openWatermark opens the gateway's watermark file, with the other
+// replicas' files as its peers, and returns the gate option that keeps
+// it. A file another process holds is refused: one gateway a file.
+func openWatermark(path string, peers []string) (*watermark.File, gate.Option, error) {
 	f, err := watermark.OpenFile(path)
 	if errors.Is(err, watermark.ErrLocked) {
 		return nil, gate.Option{}, fmt.Errorf("-watermark %s: a running gateway holds it (stop it first; each replica keeps a file of its own: give each -instance NAME or -watermark FILE)", path)
@@ -41,7 +83,11 @@ func openWatermark(path string) (*watermark.File, gate.Option, error) {
 	if err != nil {
 		return nil, gate.Option{}, fmt.Errorf("-watermark: %w", err)
 	}
-	return f, gate.WithWatermark(f), nil
+	keep := make([]plug.Watermarks, len(peers))
+	for i, p := range peers {
+		keep[i] = watermark.Peer(p)
+	}
+	return f, gate.WithWatermark(f, keep...), nil
 }
 
 // runWatermark compares the store with the gateway's watermark and says
@@ -65,10 +111,13 @@ func watermarkCommand(ctx context.Context, w io.Writer, name string, args []stri
 	a := newAdminFlags(name, w)
 	mark := a.fs.String("watermark", "", "the gateway's watermark `file` (default: the -db file's, FILE.mark, or FILE.NAME.mark for -instance NAME)")
 	instance := a.fs.String("instance", "", "the replica's -instance `name`, whose watermark to read")
-	if err := a.parse(args, "(-db FILE | -postgres DSN) (-key-file FILE | -keys FILE) [-watermark FILE] [-by WHO]"); err != nil {
+	var peers multiFlag
+	a.fs.Var(&peers, "watermark-peer", "another replica's watermark `file` (repeatable; with -db, the marks beside it are read without it)")
+	if err := a.parse(args, "(-db FILE | -postgres DSN) (-key-file FILE | -keys FILE) [-watermark FILE] [-watermark-peer FILE]... [-by WHO]"); err != nil {
 		return err
 	}
 	a.watermark = watermarkFile(options{watermark: *mark, db: a.db, keyFile: a.keyFile, keys: a.keys, instance: *instance})
+	a.markPeers = peers
 	if a.watermark == "" {
 		return errors.New("-watermark: name the gateway's watermark file, with the -key-file or -keys the gateway runs with")
 	}
@@ -90,7 +139,7 @@ func watermarkCommand(ctx context.Context, w io.Writer, name string, args []stri
 		fmt.Fprintf(w, "the store is not behind its watermark (audit seq %d, head %.12s): nothing to reconcile\n", rec.Store.Seq, rec.Store.Head)
 		return nil
 	}
-	fmt.Fprintf(w, "the store went back: %s (store at seq %d head %.12s; watermark at seq %d head %.12s)\n",
+	fmt.Fprintf(w, "the store is held: %s (store at seq %d head %.12s; watermark at seq %d head %.12s)\n",
 		rec.Found, rec.Store.Seq, rec.Store.Head, rec.Marked.Seq, rec.Marked.Head)
 	for _, r := range rec.Lost {
 		fmt.Fprintf(w, "ran before, not recorded now: ticket %s, idempotency key %s, at %s (the store shows it %s): its tool may have acted\n",

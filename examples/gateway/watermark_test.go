@@ -70,7 +70,7 @@ func TestRestoreDrillThroughTheCommands(t *testing.T) {
 
 	out.Reset()
 	require.NoError(t, cli(ctx, []string{"watermark", "-db", db, "-key-file", o.keyFile}, &out, &out), out.String())
-	assert.Contains(t, out.String(), "the store went back")
+	assert.Contains(t, out.String(), "the store is held: the store's")
 	assert.Contains(t, out.String(), "ticket "+string(tk.ID)+", idempotency key "+res.IdempotencyKey)
 	out.Reset()
 	require.NoError(t, cli(ctx, []string{"reconcile", "-db", db, "-key-file", o.keyFile, "-by", "operator:erin"}, &out, &out), out.String())

@@ -28,17 +28,35 @@ var _ = [1]struct{}{}[ClockStepTolerance-core.ClockStepTolerance]
 // an operator reviews the store and calls [Admin.Reconcile]. A call that
 // may already have run is then held, never run again silently.
 //
+// A keeper that holds no mark yet, on a store that already has history,
+// is refused the same way: the store may have been restored from a backup
+// taken before calls that ran, and the marks that saw them may be the ones
+// lost, whatever other gates' marks say. A new replica of a store others
+// run starts from a copy of a running replica's keeper (its entries are
+// authenticated by the key the replicas share). Peers are the keepers of
+// the other gate processes of the same store (package watermark's Peer,
+// their files): they are read, never written, when the gate starts, and
+// its mark starts from the furthest of them all, so a replica that was
+// stopped holds for a store restored behind what another saw since. A
+// reconcile recorded in any of them reviewed what every keeper saw before
+// it.
+//
 // The marks are authenticated with the gate's key, so WithWatermark needs
-// [WithKey]: a gate with a random key could not read its own marks back.
-// A rollback that loses only decisions made since the last tick and no run
-// can go unseen: nothing ran twice, and at most those approvals are asked
-// again.
-func WithWatermark(keep plug.Watermarks) Option {
+// [WithKey]: a gate with a random key could not read its own marks back,
+// and replicas that read each other's share the key. A rollback that
+// loses only decisions made since the last tick and no run can go unseen:
+// nothing ran twice, and at most those approvals are asked again.
+func WithWatermark(keep plug.Watermarks, peers ...plug.Watermarks) Option {
 	return option(func(g *core.Config) error {
 		if keep == nil {
 			return fmt.Errorf("%w: a watermark needs a keeper", stepup.ErrConfig)
 		}
-		g.MarkKeep = keep
+		for i, p := range peers {
+			if p == nil {
+				return fmt.Errorf("%w: watermark peer %d is nil", stepup.ErrConfig, i+1)
+			}
+		}
+		g.MarkKeep, g.MarkPeers = keep, peers
 		return nil
 	})
 }

@@ -36,6 +36,7 @@ type restoreWorld struct {
 	keys        keyring.Source // when set, the gate's ring instead of key
 	clock       *stepuptest.Clock
 	watermarked bool
+	peers       []string // other replicas' watermark files, read at open
 
 	st   store.Store
 	keep *watermark.File
@@ -120,7 +121,11 @@ func (w *restoreWorld) open() {
 	if w.watermarked {
 		w.keep, err = watermark.OpenFile(w.mark)
 		require.NoError(t, err)
-		opts = append(opts, gate.WithWatermark(w.keep))
+		peers := make([]plug.Watermarks, len(w.peers))
+		for i, p := range w.peers {
+			peers[i] = watermark.Peer(p)
+		}
+		opts = append(opts, gate.WithWatermark(w.keep, peers...))
 	}
 	w.g, err = gate.New(w.st, stepuptest.SeedCatalog(), stepuptest.Passkeys(w.st), opts...)
 	require.NoError(t, err)

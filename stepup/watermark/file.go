@@ -13,9 +13,13 @@
 //
 // Keep the file on a different disk or volume than the database where you
 // can, never inside the database's backups, and one file per gate
-// process. The file is append-only, one entry a line; the gate compacts
-// it now and then. A last line cut short by a crash is an append that
-// never returned, so nothing ran under it, and it is ignored.
+// process. A new file on a store that already has history holds too: the
+// store may be a restored one and the lost file the one that saw what ran.
+// Replicas of one store read each other's files as [Peer]s when they
+// start, and a new replica starts from a copy of a running one's file.
+// The file is append-only, one entry a line; the gate compacts it now and
+// then. A last line cut short by a crash is an append that never
+// returned, so nothing ran under it, and it is ignored.
 //
 // [gate.WithWatermark]: https://pkg.go.dev/github.com/agentstepup/asu/stepup/gate#WithWatermark
 // [gate.Admin.Reconcile]: https://pkg.go.dev/github.com/agentstepup/asu/stepup/gate#Admin.Reconcile
@@ -28,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -89,17 +94,26 @@ func (m *File) Load(context.Context) ([][]byte, error) {
 	if m.f == nil {
 		return nil, fmt.Errorf("watermark: %s is closed", m.path)
 	}
-	f, err := os.Open(m.path)
+	return readEntries(m.path, false)
+}
+
+// readEntries reads the entries of the marks file at path; a missing file
+// holds none when missingIsEmpty.
+func readEntries(path string, missingIsEmpty bool) ([][]byte, error) {
+	f, err := os.Open(path)
+	if missingIsEmpty && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("watermark: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("watermark: read %s: %w", m.path, err)
+		return nil, fmt.Errorf("watermark: read %s: %w", path, err)
 	}
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("watermark: %s is over %d bytes", m.path, MaxFileSize)
+		return nil, fmt.Errorf("watermark: %s is over %d bytes", path, MaxFileSize)
 	}
 	var out [][]byte
 	for len(data) > 0 {
@@ -112,6 +126,25 @@ func (m *File) Load(context.Context) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// Peer is the marks file of another gate process of the same store, which
+// a gate reads when it starts ([gate.WithWatermark]'s peers) and never
+// writes. It takes no lock: the peer may be running. A missing file holds
+// no marks (the peer has not run yet).
+type Peer string
+
+var _ plug.Watermarks = Peer("")
+
+// Load implements [plug.Watermarks].
+func (p Peer) Load(context.Context) ([][]byte, error) { return readEntries(string(p), true) }
+
+// Append implements [plug.Watermarks]: a peer's marks are never written.
+func (p Peer) Append(context.Context, []byte) error { return errPeer }
+
+// Replace implements [plug.Watermarks]: a peer's marks are never written.
+func (p Peer) Replace(context.Context, [][]byte) error { return errPeer }
+
+var errPeer = errors.New("watermark: a peer's marks are read, never written")
 
 // Append implements [plug.Watermarks]: the entry is on disk when it
 // returns.

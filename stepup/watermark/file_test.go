@@ -112,3 +112,36 @@ func TestFileRefusesAFileOverItsBound(t *testing.T) {
 	_, err = f.Load(t.Context())
 	assert.Error(t, err)
 }
+
+// TestPeerReadsWithoutWriting: a peer's file is read as the file's own
+// Load reads it (a torn last line left out) while its process holds it;
+// a missing one holds no marks; nothing is ever written to it.
+func TestPeerReadsWithoutWriting(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "peer.mark")
+	p := watermark.Peer(path)
+	got, err := p.Load(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "a peer that has not run yet")
+	f, err := watermark.OpenFile(path) // the peer runs and holds its file
+	require.NoError(t, err)
+	defer f.Close()
+	for _, e := range []string{"one", "two"} {
+		require.NoError(t, f.Append(ctx, []byte(e)))
+	}
+	torn, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = torn.WriteString("thr")
+	require.NoError(t, err)
+	require.NoError(t, torn.Close())
+	got, err = p.Load(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [][]byte{[]byte("one"), []byte("two")}, got)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Error(t, p.Append(ctx, []byte("x")))
+	assert.Error(t, p.Replace(ctx, [][]byte{[]byte("x")}))
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a peer's file is never written")
+}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
@@ -16,7 +18,6 @@ import (
 	"github.com/agentstepup/asu/stepup/notify"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
-	"go.opentelemetry.io/otel/metric"
 )
 
 // Config is what a gate is made of: its parts and settings, as package
@@ -37,6 +38,7 @@ type Config struct {
 	Obs       *Observer                // logs and metrics; nil reports nothing
 	Mark      *Watermark               // the store's high-water mark, kept outside it; nil keeps none
 	MarkKeep  plug.Watermarks          // where WithWatermark keeps it
+	MarkPeers []plug.Watermarks        // the other gates' keepers, read when it opens
 	Keys      keyring.Source           // the ring MACs are made and checked with; nil: Key alone (see KeyRing)
 	Local     func() time.Time         // this process's clock; see WithLocalClock
 	Dwell     map[string]time.Duration // least time from showing to approval, by class

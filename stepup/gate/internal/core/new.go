@@ -46,7 +46,7 @@ func New(c Config) (*Gate, error) {
 		}
 	}
 	if g.cfg.MarkKeep != nil {
-		g.cfg.Mark = NewWatermark(g.cfg.MarkKeep, g.KeyRing)
+		g.cfg.Mark = NewWatermark(g.cfg.MarkKeep, g.KeyRing, g.cfg.MarkPeers...)
 	}
 	return g, nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -75,8 +76,9 @@ func short(d canon.Digest) string { return hex.EncodeToString(d[:6]) }
 // Watermark is a gate's mark of its store, kept by a [plug.Watermarks]
 // outside it. It is safe for concurrent use.
 type Watermark struct {
-	keep plug.Watermarks
-	keys func() *keyring.Ring // the gate's ring: the current key writes, any key in force at an entry's time reads
+	keep  plug.Watermarks
+	peers []plug.Watermarks    // other gates' marks of the same store, read at open, never written
+	keys  func() *keyring.Ring // the gate's ring: the current key writes, any key in force at an entry's time reads
 
 	mu      sync.Mutex
 	opened  bool
@@ -86,13 +88,18 @@ type Watermark struct {
 	entries int
 	spent   []Spent // the newest runs, oldest first, at most spentKept
 	last    string  // the MAC of the last entry, which the next one chains to
+	fresh   bool    // the keeper holds no mark
+	reset   *Mark   // the newest reconcile any keeper recorded, or nil
 	held    *RollbackError
 }
 
 // NewWatermark returns the watermark kept by keep, authenticated with the
-// gate's keys.
-func NewWatermark(keep plug.Watermarks, keys func() *keyring.Ring) *Watermark {
-	return &Watermark{keep: keep, keys: keys}
+// gate's keys. The marks of peers, other gates of the same store, are read
+// with it when it opens: the mark starts from the furthest of them, so a
+// gate that missed what another saw (a replica that was stopped, one whose
+// keeper is new) holds as that one would.
+func NewWatermark(keep plug.Watermarks, keys func() *keyring.Ring, peers ...plug.Watermarks) *Watermark {
+	return &Watermark{keep: keep, keys: keys, peers: peers}
 }
 
 // entry is one line of a keeper.
@@ -167,8 +174,9 @@ func (w *Watermark) decode(n int, b []byte, prev string) (entry, error) {
 	return e, nil
 }
 
-// open loads the keeper once. A keeper that does not read back whole is
-// a mark this gate cannot trust: it holds, as a rollback would.
+// open loads the keeper, and the peers' marks, once. A keeper that does
+// not read back whole is a mark this gate cannot trust: it holds, as a
+// rollback would; so does a peer's.
 func (w *Watermark) open(ctx context.Context) error {
 	if w.opened {
 		return nil
@@ -178,42 +186,90 @@ func (w *Watermark) open(ctx context.Context) error {
 		return fmt.Errorf("%w: the watermark: %v", stepup.ErrStore, err)
 	}
 	w.opened = true
-	w.entries, w.spent = len(lines), nil
-	w.last = ""
-	stale := false
-	for i, b := range lines {
-		e, err := w.decode(i+1, b, w.last)
+	w.entries, w.spent, w.mark = len(lines), nil, Mark{}
+	own, last, err := w.chain(lines)
+	if err != nil {
+		w.held = &RollbackError{Why: "the watermark is damaged: " + err.Error()}
+		return w.held
+	}
+	w.last = last
+	w.fresh = len(own) == 0
+	all := [][]entry{own}
+	for i, p := range w.peers {
+		lines, err := p.Load(ctx)
 		if err != nil {
-			w.held = &RollbackError{Why: "the watermark is damaged: " + err.Error()}
+			w.opened = false
+			return fmt.Errorf("%w: peer watermark %d: %v", stepup.ErrStore, i+1, err)
+		}
+		es, _, err := w.chain(lines)
+		if err != nil {
+			w.held = &RollbackError{Why: fmt.Sprintf("peer watermark %d is damaged: %v", i+1, err)}
 			return w.held
 		}
-		head, _ := canon.ParseDigest(e.Head)
-		m := Mark{Seq: e.Seq, Head: head, Time: time.UnixMicro(e.Time)}
-		if e.Reset {
-			// An operator reconciled here: what came before is reviewed.
-			w.mark, w.spent = m, nil
-		}
-		if m.Seq >= w.mark.Seq {
-			w.mark.Seq, w.mark.Head = m.Seq, m.Head
-		}
-		if m.Time.After(w.mark.Time) {
-			w.mark.Time = m.Time
-		}
-		if e.Ticket != "" {
-			w.remember(Spent{Ticket: e.Ticket, Key: e.Key, At: m.Time})
-		}
-		w.last = e.MAC
-		stale = stale || e.Kid != w.keys().Current().ID
+		all = append(all, es)
 	}
+	w.fold(all)
 	w.saved, w.savedAt = w.mark.Seq, w.mark.Time
-	if stale {
-		// Written under a key rotated out since: written again under the
-		// current one, before the old key's grace ends.
-		if err := w.compactLocked(ctx, false); err != nil {
-			return err
+	for _, e := range own {
+		if e.Kid != w.keys().Current().ID {
+			// Written under a key rotated out since: written again under
+			// the current one, before the old key's grace ends.
+			return w.compactLocked(ctx, false)
 		}
 	}
 	return nil
+}
+
+// chain decodes the entries of one keeper, each chained to the one before,
+// and returns them with the MAC of the last.
+func (w *Watermark) chain(lines [][]byte) ([]entry, string, error) {
+	out := make([]entry, 0, len(lines))
+	last := ""
+	for i, b := range lines {
+		e, err := w.decode(i+1, b, last)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, e)
+		last = e.MAC
+	}
+	return out, last, nil
+}
+
+// fold makes the mark and the runs of the keepers' entries: the furthest
+// chain position and the newest time any of them saw, and every run. An
+// operator's reconcile (a reset entry) in any keeper reviewed everything
+// seen before it: entries older than the newest reset count in none.
+func (w *Watermark) fold(keepers [][]entry) {
+	var reset int64 = math.MinInt64
+	for _, es := range keepers {
+		for _, e := range es {
+			if e.Reset && e.Time > reset {
+				reset = e.Time
+			}
+		}
+	}
+	for _, es := range keepers {
+		for _, e := range es {
+			if e.Time < reset {
+				continue
+			}
+			head, _ := canon.ParseDigest(e.Head)
+			m := Mark{Seq: e.Seq, Head: head, Time: time.UnixMicro(e.Time)}
+			if e.Reset && e.Time == reset {
+				w.reset = &m
+			}
+			if m.Seq > w.mark.Seq || m.Seq == w.mark.Seq && w.mark.Head == (canon.Digest{}) {
+				w.mark.Seq, w.mark.Head = m.Seq, m.Head
+			}
+			if m.Time.After(w.mark.Time) {
+				w.mark.Time = m.Time
+			}
+			if e.Ticket != "" {
+				w.remember(Spent{Ticket: e.Ticket, Key: e.Key, At: m.Time})
+			}
+		}
+	}
 }
 
 func (w *Watermark) remember(s Spent) {
@@ -271,6 +327,23 @@ func (w *Watermark) start(ctx context.Context, st store.AuditLog, now time.Time)
 	}
 	if err := w.open(ctx); err != nil {
 		return err
+	}
+	if w.fresh {
+		// A keeper with no mark on a store with history: the store may be
+		// one restored from a backup, and the runs this gate's lost marks
+		// saw after it was taken cannot be told, whatever the peers say.
+		head, err := st.AuditHead(ctx)
+		if err != nil {
+			w.opened = false
+			return ticketstore.Err("the watermark's check of the audit head", err)
+		}
+		if head.Seq > 0 {
+			w.mark.Time = now // what exists now is what a reconcile holds
+			w.held = &RollbackError{Store: Mark{Seq: head.Seq, Head: head.Hash, Time: now}, Marked: w.mark,
+				Why: "the watermark is new but the store has history, so whether it was restored from a backup cannot be told (a new replica starts from a copy of a running replica's watermark)"}
+			return w.held // nothing is written: the keeper stays new, and holds again at a restart
+		}
+		w.fresh = false
 	}
 	if err := w.checkLocked(ctx, st, now); err != nil {
 		w.opened = w.held != nil
@@ -382,8 +455,15 @@ func (w *Watermark) appendLocked(ctx context.Context, s *Spent) error {
 // compactLocked rewrites the keeper as the mark and the remembered runs;
 // reset marks an operator's reconcile, after which nothing before counts.
 func (w *Watermark) compactLocked(ctx context.Context, reset bool) error {
-	lines := make([][]byte, 0, len(w.spent)+1)
+	lines := make([][]byte, 0, len(w.spent)+2)
 	prev := ""
+	if w.reset != nil && !reset {
+		// The newest reconcile stays, at its time: the peers' entries
+		// older than it are still reviewed.
+		var b []byte
+		b, prev = w.encode(*w.reset, nil, true, prev)
+		lines = append(lines, b)
+	}
 	for _, s := range w.spent {
 		var b []byte
 		b, prev = w.encode(Mark{Seq: 0, Time: s.At}, &s, false, prev)
@@ -397,6 +477,10 @@ func (w *Watermark) compactLocked(ctx context.Context, reset bool) error {
 	w.last = prev
 	w.entries = len(lines)
 	w.saved, w.savedAt = w.mark.Seq, w.mark.Time
+	if reset {
+		m := w.mark
+		w.reset = &m
+	}
 	return nil
 }
 
@@ -419,7 +503,7 @@ func (w *Watermark) State() (Mark, []Spent) {
 func (w *Watermark) Reset(ctx context.Context, found Mark) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.opened = true
+	w.opened, w.fresh = true, false
 	w.mark, w.spent = found, nil
 	if err := w.compactLocked(ctx, true); err != nil {
 		return err
