@@ -41,19 +41,22 @@ func WriteChain(w io.Writer, records []Record) error {
 
 // ReadChain reads an audit chain exported by [WriteChain]: one JSON object
 // per line, each accepted by canon (no duplicate keys) and holding only
-// [Record] fields. It does not verify the chain; pass the records to
-// [VerifyChain], or read and verify a long export in constant memory with
-// [NewVerifier]. Failures wrap [ErrMalformed] and name the line.
+// [Record] fields, every member at every level named exactly as its field
+// (no member in another case or with a folded letter, which encoding/json
+// alone would read as the field). The record on line n is the one
+// [VerifyChain] numbers n. It does not verify the chain; pass the records
+// to [VerifyChain], or read and verify a long export in constant memory
+// with [NewVerifier]. Failures wrap [ErrMalformed] and name the line.
 func ReadChain(r io.Reader) ([]Record, error) {
 	l := newLines(r)
 	var out []Record
-	for line := 1; l.sc.Scan(); line++ {
-		if err := l.read(line, l.sc.Bytes()); err != nil {
+	for l.sc.Scan() {
+		if err := l.read(l.sc.Bytes()); err != nil {
 			return nil, err
 		}
 		out = append(out, l.rec)
 	}
-	if err := l.scanErr(len(out)); err != nil {
+	if err := l.scanErr(); err != nil {
 		return nil, err
 	}
 	return out, nil

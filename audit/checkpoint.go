@@ -1,11 +1,9 @@
 package audit
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -127,18 +125,14 @@ func VerifyChainFromKeys(records []Record, keys CheckpointKeys, sc SignedCheckpo
 const MaxCheckpointSize = 4 << 10
 
 // ParseSignedCheckpoint reads a [SignedCheckpoint] file. It checks the form
-// only (no duplicate or unknown fields, a 64-byte signature); verify the
-// signature with [VerifyCheckpoint] or [VerifyChainFrom]. Failures wrap
-// [ErrCheckpoint].
+// only (no duplicate or unknown fields, each named exactly: "Seq" or
+// "ſeq" is not seq, as it would be to encoding/json alone; a 64-byte
+// signature), as an export's lines are read; verify the signature with
+// [VerifyCheckpoint] or [VerifyChainFrom]. Failures wrap [ErrCheckpoint].
 func ParseSignedCheckpoint(b []byte) (SignedCheckpoint, error) {
-	if _, err := (canon.Limits{MaxBytes: MaxCheckpointSize}).Canonicalize(b); err != nil {
-		return SignedCheckpoint{}, fmt.Errorf("%w: checkpoint file: %w", ErrCheckpoint, err)
-	}
 	var sc SignedCheckpoint
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sc); err != nil {
-		return SignedCheckpoint{}, fmt.Errorf("%w: checkpoint file: not a signed checkpoint", ErrCheckpoint)
+	if err := readExact(b, MaxCheckpointSize, checkpointShape, &sc, "a signed checkpoint"); err != nil {
+		return SignedCheckpoint{}, fmt.Errorf("%w: checkpoint file: %w", ErrCheckpoint, err)
 	}
 	if len(sc.Sig) != ed25519.SignatureSize {
 		return SignedCheckpoint{}, fmt.Errorf("%w: checkpoint file: signature is not %d bytes", ErrCheckpoint, ed25519.SignatureSize)
@@ -164,7 +158,8 @@ func CheckpointOf(r Record) Checkpoint {
 //     the start, since the rewriter cannot sign.
 //
 // and then the links and hashes as [VerifyChain] does. It fails with an
-// error wrapping [ErrCheckpoint], or a [*ChainBreak].
+// error wrapping [ErrCheckpoint], or a [*ChainBreak]. No records do
+// neither: they fail as records cut before the checkpoint do.
 func VerifyChainFrom(records []Record, pub ed25519.PublicKey, cp Checkpoint, sig []byte) error {
 	if err := VerifyCheckpoint(pub, cp, sig); err != nil {
 		return err
@@ -178,7 +173,7 @@ func verifyFrom(records []Record, cp Checkpoint) error {
 		return fmt.Errorf("%w: a checkpoint at seq 0 has a zero hash", ErrCheckpoint)
 	}
 	if len(records) == 0 {
-		return nil
+		return errNoRecords(cp.Seq)
 	}
 	first := records[0]
 	switch {
@@ -193,7 +188,7 @@ func verifyFrom(records []Record, cp Checkpoint) error {
 		}
 		at := cp.Seq - 1 // index of the record at cp.Seq
 		if at >= uint64(len(records)) {
-			return fmt.Errorf("%w: the chain ends at seq %d, before the checkpoint at seq %d", ErrCheckpoint, records[len(records)-1].Seq, cp.Seq)
+			return fmt.Errorf("%w: the chain ends at seq %d (record %d), before the checkpoint at seq %d", ErrCheckpoint, records[len(records)-1].Seq, len(records), cp.Seq)
 		}
 		if !records[at].Hash.Equal(cp.Hash) {
 			return &ChainBreak{Index: int(at), Seq: records[at].Seq, Why: "record hash is not the signed checkpoint's"}

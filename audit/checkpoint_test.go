@@ -1,6 +1,7 @@
 package audit_test
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
@@ -90,6 +91,49 @@ func TestVerifyChainFromEveryCut(t *testing.T) {
 		}
 	}
 	assert.Equal(t, n-1, naiveAccepts, "the naive rule accepts every truncated chain")
+}
+
+// TestEveryWindowAgainstEveryCheckpoint: every window of a chain, empty
+// ones and ones whose tail is cut included, against every checkpoint, in
+// memory and streamed: a window verifies exactly when it holds records and
+// either starts right after the checkpoint or starts at the first record
+// and reaches it. An emptied export fails as a cut one does, with
+// ErrCheckpoint, though it breaks no link.
+func TestEveryWindowAgainstEveryCheckpoint(t *testing.T) {
+	key := audittest.GateKey(1)
+	pub := key.Public().(ed25519.PublicKey)
+	const n = 8
+	c := audittest.Chain(n, chainStart)
+	for at := range n + 1 { // at 0: the start of the chain
+		sc := audit.SignedCheckpoint{Checkpoint: audit.Checkpoint{}}
+		if at > 0 {
+			sc = audittest.SignedCheckpoint(key, c[at-1])
+		} else {
+			sig, err := audit.SignCheckpoint(key, sc.Checkpoint)
+			require.NoError(t, err)
+			sc.Sig = sig
+		}
+		for start := range n + 1 {
+			for end := start; end <= n; end++ {
+				window := c[start:end]
+				valid := end > start && (start == at || start == 0 && end >= at)
+				name := fmt.Sprintf("records %d-%d, checkpoint at seq %d", start+1, end, at)
+				errMem := audit.VerifyChainFrom(window, pub, sc.Checkpoint, sc.Sig)
+				_, errStream := audit.NewVerifier(bytes.NewReader(export(t, window)), audit.VerifyOptions{Checkpoint: &sc, GateKey: pub}).Verify()
+				if valid {
+					assert.NoError(t, errMem, name)
+					assert.NoError(t, errStream, name)
+					continue
+				}
+				assert.Error(t, errMem, name)
+				assert.Error(t, errStream, name)
+				if start == end || start == 0 && end < at {
+					assert.ErrorIs(t, errMem, audit.ErrCheckpoint, name)
+					assert.ErrorIs(t, errStream, audit.ErrCheckpoint, name)
+				}
+			}
+		}
+	}
 }
 
 // TestVerifyChainFromRewrittenChain: an attacker who deletes the first

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/audit/audittest"
 	"github.com/agentstepup/asu/canon"
 )
 
@@ -38,13 +39,18 @@ func ExampleVerifySignedCheckpoint() {
 }
 
 // ExampleVerifyChainFromKeys verifies an export that continues right
-// after a checkpoint signed by a ring key.
+// after a checkpoint signed by a ring key. An export with no records
+// shows nothing of the checkpoint, and fails.
 func ExampleVerifyChainFromKeys() {
 	priv := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
 	cp := audit.Checkpoint{Seq: 0, Time: 1764460800000} // the start of the chain
 	sig, _ := audit.SignCheckpoint(priv, cp)
 	sc := audit.SignedCheckpoint{Checkpoint: cp, Sig: sig, KeyID: "k1"}
 	keys := checkpointRing{"k1": priv.Public().(ed25519.PublicKey)}
-	fmt.Println(audit.VerifyChainFromKeys(nil, keys, sc, time.Now()))
-	// Output: <nil>
+	records := audittest.Chain(3, time.UnixMilli(cp.Time))
+	fmt.Println(audit.VerifyChainFromKeys(records, keys, sc, time.Now()))
+	fmt.Println(errors.Is(audit.VerifyChainFromKeys(nil, keys, sc, time.Now()), audit.ErrCheckpoint))
+	// Output:
+	// <nil>
+	// true
 }

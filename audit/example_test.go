@@ -18,7 +18,7 @@ func ExampleVerifyChain() {
 	fmt.Println(audit.VerifyChain(chain, canon.Digest{}))
 	// Output:
 	// <nil>
-	// audit: chain broken at record 6 (seq 7): record hash does not match its content
+	// audit: chain broken at record 7 (seq 7): record hash does not match its content
 }
 
 func ExampleWriteChain() {

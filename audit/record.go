@@ -237,9 +237,12 @@ type ChainBreak struct {
 	Why   string `json:"why"`   // what did not match
 }
 
-// Error says where the chain first broke and why.
+// Error says where the chain first broke and why. It counts records from
+// 1, as an export's lines are counted: record n of an export, the one
+// Index n-1 names, is its line n, which is what [ErrMalformed] errors and
+// [Verifier.Line] number.
 func (b *ChainBreak) Error() string {
-	return fmt.Sprintf("%v at record %d (seq %d): %s", ErrChainBroken, b.Index, b.Seq, b.Why)
+	return fmt.Sprintf("%v at record %d (seq %d): %s", ErrChainBroken, b.Index+1, b.Seq, b.Why)
 }
 
 // Unwrap returns [ErrChainBroken].

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/ed25519"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,6 +72,7 @@ type Verifier struct {
 // lines reads an export line by line into one record.
 type lines struct {
 	sc     *bufio.Scanner
+	line   int // the line read last, from 1
 	rec    Record
 	fast   bool // rec was read by the fast parser, which checked its text is UTF-8
 	intern map[string]string
@@ -86,10 +86,11 @@ func newLines(r io.Reader) lines {
 }
 
 // scanErr is the failure of the scanner after the last line, if any.
-func (l *lines) scanErr(records int) error {
+func (l *lines) scanErr() error {
 	if err := l.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%w: audit chain line %d too long", ErrMalformed, records+1)
+			l.line++ // the scanner stopped inside the next line
+			return fmt.Errorf("%w: line %d is over %d bytes", ErrMalformed, l.line, MaxLine)
 		}
 		return fmt.Errorf("read audit chain: %w", err)
 	}
@@ -116,7 +117,8 @@ func (v *Verifier) Verify() (Summary, error) {
 // The record is the Verifier's own and is overwritten by the next one:
 // copy what must outlive the step. Iteration stops at the first failure,
 // which [Verifier.Err] then returns; a chain that ends too soon for a
-// checkpoint it should pass through fails after the last record.
+// checkpoint it should pass through, or holds no record at all while one
+// is given, fails after the last record.
 func (v *Verifier) All() iter.Seq[*Record] {
 	return func(yield func(*Record) bool) {
 		if v.used {
@@ -129,22 +131,25 @@ func (v *Verifier) All() iter.Seq[*Record] {
 		if v.err = v.start(); v.err != nil {
 			return
 		}
-		for line := 1; v.sc.Scan(); line++ {
-			if v.err = v.read(line, v.sc.Bytes()); v.err != nil {
+		for v.sc.Scan() {
+			if v.err = v.read(v.sc.Bytes()); v.err != nil {
 				return
 			}
-			if v.err = v.check(line - 1); v.err != nil {
+			if v.err = v.check(v.line - 1); v.err != nil {
 				return
 			}
 			if !yield(&v.rec) {
 				return
 			}
 		}
-		if v.err = v.scanErr(v.sum.Records); v.err != nil {
+		if v.err = v.scanErr(); v.err != nil {
 			return
 		}
-		if v.cp != nil && v.sum.Records > 0 && !v.passed && v.sum.FirstSeq == 1 {
-			v.err = fmt.Errorf("%w: the chain ends at seq %d, before the checkpoint at seq %d", ErrCheckpoint, v.sum.LastSeq, v.cp.Seq)
+		switch {
+		case v.cp != nil && v.sum.Records == 0:
+			v.err = errNoRecords(v.cp.Seq)
+		case v.cp != nil && !v.passed && v.sum.FirstSeq == 1:
+			v.err = fmt.Errorf("%w: the chain ends at seq %d (line %d), before the checkpoint at seq %d", ErrCheckpoint, v.sum.LastSeq, v.line, v.cp.Seq)
 		}
 	}
 }
@@ -154,6 +159,13 @@ func (v *Verifier) Err() error { return v.err }
 
 // Summary returns what has been read and verified so far.
 func (v *Verifier) Summary() Summary { return v.sum }
+
+// Line returns the line of the export read last, from 1: after a failure,
+// the line it is about (for a chain that ends too soon, its last line),
+// or 0 when it is about no line (a checkpoint that does not verify, an
+// export with no line). The record on line n is the one a [ChainBreak]
+// numbers n.
+func (v *Verifier) Line() int { return v.line }
 
 // start checks the options and the checkpoint's signature.
 func (v *Verifier) start() error {
@@ -185,33 +197,35 @@ func (v *Verifier) start() error {
 	return nil
 }
 
-// read parses one line into l.rec.
-func (l *lines) read(line int, b []byte) error {
+// read parses the next line into l.rec.
+func (l *lines) read(b []byte) error {
+	l.line++
 	if len(bytes.TrimSpace(b)) == 0 {
-		return fmt.Errorf("%w: audit chain line %d is empty", ErrMalformed, line)
+		return fmt.Errorf("%w: line %d is empty", ErrMalformed, l.line)
 	}
 	if l.fast = l.parseFast(b); l.fast {
 		return nil
 	}
 	// What the fast parser does not take (escapes, arguments, other
-	// spellings of the same JSON, and everything malformed) is read as
-	// ReadChain reads it.
-	if _, err := (canon.Limits{MaxBytes: MaxLine}).Canonicalize(b); err != nil {
-		return fmt.Errorf("%w: audit chain line %d: %w", ErrMalformed, line, err)
-	}
+	// spellings of the same JSON, and everything malformed) is read the
+	// slow way: canon, the exact names, then encoding/json.
 	l.rec = Record{}
-	if err := decodeSlow(b, &l.rec); err != nil {
-		return fmt.Errorf("%w: audit chain line %d: %s", ErrMalformed, line, decodeProblem(err))
+	if err := readRecord(b, &l.rec); err != nil {
+		return fmt.Errorf("%w: line %d: %w", ErrMalformed, l.line, err)
 	}
 	return nil
 }
 
-// decodeSlow decodes a line canon accepted as encoding/json does: only
-// Record fields.
-func decodeSlow(b []byte, r *Record) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(r)
+// readRecord reads a line the fast parser declined.
+func readRecord(b []byte, r *Record) error {
+	return readExact(b, MaxLine, recordShape, r, "an audit record")
+}
+
+// errNoRecords is the failure of an export without records against a
+// checkpoint: it neither passes through the checkpoint nor continues it,
+// as an export cut before the checkpoint does not.
+func errNoRecords(seq uint64) error {
+	return fmt.Errorf("%w: the export holds no records, so it neither passes through nor continues the checkpoint at seq %d", ErrCheckpoint, seq)
 }
 
 // check verifies v.rec, at index i of the stream, against what came
@@ -275,7 +289,7 @@ func (v *Verifier) checkFirst() error {
 		v.prev = canon.Digest{}
 		v.passed = cp.Seq == 0
 	default:
-		return fmt.Errorf("%w: the first record is seq %d, neither the first of the chain nor the one after the checkpoint at seq %d", ErrCheckpoint, first.Seq, cp.Seq)
+		return fmt.Errorf("%w: the first record (line %d) is seq %d, neither the first of the chain nor the one after the checkpoint at seq %d", ErrCheckpoint, v.line, first.Seq, cp.Seq)
 	}
 	return nil
 }

@@ -9,18 +9,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentstepup/asu/canon"
 )
 
-// slowRead is how ReadChain read a line before the fast parser: canon
-// accepts it, then encoding/json decodes only Record fields.
+// slowRead is how ReadChain reads a line the fast parser declines:
+// canon accepts it, every member is named exactly as its field, then
+// encoding/json decodes it.
 func slowRead(b []byte) (Record, bool) {
-	if _, err := (canon.Limits{MaxBytes: MaxLine}).Canonicalize(b); err != nil {
-		return Record{}, false
-	}
 	var r Record
-	if err := decodeSlow(b, &r); err != nil {
+	if err := readRecord(b, &r); err != nil {
 		return Record{}, false
 	}
 	return r, true

@@ -331,3 +331,68 @@ func ExampleNewVerifier() {
 	fmt.Println(v.Err(), s.Records, s.Genesis(), s.LastSeq, approved)
 	// Output: <nil> 1000 true 1000 167
 }
+
+// TestErrorsNumberTheLine: whatever is wrong on a line of an export (a
+// line repeated, removed, edited, not a record, empty, or a checkpoint's
+// record missing), the failure numbers that line from 1, in ReadChain's
+// and VerifyChain's errors as in the Verifier's, and Verifier.Line is
+// that line.
+func TestErrorsNumberTheLine(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 4))
+	for range 200 {
+		c := audittest.Chain(3+rng.IntN(12), chainStart)
+		lines := bytes.SplitAfter(export(t, c), []byte("\n"))
+		lines = lines[:len(lines)-1] // after the last newline
+		k := 1 + rng.IntN(len(c)-2)  // the 0-based line to spoil: neither the first nor the last
+		var kind string
+		switch rng.IntN(5) {
+		case 0:
+			kind, lines = "repeated", slices.Insert(lines, k, lines[k-1])
+		case 1:
+			kind, lines = "removed", slices.Delete(lines, k, k+1)
+		case 2:
+			kind = "edited"
+			lines[k] = bytes.Replace(lines[k], []byte(`"reason":"`), []byte(`"reason":"edited `), 1)
+		case 3:
+			kind, lines = "not a record", slices.Insert(lines, k, []byte("{\"seq\":\n"))
+		case 4:
+			kind, lines = "empty", slices.Insert(lines, k, []byte("\n"))
+		}
+		data := bytes.Join(lines, nil)
+		want := k + 1
+		name := fmt.Sprintf("%s line %d of %d", kind, want, len(lines))
+
+		v := audit.NewVerifier(bytes.NewReader(data), audit.VerifyOptions{})
+		_, err := v.Verify()
+		require.Error(t, err, name)
+		assert.Equal(t, want, v.Line(), name)
+		records, readErr := audit.ReadChain(bytes.NewReader(data))
+		if readErr == nil {
+			readErr = audit.VerifyChain(records, canon.Digest{})
+		}
+		for _, err := range []error{err, readErr} {
+			var b *audit.ChainBreak
+			if errors.As(err, &b) {
+				assert.Equal(t, want, b.Index+1, name)
+				assert.Contains(t, err.Error(), fmt.Sprintf("at record %d (seq %d)", want, b.Seq), name)
+			} else {
+				assert.ErrorIs(t, err, audit.ErrMalformed, name)
+				assert.Contains(t, err.Error(), fmt.Sprintf(": line %d", want), name)
+			}
+		}
+	}
+
+	// A chain that ends before its checkpoint fails after its last line.
+	key := audittest.GateKey(1)
+	c := audittest.Chain(8, chainStart)
+	sc := audittest.SignedCheckpoint(key, c[7])
+	v := audit.NewVerifier(bytes.NewReader(export(t, c[:3])), audit.VerifyOptions{Checkpoint: &sc, GateKey: key.Public().(ed25519.PublicKey)})
+	_, err := v.Verify()
+	require.ErrorIs(t, err, audit.ErrCheckpoint)
+	assert.Equal(t, 3, v.Line())
+	assert.Contains(t, err.Error(), "ends at seq 3 (line 3)")
+	v = audit.NewVerifier(bytes.NewReader(nil), audit.VerifyOptions{Checkpoint: &sc, GateKey: key.Public().(ed25519.PublicKey)})
+	_, err = v.Verify()
+	require.ErrorIs(t, err, audit.ErrCheckpoint)
+	assert.Zero(t, v.Line(), "no line to name")
+}

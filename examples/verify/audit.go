@@ -21,9 +21,13 @@ import (
 
 // auditReport is the --json output of `verify audit`.
 type auditReport struct {
-	File     string            `json:"file"`
-	Valid    bool              `json:"valid"`
-	Reason   string            `json:"reason,omitempty"`
+	File   string `json:"file"`
+	Valid  bool   `json:"valid"`
+	Reason string `json:"reason,omitempty"`
+	// Line is the line of FILE the failure is about, from 1, when it is
+	// about one; Seq is that record's seq, when it was read.
+	Line     int               `json:"line,omitempty"`
+	Seq      *int64            `json:"seq,omitempty"`
 	Break    *audit.ChainBreak `json:"break,omitempty"`
 	Records  int               `json:"records"`
 	FirstSeq int64             `json:"first_seq,omitempty"`
@@ -128,10 +132,15 @@ func runAudit(args []string, stdout, stderr io.Writer, now func() time.Time) (in
 		err = fmt.Errorf("%w: no records, but a head was expected", audit.ErrChainBroken)
 	}
 	if err != nil {
-		rep.Reason = err.Error()
+		rep.Reason, rep.Line = err.Error(), v.Line()
 		var b *audit.ChainBreak
-		if errors.As(err, &b) {
-			rep.Break = b
+		switch {
+		case errors.As(err, &b):
+			// Record n of the export is its line n.
+			rep.Break, rep.Line, rep.Seq = b, b.Index+1, &b.Seq
+			rep.Reason = fmt.Sprintf("%v at line %d (seq %d): %s", audit.ErrChainBroken, rep.Line, b.Seq, b.Why)
+		case rep.Line > 0 && rep.Line == sum.Records:
+			rep.Seq = &sum.LastSeq // the chain ends too soon, at its last record
 		}
 	} else {
 		rep.Valid = true
@@ -162,9 +171,11 @@ func runAudit(args []string, stdout, stderr io.Writer, now func() time.Time) (in
 func auditLine(rep auditReport, anchored bool) string {
 	switch {
 	case !rep.Valid:
-		return "invalid: " + rep.Reason
+		return "invalid: " + rep.File + ": " + rep.Reason
+	case rep.Records == 0 && anchored:
+		return "valid: no records after the anchor (the file is empty)"
 	case rep.Records == 0:
-		return "valid: no records"
+		return "valid: no records (the file is empty: nothing to verify; --head or --checkpoint would refuse it)"
 	case rep.Genesis && rep.Checkpoint != nil:
 		return fmt.Sprintf("valid: %d records, seq %d-%d from the start of the chain, through the signed checkpoint at seq %d; head %s",
 			rep.Records, rep.FirstSeq, rep.LastSeq, *rep.Checkpoint, rep.Head)

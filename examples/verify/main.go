@@ -39,6 +39,20 @@
 // verification. --head checks that the last record is the head the store
 // reports, which is what exposes records removed from the end.
 //
+// A line is read only when it is one record whose members, at every
+// level, are named exactly as the record's fields: a member in another
+// case or with a folded letter ("Decision", "ſeq"), unknown or repeated
+// makes the file invalid. An invalid chain's reason names the file and the
+// line, from 1, and the record's seq when it was read, e.g. for line 3
+// repeated:
+//
+//	invalid: audit.jsonl: audit: chain broken at line 4 (seq 3): sequence jumps from 3
+//
+// and --json gives them as file, line and seq. An empty file holds no
+// records and is valid, verifying nothing ("valid: no records (the file
+// is empty: ...)"); with --checkpoint or --head it is invalid, as a file
+// cut before the checkpoint or the head is.
+//
 // --metrics prints the approval figures of the records that show approval
 // fatigue: per effect class and per approver, the approval rate, the
 // median and 90th-percentile time to decision, active time and approvals

@@ -227,14 +227,18 @@ func TestAudit(t *testing.T) {
 
 	edited := append([]audit.Record(nil), chain...)
 	edited[12].Decision = audit.DecisionApproved
-	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, edited))
+	file := writeChain(t, edited)
+	code, out, _ = runCLI(approvedAt, "audit", file)
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "invalid: audit: chain broken at record 12 (seq 13): record hash does not match its content\n", out)
+	assert.Equal(t, "invalid: "+file+": audit: chain broken at line 13 (seq 13): record hash does not match its content\n", out)
 
-	code, out, _ = runCLI(approvedAt, "audit", writeChain(t, edited), "--json")
+	code, out, _ = runCLI(approvedAt, "audit", file, "--json")
 	assert.Equal(t, 1, code)
 	var rep struct {
-		Valid bool `json:"valid"`
+		File  string `json:"file"`
+		Valid bool   `json:"valid"`
+		Line  int    `json:"line"`
+		Seq   int64  `json:"seq"`
 		Break struct {
 			Index int   `json:"index"`
 			Seq   int64 `json:"seq"`
@@ -242,6 +246,9 @@ func TestAudit(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.False(t, rep.Valid)
+	assert.Equal(t, file, rep.File)
+	assert.Equal(t, 13, rep.Line)
+	assert.Equal(t, int64(13), rep.Seq)
 	assert.Equal(t, 12, rep.Break.Index)
 	assert.Equal(t, int64(13), rep.Break.Seq)
 
