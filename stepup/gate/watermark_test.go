@@ -1,11 +1,13 @@
 package gate_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -646,4 +648,35 @@ func TestWatermarkSurvivesKeyRotation(t *testing.T) {
 	for k, n := range w.runs() {
 		assert.Equal(t, 1, n, "key %s ran %d times", k, n)
 	}
+}
+
+// TestHeldGateMaintainSaysItOnce: a gate held for a rollback reports the
+// hold once a tick, not once for each thing maintenance would have done.
+func TestHeldGateMaintainSaysItOnce(t *testing.T) {
+	ctx := t.Context()
+	w := newRestoreWorld(t, true)
+	id := w.ticket(true)
+	backup := w.backup()
+	_, err := w.g.Execute(ctx, id)
+	require.NoError(t, err)
+	w.restore(backup)
+	reports := make(chan error, 16)
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.g.Maintain(mctx, time.Millisecond, func(err error) {
+			select {
+			case reports <- err:
+			default:
+			}
+		})
+	}()
+	for range 3 {
+		err := <-reports
+		require.ErrorIs(t, err, stepup.ErrRolledBack)
+		assert.Equal(t, 1, strings.Count(err.Error(), stepup.ErrRolledBack.Error()), "said once: %v", err)
+	}
+	cancel()
+	<-done
+	assert.Zero(t, w.exec.Count()-1, "nothing ran while held")
 }

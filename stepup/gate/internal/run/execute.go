@@ -517,10 +517,13 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		merr := g.advanceMark(ctx)
-		_, rerr := g.Recover(ctx)
-		_, serr := g.Sweep(ctx)
-		if err := errors.Join(merr, rerr, serr); err != nil && report != nil && ctx.Err() == nil {
+		err := g.advanceMark(ctx)
+		if !core.IsRolledBack(err) { // held, nothing else can be done: said once
+			_, rerr := g.Recover(ctx)
+			_, serr := g.Sweep(ctx)
+			err = errors.Join(err, rerr, serr)
+		}
+		if err != nil && report != nil && ctx.Err() == nil {
 			report(err)
 		}
 		select {
