@@ -62,5 +62,7 @@ func newApprovalSite(b built, rp passkey.RelyingParty, sopts gateway.SiteOptions
 	mux := http.NewServeMux()
 	mux.Handle(in.Prefix()+"/", in)
 	mux.Handle("/", site)
-	return approvalSite{Handler: mux, inbox: in}, nil
+	// The mux answers path-cleaning and trailing-slash redirects itself:
+	// they too carry the site's headers.
+	return approvalSite{Handler: inbox.Secure(mux), inbox: in}, nil
 }

@@ -38,9 +38,54 @@ func writeToken(t *testing.T, tok string) string {
 	return f
 }
 
+// operatorDo sends GET u with the Authorization header auth ("" for
+// none) and returns the status and headers.
+func operatorDo(t *testing.T, c *http.Client, u, auth string) (int, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	require.NoError(t, err)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header
+}
+
+// schemeSpellings are the bearer scheme in every case: all of the
+// spellings of "Bearer" by the case of each letter.
+func schemeSpellings() []string {
+	var out []string
+	for mask := range 1 << 6 {
+		b := []byte("bearer")
+		for i := range b {
+			if mask&(1<<i) != 0 {
+				b[i] -= 'a' - 'A'
+			}
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// authHeaders are Authorization headers for token tok: each admitted
+// one, by the agent API's rule, and each refused one.
+func authHeaders(tok string) (admitted, refused []string) {
+	for _, s := range schemeSpellings() {
+		admitted = append(admitted, s+" "+tok)
+	}
+	admitted = append(admitted, "Bearer  "+tok, "Bearer "+tok+" ", "bearer \t"+tok)
+	refused = []string{"Bearer", "Bearer ", "bearer ", "Basic " + tok, "Bearer" + tok, "Bearer\t" + tok, "Bearer:" + tok,
+		"Token " + tok, "Bearer " + tok[:len(tok)-1], "Bearer " + tok + "x", "Bearer " + strings.ToUpper(tok),
+		"Bearer " + tok + ",", "Bearer x" + tok, tok, "Bearerx " + tok, "Beare " + tok, "Bearer " + tok + " " + tok}
+	return admitted, refused
+}
+
 // TestOperatorListenerNeedsItsToken: with -operator-token-file, the
-// metrics and the figures answer only the exact bearer token; every other
-// spelling, and no token, is refused.
+// metrics and the figures answer only the bearer token, read by the
+// agent API's rule (the scheme in any case); every other header, and
+// none, is refused, the refusal with the headers the metrics carry.
 func TestOperatorListenerNeedsItsToken(t *testing.T) {
 	tok := strings.Repeat("0123456789abcdef", 3)
 	o := options{metrics: "127.0.0.1:0"}
@@ -48,13 +93,64 @@ func TestOperatorListenerNeedsItsToken(t *testing.T) {
 	p := startGateway(t, o)
 	assert.Contains(t, p.printed(), "with the bearer token in "+o.svc.operatorTokenFile)
 	base := strings.TrimSuffix(p.MetricsURL, gateway.MetricsPath)
+	admitted, refused := authHeaders(tok)
 	for _, path := range []string{gateway.MetricsPath, gateway.FiguresPath, gateway.FiguresPath + ".json"} {
-		assert.Equal(t, http.StatusOK, operatorGet(t, http.DefaultClient, base+path, "Bearer "+tok), path)
-		for _, bad := range []string{"", "Bearer", "Bearer ", "bearer " + tok, "Bearer " + tok[:len(tok)-1],
-			"Bearer " + tok + "x", "Basic " + tok, "Bearer " + strings.ToUpper(tok), tok} {
-			assert.Equal(t, http.StatusUnauthorized, operatorGet(t, http.DefaultClient, base+path, bad), "%s with %q", path, bad)
+		for _, auth := range admitted {
+			code, _ := operatorDo(t, http.DefaultClient, base+path, auth)
+			assert.Equal(t, http.StatusOK, code, "%s with %q", path, auth)
+		}
+		for _, auth := range append(refused, "") {
+			code, h := operatorDo(t, http.DefaultClient, base+path, auth)
+			assert.Equal(t, http.StatusUnauthorized, code, "%s with %q", path, auth)
+			assert.Equal(t, `Bearer realm="asu-operator"`, h.Get("WWW-Authenticate"))
+			assert.Equal(t, gateway.CSP, h.Get("Content-Security-Policy"), "%s with %q", path, auth)
+			assert.Equal(t, "DENY", h.Get("X-Frame-Options"))
+			assert.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
+			assert.Equal(t, "no-store", h.Get("Cache-Control"))
 		}
 	}
+}
+
+// TestOperatorAndAgentReadBearerAlike: the operator listener and the
+// agent API read an Authorization header by one rule: each admits its
+// own token under exactly the spellings the other admits its own under.
+func TestOperatorAndAgentReadBearerAlike(t *testing.T) {
+	op := strings.Repeat("fedcba9876543210", 3)
+	o := options{metrics: "127.0.0.1:0"}
+	o.svc.operatorTokenFile = writeToken(t, op)
+	p := startGateway(t, o)
+	require.NotEmpty(t, p.Token)
+	opAdmitted, opRefused := authHeaders(op)
+	agentAdmitted, agentRefused := authHeaders(p.Token)
+	for i := range opAdmitted {
+		opCode, _ := operatorDo(t, http.DefaultClient, p.MetricsURL, opAdmitted[i])
+		agentCode := agentCancel(t, p.AgentURL, agentAdmitted[i])
+		assert.Equal(t, http.StatusOK, opCode, "operator %q", opAdmitted[i])
+		assert.NotEqual(t, http.StatusUnauthorized, agentCode, "agent %q", agentAdmitted[i])
+	}
+	for i := range opRefused {
+		opCode, _ := operatorDo(t, http.DefaultClient, p.MetricsURL, opRefused[i])
+		agentCode := agentCancel(t, p.AgentURL, agentRefused[i])
+		assert.Equal(t, http.StatusUnauthorized, opCode, "operator %q", opRefused[i])
+		assert.Equal(t, http.StatusUnauthorized, agentCode, "agent %q", agentRefused[i])
+	}
+	// Neither takes the other's token.
+	code, _ := operatorDo(t, http.DefaultClient, p.MetricsURL, "Bearer "+p.Token)
+	assert.Equal(t, http.StatusUnauthorized, code)
+	assert.Equal(t, http.StatusUnauthorized, agentCancel(t, p.AgentURL, "Bearer "+op))
+}
+
+// agentCancel posts a cancel of an unknown ticket to the agent API with
+// the Authorization header auth: 401 unless the header is admitted.
+func agentCancel(t *testing.T, agentURL, auth string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, agentURL+"/v1/tickets/none/cancel", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // TestOperatorRoutesOnlyOnTheOperatorListener: the agent API and the

@@ -1,19 +1,30 @@
 package main
 
 import (
-	"bytes"
+	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup/catalog"
 	"github.com/agentstepup/asu/stepup/gateway"
 )
 
 // maxTokensFile bounds a tokens file.
 const maxTokensFile = 1 << 20
+
+// tokensSchema is the JSON Schema of a tokens file: every member spelled
+// exactly, none unknown, each of its type.
+//
+//go:embed tokens.schema.json
+var tokensSchema []byte
 
 // tokensFile is the -tokens file: the runtimes the agent API admits, each
 // by its token's SHA-256, never the token itself.
@@ -29,33 +40,60 @@ type tokenEntry struct {
 	Users  []string `json:"users"`
 }
 
-// parseTokens reads a tokens file strictly: no unknown fields, nothing
-// after the object, every hash 64 hex characters.
-func parseTokens(b []byte) ([]gateway.RuntimeToken, error) {
+// parseTokens reads the tokens file named file as strictly as a catalog
+// (catalog.DecodeJSON): a member given twice at any level, spelled in
+// another case, unknown or of the wrong type, data after the object, a
+// byte order mark or an empty file is refused, and so is an agent or
+// user that is not a principal id of its kind, or a hash given twice.
+// Every refusal is "file:line:col: /pointer: problem".
+func parseTokens(file string, b []byte) ([]gateway.RuntimeToken, error) {
 	if len(b) > maxTokensFile {
-		return nil, fmt.Errorf("tokens file: over %d bytes", maxTokensFile)
+		return nil, &catalog.Error{File: file, Problem: fmt.Sprintf("larger than %d bytes", maxTokensFile)}
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var f tokensFile
-	if err := dec.Decode(&f); err != nil {
-		return nil, errors.New("tokens file: not a JSON object of the expected form")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("tokens file: data after the object")
-	}
-	if len(f.Tokens) == 0 {
-		return nil, errors.New("tokens file: no tokens")
-	}
-	out := make([]gateway.RuntimeToken, 0, len(f.Tokens))
-	for i, e := range f.Tokens {
-		h, err := hex.DecodeString(e.SHA256)
-		if err != nil || len(h) != 32 {
-			return nil, fmt.Errorf("tokens file: entry %d: sha256 is not 64 hex characters", i+1)
+	out := []gateway.RuntimeToken{}
+	err := catalog.DecodeJSON(file, b, tokensSchema, &f, func() *catalog.Error {
+		seen := map[[32]byte]int{}
+		for i, e := range f.Tokens {
+			at := func(field, problem string) *catalog.Error {
+				return &catalog.Error{Pointer: "/tokens/" + strconv.Itoa(i) + field, Problem: problem}
+			}
+			h, err := hex.DecodeString(e.SHA256)
+			if err != nil || len(h) != sha256.Size {
+				return at("/sha256", "not 64 hex characters")
+			}
+			if [32]byte(h) == [32]byte{} {
+				return at("/sha256", "all zeros: not the hash of a token")
+			}
+			if j, ok := seen[[32]byte(h)]; ok {
+				return at("/sha256", fmt.Sprintf("the hash of /tokens/%d again: one token, one runtime", j))
+			}
+			seen[[32]byte(h)] = i
+			if !principalOf(e.Agent, canon.PrefixAgent) {
+				return at("/agent", `not an agent id ("agent:" and a lowercase name)`)
+			}
+			for j, u := range e.Users {
+				if !principalOf(u, canon.PrefixUser) {
+					return at("/users/"+strconv.Itoa(j), `not a user id ("user:" and a lowercase name)`)
+				}
+				if slices.Index(e.Users, u) < j {
+					return at("/users/"+strconv.Itoa(j), "a user given twice")
+				}
+			}
+			out = append(out, gateway.RuntimeToken{SHA256: [32]byte(h), Agent: e.Agent, Users: e.Users})
 		}
-		out = append(out, gateway.RuntimeToken{SHA256: [32]byte(h), Agent: e.Agent, Users: e.Users})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// principalOf reports whether id is a principal id of the kind prefix
+// names.
+func principalOf(id, prefix string) bool {
+	return canon.CheckPrincipalID(id) == nil && strings.HasPrefix(id, prefix)
 }
 
 // runtimeTokens returns the tokens the agent API admits. Without a file,
@@ -67,10 +105,10 @@ func parseTokens(b []byte) ([]gateway.RuntimeToken, error) {
 func runtimeTokens(file, agent, user string) (tokens []gateway.RuntimeToken, fresh string, err error) {
 	if file != "" {
 		if b, err := os.ReadFile(file); err == nil {
-			tokens, err := parseTokens(b)
+			tokens, err := parseTokens(file, b)
 			return tokens, "", err
 		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil, "", err
+			return nil, "", fmt.Errorf("-tokens: %w", err)
 		}
 	}
 	fresh, err = gateway.NewRuntimeToken()
@@ -89,7 +127,7 @@ func runtimeTokens(file, agent, user string) (tokens []gateway.RuntimeToken, fre
 	}
 	created, err := createOnce(file, func() ([]byte, error) { return append(b, '\n'), nil })
 	if err != nil {
-		return nil, "", fmt.Errorf("tokens file: %w", err)
+		return nil, "", fmt.Errorf("-tokens %s: %w", file, err)
 	}
 	if !created { // another replica wrote it first: use its tokens
 		return runtimeTokens(file, agent, user)

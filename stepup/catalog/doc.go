@@ -14,6 +14,9 @@
 // and what they must deny: a test file beside the catalog ([ParseTests])
 // lists calls and the decision each must get, [Catalog.Check] runs it, and
 // [Compare] shows what changes between two versions of a catalog.
+// [DecodeJSON] reads any other JSON file a program is configured with
+// (examples/gateway's -tokens file, say) with the same strictness and
+// the same errors.
 //
 // # The catalog file
 //

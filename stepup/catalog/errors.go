@@ -6,14 +6,15 @@ import (
 	"strconv"
 )
 
-// ErrCatalog is wrapped by every refusal of a catalog or test file; the
-// [*Error] it comes in says where.
+// ErrCatalog is wrapped by every refusal of a catalog or test file, or
+// of a file [DecodeJSON] reads; the [*Error] it comes in says where.
 var ErrCatalog = errors.New("catalog: invalid")
 
-// Error is one problem in a catalog or test file: the file's name, the
-// line and column (from 1; 0 when the file as a whole is at fault) of the
-// value at fault, its JSON pointer (RFC 6901, e.g. "/tools/2/class") and
-// what is wrong, in words that never quote a secret.
+// Error is one problem in a catalog, a test file or a file [DecodeJSON]
+// reads: the file's name, the line and column (from 1; 0 when the file as
+// a whole is at fault) of the value at fault, its JSON pointer (RFC 6901,
+// e.g. "/tools/2/class") and what is wrong, in words that never quote a
+// secret.
 type Error struct {
 	File    string
 	Line    int

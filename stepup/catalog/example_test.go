@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentstepup/asu/canon"
@@ -161,4 +162,36 @@ func ExampleMarshal() {
 	// Output:
 	// false sha256: <nil>
 	// team/catalog.test.json
+}
+
+// DecodeJSON reads a program's own config file as strictly as a
+// catalog: against the program's schema, then with check for what the
+// schema cannot say, every refusal on its line and field.
+func ExampleDecodeJSON() {
+	schema := []byte(`{
+  "type": "object", "required": ["mirrors"], "additionalProperties": false,
+  "properties": {"mirrors": {"type": "array", "items": {"type": "string", "pattern": "^https://"}}}
+}`)
+	var conf struct {
+		Mirrors []string `json:"mirrors"`
+	}
+	read := func(data string) error {
+		return catalog.DecodeJSON("mirrors.json", []byte(data), schema, &conf, func() *catalog.Error {
+			for i, m := range conf.Mirrors {
+				if slices.Index(conf.Mirrors, m) < i {
+					return &catalog.Error{Pointer: fmt.Sprintf("/mirrors/%d", i), Problem: "a mirror given twice"}
+				}
+			}
+			return nil
+		})
+	}
+	fmt.Println(read(`{"mirrors": ["https://a.test", "https://b.test"]}`), conf.Mirrors)
+	fmt.Println(read("{\n  \"mirrors\": [\"https://a.test\", \"http://user:pass@b.test\"]\n}"))
+	fmt.Println(read("{\n  \"mirrors\": [\"https://a.test\"],\n  \"Mirrors\": []\n}"))
+	fmt.Println(read("{\n  \"mirrors\": [\"https://a.test\",\n    \"https://a.test\"]\n}"))
+	// Output:
+	// <nil> [https://a.test https://b.test]
+	// mirrors.json:2:33: /mirrors/1: does not match pattern '^https://'
+	// mirrors.json:3:14: /Mirrors: unknown field "Mirrors"
+	// mirrors.json:3:5: /mirrors/1: a mirror given twice
 }

@@ -98,3 +98,23 @@ func FuzzParseTests(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeJSON: DecodeJSON never panics, and refuses only with an
+// *Error wrapping ErrCatalog that is placed in the file.
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{``, "\ufeff{}", `{}`, `{"const": "fixed"}`, `{"enum": 3} x`, `{"pattern": "x", "pattern": "y"}`,
+		`{"unique": [1, 1]}`, `{"email": "a@b.test"}`, `{"not": 1, "Not": 2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		err := catalog.DecodeJSON("f.json", data, []byte(keywordSchema), &v, nil)
+		if err == nil {
+			return
+		}
+		var ce *catalog.Error
+		if !errors.As(err, &ce) || !errors.Is(err, catalog.ErrCatalog) || ce.File != "f.json" {
+			t.Fatalf("refusal without an *Error: %v", err)
+		}
+	})
+}

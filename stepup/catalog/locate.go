@@ -12,8 +12,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 // maxDepth bounds the nesting of a file, argument schemas included.
@@ -64,7 +62,7 @@ func (s source) syntaxError(err error) *Error {
 	switch {
 	case errors.As(err, &se):
 		// The pointer of the last value read before the fault.
-		return s.atOffset(se.Offset, s.pointerAt(se.Offset), "not JSON: "+se.Error())
+		return s.atOffset(se.Offset, s.pointerAt(se.Offset), "not JSON: "+syntaxWords(se.Error()))
 	case errors.As(err, &te):
 		ptr := ""
 		if te.Field != "" {
@@ -77,33 +75,46 @@ func (s source) syntaxError(err error) *Error {
 	return &Error{File: s.name, Problem: "not JSON"}
 }
 
+// syntaxWords is encoding/json's complaint without the character it
+// quotes ("invalid character 'x' after ..."), which is the file's: the
+// column already says where it is.
+func syntaxWords(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "invalid character '"); ok {
+		if i := strings.LastIndex(rest, "' "); i >= 0 {
+			return "invalid character" + rest[i+1:]
+		}
+		return "invalid character"
+	}
+	return msg
+}
+
 // schemaError reports the first schema violation, by document order,
 // preferring a property that should not be there (a misspelling, say)
-// to the one it then lacks.
+// to the one it then lacks. It says what rule failed in the words of
+// [schemaProblem], which never quote the value at fault.
 func (s source) schemaError(err error) *Error {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return &Error{File: s.name, Problem: "does not match the catalog schema"}
+		return &Error{File: s.name, Problem: "does not match the schema"}
 	}
-	p := message.NewPrinter(language.English)
 	var best *Error
 	bestMissing := true
 	for _, l := range leafErrors(ve, nil) {
 		ptr := pointer(l.InstanceLocation)
-		problem := l.ErrorKind.LocalizedString(p)
-		req, missing := l.ErrorKind.(*kind.Required)
-		e := s.at(ptr, problem)
+		e := s.at(ptr, schemaProblem(l.ErrorKind))
+		_, missing := l.ErrorKind.(*kind.Required)
 		switch k := l.ErrorKind.(type) {
 		case *kind.AdditionalProperties:
 			if len(k.Properties) > 0 {
-				e = s.at(ptr+pointer(k.Properties[:1]), "unknown field "+strconv.Quote(k.Properties[0]))
+				e = s.at(ptr+pointer(k.Properties[:1]), e.Problem)
 			}
+		case *kind.PropertyNames:
+			e = s.at(ptr+pointer([]string{k.Property}), e.Problem)
 		case *kind.Required:
-			if len(req.Missing) > 0 {
+			if len(k.Missing) > 0 {
 				// The line of the object that lacks the field, the
 				// pointer of the field it lacks.
-				e.Pointer = ptr + pointer(req.Missing[:1])
-				e.Problem = "missing field " + strconv.Quote(req.Missing[0])
+				e.Pointer = ptr + pointer(k.Missing[:1])
 			}
 		}
 		if best == nil || (bestMissing && !missing) || (bestMissing == missing && e.Line < best.Line) {
@@ -111,13 +122,16 @@ func (s source) schemaError(err error) *Error {
 		}
 	}
 	if best == nil {
-		return &Error{File: s.name, Problem: ve.ErrorKind.LocalizedString(p)}
+		return &Error{File: s.name, Problem: schemaProblem(ve.ErrorKind)}
 	}
 	return best
 }
 
+// leafErrors are the violations under e that have no causes of their
+// own; a member name the schema refuses is one, whatever rule of
+// propertyNames it broke, since its causes are placed on the name alone.
 func leafErrors(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
+	if _, name := e.ErrorKind.(*kind.PropertyNames); name || len(e.Causes) == 0 {
 		return append(out, e)
 	}
 	for _, c := range e.Causes {
@@ -275,10 +289,26 @@ func readLimited(name string, r io.Reader, limit int) ([]byte, error) {
 	if len(data) > limit {
 		return nil, &Error{File: name, Problem: fmt.Sprintf("larger than %d bytes", limit)}
 	}
-	if !utf8.Valid(data) {
-		return nil, &Error{File: name, Problem: "not UTF-8"}
+	if e := plainText(name, data); e != nil {
+		return nil, e
 	}
 	return data, nil
+}
+
+// plainText refuses a file that is not UTF-8, that starts with a byte
+// order mark (which JSON forbids and editors on some systems add
+// unseen), or that holds nothing but white space: each said so, since a
+// JSON parser's complaint about them reads as a syntax error.
+func plainText(name string, data []byte) *Error {
+	switch {
+	case !utf8.Valid(data):
+		return &Error{File: name, Problem: "not UTF-8"}
+	case bytes.HasPrefix(data, []byte("\ufeff")):
+		return &Error{File: name, Line: 1, Column: 1, Problem: "starts with a byte order mark (U+FEFF); save it as UTF-8 without one"}
+	case len(bytes.TrimLeft(data, " \t\r\n")) == 0:
+		return &Error{File: name, Problem: "the file is empty"}
+	}
+	return nil
 }
 
 // decodeStrict decodes data, a document the schema accepted, into v,
@@ -302,15 +332,7 @@ func (s source) decodeStrict(v any) *Error {
 // compileSchema compiles an embedded schema; it is tested, so a failure
 // is a bug in this package.
 func compileSchema(url string, raw []byte) *jsonschema.Schema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		panic("catalog: schema " + url + ": " + err.Error())
-	}
-	comp := jsonschema.NewCompiler()
-	if err := comp.AddResource(url, doc); err != nil {
-		panic("catalog: schema " + url + ": " + err.Error())
-	}
-	sch, err := comp.Compile(url)
+	sch, err := compileJSONSchema(url, raw)
 	if err != nil {
 		panic("catalog: schema " + url + ": " + err.Error())
 	}

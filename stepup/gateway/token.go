@@ -6,6 +6,8 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agentstepup/asu/canon"
@@ -108,28 +110,67 @@ func newTokenSet(tokens []RuntimeToken) (*tokenSet, error) {
 	return s, nil
 }
 
-// runtime returns who a presented token authenticates. Every configured
-// hash is compared, without stopping at a match, so timing says nothing
-// about which token or how much of it matched.
+// runtime returns who a presented token authenticates.
 func (s *tokenSet) runtime(presented string) (runtime, bool) {
+	i := matchToken(presented, s.hashes)
+	if i < 0 {
+		return runtime{}, false
+	}
+	return s.runtimes[i], true
+}
+
+// matchToken returns the index of the hash in hashes that presented's
+// SHA-256 equals, or -1; an empty token matches none. Every hash is
+// compared, in constant time and without stopping at a match, so timing
+// says nothing about which token or how much of it matched, nor, since
+// hashes are compared, about a token's length.
+func matchToken(presented string, hashes [][32]byte) int {
 	h := sha256.Sum256([]byte(presented))
 	found := -1
-	for i := range s.hashes {
-		if subtle.ConstantTimeCompare(h[:], s.hashes[i][:]) == 1 {
+	for i := range hashes {
+		if subtle.ConstantTimeCompare(h[:], hashes[i][:]) == 1 {
 			found = i
 		}
 	}
-	if found < 0 || presented == "" {
-		return runtime{}, false
+	if presented == "" {
+		return -1
 	}
-	return s.runtimes[found], true
+	return found
 }
 
-// bearer extracts the token of an "Authorization: Bearer ..." header.
+// bearer extracts the token of an "Authorization: Bearer ..." header:
+// the scheme in any case (RFC 9110 section 11.1), one space, and the
+// token with the white space around it trimmed; "" for any other header.
 func bearer(header string) string {
 	scheme, tok, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return ""
 	}
 	return strings.TrimSpace(tok)
+}
+
+// RequireBearer admits a request to next only when its Authorization
+// header carries token as a bearer token, read as the agent API reads a
+// runtime token: the scheme "Bearer" in any case (RFC 9110 section
+// 11.1), then the token. Every other request is refused with 401 and a
+// WWW-Authenticate challenge naming realm. The token is compared by its
+// SHA-256 in constant time, so neither its bytes nor its length show in
+// the time taken; an empty token admits nothing. Every response, the
+// refusals included, carries the approval site's headers, as [Metrics]
+// sets them. It guards an operator's listener: the metrics and the
+// approval figures ([Metrics.ServeFigures]) name approvers.
+func RequireBearer(token []byte, realm string, next http.Handler) http.Handler {
+	want := [][32]byte{sha256.Sum256(token)}
+	if len(token) == 0 {
+		want = nil
+	}
+	challenge := "Bearer realm=" + strconv.Quote(realm)
+	return secure(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if matchToken(bearer(r.Header.Get("Authorization")), want) < 0 {
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
 }

@@ -34,11 +34,14 @@
 // # Serving
 //
 // Mount the inbox on the approval site's listener and origin, beside the
-// site, at its prefix:
+// site, at its prefix, and serve the mux through [Secure], so that the
+// redirects the mux answers itself (GET /inbox, //x, /approve//id) carry
+// the site's headers too:
 //
 //	mux := http.NewServeMux()
 //	mux.Handle(in.Prefix()+"/", in)
 //	mux.Handle("/", site)
+//	srv.Handler = inbox.Secure(mux)
 //
 // The queue lists one line per request (tool, where the effect goes or
 // how much, its class, time left, how many of the people it needs

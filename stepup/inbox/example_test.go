@@ -56,7 +56,7 @@ func ExampleNew() {
 	mux := http.NewServeMux()
 	mux.Handle(in.Prefix()+"/", in)
 	mux.Handle("/", site)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(inbox.Secure(mux)) // the mux's own redirects carry the headers too
 	defer srv.Close()
 	defer in.Drain()
 
@@ -114,6 +114,27 @@ func ExampleNew() {
 	// Output:
 	// 200 __Host-asu-inbox true true
 	// user:dana 1 send_email 0 true
+}
+
+// Secure gives the responses a mux answers itself, such as the redirect
+// to the inbox's trailing slash, the approval site's headers.
+func ExampleSecure() {
+	mux := http.NewServeMux()
+	mux.Handle("/inbox/", http.NotFoundHandler()) // the inbox, in a program
+	srv := httptest.NewServer(inbox.Secure(mux))
+	defer srv.Close()
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Get(srv.URL + "/inbox")
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, resp.Header.Get("Location"))
+	fmt.Println(resp.Header.Get("Content-Security-Policy") == inbox.CSP, resp.Header.Get("X-Frame-Options"), resp.Header.Get("Cache-Control"))
+	// Output:
+	// 307 /inbox/
+	// true DENY no-store
 }
 
 // ExampleLink is the inbox's address on the approval site's origin, to

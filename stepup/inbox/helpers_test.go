@@ -52,6 +52,7 @@ func financeCatalog(t testing.TB) *policy.Catalog {
 type rig struct {
 	*stepuptest.Harness
 	inbox      *inbox.Inbox
+	site       http.Handler
 	srv        *httptest.Server
 	erin, finn *stepuptest.Authenticator
 	rp         passkey.RelyingParty
@@ -95,15 +96,22 @@ func newRigOn(t testing.TB, cat *policy.Catalog, opts *inbox.Options, wrap func(
 	require.NoError(t, err)
 	site, err := gateway.NewSite(h.Gate.Desk(), h.Enrollment, r.rp, nil)
 	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.Handle(r.inbox.Prefix()+"/", r.inbox)
-	mux.Handle("/", site)
-	r.srv = httptest.NewServer(mux)
+	r.site = site
+	r.srv = httptest.NewServer(inbox.Secure(r.mux()))
 	t.Cleanup(func() {
 		r.inbox.Drain()
 		r.srv.Close()
 	})
 	return r
+}
+
+// mux mounts the rig's inbox beside its site, as the package doc shows,
+// without the headers wrapper.
+func (r *rig) mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle(r.inbox.Prefix()+"/", r.inbox)
+	mux.Handle("/", r.site)
+	return mux
 }
 
 // propose has dana's agent propose send_email to to: pending, for the

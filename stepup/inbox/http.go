@@ -88,9 +88,14 @@ func (in *Inbox) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, p)
 }
 
-// secure sets the approval site's headers on every response, errors
-// included.
-func secure(next http.Handler) http.Handler { return sitehdr.Secure(next) }
+// Secure sets the approval site's headers on every response of next,
+// errors included: [CSP] (frame-ancestors 'none'), X-Frame-Options DENY,
+// no referrer, nosniff, no-store, and the cross-origin isolation of
+// opener and resources. The inbox and the site set them on their own
+// responses; wrap the handler that mounts them side by side too, since an
+// http.ServeMux answers some requests itself (the redirects that clean a
+// path or add its trailing slash) and those would carry none.
+func Secure(next http.Handler) http.Handler { return sitehdr.Secure(next) }
 
 // sameOrigin refuses a post that a browser says comes from another
 // origin, or that is not JSON (which a cross-site form cannot send

@@ -51,7 +51,7 @@ func New(desk Desk, signIn SignIn, rp passkey.RelyingParty, opts *Options) (*Inb
 	if in.static, err = assets(); err != nil {
 		return nil, err
 	}
-	in.handler = secure(in.routes())
+	in.handler = Secure(in.routes())
 	return in, nil
 }
 

@@ -72,6 +72,10 @@ func parseLines(file string, b []byte, field string, decode func(string) ([]byte
 	if len(b) > MaxFileSize {
 		return nil, nil, &FileError{File: file, Err: fmt.Errorf("%w: the file is over %d bytes", ErrInvalid, MaxFileSize)}
 	}
+	if bytes.HasPrefix(b, []byte("\ufeff")) {
+		return nil, nil, &FileError{File: file, Line: 1, Err: fmt.Errorf(
+			"%w: the file starts with a byte order mark (U+FEFF), which would be read as part of the first key id; save it as UTF-8 without one", ErrInvalid)}
+	}
 	var (
 		keys  []Key
 		lines []int
@@ -114,7 +118,7 @@ func ringLine(err error, keys []Key, lines []int) int {
 // parseLine reads the fields of one key line.
 func parseLine(f []string, field string, decode func(string) ([]byte, error)) (Key, *FileError) {
 	bad := func(field, format string, args ...any) (Key, *FileError) {
-		return Key{}, &FileError{Field: field, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
+		return Key{}, &FileError{Field: field, Err: invalid(fmt.Errorf(format, args...))}
 	}
 	if len(f) < 3 || len(f) > 4 {
 		return bad("", "a key line has 3 fields (id state secret), or 4 for a retired key, not %d", len(f))
@@ -132,14 +136,14 @@ func parseLine(f []string, field string, decode func(string) ([]byte, error)) (K
 	}
 	secret, err := decode(f[2])
 	if err != nil {
-		return bad(field, "%v", err)
+		return Key{}, &FileError{Field: field, Err: invalid(err)}
 	}
 	k.Secret = secret
 	k.ID = f[0]
 	if k.ID == "-" && field == "secret" {
 		k.ID = DefaultID(secret)
 	} else if err := ValidID(k.ID); err != nil {
-		return bad("id", "%v", errors.Unwrap(err))
+		return Key{}, &FileError{Field: "id", Err: invalid(err)}
 	}
 	switch {
 	case k.State == Retired && len(f) != 4:
@@ -154,6 +158,16 @@ func parseLine(f []string, field string, decode func(string) ([]byte, error)) (K
 		k.GraceUntil = t
 	}
 	return k, nil
+}
+
+// invalid is err as a refusal of the file: wrapping [ErrInvalid] once,
+// so a reason that already does (as [ValidID]'s) keeps its words and is
+// not prefixed twice, and one that does not is prefixed once.
+func invalid(err error) error {
+	if errors.Is(err, ErrInvalid) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrInvalid, err)
 }
 
 // decodeSecret decodes "hex:..." or "base64:..." of [MinSecretSize] to

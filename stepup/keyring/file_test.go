@@ -165,3 +165,78 @@ func FuzzParsePublic(f *testing.F) {
 		assert.Equal(t, len(p.Keys()), len(again.Keys()))
 	})
 }
+
+// badLines are key lines each refused on one field, generated over the
+// ways an id, a state, a secret and a grace end can be wrong.
+func badLines(secretOK string) map[string]string {
+	out := map[string]string{}
+	for _, id := range []string{"key/1", "a:b", "é", "ключ", "a@b", "a,b", "a\x00b", "a\u200bb", "a\ufeffb", "'a'",
+		strings.Repeat("a", keyring.MaxIDSize+1), strings.Repeat("é", keyring.MaxIDSize)} {
+		out["id "+id] = id + " current " + secretOK
+	}
+	for _, st := range []string{"Current", "CURRENT", "active", "retire", "-", "current,"} {
+		out["state "+st] = "a " + st + " " + secretOK
+	}
+	for _, sec := range []string{"aa", "hex:", "hex:zz", "HEX:aa", "base64:", "base64:!!", "base64:" + strings.Repeat("A", 7),
+		"hex:" + strings.Repeat("ab", 8), "hex:" + strings.Repeat("ab", 2000)} {
+		out["secret "+sec[:min(len(sec), 12)]] = "a current " + sec
+	}
+	for _, g := range []string{"tomorrow", "2026-12-03", "2026-12-03 01:00:00", "1767225600"} {
+		out["grace "+g] = "a current " + secretOK + "\nb retired " + secretOK + " " + g
+	}
+	return out
+}
+
+// TestParseGivesTheReasonOnce: every refusal of a line says why, in
+// words beyond ErrInvalid's, and says ErrInvalid's words once: a reason
+// that already wraps ErrInvalid (ValidID's) is not dropped for it, nor
+// prefixed with it again.
+func TestParseGivesTheReasonOnce(t *testing.T) {
+	for name, line := range badLines(hexA) {
+		t.Run(name, func(t *testing.T) {
+			_, err := keyring.Parse("ring.keys", []byte(line))
+			require.ErrorIs(t, err, keyring.ErrInvalid)
+			assertReasonOnce(t, err)
+			var fe *keyring.FileError
+			require.ErrorAs(t, err, &fe)
+			assert.Positive(t, fe.Line)
+			if strings.HasPrefix(name, "id ") {
+				assert.Equal(t, "id", fe.Field)
+				assert.Contains(t, err.Error(), "key id", "the reason an id is refused")
+			}
+		})
+	}
+}
+
+// TestParsePublicGivesTheReasonOnce: the same for a public ring.
+func TestParsePublicGivesTheReasonOnce(t *testing.T) {
+	for name, line := range badLines("ed25519:" + strings.Repeat("ab", 32)) {
+		t.Run(name, func(t *testing.T) {
+			_, err := keyring.ParsePublic("ring.pub", []byte(line))
+			require.ErrorIs(t, err, keyring.ErrInvalid)
+			assertReasonOnce(t, err)
+		})
+	}
+}
+
+// assertReasonOnce checks err says ErrInvalid's words once and more
+// after them.
+func assertReasonOnce(t *testing.T, err error) {
+	t.Helper()
+	msg, sentinel := err.Error(), keyring.ErrInvalid.Error()
+	assert.Equal(t, 1, strings.Count(msg, sentinel), msg)
+	_, reason, _ := strings.Cut(msg, sentinel)
+	assert.Greater(t, len(strings.TrimLeft(reason, ": ")), 3, "no reason: %s", msg)
+}
+
+// TestParseSaysByteOrderMark: a file an editor saved with a byte order
+// mark is refused saying so, not as a bad id.
+func TestParseSaysByteOrderMark(t *testing.T) {
+	for _, file := range []string{"\ufeff- current " + hexA, "\ufeff# comment\n- current " + hexA, "\ufeff"} {
+		_, err := keyring.Parse("ring.keys", []byte(file))
+		require.ErrorIs(t, err, keyring.ErrInvalid)
+		assert.ErrorContains(t, err, "ring.keys:1: ")
+		assert.ErrorContains(t, err, "byte order mark")
+		assertReasonOnce(t, err)
+	}
+}
