@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,7 +109,8 @@ func (c *Catalog) Policy(upstream []*mcp.Tool) (*policy.Catalog, error) {
 	for _, u := range upstream {
 		byName[u.Name] = u
 	}
-	return c.file.Build(func(t catalog.Tool, pt *policy.Tool) error {
+	var listed []string // the tools whose schema is the upstream's
+	pol, err := c.file.Build(func(t catalog.Tool, pt *policy.Tool) error {
 		if u := byName[t.Name]; u != nil {
 			pt.Description = u.Description
 			if pt.Schema == nil && u.InputSchema != nil {
@@ -117,6 +119,7 @@ func (c *Catalog) Policy(upstream []*mcp.Tool) (*policy.Catalog, error) {
 					return fmt.Errorf("%w: input schema of %q: %v", ErrCatalog, t.Name, err)
 				}
 				pt.Schema = raw
+				listed = append(listed, t.Name)
 			}
 		}
 		// Keys the upstream may fold onto a named argument are refused
@@ -124,6 +127,16 @@ func (c *Catalog) Policy(upstream []*mcp.Tool) (*policy.Catalog, error) {
 		pt.Limits = append([]policy.Limit{keyLimit(t.NamedArgs())}, pt.Limits...)
 		return nil
 	})
+	if err != nil {
+		// Every refusal of a schema names it "schema of TOOL"; one the
+		// upstream listed is fixed in the catalog, not at the upstream.
+		for _, name := range listed {
+			if strings.Contains(err.Error(), fmt.Sprintf("schema of %q", name)) {
+				return nil, fmt.Errorf("%w (that schema is the one the upstream lists for %q: give the tool a \"schema\" of its own in the catalog, which is used instead)", err, name)
+			}
+		}
+	}
+	return pol, err
 }
 
 // StarterCatalog returns a catalog file admitting every tool of an

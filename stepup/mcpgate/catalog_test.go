@@ -232,3 +232,49 @@ func ptr(b *bool) string {
 	}
 	return fmt.Sprint(*b)
 }
+
+// fanOut is a schema whose checking applies 2^depth subschemas to one
+// value: each level refers to the next twice.
+func fanOut(depth int) map[string]any {
+	defs := map[string]any{}
+	for i := range depth {
+		next := map[string]any{"type": "object"}
+		if i+1 < depth {
+			ref := fmt.Sprintf("#/$defs/d%d", i+1)
+			next = map[string]any{"allOf": []any{map[string]any{"$ref": ref}, map[string]any{"$ref": ref}}}
+		}
+		defs[fmt.Sprintf("d%d", i)] = next
+	}
+	return map[string]any{"$defs": defs, "$ref": "#/$defs/d0"}
+}
+
+// TestUpstreamSchemaRefusalSaysWhereToFixIt: an upstream tool whose
+// listed schema the policy refuses (past the bound on its work, not
+// compiling, a pattern that is no regular expression) is refused naming
+// the tool and the fix, a schema of its own in the catalog; with one, the
+// same listing is accepted.
+func TestUpstreamSchemaRefusalSaysWhereToFixIt(t *testing.T) {
+	refused := map[string]map[string]any{
+		"fan-out 2^12": fanOut(12),
+		"fan-out 2^16": fanOut(16),
+		"a type that is no type": {"type": 5},
+		"a pattern that is no regular expression": {"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "pattern": "("}}},
+	}
+	for name, schema := range refused {
+		for _, tool := range []string{"search", "read_file", "a.b-c_d"} {
+			t.Run(name+"/"+tool, func(t *testing.T) {
+				upstream := []*mcp.Tool{{Name: "other", InputSchema: map[string]any{"type": "object"}}, {Name: tool, InputSchema: schema}}
+				plain, err := mcpgate.ParseCatalog(strings.NewReader(`{"version":"v1","tools":[{"name":"other","class":"read"},{"name":"` + tool + `","class":"read"}]}`))
+				require.NoError(t, err)
+				_, err = plain.Policy(upstream)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), fmt.Sprintf("the upstream lists for %q: give the tool a \"schema\" of its own in the catalog", tool))
+				own, err := mcpgate.ParseCatalog(strings.NewReader(`{"version":"v1","tools":[{"name":"other","class":"read"},{"name":"` + tool +
+					`","class":"read","schema":{"type":"object","properties":{"q":{"type":"string"}}}}]}`))
+				require.NoError(t, err)
+				_, err = own.Policy(upstream)
+				assert.NoError(t, err, "the catalog's schema is used instead of the upstream's")
+			})
+		}
+	}
+}
