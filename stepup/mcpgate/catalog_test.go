@@ -255,9 +255,9 @@ func fanOut(depth int) map[string]any {
 // same listing is accepted.
 func TestUpstreamSchemaRefusalSaysWhereToFixIt(t *testing.T) {
 	refused := map[string]map[string]any{
-		"fan-out 2^12": fanOut(12),
-		"fan-out 2^16": fanOut(16),
-		"a type that is no type": {"type": 5},
+		"fan-out 2^12":                            fanOut(12),
+		"fan-out 2^16":                            fanOut(16),
+		"a type that is no type":                  {"type": 5},
 		"a pattern that is no regular expression": {"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "pattern": "("}}},
 	}
 	for name, schema := range refused {
