@@ -97,7 +97,27 @@
 // windows. With fixed windows alone, a session could ask N times just
 // before a boundary and N times just after; with the estimate, the second
 // burst is admitted only as the first one ages out. At most N requests are
-// admitted in any one aligned window either way.
+// admitted in any one aligned window either way, and fewer than 2×N in any
+// span of length Per. Under steady demand of exactly N evenly spaced
+// requests per window, the estimate sits just over N and admits about N−1
+// of them per window: one per two windows for N 1. Size a limit as an
+// upper bound on a flood, not as the throughput a benign client gets.
+//
+// Replicas' clocks need not agree. The store counts an add to a window
+// older than the key's newest in the newest, so a replica whose clock lags
+// or was stepped back (by up to store.CountHorizon, a day) is counted in
+// the present and gets no fresh allowance; it judges by the present's
+// count without the sliding share, as a fixed window. A window more than
+// store.CountHorizon ahead of a request is taken for a clock that ran
+// ahead: it drops none of the present's windows, and the next count in
+// the present takes its count over, so a replica whose clock jumped ahead
+// admits at most its own allowance per window while it stays ahead, its
+// requests then count in the present, and the present is not held back
+// until that clock's time comes. Within the horizon a clock ahead is trusted: counts
+// made in the present go to its window, which errs on the strict side for
+// at most that long. Runs of denials keep their latest time, whichever
+// replica's clock recorded it, so a lagging replica cannot shorten a
+// lockout.
 //
 // A refused request is not counted in any scope, so a session that keeps
 // flooding is admitted again, at its rate, as soon as its count allows,

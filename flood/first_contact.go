@@ -22,9 +22,10 @@ var (
 	// to targets the operator's history has not seen: an attacker that
 	// rotates over targets it controls meets this limit.
 	DefaultFirstContactRate = Rate{N: 5, Per: time.Hour}
-	// DefaultFirstContactTargetRate admits one approval request per hour
-	// to one target the operator's history has not seen, whichever users
-	// ask: until a person has approved a request to it, a new target gets
+	// DefaultFirstContactTargetRate admits at most one approval request
+	// in each aligned hour (one every two hours to a steady asker; see
+	// [Rate]) to one target the operator's history has not seen, whichever
+	// users ask: until a person has approved a request to it, a new target gets
 	// one card at a time, so a burst to it is one card, not one per
 	// request, however many users' agents send it.
 	DefaultFirstContactTargetRate = Rate{N: 1, Per: time.Hour}

@@ -10,6 +10,9 @@ import (
 // Default limits, taken by the zero fields of [Limits]. They are sized for
 // people: seed figures put real review at about a minute per approval, so
 // a person asked more than about thirty times an hour is no longer reading.
+// A rate of "N per window" admits at most N in each aligned window, fewer
+// than 2×N in any span of one window's length, and about N−1 per window
+// to a steady asker (see [Rate]).
 var (
 	// DefaultSessionRate admits 10 approval requests per session per 10
 	// minutes: a task rarely needs more, a looping or hijacked agent does.
@@ -46,7 +49,12 @@ const (
 // admitted in each window of length Per (windows are aligned to multiples
 // of Per since the Unix epoch, so every replica agrees on them), and a
 // sliding estimate over the previous window smooths the boundary; see the
-// package documentation.
+// package documentation. The estimate holds any span of length Per to
+// fewer than 2×N admissions (N at the end of one window, then the next
+// window's share as the first ages out), and admits a client asking
+// exactly N times per window, evenly spaced, about N−1 times per window:
+// it finds the previous window's N still almost wholly inside the sliding
+// window. For N 1 that is one admission every two windows.
 //
 // The zero Rate takes the default. N below zero means no limit.
 type Rate struct {

@@ -1,6 +1,7 @@
 package flood
 
 import (
+	"math"
 	"math/bits"
 	"time"
 )
@@ -11,9 +12,13 @@ import (
 // the two newest windows of a key, which is what the store keeps. A
 // request is admitted when the estimate, this request included, is at most
 // r.N. In particular at most r.N requests are admitted in any one aligned
-// window; and a burst at the end of one window is not followed by a fresh
-// allowance of r.N at the start of the next, as it would be with fixed
-// windows alone.
+// window, and fewer than 2×r.N in any span of length Per; and a burst at
+// the end of one window is not followed by a fresh allowance of r.N at
+// the start of the next, as it would be with fixed windows alone. The
+// estimate counts a request still inside the sliding window at its full
+// weight only at the boundary, so a client asking exactly r.N times per
+// window, evenly spaced, finds the estimate a little over r.N and is
+// admitted about r.N−1 times per window (one per two windows for r.N 1).
 
 // window is the aligned window holding an instant, in microseconds.
 type window struct {
@@ -40,9 +45,13 @@ func (w window) admits(cur, prev, n int64) bool {
 	return hi1 < hi2 || (hi1 == hi2 && lo1 <= lo2)
 }
 
+// maxWait is the longest Duration in whole microseconds.
+const maxWait = uint64(math.MaxInt64 / int64(time.Microsecond))
+
 // retryAfter returns when one more request would be admitted, given the
 // admitted counts cur and prev, if nobody else asks meanwhile: at least a
-// microsecond, computed exactly in whole microseconds.
+// microsecond, computed exactly in whole microseconds, and saturated at
+// the longest Duration.
 func (w window) retryAfter(cur, prev, n int64) time.Duration {
 	var wait uint64
 	if cur+1 <= n {
@@ -56,10 +65,19 @@ func (w window) retryAfter(cur, prev, n int64) time.Duration {
 		// cur × (per − t) / per ≤ n − 1.
 		wait = w.per - w.elapsed
 		if cur > n-1 {
-			wait += ceilMulDiv(w.per, uint64(cur-(n-1)), uint64(cur))
+			wait = satAdd(wait, ceilMulDiv(w.per, uint64(cur-(n-1)), uint64(cur)))
 		}
 	}
-	return time.Duration(max(wait, 1)) * time.Microsecond
+	return time.Duration(min(max(wait, 1), maxWait)) * time.Microsecond
+}
+
+// satAdd returns a + b, or the largest uint64 when that overflows.
+func satAdd(a, b uint64) uint64 {
+	s, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return s
 }
 
 // ceilMulDiv returns ⌈a×b/c⌉ for b ≤ c, in 128 bits.

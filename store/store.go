@@ -383,11 +383,30 @@ type Invites interface {
 // Counters holds flood-control state shared by every gate replica.
 type Counters interface {
 	// AddCount adds delta to the counter (key, window) and returns the new
-	// value, atomically; window is the start of the caller's time window and
-	// a new window counts from zero. A key keeps its two newest windows:
-	// adding to an older one returns delta and keeps nothing. A delta of 0
-	// reads the count and changes nothing (no window is made or dropped),
-	// so backends answer it without a write transaction.
+	// value of the window it counted in, atomically; window is the start
+	// of the caller's time window and a new window counts from zero. A
+	// delta of 0 reads the count of window exactly (0 when the key does not
+	// keep it) and changes nothing, so backends answer it without a write
+	// transaction. Any other delta follows [ApplyCount], which fails
+	// closed on clocks that disagree:
+	//
+	//   - a key keeps at most its two newest windows, and none whose
+	//     count is 0, so a refund to zero leaves nothing behind;
+	//   - an add to a window older than the key's newest and not kept
+	//     counts in the newest (a clock that lags or stepped back is
+	//     counted in the present, never given a fresh window); an add to
+	//     the kept window before the newest counts there but returns its
+	//     count plus the newest's, so a clock just behind a boundary
+	//     neither overfills its own window nor spends what was left of it
+	//     once the present is full;
+	//   - a kept window more than [CountHorizon] after window is from a
+	//     clock that ran ahead: its count moves into the window the add
+	//     counts in, so it neither opens the limit (the count stays) nor
+	//     holds the present back until that clock's time comes;
+	//   - a window more than CountHorizon after the key's newest, further
+	//     ahead of it than the newest is of the window before, drops
+	//     nothing: the two kept windows are folded into one, so a clock
+	//     that ran ahead does not evict the present's previous window.
 	AddCount(ctx context.Context, key string, window time.Time, delta int64) (int64, error)
 	// AddCounts applies ops in order, as AddCount would each, in one
 	// transaction: all of them or, on error, none. It returns each op's
@@ -403,8 +422,9 @@ type Counters interface {
 	// about goes uncounted, and a lost refund leaves a count too high,
 	// which errs on the strict side.
 	AddCounts(ctx context.Context, ops []CountOp) ([]int64, error)
-	// IncrStreak adds one to the streak key, sets its Last to at and returns
-	// the new count.
+	// IncrStreak adds one to the streak key, moves its Last forward to at
+	// (Last only moves forward, so a replica whose clock lags cannot
+	// shorten a lockout) and returns the new count.
 	IncrStreak(ctx context.Context, key string, at time.Time) (int, error)
 	// ResetStreak sets the streak key back to zero.
 	ResetStreak(ctx context.Context, key string) error
@@ -473,4 +493,82 @@ type Store interface {
 	AuditLog
 	Grants
 	io.Closer
+}
+
+// CountHorizon is how far apart two clocks counting one key may be and
+// still be counted as one present: an add to a window at most this much
+// before the key's newest counts in the newest (fail closed on a clock
+// that lags), and a kept window more than this much after an add's window
+// is taken for a clock that ran ahead and counted in the add's window
+// instead (see [Counters.AddCount]). Clocks further apart than this are
+// not told apart from a key left idle.
+const CountHorizon = 24 * time.Hour
+
+// CountWindow is one window a key of [Counters] keeps: its start and its
+// count.
+type CountWindow struct {
+	Start time.Time
+	N     int64
+}
+
+// ApplyCount is the rule of [Counters.AddCount] for a delta other than 0,
+// for backends to share: given the windows a key keeps (at most two,
+// oldest first), it returns those kept after adding delta to window, and
+// the count the add returns. It does not modify kept.
+//
+// The add returns the new count of the window it counted in, except that
+// an add to the older of two kept windows returns the sum of both.
+func ApplyCount(kept []CountWindow, window time.Time, delta int64) ([]CountWindow, int64) {
+	// Windows from a clock that ran ahead of this add: their count is
+	// counted here, and they are kept no more.
+	ahead := window.Add(CountHorizon)
+	var moved int64
+	near := make([]CountWindow, 0, 3)
+	for _, w := range kept {
+		if w.Start.After(ahead) {
+			moved += w.N
+			continue
+		}
+		near = append(near, w)
+	}
+	var at int
+	switch {
+	case len(near) == 2 && window.Equal(near[0].Start):
+		// A clock just behind a boundary another one crossed: counted in
+		// its own window, so no window by its clock admits more than its
+		// limit, and judged by the newer one's count too.
+		near[0].N += delta + moved
+		n := near[0].N + near[1].N
+		if near[0].N == 0 {
+			near = near[1:]
+		}
+		return near, n
+	case len(near) > 0 && !window.After(near[len(near)-1].Start):
+		// The newest window, or a clock that lags or stepped back: counted
+		// in the present. The window before the newest is kept to be read.
+		at = len(near) - 1
+	default:
+		if len(near) == 2 {
+			older, newest := near[0], near[1]
+			gap := window.Sub(newest.Start)
+			if gap > CountHorizon && gap > newest.Start.Sub(older.Start) {
+				// Idle, or a clock that ran ahead: fold rather than drop,
+				// so the present keeps its count if its clock is the
+				// right one.
+				newest.N += older.N
+			}
+			near = []CountWindow{newest}
+		}
+		near = append(near, CountWindow{Start: window})
+		at = len(near) - 1
+	}
+	near[at].N += delta + moved
+	n := near[at].N
+	out := near[:0]
+	for _, w := range near {
+		if w.N != 0 {
+			out = append(out, w)
+		}
+	}
+	return out, n
 }

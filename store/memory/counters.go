@@ -9,10 +9,7 @@ import (
 )
 
 // window is one counted time window of a key.
-type window struct {
-	start time.Time
-	n     int64
-}
+type window = store.CountWindow
 
 // AddCount implements [store.Counters].
 func (s *Store) AddCount(ctx context.Context, key string, start time.Time, delta int64) (int64, error) {
@@ -42,31 +39,25 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 	return out, nil
 }
 
-// addCount is AddCount under the lock.
+// addCount is AddCount under the lock. A key whose windows all came back
+// to zero leaves no entry.
 func (s *Store) addCount(key string, start time.Time, delta int64) int64 {
-	ws := s.windows[key] // at most two, oldest first
-	for i := range ws {
-		if ws[i].start.Equal(start) {
-			ws[i].n += delta
-			return ws[i].n
-		}
-	}
+	kept := s.windows[key] // at most two, oldest first
 	if delta == 0 {
+		for _, w := range kept {
+			if w.Start.Equal(start) {
+				return w.N
+			}
+		}
 		return 0 // a read makes no window
 	}
-	switch {
-	case len(ws) == 2 && start.Before(ws[0].start):
-		// older than both kept windows: counted, not kept
-	case len(ws) > 0 && start.Before(ws[len(ws)-1].start):
-		ws = []window{{start, delta}, ws[len(ws)-1]}
-	default:
-		if len(ws) == 2 {
-			ws = ws[1:]
-		}
-		ws = append(append([]window{}, ws...), window{start, delta})
+	kept, n := store.ApplyCount(kept, start, delta)
+	if len(kept) == 0 {
+		delete(s.windows, key)
+	} else {
+		s.windows[key] = kept
 	}
-	s.windows[key] = ws
-	return delta
+	return n
 }
 
 // IncrStreak implements [store.Counters].
@@ -80,7 +71,9 @@ func (s *Store) IncrStreak(ctx context.Context, key string, at time.Time) (int, 
 	defer s.mu.Unlock()
 	st := s.streaks[key]
 	st.Count++
-	st.Last = at
+	if at.After(st.Last) {
+		st.Last = at
+	}
 	s.streaks[key] = st
 	return st.Count, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -12,15 +13,8 @@ import (
 	"github.com/agentstepup/asu/store"
 )
 
-// AddCount implements [store.Counters] with one upsert on the key's row,
-// which holds its two newest windows (w1 older, w2 newest). Every SET
-// expression reads the row as it was, and concurrent upserts on one key
-// queue on its row lock, so no add is lost. For a window w:
-//
-//	w = w2 or w = w1     add to that window
-//	w > w2               w2 becomes w1, w starts from delta
-//	w1 < w < w2 (or no w1) w replaces w1
-//	w < w1               counted (delta is returned) but not kept
+// AddCount implements [store.Counters]. A key's row holds its two newest
+// windows (w1 older, or NULL; w2 newest).
 func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delta int64) (int64, error) {
 	if err := store.CheckKey(key); err != nil {
 		return 0, fmt.Errorf("add count: %w", err)
@@ -32,32 +26,25 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 	return n[0], nil
 }
 
-// queryAddCount is AddCount's upsert; queryReadCount reads a window and
-// makes none.
+// queryReadCount reads a window and makes none. queryLockCounters makes
+// a placeholder row (no window, w2 at -infinity with n2 0) for every key
+// that has none, so that every key can be locked, and locks them, in key
+// order so that concurrent batches queue instead of deadlocking.
 const (
-	queryAddCount = `INSERT INTO counters AS c (key, w1, n1, w2, n2) VALUES ($1, NULL, 0, $2, $3)
-		ON CONFLICT (key) DO UPDATE SET
-			w1 = CASE
-				WHEN $2 > c.w2 THEN c.w2
-				WHEN $2 < c.w2 AND (c.w1 IS NULL OR $2 > c.w1) THEN $2
-				ELSE c.w1 END,
-			n1 = CASE
-				WHEN $2 = c.w1 THEN c.n1 + $3
-				WHEN $2 > c.w2 THEN c.n2
-				WHEN $2 < c.w2 AND (c.w1 IS NULL OR $2 > c.w1) THEN $3
-				ELSE c.n1 END,
-			w2 = CASE WHEN $2 > c.w2 THEN $2 ELSE c.w2 END,
-			n2 = CASE
-				WHEN $2 = c.w2 THEN c.n2 + $3
-				WHEN $2 > c.w2 THEN $3
-				ELSE c.n2 END
-		RETURNING CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE $3 END`
-	queryReadCount = `SELECT CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE 0 END FROM counters WHERE key = $1`
+	queryReadCount    = `SELECT CASE WHEN w2 = $2 THEN n2 WHEN w1 = $2 THEN n1 ELSE 0 END FROM counters WHERE key = $1`
+	queryMakeCounters = `INSERT INTO counters (key, w1, n1, w2, n2)
+		SELECT k, NULL, 0, '-infinity', 0 FROM unnest($1::text[]) AS k ORDER BY k
+		ON CONFLICT (key) DO NOTHING`
+	queryLockCounters = `SELECT key, w1, n1, w2, n2 FROM counters WHERE key = ANY($1) ORDER BY key FOR UPDATE`
+	queryPutCounter   = `UPDATE counters SET w1 = $2, n1 = $3, w2 = $4, n2 = $5 WHERE key = $1`
+	queryDropCounter  = `DELETE FROM counters WHERE key = $1`
 )
 
 // AddCounts implements [store.Counters]: reads alone as one statement or
-// one transaction of them; with any add, one batch in a transaction that
-// does not wait for the WAL (see Durability in the package doc).
+// one transaction of them; with any add, a transaction that does not wait
+// for the WAL (see Durability in the package doc) and takes two round
+// trips: one locks the rows of the batch's keys, the other writes what
+// [store.ApplyCount] made of them and commits.
 func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, error) {
 	const op = "add count"
 	if err := store.CheckCountOps(ops); err != nil {
@@ -67,15 +54,15 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 		return nil, s.fail(ctx, op, err)
 	}
 	out := make([]int64, len(ops))
-	apply := func(q interface {
+	reads := true
+	for _, c := range ops {
+		reads = reads && c.Delta == 0
+	}
+	read := func(q interface {
 		QueryRow(context.Context, string, ...any) pgx.Row
 	}) error {
 		for i, c := range ops {
-			query, args := queryAddCount, []any{c.Key, c.Window, c.Delta}
-			if c.Delta == 0 {
-				query, args = queryReadCount, args[:2]
-			}
-			err := q.QueryRow(ctx, query, args...).Scan(&out[i])
+			err := q.QueryRow(ctx, queryReadCount, c.Key, c.Window).Scan(&out[i])
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
 				out[i] = 0
@@ -85,44 +72,112 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 		}
 		return nil
 	}
-	reads := true
-	for _, c := range ops {
-		reads = reads && c.Delta == 0
-	}
 	var err error
 	switch {
 	case !reads:
-		// Counts decide nothing: their commit does not wait for the WAL
-		// (see Durability in the package doc).
-		err = s.relaxed(ctx, func(b *pgx.Batch) {
-			for _, c := range ops {
-				if c.Delta == 0 {
-					b.Queue(queryReadCount, c.Key, c.Window)
-				} else {
-					b.Queue(queryAddCount, c.Key, c.Window, c.Delta)
-				}
-			}
-		}, func(br pgx.BatchResults) error {
-			for i := range ops {
-				err := br.QueryRow().Scan(&out[i])
-				switch {
-				case errors.Is(err, pgx.ErrNoRows):
-					out[i] = 0
-				case err != nil:
-					return err
-				}
-			}
-			return nil
-		})
+		err = s.inTxn(ctx, func(t *txn) error { return addCounts(ctx, t, ops, out) })
 	case len(ops) == 1:
-		err = apply(s.pool)
+		err = read(s.pool)
 	default:
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return apply(tx) })
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return read(tx) })
 	}
 	if err != nil {
 		return nil, s.fail(ctx, op, err)
 	}
 	return out, nil
+}
+
+// addCounts applies ops in t, with the windows of their keys read and
+// locked first, and commits.
+func addCounts(ctx context.Context, t *txn, ops []store.CountOp, out []int64) error {
+	keys := make([]string, 0, len(ops))
+	for _, c := range ops {
+		keys = append(keys, c.Key)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	b := &pgx.Batch{}
+	b.Queue(queryNoFlush)
+	b.Queue(queryMakeCounters, keys)
+	b.Queue(queryLockCounters, keys)
+	br := t.send(ctx, b)
+	kept := make(map[string][]store.CountWindow, len(keys))
+	err := func() error {
+		for range 2 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				key    string
+				w1, w2 pgtype.Timestamptz
+				n1, n2 int64
+			)
+			if err := rows.Scan(&key, &w1, &n1, &w2, &n2); err != nil {
+				return err
+			}
+			var ws []store.CountWindow
+			if w1.Valid && w1.InfinityModifier == pgtype.Finite && n1 != 0 {
+				ws = append(ws, store.CountWindow{Start: w1.Time, N: n1})
+			}
+			if w2.Valid && w2.InfinityModifier == pgtype.Finite && n2 != 0 {
+				ws = append(ws, store.CountWindow{Start: w2.Time, N: n2})
+			}
+			kept[key] = ws
+		}
+		return rows.Err()
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	for i, c := range ops {
+		ws := kept[c.Key]
+		if c.Delta == 0 {
+			out[i] = 0
+			for _, w := range ws {
+				if w.Start.Equal(c.Window) {
+					out[i] = w.N
+				}
+			}
+			continue
+		}
+		kept[c.Key], out[i] = store.ApplyCount(ws, c.Window, c.Delta)
+	}
+	b = &pgx.Batch{}
+	for _, key := range keys {
+		switch ws := kept[key]; len(ws) {
+		case 0:
+			b.Queue(queryDropCounter, key)
+		case 1:
+			b.Queue(queryPutCounter, key, nil, 0, ws[0].Start, ws[0].N)
+		default:
+			b.Queue(queryPutCounter, key, ws[0].Start, ws[0].N, ws[1].Start, ws[1].N)
+		}
+	}
+	b.Queue("COMMIT")
+	br = t.send(ctx, b)
+	for range b.QueuedQueries {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		t.closed = true
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		t.closed = false
+		err = cerr
+	}
+	return err
 }
 
 // IncrStreak implements [store.Counters].
@@ -136,7 +191,7 @@ func (s *Store) IncrStreak(ctx context.Context, key string, at time.Time) (int, 
 	}
 	var n int
 	err := s.pool.QueryRow(ctx, `INSERT INTO streaks AS st (key, count, last) VALUES ($1, 1, $2)
-		ON CONFLICT (key) DO UPDATE SET count = st.count + 1, last = $2
+		ON CONFLICT (key) DO UPDATE SET count = st.count + 1, last = GREATEST(st.last, $2)
 		RETURNING count`, key, ts(at)).Scan(&n)
 	if err != nil {
 		return 0, s.fail(ctx, op, err)

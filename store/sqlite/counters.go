@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentstepup/asu/store"
@@ -52,21 +53,18 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 	}
 	err := s.writeRelaxed(ctx, "add count", func(tx runner) error {
 		for i := 0; i < len(ops); i++ {
-			op := ops[i]
-			if i+1 < len(ops) && foldsRead(op, ops[i+1]) {
-				n, prev, err := addCountAndRead(ctx, tx, op, ops[i+1].Window)
-				if err != nil {
-					return err
-				}
-				out[i], out[i+1] = n, prev
-				i++
-				continue
-			}
-			n, err := addCount(ctx, tx, op)
+			n, after, err := addCount(ctx, tx, ops[i])
 			if err != nil {
 				return err
 			}
 			out[i] = n
+			// A read of another window of the key just counted (a flood
+			// rate reads its previous window) is answered from the windows
+			// the add left, which is what the table holds now.
+			if next := i + 1; ops[i].Delta != 0 && next < len(ops) && ops[next].Delta == 0 && ops[next].Key == ops[i].Key {
+				out[next] = countIn(after, ops[next].Window)
+				i = next
+			}
 		}
 		return nil
 	})
@@ -76,74 +74,76 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 	return out, nil
 }
 
-// addCount applies one op in the writer's transaction. A read makes no
-// window.
-func addCount(ctx context.Context, tx runner, op store.CountOp) (int64, error) {
+// addCount applies one op in the writer's transaction: a read makes no
+// window; an add reads the key's windows, applies [store.ApplyCount] and
+// writes back only what changed, so a key left with no window keeps no
+// row. It returns the count and, for an add, the windows it left.
+func addCount(ctx context.Context, tx runner, op store.CountOp) (int64, []store.CountWindow, error) {
 	var n int64
 	if op.Delta == 0 {
 		err := tx.QueryRowContext(ctx, `SELECT n FROM counters WHERE key = ? AND window_start = ?`,
 			op.Key, op.Window.UnixMicro()).Scan(&n)
 		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
+			return 0, nil, nil
 		}
-		return n, dbErr(err)
+		return n, nil, dbErr(err)
 	}
-	// The upsert also says how many windows the key has now, so that only
-	// an add that left it a third pays for dropping the oldest.
-	var windows int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
-		ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n
-		RETURNING n, (SELECT count(*) FROM counters WHERE key = ?)`,
-		op.Key, op.Window.UnixMicro(), op.Delta, op.Key).Scan(&n, &windows)
+	kept, err := windows(ctx, tx, op.Key)
 	if err != nil {
-		return 0, dbErr(err)
+		return 0, nil, err
 	}
-	if windows <= 2 {
-		return n, nil
+	after, n := store.ApplyCount(kept, op.Window, op.Delta)
+	for _, w := range kept {
+		if !slices.ContainsFunc(after, func(a store.CountWindow) bool { return a.Start.Equal(w.Start) }) {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start = ?`,
+				op.Key, w.Start.UnixMicro()); err != nil {
+				return 0, nil, dbErr(err)
+			}
+		}
 	}
-	return n, dropOldest(ctx, tx, op.Key)
+	for _, w := range after {
+		if slices.Contains(kept, w) {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
+			ON CONFLICT (key, window_start) DO UPDATE SET n = excluded.n`,
+			op.Key, w.Start.UnixMicro(), w.N); err != nil {
+			return 0, nil, dbErr(err)
+		}
+	}
+	return n, after, nil
 }
 
-// dropOldest keeps the key's two newest windows.
-func dropOldest(ctx context.Context, tx runner, key string) error {
-	_, err := tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ? AND window_start < (
-		SELECT window_start FROM counters WHERE key = ? ORDER BY window_start DESC LIMIT 1 OFFSET 1)`, key, key)
-	return dbErr(err)
+// countIn is the count windows hold for the window starting at start.
+func countIn(windows []store.CountWindow, start time.Time) int64 {
+	for _, w := range windows {
+		if w.Start.Equal(start) {
+			return w.N
+		}
+	}
+	return 0
 }
 
-// foldsRead reports whether next, a read of another window of op's key,
-// can be answered by op's own statement: the shape of a flood rate, a
-// count in the current window and a read of the previous one.
-func foldsRead(op, next store.CountOp) bool {
-	return op.Delta != 0 && next.Delta == 0 && next.Key == op.Key && !next.Window.Equal(op.Window)
-}
-
-// addCountAndRead is addCount of op followed by a read of the window
-// other of the same key, in one statement while the add keeps at most two
-// windows: the upsert touches only op's window, so the other one reads the
-// same before and after it. When the add left a third window and the
-// oldest is dropped, the read runs after the drop, as it would alone.
-func addCountAndRead(ctx context.Context, tx runner, op store.CountOp, other time.Time) (n, prev int64, err error) {
-	var (
-		windows int64
-		read    sql.NullInt64
-	)
-	err = tx.QueryRowContext(ctx, `INSERT INTO counters (key, window_start, n) VALUES (?, ?, ?)
-		ON CONFLICT (key, window_start) DO UPDATE SET n = n + excluded.n
-		RETURNING n, (SELECT count(*) FROM counters WHERE key = ?),
-			(SELECT n FROM counters WHERE key = ? AND window_start = ?)`,
-		op.Key, op.Window.UnixMicro(), op.Delta, op.Key, op.Key, other.UnixMicro()).Scan(&n, &windows, &read)
+// windows reads the windows key keeps, oldest first.
+func windows(ctx context.Context, tx runner, key string) ([]store.CountWindow, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT window_start, n FROM counters WHERE key = ? ORDER BY window_start`, key)
 	if err != nil {
-		return 0, 0, dbErr(err)
+		return nil, dbErr(err)
 	}
-	if windows <= 2 {
-		return n, read.Int64, nil
+	defer rows.Close()
+	var out []store.CountWindow
+	for rows.Next() {
+		var (
+			start int64
+			w     store.CountWindow
+		)
+		if err := rows.Scan(&start, &w.N); err != nil {
+			return nil, dbErr(err)
+		}
+		w.Start = time.UnixMicro(start)
+		out = append(out, w)
 	}
-	if err := dropOldest(ctx, tx, op.Key); err != nil {
-		return 0, 0, err
-	}
-	prev, err = addCount(ctx, tx, store.CountOp{Key: op.Key, Window: other})
-	return n, prev, err
+	return out, dbErr(rows.Err())
 }
 
 // IncrStreak implements [store.Counters].
@@ -154,7 +154,9 @@ func (s *Store) IncrStreak(ctx context.Context, key string, at time.Time) (int, 
 	var n int
 	err := s.write(ctx, "incr streak", func(tx runner) error {
 		return dbErr(tx.QueryRowContext(ctx, `INSERT INTO streaks (key, count, last) VALUES (?, 1, ?)
-			ON CONFLICT (key) DO UPDATE SET count = count + 1, last = excluded.last RETURNING count`,
+			ON CONFLICT (key) DO UPDATE SET count = count + 1,
+				last = CASE WHEN last IS NULL OR excluded.last > last THEN excluded.last ELSE last END
+			RETURNING count`,
 			key, micros(at)).Scan(&n))
 	})
 	if err != nil {

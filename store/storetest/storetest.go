@@ -149,6 +149,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"RevokeInvite", records.RevokeInvite},
 		{"Counters", records.Counters},
 		{"CounterBatches", records.CounterBatches},
+		{"CounterClocks", records.CounterClocks},
 		{"Streaks", records.Streaks},
 		{"StreakBatches", records.StreakBatches},
 		{"Audit", audit.Audit},

@@ -16,8 +16,8 @@ import (
 )
 
 // Counters checks [store.Counters.AddCount]: a key keeps its two newest
-// windows, adds to a forgotten window are not kept, and bad keys are
-// refused.
+// windows, an add to an older window counts in the newest, a refund to
+// zero keeps nothing, and bad keys are refused.
 func Counters(t *testing.T, newStore func(*testing.T) store.Store) {
 	ctx := t.Context()
 	s := newStore(t)
@@ -40,10 +40,20 @@ func Counters(t *testing.T, newStore func(*testing.T) store.Store) {
 		{"third window", "rate:u1", w(2), 3, 3},
 		{"two newest kept", "rate:u1", w(1), 0, 1},
 		{"older ones forgotten", "rate:u1", w(0), 0, 0},
-		{"forgotten adds are not kept", "rate:u1", w(0), 4, 4},
-		{"still forgotten", "rate:u1", w(0), 0, 0},
-		{"newest intact", "rate:u1", w(2), 0, 3},
+		{"an add to a forgotten window counts in the newest", "rate:u1", w(0), 4, 7},
+		{"and makes no window", "rate:u1", w(0), 0, 0},
+		{"newest has it", "rate:u1", w(2), 0, 7},
+		{"its refund comes back out of the newest", "rate:u1", w(0), -4, 3},
+		{"an add to the one before it counts there, and returns both", "rate:u1", w(1), 1, 5},
+		{"which reads its own", "rate:u1", w(1), 0, 2},
+		{"and its refund", "rate:u1", w(1), -1, 4},
 		{"other key intact", "rate:u2", w(0), 0, 1},
+		{"a refund to zero", "rate:u2", w(0), -1, 0},
+		{"keeps no window: an older add is a window of its own", "rate:u2", w(-5), 1, 1},
+		{"which is kept", "rate:u2", w(-5), 0, 1},
+		{"a window from a clock far ahead", "rate:u3", w(0).Add(365 * 24 * time.Hour), 2, 2},
+		{"is counted in the present", "rate:u3", w(0), 1, 3},
+		{"and kept no more", "rate:u3", w(0).Add(365 * 24 * time.Hour), 0, 0},
 	}
 	for _, st := range steps {
 		got, err := s.AddCount(ctx, st.key, st.window, st.delta)
@@ -54,6 +64,76 @@ func Counters(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.ErrorIs(t, err, store.ErrInvalid)
 	_, err = s.AddCount(ctx, string(make([]byte, store.MaxKeySize+1)), w(0), 1)
 	assert.ErrorIs(t, err, store.ErrTooLarge)
+}
+
+// CounterClocks holds [store.Counters.AddCounts] to [store.ApplyCount]
+// under clocks that disagree: a generator counts keys of many window
+// lengths from a present that advances, with ops dated by clocks that lag
+// (a little, or by hours), run ahead (within [store.CountHorizon], just
+// past it, by a month or a year) or step back, and refunds. After each
+// batch every kept window reads what the rule keeps, and the rule's
+// promises hold: an add never counts less than the key's newest window
+// held when it is no more than the horizon before it (fail closed), and
+// windows beyond the horizon after an add are counted in it, never lost.
+func CounterClocks(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := t.Context()
+	s := newStore(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	pers := []time.Duration{time.Millisecond, time.Second, 10 * time.Minute, time.Hour, 36 * time.Hour}
+	offsets := []time.Duration{0, 0, 0, -time.Second, -time.Minute, -10 * time.Minute, -3 * time.Hour,
+		-store.CountHorizon, -store.CountHorizon - time.Microsecond, time.Minute, store.CountHorizon,
+		store.CountHorizon + time.Microsecond, 30 * 24 * time.Hour, 365 * 24 * time.Hour}
+	model := map[string][]store.CountWindow{}
+	present := fixture.T0
+	for round := range 150 {
+		present = present.Add(time.Duration(rng.Int64N(int64(20 * time.Minute))))
+		ops := make([]store.CountOp, 1+rng.IntN(6))
+		for i := range ops {
+			per := pers[rng.IntN(len(pers))]
+			at := present.Add(offsets[rng.IntN(len(offsets))])
+			ops[i] = store.CountOp{Key: fmt.Sprintf("rate:c%d/%v", rng.IntN(2), per), Window: at.Truncate(per),
+				Delta: []int64{0, 1, 1, 1, -1, 2}[rng.IntN(6)]}
+		}
+		got, err := s.AddCounts(ctx, ops)
+		require.NoError(t, err)
+		for i, op := range ops {
+			before := model[op.Key]
+			var want int64
+			if op.Delta == 0 {
+				for _, w := range before {
+					if w.Start.Equal(op.Window) {
+						want = w.N
+					}
+				}
+			} else {
+				model[op.Key], want = store.ApplyCount(before, op.Window, op.Delta)
+			}
+			require.Equal(t, want, got[i], "round %d, op %d (%+v), kept %v", round, i, op, before)
+			if op.Delta == 0 || len(before) == 0 {
+				continue
+			}
+			newest := before[len(before)-1]
+			if lag := newest.Start.Sub(op.Window); lag > 0 && lag <= store.CountHorizon && newest.N > 0 && op.Delta > 0 {
+				assert.GreaterOrEqual(t, got[i], newest.N+op.Delta, "round %d: an add behind the newest window is counted in it", round)
+			}
+			var ahead int64
+			for _, w := range before {
+				if w.Start.After(op.Window.Add(store.CountHorizon)) {
+					ahead += w.N
+				}
+			}
+			if ahead > 0 && op.Delta > 0 {
+				assert.GreaterOrEqual(t, got[i], ahead+op.Delta, "round %d: windows far ahead are counted in the add", round)
+			}
+		}
+		for key, ws := range model {
+			for _, w := range ws {
+				n, err := s.AddCount(ctx, key, w.Start, 0)
+				require.NoError(t, err)
+				assert.Equal(t, w.N, n, "round %d: key %s window %v", round, key, w.Start)
+			}
+		}
+	}
 }
 
 // Streaks checks the streaks of [store.Counters]: they count up, reset to
@@ -87,6 +167,24 @@ func Streaks(t *testing.T, newStore func(*testing.T) store.Store) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, other.Count, "keys are independent")
 	require.NoError(t, s.ResetStreak(ctx, "never-set"), "resetting an unknown streak is fine")
+
+	// Last only moves forward, whatever order replicas' clocks report.
+	rng := rand.New(rand.NewPCG(9, 10))
+	for run := range 20 {
+		key := fmt.Sprintf("deny:order%d", run)
+		var latest time.Time
+		for range 1 + rng.IntN(6) {
+			at := fixture.T0.Add(time.Duration(rng.Int64N(int64(2*time.Hour))) - time.Hour).Truncate(time.Microsecond)
+			_, err := s.IncrStreak(ctx, key, at)
+			require.NoError(t, err)
+			if at.After(latest) {
+				latest = at
+			}
+			got, err := s.GetStreak(ctx, key)
+			require.NoError(t, err)
+			assert.True(t, latest.Equal(got.Last), "run %d: last %v, want the latest %v", run, got.Last, latest)
+		}
+	}
 	_, err = s.IncrStreak(ctx, "", fixture.T0)
 	assert.ErrorIs(t, err, store.ErrInvalid)
 }
