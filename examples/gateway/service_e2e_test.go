@@ -50,7 +50,7 @@ func newTeamTools(t *testing.T, secret []byte) *teamTools {
 	tt := &teamTools{secret: secret, got: map[string][]toolRequest{}}
 	tt.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tool := strings.TrimPrefix(r.URL.Path, "/tools/")
-		req, err := httpexec.Verify(r, secret, time.Minute, time.Now())
+		req, err := httpexec.Verify(r, tool, secret, time.Minute, time.Now())
 		tt.mu.Lock()
 		tt.got[tool] = append(tt.got[tool], toolRequest{Request: req, err: err})
 		tt.mu.Unlock()

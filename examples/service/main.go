@@ -7,8 +7,9 @@
 // It serves POST /{tool}, the URL a catalog's executor block names
 // (examples/service/catalog.json). Each request is checked with
 // httpexec.Verify against the secret the gateway signs with
-// (-tool-secret-file there): the signature, its timestamp within five
-// minutes, and a body that is exactly the approved effect. The effect
+// (-tool-secret-file there, one secret for every tool): the signature,
+// its timestamp within five minutes, that it was signed for the tool its
+// path names, and a body that is exactly the approved effect. The effect
 // runs (here: one line printed) once per idempotency key: a key seen
 // again is the same approval re-sent, after a lost answer or a crash,
 // and gets the first answer again without running twice. A real tool
@@ -110,14 +111,18 @@ func (t *tools) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	req, err := httpexec.Verify(r, t.secret, httpexec.DefaultWindow, t.now())
-	if err != nil {
+	// The path names the tool this request is for; Verify refuses a
+	// request the gateway signed for any other, which under the secret
+	// every tool shares would otherwise verify here.
+	req, err := httpexec.Verify(r, tool, t.secret, httpexec.DefaultWindow, t.now())
+	switch {
+	case errors.Is(err, httpexec.ErrWrongTool):
+		fmt.Fprintf(t.out, "refused a request for %s: %v\n", tool, err)
+		http.Error(w, "refused: signed for another tool", http.StatusUnauthorized)
+		return
+	case err != nil:
 		fmt.Fprintf(t.out, "refused a request for %s: %v\n", tool, err)
 		http.Error(w, "refused: not a request the gateway signed", http.StatusUnauthorized)
-		return
-	}
-	if req.Tool != tool {
-		http.Error(w, "refused: signed for another tool", http.StatusUnauthorized)
 		return
 	}
 	t.mu.Lock()

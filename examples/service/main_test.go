@@ -69,6 +69,7 @@ func TestToolRunsEachApprovalOnce(t *testing.T) {
 	require.NoError(t, err)
 	_, err = other.Execute(ctx, eff, "key-4")
 	require.ErrorIs(t, err, httpexec.ErrToolFailed, "a request signed for another tool is refused")
+	assert.Contains(t, log.String(), "refused a request for send_email: "+httpexec.ErrWrongTool.Error())
 	resp, err := http.Post(srv.URL+"/issue_refund", "application/json", strings.NewReader(`{}`))
 	require.NoError(t, err)
 	resp.Body.Close()

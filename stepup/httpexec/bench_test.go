@@ -13,7 +13,7 @@ import (
 // loopback that verifies it, and its answer.
 func BenchmarkExecute(b *testing.B) {
 	tl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := httpexec.Verify(r, secret, time.Minute, time.Now()); err != nil {
+		if _, err := httpexec.Verify(r, "issue_refund", secret, time.Minute, time.Now()); err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -38,7 +38,7 @@ func BenchmarkVerifyMessage(b *testing.B) {
 	r := captured(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := httpexec.VerifyMessage(r.header, r.body, secret, time.Minute, fixedNow); err != nil {
+		if _, err := httpexec.VerifyMessage(r.header, r.body, "issue_refund", secret, time.Minute, fixedNow); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,8 +1,8 @@
 // Package httpexec runs approved calls in the team's own tools over HTTP:
 // an [Executor] POSTs the stored effect of an approved ticket, signed, to
-// the tool's URL, and the tool checks with [Verify] (or twenty lines of
-// Python, below) that the request came from the gate, for exactly that
-// effect, before it acts.
+// the tool's URL, and the tool checks with [Verify] (or two dozen lines
+// of Python, below) that the request came from the gate, for that tool
+// and exactly that effect, before it acts.
 //
 //	exec, err := httpexec.New("issue_refund", "https://refunds.internal/asu", secret, &httpexec.Options{Timeout: 10 * time.Second, Retries: 2})
 //	g, err := gate.New(st, catalog, approver, gate.WithExecutor("issue_refund", exec))
@@ -35,7 +35,12 @@
 //
 // The secret (at least 32 bytes) is the tool's own, or one the service
 // shares with all its tools; a per-tool secret keeps a tool that leaks
-// its secret from forging requests to the others. Each attempt is signed
+// its secret from forging requests to the others. Under a shared secret a
+// request signed for one tool carries a valid signature at every tool,
+// so the verifier is told the tool it guards and refuses a request whose
+// Asu-Tool is another ([ErrWrongTool]). The signature covers no URL: a
+// proxy may rewrite the path, and the tool name is what names the
+// effect. Each attempt is signed
 // afresh with the time it is sent. A verifier accepts up to eight v1
 // items and ignores keys it does not know, so the gate can roll a secret
 // (sign with both) or add a scheme later.
@@ -67,8 +72,12 @@
 //
 // # Receiving, in Go
 //
-//	func serve(w http.ResponseWriter, r *http.Request) {
-//		req, err := httpexec.Verify(r, secret, httpexec.DefaultWindow, time.Now())
+// Each handler names the tool it runs: under a secret shared by several
+// tools, that name is all that keeps a request signed for one of them
+// from running at another.
+//
+//	func serveRefund(w http.ResponseWriter, r *http.Request) {
+//		req, err := httpexec.Verify(r, "issue_refund", secret, httpexec.DefaultWindow, time.Now())
 //		if err != nil {
 //			http.Error(w, "refused", http.StatusUnauthorized)
 //			return
@@ -80,22 +89,25 @@
 //
 //	import hashlib, hmac, json, time
 //
-//	def verify(headers, body: bytes, secret: bytes, window=300):
-//	    """The effect message of a request the asu gate signed, or ValueError."""
-//	    items = [i.strip().split("=", 1) for i in headers["Asu-Signature"].split(",")]
-//	    ts = [v for k, v in items if k == "t"]
-//	    sigs = [v.lower() for k, v in items if k == "v1"]
-//	    if len(ts) != 1 or not ts[0].isdigit() or abs(time.time() - int(ts[0])) > window:
+//	def verify(headers, body: bytes, secret: bytes, tool: str, window=300):
+//	    """The effect message of a request the asu gate signed for tool (the one this handler runs), or ValueError."""
+//	    items = [i.strip().partition("=") for i in headers.get("Asu-Signature", "").split(",")]
+//	    ts = [v for k, _, v in items if k == "t"]
+//	    sigs = [v.lower() for k, _, v in items if k == "v1" and v.isascii()]
+//	    if len(ts) != 1 or not (ts[0].isascii() and ts[0].isdigit() and len(ts[0]) <= 12) or abs(time.time() - int(ts[0])) > window:
 //	        raise ValueError("timestamp missing or outside the window")
-//	    tool, key = headers["Asu-Tool"], headers["Idempotency-Key"]
-//	    canonical = "\n".join(["asu/v1/exec", ts[0], tool, key, hashlib.sha256(body).hexdigest()])
+//	    signed_tool, key = headers.get("Asu-Tool", ""), headers.get("Idempotency-Key", "")
+//	    canonical = "\n".join(["asu/v1/exec", ts[0], signed_tool, key, hashlib.sha256(body).hexdigest()])
 //	    want = hmac.new(secret, canonical.encode(), hashlib.sha256).hexdigest()
 //	    if not any([hmac.compare_digest(want, s) for s in sigs]):
 //	        raise ValueError("bad signature")
+//	    if signed_tool != tool:
+//	        raise ValueError("the request is for another tool")
 //	    msg = json.loads(body)
-//	    if msg["idempotency_key"] != key or msg["effect"]["tool"] != tool:
+//	    effect = msg.get("effect") if isinstance(msg, dict) else None
+//	    if not isinstance(effect, dict) or effect.get("tool") != tool or msg.get("idempotency_key") != key:
 //	        raise ValueError("headers disagree with the body")
-//	    if hashlib.sha256(body[body.index(b'"effect":') + 9:body.rindex(b',"idempotency_key"')]).hexdigest() != msg["digest"]:
+//	    if hashlib.sha256(body[body.index(b'"effect":') + 9:body.rindex(b',"idempotency_key"')]).hexdigest() != msg.get("digest"):
 //	        raise ValueError("the effect does not hash to its digest")
 //	    return msg  # msg["effect"]["args"] are the approved arguments; keep msg["idempotency_key"]
 //
@@ -108,7 +120,7 @@
 // nothing with the gate but a secret: the gate decides, spends the
 // approval and calls the tool; the tool trusts the gate's signature and
 // keeps the idempotency keys. The tool never touches the gate's store,
-// and a tool in any language verifies in twenty lines.
+// and a tool in any language verifies in two dozen lines.
 //
 // Pick package exectoken when the tool's service must itself decide
 // whether the approval still stands right before it acts, or holds

@@ -2,8 +2,8 @@ package httpexec
 
 import (
 	"errors"
-	"github.com/agentstepup/asu/canon"
 
+	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/internal/signed"
 )
 
@@ -38,4 +38,9 @@ var (
 	ErrStale = signed.ErrStale
 	// ErrTooLarge means the request body is longer than [MaxRequestBytes].
 	ErrTooLarge = canon.ErrTooLarge
+	// ErrWrongTool means the request is genuine, signed by the gate, but
+	// for a tool other than the one the verifier was given: sent to the
+	// wrong URL, or replayed from one tool to another that shares its
+	// secret. It is never run.
+	ErrWrongTool = errors.New("httpexec: the request is for another tool")
 )

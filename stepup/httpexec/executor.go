@@ -184,10 +184,17 @@ func (e *Executor) try(ctx context.Context, body []byte, key string) (out []byte
 		return nil, false, fmt.Errorf("%w: tool %s: more than %d bytes", ErrResponseTooLarge, e.tool, e.maxResp)
 	case resp.StatusCode/100 == 2:
 		return out, false, nil
-	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+	case retryable(resp.StatusCode):
 		return nil, true, fmt.Errorf("%w: tool %s: status %d", ErrToolFailed, e.tool, resp.StatusCode)
 	}
 	return nil, false, fmt.Errorf("%w: tool %s: status %d (final)", ErrToolFailed, e.tool, resp.StatusCode)
+}
+
+// retryable reports whether an answer with status may be tried again: a
+// 5xx or a 429, and nothing else. A status past 599 is no 5xx: it is
+// final, like every other answer the tool chose.
+func retryable(status int) bool {
+	return status/100 == 5 || status == http.StatusTooManyRequests
 }
 
 // reason says why an attempt got no answer, without the error's type.

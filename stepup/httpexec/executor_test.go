@@ -32,7 +32,7 @@ func TestExecuteSendsTheStoredEffectOnceSigned(t *testing.T) {
 	sealed, err := canon.Seal(eff)
 	require.NoError(t, err)
 	r := got[0]
-	req, err := httpexec.VerifyMessage(r.header, r.body, secret, time.Minute, fixedNow)
+	req, err := httpexec.VerifyMessage(r.header, r.body, "issue_refund", secret, time.Minute, fixedNow)
 	require.NoError(t, err, "the signature verifies")
 	assert.Equal(t, "issue_refund", req.Tool)
 	assert.Equal(t, key, req.IdempotencyKey)
@@ -81,7 +81,7 @@ func TestExecuteRetriesKeepTheKey(t *testing.T) {
 			for _, r := range got {
 				assert.Equal(t, key, r.header.Get(httpexec.HeaderIdempotencyKey), "every attempt carries the same key")
 				assert.Equal(t, got[0].body, r.body, "every attempt carries the same body")
-				_, err := httpexec.VerifyMessage(r.header, r.body, secret, time.Hour, time.Now())
+				_, err := httpexec.VerifyMessage(r.header, r.body, "issue_refund", secret, time.Hour, time.Now())
 				assert.NoError(t, err, "every attempt is signed")
 			}
 		})
@@ -192,4 +192,42 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 	_, err := httpexec.New("t", "http://x", secret[:1], nil)
 	require.ErrorIs(t, err, httpexec.ErrSecret)
+}
+
+// statusTransport answers every request with one status and counts them.
+type statusTransport struct {
+	status   int
+	attempts int
+}
+
+func (tr *statusTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	tr.attempts++
+	return &http.Response{StatusCode: tr.status, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+}
+
+// TestExecuteRetriesOnly5xxAnd429: every final status an answer can carry,
+// 200 to 999, against the package documentation: a 2xx succeeds at once,
+// a 5xx or a 429 is tried 1 + Retries times, any other status (600 and
+// past included) is final after one attempt.
+func TestExecuteRetriesOnly5xxAnd429(t *testing.T) {
+	const retries = 2
+	for status := 200; status <= 999; status++ {
+		tr := &statusTransport{status: status}
+		e, err := httpexec.New("issue_refund", "http://tools.invalid/x", secret,
+			&httpexec.Options{Retries: retries, Backoff: time.Nanosecond, Client: &http.Client{Transport: tr}})
+		require.NoError(t, err)
+		_, err = e.Execute(t.Context(), refund("5"), key)
+		switch {
+		case status/100 == 2:
+			require.NoError(t, err, "status %d", status)
+			assert.Equal(t, 1, tr.attempts, "status %d", status)
+		case status/100 == 5 || status == http.StatusTooManyRequests:
+			require.ErrorIs(t, err, httpexec.ErrToolFailed, "status %d", status)
+			assert.Equal(t, 1+retries, tr.attempts, "status %d is retried", status)
+		default:
+			require.ErrorIs(t, err, httpexec.ErrToolFailed, "status %d", status)
+			assert.Contains(t, err.Error(), "(final)", "status %d", status)
+			assert.Equal(t, 1, tr.attempts, "status %d is final", status)
+		}
+	}
 }

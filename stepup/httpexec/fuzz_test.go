@@ -15,8 +15,9 @@ import (
 // FuzzVerifyMessage feeds the verifier any headers and body. With sign
 // set, the body is signed as a holder of the secret would, so the fuzzer
 // reaches the body's parser. Whatever it is fed, the verifier does not
-// panic, and what it accepts is an effect that hashes to the digest it
-// reports, of the signed tool, under the signed key.
+// panic, a verifier of issue_refund accepts nothing for another tool, and
+// what a verifier of the signed tool accepts is an effect that hashes to
+// the digest it reports, of that tool, under the signed key.
 func FuzzVerifyMessage(f *testing.F) {
 	r := captured(f)
 	f.Add(r.header.Get(httpexec.HeaderSignature), "issue_refund", key, r.body, false)
@@ -31,7 +32,10 @@ func FuzzVerifyMessage(f *testing.F) {
 		if sign {
 			h = signed(h, body, fixedNow)
 		}
-		req, err := httpexec.VerifyMessage(h, body, secret, time.Minute, fixedNow)
+		if _, err := httpexec.VerifyMessage(h, body, "issue_refund", secret, time.Minute, fixedNow); err == nil {
+			require.Equal(t, "issue_refund", tool, "a verifier accepts only requests for its own tool")
+		}
+		req, err := httpexec.VerifyMessage(h, body, tool, secret, time.Minute, fixedNow)
 		if err != nil {
 			return
 		}

@@ -91,7 +91,7 @@ func TestGeneratedEffectsArriveExactlyAsStored(t *testing.T) {
 		key := fmt.Sprintf("k-%d-%x", i, r.Uint64())
 		_, err = e.Execute(plug.WithTicket(t.Context(), "t_1"), eff, key)
 		require.NoError(t, err)
-		req, err := httpexec.VerifyMessage(tr.last.header, tr.last.body, secret, time.Minute, fixedNow)
+		req, err := httpexec.VerifyMessage(tr.last.header, tr.last.body, "tool", secret, time.Minute, fixedNow)
 		require.NoError(t, err, "%s", tr.last.body)
 		require.True(t, s.Digest().Equal(req.Digest))
 		again, err := canon.Seal(req.Effect)
@@ -134,8 +134,8 @@ func TestAttackNewKeyOnACapturedRequest(t *testing.T) {
 	}
 	assert.Len(t, ran, 2, "the naive tool runs the refund twice")
 
-	_, err := httpexec.VerifyMessage(r.header, r.body, secret, time.Minute, fixedNow)
+	_, err := httpexec.VerifyMessage(r.header, r.body, "issue_refund", secret, time.Minute, fixedNow)
 	require.NoError(t, err)
-	_, err = httpexec.VerifyMessage(replay, r.body, secret, time.Minute, fixedNow)
+	_, err = httpexec.VerifyMessage(replay, r.body, "issue_refund", secret, time.Minute, fixedNow)
 	require.ErrorIs(t, err, httpexec.ErrBadSignature, "the key is in the signed string")
 }

@@ -46,22 +46,29 @@ type Request struct {
 	Sent time.Time
 }
 
-// Verify checks that r came from an [Executor] holding secret, for
-// exactly the effect in its body, signed within window of now (either
-// way), and returns what it carries. It reads the body (at most
-// [MaxRequestBytes]). It checks, in order: one signature header of the
-// documented form, its timestamp within the window, the tool and
-// idempotency key headers, the body's size, an HMAC-SHA256 over the
-// canonical string that matches one of the header's signatures (compared
-// in constant time, every candidate compared), and then a body that is
-// the effect message: its effect canonical, hashing to its digest, of
-// the signed tool, under the signed key.
+// Verify checks that r came from an [Executor] holding secret, for tool
+// (the tool this handler runs), for exactly the effect in its body,
+// signed within window of now (either way), and returns what it carries.
+// It reads the body (at most [MaxRequestBytes]). It checks, in order: one
+// signature header of the documented form, its timestamp within the
+// window, the tool and idempotency key headers, the body's size, an
+// HMAC-SHA256 over the canonical string that matches one of the header's
+// signatures (compared in constant time, every candidate compared), that
+// the signed tool is tool, and then a body that is the effect message:
+// its effect canonical, hashing to its digest, of the signed tool, under
+// the signed key.
+//
+// The tool is a positional argument because a secret may be shared by
+// all of a service's tools: a request the gate signed for one of them
+// verifies under that secret at any of them, and only the tool name
+// tells them apart. A request signed for another tool is refused with
+// [ErrWrongTool].
 //
 // Within the window a captured request can be sent again; it carries the
 // same idempotency key, so a tool that keeps its keys does not repeat the
 // effect. Refusals wrap [ErrSecret], [ErrMalformed], [ErrStale],
-// [ErrTooLarge] or [ErrBadSignature].
-func Verify(r *http.Request, secret []byte, window time.Duration, now time.Time) (Request, error) {
+// [ErrTooLarge], [ErrBadSignature] or [ErrWrongTool].
+func Verify(r *http.Request, tool string, secret []byte, window time.Duration, now time.Time) (Request, error) {
 	if r.Method != http.MethodPost {
 		return Request{}, fmt.Errorf("%w: method is not POST", ErrMalformed)
 	}
@@ -75,11 +82,14 @@ func Verify(r *http.Request, secret []byte, window time.Duration, now time.Time)
 	if err != nil {
 		return Request{}, fmt.Errorf("%w: reading the body failed", ErrMalformed)
 	}
-	return VerifyMessage(r.Header, body, secret, window, now)
+	return VerifyMessage(r.Header, body, tool, secret, window, now)
 }
 
 // VerifyMessage is [Verify] of a request's headers and body already read.
-func VerifyMessage(h http.Header, body []byte, secret []byte, window time.Duration, now time.Time) (Request, error) {
+func VerifyMessage(h http.Header, body []byte, tool string, secret []byte, window time.Duration, now time.Time) (Request, error) {
+	if !validName(tool) {
+		return Request{}, fmt.Errorf("httpexec: the tool to verify for, %q, is not 1 to %d printable ASCII characters", tool, maxNameBytes)
+	}
 	if len(secret) < MinSecretBytes {
 		return Request{}, ErrSecret
 	}
@@ -98,14 +108,14 @@ func VerifyMessage(h http.Header, body []byte, secret []byte, window time.Durati
 	if d := now.Sub(sent); d > window || d < -window {
 		return Request{}, ErrStale
 	}
-	tool, key, err := names(h)
+	signedTool, key, err := names(h)
 	if err != nil {
 		return Request{}, err
 	}
 	if len(body) > MaxRequestBytes {
 		return Request{}, ErrTooLarge
 	}
-	want := sign(secret, t, tool, key, body)
+	want := sign(secret, t, signedTool, key, body)
 	ok := false
 	for _, s := range sigs {
 		if hmac.Equal(s, want) {
@@ -115,11 +125,16 @@ func VerifyMessage(h http.Header, body []byte, secret []byte, window time.Durati
 	if !ok {
 		return Request{}, ErrBadSignature
 	}
+	// Checked once the signature holds, so that the error says what is
+	// true: the gate signed this request, for another tool.
+	if signedTool != tool {
+		return Request{}, fmt.Errorf("%w: signed for %s, received by %s", ErrWrongTool, signedTool, tool)
+	}
 	req, err := parseMessage(body)
 	if err != nil {
 		return Request{}, err
 	}
-	if req.Tool != tool || req.IdempotencyKey != key {
+	if req.Tool != signedTool || req.IdempotencyKey != key {
 		return Request{}, fmt.Errorf("%w: the %s or %s header disagrees with the body", ErrMalformed, HeaderTool, HeaderIdempotencyKey)
 	}
 	req.Sent = sent

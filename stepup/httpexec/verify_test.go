@@ -6,7 +6,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -50,18 +52,18 @@ func signed(h http.Header, body []byte, at time.Time) http.Header {
 
 func TestVerifyRefusesEveryTamperedBodyByte(t *testing.T) {
 	r := captured(t)
-	_, err := httpexec.VerifyMessage(r.header, r.body, secret, time.Minute, fixedNow)
+	_, err := httpexec.VerifyMessage(r.header, r.body, "issue_refund", secret, time.Minute, fixedNow)
 	require.NoError(t, err)
 	for i := range r.body {
 		for _, flip := range []byte{0x01, 0x20, 0x80} {
 			body := bytes.Clone(r.body)
 			body[i] ^= flip
-			_, err := httpexec.VerifyMessage(r.header, body, secret, time.Minute, fixedNow)
+			_, err := httpexec.VerifyMessage(r.header, body, "issue_refund", secret, time.Minute, fixedNow)
 			require.ErrorIs(t, err, httpexec.ErrBadSignature, "byte %d ^ %#x", i, flip)
 		}
 	}
 	for _, body := range [][]byte{r.body[:len(r.body)-1], append(bytes.Clone(r.body), ' '), {}} {
-		_, err := httpexec.VerifyMessage(r.header, body, secret, time.Minute, fixedNow)
+		_, err := httpexec.VerifyMessage(r.header, body, "issue_refund", secret, time.Minute, fixedNow)
 		require.ErrorIs(t, err, httpexec.ErrBadSignature)
 	}
 }
@@ -98,9 +100,42 @@ func TestVerifyRefusesTamperedHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := r.header.Clone()
 			tc.edit(h)
-			_, err := httpexec.VerifyMessage(h, r.body, tc.secret, time.Minute, tc.now)
+			_, err := httpexec.VerifyMessage(h, r.body, "issue_refund", tc.secret, time.Minute, tc.now)
 			require.ErrorIs(t, err, tc.want)
 		})
+	}
+}
+
+// TestVerifyRefusesEverySignedHeaderTwice: a request as an Executor sends
+// it, with a second value generated for one of its signed headers (the
+// same value, another well-formed one, empty, or noise), before or after
+// the first, is refused as malformed: a reader of the first value and a
+// reader of the last must not see two requests.
+func TestVerifyRefusesEverySignedHeaderTwice(t *testing.T) {
+	r := captured(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, name := range []string{httpexec.HeaderSignature, httpexec.HeaderTool, httpexec.HeaderIdempotencyKey} {
+		first := r.header.Get(name)
+		seconds := []string{first, "", "send_email", "k-approval-2", " " + first}
+		for range 50 {
+			b := make([]byte, rng.IntN(80))
+			for i := range b {
+				b[i] = byte(0x20 + rng.IntN(0x5f))
+			}
+			seconds = append(seconds, string(b))
+		}
+		for _, second := range seconds {
+			for _, before := range []bool{false, true} {
+				h := r.header.Clone()
+				if before {
+					h[name] = []string{second, first}
+				} else {
+					h.Add(name, second)
+				}
+				_, err := httpexec.VerifyMessage(h, r.body, "issue_refund", secret, time.Minute, fixedNow)
+				assert.ErrorIs(t, err, httpexec.ErrMalformed, "%s: %q", name, h.Values(name))
+			}
+		}
 	}
 }
 
@@ -109,7 +144,7 @@ func TestVerifyAcceptsARolledSecret(t *testing.T) {
 	h := r.header.Clone()
 	other := strings.Repeat("ab", 32)
 	h.Set(httpexec.HeaderSignature, strings.Replace(h.Get(httpexec.HeaderSignature), ",v1=", ",v1="+other+", x9=later ,v1=", 1))
-	req, err := httpexec.VerifyMessage(h, r.body, secret, time.Minute, fixedNow)
+	req, err := httpexec.VerifyMessage(h, r.body, "issue_refund", secret, time.Minute, fixedNow)
 	require.NoError(t, err, "one of several v1 items matches; unknown keys are ignored")
 	assert.Equal(t, fixedNow.UTC(), req.Sent)
 }
@@ -136,7 +171,7 @@ func TestVerifyRefusesBodiesNoExecutorWrites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.NotEqual(t, body, tc.body, "the case changes the body")
-			_, err := httpexec.VerifyMessage(signed(r.header, []byte(tc.body), fixedNow), []byte(tc.body), secret, time.Minute, fixedNow)
+			_, err := httpexec.VerifyMessage(signed(r.header, []byte(tc.body), fixedNow), []byte(tc.body), "issue_refund", secret, time.Minute, fixedNow)
 			require.ErrorIs(t, err, httpexec.ErrMalformed)
 		})
 	}
@@ -147,22 +182,22 @@ func TestVerifyReadsABoundedBody(t *testing.T) {
 	big := bytes.Repeat([]byte(" "), httpexec.MaxRequestBytes+1)
 	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(big))
 	req.Header = r.header
-	_, err := httpexec.Verify(req, secret, time.Minute, fixedNow)
+	_, err := httpexec.Verify(req, "issue_refund", secret, time.Minute, fixedNow)
 	require.ErrorIs(t, err, httpexec.ErrTooLarge)
 	get := httptest.NewRequest(http.MethodGet, "/", bytes.NewReader(r.body))
 	get.Header = r.header
-	_, err = httpexec.Verify(get, secret, time.Minute, fixedNow)
+	_, err = httpexec.Verify(get, "issue_refund", secret, time.Minute, fixedNow)
 	require.ErrorIs(t, err, httpexec.ErrMalformed)
 	post := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(r.body))
 	post.Header = r.header
-	got, err := httpexec.Verify(post, secret, time.Minute, fixedNow)
+	got, err := httpexec.Verify(post, "issue_refund", secret, time.Minute, fixedNow)
 	require.NoError(t, err)
 	assert.Equal(t, "t_abc", got.Ticket)
 }
 
 func TestVerifyWindowMustBePositive(t *testing.T) {
 	r := captured(t)
-	_, err := httpexec.VerifyMessage(r.header, r.body, secret, 0, fixedNow)
+	_, err := httpexec.VerifyMessage(r.header, r.body, "issue_refund", secret, 0, fixedNow)
 	require.Error(t, err)
 }
 
@@ -170,7 +205,7 @@ func ExampleVerify() {
 	secret := bytes.Repeat([]byte("s"), 32) // the tool's shared secret, 32 bytes or more
 	seen := map[string][]byte{}             // idempotency key -> answer; a database table in a real tool
 	tool := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := httpexec.Verify(r, secret, httpexec.DefaultWindow, time.Now())
+		req, err := httpexec.Verify(r, "issue_refund", secret, httpexec.DefaultWindow, time.Now())
 		if err != nil {
 			http.Error(w, "refused", http.StatusUnauthorized)
 			return
@@ -194,4 +229,32 @@ func ExampleVerify() {
 	// Output:
 	// {"refunded":{"amount":19.99,"note":"<b>&amp; é ✓</b>","order":"A-17"}} <nil>
 	// {"refunded":{"amount":19.99,"note":"<b>&amp; é ✓</b>","order":"A-17"}} <nil> 1
+}
+
+// Under one secret shared by all of a service's tools, the refunds
+// handler names its tool: a request the gate signed for send_email, sent
+// or replayed to it, is refused with ErrWrongTool and never run.
+func ExampleVerify_anotherTool() {
+	secret := bytes.Repeat([]byte("s"), 32) // shared by every tool of the service
+	refunds := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := httpexec.Verify(r, "issue_refund", secret, httpexec.DefaultWindow, time.Now())
+		switch {
+		case errors.Is(err, httpexec.ErrWrongTool):
+			http.Error(w, "refused: signed for another tool", http.StatusUnauthorized)
+		case err != nil:
+			http.Error(w, "refused", http.StatusUnauthorized)
+		default:
+			_, _ = w.Write([]byte(`{"refunded":true}`))
+		}
+	})
+	srv := httptest.NewServer(refunds)
+	defer srv.Close()
+
+	email := refund("19.99")
+	email.Tool = "send_email"
+	exec, _ := httpexec.New("send_email", srv.URL, secret, &httpexec.Options{Retries: -1})
+	_, err := exec.Execute(context.Background(), email, "k-1")
+	fmt.Println(err)
+	// Output:
+	// httpexec: the tool failed: tool send_email: status 401 (final)
 }

@@ -53,7 +53,8 @@
 //
 // [Verify] checks a request: one signature header, a timestamp within the
 // window of now (either way), a body of at most [MaxBodyBytes], an HMAC
-// that matches (compared in constant time), and a valid Notice. A
+// that matches (compared in constant time), a valid Notice, and at most
+// one Asu-Delivery header, the body's id when present. A
 // [ReplayGuard] also refuses a delivery id it has seen within the window,
 // holding a bounded number of ids:
 //

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentstepup/asu/internal/signed"
 	"io"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/internal/signed"
 )
 
 // Errors of [Verify] and [ReplayGuard.Verify]; test with errors.Is. A
@@ -20,9 +20,9 @@ import (
 // retries), ErrReplayed with 200 or 409 (the sender stops), and the rest
 // with 400 or 401.
 var (
-	// ErrMalformed means the request is not a delivery: not a POST, no or
-	// an unparsable signature header, a body that is not a Notice, or a
-	// delivery header that disagrees with the body.
+	// ErrMalformed means the request is not a delivery: not a POST, no,
+	// two or an unparsable signature header, a body that is not a Notice,
+	// or a delivery header that is sent twice or disagrees with the body.
 	ErrMalformed = errors.New("notify: malformed delivery")
 	// ErrBadSignature means no signature in the header is the HMAC of the
 	// timestamp and body under the secret.
@@ -57,7 +57,9 @@ type Delivery struct {
 // time; the body is read up to [MaxBodyBytes] and no further. Verify does
 // not remember deliveries: a request captured in transit verifies again
 // until its timestamp leaves the window. Use a [ReplayGuard] to refuse
-// that, or make handling a Notice idempotent by its delivery id.
+// that, or make handling a Notice idempotent by its delivery id. A
+// signature or delivery header sent twice is refused, even with the same
+// value twice: each signed header is one value, as in package httpexec.
 func Verify(r *http.Request, secret []byte, window time.Duration, now time.Time) (Delivery, error) {
 	if len(secret) < MinSecretBytes {
 		return Delivery{}, ErrSecret
@@ -112,7 +114,13 @@ func Verify(r *http.Request, secret []byte, window time.Duration, now time.Time)
 	if !validDeliveryID(w.Delivery) {
 		return Delivery{}, fmt.Errorf("%w: bad delivery id", ErrMalformed)
 	}
-	if h := r.Header.Get(HeaderDelivery); h != "" && h != w.Delivery {
+	// The delivery header is optional, but one that is there is one and
+	// is the body's: a proxy or a receiver that reads the first value and
+	// another that reads the last must not see two deliveries.
+	switch hs := r.Header.Values(HeaderDelivery); {
+	case len(hs) > 1:
+		return Delivery{}, fmt.Errorf("%w: want at most one %s header", ErrMalformed, HeaderDelivery)
+	case len(hs) == 1 && hs[0] != w.Delivery:
 		return Delivery{}, fmt.Errorf("%w: %s header disagrees with the body", ErrMalformed, HeaderDelivery)
 	}
 	if err := w.Notice.Validate(); err != nil {

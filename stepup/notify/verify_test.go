@@ -263,3 +263,43 @@ func TestReplayGuardHoldsToTheWindowsEdge(t *testing.T) {
 		assert.ErrorIs(t, err, notify.ErrReplayed, "replayed %v later", at)
 	}
 }
+
+// TestVerifyRefusesEverySignedHeaderTwice: a delivery as a Webhook sends
+// it, with a second value generated for one of its signed headers (the
+// same value, another well-formed one, empty, or noise), before or after
+// the first, is refused as malformed.
+func TestVerifyRefusesEverySignedHeaderTwice(t *testing.T) {
+	body := encode(t, deliveryID, sampleNotice())
+	genuine := func() *http.Request {
+		r := signedRequest(body, now.Unix())
+		r.Header.Set(notify.HeaderDelivery, deliveryID)
+		return r
+	}
+	_, err := notify.Verify(genuine(), secret, window, now)
+	require.NoError(t, err)
+
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, name := range []string{notify.HeaderSignature, notify.HeaderDelivery} {
+		first := genuine().Header.Get(name)
+		seconds := []string{first, "", strings.Repeat("0", 32), " " + first}
+		for range 50 {
+			b := make([]byte, rng.IntN(80))
+			for i := range b {
+				b[i] = byte(0x20 + rng.IntN(0x5f))
+			}
+			seconds = append(seconds, string(b))
+		}
+		for _, second := range seconds {
+			for _, before := range []bool{false, true} {
+				r := genuine()
+				if before {
+					r.Header[name] = []string{second, first}
+				} else {
+					r.Header.Add(name, second)
+				}
+				_, err := notify.Verify(r, secret, window, now)
+				assert.ErrorIs(t, err, notify.ErrMalformed, "%s: %q", name, r.Header.Values(name))
+			}
+		}
+	}
+}
