@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/internal/respell"
 	"github.com/agentstepup/asu/stepup/gateway"
 )
 
@@ -36,36 +37,6 @@ func rawStatus(t *testing.T, base, method, target string) (int, http.Header) {
 	return resp.StatusCode, resp.Header
 }
 
-// respelled is each path as written and as a client or a crafted link
-// may write it: a slash doubled, "." and ".." segments, a trailing slash
-// added or dropped; the cases a mux answers with a redirect of its own.
-func respelled(paths ...string) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	for _, b := range paths {
-		add(b)
-		add("/" + b)
-		add(strings.TrimSuffix(b, "/") + "/")
-		if b != "/" {
-			add(strings.TrimSuffix(b, "/"))
-		}
-		for i := range len(b) {
-			if b[i] == '/' {
-				add(b[:i] + "/" + b[i:])
-				add(b[:i] + "/." + b[i:])
-				add(b[:i] + "/x/.." + b[i:])
-			}
-		}
-	}
-	return out
-}
-
 // TestEveryListenerSetsItsHeaders: every response of each listener,
 // redirects and refusals included, carries the headers of its party: the
 // approval site's on the site (which mounts the inbox) and on the
@@ -73,10 +44,10 @@ func respelled(paths ...string) []string {
 // document is no-cache).
 func TestEveryListenerSetsItsHeaders(t *testing.T) {
 	p := startGateway(t, options{metrics: "127.0.0.1:0"})
-	site := respelled("/", "/inbox", "/inbox/", "/inbox/queue", "/inbox/static/inbox.js", "/approve/abc",
+	site := respell.Paths("/", "/inbox", "/inbox/", "/inbox/queue", "/inbox/static/inbox.js", "/approve/abc",
 		"/enroll", "/static/site.css", "/nope", "/approve/../enroll", "/inbox/../approve/x")
-	agent := respelled("/v1/propose", "/v1/tickets/x/wait", "/v1/tickets/x/execute", gateway.OpenAPIPath, "/nope")
-	metrics := respelled(gateway.MetricsPath, gateway.FiguresPath, "/nope")
+	agent := respell.Paths("/v1/propose", "/v1/tickets/x/wait", "/v1/tickets/x/execute", gateway.OpenAPIPath, "/nope")
+	metrics := respell.Paths(gateway.MetricsPath, gateway.FiguresPath, "/nope")
 	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
 		for _, target := range site {
 			code, h := rawStatus(t, p.SiteURL, method, target)

@@ -6,12 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentstepup/asu/internal/respell"
 	"github.com/agentstepup/asu/stepup/inbox"
 )
 
@@ -38,30 +38,7 @@ func rawRequest(t *testing.T, srv *httptest.Server, method, target string) (int,
 func siteTargets() []string {
 	bases := []string{"/", "/inbox", "/inbox/", "/inbox/queue", "/inbox/static/inbox.js", "/inbox/nothing",
 		"/approve/abc", "/enroll", "/static/site.css", "/nope"}
-	seen := map[string]bool{}
-	var out []string
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	for _, b := range bases {
-		add(b)
-		add("/" + b)
-		add(strings.TrimSuffix(b, "/") + "/")
-		if b != "/" {
-			add(strings.TrimSuffix(b, "/"))
-		}
-		for i := range len(b) {
-			if b[i] == '/' {
-				add(b[:i] + "/" + b[i:])
-				add(b[:i] + "/." + b[i:])
-				add(b[:i] + "/x/.." + b[i:])
-			}
-		}
-	}
-	return out
+	return respell.Paths(bases...)
 }
 
 // hasSiteHeaders reports which of the approval site's headers h lacks.
