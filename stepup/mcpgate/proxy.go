@@ -348,6 +348,8 @@ func (p *Proxy) execute(ctx context.Context, session, tool string, id stepup.Tic
 		return refused("not run: the approval no longer holds")
 	case errors.Is(err, ErrUpstreamTimeout):
 		return refused("failed: the upstream server did not answer in time; the call may have had effects")
+	case errors.Is(err, ErrUpstreamLost):
+		return refused("unknown: the upstream server's connection ended during the call; the call may have had effects, do not repeat it")
 	case errors.Is(err, ErrUpstreamDown):
 		return refused("failed: the upstream server is not connected; it is being restarted")
 	case errors.Is(err, ErrOutputTooLarge):

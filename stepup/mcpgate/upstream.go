@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentstepup/asu/canon"
@@ -40,6 +41,10 @@ var (
 	// ErrUpstreamFailed means the upstream server refused the call at the
 	// protocol level (not a tool error, which is an ordinary result).
 	ErrUpstreamFailed = errors.New("mcpgate: upstream server failed the call")
+	// ErrUpstreamLost means the connection to the upstream server ended
+	// while a call was in its hands (the server exited, the stream broke)
+	// with no answer: the call may have run.
+	ErrUpstreamLost = errors.New("mcpgate: upstream connection ended during the call")
 	// ErrOutputTooLarge means the upstream's answer exceeded the bound.
 	ErrOutputTooLarge = errors.New("mcpgate: upstream output too large")
 	// ErrAmbiguousArgs means the arguments hold, in one object, two keys
@@ -332,13 +337,18 @@ func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) 
 	ctx, cancel := context.WithTimeout(ctx, u.o.CallTimeout)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	var refusal *jsonrpc.Error
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, nil, ErrUpstreamTimeout
-	case err != nil && errors.Is(err, mcp.ErrConnectionClosed):
-		return nil, nil, ErrUpstreamDown
-	case err != nil:
+	case errors.As(err, &refusal):
+		// The server answered, with a protocol error: it refused the call.
 		return nil, nil, ErrUpstreamFailed
+	case err != nil:
+		// Any other failure once the call was handed over (the connection
+		// closed, the server exited, the stream broke) leaves it unknown
+		// whether the server ran it.
+		return nil, nil, ErrUpstreamLost
 	}
 	out, err := json.Marshal(res)
 	if err != nil {
