@@ -272,9 +272,18 @@ var lookup = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(fa
 
 // asciiHost returns host in its A-label form, lower case, without a
 // trailing dot.
+// A host that is not UTF-8 (a URL's percent-escapes may decode to any
+// bytes), or whose A-labels do not convert back to themselves (the
+// converter turned something it could not read into a label), is no host.
 func asciiHost(host string) (string, error) {
+	if !utf8.ValidString(host) {
+		return "", fmt.Errorf("%w: host is not UTF-8", ErrInvalidTarget)
+	}
 	h, err := lookup.ToASCII(host)
 	if err != nil {
+		return "", fmt.Errorf("%w: host fails IDNA conversion", ErrInvalidTarget)
+	}
+	if again, err := lookup.ToASCII(h); err != nil || again != h {
 		return "", fmt.Errorf("%w: host fails IDNA conversion", ErrInvalidTarget)
 	}
 	h = strings.TrimSuffix(h, ".")

@@ -1,6 +1,7 @@
 package flood_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -198,4 +199,43 @@ func TestNumericHostsAreAddresses(t *testing.T) {
 	again, err := flood.DomainTarget("0.0.0.0")
 	require.NoError(t, err)
 	assert.Equal(t, again, zero, "a trailing dot changes nothing")
+}
+
+// TestTargetsReadBackAsThemselves: whatever a host is made of (percent
+// escapes of any byte, invalid UTF-8, U+FFFD, labels that look like
+// A-labels, letters of other scripts), a target accepted from it names a
+// domain that reads back as the same target: no host is keyed by a label
+// the converter made of bytes it could not read.
+func TestTargetsReadBackAsThemselves(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 27))
+	pieces := []func() string{
+		func() string { return fmt.Sprintf("%%%02X", rng.IntN(256)) },
+		func() string { return string([]byte{byte(0x80 + rng.IntN(0x80))}) },
+		func() string { return "\uFFFD" },
+		func() string { return "xn--" + fmt.Sprint(rng.IntN(1000)) + "-" + string(rune('a'+rng.IntN(26))) },
+		func() string { return string([]rune("aé0-ßдא中")[rng.IntN(8)]) },
+		func() string { return "." },
+		func() string { return "example" },
+	}
+	for range 20_000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			b.WriteString(pieces[rng.IntN(len(pieces))]())
+		}
+		host := b.String()
+		for _, s := range []string{host, "https://" + host + "/x", "A://" + host, "x@" + host} {
+			for _, fn := range []func(string) (flood.Target, error){flood.DomainTarget, flood.EmailTarget} {
+				got, err := fn(s)
+				if err != nil {
+					require.ErrorIs(t, err, flood.ErrInvalidTarget)
+					continue
+				}
+				if d, ok := strings.CutPrefix(got.String(), "domain:"); ok {
+					again, err := flood.DomainTarget(d)
+					require.NoError(t, err, "%q gave %s", s, d)
+					require.Equal(t, got, again, s)
+				}
+			}
+		}
+	}
 }
