@@ -162,7 +162,7 @@ func (s *Store) auditWhere(ctx context.Context, op, where string, args ...any) (
 		return nil, err
 	}
 	out, err := func() ([]audit.Record, error) {
-		rows, err := s.reader().QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit WHERE `+where+` ORDER BY seq`, args...)
+		rows, err := s.longReader().QueryContext(ctx, `SELECT `+auditRowCols+` FROM audit WHERE `+where+` ORDER BY seq`, args...)
 		if err != nil {
 			return nil, dbErr(err)
 		}

@@ -24,22 +24,31 @@ import (
 // transaction runs on: 2 is FULL, 1 NORMAL.
 func synchronous(ctx context.Context, r runner) (int, error) {
 	var level int
-	err := r.tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&level)
+	err := r.w.conn.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&level)
 	return level, err
 }
 
-// poolLevels holds every connection the pool can hand out at once and
-// returns the synchronous setting of each.
+// poolLevels returns the synchronous setting of every connection of the
+// pool that can be open at once (n): the one writes hold, and every
+// other, held from the pool together.
 func poolLevels(t *testing.T, s *Store, n int) []int {
 	t.Helper()
 	ctx := t.Context()
+	var levels []int
+	s.writer <- struct{}{}
+	if c := s.durableConn.conn; c != nil {
+		var level int
+		require.NoError(t, c.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&level))
+		levels = append(levels, level)
+		n--
+	}
+	<-s.writer
 	conns := make([]*sql.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
 			_ = c.Close()
 		}
 	}()
-	var levels []int
 	for range n {
 		c, err := s.db.Conn(ctx)
 		require.NoError(t, err)

@@ -227,7 +227,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				return nil
 			}
 			// Several statements: unprepared, as preparing compiles only one.
-			if _, err := tx.tx.ExecContext(ctx, migrations[v]); err != nil {
+			if err := tx.script(ctx, migrations[v]); err != nil {
 				return dbErr(err)
 			}
 			_, err = tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1)

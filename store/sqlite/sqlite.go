@@ -114,9 +114,9 @@ type Options struct {
 	// BusyTimeout is how long a transaction waits for another process's
 	// write lock before failing (default 10s).
 	BusyTimeout time.Duration
-	// MaxConns bounds open connections (default 8, at least 2: a
-	// transaction preparing a statement needs a second connection).
-	// Readers run in parallel; writers take turns.
+	// MaxConns bounds open connections (default 8, at least 2). Readers
+	// run in parallel; writers take turns on one connection, held from the
+	// first write, so readers have MaxConns-1.
 	MaxConns int
 	// RelaxedSyncUnsafe sets synchronous=NORMAL: commits no longer wait for
 	// the disk, so a power loss (not a process crash) may undo the last
@@ -147,8 +147,10 @@ type Store struct {
 	// connections are at synchronous=NORMAL and serve nothing else, with
 	// its own statements; nil when every connection is relaxed
 	// (Options.RelaxedSyncUnsafe) or none writes (Options.Inspect).
-	relaxed      *sql.DB
-	relaxedStmts sync.Map
+	relaxed *sql.DB
+	// durableConn and relaxedConn are the connections writes run on, one
+	// of each pool, held while the store is open (see [writeConn]).
+	durableConn, relaxedConn writeConn
 	// commits counts committed write transactions, and durable those that
 	// waited for the disk (synchronous=FULL), so tests can count what an
 	// operation costs.
@@ -216,6 +218,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
 	s := &Store{clock: o.Clock, db: db, writer: make(chan struct{}, 1), path: path, closing: make(chan struct{})}
+	s.durableConn.db = db
 	if o.Inspect {
 		return s, nil
 	}
@@ -232,6 +235,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		// connection).
 		s.relaxed.SetMaxOpenConns(2)
 		s.relaxed.SetMaxIdleConns(2)
+		s.relaxedConn.db = s.relaxed
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.closeDBs()
@@ -272,6 +276,11 @@ func (s *Store) Close() error {
 	close(s.closing)
 	s.pollers.Wait()
 	s.hub.ChangedAll()
+	// A write under way finishes first; none starts after (closed).
+	s.writer <- struct{}{}
+	s.durableConn.drop()
+	s.relaxedConn.drop()
+	<-s.writer
 	s.closeStmts()
 	if s.relaxed != nil {
 		_ = s.relaxed.Close()
@@ -284,6 +293,8 @@ func (s *Store) Close() error {
 
 // closeDBs closes the databases of a store that failed to open.
 func (s *Store) closeDBs() {
+	s.durableConn.drop()
+	s.relaxedConn.drop()
 	if s.relaxed != nil {
 		_ = s.relaxed.Close()
 	}
@@ -348,28 +359,39 @@ func (s *Store) commit(ctx context.Context, op string, durable bool, fn func(run
 	case <-ctx.Done():
 		return fmt.Errorf("sqlite: %s: %w", op, ctx.Err())
 	}
-	r := runner{s: s}
-	db := s.db
-	if !durable && s.relaxed != nil {
-		db, r.relaxed = s.relaxed, true
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite: %s: %w", op, store.ErrClosed)
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
+	w := &s.durableConn
+	if !durable && s.relaxed != nil {
+		w = &s.relaxedConn
+	}
+	r := runner{s: s, w: w, relaxed: w == &s.relaxedConn}
+	// BEGIN IMMEDIATE waits for the file's write lock, which another
+	// process may hold: it keeps ctx, so the wait ends with it.
+	if err := w.exec(ctx, `BEGIN IMMEDIATE`); err != nil {
 		return s.fail(ctx, op, err)
 	}
-	// A no-op once committed; rolls back when fn panics.
-	defer func() { _ = tx.Rollback() }()
-	r.tx = tx
+	open := true
+	rollback := func() {
+		if open {
+			open = false
+			w.rollback()
+		}
+	}
+	defer rollback() // when fn panics
 	if err := fn(r); err != nil {
-		_ = tx.Rollback()
+		rollback()
 		if errors.Is(err, errDB) {
 			return s.fail(ctx, op, err)
 		}
 		return s.damage.Note(fmt.Errorf("sqlite: %s: %w", op, err))
 	}
-	if err := tx.Commit(); err != nil {
+	if err := w.exec(context.WithoutCancel(ctx), `COMMIT`); err != nil {
+		rollback()
 		return s.fail(ctx, op, err)
 	}
+	open = false
 	s.commits.Add(1)
 	if !r.relaxed && s.relaxed != nil {
 		s.durable.Add(1)
