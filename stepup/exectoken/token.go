@@ -22,6 +22,13 @@ import (
 // never taken for one.
 const TokenType = "asu-exec+jwt"
 
+// MaxTokenSize is the longest execution token, in bytes. A token is a few
+// hundred bytes; [Verifier.Verify] refuses a longer one with
+// [ErrTokenMalformed] before it decodes any of it, and
+// [TokenIssuer.Issue] never issues one (only an issuer name, a ticket id
+// or an approver kilobytes long would need it).
+const MaxTokenSize = 4 << 10
+
 // DefaultTokenTTL is how long an execution token lives when
 // [WithTokenTTL] does not say; never past the ticket's expiry.
 const DefaultTokenTTL = 60 * time.Second
@@ -154,6 +161,10 @@ func (ti *TokenIssuer) Issue(ctx context.Context, id stepup.TicketID) (string, e
 	}
 	if err != nil {
 		return "", fmt.Errorf("token: %w: signing failed", stepup.ErrConfig)
+	}
+	if len(s) > MaxTokenSize {
+		// Every executor would refuse it: the issuer name is too long.
+		return "", fmt.Errorf("token: %w: the token is longer than %d bytes; shorten the issuer name", stepup.ErrConfig, MaxTokenSize)
 	}
 	return s, nil
 }

@@ -29,8 +29,9 @@ import (
 // [ErrConsumed], [ErrExpired] or [ErrEffectChanged].
 var (
 	// ErrTokenMalformed means the token is not a JWT of the execution
-	// token's shape: bad encoding, wrong "typ", a claim missing or
-	// ill-formed.
+	// token's shape: longer than [MaxTokenSize], a byte outside
+	// base64url and the dots, bad encoding, wrong "typ", a claim missing
+	// or ill-formed.
 	ErrTokenMalformed = errors.New("stepup: execution token malformed")
 	// ErrTokenSignature means the token is not signed with EdDSA by the
 	// gate's key; "none", HMAC and RSA tokens land here whatever their
@@ -202,6 +203,9 @@ func newVerifier(pub ed25519.PublicKey, keys keyring.PublicSource, issuer, audie
 // Verify may be tried again. A crash after Verify leaves the ticket
 // executing: [Verifier.Recover] lists it with its idempotency key.
 func (v *Verifier) Verify(ctx context.Context, token string, e canon.Effect) (Claims, error) {
+	if err := spelled(token); err != nil {
+		return Claims{}, err // before the store is asked anything
+	}
 	now, err := v.st.Now(ctx)
 	if err != nil {
 		return Claims{}, fmt.Errorf("verify token: %w: the store's clock: %v", stepup.ErrStore, err)
@@ -325,10 +329,34 @@ func tokenReason(err error) string {
 	return "store failure"
 }
 
+// spelled refuses, before anything decodes it, a token longer than
+// [MaxTokenSize] or holding a byte outside the compact form's alphabet:
+// base64url without padding, and the dots between the segments.
+// encoding/base64 skips CR and LF wherever they are, so without this one
+// token has any number of spellings that verify, and whatever is keyed on
+// a token's text (a cache of tokens seen, a deny-list, a log search) is
+// bypassed by a respelling.
+func spelled(token string) error {
+	if len(token) > MaxTokenSize {
+		return fmt.Errorf("verify token: %w: longer than %d bytes", ErrTokenMalformed, MaxTokenSize)
+	}
+	for i := range len(token) {
+		switch c := token[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return fmt.Errorf("verify token: %w: a byte outside base64url and the dots", ErrTokenMalformed)
+		}
+	}
+	return nil
+}
+
 // check verifies the token's signature and claims, not the effect.
 // signed reports whether the signature verified, so that c (as far as it
 // was read) comes from the gate.
 func (v *Verifier) check(token string, now time.Time) (c Claims, signed bool, err error) {
+	if err := spelled(token); err != nil {
+		return Claims{}, false, err // no parser reads a token not spelled as issued
+	}
 	var (
 		tc     tokenClaims
 		keyErr error // why the key the token names does not verify

@@ -32,8 +32,9 @@ import (
 // beside the list) and closing the one before, Enter closes it; on a
 // 390 px phone nothing scrolls sideways. Approving one leaves its words
 // on screen while the rest stay listed, and "Nothing to decide" shows
-// only once nothing is on screen. Signing out clears everything the
-// session showed. Screenshots go to ASU_ARTIFACTS.
+// only once nothing is on screen. A sign-out the store refuses says so,
+// clears the screen and keeps the button to sign out again; signing out
+// clears everything the session showed. Screenshots go to ASU_ARTIFACTS.
 func TestBrowserQueueOfTwenty(t *testing.T) {
 	bctx := browsertest.Start(t, "the real-browser queue test", 1280, 800)
 	dir := browsertest.Artifacts(t)
@@ -58,7 +59,8 @@ func TestBrowserQueueOfTwenty(t *testing.T) {
 	require.NoError(t, err)
 	signIn, err := passkey.NewSignIn(approver)
 	require.NoError(t, err)
-	in, err := inbox.New(g.Desk(), signIn, rp, &inbox.Options{Poll: 100 * time.Millisecond})
+	flaky := &flakyDesk{Desk: g.Desk()}
+	in, err := inbox.New(flaky, signIn, rp, &inbox.Options{Poll: 100 * time.Millisecond})
 	require.NoError(t, err)
 	site, err := gateway.NewSite(g.Desk(), enroll, rp, &gateway.SiteOptions{Tickets: g, Sessions: in})
 	require.NoError(t, err)
@@ -149,7 +151,18 @@ func TestBrowserQueueOfTwenty(t *testing.T) {
 	assert.Zero(t, tall, "a closed request takes more than two short lines on the phone")
 	shot(t, phone, dir, "inbox-queue-20-390.png", true)
 
+	// A sign-out the store refuses: the page says so, shows nothing of
+	// the session, and keeps the button.
+	flaky.failEnd.Store(true)
+	require.NoError(t, chromedp.Do(desk, chromedp.Click(chromedp.ID("inbox-signout"))))
+	waitFor(t, desk, `document.getElementById("inbox-status").textContent.indexOf("Not signed out") === 0`)
+	refused, err := chromedp.Run(desk, chromedp.Evaluate[string](`document.querySelectorAll(".inbox-item").length + "|" +
+		document.getElementById("inbox-who").textContent + "|" + document.getElementById("inbox-signout").hidden`))
+	require.NoError(t, err)
+	assert.Equal(t, "0||false", refused)
+
 	// Sign out: nothing of erin's session stays on screen.
+	flaky.failEnd.Store(false)
 	require.NoError(t, chromedp.Do(desk, chromedp.Click(chromedp.ID("inbox-signout"))))
 	waitFor(t, desk, `document.body.dataset.inbox === "signin"`)
 	left, err := chromedp.Run(desk, chromedp.Evaluate[string](`document.querySelectorAll(".inbox-item").length + "|" +

@@ -44,13 +44,22 @@ func (in *Inbox) current(r *http.Request) (session, error) {
 	return s, in.recheck(r.Context(), s)
 }
 
-// recheck reports whether s is still live: unexpired, not signed out,
-// its credential enrolled and unrevoked.
+// recheck reports whether s is still live: unexpired, not signed out on
+// any replica, its credential enrolled and unrevoked.
 func (in *Inbox) recheck(ctx context.Context, s session) error {
-	if !in.sessions.live(s, in.now()) {
+	live, err := in.sessions.live(ctx, s, in.now())
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", remote.ErrUnavailable, ctx.Err())
+	case err != nil:
+		// Whether it was signed out elsewhere is unknown: refuse this
+		// request, and keep the session for the next.
+		in.log.Warn("inbox session: the sign-outs could not be read", "approver", s.user, "error", err.Error())
+		return fmt.Errorf("inbox: session: %w", err)
+	case !live:
 		return fmt.Errorf("%w: the session expired or was signed out", errNoSession)
 	}
-	err := in.signIn.Recheck(ctx, s.who())
+	err = in.signIn.Recheck(ctx, s.who())
 	switch {
 	case err == nil:
 		return nil
@@ -61,6 +70,7 @@ func (in *Inbox) recheck(ctx context.Context, s session) error {
 	}
 	// The credential could not be checked (a store failure): refuse this
 	// request, and keep the session for the next.
+	in.log.Warn("inbox session: the credential could not be checked", "approver", s.user, "error", err.Error())
 	return fmt.Errorf("inbox: session: %w", err)
 }
 

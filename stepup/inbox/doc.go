@@ -13,7 +13,15 @@
 // https origin) holding the approver, the credential that signed in and
 // an expiry, under a MAC. It is checked on every request, stream polls
 // included: it ends when it expires ([DefaultSessionTTL]), on sign-out,
-// and as soon as its credential is revoked. It authorizes nothing but
+// and as soon as its credential is revoked. Sign-out ends the session on
+// every replica sharing the gate's store, and after a restart: it is
+// recorded in the store through the [Desk] ([gate.Desk.EndSession]), and
+// every request and stream poll reads that record, so a copy of the
+// cookie kept elsewhere opens nothing once its approver signed out. Both
+// sides fail closed: a sign-out the store does not take still ends the
+// session on this replica, is logged, and the approver is told it may
+// still open elsewhere (and signs out again); a record that cannot be
+// read refuses the request. It authorizes nothing but
 // reading the queue: the [Desk] the inbox is given has no method that
 // decides, and the approve and deny buttons sign the one ticket's own
 // challenge (gate.Prompt's Options and DenyOptions) and post the

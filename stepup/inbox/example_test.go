@@ -144,3 +144,56 @@ func ExampleLink() {
 	// Output:
 	// https://approve.example.com/inbox/
 }
+
+// Replicas behind one load balancer share the session key and the gate's
+// store: a session signed in on one works on the other, and signed out
+// on either it is over on both, and on any replica started later.
+func ExampleOptions_replicas() {
+	ctx := context.Background()
+	st := memory.New(nil) // the store every replica's gate shares
+	rp := stepuptest.RP()
+	key := []byte("the session key of every replica, 32+ bytes") // Options.Key, from a secret store
+	replica := func() *inbox.Inbox {
+		approver, _ := passkey.New(st, rp)
+		g, _ := gate.New(st, stepuptest.SeedCatalog(), approver)
+		signIn, _ := passkey.NewSignIn(approver)
+		in, err := inbox.New(g.Desk(), signIn, rp, &inbox.Options{Key: key})
+		if err != nil {
+			panic(err)
+		}
+		return in
+	}
+	one, two := replica(), replica()
+	enroll, _ := passkey.NewEnrollment(st, rp)
+	dana, _ := stepuptest.Enroll(ctx, enroll, "user:dana")
+
+	send := func(in *inbox.Inbox, method, path, body string, cookie *http.Cookie) *http.Response {
+		r := httptest.NewRequest(method, rp.Origin+path, strings.NewReader(body))
+		r.Header.Set("Origin", rp.Origin)
+		r.Header.Set("Content-Type", "application/json")
+		if cookie != nil {
+			r.AddCookie(cookie)
+		}
+		w := httptest.NewRecorder()
+		in.ServeHTTP(w, r)
+		return w.Result()
+	}
+	var begin struct {
+		Options json.RawMessage `json:"options"`
+		State   string          `json:"state"`
+	}
+	_ = json.NewDecoder(send(one, http.MethodPost, "/inbox/signin/begin", "", nil).Body).Decode(&begin)
+	answer, _ := dana.Assert(begin.Options)
+	body, _ := json.Marshal(map[string]any{"state": begin.State, "credential": json.RawMessage(answer)})
+	cookie := send(one, http.MethodPost, "/inbox/signin", string(body), nil).Cookies()[0]
+
+	fmt.Println(send(two, http.MethodGet, "/inbox/queue", "", cookie).StatusCode)
+	fmt.Println(send(two, http.MethodPost, "/inbox/signout", "", cookie).StatusCode)
+	fmt.Println(send(one, http.MethodGet, "/inbox/queue", "", cookie).StatusCode)
+	fmt.Println(send(replica(), http.MethodGet, "/inbox/queue", "", cookie).StatusCode)
+	// Output:
+	// 200
+	// 200
+	// 401
+	// 401
+}

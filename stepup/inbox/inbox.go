@@ -46,15 +46,19 @@ const (
 	MinKeySize = 32
 )
 
-// Desk is what the inbox reads of a gate's desk: an approver's queue and
-// the prompt of one ticket (its card, who may decide it, and the
-// requests the passkey signs to approve or deny it). [*gate.Desk]
+// Desk is what the inbox uses of a gate's desk: an approver's queue, the
+// prompt of one ticket (its card, who may decide it, and the requests
+// the passkey signs to approve or deny it), and the record of sign-outs
+// in the gate's store, which every replica sharing the store reads
+// ([gate.Desk.EndSession] and [gate.Desk.SessionEnded]). [*gate.Desk]
 // implements it. The inbox has no way to decide a ticket: approvals and
 // denials go to the approval site, signed over the ticket's own
 // challenge.
 type Desk interface {
 	Queue(ctx context.Context, approver string, limit int) ([]plug.Entry, error)
 	Prompt(ctx context.Context, id stepup.TicketID) (gate.Prompt, error)
+	EndSession(ctx context.Context, id []byte, until time.Time) error
+	SessionEnded(ctx context.Context, id []byte, until time.Time) (bool, error)
 }
 
 // SignIn is the passkey sign-in sessions are opened with; [*passkey.SignIn]
@@ -86,7 +90,10 @@ type Options struct {
 	// Key MACs session cookies, at least [MinKeySize] bytes. Nil means a
 	// random key per Inbox: sessions end when the process does, and
 	// replicas behind one load balancer need a shared key. The gate's
-	// key may serve: the MAC is labelled apart from its others.
+	// key may serve: the MAC is labelled apart from its others. Sign-out
+	// ends a session on every replica whose Desk shares the gate's store,
+	// and after a restart: it is recorded in the store, not only in the
+	// process that signed out.
 	Key []byte
 	// Clock is the clock sessions expire by (default time.Now).
 	Clock func() time.Time
@@ -137,8 +144,10 @@ type Options struct {
 // A session is a cookie (HttpOnly, SameSite=Strict, Secure and
 // "__Host-" prefixed on an https origin) holding the approver, the
 // credential that signed in and the expiry, under a MAC. Every request
-// checks the MAC and the expiry and rechecks the credential, so a session
-// dies when it expires, when its credential is revoked, or on sign-out.
+// checks the MAC, the expiry and the sign-outs recorded in the gate's
+// store, and rechecks the credential, so a session dies when it expires,
+// when its credential is revoked, or on sign-out, on every replica
+// sharing the store.
 // A session only lists: no route of the inbox decides a ticket, and the
 // approval site ignores the cookie.
 //

@@ -47,7 +47,7 @@ func New(desk Desk, signIn SignIn, rp passkey.RelyingParty, opts *Options) (*Inb
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
 	}
-	in.sessions = newSessions(key)
+	in.sessions = newSessions(key, desk)
 	if in.static, err = assets(); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -32,8 +33,9 @@ const (
 	sidSize        = 16
 )
 
-// maxEnded bounds the sessions remembered as signed out before they
-// expire; past it, the one expiring first is forgotten.
+// maxEnded bounds the sign-outs this process remembers: a cache in front
+// of the store, which keeps every sign-out. Past it, the one expiring
+// first is forgotten here, and the store answers for it.
 const maxEnded = 10000
 
 // errNoSession is any reason a request carries no live session; the
@@ -52,16 +54,37 @@ func (s session) who() passkey.SignedIn {
 	return passkey.SignedIn{User: s.user, CredentialID: bytes.Clone(s.cred)}
 }
 
-// sessions makes and opens session cookies, and remembers sign-outs.
-type sessions struct {
-	key []byte
-
-	mu    sync.Mutex
-	ended map[[sidSize]byte]time.Time // signed out -> when the session would have expired
+// signOuts is where sign-outs are recorded for every replica: the gate's
+// store, through the [Desk] ([gate.Desk.EndSession] and
+// [gate.Desk.SessionEnded]).
+type signOuts interface {
+	EndSession(ctx context.Context, id []byte, until time.Time) error
+	SessionEnded(ctx context.Context, id []byte, until time.Time) (bool, error)
 }
 
-func newSessions(key []byte) *sessions {
-	return &sessions{key: bytes.Clone(key), ended: map[[sidSize]byte]time.Time{}}
+// sessions makes and opens session cookies, and records sign-outs in the
+// store, remembering them here too so that a session signed out is
+// refused without asking the store again.
+type sessions struct {
+	key    []byte
+	record signOuts
+
+	mu    sync.Mutex
+	ended map[[sidSize]byte]signedOut
+}
+
+// signedOut is a sign-out as this process remembers it.
+type signedOut struct {
+	expires time.Time // when the session would have expired anyway
+	// stored is whether the store has it. One it does not have (the write
+	// failed) is the only record of the sign-out: it is never forgotten
+	// before it expires, and it is written again whenever its cookie
+	// comes back.
+	stored bool
+}
+
+func newSessions(key []byte, record signOuts) *sessions {
+	return &sessions{key: bytes.Clone(key), record: record, ended: map[[sidSize]byte]signedOut{}}
 }
 
 // seal returns the cookie value of a new session of who until expires.
@@ -99,37 +122,85 @@ func (ss *sessions) open(value string) (session, error) {
 	return s, nil
 }
 
-// live reports whether s is unexpired at now and not signed out.
-func (ss *sessions) live(s session, now time.Time) bool {
+// live reports whether s is unexpired at now and not signed out, here or
+// on any replica sharing the store. An error means the store could not
+// say: whether s stands is unknown.
+func (ss *sessions) live(ctx context.Context, s session, now time.Time) (bool, error) {
 	if !now.Before(s.expires) {
-		return false
+		return false, nil
 	}
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	_, out := ss.ended[s.id]
-	return !out
+	out, known := ss.ended[s.id]
+	ss.mu.Unlock()
+	if known {
+		if !out.stored {
+			// Signed out here while the store refused it: the other
+			// replicas learn of it once the store takes it.
+			_ = ss.store(ctx, s, now)
+		}
+		return false, nil
+	}
+	ended, err := ss.record.SessionEnded(ctx, s.id[:], s.expires)
+	if err != nil {
+		return false, err
+	}
+	if ended {
+		ss.remember(s, true, now)
+	}
+	return !ended, nil
 }
 
-// end signs s out: its cookie opens no session again, in this process,
-// until it would have expired anyway.
-func (ss *sessions) end(s session, now time.Time) {
+// end signs s out: at once in this process, and in the store, for every
+// replica. An error means the store does not have it: s is refused here,
+// and the store is asked again whenever its cookie comes back, but until
+// then the other replicas still open it.
+func (ss *sessions) end(ctx context.Context, s session, now time.Time) error {
+	if !now.Before(s.expires) {
+		return nil // over anyway, everywhere
+	}
+	ss.remember(s, false, now)
+	return ss.store(ctx, s, now)
+}
+
+// store records the sign-out of s in the store.
+func (ss *sessions) store(ctx context.Context, s session, now time.Time) error {
+	if err := ss.record.EndSession(ctx, s.id[:], s.expires); err != nil {
+		return err
+	}
+	ss.remember(s, true, now)
+	return nil
+}
+
+// remember keeps the sign-out of s in this process, stored or not. Past
+// maxEnded it forgets the sign-outs of expired sessions and then the
+// stored one expiring first, whose record the store keeps: forgetting
+// one costs a read of the store, never a session revived. A sign-out the
+// store does not have is never forgotten before it expires; there are no
+// more of them than sessions signed out while the store refused them.
+func (ss *sessions) remember(s session, stored bool, now time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if out, ok := ss.ended[s.id]; ok {
+		out.stored = out.stored || stored
+		ss.ended[s.id] = out
+		return
+	}
 	if len(ss.ended) >= maxEnded {
 		var first [sidSize]byte
 		var at time.Time
-		for id, exp := range ss.ended {
-			if !now.Before(exp) {
+		for id, out := range ss.ended {
+			switch {
+			case !now.Before(out.expires):
 				delete(ss.ended, id)
-			} else if at.IsZero() || exp.Before(at) {
-				first, at = id, exp
+			case out.stored && (at.IsZero() || out.expires.Before(at)):
+				first, at = id, out.expires
 			}
 		}
-		if len(ss.ended) >= maxEnded {
+		if len(ss.ended) >= maxEnded && !at.IsZero() {
 			delete(ss.ended, first)
 		}
 	}
-	ss.ended[s.id] = s.expires
+	ss.ended[s.id] = signedOut{expires: s.expires, stored: stored}
 }
 
 func (ss *sessions) mac(payload []byte) []byte {

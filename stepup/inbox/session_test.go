@@ -2,9 +2,12 @@ package inbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"errors"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,8 +22,61 @@ var (
 	t0      = time.Date(2026, 10, 30, 9, 0, 0, 0, time.UTC)
 )
 
+// errDown is the failure of a store that is down.
+var errDown = errors.New("the database is down")
+
+// storeRecord keeps sign-outs as the gate's store does, for every
+// sessions value given it (every replica), and fails while told to.
+type storeRecord struct {
+	mu              sync.Mutex
+	ended           map[string]bool
+	reads           int
+	failEnd, failIt bool // writes fail; reads fail
+}
+
+func newStoreRecord() *storeRecord { return &storeRecord{ended: map[string]bool{}} }
+
+func recordKey(id []byte, until time.Time) string {
+	return string(id) + "|" + until.UTC().Format(time.RFC3339)
+}
+
+func (r *storeRecord) EndSession(_ context.Context, id []byte, until time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failEnd {
+		return errDown
+	}
+	r.ended[recordKey(id, until)] = true
+	return nil
+}
+
+func (r *storeRecord) SessionEnded(_ context.Context, id []byte, until time.Time) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads++
+	if r.failIt {
+		return false, errDown
+	}
+	return r.ended[recordKey(id, until)], nil
+}
+
+func (r *storeRecord) set(f func(r *storeRecord)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r)
+}
+
+// isLive is ss.live that fails the test on an error.
+func isLive(t *testing.T, ss *sessions, s session, now time.Time) bool {
+	t.Helper()
+	live, err := ss.live(context.Background(), s, now)
+	require.NoError(t, err)
+	return live
+}
+
 func TestSessionRoundTrip(t *testing.T) {
-	ss := newSessions(testKey)
+	record := newStoreRecord()
+	ss := newSessions(testKey, record)
 	who := passkey.SignedIn{User: "user:erin", CredentialID: []byte{1, 2, 3}}
 	value, s, err := ss.seal(who, t0.Add(30*time.Minute))
 	require.NoError(t, err)
@@ -28,23 +84,73 @@ func TestSessionRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, s, got)
 	assert.Equal(t, who, got.who())
-	assert.True(t, ss.live(got, t0))
-	assert.True(t, ss.live(got, t0.Add(30*time.Minute-time.Second)))
-	assert.False(t, ss.live(got, t0.Add(30*time.Minute)), "expired at its expiry")
+	assert.True(t, isLive(t, ss, got, t0))
+	assert.True(t, isLive(t, ss, got, t0.Add(30*time.Minute-time.Second)))
+	assert.False(t, isLive(t, ss, got, t0.Add(30*time.Minute)), "expired at its expiry")
 
-	ss.end(got, t0)
-	assert.False(t, ss.live(got, t0), "signed out")
+	require.NoError(t, ss.end(context.Background(), got, t0))
+	assert.False(t, isLive(t, ss, got, t0), "signed out")
+	assert.False(t, isLive(t, newSessions(testKey, record), got, t0), "signed out on every replica of the record")
 	again, s2, err := ss.seal(who, t0.Add(30*time.Minute))
 	require.NoError(t, err)
 	assert.NotEqual(t, value, again, "each sign-in is a session of its own")
-	assert.True(t, ss.live(s2, t0), "signing out one session leaves the others")
+	assert.True(t, isLive(t, ss, s2, t0), "signing out one session leaves the others")
 
-	_, err = newSessions([]byte("another key of at least thirty-two bytes")).open(value)
+	_, err = newSessions([]byte("another key of at least thirty-two bytes"), record).open(value)
 	assert.ErrorIs(t, err, errNoSession, "another key's cookie")
 }
 
+// TestSessionLiveFailsClosed: a session whose sign-outs cannot be read is
+// not live (an error, not a yes); one this process knows it signed out is
+// refused without asking the store.
+func TestSessionLiveFailsClosed(t *testing.T) {
+	record := newStoreRecord()
+	ss := newSessions(testKey, record)
+	_, s, err := ss.seal(passkey.SignedIn{User: "user:erin", CredentialID: []byte{1}}, t0.Add(time.Hour))
+	require.NoError(t, err)
+	record.set(func(r *storeRecord) { r.failIt = true })
+	live, err := ss.live(context.Background(), s, t0)
+	assert.ErrorIs(t, err, errDown)
+	assert.False(t, live)
+
+	record.set(func(r *storeRecord) { r.failIt = false })
+	require.NoError(t, ss.end(context.Background(), s, t0))
+	record.set(func(r *storeRecord) { r.failIt, r.reads = true, 0 })
+	live, err = ss.live(context.Background(), s, t0)
+	assert.NoError(t, err, "known here: the store is not asked")
+	assert.False(t, live)
+	assert.Zero(t, record.reads)
+}
+
+// TestSessionUnstoredSignOutIsNeverForgotten: sign-outs the store refused
+// are refused here, past the bound too, and stored once their cookie
+// comes back after the store recovers, for the other replicas.
+func TestSessionUnstoredSignOutIsNeverForgotten(t *testing.T) {
+	record := newStoreRecord()
+	ss := newSessions(testKey, record)
+	record.set(func(r *storeRecord) { r.failEnd = true })
+	var out []session
+	for i := range maxEnded + 10 {
+		_, s, err := ss.seal(passkey.SignedIn{User: "user:erin", CredentialID: []byte{1}}, t0.Add(time.Hour+time.Duration(i)*time.Second))
+		require.NoError(t, err)
+		assert.ErrorIs(t, ss.end(context.Background(), s, t0), errDown)
+		out = append(out, s)
+	}
+	for _, s := range out {
+		require.False(t, isLive(t, ss, s, t0), "a sign-out the store refused was forgotten")
+	}
+	other := newSessions(testKey, record)
+	assert.True(t, isLive(t, other, out[0], t0), "the store does not have it yet")
+
+	record.set(func(r *storeRecord) { r.failEnd = false })
+	assert.False(t, isLive(t, ss, out[0], t0), "its cookie came back: stored now")
+	assert.False(t, isLive(t, other, out[0], t0), "ended on the other replica too")
+	assert.True(t, isLive(t, other, out[1], t0), "one whose cookie has not come back yet")
+	assert.False(t, isLive(t, ss, out[1], t0.Add(time.Hour+time.Second)), "expired anyway")
+}
+
 func TestSessionRefusesOversizedFields(t *testing.T) {
-	ss := newSessions(testKey)
+	ss := newSessions(testKey, newStoreRecord())
 	for name, who := range map[string]passkey.SignedIn{
 		"no user":         {CredentialID: []byte{1}},
 		"no credential":   {User: "user:erin"},
@@ -63,7 +169,7 @@ func TestSessionRefusesOversizedFields(t *testing.T) {
 // the same session, and changing any one byte of it (or dropping or
 // adding one) opens nothing.
 func TestSessionTamperProperty(t *testing.T) {
-	ss := newSessions(testKey)
+	ss := newSessions(testKey, newStoreRecord())
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 0x1b))
 		user := "user:" + strings.Repeat(string(rune('a'+r.IntN(26))), 1+r.IntN(60))
@@ -92,19 +198,32 @@ func TestSessionTamperProperty(t *testing.T) {
 	}
 }
 
+// TestSessionEndedIsBounded: this process remembers at most maxEnded
+// sign-outs, and forgetting one revives no session: the store still has
+// it, whichever sessions expire first.
 func TestSessionEndedIsBounded(t *testing.T) {
-	ss := newSessions(testKey)
-	var first session
-	for i := range maxEnded + 10 {
-		_, s, err := ss.seal(passkey.SignedIn{User: "user:erin", CredentialID: []byte{1}}, t0.Add(time.Hour+time.Duration(i)*time.Second))
-		require.NoError(t, err)
-		if i == 0 {
-			first = s
-		}
-		ss.end(s, t0)
+	for _, order := range []string{"later sessions expire later", "later sessions expire sooner"} {
+		t.Run(order, func(t *testing.T) {
+			record := newStoreRecord()
+			ss := newSessions(testKey, record)
+			var out []session
+			for i := range maxEnded + 10 {
+				d := time.Duration(i) * time.Second
+				if order == "later sessions expire sooner" {
+					d = -d
+				}
+				_, s, err := ss.seal(passkey.SignedIn{User: "user:erin", CredentialID: []byte{1}}, t0.Add(4*time.Hour+d))
+				require.NoError(t, err)
+				require.NoError(t, ss.end(context.Background(), s, t0))
+				out = append(out, s)
+				assert.LessOrEqual(t, len(ss.ended), maxEnded)
+			}
+			assert.Len(t, ss.ended, maxEnded, "the bound")
+			for i, s := range out {
+				require.False(t, isLive(t, ss, s, t0), "sign-out %d forgotten, and the session came back", i)
+			}
+		})
 	}
-	assert.LessOrEqual(t, len(ss.ended), maxEnded)
-	assert.True(t, ss.live(first, t0), "past the bound, the sign-out expiring first is forgotten")
 }
 
 func TestDecodeSignIn(t *testing.T) {
@@ -153,7 +272,7 @@ func FuzzDecodeSignIn(f *testing.F) {
 // FuzzOpenSession: opening a cookie never panics, and only a cookie this
 // key sealed opens.
 func FuzzOpenSession(f *testing.F) {
-	ss := newSessions(testKey)
+	ss := newSessions(testKey, newStoreRecord())
 	value, _, err := ss.seal(passkey.SignedIn{User: "user:erin", CredentialID: []byte{1, 2}}, t0)
 	require.NoError(f, err)
 	f.Add(value)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/agentstepup/asu/stepup/remote"
 )
 
 // beginJSON is the answer of POST {prefix}/signin/begin.
@@ -60,6 +62,15 @@ func (in *Inbox) finish(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sessionJSON{User: s.user, ExpiresAt: s.expires, Now: now})
 }
 
+// unrecorded is what an approver is told when their sign-out could not
+// be recorded in the store.
+const unrecorded = "Your sign-out could not be saved, so this session may still work wherever a copy of it is kept " +
+	"(another tab, device or server) until it expires. Sign out again; if this keeps happening, tell the administrator."
+
+// signOut ends the cookie's session for every replica, fail-closed: when
+// the store does not take the sign-out, the approver is told, the failure
+// logged, and the cookie kept so that signing out again can still name
+// the session.
 func (in *Inbox) signOut(w http.ResponseWriter, r *http.Request) {
 	if _, err := readBody(w, r, maxEmptyBytes); err != nil {
 		in.refuse(w, r, err)
@@ -67,7 +78,14 @@ func (in *Inbox) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	if c, err := r.Cookie(in.cookieName()); err == nil {
 		if s, err := in.sessions.open(c.Value); err == nil {
-			in.sessions.end(s, in.now())
+			if err := in.sessions.end(r.Context(), s, in.now()); err != nil {
+				in.log.Error("inbox sign-out not recorded: the session still opens on other replicas",
+					"approver", s.user, "expires", s.expires, "error", err.Error())
+				var p problem
+				p.Error.Code, p.Error.Message = remote.CodeUnavailable, unrecorded
+				writeJSON(w, http.StatusServiceUnavailable, p)
+				return
+			}
 			in.log.Info("inbox signed out", "approver", s.user)
 		}
 	}

@@ -108,8 +108,8 @@ func (in *Inbox) events(w http.ResponseWriter, r *http.Request) {
 					send("event: end\ndata: {\"reason\":\"session_ended\"}\n\n")
 					return
 				}
-				// Not known to stand: send nothing until it is again.
-				in.log.Warn("inbox session", "approver", s.user, "error", err.Error())
+				// Not known to stand (recheck logged why): send nothing
+				// until it is again.
 				continue
 			}
 			if !push() {

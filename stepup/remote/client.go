@@ -50,7 +50,7 @@ type Client struct {
 }
 
 // Header values every request shares. net/http only reads a request's
-// header values (a redirect copies them), so one slice serves them all.
+// header values, so one slice serves them all.
 var (
 	acceptJSON = []string{"application/json"}
 	typeJSON   = []string{"application/json"}
@@ -68,6 +68,14 @@ var (
 // trailing slashes are dropped. A nil hc means a client without a
 // timeout: each call is bounded by its context, and Wait by the server's
 // long-poll bound.
+//
+// The client never follows a redirect, with hc too: it uses a copy of hc
+// whose CheckRedirect stops at the first answer, and leaves hc as it was.
+// net/http would send the token on to another port or scheme of the same
+// host name (plain http among them), and any origin's answer would be
+// taken as the gate's. A redirect fails the call with an *[Error] of the
+// redirect's status that unwraps to [ErrInternal]: point baseURL at the
+// gateway itself.
 func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -80,15 +88,21 @@ func NewClient(baseURL, token string, hc *http.Client) (*Client, error) {
 	if token == "" {
 		return nil, fmt.Errorf("%w: empty runtime token", stepup.ErrConfig)
 	}
-	if hc == nil {
-		hc = &http.Client{}
+	own := http.Client{}
+	if hc != nil {
+		own = *hc
 	}
+	own.CheckRedirect = stopAtRedirect
 	// The path as written, escapes kept, less its trailing slashes: a
 	// slash written escaped (%2F) is part of a segment, not the end of
 	// the path.
 	base := (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + strings.TrimRight(u.EscapedPath(), "/")
-	return &Client{base: base, token: token, authz: []string{"Bearer " + token}, hc: hc, poll: DefaultMaxWait}, nil
+	return &Client{base: base, token: token, authz: []string{"Bearer " + token}, hc: &own, poll: DefaultMaxWait}, nil
 }
+
+// stopAtRedirect is every client's CheckRedirect: the redirect itself is
+// the answer, which [Client.do] refuses.
+func stopAtRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // Propose sends c to the gate and returns its ticket. As with the gate, a
 // denial is a ticket with status denied and a reason, not an error.
@@ -101,12 +115,13 @@ func (c *Client) Propose(ctx context.Context, call stepup.Call) (stepup.Ticket, 
 	if err := c.do(ctx, http.MethodPost, []string{"v1", "propose"}, nil, body, &t); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("propose: %w", err)
 	}
-	return ticket(t)
+	return ticket(t, "")
 }
 
 // Wait blocks until ticket id leaves pending or ctx ends, in long polls of
 // at most the server's bound each. When ctx ends it returns the ticket as
-// last read with ctx's error, as the gate does.
+// last read with ctx's error, as the gate does. An answer about another
+// ticket than id fails with [ErrInternal].
 func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, error) {
 	var last stepup.Ticket
 	for {
@@ -128,7 +143,7 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 			}
 			return last, fmt.Errorf("wait: %w", err)
 		}
-		tk, err := ticket(t)
+		tk, err := ticket(t, id)
 		if err != nil {
 			return last, fmt.Errorf("wait: %w", err)
 		}
@@ -150,17 +165,23 @@ func (c *Client) Wait(ctx context.Context, id stepup.TicketID) (stepup.Ticket, e
 }
 
 // Execute asks the gate to run ticket id, with no arguments: what runs is
-// the call stored at Propose.
+// the call stored at Propose. An answer about another ticket than id
+// fails with [ErrInternal] and no result: what ran, if anything, is not
+// known from it.
 func (c *Client) Execute(ctx context.Context, id stepup.TicketID) (stepup.Result, error) {
 	var r wire.Result
 	if err := c.do(ctx, http.MethodPost, ticketPath(id, "execute"), nil, nil, &r); err != nil {
+		return stepup.Result{}, fmt.Errorf("execute: %w", err)
+	}
+	if err := about(id, r.Ticket); err != nil {
 		return stepup.Result{}, fmt.Errorf("execute: %w", err)
 	}
 	return stepup.Result{Ticket: stepup.TicketID(r.Ticket), Output: r.Output, IdempotencyKey: r.IdempotencyKey}, nil
 }
 
 // Cancel withdraws pending ticket id (see [stepup.Canceller]); a ticket
-// already decided fails with [stepup.ErrResolved].
+// already decided fails with [stepup.ErrResolved], and an answer about
+// another ticket than id with [ErrInternal].
 func (c *Client) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {
 	body, err := json.Marshal(wire.Cancel{Reason: reason})
 	if err != nil {
@@ -170,7 +191,7 @@ func (c *Client) Cancel(ctx context.Context, id stepup.TicketID, reason string) 
 	if err := c.do(ctx, http.MethodPost, ticketPath(id, "cancel"), nil, body, &t); err != nil {
 		return stepup.Ticket{}, fmt.Errorf("cancel: %w", err)
 	}
-	return ticket(t)
+	return ticket(t, id)
 }
 
 // ticketPath is the path of a ticket's route, as segments.
@@ -247,6 +268,11 @@ func (c *Client) do(ctx context.Context, method string, segments []string, q url
 	if len(raw) > maxResponseBytes {
 		return fmt.Errorf("%w: answer larger than %d bytes", ErrInternal, maxResponseBytes)
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// Never followed (see NewClient), and its body is not the gate's.
+		return &Error{Status: resp.StatusCode, Code: CodeInternal,
+			Message: "the server answered with a redirect, which the client does not follow: use the gateway's own URL"}
+	}
 	if resp.StatusCode != http.StatusOK {
 		return decodeError(resp.StatusCode, raw)
 	}
@@ -279,13 +305,30 @@ func escapeSegment(s string) string {
 	return e
 }
 
-// ticket reads a ticket from the wire.
-func ticket(w wire.Ticket) (stepup.Ticket, error) {
+// ticket reads a ticket from the wire that answers a request about
+// ticket asked; "" (a proposal, which names no ticket yet) takes any id.
+func ticket(w wire.Ticket, asked stepup.TicketID) (stepup.Ticket, error) {
 	t, err := w.Ticket()
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("%w: %v", ErrInternal, err)
 	}
+	if asked != "" {
+		if err := about(asked, w.ID); err != nil {
+			return stepup.Ticket{}, err
+		}
+	}
 	return t, nil
+}
+
+// about refuses an answer about ticket got to a request about ticket
+// asked: whoever answered (the gateway, or anything on its path) did not
+// answer the question, and another ticket's status or result taken as
+// asked's would run, or report, the wrong call.
+func about(asked stepup.TicketID, got string) error {
+	if got != string(asked) {
+		return fmt.Errorf("%w: the answer is about another ticket than the one asked", ErrInternal)
+	}
+	return nil
 }
 
 // decodeError turns a refusal's body into an *Error; a body that is not

@@ -192,9 +192,14 @@
 
   function signOut() {
     disconnect();
-    call("POST", prefix + "/signout").catch(function () {}).then(function () {
+    call("POST", prefix + "/signout").then(function () {
       show("signin");
       say("Signed out.");
+    }, function (e) {
+      // Not signed out everywhere: nothing of the session stays on
+      // screen, and the button stays, to sign out again.
+      reset();
+      say("Not signed out: " + e.message, "bad");
     });
   }
 
