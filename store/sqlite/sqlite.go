@@ -38,9 +38,8 @@
 // [store.Counters]) says why each such loss is safe; flood counts kept
 // in a file of their own, not the gate's, become durable only with that
 // file's next durable commit. synchronous is a setting of the connection: relaxed writes run
-// on connections of their own (a pool of two), opened at NORMAL and never
-// used for anything else, so no decision ever commits on a relaxed
-// connection. They queue on the same writer semaphore as every other
+// on a connection of their own, opened at NORMAL and never used for
+// anything else, so no decision ever commits on a relaxed connection. They queue on the same writer semaphore as every other
 // write.
 //
 // # Decisions and their audit rows
@@ -188,7 +187,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		o.MaxConns = 8
 	}
 	if o.MaxConns < 2 {
-		return nil, fmt.Errorf("sqlite: open: %w: Options.MaxConns is %d; it must be at least 2, since a transaction preparing a statement needs a second connection", store.ErrInvalid, o.MaxConns)
+		return nil, fmt.Errorf("sqlite: open: %w: Options.MaxConns is %d; it must be at least 2, since writes hold one and readers need another", store.ErrInvalid, o.MaxConns)
 	}
 	if path == "" || strings.ContainsAny(path, "?#") || path == ":memory:" {
 		return nil, fmt.Errorf("sqlite: open: %w: path must name a file", store.ErrInvalid)
@@ -229,12 +228,10 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 			_ = db.Close()
 			return nil, fmt.Errorf("sqlite: open: %v", err)
 		}
-		// Relaxed writes take turns on the writer semaphore: one
-		// connection runs them, and a second prepares each statement
-		// the first time (preparing on the pool needs a free
-		// connection).
-		s.relaxed.SetMaxOpenConns(2)
-		s.relaxed.SetMaxIdleConns(2)
+		// Relaxed writes take turns on the writer semaphore, on the one
+		// connection they hold (see writeConn).
+		s.relaxed.SetMaxOpenConns(1)
+		s.relaxed.SetMaxIdleConns(1)
 		s.relaxedConn.db = s.relaxed
 	}
 	if err := s.migrate(ctx); err != nil {
