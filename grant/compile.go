@@ -11,6 +11,7 @@ type compiled struct {
 	tmpl    *Template
 	rules   map[string]*rule // by path
 	order   []string         // rule paths as the template lists them
+	work    int              // bytes hashed checking the rule paths (see ruleTree)
 }
 
 // rule is a validated [Rule].
@@ -73,12 +74,17 @@ func (c *compiled) compileTemplate(t *Template) error {
 	}
 	c.tmpl = t
 	c.rules = make(map[string]*rule, len(t.Args))
+	tree := newRuleTree(len(t.Args))
 	for i, r := range t.Args {
-		if !utf8Pointer(r.Path) {
+		switch {
+		case !utf8Pointer(r.Path):
 			return invalid("rule %d: path is not a JSON pointer", i)
+		case len(r.Path) > MaxPathBytes || tokens(r.Path) > MaxPathTokens:
+			return invalid("rule %d: path is over %d bytes or %d tokens", i, MaxPathBytes, MaxPathTokens)
 		}
-		if c.rules[r.Path] != nil {
-			return invalid("rule %d: path repeated", i)
+		// A rule inside another rule's value would make coverage ambiguous.
+		if why := tree.add(r.Path); why != "" {
+			return invalid("rule %d: %v", i, why)
 		}
 		cr, err := compileRule(r)
 		if err != nil {
@@ -87,12 +93,7 @@ func (c *compiled) compileTemplate(t *Template) error {
 		c.rules[r.Path] = cr
 		c.order = append(c.order, r.Path)
 	}
-	// A rule inside another rule's value would make coverage ambiguous.
-	for _, p := range c.order {
-		if !ancestors(p, func(a string) bool { return c.rules[a] == nil }) {
-			return invalid("a rule's path lies inside another rule's")
-		}
-	}
+	c.work = tree.work
 	return nil
 }
 

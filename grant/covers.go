@@ -67,7 +67,7 @@ func (c *compiled) covers(s canon.Sealed) Coverage {
 		return notCovered(ReasonReferences, "")
 	}
 	w := walker{c: c, used: make(map[string]bool, len(c.rules))}
-	if cov := w.walk(s.Args(), ""); !cov.Covered {
+	if cov := w.walk(s.Args(), "", true); !cov.Covered {
 		return cov
 	}
 	for _, p := range c.order {
@@ -85,30 +85,39 @@ type walker struct {
 	used map[string]bool
 }
 
-func (w *walker) walk(n canon.Value, path string) Coverage {
-	if r := w.c.rules[path]; r != nil {
-		w.used[path] = true
-		return r.check(n, path)
+// walk checks the value n at path. ruled is false below an object member
+// no rule path can name: one whose name is an array index (a rule path
+// token in that form addresses an array element, so a rule written for
+// ["A"] never covers {"0":"A"}), or past [MaxPathBytes].
+func (w *walker) walk(n canon.Value, path string, ruled bool) Coverage {
+	if ruled = ruled && len(path) <= MaxPathBytes; ruled {
+		if r := w.c.rules[path]; r != nil {
+			w.used[path] = true
+			return r.check(n, path)
+		}
 	}
 	switch k := n.Kind(); {
 	case k == canon.KindObject && path == "" && n.Len() == 0:
 		return covered() // no arguments at all
+	case !ruled:
+		// Nothing at or below path is covered.
 	case k == canon.KindObject && n.Len() > 0:
 		for key, sub := range n.Members() {
-			if cov := w.walk(sub, path+"/"+escapeToken(key)); !cov.Covered {
+			if cov := w.walk(sub, path+"/"+escapeToken(key), !arrayIndex(key)); !cov.Covered {
 				return cov
 			}
 		}
 		return covered()
 	case k == canon.KindArray && n.Len() > 0:
 		for i, sub := range n.Elems() {
-			if cov := w.walk(sub, path+"/"+strconv.Itoa(i)); !cov.Covered {
+			if cov := w.walk(sub, path+"/"+strconv.Itoa(i), true); !cov.Covered {
 				return cov
 			}
 		}
 		return covered()
 	}
-	// A scalar, or an empty object or array, with no rule.
+	// A scalar, or an empty object or array, with no rule; or a value no
+	// rule can name.
 	return notCovered(ReasonUnpinned, path)
 }
 

@@ -33,7 +33,10 @@
 // store.Grant, read back strictly by [Parse]. [Put] writes it with its
 // user, uses and expiry; [Use] checks coverage and then takes one use in
 // the store's atomic UseGrant, so a grant's uses and expiry hold across
-// goroutines, processes and gate replicas sharing a store. A gate calls
-// Use before it would park a call for approval; a refusal means "ask a
-// person", never "deny".
+// goroutines, processes and gate replicas sharing a store. A grant is
+// revoked by revoking the record under the id Put returned; from then on
+// it covers nothing, a plan's steps included, although each step has a
+// record of its own ([Use] and [Target] judge every step by its plan's
+// record). A gate calls Use before it would park a call for approval; a
+// refusal means "ask a person", never "deny".
 package grant

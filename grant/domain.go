@@ -5,16 +5,19 @@ import "strings"
 // domainOf returns the domain of an e-mail address ("local@domain") or a
 // host name, lower-cased, or false when s is neither in the plain form a
 // grant can vouch for. The grammar is deliberately narrow: one "@", a
-// dot-atom local part, an ASCII host name. Anything else (a display name,
-// a list of addresses, a quoted local part, a comment, a trailing dot,
-// non-ASCII) is refused rather than guessed at, since "a@b.com, c@evil.com"
-// read by its last "@" would pass for b.com's neighbour.
+// dot-atom local part without "%" or "!", an ASCII host name. Anything else
+// (a display name, a list of addresses, a quoted local part, a comment, a
+// trailing dot, non-ASCII) is refused rather than guessed at, since
+// "a@b.com, c@evil.com" read by its last "@" would pass for b.com's
+// neighbour. "%" and "!" route mail on through the named domain to another
+// ("a%evil.com@example.com", "evil.com!a@example.com": the percent hack and
+// UUCP bang paths), so an address with them is not one example.com keeps.
 func domainOf(s string) (string, bool) {
 	host := s
 	if at := strings.IndexByte(s, '@'); at >= 0 {
 		local := s[:at]
 		host = s[at+1:]
-		if !dotAtom(local) {
+		if !dotAtom(local) || strings.ContainsAny(local, "%!") {
 			return "", false
 		}
 	}

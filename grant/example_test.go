@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/grant"
+	"github.com/agentstepup/asu/store"
 	"github.com/agentstepup/asu/store/memory"
 )
 
@@ -122,6 +125,45 @@ func ExampleGrant_Validate() {
 	fmt.Println(g.Validate())
 	// Output:
 	// grant: invalid grant: rule 0: a rule sets exactly one of equals, one_of, min/max, domains, max_bytes
+}
+
+// A rule's path is bounded by MaxPathBytes and MaxPathTokens: a longer one
+// could name no argument canon accepts, or none a person would read.
+func ExampleGrant_Validate_pathLimits() {
+	deep := strings.Repeat("/a", grant.MaxPathTokens+1)
+	g := grant.Grant{Kind: grant.KindTemplate, Template: &grant.Template{
+		Tool: "issue_refund", User: "user:dana", Args: []grant.Rule{grant.Pin(deep, 1)},
+	}}
+	fmt.Println(g.Validate())
+	// Output:
+	// grant: invalid grant: rule 0: path is over 4096 bytes or 64 tokens
+}
+
+// A plan is revoked by its own id; its steps, each stored with a record of
+// its own, are revoked with it.
+func ExampleTarget_revoked() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	st := memory.New(&memory.Options{Clock: func() time.Time { return now }})
+	call := refundCall(`{"order":"A-17","amount":120}`)
+	s, _ := canon.Seal(call)
+	id, _ := grant.Put(ctx, st, grant.Plan(s.Digest()), grant.Record{
+		ID: "plan-7", User: "user:dana", CreatedAt: now, ExpiresAt: now.Add(time.Hour),
+	})
+	target, err := grant.Target(ctx, st, id, s)
+	fmt.Println(target == id+"/"+s.Digest().String(), err)
+	_ = st.RevokeGrant(ctx, id, now, func(store.Approval, bool) audit.Record {
+		return audit.Record{TicketID: id, Task: "grant", Session: "grant:user:dana",
+			Decision: audit.DecisionRevoked, Reason: "revoked", Approver: "user:dana"}
+	})
+	_, err = grant.Target(ctx, st, id, s)
+	fmt.Println(errors.Is(err, grant.ErrRevoked))
+	_, err = grant.Use(ctx, st, id, call, now)
+	fmt.Println(errors.Is(err, grant.ErrRevoked))
+	// Output:
+	// true <nil>
+	// true
+	// true
 }
 
 func ExampleParse() {

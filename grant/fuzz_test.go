@@ -35,6 +35,8 @@ func FuzzCovers(f *testing.F) {
 		`{"to":"finance@example.com","subject":"Q3"}`, `{"to":"a@b.example.org","subject":"","bcc":"x@y.z"}`,
 		`{"plan":"pro"}`, `{"items":[{"sku":"X","n":2}],"addr":{"zip":"10115","city":"Berlin"}}`,
 		`{"a/b":1,"c~d":2}`, `{}`, `{"b":[1,2],"a":"x"}`, `{"x":[]}`,
+		`{"items":{"0":{"sku":"X","n":2}},"addr":{"zip":"10115","city":"Berlin"}}`,
+		`{"to":"a%evil.com@example.com","subject":"Q3"}`, `{"to":"evil.com!a@example.org","subject":""}`,
 	}
 	specs := fuzzSeeds(f)
 	for _, s := range specs {
@@ -155,6 +157,10 @@ func resolve(v any, pointer string) (any, bool) {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch x := v.(type) {
 		case map[string]any:
+			// A token in array-index form names an array element only.
+			if n, err := strconv.Atoi(tok); err == nil && n >= 0 && strconv.Itoa(n) == tok {
+				return nil, false
+			}
 			var ok bool
 			if v, ok = x[tok]; !ok {
 				return nil, false
@@ -197,7 +203,7 @@ func satisfies(r grant.Rule, v any) bool {
 		return false
 	case r.Domains != nil:
 		s, ok := v.(string)
-		if !ok || strings.Count(s, "@") > 1 {
+		if !ok || strings.Count(s, "@") > 1 || strings.ContainsAny(s[:max(strings.IndexByte(s, '@'), 0)], "%!") {
 			return false
 		}
 		d := strings.ToLower(s[strings.LastIndexByte(s, '@')+1:])

@@ -28,6 +28,13 @@ const (
 	MaxPlanSteps = 256  // digests in a plan
 	MaxRules     = 1024 // rules in a template
 	MaxChoices   = 1024 // values in one rule's OneOf or Domains
+	// MaxPathBytes bounds a rule's path, escaped as written. An argument
+	// whose pointer is longer is covered only by a rule on a value
+	// enclosing it.
+	MaxPathBytes = 4096
+	// MaxPathTokens bounds the reference tokens of a rule's path: canon
+	// refuses arguments nested deeper, so a longer path names nothing.
+	MaxPathTokens = canon.DefaultMaxDepth
 )
 
 // Grant is a delegated approval: what a user approved once so that later
@@ -62,8 +69,14 @@ type Template struct {
 }
 
 // Rule covers the argument at Path, a JSON pointer (RFC 6901) into the
-// arguments: "/to", "/items/0/amount", "" for the whole arguments. Exactly
-// one constraint is set:
+// arguments: "/to", "/items/0/amount", "" for the whole arguments. A path
+// pins the containers it passes through: a token in array-index form ("0",
+// "17": digits, no leading zero) names an array element, any other token an
+// object member. So "/items/0" covers the "A" of {"items":["A"]} but never
+// that of {"items":{"0":"A"}}: an object member whose name is an array
+// index is covered only by a rule on a value enclosing it. A path has at
+// most [MaxPathBytes] bytes and [MaxPathTokens] tokens. Exactly one
+// constraint is set:
 //
 //   - Equals pins the value, compared as canonical JSON: strings byte for
 //     byte, numbers as exact decimals (120 and 120.0 are equal, 120 and
@@ -72,6 +85,8 @@ type Template struct {
 //   - Min and/or Max bound a number, inclusive, compared as exact decimals.
 //   - Domains bounds a string to an e-mail address or host name whose
 //     domain is one of these, exactly (lower-case ASCII; no subdomains).
+//     An address's local part is a plain dot-atom without "%" or "!",
+//     which would relay the mail on to another domain.
 //   - MaxBytes bounds a string's length in bytes: any text, declared.
 //
 // A rule on an object or array covers everything inside it only with

@@ -102,17 +102,21 @@ func sameStep(ctx context.Context, grants Keeper, s store.Grant) bool {
 func stepID(id string, d canon.Digest) string { return id + "/" + d.String() }
 
 // Use takes one use of the grant id for the effect e at now: it reads the
-// grant, checks that it is the principal's user's and that it covers e
-// ([Covers]), then takes the use in one atomic store operation
-// (store.Grants.UseGrant), which checks the expiry and the uses left. For a
-// plan it takes the use of e's step; a step's own record is never named
-// directly (an id with "/" is not found). It returns the record whose use was
-// taken, as after the use.
+// grant, checks that it is the principal's user's, that it is neither
+// revoked nor expired at now, and that it covers e ([Covers]), then takes
+// the use in one atomic store operation (store.Grants.UseGrant), which
+// checks the expiry and the uses left again. For a plan it takes the use of
+// e's step; a step's own record is never named directly (an id with "/" is
+// not found). A plan is revoked by revoking its own record, the id [Put]
+// returned: Use reads that record again after the step's use is taken, so
+// a revocation that commits while a call is being granted refuses it too.
+// It returns the record whose use was taken, as after the use.
 //
 // Any failure refuses the use: [*CoverageError] ([ErrNotCovered]),
-// [ErrExpired], [ErrUsedUp], [ErrNotFound], [ErrInvalidGrant] for a stored
-// spec that does not parse, [ErrUnavailable] for other store errors (also
-// wrapping the store's error, so a cancelled context is visible).
+// [ErrRevoked], [ErrExpired], [ErrUsedUp], [ErrNotFound], [ErrInvalidGrant]
+// for a stored spec that does not parse or a plan whose records disagree,
+// [ErrUnavailable] for other store errors (also wrapping the store's error,
+// so a cancelled context is visible).
 func Use(ctx context.Context, grants store.Grants, id string, e canon.Effect, now time.Time) (store.Grant, error) {
 	if now.IsZero() {
 		return store.Grant{}, errors.New("grant: use: no time given")
@@ -121,53 +125,105 @@ func Use(ctx context.Context, grants store.Grants, id string, e canon.Effect, no
 	if err != nil {
 		return store.Grant{}, fmt.Errorf("grant: use: effect: %w", err)
 	}
-	target, err := Target(ctx, grants, id, s)
+	target, rec, err := targetOf(ctx, grants, id, s)
 	if err != nil {
+		return store.Grant{}, err
+	}
+	if err := inForce(rec, now); err != nil {
 		return store.Grant{}, err
 	}
 	after, err := grants.UseGrant(ctx, target, now)
 	if err != nil {
 		return store.Grant{}, storeErr(err)
 	}
+	if target != id {
+		// The step's record knows nothing of its plan's revocation.
+		rec, err := grants.GetGrant(ctx, id)
+		if err != nil {
+			return store.Grant{}, storeErr(err)
+		}
+		if err := inForce(rec, now); err != nil {
+			return store.Grant{}, err
+		}
+	}
 	return after, nil
 }
 
-// Target reads grant id and checks that it is s's user's and covers s
-// exactly ([CoversSealed]), without taking a use. It returns the record a
-// call of s uses: the grant itself, or for a plan the record of s's step.
-// A store that approves the call and takes that use in one transaction
-// (store.Grants.ParkGranted) then judges the expiry and the uses left, so
-// that a use is never spent for a call the store did not keep.
+// Target reads grant id and checks that it is s's user's, that it is not
+// revoked, and that it covers s exactly ([CoversSealed]), without taking a
+// use. It returns the record a call of s uses: the grant itself, or for a
+// plan the record of s's step, which Target also reads: a step that is
+// revoked, another user's, or would outlive its plan is refused, so the
+// plan's revocation and expiry hold for every step. A store that approves
+// the call and takes that use in one transaction (store.Grants.ParkGranted)
+// then judges the expiry and the uses left by its own clock, so that a use
+// is never spent for a call the store did not keep.
+//
+// A revocation that commits after Target read the plan is not seen by the
+// store's use of the step: a caller that takes the use itself re-reads the
+// plan afterwards, as [Use] does.
 //
 // Refusals are as [Use]'s, but for expiry and uses left.
 func Target(ctx context.Context, grants Reader, id string, s canon.Sealed) (string, error) {
+	target, _, err := targetOf(ctx, grants, id, s)
+	return target, err
+}
+
+// targetOf is [Target], also returning the grant's own record.
+func targetOf(ctx context.Context, grants Reader, id string, s canon.Sealed) (string, store.Grant, error) {
 	if strings.Contains(id, "/") {
 		// A plan's step, named directly: steps are used through their
 		// plan's record, so a plan that has none covers nothing.
-		return "", fmt.Errorf("grant: use: %w", ErrNotFound)
+		return "", store.Grant{}, fmt.Errorf("grant: use: %w", ErrNotFound)
 	}
 	rec, err := grants.GetGrant(ctx, id)
 	if err != nil {
-		return "", storeErr(err)
+		return "", store.Grant{}, storeErr(err)
+	}
+	if !rec.RevokedAt.IsZero() {
+		return "", store.Grant{}, fmt.Errorf("grant: use: %w", ErrRevoked)
 	}
 	g, err := Parse(rec.Spec)
 	if err != nil {
-		return "", fmt.Errorf("grant: use: stored spec: %w", err)
+		return "", store.Grant{}, fmt.Errorf("grant: use: stored spec: %w", err)
 	}
 	if rec.User != s.Principal().User {
-		return "", &CoverageError{Coverage: notCovered(ReasonUser, "")}
+		return "", store.Grant{}, &CoverageError{Coverage: notCovered(ReasonUser, "")}
 	}
 	cov, err := CoversSealed(g, s)
 	if err != nil {
-		return "", fmt.Errorf("grant: use: %w", err)
+		return "", store.Grant{}, fmt.Errorf("grant: use: %w", err)
 	}
 	if !cov.Covered {
-		return "", &CoverageError{Coverage: cov}
+		return "", store.Grant{}, &CoverageError{Coverage: cov}
 	}
-	if g.Kind == KindPlan {
-		return stepID(id, s.Digest()), nil
+	if g.Kind != KindPlan {
+		return id, rec, nil
 	}
-	return id, nil
+	target := stepID(id, s.Digest())
+	step, err := grants.GetGrant(ctx, target)
+	if err != nil {
+		return "", store.Grant{}, storeErr(err)
+	}
+	switch {
+	case !step.RevokedAt.IsZero():
+		return "", store.Grant{}, fmt.Errorf("grant: use: plan step: %w", ErrRevoked)
+	case step.User != rec.User || step.ExpiresAt.After(rec.ExpiresAt):
+		return "", store.Grant{}, fmt.Errorf("grant: use: %w", invalid("a plan step is another user's or outlives its plan"))
+	}
+	return target, rec, nil
+}
+
+// inForce reports, as an error, whether the grant record rec is revoked or
+// expired at now.
+func inForce(rec store.Grant, now time.Time) error {
+	switch {
+	case !rec.RevokedAt.IsZero():
+		return fmt.Errorf("grant: use: %w", ErrRevoked)
+	case !now.Before(rec.ExpiresAt):
+		return fmt.Errorf("grant: use: %w", ErrExpired)
+	}
+	return nil
 }
 
 // storeErr maps a store error to this package's sentinels, keeping it

@@ -28,6 +28,9 @@ type TrustedKey struct {
 	alg  webauthncose.COSEAlgorithmIdentifier
 	key  any // webauthncose's parsed form, which verifies signatures
 	id   Identity
+	// holder names whoever can sign for the key, the same for every
+	// encoding and algorithm label of one key (see sameKey).
+	holder string
 }
 
 // Identity is what a verifier knows about whose key a [TrustedKey] is.
@@ -126,14 +129,22 @@ func fromCOSE(parsed any) (*TrustedKey, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: invalid EC2 key", ErrUnsupportedKey)
 		}
-		return &TrustedKey{pub: pub, alg: alg, key: k}, nil
+		raw, err := pub.Bytes()
+		if err != nil {
+			return nil, fmt.Errorf("%w: invalid EC2 key", ErrUnsupportedKey)
+		}
+		return &TrustedKey{pub: pub, alg: alg, key: k, holder: "p256:" + string(raw)}, nil
 	case webauthncose.OKPPublicKeyData:
 		alg := webauthncose.COSEAlgorithmIdentifier(k.Algorithm)
 		if (alg != webauthncose.AlgEdDSA && alg != webauthncose.AlgEd25519) ||
 			k.Curve != int64(webauthncose.Ed25519) || len(k.XCoord) != ed25519.PublicKeySize {
 			return nil, fmt.Errorf("%w: OKP key is not Ed25519", ErrUnsupportedKey)
 		}
-		return &TrustedKey{pub: ed25519.PublicKey(bytes.Clone(k.XCoord)), alg: alg, key: k}, nil
+		if !canonicalEd25519(k.XCoord) {
+			return nil, fmt.Errorf("%w: Ed25519 key is not in canonical encoding", ErrUnsupportedKey)
+		}
+		return &TrustedKey{pub: ed25519.PublicKey(bytes.Clone(k.XCoord)), alg: alg, key: k,
+			holder: "ed25519:" + string(k.XCoord)}, nil
 	case webauthncose.RSAPublicKeyData:
 		alg := webauthncose.COSEAlgorithmIdentifier(k.Algorithm)
 		if alg != webauthncose.AlgRS256 {
@@ -147,10 +158,36 @@ func fromCOSE(parsed any) (*TrustedKey, error) {
 		if n.BitLen() < MinRSABits {
 			return nil, fmt.Errorf("%w: RSA key shorter than %d bits", ErrUnsupportedKey, MinRSABits)
 		}
-		return &TrustedKey{pub: &rsa.PublicKey{N: n, E: e}, alg: alg, key: k}, nil
+		// The modulus alone: whoever can factor it signs under any
+		// exponent, so keys that share it share their holder.
+		return &TrustedKey{pub: &rsa.PublicKey{N: n, E: e}, alg: alg, key: k, holder: "rsa:" + string(n.Bytes())}, nil
 	default:
 		return nil, fmt.Errorf("%w: key type not ES256, EdDSA or RS256", ErrUnsupportedKey)
 	}
+}
+
+// canonicalEd25519 reports whether x is the canonical encoding of its
+// point (RFC 8032 section 5.1.2): y below the field prime, and no sign bit
+// on an x of zero. crypto/ed25519 also takes the other encodings, which
+// name the same point in other bytes, so one key could pass for two.
+func canonicalEd25519(x []byte) bool {
+	top := x[31] & 0x7f
+	ones := true // x[1:31] are all 0xff
+	zeros := true
+	for _, b := range x[1:31] {
+		ones = ones && b == 0xff
+		zeros = zeros && b == 0
+	}
+	if top == 0x7f && ones && x[0] >= 0xed {
+		return false // y >= 2^255-19
+	}
+	if x[31]&0x80 != 0 {
+		// x is zero only where y is 1 or 2^255-20.
+		if (top == 0 && zeros && x[0] == 1) || (top == 0x7f && ones && x[0] == 0xec) {
+			return false
+		}
+	}
+	return true
 }
 
 // Algorithm returns the key's COSE algorithm name: "ES256", "EdDSA",
@@ -163,7 +200,7 @@ func (k *TrustedKey) PublicKey() crypto.PublicKey { return k.pub }
 
 // matches reports whether the COSE_Key embedded in a receipt is this key:
 // byte for byte when the trusted key was given as a COSE_Key, otherwise the
-// same algorithm and the same public key.
+// same algorithm (EdDSA and Ed25519 name one) and the same public key.
 func (k *TrustedKey) matches(embedded []byte) bool {
 	if k.cose != nil {
 		return bytes.Equal(k.cose, embedded)
@@ -173,11 +210,31 @@ func (k *TrustedKey) matches(embedded []byte) bool {
 		return false
 	}
 	other, err := fromCOSE(parsed)
-	if err != nil || other.alg != k.alg {
+	if err != nil || signing(other.alg) != signing(k.alg) {
 		return false
 	}
 	eq, ok := k.pub.(interface{ Equal(crypto.PublicKey) bool })
 	return ok && eq.Equal(other.pub)
+}
+
+// signing returns the algorithm a signature under alg is made with: EdDSA
+// on curve Ed25519 (the only curve fromCOSE accepts) and the fully
+// specified Ed25519 are one algorithm under two labels.
+func signing(alg webauthncose.COSEAlgorithmIdentifier) webauthncose.COSEAlgorithmIdentifier {
+	if alg == webauthncose.AlgEd25519 {
+		return webauthncose.AlgEdDSA
+	}
+	return alg
+}
+
+// sameKey reports whether a and b are one public key, or keys whoever
+// holds one can sign for the other with: however each was given (a
+// COSE_Key or a crypto.PublicKey from a PEM file), whatever its COSE
+// encoding, and under either label of Ed25519 (EdDSA, -8, and Ed25519,
+// -19). RSA keys with one modulus are one key, whatever their exponents.
+// [VerifyQuorum] refuses people who share a key in this sense.
+func sameKey(a, b *TrustedKey) bool {
+	return a != nil && b != nil && a.holder == b.holder
 }
 
 // verify reports whether sig is the key's signature over data.

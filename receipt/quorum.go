@@ -2,7 +2,6 @@ package receipt
 
 import (
 	"bytes"
-	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,28 +36,72 @@ type Quorum struct {
 }
 
 // ParseQuorum decodes a quorum strictly: at most MaxQuorumReceipts ×
-// [MaxSize] bytes, exactly the fields of [QuorumFormatV1], and each
-// receipt as [Parse] reads one.
+// [MaxSize] bytes of JSON, exactly the fields of [QuorumFormatV1], each
+// once (a repeated member is refused, as [Parse] refuses one), and each
+// receipt as Parse reads one.
+//
+// It checks that data is JSON and then reads the quorum's own object in
+// place, counting the receipts as it comes to them: a list of more than
+// MaxQuorumReceipts is refused at the first one too many, and nothing of
+// the quorum's object is copied. Before Parse reads a receipt, ParseQuorum
+// has allocated at most a few hundred kilobytes (encoding/json's check of
+// nesting, which it caps), whatever data holds; each receipt then costs
+// what Parse costs it.
 func ParseQuorum(data []byte) (*Quorum, error) {
 	if len(data) > MaxQuorumReceipts*MaxSize {
 		return nil, fmt.Errorf("receipt: quorum over %d bytes: %w", MaxQuorumReceipts*MaxSize, canon.ErrTooLarge)
 	}
-	top, err := exactKeys(data, "quorum", []string{"format", "needed", "receipts"})
-	if err != nil {
-		return nil, err
+	if !json.Valid(data) {
+		return nil, fmt.Errorf("%w: quorum is not JSON", ErrMalformed)
 	}
 	var q Quorum
-	if err := json.Unmarshal(top["format"], &q.Format); err != nil || q.Format != QuorumFormatV1 {
-		return nil, fmt.Errorf("%w: format is not %s", ErrFormat, QuorumFormatV1)
-	}
-	if err := json.Unmarshal(top["needed"], &q.Needed); err != nil || q.Needed < 1 || q.Needed > MaxQuorumReceipts {
-		return nil, fmt.Errorf("%w: needed is not 1 to %d", ErrFormat, MaxQuorumReceipts)
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(top["receipts"], &raws); err != nil {
-		return nil, fmt.Errorf("%w: receipts is not a list", ErrMalformed)
-	}
-	if len(raws) == 0 || len(raws) > MaxQuorumReceipts {
+	var raws [][]byte
+	var seenFormat, seenNeeded, seenReceipts bool
+	err := members(data, func(key string, v []byte) error {
+		var seen *bool
+		switch key {
+		case "format":
+			seen = &seenFormat
+		case "needed":
+			seen = &seenNeeded
+		case "receipts":
+			seen = &seenReceipts
+		default:
+			return fmt.Errorf("%w: quorum has an unknown field", ErrMalformed)
+		}
+		if *seen {
+			return fmt.Errorf("%w: quorum has a field twice", ErrMalformed)
+		}
+		*seen = true
+		switch key {
+		case "format":
+			if len(v) > 2*len(QuorumFormatV1)+2 || json.Unmarshal(v, &q.Format) != nil || q.Format != QuorumFormatV1 {
+				return fmt.Errorf("%w: format is not %s", ErrFormat, QuorumFormatV1)
+			}
+		case "needed":
+			if len(v) > 2 || json.Unmarshal(v, &q.Needed) != nil || q.Needed < 1 || q.Needed > MaxQuorumReceipts {
+				return fmt.Errorf("%w: needed is not 1 to %d", ErrFormat, MaxQuorumReceipts)
+			}
+		default:
+			if v[0] != '[' {
+				return fmt.Errorf("%w: receipts is not a list", ErrMalformed)
+			}
+			return elements(v, func(elem []byte) error {
+				if len(raws) == MaxQuorumReceipts {
+					return fmt.Errorf("%w: a quorum holds 1 to %d receipts", ErrFormat, MaxQuorumReceipts)
+				}
+				raws = append(raws, elem)
+				return nil
+			})
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case !seenFormat || !seenNeeded || !seenReceipts:
+		return nil, fmt.Errorf("%w: quorum lacks a field", ErrMalformed)
+	case len(raws) == 0:
 		return nil, fmt.Errorf("%w: a quorum holds 1 to %d receipts", ErrFormat, MaxQuorumReceipts)
 	}
 	for i, raw := range raws {
@@ -106,7 +149,8 @@ type Person struct {
 // ([Verify], for p) under one of their own keys and names them. A person
 // counts once, however many receipts or keys they have; a receipt under
 // a key nobody in people holds counts for nothing. Two people sharing a
-// key or a name are refused as a bad policy ([ErrPolicy]).
+// key (one public key, however it is encoded or labelled) or a
+// name are refused as a bad policy ([ErrPolicy]).
 //
 // It returns the Result of each receipt (nil for one no person's key
 // claims) and, when fewer than k people count, an error wrapping
@@ -176,16 +220,4 @@ func VerifyQuorum(q *Quorum, people []Person, k int, p Policy) ([]*Result, error
 		return results, fmt.Errorf("%w: %d distinct trusted approvers verify, %d needed", ErrQuorum, count, k)
 	}
 	return results, nil
-}
-
-// sameKey reports whether two trusted keys are one public key.
-func sameKey(a, b *TrustedKey) bool {
-	if a == b {
-		return true
-	}
-	if a.alg != b.alg {
-		return false
-	}
-	eq, ok := a.pub.(interface{ Equal(crypto.PublicKey) bool })
-	return ok && eq.Equal(b.pub)
 }

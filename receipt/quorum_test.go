@@ -1,6 +1,7 @@
 package receipt_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -173,18 +174,38 @@ func TestParseQuorumRoundTripAndRefusals(t *testing.T) {
 	assert.ErrorIs(t, err, receipt.ErrPolicy)
 }
 
-// FuzzParseQuorum: ParseQuorum never panics, and what it accepts
-// marshals back to what it parses again the same.
+// FuzzParseQuorum: ParseQuorum never panics; what it accepts marshals
+// back to what it parses again the same, and is what encoding/json reads
+// in it: the same format, needed and receipts (ParseQuorum reads the
+// quorum's object in place, so its reading is held to a real parser's).
 func FuzzParseQuorum(f *testing.F) {
 	q := quorumOf(f, signers(f, 2)...)
 	raw, err := q.Marshal()
 	require.NoError(f, err)
 	f.Add(raw)
 	f.Add([]byte(`{"format":"asu.quorum.v1","needed":1,"receipts":[{}]}`))
+	f.Add([]byte(`{"format":"asu.quorum.v1","needed":1,"needed":2,"receipts":[{}]}`))
+	f.Add([]byte(` {"\u0066ormat" : "asu.quorum.v1" , "needed":1,"receipts":[ {"a":"]}\""} , [] ]} `))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		q, err := receipt.ParseQuorum(data)
 		if err != nil {
 			return
+		}
+		var ref struct {
+			Format   string            `json:"format"`
+			Needed   int               `json:"needed"`
+			Receipts []json.RawMessage `json:"receipts"`
+		}
+		require.NoError(t, json.Unmarshal(data, &ref))
+		require.Equal(t, ref.Format, q.Format)
+		require.Equal(t, ref.Needed, q.Needed)
+		require.Equal(t, len(ref.Receipts), len(q.Receipts))
+		for i, r := range ref.Receipts {
+			want, err := receipt.Parse(r)
+			require.NoError(t, err)
+			a, _ := want.Marshal()
+			b, _ := q.Receipts[i].Marshal()
+			require.Equal(t, string(a), string(b), "receipt %d", i)
 		}
 		out, err := q.Marshal()
 		require.NoError(t, err)

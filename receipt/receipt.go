@@ -52,6 +52,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentstepup/asu/canon"
 )
@@ -60,8 +61,9 @@ import (
 const FormatV1 = "asu.receipt.v1"
 
 // MaxSize bounds the encoded size of a receipt [Parse] accepts: room for an
-// effect at canon's default size limit, a card at [CardLimits], and the rest.
-const MaxSize = canon.DefaultMaxBytes + maxCardBytes + 128<<10
+// effect of [canon.MaxEffect] bytes, the most canon seals, a card at
+// [CardLimits], and the rest.
+const MaxSize = canon.MaxEffect + maxCardBytes + 64<<10
 
 // maxCardBytes and maxCardDepth bound card JSON. A card nests about four
 // levels for each level of the arguments it shows, and escapes make it
@@ -204,8 +206,9 @@ var (
 
 // Parse decodes a receipt strictly: at most [MaxSize] bytes, JSON that canon
 // accepts (no duplicate keys, valid UTF-8, exact numbers), exactly the
-// fields of [FormatV1] and no others, strict base64url, format FormatV1 and
-// a 32-byte nonce. Failures wrap [canon.ErrTooLarge], [ErrMalformed] or
+// fields of [FormatV1] and no others, strict base64url, format FormatV1,
+// a 32-byte nonce and times (Unix seconds) from 0 to the end of year 9999.
+// Failures wrap [canon.ErrTooLarge], [ErrMalformed] or
 // [ErrFormat]. Parse checks form only; [Verify] checks the evidence.
 func Parse(data []byte) (*Receipt, error) {
 	if len(data) > MaxSize {
@@ -236,6 +239,12 @@ func Parse(data []byte) (*Receipt, error) {
 	return &r, nil
 }
 
+// maxTime is the latest time a receipt carries, in Unix seconds: the end
+// of year 9999 (UTC), the last a time.Time writes in RFC 3339, so every
+// time of a receipt [Parse] accepts encodes in a [Result]'s JSON. The
+// earliest is 0.
+const maxTime = 253402300799 // 9999-12-31T23:59:59Z
+
 // checkForm checks what Parse and Verify both require of a receipt's shape.
 func (r *Receipt) checkForm() error {
 	switch {
@@ -245,8 +254,19 @@ func (r *Receipt) checkForm() error {
 		return fmt.Errorf("%w: nonce is not 32 bytes", ErrFormat)
 	case r.ExpiresAt < 0 || r.ApprovedAt < 0:
 		return fmt.Errorf("%w: negative time", ErrFormat)
+	case r.ExpiresAt > maxTime || r.ApprovedAt > maxTime:
+		return fmt.Errorf("%w: time after year 9999", ErrFormat)
 	}
 	return nil
+}
+
+// unixTime returns the receipt time t, or the zero time when it is out of
+// the range checkForm allows (the receipt then fails the format check).
+func unixTime(t int64) time.Time {
+	if t < 0 || t > maxTime {
+		return time.Time{}
+	}
+	return time.Unix(t, 0).UTC()
 }
 
 // exactKeys decodes a JSON object and checks that its keys are exactly want.

@@ -11,11 +11,11 @@ type CheckName string
 
 // The checks of [Verify], in the order they run.
 const (
-	CheckFormat         CheckName = "format"           // FormatV1, 32-byte nonce, times not negative
+	CheckFormat         CheckName = "format"           // FormatV1, 32-byte nonce, times from 1970 to 9999
 	CheckEffect         CheckName = "effect"           // effect is a complete canon.Effect in canonical form
 	CheckDigest         CheckName = "digest"           // SHA-256 of the canonical effect equals digest
 	CheckCardHash       CheckName = "card_hash"        // CardHash(card) equals card_hash
-	CheckClientDataType CheckName = "client_data_type" // client data parses and its type is webauthn.get
+	CheckClientDataType CheckName = "client_data_type" // client data parses strictly (no member twice, none respelt) and its type is webauthn.get
 	CheckChallenge      CheckName = "challenge"        // Challenge(digest, nonce, expires_at, card_hash) is the signed challenge
 	CheckOrigin         CheckName = "origin"           // client data origin equals origin, which the policy allows
 	CheckRPID           CheckName = "rp_id"            // rp_id and the authenticator data's RP ID hash match the policy

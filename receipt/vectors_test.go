@@ -148,7 +148,8 @@ func TestVectorsQuorum(t *testing.T) {
 			_, err = receipt.VerifyQuorum(q, people, v.K, p)
 			assert.Equal(t, v.Valid, err == nil, "%v", err)
 			if !v.Valid {
-				assert.ErrorIs(t, err, receipt.ErrQuorum)
+				// Too few approvers, or people who share a key.
+				assert.True(t, errors.Is(err, receipt.ErrQuorum) || errors.Is(err, receipt.ErrPolicy), "%v", err)
 			}
 		})
 	}

@@ -6,11 +6,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
 
@@ -47,10 +45,59 @@ func (p Policy) validate() error {
 
 // clientData is the part of WebAuthn's CollectedClientData a verifier reads.
 type clientData struct {
-	Type        string `json:"type"`
-	Challenge   string `json:"challenge"`
-	Origin      string `json:"origin"`
-	CrossOrigin bool   `json:"crossOrigin"`
+	Type        string
+	Challenge   string
+	Origin      string
+	CrossOrigin bool
+}
+
+// clientDataMembers are the members of the client data a verifier reads,
+// exactly as WebAuthn spells them.
+var clientDataMembers = []string{"type", "challenge", "origin", "crossOrigin"}
+
+// parseClientData reads the members a verifier needs from the client data
+// JSON, so that every reader of the same signed bytes sees the same values:
+// JSON canon accepts (no member twice, at any level, where readers differ
+// on which one counts), each member read by its exact name, and none named
+// like one of them in another case or with a folded letter ("Origin",
+// "croſsOrigin"), which encoding/json would take for it. Other members are
+// allowed, as WebAuthn allows them. type, challenge and origin are strings;
+// crossOrigin, when present, is a boolean.
+func parseClientData(raw []byte) (*clientData, string) {
+	v, err := canon.Parse(raw)
+	if err != nil || v.Kind() != canon.KindObject {
+		return nil, "client_data_json is not a JSON object canon accepts (a member twice, invalid UTF-8, ...)"
+	}
+	var cd clientData
+	for key, m := range v.Members() {
+		var text *string
+		switch key {
+		case "type":
+			text = &cd.Type
+		case "challenge":
+			text = &cd.Challenge
+		case "origin":
+			text = &cd.Origin
+		case "crossOrigin":
+			if m.Kind() != canon.KindBool {
+				return nil, "client data crossOrigin is not a boolean"
+			}
+			cd.CrossOrigin = m.Bool()
+			continue
+		default:
+			for _, name := range clientDataMembers {
+				if strings.EqualFold(key, name) {
+					return nil, "client data has a member named like " + name + " in another case or with a folded letter"
+				}
+			}
+			continue
+		}
+		if m.Kind() != canon.KindString {
+			return nil, "client data " + key + " is not a string"
+		}
+		*text = m.String()
+	}
+	return &cd, ""
 }
 
 // Verify checks that the holder of trusted approved exactly the effect in
@@ -63,8 +110,12 @@ type clientData struct {
 // [ErrSignature], or [ErrFormat]). Checks that depend on a failed one are
 // reported as [NotRun].
 //
-// The key embedded in r (approver.public_key) is never used to verify; it
-// must be the trusted key, or the receipt is refused. Expiry is reported in
+// The client data is read as every reader of it must read it alike: a
+// member named twice, or a member Verify reads (type, challenge, origin,
+// crossOrigin) named in another case or with a folded letter, fails the
+// client data check, since parsers differ on which of two such members
+// counts. The key embedded in r (approver.public_key) is never used to
+// verify; it must be the trusted key, or the receipt is refused. Expiry is reported in
 // the Result, not judged. A nil receipt or key, or an incomplete policy, is
 // an error wrapping [ErrPolicy] with a nil Result.
 func Verify(r *Receipt, trusted *TrustedKey, p Policy) (*Result, error) {
@@ -78,8 +129,8 @@ func Verify(r *Receipt, trusted *TrustedKey, p Policy) (*Result, error) {
 		Checks:     make([]Check, 0, 13),
 		Digest:     r.Digest,
 		CardHash:   r.CardHash,
-		ExpiresAt:  time.Unix(r.ExpiresAt, 0).UTC(),
-		ApprovedAt: time.Unix(r.ApprovedAt, 0).UTC(),
+		ExpiresAt:  unixTime(r.ExpiresAt),
+		ApprovedAt: unixTime(r.ApprovedAt),
 		Approver:   r.Approver.User,
 		Algorithm:  trusted.Algorithm(),
 	}}
@@ -174,57 +225,25 @@ func (v *verifier) checkEffect() {
 // canonicalEffect decodes raw as a [canon.Effect] and returns it with its
 // canonical form, which must be exactly what [canon.Effect.Canonical] gives
 // for it: so nothing is missing, misspelt, unknown, or null where a list
-// belongs.
+// belongs. Every effect canon seals verifies: both paths judge by canon's
+// own effect limits ([canon.MaxEffect] bytes, arguments as large and as
+// deep as [canon.Seal] takes them), never by the default limits of
+// canon.Canonicalize, which a sealed effect's envelope and nesting exceed.
 func canonicalEffect(raw []byte) (canon.Effect, []byte, error) {
 	// The gate writes the effect in canonical form, so parse it as such
-	// first: that one pass checks it is canonical and decodes it. The
-	// limits are Canonicalize's (size and nesting), so the fast path accepts
-	// exactly what the slow one would; anything else takes the slow path.
-	if len(raw) <= canon.DefaultMaxBytes {
-		if s, err := canon.ParseSealed(raw); err == nil {
-			if nesting(s.Args(), 2) > canon.DefaultMaxDepth {
-				return canon.Effect{}, nil, ErrEffect
-			}
-			return s.Effect(), raw, nil
-		}
+	// first: that one pass checks it is canonical and decodes it.
+	if s, err := canon.ParseSealed(raw); err == nil {
+		return s.Effect(), raw, nil
 	}
-	given, err := canon.Canonicalize(raw)
+	e, err := canon.ParseEffect(raw)
 	if err != nil {
 		return canon.Effect{}, nil, err
 	}
-	s, err := canon.ParseSealed(given)
+	s, err := canon.Seal(e)
 	if err != nil {
 		return canon.Effect{}, nil, ErrEffect
 	}
-	return s.Effect(), given, nil
-}
-
-// nesting returns the depth of the deepest container in v, counting v's
-// own level as at; a scalar adds nothing. It stops descending past
-// canon.DefaultMaxDepth, so its work is bounded by v's size.
-func nesting(v canon.Value, at int) int {
-	if k := v.Kind(); k != canon.KindObject && k != canon.KindArray {
-		return at - 1
-	}
-	deepest := at
-	if at > canon.DefaultMaxDepth {
-		return deepest
-	}
-	visit := func(x canon.Value) {
-		if d := nesting(x, at+1); d > deepest {
-			deepest = d
-		}
-	}
-	if v.Kind() == canon.KindObject {
-		for _, x := range v.Members() {
-			visit(x)
-		}
-	} else {
-		for _, x := range v.Elems() {
-			visit(x)
-		}
-	}
-	return deepest
+	return s.Effect(), s.Bytes(), nil
 }
 
 func (v *verifier) checkCard() {
@@ -233,13 +252,13 @@ func (v *verifier) checkCard() {
 }
 
 func (v *verifier) checkClientData() {
-	var cd clientData
-	if err := json.Unmarshal(v.r.Assertion.ClientDataJSON, &cd); err != nil {
-		v.fail(CheckClientDataType, ErrClientDataType, "client_data_json is not JSON")
+	cd, problem := parseClientData(v.r.Assertion.ClientDataJSON)
+	if cd == nil {
+		v.fail(CheckClientDataType, ErrClientDataType, problem)
 		return
 	}
 	if v.check(CheckClientDataType, cd.Type == "webauthn.get", ErrClientDataType, "") {
-		v.cd = &cd
+		v.cd = cd
 	}
 }
 

@@ -171,7 +171,7 @@ func runAudit(args []string, stdout, stderr io.Writer, now func() time.Time) (in
 func auditLine(rep auditReport, anchored bool) string {
 	switch {
 	case !rep.Valid:
-		return "invalid: " + rep.File + ": " + rep.Reason
+		return "invalid: " + printable(rep.File) + ": " + printable(rep.Reason)
 	case rep.Records == 0 && anchored:
 		return "valid: no records after the anchor (the file is empty)"
 	case rep.Records == 0:
@@ -197,17 +197,17 @@ func auditLine(rep auditReport, anchored bool) string {
 // The signature is checked by the chain's verifier before it reads a
 // record.
 func readCheckpoint(cpFile, keyFile string) (audit.SignedCheckpoint, ed25519.PublicKey, *keyring.PublicRing, error) {
-	b, err := os.ReadFile(cpFile)
+	b, err := readFile(cpFile, "checkpoint", maxCheckpointFile)
 	if err != nil {
-		return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read checkpoint: %w", err)
+		return audit.SignedCheckpoint{}, nil, nil, err
 	}
 	sc, err := audit.ParseSignedCheckpoint(b)
 	if err != nil {
 		return audit.SignedCheckpoint{}, nil, nil, err
 	}
-	kb, err := os.ReadFile(keyFile)
+	kb, err := readFile(keyFile, "gate key", maxKeyFile)
 	if err != nil {
-		return audit.SignedCheckpoint{}, nil, nil, fmt.Errorf("read gate key: %w", err)
+		return audit.SignedCheckpoint{}, nil, nil, err
 	}
 	if !bytes.HasPrefix(bytes.TrimSpace(kb), []byte("-----BEGIN")) {
 		ring, err := keyring.ParsePublic(keyFile, kb)
@@ -227,13 +227,15 @@ func readCheckpoint(cpFile, keyFile string) (audit.SignedCheckpoint, ed25519.Pub
 // hour, overall and per effect class, then per approver, then the
 // rubber-stamp warnings (or the rule none of them tripped). A figure with
 // nothing to measure reads "-": no decisions yet, or no active time.
+// Class and approver names come from the records, and are printed with
+// their controls escaped.
 func printMetrics(w io.Writer, m *figures.Report) {
 	width := len("all")
 	for n := range m.ByClass {
-		width = max(width, len(n))
+		width = max(width, len(printable(n)))
 	}
 	for n := range m.ByApprover {
-		width = max(width, len(n))
+		width = max(width, len(printable(n)))
 	}
 	at := func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
 	if m.Window != nil {
@@ -264,7 +266,7 @@ func printMetrics(w io.Writer, m *figures.Report) {
 	}
 	fmt.Fprintln(w, "approval figures (all, then by effect class; asked: calls put to a person, lapsed: expired or cancelled undecided):")
 	row := func(name string, c figures.Class) {
-		fmt.Fprintf(w, "  %-*s  asked %4d  lapsed %4d  %s\n", width, name, c.Asked, c.Lapsed, decided(c.Decisions, c.Pace))
+		fmt.Fprintf(w, "  %-*s  asked %4d  lapsed %4d  %s\n", width, printable(name), c.Asked, c.Lapsed, decided(c.Decisions, c.Pace))
 	}
 	row("all", m.Overall)
 	for _, n := range slices.Sorted(maps.Keys(m.ByClass)) {
@@ -274,7 +276,7 @@ func printMetrics(w io.Writer, m *figures.Report) {
 		fmt.Fprintln(w, "by approver (each person's own decisions):")
 		for _, n := range slices.Sorted(maps.Keys(m.ByApprover)) {
 			a := m.ByApprover[n]
-			fmt.Fprintf(w, "  %-*s  %s\n", width, n, decided(a.Decisions, a.Pace))
+			fmt.Fprintf(w, "  %-*s  %s\n", width, printable(n), decided(a.Decisions, a.Pace))
 		}
 	}
 	if len(m.Warnings) == 0 {
@@ -284,6 +286,6 @@ func printMetrics(w io.Writer, m *figures.Report) {
 	}
 	fmt.Fprintln(w, "warnings:")
 	for _, warning := range m.Warnings {
-		fmt.Fprintln(w, "  "+warning)
+		fmt.Fprintln(w, "  "+printable(warning))
 	}
 }

@@ -75,6 +75,20 @@
 // plan was made), 1 when it is not (with a one-line reason), and 2 for a
 // usage or file error, or figures out of range. --json prints the full
 // result as one JSON object instead.
+//
+// The text output never prints what it reads from a file raw: a receipt's
+// tool and approver are quoted, as Go quotes a string ("valid:
+// "send_email" approved by "user:dana" with ES256; ..."), and reasons,
+// file names and the class and approver names of --metrics have every
+// character that does not print as itself escaped (\x1b, \n, \u202e). A
+// receipt's approver name is not signed: printed raw, it could move the
+// cursor and write a verdict of its own.
+//
+// A file read whole is refused unread, as a file error naming it and the
+// limit, when it is larger than its limit: a receipt receipt.MaxSize
+// bytes, a quorum receipt.MaxQuorumReceipts times that, a key file or a
+// checkpoint 64 KiB, an audit chain for staffing --audit 1 GiB. An audit
+// chain that verify audit verifies is read as a stream, of any length.
 package main
 
 import (
@@ -133,7 +147,7 @@ func run(args []string, stdout, stderr io.Writer, now func() time.Time) int {
 		err = fmt.Errorf("unknown command %q", args[0])
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "verify:", err)
+		fmt.Fprintln(stderr, "verify:", printable(err.Error()))
 		if errors.Is(err, errUsage) {
 			fmt.Fprintln(stderr, usage)
 		}

@@ -75,7 +75,7 @@ func TestReceiptValid(t *testing.T) {
 				assert.Equal(t, 0, code, errOut)
 				assert.Empty(t, errOut)
 				assert.Equal(t, 1, strings.Count(out, "\n"), "one line")
-				assert.Contains(t, out, "valid: send_email approved by user:dana with "+alg.String())
+				assert.Contains(t, out, `valid: "send_email" approved by "user:dana" with `+alg.String())
 				assert.Contains(t, out, "open until 2026-11-02T09:15:00Z")
 			}
 		})

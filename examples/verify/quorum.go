@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/agentstepup/asu/receipt"
@@ -46,9 +45,9 @@ func runQuorum(args []string, stdout io.Writer) (int, error) {
 		if !ok || user == "" || f == "" {
 			return 0, fmt.Errorf("%w: --key takes USER=KEYFILE, got %q", errUsage, kv)
 		}
-		text, err := os.ReadFile(f)
+		text, err := readFile(f, "key file", maxKeyFile)
 		if err != nil {
-			return 0, fmt.Errorf("read key file: %w", err)
+			return 0, err
 		}
 		key, err := parseKey(text)
 		if err != nil {
@@ -62,9 +61,9 @@ func runQuorum(args []string, stdout io.Writer) (int, error) {
 		}
 		people[i].Keys = append(people[i].Keys, key)
 	}
-	doc, err := os.ReadFile(file)
+	doc, err := readFile(file, "quorum", maxQuorumFile)
 	if err != nil {
-		return 0, fmt.Errorf("read quorum: %w", err)
+		return 0, err
 	}
 	rep := quorumReport{File: file, Needed: *k}
 	q, err := receipt.ParseQuorum(doc)
@@ -86,7 +85,7 @@ func runQuorum(args []string, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "valid: %d or more distinct approvers of the given keys approved digest %s\n",
 			*k, q.Receipts[0].Digest)
 	} else {
-		fmt.Fprintln(stdout, "invalid: "+rep.Reason)
+		fmt.Fprintln(stdout, "invalid: "+printable(rep.Reason))
 	}
 	if !rep.Valid {
 		return exitInvalid, nil

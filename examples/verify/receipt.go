@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/agentstepup/asu/receipt"
@@ -37,9 +36,9 @@ func runReceipt(args []string, stdout io.Writer, now func() time.Time) (int, err
 	if *keyFile == "" || *rpID == "" || len(origins) == 0 {
 		return 0, fmt.Errorf("%w: --key, --rp-id and --origin are required", errUsage)
 	}
-	keyText, err := os.ReadFile(*keyFile)
+	keyText, err := readFile(*keyFile, "key file", maxKeyFile)
 	if err != nil {
-		return 0, fmt.Errorf("read key file: %w", err)
+		return 0, err
 	}
 	key, err := parseKey(keyText)
 	if err != nil {
@@ -54,9 +53,9 @@ func runReceipt(args []string, stdout io.Writer, now func() time.Time) (int, err
 		}
 		key = key.WithIdentity(id)
 	}
-	doc, err := os.ReadFile(file)
+	doc, err := readFile(file, "receipt", maxReceiptFile)
 	if err != nil {
-		return 0, fmt.Errorf("read receipt: %w", err)
+		return 0, err
 	}
 
 	rep := receiptReport{File: file}
@@ -87,10 +86,12 @@ func runReceipt(args []string, stdout io.Writer, now func() time.Time) (int, err
 	return exitValid, nil
 }
 
-// receiptLine is the one-line text verdict.
+// receiptLine is the one-line text verdict. The tool and the approver are
+// quoted: the approver's name is not signed, and the tool is the agent's
+// to choose.
 func receiptLine(rep receiptReport) string {
 	if !rep.Valid {
-		return "invalid: " + rep.Reason
+		return "invalid: " + printable(rep.Reason)
 	}
 	res := rep.Result
 	window := "open until"
@@ -98,5 +99,5 @@ func receiptLine(rep receiptReport) string {
 		window = "closed at"
 	}
 	return fmt.Sprintf("valid: %s approved by %s with %s; digest %s; approval window %s %s",
-		res.Effect.Tool, res.Approver, res.Algorithm, res.Digest, window, res.ExpiresAt.Format(time.RFC3339))
+		quoted(res.Effect.Tool), quoted(res.Approver), res.Algorithm, res.Digest, window, res.ExpiresAt.Format(time.RFC3339))
 }

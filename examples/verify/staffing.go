@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
@@ -133,18 +132,18 @@ func runStaffing(args []string, stdout io.Writer) (int, error) {
 // observeFile reads an exported audit chain and observes the load in it.
 // The chain is read, not verified: `verify audit` does that.
 func observeFile(file string) (staffing.Observed, error) {
-	f, err := os.Open(file)
+	f, err := openLimited(file, "audit chain", maxStaffingAudit)
 	if err != nil {
-		return staffing.Observed{}, fmt.Errorf("read audit chain: %w", err)
+		return staffing.Observed{}, err
 	}
 	defer f.Close()
-	records, err := audit.ReadChain(f)
+	records, err := audit.ReadChain(&limitedReader{r: f, left: maxStaffingAudit, over: tooLarge(file, "audit chain", maxStaffingAudit)})
 	if err != nil {
 		return staffing.Observed{}, err
 	}
 	o, err := fromaudit.Observe(records)
 	if errors.Is(err, fromaudit.ErrNoRecords) {
-		return staffing.Observed{}, fmt.Errorf("%s holds no audit records to plan from", file)
+		return staffing.Observed{}, fmt.Errorf("%s holds no audit records to plan from", quoted(file))
 	}
 	return o, err
 }
@@ -174,7 +173,7 @@ func printPlan(w io.Writer, rep staffingReport) {
 			days = "1 day"
 		}
 		fmt.Fprintf(w, "observed in %s (read, not verified): %d records over %s, %d tasks (%d asked for approval), %d requests, %d decisions, busiest hour %d requests, median decision %s\n",
-			a.File, o.Records, days, o.Tasks, o.TasksWithApproval, o.Requests, o.Decisions, o.PeakHourRequests,
+			printable(a.File), o.Records, days, o.Tasks, o.TasksWithApproval, o.Requests, o.Decisions, o.PeakHourRequests,
 			o.MedianDecision.Round(time.Millisecond))
 	}
 	fmt.Fprintln(w, "load:")

@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
+import { decodeCredentialPublicKey } from '@simplewebauthn/server/helpers';
 import { jcs, sha256, b64url, hex32, challenge, verifyReceipt } from './verify.mjs';
 
 const ZERO = '0'.repeat(64);
@@ -41,12 +42,35 @@ function checkCardHash(v) {
   if (cardHash(card) !== v.card_hash) throw new Error('card hash differs');
 }
 
+// holder names who can sign for a COSE_Key, the same for every encoding
+// of one key: its Ed25519 point, its P-256 point, or its RSA modulus
+// (whoever can factor it signs under any exponent). The algorithm label
+// does not count: Ed25519 is one key as EdDSA (-8) and as Ed25519 (-19).
+function holder(cose) {
+  const k = decodeCredentialPublicKey(b64url(cose));
+  const hex = (label) => Buffer.from(k.get(label)).toString('hex');
+  switch (k.get(1)) {
+    case 1: return `ed25519:${hex(-2)}`;
+    case 2: return `p256:${hex(-2)}${hex(-3)}`;
+    case 3: return `rsa:${BigInt('0x' + hex(-1)).toString(16)}`;
+  }
+  throw new Error('unsupported key');
+}
+
 // verifyQuorum: every receipt about the first one's request, and at least
 // k distinct people with a receipt that verifies under one of their keys
-// and names them.
+// and names them. People who share a key are refused.
 async function verifyQuorum(q, people, keys, k, policy) {
   if (q.format !== 'asu.quorum.v1' || !Array.isArray(q.receipts) || q.receipts.length === 0) {
     throw new Error('not an asu.quorum.v1 quorum');
+  }
+  const holders = new Map();
+  for (const p of people) {
+    for (const name of p.keys) {
+      const h = holder(keys[name].cose);
+      if (holders.has(h) && holders.get(h) !== p.user) throw new Error(`${holders.get(h)} and ${p.user} share a key`);
+      holders.set(h, p.user);
+    }
   }
   const first = q.receipts[0];
   const counted = new Set();

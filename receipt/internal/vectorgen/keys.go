@@ -45,6 +45,27 @@ type passkey struct {
 	handle []byte
 }
 
+// relabelled returns k's key enrolled for user under the COSE algorithm
+// label alg (an Ed25519 key as -19 rather than -8, say): one key, another
+// encoding of it.
+func (k *passkey) relabelled(name, alg string, coseAlg webauthncose.COSEAlgorithmIdentifier, user string) (*passkey, error) {
+	pub, ok := k.signer.Public().(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("vectorgen: relabel %s: not an Ed25519 key", k.name)
+	}
+	cose, err := webauthncbor.Marshal(webauthncose.OKPPublicKeyData{
+		PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.OctetKey), Algorithm: int64(coseAlg)},
+		Curve:         int64(webauthncose.Ed25519), XCoord: pub,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vectorgen: COSE key: %w", err)
+	}
+	c := *k
+	c.name, c.alg, c.user, c.cose = name, alg, user, cose
+	c.credID, c.handle = stream(name+"/credential", 16), stream(name+"/handle", 16)
+	return &c, nil
+}
+
 // newPasskey derives a passkey for user from label.
 func newPasskey(label, alg, user string) (*passkey, error) {
 	k := &passkey{name: label, alg: alg, user: user,
@@ -134,6 +155,9 @@ type ceremony struct {
 	flags             byte
 	count             uint32
 	crossOrigin       bool
+	// clientData, when set, writes the client data JSON itself from the
+	// challenge in base64url: a browser that writes it otherwise.
+	clientData func(challenge string) string
 }
 
 // sign returns the assertion of c.
@@ -149,6 +173,9 @@ func (k *passkey) sign(c ceremony) (receipt.Assertion, error) {
 	}{c.typ, base64.RawURLEncoding.EncodeToString(c.challenge), c.origin, c.crossOrigin})
 	if err != nil {
 		return receipt.Assertion{}, err
+	}
+	if c.clientData != nil {
+		clientData = []byte(c.clientData(base64.RawURLEncoding.EncodeToString(c.challenge)))
 	}
 	sig, err := k.signRaw(authData, clientData)
 	if err != nil {

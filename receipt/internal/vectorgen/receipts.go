@@ -189,6 +189,47 @@ func (w *world) receipts() (*ReceiptFile, error) {
 			signed(dana, func(c *ceremony) { c.typ = "webauthn.create" }), false, receipt.CheckClientDataType},
 		{"clientdata/challenge-other", "The passkey signed another challenge.", "dana-es256",
 			signed(dana, func(c *ceremony) { c.challenge = stream("receipt/other-challenge", 32) }), false, receipt.CheckChallenge},
+		{"clientdata/type-twice", "The client data names its type twice, a registration's first: readers that keep " +
+			"the last and readers that keep the first disagree, so it is refused.", "dana-es256",
+			signed(dana, func(c *ceremony) {
+				c.clientData = func(ch string) string {
+					return `{"type":"webauthn.create","challenge":"` + ch + `","origin":"` + Origin + `","type":"webauthn.get"}`
+				}
+			}), false, receipt.CheckClientDataType},
+		{"clientdata/origin-twice", "The client data names its origin twice, another site's first.", "dana-es256",
+			signed(dana, func(c *ceremony) {
+				c.clientData = func(ch string) string {
+					return `{"type":"webauthn.get","challenge":"` + ch + `","origin":"https://evil.example","origin":"` + Origin + `"}`
+				}
+			}), false, receipt.CheckClientDataType},
+		{"clientdata/origin-also-in-another-case", "Beside the expected origin, the client data has an ORIGIN member " +
+			"naming another site, which a reader that matches names without case (encoding/json) takes for it.", "dana-es256",
+			signed(dana, func(c *ceremony) {
+				c.clientData = func(ch string) string {
+					return `{"type":"webauthn.get","challenge":"` + ch + `","origin":"` + Origin + `","ORIGIN":"https://evil.example"}`
+				}
+			}), false, receipt.CheckClientDataType},
+		{"clientdata/cross-origin-folded", "Beside crossOrigin false, a member spelt with a long s (U+017F), " +
+			"which Unicode case folding (encoding/json) reads as crossOrigin, says true.", "dana-es256",
+			signed(dana, func(c *ceremony) {
+				c.clientData = func(ch string) string {
+					return `{"type":"webauthn.get","challenge":"` + ch + `","origin":"` + Origin + `","crossOrigin":false,"croſsOrigin":true}`
+				}
+			}), false, receipt.CheckClientDataType},
+		{"clientdata/type-in-another-case", "The client data has TYPE and no type member.", "dana-es256",
+			signed(dana, func(c *ceremony) {
+				c.clientData = func(ch string) string {
+					return `{"TYPE":"webauthn.get","challenge":"` + ch + `","origin":"` + Origin + `"}`
+				}
+			}), false, receipt.CheckClientDataType},
+		{"valid/client-data-extra-members", "Client data with members WebAuthn lets browsers add.", "dana-es256",
+			signed(dana, func(c *ceremony) {
+				c.clientData = func(ch string) string {
+					return `{"type":"webauthn.get","challenge":"` + ch + `","origin":"` + Origin +
+						`","crossOrigin":false,"other_keys_can_be_added_here":"do not compare clientDataJSON against a template",` +
+						`"tokenBinding":{"status":"supported"}}`
+				}
+			}), true, ""},
 		{"key/other-signer-trusted-key-embedded", "Signed by another key; the receipt embeds the trusted key.", "dana-es256",
 			func() (*receipt.Receipt, error) {
 				r, err := mallory.receiptOf(req, approvedAt, nil)
@@ -204,6 +245,8 @@ func (w *world) receipts() (*ReceiptFile, error) {
 			edited(func(r *receipt.Receipt) error { r.RPID = "example.com"; return nil }), false, receipt.CheckRPID},
 		{"receipt/other-format", "The format field is not asu.receipt.v1.", "dana-es256",
 			edited(func(r *receipt.Receipt) error { r.Format = "asu.receipt.v2"; return nil }), false, "parse"},
+		{"receipt/approved-at-after-9999", "approved_at (unsigned) is in year 10000: receipt times end with year 9999.", "dana-es256",
+			edited(func(r *receipt.Receipt) error { r.ApprovedAt = 253402300800; return nil }), false, "parse"},
 	}
 	f := &ReceiptFile{
 		Description: "Receipts (format asu.receipt.v1) and their verdicts under policy, each verified against keys[key] " +
@@ -249,26 +292,35 @@ func (w *world) quorums() (*QuorumFile, error) {
 		return nil, err
 	}
 	people := []PersonJSON{{User: dana.user, Keys: []string{"dana-es256"}}, {User: lee.user, Keys: []string{"lee-eddsa"}}}
+	kim := w.keys["kim-ed25519"]
+	copied := *sign(lee, approvedAt+60)
+	copied.Approver = receipt.Approver{User: kim.user, CredentialID: kim.credID, PublicKey: kim.cose}
 	cases := []struct {
 		name, description string
 		k                 int
 		receipts          []*receipt.Receipt
 		valid             bool
+		people            []PersonJSON // nil: Dana's and Lee's keys
 	}{
 		{"two-people", "Dana and Lee each approved the same request: a rule of two is met.", 2,
-			[]*receipt.Receipt{sign(dana, approvedAt), sign(lee, approvedAt+60)}, true},
+			[]*receipt.Receipt{sign(dana, approvedAt), sign(lee, approvedAt+60)}, true, nil},
 		{"one-person-twice", "Dana approved twice: one person counts once.", 2,
-			[]*receipt.Receipt{sign(dana, approvedAt), sign(dana, approvedAt+60)}, false},
+			[]*receipt.Receipt{sign(dana, approvedAt), sign(dana, approvedAt+60)}, false, nil},
 		{"another-request", "Lee's receipt is for another nonce: not the same approval request.", 2,
-			[]*receipt.Receipt{sign(dana, approvedAt), otherReq}, false},
+			[]*receipt.Receipt{sign(dana, approvedAt), otherReq}, false, nil},
 		{"untrusted-second", "The second receipt is by a key nobody trusted holds.", 2,
-			[]*receipt.Receipt{sign(dana, approvedAt), sign(mallory, approvedAt+60)}, false},
+			[]*receipt.Receipt{sign(dana, approvedAt), sign(mallory, approvedAt+60)}, false, nil},
 		{"tampered-second", "Lee's signature was altered.", 2,
-			[]*receipt.Receipt{sign(dana, approvedAt), tampered}, false},
+			[]*receipt.Receipt{sign(dana, approvedAt), tampered}, false, nil},
 		{"misnamed-second", "Lee's receipt names Dana: a receipt counts for a person only when it names them.", 2,
-			[]*receipt.Receipt{sign(dana, approvedAt), misnamed}, false},
+			[]*receipt.Receipt{sign(dana, approvedAt), misnamed}, false, nil},
 		{"one-of-two-needed", "k is 1: Dana's receipt suffices; the untrusted one counts for nothing.", 1,
-			[]*receipt.Receipt{sign(dana, approvedAt), sign(mallory, approvedAt+60)}, true},
+			[]*receipt.Receipt{sign(dana, approvedAt), sign(mallory, approvedAt+60)}, true, nil},
+		{"one-key-two-labels", "Lee's Ed25519 key is trusted for Lee as EdDSA (-8) and for Kim as Ed25519 (-19): " +
+			"one key, so no quorum counts it twice; Lee's one assertion, copied into a receipt that names Kim and embeds " +
+			"the -19 encoding, does not make two approvers (a verifier refuses people who share a key).", 2,
+			[]*receipt.Receipt{sign(lee, approvedAt+60), &copied}, false,
+			[]PersonJSON{{User: lee.user, Keys: []string{"lee-eddsa"}}, {User: kim.user, Keys: []string{"kim-ed25519"}}}},
 	}
 	f := &QuorumFile{
 		Description: "Quorum receipts (format asu.quorum.v1): valid when every receipt is about the first one's request " +
@@ -285,7 +337,11 @@ func (w *world) quorums() (*QuorumFile, error) {
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("vectorgen: %s: quorum is not JSON", c.name)
 		}
-		f.Vectors = append(f.Vectors, QuorumVector{Name: c.name, Description: c.description, People: people,
+		who := people
+		if c.people != nil {
+			who = c.people
+		}
+		f.Vectors = append(f.Vectors, QuorumVector{Name: c.name, Description: c.description, People: who,
 			K: c.k, Quorum: raw, Valid: c.valid})
 	}
 	return f, nil

@@ -94,6 +94,13 @@ def hex32(s, what):
     return bytes.fromhex(s)
 
 
+MAX_TIME = 253402300799  # the end of year 9999: the latest receipt time, Unix seconds
+
+
+def unix_time(t):
+    return isinstance(t, int) and not isinstance(t, bool) and 0 <= t <= MAX_TIME
+
+
 def challenge(digest, nonce, expires_at, card_hash):
     if len(nonce) != 32:
         raise Refused("nonce is not 32 bytes")
@@ -150,12 +157,47 @@ def verify_signature(cose, message, sig):
         raise Refused("signature does not verify") from e
 
 
+CLIENT_DATA_READ = {"type": str, "challenge": str, "origin": str, "crossOrigin": bool}
+
+
+def strict_object(pairs):
+    """A JSON object that names no member twice: json.loads keeps the last one, other readers the first."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise Refused("client data names %s twice" % json.dumps(k))
+        out[k] = v
+    return out
+
+
+def folds_to(name, want):
+    """Whether name is want in another case or with a letter Unicode folds into it (long s, Kelvin sign):
+    what a reader that matches names without case (Go's encoding/json) takes for it."""
+    return name != want and len(name) == len(want) and all(
+        a == b or a.casefold() == b.casefold() for a, b in zip(name, want))
+
+
+def client_data(raw):
+    """The client data as receipt.Verify reads it: strict JSON, the members it reads named exactly and by
+    no other spelling, each of its type. Other members are allowed, as WebAuthn allows them."""
+    cd = json.loads(raw, object_pairs_hook=strict_object)
+    if not isinstance(cd, dict):
+        raise Refused("client data is not an object")
+    for name, v in cd.items():
+        if name in CLIENT_DATA_READ:
+            if type(v) is not CLIENT_DATA_READ[name]:
+                raise Refused("client data %s is not of its type" % name)
+        elif any(folds_to(name, want) for want in CLIENT_DATA_READ):
+            raise Refused("client data member %s is named like one a verifier reads" % json.dumps(name))
+    return cd
+
+
 def verify_receipt(r, key, policy):
     if r.get("format") != "asu.receipt.v1":
         raise Refused("format is not asu.receipt.v1")
     digest, card_hash = hex32(r["digest"], "digest"), hex32(r["card_hash"], "card_hash")
-    if r.get("approved_at", -1) < 0:
-        raise Refused("approved_at is not a Unix time")
+    if not unix_time(r.get("approved_at")) or not unix_time(r.get("expires_at")):
+        raise Refused("approved_at or expires_at is not a Unix time up to the end of year 9999")
     want = challenge(digest, b64url(r["nonce"]), r["expires_at"], card_hash)
     if sha256(jcs(r["effect"])) != digest:
         raise Refused("digest does not match the effect")
@@ -163,7 +205,7 @@ def verify_receipt(r, key, policy):
         raise Refused("card_hash does not match the card")
     a = r["assertion"]
     client_json = b64url(a["client_data_json"])
-    cd = json.loads(client_json)
+    cd = client_data(client_json)
     if cd.get("type") != "webauthn.get":
         raise Refused("client data type is not webauthn.get")
     if b64url(cd.get("challenge", "")) != want:
@@ -182,9 +224,30 @@ def verify_receipt(r, key, policy):
     verify_signature(key, auth + sha256(client_json), b64url(a["signature"]))
 
 
+def holder(cose):
+    """Who can sign for a COSE_Key, the same for every encoding of one key: its Ed25519 point, its P-256
+    point, or its RSA modulus (whoever can factor it signs under any exponent). The algorithm label does
+    not count: Ed25519 is one key as EdDSA (-8) and as Ed25519 (-19)."""
+    key, _ = cbor(cose)
+    kty = key.get(1)
+    if kty == 1:
+        return ("ed25519", key[-2])
+    if kty == 2:
+        return ("p256", key[-2], key[-3])
+    if kty == 3:
+        return ("rsa", int.from_bytes(key[-1], "big"))
+    raise Refused("unsupported key")
+
+
 def verify_quorum(q, people, keys, k, policy):
     if q.get("format") != "asu.quorum.v1" or not q.get("receipts"):
         raise Refused("not an asu.quorum.v1 quorum")
+    holders = {}
+    for p in people:
+        for n in p["keys"]:
+            h = holder(b64url(keys[n]["cose"]))
+            if holders.setdefault(h, p["user"]) != p["user"]:
+                raise Refused("%s and %s share a key" % (holders[h], p["user"]))
     first, counted = q["receipts"][0], set()
     for r in q["receipts"]:
         if any(r[f] != first[f] for f in ("digest", "nonce", "card_hash", "expires_at")):
