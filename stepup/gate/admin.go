@@ -28,13 +28,16 @@ const MaxMetricsWindow = 31 * 24 * time.Hour
 // by (an operator or an approver, recorded in the audit row). A revoked
 // approval never runs: Execute refuses it with [stepup.ErrRevoked]. A
 // ticket already running or run fails with [stepup.ErrResolved] or
-// [stepup.ErrConsumed].
+// [stepup.ErrConsumed]. by and reason are kept as one line of text of at
+// most 512 bytes each (invalid UTF-8 and control characters replaced), so
+// that what was typed never keeps the revocation from being made.
 func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
 	return ad.ad.RevokeTicket(ctx, id, by, reason)
 }
 
 // RevokeGrant revokes grant id: from then on it covers no call, and calls
-// naming it go to a person. by names who revoked it in the audit row.
+// naming it go to a person. by names who revoked it in the audit row; by
+// and reason are kept as [Admin.RevokeTicket] keeps them.
 func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 	return ad.ad.RevokeGrant(ctx, id, by, reason)
 }

@@ -51,8 +51,10 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 
 // Deny verifies answer, signed over the ticket's deny challenge
 // ([Prompt].DenyChallenge), and stores pending ticket id denied with
-// reason (the approver's own words, kept in the audit row). A denial
-// counts towards the session's lockout.
+// reason (the approver's own words, kept in the audit row as one line of
+// text of at most 512 bytes, invalid UTF-8 and control characters
+// replaced: whatever it holds, the denial is made). A denial counts
+// towards the session's lockout.
 func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
 	return d.d.Deny(ctx, id, answer, reason)
 }
@@ -67,7 +69,7 @@ func (d *Desk) RevokePrompt(ctx context.Context, id stepup.TicketID) (Prompt, er
 
 // Revoke verifies answer, signed over approved ticket id's deny challenge
 // ([Desk.RevokePrompt]) by someone who may decide the ticket, and revokes
-// the approval before it runs.
+// the approval before it runs. reason is kept as [Desk.Deny] keeps it.
 func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, reason string) (stepup.Ticket, error) {
 	return d.d.Revoke(ctx, id, answer, reason)
 }
@@ -89,7 +91,9 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 // last. The store pages through every ticket matching f and the desk keeps
 // those the approver may decide, so a page may hold fewer entries than
 // f.Limit, even none, before the last; narrow f (f.User, f.Approvers) to
-// read fewer.
+// read fewer. f.Session is refused with [stepup.ErrConfig]: a practice
+// request ([WithPractice]) is told apart from a real one by nothing the
+// desk shows or filters by, and its session is the one thing that would.
 func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plug.Entry, string, error) {
 	return d.d.List(ctx, approver, f)
 }

@@ -153,6 +153,6 @@ func ExampleWithDwell() {
 	got, err := stepuptest.Approve(ctx, g.Desk(), dana, tk.ID)
 	fmt.Println(got.Status, err)
 	// Output:
-	// approve: stepup: approved too soon after the card was shown: approved 0s after the card was first shown; external calls need at least 3s
+	// approve: stepup: approved too soon after the card was shown: approved 0s after the card was first shown; external calls need at least 3s; this answer never counts: wait until the card has been shown for the dwell time, then sign again. If your passkey gives the same answer every time (some Ed25519 and RSA security keys do), it cannot approve this ticket any more: ask another approver, or deny it and have the call proposed again
 	// approved <nil>
 }

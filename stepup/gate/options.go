@@ -407,6 +407,16 @@ const MaxDwell = 10 * time.Minute
 // approver reads the card and approves again), and an approval of a card
 // never shown is refused too. Denials are never held back, and a model
 // approver ([WithModelJudge]) has no dwell.
+//
+// An answer refused as too soon never counts later, in any spelling, so
+// that nobody who saw it go by can post it again once the dwell is over.
+// The approver signs again, and most passkeys (ECDSA, the usual kind)
+// give a new answer each time. A passkey that signs the same challenge to
+// the same bytes (Ed25519, or RSA PKCS #1 v1.5, without a signature
+// counter) gives the refused answer again, so it can no longer approve
+// that ticket: another approver must, or the call is proposed again (a
+// new ticket, a new challenge). The refusal says so; approval pages hold
+// their button for the dwell ([Desk.ShowFor]) so that it does not happen.
 func WithDwell(d time.Duration, classes ...string) Option {
 	return option(func(g *core.Config) error {
 		if d < 0 || d > MaxDwell {

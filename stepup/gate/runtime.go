@@ -52,7 +52,8 @@ func (g *Gate) Requester(ctx context.Context, id stepup.TicketID) (canon.Princip
 }
 
 // Cancel implements [stepup.Canceller]: it withdraws pending ticket id, at
-// the runtime's request, with an audit row naming reason. An approval given
+// the runtime's request, with an audit row naming reason (kept as
+// [Desk.Deny] keeps an approver's). An approval given
 // later fails with [stepup.ErrResolved], and the approval page says the
 // agent withdrew it.
 func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (stepup.Ticket, error) {

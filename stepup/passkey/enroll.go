@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/stepup/internal/freetext"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 
 	"github.com/go-webauthn/webauthn/protocol"
@@ -223,14 +224,17 @@ func (ad *Enrollment) FinishEnroll(ctx context.Context, token string, response [
 // RevokeCredential revokes passkey id: it never approves or denies again,
 // and approvals it made that have not run yet no longer run (the gate
 // re-verifies them before running, and a revoked credential fails). by
-// names who revoked it in the audit row.
+// names who revoked it in the audit row, and reason says why; both are
+// kept as one line of text of at most 512 bytes (invalid UTF-8 and
+// control characters replaced), and never keep the revocation from
+// being made.
 func (ad *Enrollment) RevokeCredential(ctx context.Context, id []byte, by, reason string) error {
 	cred, err := ad.st.GetCredential(ctx, id)
 	if err != nil {
 		return ticketstore.Err("revoke credential", err)
 	}
-	why := "passkey of " + cred.User + " revoked by " + by
-	if reason = strings.TrimSpace(reason); reason != "" {
+	why := "passkey of " + cred.User + " revoked by " + freetext.Reason(by)
+	if reason = freetext.Reason(reason); reason != "" { // the reason never decides whether the revocation is made
 		why += ": " + reason
 	}
 	err = ad.st.RevokeCredential(ctx, id, ad.now(), func(store.Approval, bool) audit.Record {
@@ -245,13 +249,14 @@ func (ad *Enrollment) RevokeCredential(ctx context.Context, id []byte, by, reaso
 }
 
 // RevokeInvite revokes an unredeemed invite: it can no longer enroll a
-// passkey. by names who revoked it in the audit row.
+// passkey. by names who revoked it in the audit row, kept as
+// [Enrollment.RevokeCredential] keeps it.
 func (ad *Enrollment) RevokeInvite(ctx context.Context, token, by string) error {
 	user, err := inviteUser(token)
 	if err != nil {
 		return fmt.Errorf("revoke invite: %w", err)
 	}
-	why := "invite of " + user + " revoked by " + by
+	why := "invite of " + user + " revoked by " + freetext.Reason(by)
 	err = ad.st.RevokeInvite(ctx, sha256.Sum256([]byte(token)), ad.now(), func(store.Approval, bool) audit.Record {
 		return audit.Record{Task: "enrollment", Session: "enrollment:" + user,
 			Principal: canon.Principal{User: user}, Decision: audit.DecisionRevoked, Reason: why}

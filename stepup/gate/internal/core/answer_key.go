@@ -1,7 +1,7 @@
 package core
 
 import (
-	"crypto/elliptic"
+	"bytes"
 	"crypto/sha256"
 	"encoding/asn1"
 	"encoding/base64"
@@ -14,12 +14,18 @@ import (
 // A mark on an answer (early, refused) must hold for every spelling of
 // the same answer: the JSON of navigator.credentials.get can be written
 // with its members in any order, with spaces and escapes, with its
-// base64url padded or not, and a P-256 signature (r, s) verifies as
-// (r, n-s) too. An answer is therefore marked by what it asserts: the
-// credential, the authenticator data, the client data and the
-// signature's r and the lesser of s and n-s. An answer that does not
-// read as a WebAuthn assertion (another approver's) is marked by its
-// bytes.
+// base64url padded or not, and an ECDSA signature (r, s) verifies as
+// (r, n-s) too, on whatever curve it was made (P-256, P-384, P-521: every
+// one enrolment accepts). An answer is therefore marked by what it
+// asserts: the credential, the authenticator data, the client data and,
+// of an ECDSA signature, r alone. r is the one part of it that no one
+// without the key can change: for a given r and message, the only
+// signatures that verify are (r, s) and (r, n-s), so r names the
+// signature whatever the curve, with no need to know it, and a signer
+// that signs again draws a new r. Any other signature (Ed25519, RSA),
+// and one that does not read as strict DER, is marked by its bytes: those
+// verify in one spelling only. An answer that does not read as a WebAuthn
+// assertion (another approver's) is marked by its bytes.
 
 // assertionParts is what an answer asserts, as read for its key.
 type assertionParts struct {
@@ -48,31 +54,32 @@ func answerContent(answer []byte) [][]byte {
 		}
 		parts = append(parts, b)
 	}
-	parts[3] = lowS(parts[3])
+	parts[3] = signatureID(parts[3])
 	return parts
 }
 
-// p256Order is the order n of P-256's group.
-var p256Order = elliptic.P256().Params().N
+// maxECDSAInt bounds the integers of a signature read as ECDSA: P-521's
+// are 521 bits.
+const maxECDSAInt = 66
 
-// lowS returns a DER ECDSA signature over P-256 as r ‖ min(s, n-s), 32
-// bytes each, and any other signature as it is.
-func lowS(sig []byte) []byte {
+// signatureID returns what names signature sig among its spellings: for
+// a strict DER ECDSA signature (r, s), a tag and r; for any other, sig as
+// it is.
+func signatureID(sig []byte) []byte {
 	var rs struct{ R, S *big.Int }
 	rest, err := asn1.Unmarshal(sig, &rs)
-	if err != nil || len(rest) > 0 || rs.R.Sign() <= 0 || rs.S.Sign() <= 0 ||
-		rs.R.Cmp(p256Order) >= 0 || rs.S.Cmp(p256Order) >= 0 {
+	if err != nil || len(rest) > 0 || rs.R.Sign() <= 0 || rs.S.Sign() <= 0 {
 		return sig
 	}
-	r, s := rs.R, rs.S
-	if half := new(big.Int).Rsh(p256Order, 1); s.Cmp(half) > 0 {
-		s.Sub(p256Order, s)
+	if der, err := asn1.Marshal(rs); err != nil || !bytes.Equal(der, sig) {
+		return sig // not the one encoding a verifier accepts
 	}
-	out := make([]byte, 65)
-	out[0] = 0xec // not a DER SEQUENCE: no other signature reads the same
-	r.FillBytes(out[1:33])
-	s.FillBytes(out[33:])
-	return out
+	r := rs.R.Bytes()
+	if len(r) > maxECDSAInt || len(rs.S.Bytes()) > maxECDSAInt {
+		return sig
+	}
+	// Not a DER SEQUENCE: no other signature reads the same.
+	return append([]byte{0xec}, r...)
 }
 
 // answerID is what the keys of answer's marks cover: a digest of what

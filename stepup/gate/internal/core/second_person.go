@@ -66,3 +66,17 @@ func (g *Gate) SecondPersonNeeded(ctx context.Context, user, class string) error
 	}
 	return nil
 }
+
+// SecondPersonNeededForGrant is [Gate.SecondPersonNeeded] for user
+// issuing (or using) a grant: a grant is a ticket of its own class, but
+// what it approves are the calls it covers, and an exact or plan grant
+// names them by digest only, so it is taken to cover every class the
+// rule names. A user below the floor issues no grant while the rule
+// names any class.
+func (g *Gate) SecondPersonNeededForGrant(ctx context.Context, user string) error {
+	sp := g.cfg.Second
+	if sp == nil || len(sp.Classes) == 0 {
+		return nil
+	}
+	return g.SecondPersonNeeded(ctx, user, sp.Classes[0]) // who is below the floor does not depend on the class
+}

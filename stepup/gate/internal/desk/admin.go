@@ -12,6 +12,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/gate/internal/run"
+	"github.com/agentstepup/asu/stepup/internal/freetext"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
@@ -24,7 +25,7 @@ func NewAdmin(g *run.Gate) *Admin { return &Admin{g: newGate(g)} }
 
 // RevokeTicket implements [gate.Admin.RevokeTicket].
 func (ad *Admin) RevokeTicket(ctx context.Context, id stepup.TicketID, by, reason string) (stepup.Ticket, error) {
-	if strings.TrimSpace(by) == "" {
+	if by = freetext.Reason(by); by == "" {
 		return stepup.Ticket{}, fmt.Errorf("revoke: %w: name who revokes", stepup.ErrConfig)
 	}
 	return ad.g.revoke(ctx, id, by, reason)
@@ -48,7 +49,7 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 		return stepup.Ticket{}, err
 	}
 	why := "revoked by " + by
-	if reason = strings.TrimSpace(reason); reason != "" {
+	if reason = freetext.Reason(reason); reason != "" { // the reason never decides whether the revocation is made
 		why += ": " + reason
 	}
 	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Revoked, Approver: a.Approver, Reason: why, At: now},
@@ -64,7 +65,7 @@ func (g *Gate) revoke(ctx context.Context, id stepup.TicketID, by, reason string
 // RevokeGrant implements [gate.Admin.RevokeGrant].
 func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 	g := ad.g
-	if strings.TrimSpace(by) == "" {
+	if by = freetext.Reason(by); by == "" {
 		return fmt.Errorf("revoke grant: %w: name who revokes", stepup.ErrConfig)
 	}
 	rec, err := g.core.St().GetGrant(ctx, id)
@@ -76,7 +77,7 @@ func (ad *Admin) RevokeGrant(ctx context.Context, id, by, reason string) error {
 		return err
 	}
 	why := "grant " + id + " revoked by " + by
-	if reason = strings.TrimSpace(reason); reason != "" {
+	if reason = freetext.Reason(reason); reason != "" {
 		why += ": " + reason
 	}
 	err = g.core.St().RevokeGrant(ctx, id, now, func(store.Approval, bool) audit.Record {
@@ -98,6 +99,13 @@ func (ad *Admin) List(ctx context.Context, f store.Filter) ([]plug.Entry, string
 func (d *Desk) List(ctx context.Context, approver string, f store.Filter) ([]plug.Entry, string, error) {
 	if err := core.CheckPerson(approver); err != nil {
 		return nil, "", fmt.Errorf("list: %w", err)
+	}
+	if f.Session != "" {
+		// A practice request differs from the real one it copies in its
+		// session alone, among what a filter reads: a desk that filtered
+		// by session would pick practice out (or leave it out) by it.
+		return nil, "", fmt.Errorf("list: %w: the desk lists by state, user and group, not by the agent's session (Admin.List does)",
+			stepup.ErrConfig)
 	}
 	return d.g.list(ctx, f, func(a store.Approval, now time.Time) bool {
 		users, err := d.g.core.ApproversOf(ctx, a, now)
@@ -169,16 +177,50 @@ func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.En
 	if err != nil {
 		return nil, err
 	}
-	q := store.QueueFilter{User: approver, Now: now, Limit: limit}
+	var groups []string
 	for name, members := range g.core.Groups() {
 		if slices.Contains(members, approver) {
-			q.Groups = append(q.Groups, name)
+			groups = append(groups, name)
 		}
 	}
-	slices.Sort(q.Groups)
-	if len(q.Groups) > store.MaxQueueGroups {
-		q.Groups = q.Groups[:store.MaxQueueGroups]
+	slices.Sort(groups)
+	// A store reads at most store.MaxQueueGroups groups at once: an
+	// approver in more is read a chunk at a time, each chunk's queue up to
+	// the limit, and the chunks merged soonest expiry first, so no group
+	// of theirs is left out.
+	chunks := [][]string{nil}
+	if len(groups) > 0 {
+		chunks = slices.Collect(slices.Chunk(groups, store.MaxQueueGroups))
 	}
+	var out []plug.Entry
+	for i, chunk := range chunks {
+		q := store.QueueFilter{Groups: chunk, Now: now, Limit: limit}
+		if i == 0 {
+			q.User = approver
+		}
+		got, err := d.queue(ctx, approver, q, limit, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	if len(chunks) > 1 {
+		slices.SortFunc(out, func(a, b plug.Entry) int {
+			if c := a.Ticket.ExpiresAt.Compare(b.Ticket.ExpiresAt); c != 0 {
+				return c
+			}
+			return strings.Compare(string(a.Ticket.ID), string(b.Ticket.ID))
+		})
+		out = slices.CompactFunc(out, func(a, b plug.Entry) bool { return a.Ticket.ID == b.Ticket.ID })
+		out = out[:min(len(out), limit)]
+	}
+	return out, nil
+}
+
+// queue reads the candidates q selects, a page at a time, soonest expiry
+// first, and returns up to limit of them that approver may decide at now.
+func (d *Desk) queue(ctx context.Context, approver string, q store.QueueFilter, limit int, now time.Time) ([]plug.Entry, error) {
+	g := d.g
 	// The store reads the candidates a page at a time, soonest expiry
 	// first; the policy and the votes are asked only about those, and a
 	// page with some left out is followed by the next until the queue is

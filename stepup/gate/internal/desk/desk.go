@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/audit"
@@ -13,6 +12,7 @@ import (
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/gate/internal/run"
+	"github.com/agentstepup/asu/stepup/internal/freetext"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
 )
@@ -135,7 +135,13 @@ func (d *Desk) Approve(ctx context.Context, id stepup.TicketID, answer []byte) (
 	if core.IsPractice(a) {
 		return g.practiced(ctx, a, v, true) // practice.go
 	}
-	if err := g.core.SecondPersonNeeded(ctx, v.User, a.EffectClass); err != nil {
+	second := g.core.SecondPersonNeeded
+	if a.Tool == plug.GrantTool {
+		// A grant approves, later and alone, the calls it covers: the
+		// rule holds it to their classes, not to its own.
+		second = func(ctx context.Context, user, _ string) error { return g.core.SecondPersonNeededForGrant(ctx, user) }
+	}
+	if err := second(ctx, v.User, a.EffectClass); err != nil {
 		// The answer verified; posted again once a second person is no
 		// longer needed, it must not count (see core.Gate.Refused).
 		if errors.Is(err, plug.ErrSecondPersonNeeded) {
@@ -188,7 +194,7 @@ func (d *Desk) Deny(ctx context.Context, id stepup.TicketID, answer []byte, reas
 		return stepup.Ticket{}, err
 	}
 	why := "denied by " + v.User
-	if reason = strings.TrimSpace(reason); reason != "" {
+	if reason = freetext.Reason(reason); reason != "" { // the reason never decides whether the denial is made
 		why += ": " + reason
 	}
 	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Denied, Approver: v.User, Reason: why,
@@ -261,21 +267,12 @@ func (g *Gate) refusedAnswer(ctx context.Context, a store.Approval, action plug.
 
 // Receipt implements [gate.Desk.Receipt].
 func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receipt, error) {
-	a, r, err := d.receipter(ctx, id)
+	a, r, votes, now, err := d.receipter(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	now, err := d.g.core.Now(ctx) // the gate's MAC key is judged at the store's time
-	if err != nil {
-		return nil, fmt.Errorf("receipt: %w", err)
-	}
-	if n := len(a.Votes); n > 0 {
-		last := a.Votes[n-1]
-		evidence, err := d.g.core.OpenAnswerOf(a, last.Approver, last.Evidence, now)
-		if err != nil {
-			return nil, fmt.Errorf("receipt: %w", err)
-		}
-		return r.Receipt(ctx, core.AnswerFor(a, last.Approver, evidence, last.At))
+	if n := len(votes); n > 0 {
+		return d.voteReceipt(ctx, a, r, votes[n-1], now)
 	}
 	evidence, err := d.g.core.OpenAnswer(a, now)
 	if err != nil {
@@ -286,55 +283,98 @@ func (d *Desk) Receipt(ctx context.Context, id stepup.TicketID) (*receipt.Receip
 
 // QuorumReceipt implements [gate.Desk.QuorumReceipt].
 func (d *Desk) QuorumReceipt(ctx context.Context, id stepup.TicketID) (*receipt.Quorum, error) {
-	a, r, err := d.receipter(ctx, id)
+	a, r, votes, now, err := d.receipter(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	q := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: max(len(a.Votes), 1)}
+	route, err := d.g.core.Route(ctx, a)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	// Needed is what the policy asks, never what the ticket happens to
+	// hold: a verifier holds the receipts to it.
+	q := &receipt.Quorum{Format: receipt.QuorumFormatV1, Needed: core.QuorumOf(route)}
 	if len(a.Votes) == 0 {
-		one, err := d.Receipt(ctx, id)
+		evidence, err := d.g.core.OpenAnswer(a, now)
+		if err != nil {
+			return nil, fmt.Errorf("receipt: %w", err)
+		}
+		one, err := r.Receipt(ctx, core.AnswerOf(a, evidence))
 		if err != nil {
 			return nil, err
 		}
 		q.Receipts = []*receipt.Receipt{one}
 		return q, nil
 	}
-	now, err := d.g.core.Now(ctx) // the gate's MAC key is judged at the store's time
-	if err != nil {
-		return nil, fmt.Errorf("receipt: %w", err)
-	}
-	for _, v := range a.Votes {
-		evidence, err := d.g.core.OpenAnswerOf(a, v.Approver, v.Evidence, now)
+	for _, v := range votes {
+		one, err := d.voteReceipt(ctx, a, r, v, now)
 		if err != nil {
-			return nil, fmt.Errorf("receipt: %w", err)
-		}
-		one, err := r.Receipt(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))
-		if err != nil {
-			return nil, fmt.Errorf("receipt: %w", err)
+			return nil, err
 		}
 		q.Receipts = append(q.Receipts, one)
 	}
 	return q, nil
 }
 
-// receipter loads ticket id, approved by people, and the approver that
-// makes its receipts.
-func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, core.Receipter, error) {
+// voteReceipt is the receipt of vote v of ticket a, judged at now.
+func (d *Desk) voteReceipt(ctx context.Context, a store.Approval, r core.Receipter, v store.Vote, now time.Time) (*receipt.Receipt, error) {
+	evidence, err := d.g.core.OpenAnswerOf(a, v.Approver, v.Evidence, now)
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	one, err := r.Receipt(ctx, core.AnswerFor(a, v.Approver, evidence, v.At))
+	if err != nil {
+		return nil, fmt.Errorf("receipt: %w", err)
+	}
+	return one, nil
+}
+
+// receipter loads ticket id, approved by people, as it stands now (a
+// quorum whose votes fell short is pending again, and makes no receipt),
+// the votes of it that still count, in the order given, the store's time
+// and the approver that makes its receipts.
+func (d *Desk) receipter(ctx context.Context, id stepup.TicketID) (store.Approval, core.Receipter, []store.Vote, time.Time, error) {
 	a, _, err := d.g.core.Load(ctx, "receipt", id)
 	if err != nil {
-		return a, nil, err
+		return a, nil, nil, time.Time{}, err
+	}
+	now, err := d.g.core.Now(ctx) // the gate's MAC key is judged at the store's time
+	if err != nil {
+		return a, nil, nil, now, fmt.Errorf("receipt: %w", err)
+	}
+	if a, err = d.g.run.Lapse(ctx, a, now); err != nil {
+		return a, nil, nil, now, err
 	}
 	switch a.State {
 	case store.Approved, store.Executing, store.Done, store.Failed:
 	default:
-		return a, nil, fmt.Errorf("receipt: %w: ticket is %s", plug.ErrNoReceipt, a.State)
+		return a, nil, nil, now, fmt.Errorf("receipt: %w: ticket is %s", plug.ErrNoReceipt, a.State)
 	}
 	if core.ReservedApprover(a.Approver) || (len(a.Evidence) == 0 && len(a.Votes) == 0) {
-		return a, nil, fmt.Errorf("receipt: %w: no person approved this ticket", plug.ErrNoReceipt)
+		return a, nil, nil, now, fmt.Errorf("receipt: %w: no person approved this ticket", plug.ErrNoReceipt)
 	}
 	r, ok := d.g.core.Approver().(core.Receipter)
 	if !ok {
-		return a, nil, fmt.Errorf("receipt: %w: the approver makes no receipts", plug.ErrNoReceipt)
+		return a, nil, nil, now, fmt.Errorf("receipt: %w: the approver makes no receipts", plug.ErrNoReceipt)
 	}
-	return a, r, nil
+	var votes []store.Vote
+	if len(a.Votes) > 0 {
+		route, err := d.g.core.Route(ctx, a)
+		if err != nil {
+			return a, nil, nil, now, fmt.Errorf("receipt: %w", err)
+		}
+		signed, _, err := d.g.standing(ctx, a, route, now)
+		if err != nil {
+			return a, nil, nil, now, fmt.Errorf("receipt: %w", err)
+		}
+		for _, v := range a.Votes {
+			if slices.ContainsFunc(signed, func(s plug.Signature) bool { return s.Approver == v.Approver && s.At.Equal(v.At) }) {
+				votes = append(votes, v)
+			}
+		}
+		if len(votes) == 0 {
+			return a, nil, nil, now, fmt.Errorf("receipt: %w: no approval of this ticket counts now", plug.ErrNoReceipt)
+		}
+	}
+	return a, r, votes, now, nil
 }

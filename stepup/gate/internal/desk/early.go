@@ -17,6 +17,14 @@ import (
 // verify gets the same refusal, whenever it comes. An answer refused as
 // too soon never counts later (core's Early): the approver signs again.
 
+// signAgain tells an approver whose answer was refused as too soon what
+// to do. A passkey that signs the same challenge to the same bytes gives
+// the refused answer again (the challenge of a ticket never changes), so
+// it cannot approve the ticket any more.
+const signAgain = "wait until the card has been shown for the dwell time, then sign again. " +
+	"If your passkey gives the same answer every time (some Ed25519 and RSA security keys do), " +
+	"it cannot approve this ticket any more: ask another approver, or deny it and have the call proposed again"
+
 // dwelt refuses answer, a verified approval of ticket a at now, that came
 // too soon after the card was shown, or that was refused so before.
 func (g *Gate) dwelt(ctx context.Context, a store.Approval, answer []byte, now time.Time) error {
@@ -27,13 +35,13 @@ func (g *Gate) dwelt(ctx context.Context, a store.Approval, answer []byte, now t
 	case refused:
 		return fmt.Errorf("%w: this answer was refused before (a look-alike picked, or a second person needed) and never counts; sign again", stepup.ErrBadAssertion)
 	case early:
-		return fmt.Errorf("%w: this answer was given too soon and never counts; sign again", stepup.ErrTooFast)
+		return fmt.Errorf("%w: this answer was given too soon and never counts; %s", stepup.ErrTooFast, signAgain)
 	}
 	if err := g.Dwelt(a, now); err != nil {
 		if merr := g.core.Early(ctx, a, answer); merr != nil {
 			return merr // not kept for the other replicas: refused either way
 		}
-		return err
+		return fmt.Errorf("%w; this answer never counts: %s", err, signAgain)
 	}
 	return nil
 }

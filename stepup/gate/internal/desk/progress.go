@@ -78,11 +78,17 @@ func (g *Gate) voteFails(ctx context.Context, a store.Approval, v store.Vote, no
 // progress is where ticket a, routed by route, stands at now.
 func (g *Gate) progress(ctx context.Context, a store.Approval, route plug.Route, now time.Time) (plug.Progress, error) {
 	p := plug.Progress{Needed: core.QuorumOf(route), Group: route.Approvers}
-	if len(a.Votes) == 0 {
+	switch {
+	case !approvalStands(a):
+		// A denial, an expiry, a cancellation or a revocation leaves no
+		// approval that counts, whoever decided it and whatever votes it
+		// held; a practice request (stored denied, whatever was answered)
+		// never has one.
+	case len(a.Votes) == 0:
 		if a.State != store.Pending && a.Approver != "" && !core.ReservedApprover(a.Approver) {
 			p.Signed = []plug.Signature{{Approver: a.Approver, At: a.ResolvedAt}}
 		}
-	} else {
+	default:
 		signed, dropped, err := g.standing(ctx, a, route, now)
 		if err != nil {
 			return plug.Progress{}, err
@@ -97,11 +103,34 @@ func (g *Gate) progress(ctx context.Context, a store.Approval, route plug.Route,
 		return plug.Progress{}, err
 	}
 	for _, u := range users {
-		if !p.SignedBy(u) {
+		// Whoever voted, counted or not, is not awaited: the store keeps
+		// one vote per person and ticket, so the gate takes no second one
+		// (quorum.go), and the queue lists the ticket for them no more.
+		if !p.SignedBy(u) && !votedOn(a, u) {
 			p.Awaited = append(p.Awaited, u)
 		}
 	}
 	return p, nil
+}
+
+// approvalStands reports whether ticket a is in a state its approvals
+// count in: pending (its votes so far), or approved and on its way to run
+// or run. A practice request is in none.
+func approvalStands(a store.Approval) bool {
+	if core.IsPractice(a) {
+		return false
+	}
+	switch a.State {
+	case store.Pending, store.Approved, store.Executing, store.Done, store.Failed:
+		return true
+	}
+	return false
+}
+
+// votedOn reports whether user gave a vote on ticket a, whether it still
+// counts or not.
+func votedOn(a store.Approval, user string) bool {
+	return slices.ContainsFunc(a.Votes, func(v store.Vote) bool { return v.Approver == user })
 }
 
 // Progress implements [gate.Desk.Progress].

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,10 +25,6 @@ import (
 // vote records v, a verified approval of pending ticket a, which needs
 // quorum approvals.
 func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quorum int, asOf time.Time) (stepup.Ticket, error) {
-	if slices.ContainsFunc(a.Votes, func(w store.Vote) bool { return w.Approver == v.User }) {
-		return stepup.Ticket{}, fmt.Errorf("approve: %w: %s has already approved this ticket; it needs %d different people",
-			plug.ErrAlreadyApproved, v.User, quorum)
-	}
 	// Only the votes that still count carry the ticket (progress.go): the
 	// store approves it once it holds quorum votes beside those that no
 	// longer do.
@@ -40,6 +35,19 @@ func (g *Gate) vote(ctx context.Context, a store.Approval, v plug.Verified, quor
 	signed, dropped, err := g.standing(ctx, a, route, asOf)
 	if err != nil {
 		return stepup.Ticket{}, fmt.Errorf("approve: %w", err)
+	}
+	if votedOn(a, v.User) {
+		// The store keeps one vote per person and ticket: a vote that no
+		// longer counts is not replaced, and Progress awaits its approver
+		// no more (progress.go), so the two always agree.
+		for _, d := range dropped {
+			if d.Approver == v.User {
+				return stepup.Ticket{}, fmt.Errorf("approve: %w: the earlier approval of %s no longer counts (%s), and this ticket takes one approval per person; another person must approve it, or the call be proposed again",
+					plug.ErrAlreadyApproved, v.User, d.Why)
+			}
+		}
+		return stepup.Ticket{}, fmt.Errorf("approve: %w: %s has already approved this ticket; it needs %d different people",
+			plug.ErrAlreadyApproved, v.User, quorum)
 	}
 	names := make([]string, 0, len(signed)+1)
 	for _, w := range signed {

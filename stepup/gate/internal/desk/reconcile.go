@@ -12,6 +12,7 @@ import (
 	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/internal/freetext"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 	"github.com/agentstepup/asu/stepup/plug"
 	"github.com/agentstepup/asu/store"
@@ -51,7 +52,7 @@ func (ad *Admin) Watermark(ctx context.Context) (plug.Reconciliation, error) {
 // Reconcile implements [gate.Admin.Reconcile].
 func (ad *Admin) Reconcile(ctx context.Context, by string) (plug.Reconciliation, error) {
 	g := ad.g
-	if strings.TrimSpace(by) == "" || len(by) > store.MaxKeySize {
+	if by = freetext.Reason(by); by == "" || len(by) > store.MaxKeySize {
 		return plug.Reconciliation{}, fmt.Errorf("reconcile: %w: name the operator who reviewed the store", stepup.ErrConfig)
 	}
 	found, err := ad.Watermark(ctx)

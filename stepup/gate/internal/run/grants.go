@@ -134,6 +134,11 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	if d.Approvers != "" && !slices.Contains(g.core.Groups()[d.Approvers], c.Principal.User) {
 		return stepup.Ticket{}, false, "grant not used: the tool's approvers are a group its user is not in", nil
 	}
+	// Its issuer approves the call alone: not while they are below the
+	// catch floor for its class (WithSecondPersonBelowFloor).
+	if err := g.core.SecondPersonNeeded(ctx, c.Principal.User, d.Class); err != nil {
+		return stepup.Ticket{}, false, "grant not used: " + secondPersonNote(err), nil
+	}
 	target, err := g.core.Coverage().Target(ctx, c.Grant, p.sealed)
 	if err == nil {
 		// The grant is judged as its user signed it, not as the store
@@ -179,6 +184,15 @@ func (g *Gate) byGrant(ctx context.Context, p *proposal) (t stepup.Ticket, used 
 	g.core.Changed(done.ID)
 	g.core.ObserveDecided(ctx, done, audit.DecisionAllow, a.Reason, now)
 	return core.View(done, now), true, "", nil
+}
+
+// secondPersonNote words why the second-person rule kept a grant from
+// being used.
+func secondPersonNote(err error) string {
+	if errors.Is(err, plug.ErrSecondPersonNeeded) {
+		return "its user's catch rate is below the floor, so another person must approve calls of this class"
+	}
+	return "whether its user needs a second person could not be read"
 }
 
 // GrantRefusal words why a grant did not cover a call, naming no values.

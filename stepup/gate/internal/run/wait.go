@@ -3,11 +3,11 @@ package run
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
+	"github.com/agentstepup/asu/stepup/internal/freetext"
 
 	"github.com/agentstepup/asu/audit"
 	"github.com/agentstepup/asu/stepup"
@@ -119,12 +119,9 @@ func (g *Gate) Cancel(ctx context.Context, id stepup.TicketID, reason string) (s
 	if err != nil {
 		return stepup.Ticket{}, err
 	}
-	why := strings.TrimSpace(reason)
+	why := freetext.Reason(reason) // a reason is a short text, never the call's data
 	if why == "" {
 		why = "withdrawn by the agent"
-	}
-	if len(why) > 512 {
-		why = strings.ToValidUTF8(why[:512], "") // a reason is a short text, never the call's data
 	}
 	done, err := g.core.St().Resolve(ctx, a.ID, store.Resolution{To: store.Cancelled, Reason: why, At: now},
 		g.core.Note(audit.DecisionCancelled, why, now))
