@@ -125,7 +125,7 @@ func TestAuditOutputEscapesUntrustedText(t *testing.T) {
 			assertClean(t, out, 1, "invalid chain")
 			assert.True(t, strings.HasPrefix(out, "invalid: "+printable(name)+": "), out)
 
-			code, out, errOut := runCLI(approvedAt, "staffing", "--audit", good)
+			code, _, errOut := runCLI(approvedAt, "staffing", "--audit", good)
 			require.Equal(t, 0, code, errOut)
 			require.NoError(t, os.Rename(good, name))
 			code, out, errOut = runCLI(approvedAt, "staffing", "--audit", name)
