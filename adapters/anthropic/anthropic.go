@@ -28,9 +28,12 @@ func ToolResult(ctx context.Context, g *tooluse.Gate, s tooluse.Scope, b sdk.Too
 
 // ToolResults answers every tool_use block of the model's message m, in
 // order, as the user message that follows it. Append m.ToParam() and then
-// the returned message to the conversation. ok is false when m has no
-// tool_use block (the message is then empty).
+// the returned message to the conversation. ok is false when m is nil
+// or has no tool_use block (the message is then empty).
 func ToolResults(ctx context.Context, g *tooluse.Gate, s tooluse.Scope, m *sdk.Message) (reply sdk.MessageParam, outcomes []tooluse.Outcome, ok bool) {
+	if m == nil {
+		return sdk.MessageParam{}, nil, false
+	}
 	var blocks []sdk.ContentBlockParamUnion
 	for _, c := range m.Content {
 		if c.Type != "tool_use" {

@@ -20,6 +20,7 @@ package eino
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/agentstepup/asu/adapters/internal/foldnames"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -43,6 +45,9 @@ type Waiting struct {
 
 // String says what the interrupt waits for.
 func (w *Waiting) String() string {
+	if w == nil {
+		return "nothing waits for approval"
+	}
 	return fmt.Sprintf("%s waits for approval (ticket %s)", w.Tool, w.Ticket)
 }
 
@@ -55,23 +60,38 @@ func (w *Waiting) String() string {
 //
 // The tool result is [tooluse.Outcome.Text]: a denial or failure is an
 // observation for the model, not an error that stops the graph. A
-// context without a scope is refused.
+// context without a scope is refused. A nil t has no Info: its every
+// call fails with an error.
 func Wrap(g *tooluse.Gate, t tool.BaseTool) tool.InvokableTool {
 	return &gated{g: g, t: t}
 }
+
+// errNoTool is the error of a wrapped tool or an [Executor] that has no
+// Eino tool to describe or run.
+var errNoTool = errors.New("eino: no tool")
 
 type gated struct {
 	g *tooluse.Gate
 	t tool.BaseTool
 }
 
-func (w *gated) Info(ctx context.Context) (*schema.ToolInfo, error) { return w.t.Info(ctx) }
+func (w *gated) Info(ctx context.Context) (*schema.ToolInfo, error) {
+	if w.t == nil {
+		return nil, errNoTool
+	}
+	info, err := w.t.Info(orBackground(ctx))
+	if err == nil && info == nil {
+		err = errors.New("the tool gave no info")
+	}
+	return info, err
+}
 
 func (w *gated) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
+	ctx = orBackground(ctx)
 	if was, ok, id := tool.GetInterruptState[string](ctx); was && ok && id != "" {
 		return w.resume(ctx, stepup.TicketID(id))
 	}
-	info, err := w.t.Info(ctx)
+	info, err := w.Info(ctx)
 	if err != nil {
 		return "", fmt.Errorf("eino: tool info: %w", err)
 	}
@@ -92,7 +112,7 @@ func (w *gated) InvokableRun(ctx context.Context, args string, _ ...tool.Option)
 func (w *gated) resume(ctx context.Context, id stepup.TicketID) (string, error) {
 	if target, _, _ := tool.GetResumeContext[any](ctx); !target { // another interrupt is resumed
 		o := tooluse.Outcome{Ticket: stepup.Ticket{ID: id}}
-		if info, err := w.t.Info(ctx); err == nil {
+		if info, err := w.Info(ctx); err == nil {
 			o.Tool = info.Name
 		}
 		return "", interrupt(ctx, o)
@@ -149,15 +169,36 @@ func InterruptID(err error, id stepup.TicketID) (string, bool) {
 // stored canonical arguments, and the idempotency key in the context
 // (tooluse.IdempotencyKey); the tool's text output is kept as a JSON
 // string, which tooluse gives back to the model as the same text.
+//
+// Arguments with two member names that differ only in letter case, in
+// any object, are refused without running the tool: Eino's tools decode
+// with sonic, which takes such names for one member and keeps the last,
+// so the tool would run with a value the card showed under another
+// name. asu's gate refuses such calls at Propose; Executor checks again
+// for calls stored by any gate.
 type Executor struct {
 	Tool tool.InvokableTool
 }
 
 // Execute runs the tool with effect e's arguments.
 func (x Executor) Execute(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
-	out, err := x.Tool.InvokableRun(tooluse.WithIdempotencyKey(ctx, key), string(e.Args))
+	if x.Tool == nil {
+		return nil, errNoTool
+	}
+	if err := foldnames.Check(e.Args); err != nil {
+		return nil, fmt.Errorf("eino: not run: %w", err)
+	}
+	out, err := x.Tool.InvokableRun(tooluse.WithIdempotencyKey(orBackground(ctx), key), string(e.Args))
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(out)
+}
+
+// orBackground is ctx, or the background context for a nil one.
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
 }

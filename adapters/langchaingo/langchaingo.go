@@ -21,11 +21,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/agentstepup/asu/adapters/internal/foldnames"
 	"github.com/agentstepup/asu/adapters/tooluse"
 	"github.com/agentstepup/asu/canon"
 	"github.com/agentstepup/asu/stepup"
@@ -37,7 +39,7 @@ import (
 // the call by ticket id. The agent side never calls t: register
 // [Executor] for t with the gate. A context without a scope is refused.
 // The error is always nil: a denial or failure is an observation for the
-// model.
+// model. A nil t has no name, and its every call is refused.
 func Wrap(g *tooluse.Gate, t tools.Tool) tools.Tool { return &gated{g: g, t: t} }
 
 type gated struct {
@@ -45,8 +47,19 @@ type gated struct {
 	t tools.Tool
 }
 
-func (w *gated) Name() string        { return w.t.Name() }
-func (w *gated) Description() string { return w.t.Description() }
+func (w *gated) Name() string {
+	if w.t == nil {
+		return ""
+	}
+	return w.t.Name()
+}
+
+func (w *gated) Description() string {
+	if w.t == nil {
+		return ""
+	}
+	return w.t.Description()
+}
 
 func (w *gated) Call(ctx context.Context, input string) (string, error) {
 	args, err := json.Marshal(struct {
@@ -55,7 +68,10 @@ func (w *gated) Call(ctx context.Context, input string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("langchaingo: %w", err)
 	}
-	r := tooluse.Request{ID: step(), Name: w.t.Name(), Args: args}
+	r := tooluse.Request{ID: step(), Name: w.Name(), Args: args}
+	if w.t == nil {
+		return refuse(r.ID, "", "the host wrapped no tool").Text(), nil
+	}
 	s, ok := tooluse.ScopeFrom(ctx)
 	if !ok {
 		return tooluse.Unscoped(r).Text(), nil
@@ -76,12 +92,17 @@ func step() string {
 func ToolCallResponse(ctx context.Context, g *tooluse.Gate, s tooluse.Scope, tc llms.ToolCall) (llms.ToolCallResponse, tooluse.Outcome) {
 	var o tooluse.Outcome
 	if tc.FunctionCall == nil {
-		o = tooluse.Outcome{CallID: tc.ID, State: tooluse.Denied,
-			Ticket: stepup.Ticket{Status: stepup.StatusDenied, Reason: "the tool call names no function"}}
+		o = refuse(tc.ID, "", "the tool call names no function")
 		return llms.ToolCallResponse{ToolCallID: tc.ID, Content: o.Text()}, o
 	}
 	o = g.Run(ctx, s, tooluse.Request{ID: tc.ID, Name: tc.FunctionCall.Name, Args: json.RawMessage(tc.FunctionCall.Arguments)})
 	return llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: o.Text()}, o
+}
+
+// refuse is the outcome of call id of tool name that is not proposed.
+func refuse(id, name, reason string) tooluse.Outcome {
+	return tooluse.Outcome{CallID: id, Tool: name, State: tooluse.Denied,
+		Ticket: stepup.Ticket{Status: stepup.StatusDenied, Reason: reason}}
 }
 
 // Executor runs a LangChainGo tool for the gate: register it with
@@ -89,19 +110,35 @@ func ToolCallResponse(ctx context.Context, g *tooluse.Gate, s tooluse.Scope, tc 
 // stored input, and the idempotency key in the context
 // (tooluse.IdempotencyKey); the tool's output is kept as a JSON string,
 // which tooluse gives back to the model as the same text.
+//
+// The input is the member named exactly "input". Arguments with two
+// member names that differ only in letter case, in any object, are
+// refused without running the tool, as asu's gate refuses them at
+// Propose: a decoder that ignores case would read them as one member.
 type Executor struct {
 	Tool tools.Tool
 }
 
+// errNoTool is the error of an [Executor] that has no tool to run.
+var errNoTool = errors.New("langchaingo: no tool")
+
 // Execute runs the tool with the input of effect e.
 func (x Executor) Execute(ctx context.Context, e canon.Effect, key string) ([]byte, error) {
-	var a struct {
-		Input *string `json:"input"`
+	if x.Tool == nil {
+		return nil, errNoTool
 	}
-	if err := json.Unmarshal(e.Args, &a); err != nil || a.Input == nil {
+	if err := foldnames.Check(e.Args); err != nil {
+		return nil, fmt.Errorf("langchaingo: %s: not run: %w", x.Tool.Name(), err)
+	}
+	args, err := canon.Parse(e.Args)
+	in, ok := args.Get("input")
+	if err != nil || !ok || in.Kind() != canon.KindString {
 		return nil, fmt.Errorf("langchaingo: %s: arguments are not {\"input\": string}", x.Tool.Name())
 	}
-	out, err := x.Tool.Call(tooluse.WithIdempotencyKey(ctx, key), *a.Input)
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out, err := x.Tool.Call(tooluse.WithIdempotencyKey(ctx, key), in.String())
 	if err != nil {
 		return nil, err
 	}

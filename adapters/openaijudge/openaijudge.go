@@ -8,8 +8,16 @@
 // a JSON object (response_format json_object, unless Options.PlainText),
 // without retries unless Options.Retries says so. The response body is
 // read up to Options.MaxResponseBytes and no further. Only what Options
-// says is used: the environment (OPENAI_API_KEY, OPENAI_BASE_URL, ...) is
-// never read, so a key meant for one host is never sent to another.
+// says is used: the environment (OPENAI_API_KEY, OPENAI_BASE_URL,
+// HTTP_PROXY, HTTPS_PROXY, ...) is never read, so a key meant for one host
+// is never sent to another. The default HTTP client connects to the base
+// URL's host directly; to go through a proxy, pass an Options.HTTPClient
+// that does.
+//
+// The answer is the first choice's message content, which must be one
+// JSON string: a content of any other type, a refusal, or a response in
+// which a member read (choices, message, content, refusal) appears twice,
+// in any letter case, is an error.
 //
 // Errors say what failed (the status code, a response too long, no
 // choices) and never carry the response body or the SDK's error type.
@@ -26,17 +34,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentstepup/asu/internal/signed"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/agentstepup/asu/canon"
+	"github.com/agentstepup/asu/internal/signed"
 	"github.com/agentstepup/asu/stepup/modelapprove"
 )
 
@@ -58,7 +68,8 @@ type Options struct {
 	BaseURL string
 	// APIKey is sent as a bearer token; empty sends none.
 	APIKey string
-	// HTTPClient sends the requests (default: a client of its own).
+	// HTTPClient sends the requests (default: a client of its own, with
+	// http.DefaultTransport's settings but no proxy).
 	HTTPClient *http.Client
 	// MaxResponseBytes bounds the response body (default 64 KiB).
 	MaxResponseBytes int64
@@ -125,7 +136,7 @@ func New(name string, opts *Options) (*Model, error) {
 	}
 	client := o.HTTPClient
 	if client == nil {
-		client = &http.Client{}
+		client = &http.Client{Transport: direct()}
 	}
 	limit := o.MaxResponseBytes
 	reqOpts := []option.RequestOption{
@@ -145,6 +156,28 @@ func New(name string, opts *Options) (*Model, error) {
 	}
 	// The service, unlike oai.NewClient, reads no environment variables.
 	return &Model{name: name, id: id, o: o, completer: oai.NewChatCompletionService(reqOpts...)}, nil
+}
+
+// direct returns a transport with http.DefaultTransport's settings and
+// no proxy: the default transport's proxy is the one HTTP_PROXY and
+// HTTPS_PROXY name, and over a plain-http base URL that proxy would read
+// the API key.
+func direct() *http.Transport {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.Proxy = nil
+		return t
+	}
+	// A program replaced http.DefaultTransport: its settings, as of Go
+	// 1.26, without the proxy.
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
 }
 
 // capBody reads resp's body up to limit bytes, failing with
@@ -167,12 +200,28 @@ func capBody(resp *http.Response, limit int64) (*http.Response, error) {
 }
 
 // ID returns the approver's name the gate records as "model:<ID>":
-// Options.Name, or the model's name when that is empty.
-func (m *Model) ID() string { return m.id }
+// Options.Name, or the model's name when that is empty. A Model not made
+// by New has none.
+func (m *Model) ID() string {
+	if m == nil {
+		return ""
+	}
+	return m.id
+}
+
+// errNoModel is the error of a Model not made by New: it has no endpoint
+// or name of its own, and asks nobody.
+var errNoModel = errors.New("openaijudge: the Model was not made by New")
 
 // Complete sends system and user as the conversation's two messages and
 // returns the first choice's content.
 func (m *Model) Complete(ctx context.Context, system, user string) (string, error) {
+	if m == nil || m.name == "" {
+		return "", errNoModel
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	p := oai.ChatCompletionNewParams{
 		Model: m.name,
 		Messages: []oai.ChatCompletionMessageParamUnion{
@@ -187,7 +236,11 @@ func (m *Model) Complete(ctx context.Context, system, user string) (string, erro
 	if !m.o.PlainText {
 		p.ResponseFormat = oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
 	}
-	resp, err := m.completer.New(ctx, p)
+	// The body is read here rather than by the SDK, whose decoder takes
+	// a content of any JSON type as its text and the first of two
+	// members of one name.
+	var body []byte
+	_, err := m.completer.New(ctx, p, option.WithResponseBodyInto(&body))
 	if err != nil {
 		var apiErr *oai.Error
 		var urlErr *url.Error
@@ -204,13 +257,5 @@ func (m *Model) Complete(ctx context.Context, system, user string) (string, erro
 			return "", errors.New("openaijudge: response unreadable")
 		}
 	}
-	if resp == nil || len(resp.Choices) == 0 {
-		// A body of null decodes to no response at all.
-		return "", errors.New("openaijudge: response has no choices")
-	}
-	msg := resp.Choices[0].Message
-	if msg.Refusal != "" {
-		return "", errors.New("openaijudge: the model refused to answer")
-	}
-	return msg.Content, nil
+	return answer(body)
 }

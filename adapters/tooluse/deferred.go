@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -53,7 +54,12 @@ func (o Outcome) Deferred() (d Deferred, ok bool) {
 // the outcome with d's call id and tool, so the answer goes to the
 // model's original call. Still [Pending], the call stays deferred.
 func (g *Gate) ResumeDeferred(ctx context.Context, d Deferred) Outcome {
-	o := g.resume(ctx, d.Ticket)
+	ctx = orBackground(ctx)
+	if o, no := g.unready(d.CallID, d.Tool); no {
+		o.Ticket.ID = d.Ticket
+		return g.observe(ctx, o)
+	}
+	o, _ := g.resume(ctx, d.Ticket)
 	o.CallID = d.CallID
 	if o.Tool == "" {
 		o.Tool = d.Tool
@@ -77,9 +83,21 @@ const maxWaiting = 4096
 // provenance, rationale and grant.
 type waiting struct {
 	mu    sync.Mutex
-	ids   map[[32]byte]stepup.TicketID
+	ids   map[[32]byte]*joinable
 	keys  map[stepup.TicketID][32]byte
 	order [][32]byte
+}
+
+// joinable is one waiting call's ticket, as the retries that join it
+// hold it: they keep it after it is forgotten, to learn whether this
+// Gate ran it while they waited.
+type joinable struct {
+	id stepup.TicketID
+	// executed is set before a resume of this Gate executes the ticket.
+	// From then on the approval is spent by this Gate, whatever the run
+	// gives, and a retry that joined the ticket is told so rather than
+	// proposed anew.
+	executed atomic.Bool
 }
 
 // joinKey is the key of call c, or false when its arguments are not
@@ -117,18 +135,18 @@ func joinKey(c stepup.Call) ([32]byte, bool) {
 	return k, true
 }
 
-func (w *waiting) lookup(k [32]byte) (stepup.TicketID, bool) {
+// lookup returns the waiting ticket of key k, or nil.
+func (w *waiting) lookup(k [32]byte) *joinable {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	id, ok := w.ids[k]
-	return id, ok
+	return w.ids[k]
 }
 
 func (w *waiting) remember(k [32]byte, id stepup.TicketID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ids == nil {
-		w.ids, w.keys = map[[32]byte]stepup.TicketID{}, map[stepup.TicketID][32]byte{}
+		w.ids, w.keys = map[[32]byte]*joinable{}, map[stepup.TicketID][32]byte{}
 	}
 	if _, ok := w.ids[k]; ok {
 		return
@@ -136,12 +154,12 @@ func (w *waiting) remember(k [32]byte, id stepup.TicketID) {
 	for len(w.ids) >= maxWaiting && len(w.order) > 0 {
 		old := w.order[0]
 		w.order = w.order[1:]
-		if oid, ok := w.ids[old]; ok {
-			delete(w.keys, oid)
+		if j, ok := w.ids[old]; ok {
+			delete(w.keys, j.id)
 			delete(w.ids, old)
 		}
 	}
-	w.ids[k], w.keys[id] = id, k
+	w.ids[k], w.keys[id] = &joinable{id: id}, k
 	w.order = append(w.order, k)
 	if len(w.order) > 2*maxWaiting { // drop the keys forgotten meanwhile
 		live := w.order[:0]
@@ -165,38 +183,54 @@ func (w *waiting) forget(id stepup.TicketID) {
 	}
 }
 
+// executing marks ticket id, if it waits here, as executed by this Gate.
+func (w *waiting) executing(id stepup.TicketID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if k, ok := w.keys[id]; ok {
+		w.ids[k].executed.Store(true)
+	}
+}
+
 // peekWait bounds the status read of a joined ticket in [Gate.Propose].
 const peekWait = 50 * time.Millisecond
 
 // joined answers request r in scope s from the ticket a previous call
 // with the same content is waiting on, if there is one: resumed (waited
-// on and executed if it may run) when run is set, else only read. ok is
-// false when no such ticket is known or it no longer waits, and the
-// call is then proposed as usual.
+// on and executed if it may run) when run is set, else only read.
+//
+// Once this join, or any resume of this Gate, has executed the ticket,
+// the answer is what became of it (ran, failed, may have run, spent, not
+// run), never a new proposal: proposing the call again would ask the
+// person anew for a call that ran, or may have, and run it twice under
+// another idempotency key. Likewise when the ticket's own state says the
+// call ran or may have. ok is false only when no such ticket is known, or
+// when it was decided otherwise, spent elsewhere or gone before this
+// Gate executed it: the call is then proposed as a new request, which
+// the gate decides (and its flood limits count) anew.
 func (g *Gate) joined(ctx context.Context, s Scope, r Request, run bool) (o Outcome, ok bool) {
 	k, keyed := joinKey(s.Call(r))
 	if !keyed {
 		return Outcome{}, false
 	}
-	id, known := g.waiting.lookup(k)
-	if !known {
+	j := g.waiting.lookup(k)
+	if j == nil {
 		return Outcome{}, false
 	}
+	executed := false
 	if run {
-		o = g.resume(ctx, id)
+		o, executed = g.resume(ctx, j.id)
 	} else {
-		o = g.peek(ctx, id)
+		o = g.peek(ctx, j.id)
 	}
-	switch o.State {
-	case Pending, Runnable, Ran:
-	default:
-		// Decided otherwise, spent or gone: a retry is a new request,
-		// which the gate decides (and its flood limits count) anew.
-		g.waiting.forget(id)
+	// j.executed is read after the ticket: a resume marks it before it
+	// executes, so a ticket seen running here was marked by then.
+	if !executed && !j.executed.Load() && !answers(o.State) {
+		g.waiting.forget(j.id)
 		return Outcome{}, false
 	}
 	if o.State != Pending {
-		g.waiting.forget(id)
+		g.waiting.forget(j.id)
 	}
 	o.CallID, o.Joined = r.ID, true
 	if o.Tool == "" {
@@ -205,24 +239,36 @@ func (g *Gate) joined(ctx context.Context, s Scope, r Request, run bool) (o Outc
 	return o, true
 }
 
+// answers reports whether a joined ticket in state st answers the retry
+// however it got there: it still waits or may run, or its call ran or
+// may have.
+func answers(st State) bool {
+	switch st {
+	case Pending, Runnable, Ran, Failed, Unknown:
+		return true
+	}
+	return false
+}
+
 // peek reads ticket id's state without running it.
 func (g *Gate) peek(ctx context.Context, id stepup.TicketID) Outcome {
 	o := Outcome{Ticket: stepup.Ticket{ID: id}, State: Pending}
 	wctx, cancel := context.WithTimeout(ctx, peekWait)
 	tk, err := g.rt.Wait(wctx, id)
+	ended := wctx.Err() != nil
 	cancel()
 	if tk.ID != "" {
 		o.Ticket = tk
 	}
 	o.Tool = o.Ticket.Tool
 	switch {
+	case tk.ID == "" && err != nil && ended:
+		// Not read in time: nothing says the ticket is decided, so the
+		// retry stays joined to it rather than proposed anew.
 	case tk.ID == "" && err != nil:
 		o.State = NotRun
-	case tk.Status.Runnable():
-		o.State = Runnable
-	case tk.Status == stepup.StatusPending:
 	default:
-		o.State = NotRun
+		o.State = decided(tk.Status)
 	}
 	return o
 }

@@ -29,10 +29,25 @@
 // model's turn while a person decides keeps [Outcome.Deferred] instead of
 // sending the "waits" text, and resumes with [Gate.ResumeDeferred], whose
 // outcome carries the original call id: the SDK packages turn it into
-// their tool result for that id. A model that writes a waiting call again
-// under a new id (same tool, arguments in any JSON spelling, same scope)
-// joins the waiting ticket ([Outcome.Joined]) instead of proposing a new
-// one; a call that was denied, spent or gone is proposed anew.
+// their tool result for that id.
+//
+// # Retries join the waiting ticket
+//
+// A model that writes a waiting call again under a new id (same tool,
+// arguments in any JSON spelling, same scope) joins the waiting ticket
+// ([Outcome.Joined]) instead of proposing a new one, and is answered from
+// that ticket: still waiting, ran, failed, may have run, not run, or
+// spent by another call joined to it (calls a framework runs in parallel
+// included). The call runs at most once, by whichever of the calls on the
+// ticket, or the original's resume, executes it first. A retry that
+// joined the ticket is never proposed anew once this Gate has begun to
+// execute it; only one that finds the ticket already decided otherwise
+// (denied), spent elsewhere, expired or gone is proposed anew, as a new
+// request the gate decides, and the person approves, again. Once a run of
+// the ticket has been answered the Gate forgets it, so the same call
+// written after that answer is a new request too. A Gate remembers the
+// calls it saw waiting; another Gate over the same Runtime does not join
+// them.
 //
 // # What the model is told
 //

@@ -70,7 +70,9 @@ type Outcome struct {
 	// stepup's sentinels; its text is never shown to the model.
 	Err error
 	// Joined is set when the call was a retry of one still waiting, and
-	// joined its ticket instead of proposing a new one.
+	// joined its ticket instead of proposing a new one. The outcome is
+	// then that ticket's: still waiting, ran, failed, may have run, or
+	// spent by the run of another call that joined it.
 	Joined bool
 }
 

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/agentstepup/asu/canon"
@@ -70,7 +72,9 @@ type Options struct {
 }
 
 // Gate runs models' tool calls through a stepup.Runtime. It is safe for
-// concurrent use if the Runtime is.
+// concurrent use if the Runtime is. A nil Gate, or one without a Runtime,
+// runs nothing: every call is [Denied] with an error wrapping
+// stepup.ErrConfig.
 type Gate struct {
 	rt      stepup.Runtime
 	opts    Options
@@ -80,6 +84,9 @@ type Gate struct {
 // New returns a Gate over rt: the in-process gate, or the HTTP client of
 // a remote one. opts may be nil.
 func New(rt stepup.Runtime, opts *Options) *Gate {
+	if v := reflect.ValueOf(rt); v.Kind() == reflect.Pointer && v.IsNil() {
+		rt = nil // a nil *gate.Gate in the interface would panic on first use
+	}
 	g := &Gate{rt: rt}
 	if opts != nil {
 		g.opts = *opts
@@ -90,12 +97,47 @@ func New(rt stepup.Runtime, opts *Options) *Gate {
 	return g
 }
 
+// errNoRuntime is the error of every outcome of a Gate that has no
+// Runtime to ask.
+var errNoRuntime = fmt.Errorf("tooluse: %w: the Gate has no Runtime (make it with New)", stepup.ErrConfig)
+
+// unready is the outcome of call id of tool name when g cannot ask a
+// Runtime, or false when it can.
+func (g *Gate) unready(id, name string) (Outcome, bool) {
+	if g != nil && g.rt != nil {
+		return Outcome{}, false
+	}
+	return Outcome{CallID: id, Tool: name, State: Denied, Err: errNoRuntime}, true
+}
+
+// wait is how long g waits for a person: a Gate not made by New has no
+// bound of its own.
+func (g *Gate) wait() time.Duration {
+	if g.opts.Wait <= 0 {
+		return DefaultWait
+	}
+	return g.opts.Wait
+}
+
+// orBackground is ctx, or the background context for a nil one.
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
+
 // Propose asks the gate to decide request r in scope s and never runs
 // it: the outcome is [Runnable], [Pending] or [Denied]. A request with
 // the same content as one still waiting (a model's retry under a new
 // call id) joins that ticket: [Outcome.Joined] is set and no new ticket
-// is proposed.
+// is proposed; if this Gate has begun to execute that ticket, the
+// outcome says so ([Spent], or [NotRun] when the run was refused).
 func (g *Gate) Propose(ctx context.Context, s Scope, r Request) Outcome {
+	ctx = orBackground(ctx)
+	if o, no := g.unready(r.ID, r.Name); no {
+		return g.observe(ctx, o)
+	}
 	if o, ok := g.joined(ctx, s, r, false); ok {
 		return g.observe(ctx, o)
 	}
@@ -127,8 +169,13 @@ func (g *Gate) propose(ctx context.Context, s Scope, r Request) Outcome {
 // person if it needs one, and executes it by ticket id if it may run.
 // A request with the same content as one still waiting (a model's retry
 // under a new call id) joins that ticket instead of proposing a new
-// one: it waits for the same decision and runs the call at most once.
+// one: it waits for the same decision, the call runs at most once, and
+// the outcome is what became of that ticket (see [Outcome.Joined]).
 func (g *Gate) Run(ctx context.Context, s Scope, r Request) Outcome {
+	ctx = orBackground(ctx)
+	if o, no := g.unready(r.ID, r.Name); no {
+		return g.observe(ctx, o)
+	}
 	if o, ok := g.joined(ctx, s, r, true); ok {
 		return g.observe(ctx, o)
 	}
@@ -140,7 +187,7 @@ func (g *Gate) Run(ctx context.Context, s Scope, r Request) Outcome {
 func (g *Gate) run(ctx context.Context, s Scope, r Request) Outcome {
 	o := g.propose(ctx, s, r)
 	if o.State == Runnable || o.State == Pending {
-		next := g.resume(ctx, o.Ticket.ID)
+		next, _ := g.resume(ctx, o.Ticket.ID)
 		next.CallID = o.CallID
 		if next.Ticket.ID == "" {
 			next.Ticket = o.Ticket
@@ -155,16 +202,24 @@ func (g *Gate) run(ctx context.Context, s Scope, r Request) Outcome {
 // the gate stored when it was proposed. Its outcome names no call id:
 // to answer the model's original call, resume with [Gate.ResumeDeferred].
 func (g *Gate) Resume(ctx context.Context, id stepup.TicketID) Outcome {
-	o := g.resume(ctx, id)
+	ctx = orBackground(ctx)
+	if o, no := g.unready("", ""); no {
+		o.Ticket.ID = id
+		return g.observe(ctx, o)
+	}
+	o, _ := g.resume(ctx, id)
 	if o.State != Pending {
 		g.waiting.forget(id)
 	}
 	return g.observe(ctx, o)
 }
 
-func (g *Gate) resume(ctx context.Context, id stepup.TicketID) Outcome {
-	o := Outcome{Ticket: stepup.Ticket{ID: id}}
-	wctx, cancel := context.WithTimeout(ctx, g.opts.Wait)
+// resume is [Gate.Resume] without the bookkeeping; executed says it
+// called the Runtime's Execute, so the outcome is what became of the
+// approval, whatever it is.
+func (g *Gate) resume(ctx context.Context, id stepup.TicketID) (o Outcome, executed bool) {
+	o = Outcome{Ticket: stepup.Ticket{ID: id}}
+	wctx, cancel := context.WithTimeout(ctx, g.wait())
 	tk, err := g.rt.Wait(wctx, id)
 	ended := wctx.Err() != nil
 	cancel()
@@ -179,37 +234,45 @@ func (g *Gate) resume(ctx context.Context, id stepup.TicketID) Outcome {
 			// The wait ended before the decision: nothing ran, and the
 			// ticket can be resumed later.
 			o.State, o.Err = Pending, ctx.Err()
-			return o
+			return o, false
 		}
 		o.State, o.Err = classify(err), err
-		return o
+		return o, false
 	}
-	switch st := tk.Status; {
-	case st.Runnable():
-	case st == stepup.StatusPending:
-		o.State = Pending
-		return o
-	case st == stepup.StatusDenied:
-		o.State = Denied
-		return o
-	case st == stepup.StatusExecuting || st == stepup.StatusExecuted || st == stepup.StatusFailed:
-		o.State = Spent
-		return o
-	default: // expired, cancelled, revoked, abandoned
-		o.State = NotRun
-		return o
+	if o.State = decided(tk.Status); o.State != Runnable {
+		return o, false
 	}
+	// Marked before the run starts, so that a retry joined to this
+	// ticket that sees it running knows this Gate ran it (deferred.go).
+	g.waiting.executing(id)
 	res, err := g.rt.Execute(ctx, id)
 	if err != nil {
 		o.State, o.Err = classify(err), err
-		return o
+		return o, true
 	}
 	o.State, o.Result = Ran, res
-	return o
+	return o, true
+}
+
+// decided is what a ticket in status st says of its call, as seen by
+// Wait: [Runnable] when it may run now.
+func decided(st stepup.Status) State {
+	switch {
+	case st.Runnable():
+		return Runnable
+	case st == stepup.StatusPending:
+		return Pending
+	case st == stepup.StatusDenied:
+		return Denied
+	case st == stepup.StatusExecuting || st == stepup.StatusExecuted || st == stepup.StatusFailed:
+		return Spent
+	default: // expired, cancelled, revoked, abandoned
+		return NotRun
+	}
 }
 
 func (g *Gate) observe(ctx context.Context, o Outcome) Outcome {
-	if g.opts.Observe != nil {
+	if g != nil && g.opts.Observe != nil {
 		g.opts.Observe(ctx, o)
 	}
 	return o

@@ -56,6 +56,9 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	if err != nil || parsed.Kind() != canon.KindObject {
 		return g.deny(ctx, p, "arguments must be a JSON object that can be hashed faithfully")
 	}
+	if why := foldedNames(parsed); why != "" { // foldnames.go
+		return g.deny(ctx, p, why)
+	}
 	d, err := g.core.Decide(ctx, plug.Proposal{Tool: c.Tool, Parsed: parsed, Task: c.Task, Step: c.Step,
 		Session: c.Session, Principal: c.Principal, Taint: c.Taint})
 	p.d = d
