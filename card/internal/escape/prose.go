@@ -429,6 +429,9 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		if f == FlagLookalike || drawn && (f == FlagCompat || f == FlagNotNFC && nfc) {
 			f = ""
 		}
+		if sc := drawnScript(r); drawn && sc != "" && info.Props&charclass.Compat != 0 && !inText(sc) {
+			f = FlagCompat // a full-width form outside the text of its script
+		}
 		sc := twinScript(r)
 		switch {
 		case f != "":

@@ -167,9 +167,10 @@ func TestReadApartOnlyInItsWords(t *testing.T) {
 func TestScriptPunctuationOnlyInItsScript(t *testing.T) {
 	e := Escaper{Quote: true, Prose: true}
 	own := map[string][]string{
-		"Arabic": {"مرحبا% كيف", "كيف حالك%"},
-		"Hebrew": {"צה%ל", "ג%"},
-		"Han":    {"日本語%", "%テスト%", "한국어%"},
+		"Arabic":     {"مرحبا% كيف", "كيف حالك%"},
+		"Hebrew":     {"צה%ל", "ג%"},
+		"Han":        {"日本語%", "%テスト%", "한국어%"},
+		"Devanagari": {"नमस्ते%", "बिल संलग्न है%"},
 	}
 	foreign := []string{"a%b", "x % y", "1%0", "%", "Q3 % report", "привет%", "%%"}
 	n := 0
@@ -197,7 +198,7 @@ func TestScriptPunctuationOnlyInItsScript(t *testing.T) {
 			assert.False(t, strings.ContainsRune(got, r), "%q, no letter of its script: shown as %q", s, got)
 		}
 	}
-	assert.Equal(t, 22, n)
+	assert.Equal(t, 30, n)
 }
 
 // TestLowQuoteIsAComma: the low single quote ‚ (U+201A), which the card's

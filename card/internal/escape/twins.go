@@ -211,10 +211,13 @@ func ReadApart(r rune) bool {
 // ASCII look-alike but that the card's monospace font draws apart from
 // it, by shape or width: curly quotes and apostrophes (straight ones are
 // ASCII), the bullet and the middle dot, the multiplication sign, the
-// euro sign, guillemets, and the ideographic punctuation of Chinese and
-// Japanese (two cells wide). Dashes and the ellipsis are not among them:
+// euro and pound signs, the degree sign, guillemets, the danda of
+// Devanagari, and the ideographic punctuation of Chinese and
+// Japanese (two cells wide), with the full-width comma, exclamation and
+// question marks, colon, semicolon and parentheses those languages write
+// (two cells wide as well). Dashes and the ellipsis are not among them:
 // a hurried reader takes them for a hyphen and three dots, so they stay
-// escaped, as do full-width forms; nor is the low single quote ‚, which
+// escaped, as do the other full-width forms; nor is the low single quote ‚, which
 // the font draws as a comma, point for point. Ordinary text shows them
 // as themselves, the punctuation of one script's writing only in text
 // holding that script's letters (drawnScript); identifiers and hosts
@@ -223,7 +226,8 @@ func DrawnApart(r rune) bool {
 	switch r {
 	case '‘', '’', '‛', '“', '”', '„', '‟', '•', '×', '·', '′', '″',
 		'。', '、', '「', '」', '『', '』', '【', '】', '〈', '〉', '《', '》', '〔', '〕', '・',
-		'،', '؛', '؟', '٪', '۔', '״', '׳', '¡', '¿', '«', '»', '‹', '›', '€':
+		'，', '！', '？', '：', '；', '（', '）',
+		'،', '؛', '؟', '٪', '۔', '״', '׳', '¡', '¿', '«', '»', '‹', '›', '€', '£', '°', '।':
 		return true
 	}
 	return false
@@ -231,16 +235,21 @@ func DrawnApart(r rune) bool {
 
 // drawnScript is the script whose writing a character drawn apart
 // (DrawnApart) is punctuation of, "" for one every script writes: prose
-// shows the Arabic and Hebrew marks, and the ideographic ones ("Han" for
+// shows the Arabic, Hebrew and Devanagari marks, and the ideographic ones ("Han" for
 // every script of Chinese, Japanese and Korean), as themselves only in
-// text holding letters of that script.
+// text holding letters of that script. The full-width forms among them
+// are compatibility characters: elsewhere they are escaped as every
+// full-width form, twin or not.
 func drawnScript(r rune) string {
 	switch r {
 	case '،', '؛', '؟', '٪', '۔':
 		return "Arabic"
 	case '״', '׳':
 		return "Hebrew"
-	case '。', '、', '「', '」', '『', '』', '【', '】', '〈', '〉', '《', '》', '〔', '〕', '・':
+	case '।':
+		return "Devanagari"
+	case '。', '、', '「', '」', '『', '』', '【', '】', '〈', '〉', '《', '》', '〔', '〕', '・',
+		'，', '！', '？', '：', '；', '（', '）':
 		return "Han"
 	}
 	return ""
