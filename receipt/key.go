@@ -7,8 +7,10 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"encoding/hex"
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
 )
@@ -21,7 +23,9 @@ const MinRSABits = 2048
 // gate enrolled, or with [NewTrustedKey] from a crypto.PublicKey (a PEM file,
 // say). Supported are ES256 (ECDSA P-256), EdDSA (Ed25519) and RS256 (RSA
 // PKCS #1 v1.5 with SHA-256, at least [MinRSABits] bits), the algorithms
-// passkeys use. A TrustedKey is immutable and safe for concurrent use.
+// passkeys use; an Ed25519 key in its canonical encoding and not of small
+// order (under one of those anyone can sign). A TrustedKey is immutable
+// and safe for concurrent use.
 type TrustedKey struct {
 	cose []byte // the COSE_Key as given; nil when built from a crypto key
 	pub  crypto.PublicKey
@@ -143,6 +147,9 @@ func fromCOSE(parsed any) (*TrustedKey, error) {
 		if !canonicalEd25519(k.XCoord) {
 			return nil, fmt.Errorf("%w: Ed25519 key is not in canonical encoding", ErrUnsupportedKey)
 		}
+		if smallOrderEd25519(k.XCoord) {
+			return nil, fmt.Errorf("%w: Ed25519 key of small order, for which anyone can sign", ErrUnsupportedKey)
+		}
 		return &TrustedKey{pub: ed25519.PublicKey(bytes.Clone(k.XCoord)), alg: alg, key: k,
 			holder: "ed25519:" + string(k.XCoord)}, nil
 	case webauthncose.RSAPublicKeyData:
@@ -188,6 +195,29 @@ func canonicalEd25519(x []byte) bool {
 		}
 	}
 	return true
+}
+
+// smallOrderYs are the y coordinates, little-endian, of the eight points
+// of Ed25519 whose order divides the cofactor 8: the identity (y = 1),
+// the point of order 2 (y = p-1), the two of order 4 (y = 0) and the four
+// of order 8, two on each y. An x of either sign is one of them.
+var smallOrderYs = [...]string{
+	"0100000000000000000000000000000000000000000000000000000000000000",
+	"ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+	"0000000000000000000000000000000000000000000000000000000000000000",
+	"26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+	"c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+}
+
+// smallOrderEd25519 reports whether the canonical encoding x names a
+// point of small order. A signature check (crypto/ed25519's, RFC 8032's
+// without the cofactor) under such a key A holds for R = [S]B whenever
+// the message's hash is a multiple of A's order: for every message when A
+// is the identity, one in eight at worst. Anyone can sign for it, so it
+// proves no one's approval.
+func smallOrderEd25519(x []byte) bool {
+	y := hex.EncodeToString(append(bytes.Clone(x[:31]), x[31]&0x7f))
+	return slices.Contains(smallOrderYs[:], y)
 }
 
 // Algorithm returns the key's COSE algorithm name: "ES256", "EdDSA",

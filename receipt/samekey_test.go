@@ -200,8 +200,9 @@ func TestNonCanonicalEd25519KeysRefused(t *testing.T) {
 		_, err := receipt.NewTrustedKey(ed25519.PublicKey(x))
 		assert.ErrorIs(t, err, receipt.ErrUnsupportedKey, "%x", x)
 	}
-	good := [][]byte{edEncoding(big.NewInt(1), false), edEncoding(new(big.Int).Sub(p, big.NewInt(1)), false),
-		edEncoding(new(big.Int).Sub(p, big.NewInt(2)), true)}
+	// y = 1 and y = p-1 with no sign are canonical but of small order,
+	// refused for that (TestSmallOrderEd25519KeysRefused).
+	good := [][]byte{edEncoding(new(big.Int).Sub(p, big.NewInt(2)), true)}
 	for range 64 {
 		pub, _, err := ed25519.GenerateKey(rand.Reader)
 		require.NoError(t, err)

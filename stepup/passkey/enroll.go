@@ -19,6 +19,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"github.com/agentstepup/asu/audit"
+	"github.com/agentstepup/asu/receipt"
 	"github.com/agentstepup/asu/stepup"
 	"github.com/agentstepup/asu/store"
 )
@@ -194,6 +195,13 @@ func (ad *Enrollment) FinishEnroll(ctx context.Context, token string, response [
 	cred, err := ad.wa.CreateCredential(u, session, parsed)
 	if err != nil {
 		return nil, fmt.Errorf("enroll: %w: %s", stepup.ErrBadAssertion, describe(err))
+	}
+	// A key no receipt can be verified against proves no approval: an
+	// Ed25519 key of small order, which anyone signs for, a short RSA
+	// key, another encoding of an enrolled key. Refused before the invite
+	// is spent, so a good passkey may follow.
+	if _, err := receipt.ParseCOSEKey(cred.PublicKey); err != nil {
+		return nil, fmt.Errorf("enroll: %w: %w", stepup.ErrBadAssertion, err)
 	}
 	now := ad.now()
 	inv, err := ad.st.RedeemInvite(ctx, sha256.Sum256([]byte(token)), now)
