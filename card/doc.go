@@ -79,7 +79,11 @@
 // with another letter of their script (б among digits is escaped, as a 6
 // would be read). Of kana drawn alike (へ and ヘ), the one of the word's
 // own kana is shown; of marks drawn alike within a script (Hebrew holam
-// and sin dot), one.
+// and sin dot, Malayalam ു and ൂ), one, the prototype when it is a mark.
+// A letter or digit drawn as a mark of its script (Tamil ன as ை, ஈ as
+// ா, Telugu ౦ as the anusvara ం) is shown at the start of a word or
+// carrying a mark, and escaped elsewhere in a word, where the mark
+// could stand; a mark after such a mark is escaped.
 // Text that could pass for a trusted domain's name ("pаypal" when
 // paypal.com is trusted) keeps the strict rule below.
 //

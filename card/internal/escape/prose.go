@@ -349,7 +349,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 	}
 	var word *wordView
 	var wv wordView
-	wordStop := 0
+	wordStart, wordStop := 0, 0
 	base, prev := "", ""
 	prevLatin := false
 	prevRune, prevEscaped := rune(0), false // the last character outside ASCII, and whether it was escaped
@@ -365,7 +365,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		if at >= wordStop {
 			word, base, prev, prevLatin = nil, "", "", false
 			if isWordRune(r) {
-				wordStop = wordEnd(s, at)
+				wordStart, wordStop = at, wordEnd(s, at)
 				wv = judgeWord(s[at:wordStop])
 				word = &wv
 				if wv.strict {
@@ -444,6 +444,10 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			f = FlagCombining // drawn as another mark of its script is (Hebrew ׂ as ֹ)
 		case info.Props&charclass.Mark != 0 && foldMark(r) && spellsFold(s, at, i, r):
 			f = FlagCombining
+		case info.Props&charclass.Mark != 0 && markOfLetter(prevRune):
+			f = FlagCombining // after a mark drawn as a letter, it would pass for that letter's mark
+		case markLetter(r) && word != nil && at > wordStart && !(nfc && carriesMark(s, i, r, info.Script)):
+			f = FlagLookalike // where its twin mark could stand
 		case unreadable(r):
 			f = FlagLookalike
 		case ReadApart(r) && !(word != nil && twinScript(r) == word.script && word.letters > 0):
@@ -482,6 +486,23 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 	}
 	b = append(b, s[copied:]...)
 	return Shown{Text: string(b), Flags: flags.list()}
+}
+
+// carriesMark reports a mark of script at s[i] that prose shows after a
+// letter of its script: not one drawn as another mark (markTwin) nor one
+// that spells a letter's fold there, or with the letter another's. A letter drawn as a mark
+// (markLetter) is shown only with such a mark on it, which the twin mark
+// could not carry unescaped.
+func carriesMark(s string, i int, letter rune, script string) bool {
+	if i >= len(s) {
+		return false
+	}
+	r, size := utf8.DecodeRuneInString(s[i:])
+	info := charclass.Lookup(r)
+	if info.Props&charclass.Mark == 0 || info.Script != script || markTwin(r) || unreadable(r) || spellsTwin(letter, r) {
+		return false
+	}
+	return !(foldMark(r) && spellsFold(s, i, i+size, r))
 }
 
 // nextLatin reports a Latin letter at s[i].

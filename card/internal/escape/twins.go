@@ -351,47 +351,113 @@ func spellsFold(s string, at, next int, r rune) bool {
 
 // markTwin reports a mark that UTS #39 draws as another mark of its own
 // script, and that is not the one of them shown: of each such class the
-// mark of the lowest code point is shown (Hebrew holam ֹ), the others
-// (holam haser ֺ, sin dot ׂ, which sit where it sits) escaped.
+// prototype is shown when it is a mark of the class's script (Malayalam
+// vowel sign U ു, of which UU ൂ is a twin), else the mark of the lowest
+// code point (Hebrew holam ֹ); the others (holam haser ֺ, sin dot ׂ,
+// which sit where it sits) are escaped. One fixed member per class keeps
+// the marks injective: two marks drawn alike are never both shown.
 func markTwin(r rune) bool {
 	markTwins.once.Do(loadMarkTwins)
 	return markTwins.escaped[r]
 }
 
 var markTwins struct {
-	once    sync.Once
-	escaped map[rune]bool
+	once     sync.Once
+	escaped  map[rune]bool
+	letters  map[rune]bool // letters and digits a mark of their script is drawn as
+	ofLetter map[rune]bool // the marks drawn as those letters
+}
+
+// scriptMark reports a mark of a script (not a generic one).
+func scriptMark(info charclass.Info) bool {
+	return info.Props&charclass.Mark != 0 && info.Script != "Inherited" && info.Script != "Common"
 }
 
 func loadMarkTwins() {
 	type key struct{ proto, script string }
-	first := map[key]rune{}
-	var marks []rune
+	classes := map[key][]rune{}
+	markTwins.letters = map[rune]bool{}
 	charclass.Each(charclass.Lookalike, func(r rune, info charclass.Info) {
-		if info.Props&charclass.Mark == 0 || info.Script == "Inherited" || info.Script == "Common" {
+		if !scriptMark(info) {
 			return
 		}
-		if p, ok := confusable.Lookup(r); ok && p != string(r) {
-			k := key{p, info.Script}
-			if f, seen := first[k]; !seen || r < f {
-				first[k] = r
-			}
-			marks = append(marks, r)
+		p, ok := confusable.Lookup(r)
+		if !ok || p == string(r) {
+			return
+		}
+		k := key{p, info.Script}
+		classes[k] = append(classes[k], r)
+		if letterProto(p, info.Script) {
+			q, _ := utf8.DecodeRuneInString(p)
+			markTwins.letters[q] = true // Tamil ா is drawn as the letter ஈ
 		}
 	})
-	count := map[key]int{}
-	for _, r := range marks {
-		p, _ := confusable.Lookup(r)
-		count[key{p, charclass.Lookup(r).Script}]++
-	}
-	markTwins.escaped = map[rune]bool{}
-	for _, r := range marks {
-		p, _ := confusable.Lookup(r)
-		k := key{p, charclass.Lookup(r).Script}
-		if count[k] > 1 && first[k] != r {
-			markTwins.escaped[r] = true
+	// Letters and digits with the prototype of a mark of their script
+	// (Telugu ౦ and ం both fold to o).
+	withLetter := map[key]bool{}
+	charclass.Each(charclass.Lookalike, func(r rune, info charclass.Info) {
+		if info.Props&charclass.Mark != 0 {
+			return
+		}
+		if p, ok := confusable.Lookup(r); ok && len(classes[key{p, info.Script}]) > 0 {
+			markTwins.letters[r] = true
+			withLetter[key{p, info.Script}] = true
+		}
+	})
+	markTwins.ofLetter = map[rune]bool{}
+	for k, list := range classes {
+		if withLetter[k] || letterProto(k.proto, k.script) {
+			for _, r := range list {
+				markTwins.ofLetter[r] = true
+			}
 		}
 	}
+	markTwins.escaped = map[rune]bool{}
+	for k, list := range classes {
+		shown := slices.Min(list)
+		if q, size := utf8.DecodeRuneInString(k.proto); size == len(k.proto) {
+			if qi := charclass.Lookup(q); scriptMark(qi) && qi.Script == k.script {
+				shown = q // the prototype is itself a mark of the script
+			}
+		}
+		for _, r := range list {
+			if r != shown {
+				markTwins.escaped[r] = true
+			}
+		}
+	}
+}
+
+// letterProto reports a prototype that is one letter or digit of script
+// (not a mark).
+func letterProto(p, script string) bool {
+	q, size := utf8.DecodeRuneInString(p)
+	if size != len(p) || q < 0x80 {
+		return false
+	}
+	qi := charclass.Lookup(q)
+	return qi.Script == script && qi.Props&charclass.Mark == 0
+}
+
+// markLetter reports a letter or digit that UTS #39 draws as a mark of
+// its own script (Tamil ஈ and ன as the vowel signs ா and ை, Telugu ౦
+// as the anusvara ం, Malayalam ഠ as ം): prose shows it where its twin
+// mark cannot be shown, at the start of a word or carrying a mark of
+// its script (ன் in நன்றி: a mark after the twin mark is escaped, see
+// markOfLetter), and escapes it elsewhere in a word, where the mark,
+// which its languages write on nearly every word, is shown.
+func markLetter(r rune) bool {
+	markTwins.once.Do(loadMarkTwins)
+	return markTwins.letters[r]
+}
+
+// markOfLetter reports a mark that UTS #39 draws as a letter or digit of
+// its script (Tamil ை as ன, the anusvara ం as ౦, or with the prototype
+// of one): prose escapes a mark placed after it, so that the mark a
+// letter carries (ன்) never shows after the twin mark (ை்).
+func markOfLetter(r rune) bool {
+	markTwins.once.Do(loadMarkTwins)
+	return markTwins.ofLetter[r]
 }
 
 // unreadable reports a character whose fold is spelled by three or more
