@@ -21,10 +21,11 @@ const MinRSABits = 2048
 // TrustedKey is an approver's public key obtained out of band, the one
 // thing [Verify] trusts. Build one with [ParseCOSEKey] from the COSE_Key the
 // gate enrolled, or with [NewTrustedKey] from a crypto.PublicKey (a PEM file,
-// say). Supported are ES256 (ECDSA P-256), EdDSA (Ed25519) and RS256 (RSA
-// PKCS #1 v1.5 with SHA-256, at least [MinRSABits] bits), the algorithms
-// passkeys use; an Ed25519 key in its canonical encoding and not of small
-// order (under one of those anyone can sign). A TrustedKey is immutable
+// say). Supported are ES256, ES384 and ES512 (ECDSA on P-256, P-384 and
+// P-521, each on its own curve), EdDSA (Ed25519) and RS256 (RSA PKCS #1
+// v1.5 with SHA-256, at least [MinRSABits] bits), the algorithms passkeys
+// use; an Ed25519 key in its canonical encoding and not of small order
+// (under one of those anyone can sign). A TrustedKey is immutable
 // and safe for concurrent use.
 type TrustedKey struct {
 	cose []byte // the COSE_Key as given; nil when built from a crypto key
@@ -81,24 +82,30 @@ func ParseCOSEKey(cose []byte) (*TrustedKey, error) {
 }
 
 // NewTrustedKey returns the trusted key pub: an *ecdsa.PublicKey on P-256
-// (ES256), an ed25519.PublicKey (EdDSA) or an *rsa.PublicKey (RS256). A
+// (ES256), P-384 (ES384) or P-521 (ES512), an ed25519.PublicKey (EdDSA)
+// or an *rsa.PublicKey (RS256). A
 // receipt verified against it must embed a COSE_Key for the same key and
 // algorithm. Failures wrap [ErrUnsupportedKey].
 func NewTrustedKey(pub crypto.PublicKey) (*TrustedKey, error) {
 	switch p := pub.(type) {
 	case *ecdsa.PublicKey:
-		if p == nil || p.Curve != elliptic.P256() {
-			return nil, fmt.Errorf("%w: ECDSA key not on P-256", ErrUnsupportedKey)
+		var c *ecCurve
+		if p != nil {
+			c = curveOf(p.Curve)
+		}
+		if c == nil {
+			return nil, fmt.Errorf("%w: ECDSA key not on P-256, P-384 or P-521", ErrUnsupportedKey)
 		}
 		raw, err := p.Bytes()
 		if err != nil {
 			return nil, fmt.Errorf("%w: invalid ECDSA key", ErrUnsupportedKey)
 		}
+		size := (len(raw) - 1) / 2
 		return fromCOSE(webauthncose.EC2PublicKeyData{
-			PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(webauthncose.AlgES256)},
-			Curve:         int64(webauthncose.P256),
-			XCoord:        raw[1:33],
-			YCoord:        raw[33:65],
+			PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(c.alg)},
+			Curve:         int64(c.cose),
+			XCoord:        raw[1 : 1+size],
+			YCoord:        raw[1+size:],
 		})
 	case ed25519.PublicKey:
 		return fromCOSE(webauthncose.OKPPublicKeyData{
@@ -126,8 +133,14 @@ func fromCOSE(parsed any) (*TrustedKey, error) {
 	switch k := parsed.(type) {
 	case webauthncose.EC2PublicKeyData:
 		alg := webauthncose.COSEAlgorithmIdentifier(k.Algorithm)
-		if alg != webauthncose.AlgES256 {
+		c := curveFor(alg)
+		if c == nil {
 			return nil, fmt.Errorf("%w: EC2 algorithm %s", ErrUnsupportedKey, alg)
+		}
+		if k.Curve != int64(c.cose) {
+			// ES384 on P-256 and the like: WebAuthn pairs each with one
+			// curve, and a key is one key under one label.
+			return nil, fmt.Errorf("%w: %s key not on %s", ErrUnsupportedKey, alg, c.curve.Params().Name)
 		}
 		pub, err := k.ToECDSA()
 		if err != nil {
@@ -137,7 +150,7 @@ func fromCOSE(parsed any) (*TrustedKey, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: invalid EC2 key", ErrUnsupportedKey)
 		}
-		return &TrustedKey{pub: pub, alg: alg, key: k, holder: "p256:" + string(raw)}, nil
+		return &TrustedKey{pub: pub, alg: alg, key: k, holder: c.holder + string(raw)}, nil
 	case webauthncose.OKPPublicKeyData:
 		alg := webauthncose.COSEAlgorithmIdentifier(k.Algorithm)
 		if (alg != webauthncose.AlgEdDSA && alg != webauthncose.AlgEd25519) ||
@@ -169,8 +182,43 @@ func fromCOSE(parsed any) (*TrustedKey, error) {
 		// exponent, so keys that share it share their holder.
 		return &TrustedKey{pub: &rsa.PublicKey{N: n, E: e}, alg: alg, key: k, holder: "rsa:" + string(n.Bytes())}, nil
 	default:
-		return nil, fmt.Errorf("%w: key type not ES256, EdDSA or RS256", ErrUnsupportedKey)
+		return nil, fmt.Errorf("%w: key type not ECDSA, EdDSA or RS256", ErrUnsupportedKey)
 	}
+}
+
+// ecCurve is one ECDSA algorithm a TrustedKey accepts, with the one
+// curve WebAuthn pairs it with.
+type ecCurve struct {
+	alg    webauthncose.COSEAlgorithmIdentifier
+	cose   webauthncose.COSEEllipticCurve
+	curve  elliptic.Curve
+	holder string // the prefix of a key's holder on this curve
+}
+
+var ecCurves = [...]ecCurve{
+	{webauthncose.AlgES256, webauthncose.P256, elliptic.P256(), "p256:"},
+	{webauthncose.AlgES384, webauthncose.P384, elliptic.P384(), "p384:"},
+	{webauthncose.AlgES512, webauthncose.P521, elliptic.P521(), "p521:"},
+}
+
+// curveFor returns the ECDSA algorithm alg, or nil if it is none.
+func curveFor(alg webauthncose.COSEAlgorithmIdentifier) *ecCurve {
+	for i := range ecCurves {
+		if ecCurves[i].alg == alg {
+			return &ecCurves[i]
+		}
+	}
+	return nil
+}
+
+// curveOf returns the ECDSA algorithm on curve c, or nil if it is none.
+func curveOf(c elliptic.Curve) *ecCurve {
+	for i := range ecCurves {
+		if ecCurves[i].curve == c {
+			return &ecCurves[i]
+		}
+	}
+	return nil
 }
 
 // canonicalEd25519 reports whether x is the canonical encoding of its
@@ -220,8 +268,8 @@ func smallOrderEd25519(x []byte) bool {
 	return slices.Contains(smallOrderYs[:], y)
 }
 
-// Algorithm returns the key's COSE algorithm name: "ES256", "EdDSA",
-// "Ed25519" or "RS256".
+// Algorithm returns the key's COSE algorithm name: "ES256", "ES384",
+// "ES512", "EdDSA", "Ed25519" or "RS256".
 func (k *TrustedKey) Algorithm() string { return k.alg.String() }
 
 // PublicKey returns the key as an *ecdsa.PublicKey, ed25519.PublicKey or

@@ -83,7 +83,7 @@ func spellings(t *testing.T, s *receipttest.Signer) []keySpelling {
 			kinds = append(kinds, []coseEntry{{1, int64(1)}, {3, alg}, {-1, int64(6)}, {-2, k.XCoord}})
 		}
 	case webauthncose.EC2PublicKeyData:
-		kinds = append(kinds, []coseEntry{{1, int64(2)}, {3, int64(-7)}, {-1, int64(1)}, {-2, k.XCoord}, {-3, k.YCoord}})
+		kinds = append(kinds, []coseEntry{{1, int64(2)}, {3, k.Algorithm}, {-1, k.Curve}, {-2, k.XCoord}, {-3, k.YCoord}})
 	case webauthncose.RSAPublicKeyData:
 		kinds = append(kinds,
 			[]coseEntry{{1, int64(3)}, {3, int64(-257)}, {-1, k.Modulus}, {-2, k.Exponent}},

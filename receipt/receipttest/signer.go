@@ -1,5 +1,6 @@
 // Package receipttest makes real, verifiable receipts for tests: a
-// software passkey ([Signer]) with an ES256, EdDSA or RS256 key that signs
+// software passkey ([Signer]) with an ES256, ES384, ES512, EdDSA or RS256
+// key that signs
 // asu challenges the way a browser and authenticator would, producing
 // WebAuthn-shaped authenticator data and client data JSON.
 //
@@ -37,12 +38,14 @@ type Algorithm int64
 // Algorithms of a [Signer].
 const (
 	ES256 Algorithm = Algorithm(webauthncose.AlgES256) // ECDSA P-256 with SHA-256
+	ES384 Algorithm = Algorithm(webauthncose.AlgES384) // ECDSA P-384 with SHA-384
+	ES512 Algorithm = Algorithm(webauthncose.AlgES512) // ECDSA P-521 with SHA-512
 	EdDSA Algorithm = Algorithm(webauthncose.AlgEdDSA) // Ed25519
 	RS256 Algorithm = Algorithm(webauthncose.AlgRS256) // RSA 2048 PKCS #1 v1.5 with SHA-256
 )
 
 // Algorithms lists every algorithm a [Signer] supports.
-func Algorithms() []Algorithm { return []Algorithm{ES256, EdDSA, RS256} }
+func Algorithms() []Algorithm { return []Algorithm{ES256, ES384, ES512, EdDSA, RS256} }
 
 // String returns the COSE name of a, e.g. "ES256".
 func (a Algorithm) String() string { return webauthncose.COSEAlgorithmIdentifier(a).String() }
@@ -85,8 +88,15 @@ func NewFor(alg Algorithm, user, rpID, origin string) (*Signer, error) {
 	}
 	var key any
 	switch alg {
-	case ES256:
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case ES256, ES384, ES512:
+		curve, crv := elliptic.P256(), webauthncose.P256
+		switch alg {
+		case ES384:
+			curve, crv = elliptic.P384(), webauthncose.P384
+		case ES512:
+			curve, crv = elliptic.P521(), webauthncose.P521
+		}
+		k, err := ecdsa.GenerateKey(curve, rand.Reader)
 		if err != nil {
 			return nil, err
 		}
@@ -94,10 +104,11 @@ func NewFor(alg Algorithm, user, rpID, origin string) (*Signer, error) {
 		if err != nil {
 			return nil, err
 		}
+		size := (len(raw) - 1) / 2
 		s.signer = k
 		key = webauthncose.EC2PublicKeyData{
 			PublicKeyData: webauthncose.PublicKeyData{KeyType: int64(webauthncose.EllipticKey), Algorithm: int64(alg)},
-			Curve:         int64(webauthncose.P256), XCoord: raw[1:33], YCoord: raw[33:65],
+			Curve:         int64(crv), XCoord: raw[1 : 1+size], YCoord: raw[1+size:],
 		}
 	case EdDSA:
 		pub, k, err := ed25519.GenerateKey(rand.Reader)
@@ -284,8 +295,16 @@ func (s *Signer) SignRaw(authData, clientData []byte) ([]byte, error) {
 	case ed25519.PrivateKey:
 		return ed25519.Sign(k, msg), nil
 	case *ecdsa.PrivateKey:
-		d := sha256.Sum256(msg)
-		return ecdsa.SignASN1(rand.Reader, k, d[:])
+		h := crypto.SHA256
+		switch s.alg {
+		case ES384:
+			h = crypto.SHA384
+		case ES512:
+			h = crypto.SHA512
+		}
+		d := h.New()
+		d.Write(msg)
+		return ecdsa.SignASN1(rand.Reader, k, d.Sum(nil))
 	case *rsa.PrivateKey:
 		d := sha256.Sum256(msg)
 		return rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, d[:])

@@ -131,7 +131,8 @@ func unb64(t *testing.T, s string) []byte {
 // TestTooSoonAnswerNeverCountsOnAnyCurve: on every ECDSA curve enrolment
 // accepts, an answer refused as too soon is refused again after the
 // dwell in every spelling that verifies ((r, s) and (r, n-s), whichever
-// is low), while a new signature over the same challenge approves.
+// is low), while a new signature over the same challenge approves and
+// the call runs, its receipt rechecked offline on that curve.
 func TestTooSoonAnswerNeverCountsOnAnyCurve(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -181,6 +182,8 @@ func TestTooSoonAnswerNeverCountsOnAnyCurve(t *testing.T) {
 			got, err := w.Gate.Desk().Approve(ctx, tk.ID, again)
 			require.NoError(t, err, "signed again, it counts")
 			assert.Equal(t, stepup.StatusApproved, got.Status)
+			_, err = w.Gate.Execute(ctx, tk.ID)
+			require.NoError(t, err, "the approval is rechecked offline and the call runs")
 		})
 	}
 }
