@@ -84,6 +84,17 @@
 // ா, Telugu ౦ as the anusvara ం) is shown at the start of a word or
 // carrying a mark, and escaped elsewhere in a word, where the mark
 // could stand; a mark after such a mark is escaped.
+// Only twins a living language writes count against a word (the scripts
+// of UAX #31's Table 5, without their archaic, phonetic and notational
+// letters), so "Итого", "Здравствуйте" and "Αθήνα" read as written while
+// a look-alike holding archaic Ͷ or Cherokee Ᏼ is escaped; an ASCII
+// digit in a word whose script has a letter drawn like it is escaped
+// ("3дравствуйте"). Of twins that differ in case (θ and Θ), the one of
+// its neighbours' case is shown, a capital at the head of a sentence. A
+// capital drawn as I (Greek Ι, Cyrillic І) is the twin of I, so Ὶ and Ì,
+// Ї and Ï are told apart; an ASCII | or 1 touching Hebrew or Arabic
+// letters, or 0 touching Cyrillic or Greek ones, is escaped, as it
+// would be read as ו, ا or О.
 // Text that could pass for a trusted domain's name ("pаypal" when
 // paypal.com is trusted) keeps the strict rule below.
 //

@@ -1,6 +1,7 @@
 package escape
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -87,7 +88,9 @@ func inClosure(script, word string) bool {
 func wordTwin(m rune) bool { return isWordRune(m) }
 
 // ownScriptOnly reports a character whose twins a word can hold are
-// all of its own script.
+// all of its own script, not counting, for a modern character, the
+// twins no living language writes (modern.go): в is Cyrillic's own
+// though Cherokee Ᏼ is drawn like it.
 func ownScriptOnly(r rune, script string) bool {
 	c := twinsOf(r)
 	if c == nil || DrawnApart(r) {
@@ -96,8 +99,9 @@ func ownScriptOnly(r rune, script string) bool {
 	if c.ascii && !c.common && script != "Latin" {
 		return false
 	}
+	anyTwin := !modern(r)
 	for _, m := range c.members {
-		if wordTwin(m) && twinScript(m) != script {
+		if wordTwin(m) && twinScript(m) != script && (anyTwin || modern(m)) {
 			return false
 		}
 	}
@@ -105,17 +109,19 @@ func ownScriptOnly(r rune, script string) bool {
 }
 
 // twinScripts returns, into buf, the scripts outside the closure of
-// script in which r has a twin that a word can hold.
+// script in which r has a twin that a word can hold: a modern one (see
+// modern.go) when r is modern, any when it is not.
 func twinScripts(buf ScriptSet, r rune, script string) ScriptSet {
 	c := twinsOf(r)
 	if c == nil || DrawnApart(r) {
 		return buf
 	}
+	anyTwin := !modern(r)
 	if c.ascii && !c.common && !inClosure("Latin", script) {
 		buf = buf.With("Latin")
 	}
 	for _, m := range c.members {
-		if sc := twinScript(m); wordTwin(m) && !inClosure(sc, script) {
+		if sc := twinScript(m); wordTwin(m) && !inClosure(sc, script) && (anyTwin || modern(m)) {
 			buf = buf.With(sc)
 		}
 	}
@@ -229,9 +235,19 @@ func judgeWord(w string) wordView {
 
 // showsAsItself reports whether r, a character with twins, is the one of
 // its class shown in this place: in a word judged v (nil between words),
-// after a character of script prev ("" at the start of the word), in
-// text whose letters are of the scripts inText reports.
-func showsAsItself(r rune, c *twinClass, v *wordView, prev string, inText func(script string) bool) bool {
+// after a character of script prev ("" at the start of the word), beside
+// a neighbour of shape place, in text whose letters are of the scripts
+// inText reports.
+//
+// Of the members that can stand there, the one shown is, in order: the
+// letter its languages write far more often (preferredTwin); one of the
+// script before it; one of the script the word's distinctive characters
+// are in; a kana for a kana; any other; a shared character; a character
+// no living language writes (modern.go). Between members so far equal,
+// the one of the neighbour's shape (θ beside small letters, Θ beside
+// capitals, the digit ١ beside digits and the letter ا beside letters),
+// then the lowest code point.
+func showsAsItself(r rune, c *twinClass, v *wordView, prev string, place shape, inText func(script string) bool) bool {
 	if DrawnApart(r) {
 		if sc := drawnScript(r); sc == "" || inText(sc) {
 			return true
@@ -243,10 +259,10 @@ func showsAsItself(r rune, c *twinClass, v *wordView, prev string, inText func(s
 	if v == nil {
 		return false // between words: punctuation with a twin is escaped
 	}
-	if c.ascii && (c.common || inClosure("Latin", v.script)) {
+	if c.ascii && (inClosure("Latin", v.script) || c.common && !yieldsTo(c, v)) {
 		return false // ASCII stands here and wins
 	}
-	best, bestRank := rune(-1), 99
+	best, bestRank, bestFits := rune(-1), 99, false
 	for _, m := range c.members {
 		sc := twinScript(m)
 		// A word of shared characters only (digits, modifier letters)
@@ -267,8 +283,12 @@ func showsAsItself(r rune, c *twinClass, v *wordView, prev string, inText func(s
 		case isKana(sc) && isKana(v.prefer):
 			rank = 3
 		}
-		if rank < bestRank || rank == bestRank && m < best {
-			best, bestRank = m, rank
+		if !modern(m) {
+			rank = 6
+		}
+		fits := place != shapeNone && shapeOf(m) == place
+		if rank < bestRank || rank == bestRank && (fits && !bestFits || fits == bestFits && m < best) {
+			best, bestRank, bestFits = m, rank, fits
 		}
 	}
 	return best == r
@@ -294,8 +314,16 @@ func textScripts(s string) ScriptSet {
 }
 
 // preferredTwin reports the letter of its class that its languages write
-// far more often than its twins: Czech ě (not ĕ).
-func preferredTwin(r rune) bool { return r == 'ě' }
+// far more often than its twins do theirs: Czech ě (not ĕ), Vietnamese Đ
+// (not Icelandic Ð or African Ɖ), Thai ท (not the rare ฑ). At most one
+// member of a class is preferred.
+func preferredTwin(r rune) bool {
+	switch r {
+	case 'ě', 'Đ', 'ท':
+		return true
+	}
+	return false
+}
 
 // isWordRune reports a character of a word: a letter, mark or digit.
 func isWordRune(r rune) bool {
@@ -353,6 +381,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 	base, prev := "", ""
 	prevLatin := false
 	prevRune, prevEscaped := rune(0), false // the last character outside ASCII, and whether it was escaped
+	prevBase := rune(0)                     // the last character of the word that is not a mark, 0 at its start
 	// Right-to-left text is flagged when it shares the string with
 	// left-to-right letters or digits, whose order on screen the
 	// bidirectional algorithm changes; a sentence all in Arabic or
@@ -363,7 +392,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		if at >= wordStop {
-			word, base, prev, prevLatin = nil, "", "", false
+			word, base, prev, prevLatin, prevBase = nil, "", "", false, 0
 			if isWordRune(r) {
 				wordStart, wordStop = at, wordEnd(s, at)
 				wv = judgeWord(s[at:wordStop])
@@ -377,11 +406,23 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			prevRune, prevEscaped = r, false
 			switch {
 			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-				base, prev, prevLatin, ltr = "Latin", "Latin", true, true
+				base, prev, prevLatin, ltr, prevBase = "Latin", "Latin", true, true, r
 				continue
 			case r >= '0' && r <= '9':
 				base, prevLatin, ltr = "", false, true
+				if word != nil {
+					prevBase = r
+				}
+				if digitYields(r, word) || drawnBeside(r, s, at, i) {
+					esc(at, i, r) // a letter of the word's script drawn like it is shown here
+					flags.add(FlagLookalike)
+					prevEscaped = true
+				}
 				continue
+			case drawnBeside(r, s, at, i):
+				esc(at, i, r) // a letter of the script beside it is drawn like it
+				flags.add(FlagLookalike)
+				prevEscaped = true
 			case r == '\\':
 				lit(at, i, `\\`)
 			case r == '"' && e.Quote:
@@ -457,7 +498,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		case i < len(s) && s[i] < 0x80 && spellsTwin(r, rune(s[i])):
 			f = FlagLookalike // this and the ASCII after it spell another character's fold
 		default:
-			if c := twinsOf(r); c != nil && !showsAsItself(r, c, word, prev, inText) {
+			if c := twinsOf(r); c != nil && !showsAsItself(r, c, word, prev, placeShape(s, wordStart, i, wordStop, prevBase), inText) {
 				f = FlagLookalike
 			}
 		}
@@ -471,6 +512,9 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			ltr = true
 		}
 		if info.Props&charclass.Mark == 0 {
+			if word != nil {
+				prevBase = r
+			}
 			base = info.Script
 			prevLatin = sc == "Latin"
 			if sc != "Common" && sc != "Inherited" {
@@ -486,6 +530,49 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 	}
 	b = append(b, s[copied:]...)
 	return Shown{Text: string(b), Flags: flags.list()}
+}
+
+// placeShape is the shape (see modern.go) the character ending at s[i],
+// in the word s[start:stop], takes from its place: a capital for the
+// first letter of a sentence; else that of the next character that is
+// not a mark, if it has one whatever twin of it stands there; else that
+// of the one before (prevBase, 0 at the word's start). So θ shows in
+// "θέλω" and "Αθήνα", Θ in "ΑΘΗΝΑ" and at the head of a sentence. What
+// decides is the text before the character, which two strings that look
+// alike up to it share, and the shapes of its neighbours, which their
+// twins share.
+func placeShape(s string, start, i, stop int, prevBase rune) shape {
+	if prevBase == 0 && sentenceStart(s[:start]) {
+		return shapeUpper
+	}
+	for j := i; j < stop; {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		j += size
+		if r >= 0x80 && charclass.Lookup(r).Props&charclass.Mark != 0 {
+			continue
+		}
+		if sh := neighbourShape(r); sh != shapeNone {
+			return sh
+		}
+		break
+	}
+	if prevBase != 0 {
+		return neighbourShape(prevBase)
+	}
+	return shapeNone
+}
+
+// sentenceStart reports whether a word after text before starts a
+// sentence: before is empty, or ends in a full stop, question or
+// exclamation mark, ellipsis or line break, then spaces and opening
+// quotes or brackets.
+func sentenceStart(before string) bool {
+	t := strings.TrimRight(before, " \t\"'([«“‘„¿¡")
+	if t == "" {
+		return true
+	}
+	r, _ := utf8.DecodeLastRuneInString(t)
+	return strings.ContainsRune(".!?;…\n\r\u037e\u3002", r)
 }
 
 // carriesMark reports a mark of script at s[i] that prose shows after a

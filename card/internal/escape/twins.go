@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -32,6 +33,7 @@ type twinClass struct {
 	ascii   bool
 	common  bool // the ASCII text holds more than letters: it stands among the text of every script
 	anchor  rune // a member drawn apart (DrawnApart) that is the others' prototype: the only one shown; 0 for none
+	digit   bool // the ASCII text is one digit: З and ৪ are in the classes of 3 and 8
 }
 
 var twinData struct {
@@ -47,6 +49,8 @@ var twinData struct {
 	foldMarks  map[rune]bool              // marks inside a fold: escaped where the text around them spells it
 	markFolds  map[rune][]string          // the folds each of those marks is inside
 	unreadable map[rune]bool              // characters with a longer fold that shown ones could spell: escaped
+	asciiClass map[rune]int32             // ASCII letter or digit -> the class that folds to it
+	asciiDrawn map[rune]int32             // ASCII digit or sign -> the class of the letter UTS #39 draws it as: | and 1 as l
 }
 
 // candidate reports a character the card may show as itself.
@@ -65,6 +69,12 @@ func Fold(s string) string {
 	var b strings.Builder
 	for _, p := range norm.NFD.String(s) {
 		if sk, ok := confusable.Lookup(p); ok && p >= 0x80 {
+			if sk == "l" && unicode.IsUpper(p) {
+				// A capital drawn as a stroke (Greek Ι, Cyrillic І and Ӏ)
+				// is drawn as the capital I, which the card tells from
+				// l: so Ὶ is Ì's twin and Ї is Ï's.
+				sk = "I"
+			}
 			b.WriteString(sk)
 		} else {
 			b.WriteRune(p)
@@ -136,6 +146,7 @@ func loadTwins() {
 		}
 	}
 	twinData.classOf = map[rune]int32{}
+	twinData.asciiClass = map[rune]int32{}
 	for k, list := range byFold {
 		ascii := true
 		for i := 0; i < len(k); i++ {
@@ -168,6 +179,23 @@ func loadTwins() {
 		twinData.classes = append(twinData.classes, c)
 		for _, r := range list {
 			twinData.classOf[r] = id
+		}
+		if len(k) == 1 && isWordRune(rune(k[0])) {
+			twinData.asciiClass[rune(k[0])] = id
+			twinData.classes[id].digit = k[0] >= '0' && k[0] <= '9'
+		}
+	}
+	twinData.asciiDrawn = map[rune]int32{}
+	for a := rune('!'); a <= '~'; a++ {
+		if a|0x20 >= 'a' && a|0x20 <= 'z' {
+			continue // letters: a word holding them and another script's letters is mixed
+		}
+		sk, ok := confusable.Lookup(a)
+		if !ok || len(sk) != 1 {
+			continue
+		}
+		if id, ok := twinData.asciiClass[rune(sk[0])]; ok {
+			twinData.asciiDrawn[a] = id
 		}
 	}
 }

@@ -1,0 +1,205 @@
+package escape
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentstepup/asu/card/internal/charclass"
+)
+
+// Modern twins. UTS #39 pairs letters of living orthographies with
+// letters nobody writes today: archaic Greek Ͷ with Cyrillic И, Greek
+// phonetic ᴦ with г, the notation of ancient Greek music with З, Cherokee
+// and Deseret with half the Cyrillic alphabet. Counted as twins, those
+// decide what living text shows: "Итого" (Total) would be whole-script
+// confusable with Greek, a З lose to an ASCII 3, a common letter to an
+// archaic one by code point.
+//
+// So the judgement of a word weighs a twin only when it is modern: a
+// character of a script UAX #31 recommends for identifiers (its Table
+// 5, the scripts in customary modern use) and not one of the archaic,
+// phonetic or notational blocks of those scripts. The asymmetry keeps
+// the card injective: where a word of modern letters and a word holding
+// an archaic one look alike, every letter of the modern word is a
+// modern twin of the other's, so the other is whole-script confusable
+// and escaped, while the modern word is judged against modern twins only
+// and read as written.
+
+// recommendedScripts are the scripts of UAX #31 Table 5, with Common and
+// Inherited.
+var recommendedScripts = map[string]bool{
+	"Common": true, "Inherited": true,
+	"Arabic": true, "Armenian": true, "Bengali": true, "Bopomofo": true, "Cyrillic": true,
+	"Devanagari": true, "Ethiopic": true, "Georgian": true, "Greek": true, "Gujarati": true,
+	"Gurmukhi": true, "Han": true, "Hangul": true, "Hebrew": true, "Hiragana": true,
+	"Kannada": true, "Katakana": true, "Khmer": true, "Lao": true, "Latin": true,
+	"Malayalam": true, "Myanmar": true, "Oriya": true, "Sinhala": true, "Tamil": true,
+	"Telugu": true, "Thaana": true, "Thai": true, "Tibetan": true,
+}
+
+// archaic reports the letters and signs of a recommended script that no
+// living orthography writes: archaic and symbol-variant Greek (Ͱ-ͳ, Ͷ ͷ,
+// Ϳ, ϗ-ϡ, ϰ-Ͽ), historic Cyrillic (Ѡ-ҁ, the Cyrillic Extended-B and -C
+// blocks), the phonetic extensions of every script (ᴀ-ᶿ), ancient Greek
+// numbers and musical notation, and Latin's phonetic letters (phonetic).
+func archaic(r rune, info charclass.Info) bool {
+	switch {
+	case r >= 0x0370 && r <= 0x0373, r == 0x0376, r == 0x0377, r == 0x037f,
+		r >= 0x03cf && r <= 0x03e1, r >= 0x03f0 && r <= 0x03ff:
+		return true // Greek
+	case r >= 0x0460 && r <= 0x0481, r >= 0xa640 && r <= 0xa69f, r >= 0x1c80 && r <= 0x1c8f:
+		return true // Cyrillic
+	case r >= 0x1d00 && r <= 0x1dbf:
+		return true // phonetic extensions, of any script
+	case r >= 0x10140 && r <= 0x1018f, r >= 0x1d200 && r <= 0x1d24f:
+		return true // ancient Greek numbers and musical notation
+	}
+	return phonetic(r, info)
+}
+
+// modern reports a character that counts as a twin when a word is
+// judged: see the top of this file. ASCII is modern.
+func modern(r rune) bool {
+	if r < 0x80 {
+		return true
+	}
+	info := charclass.Lookup(r)
+	return recommendedScripts[twinScript(r)] && !archaic(r, info)
+}
+
+// shape is what a reader sees of a letter's kind beside its neighbours:
+// a digit, a capital, a small letter, or a letter of a script without
+// case.
+type shape uint8
+
+const (
+	shapeNone  shape = iota // unknown: a neighbour whose twins differ in it, or none
+	shapeDigit              // a digit
+	shapeUpper              // a capital letter
+	shapeLower              // a small letter
+	shapeOther              // a letter without case
+)
+
+func shapeOf(r rune) shape {
+	switch {
+	case unicode.IsDigit(r):
+		return shapeDigit
+	case unicode.IsUpper(r):
+		return shapeUpper
+	case unicode.IsLower(r):
+		return shapeLower
+	}
+	return shapeOther
+}
+
+// neighbourShape is the shape a character r shows whatever twin of it a
+// string holds: its own when every twin a word can hold has the same
+// one, shapeNone otherwise. Two strings that look alike hold, in one
+// place, r or a twin of it, so they agree on this.
+func neighbourShape(r rune) shape {
+	if r < 0x80 {
+		if r >= '0' && r <= '9' {
+			if c := digitTwins(r); c != nil && !sameShape(c, shapeDigit) {
+				return shapeNone
+			}
+			return shapeDigit
+		}
+		if c := asciiTwins(r); c != nil && !sameShape(c, shapeOf(r)) {
+			return shapeNone
+		}
+		return shapeOf(r)
+	}
+	sh := shapeOf(r)
+	if c := twinsOf(r); c != nil && !sameShape(c, sh) {
+		return shapeNone
+	}
+	return sh
+}
+
+// sameShape reports whether every member of c a word can hold has shape
+// sh.
+func sameShape(c *twinClass, sh shape) bool {
+	for _, m := range c.members {
+		if wordTwin(m) && shapeOf(m) != sh {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiTwins returns the class the ASCII letter or digit r folds into,
+// or nil.
+func asciiTwins(r rune) *twinClass {
+	twinData.once.Do(loadTwins)
+	if id, ok := twinData.asciiClass[r]; ok {
+		return &twinData.classes[id]
+	}
+	return nil
+}
+
+// digitTwins returns the class of the characters drawn as the ASCII
+// digit d (З as 3, Bengali ৪ as 8), or nil.
+func digitTwins(d rune) *twinClass {
+	if d < '0' || d > '9' {
+		return nil
+	}
+	return asciiTwins(d)
+}
+
+// yieldsTo reports a class of twins of an ASCII digit that, in a word
+// whose distinctive characters are of a script other than Latin's, shows
+// its modern member of that script rather than the digit: З in
+// "Здравствуйте", Bengali ৪ in "১২৪". The digit is escaped there.
+func yieldsTo(c *twinClass, v *wordView) bool {
+	if !c.digit || v == nil || v.prefer == "" || inClosure("Latin", v.prefer) {
+		return false
+	}
+	for _, m := range c.members {
+		if wordTwin(m) && modern(m) && twinScript(m) == v.prefer {
+			return true
+		}
+	}
+	return false
+}
+
+// digitYields reports an ASCII digit d that is escaped in a word judged
+// v, as a letter or digit of the word's script drawn like it is shown
+// there instead (yieldsTo).
+func digitYields(d rune, v *wordView) bool {
+	if v == nil || v.strict {
+		return false
+	}
+	c := digitTwins(d)
+	return c != nil && c.common && yieldsTo(c, v)
+}
+
+// drawnBeside reports an ASCII digit or sign that UTS #39 draws as a
+// letter of the script of a letter it touches in s (a is s[at:i]): | and
+// 1 beside Hebrew or Arabic letters are drawn as ו and ا, 0 beside
+// Cyrillic ones as О. It is escaped there, so "ד|ח" is not shown as
+// "דוח". Latin is left out: ASCII is the card's own reading of it.
+func drawnBeside(a rune, s string, at, i int) bool {
+	twinData.once.Do(loadTwins)
+	id, ok := twinData.asciiDrawn[a]
+	if !ok {
+		return false
+	}
+	c := &twinData.classes[id]
+	before, _ := utf8.DecodeLastRuneInString(s[:at])
+	after, _ := utf8.DecodeRuneInString(s[i:])
+	for _, n := range [2]rune{before, after} {
+		if n < 0x80 || n == utf8.RuneError {
+			continue
+		}
+		sc := charclass.Lookup(n).Script
+		if sc == "Latin" || sc == "Common" || sc == "Inherited" {
+			continue
+		}
+		for _, m := range c.members {
+			if wordTwin(m) && modern(m) && twinScript(m) == sc {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,283 @@
+package escape
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentstepup/asu/card/internal/charclass"
+	"github.com/agentstepup/asu/card/internal/confusable"
+)
+
+// livingWords are words of living languages written with letters that
+// UTS #39 pairs with archaic, phonetic or notational ones, or with an
+// ASCII digit: each reads as written.
+var livingWords = []string{
+	"Здравствуйте", "Заказ", "Звонок завтра", "Итого", "Зима", "завтра", "Ёлка", "Юрий",
+	"Іван", "Їжак", "Ґанок", "Ιταλία", "Ιωάννης", "Αθήνα", "Θεσσαλονίκη", "Θέλω", "στο θέμα", "ΠΛΗΡΩΘΗΚΕ", "ευχαριστώ",
+	"Өскемен", "Төлеген", "Đà Nẵng", "Phạm Văn Đồng", "ประเทศไทย", "ที่นี่", "Ísland", "Ïle", "Ìsola",
+}
+
+// TestLivingWordsReadAsWritten: no living word above is escaped or
+// flagged because a twin nobody writes today looks like one of its
+// letters.
+func TestLivingWordsReadAsWritten(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	for _, w := range livingWords {
+		got := e.Show(w)
+		assert.Equal(t, w, got.Text, "%q", w)
+		assert.Empty(t, got.Flags, "%q", w)
+	}
+}
+
+// archaicTwins returns, for every modern letter, its twins no living
+// language writes that a word can hold.
+func archaicTwins() map[rune][]rune {
+	twinData.once.Do(loadTwins)
+	out := map[rune][]rune{}
+	for _, c := range twinData.classes {
+		for _, m := range c.members {
+			if !modern(m) || !wordTwin(m) {
+				continue
+			}
+			for _, a := range c.members {
+				if a != m && wordTwin(a) && !modern(a) {
+					out[m] = append(out[m], a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestArchaicLookalikesOfLivingWordsShowApart: every living word with
+// one, two or all of its letters replaced by archaic twins (Ͷ for И, ᴦ
+// for г, Cherokee Ᏼ for в, in every combination drawn) displays unlike
+// the word: the word is read as written, so its look-alike is escaped.
+func TestArchaicLookalikesOfLivingWordsShowApart(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	twins := archaicTwins()
+	rng := rand.New(rand.NewPCG(4, 12))
+	tried := 0
+	for _, w := range append(livingWords, "Итого", "говорить", "Лондон", "привет", "погода", "οδηγός") {
+		want := shownFold(e.Show(w).Text)
+		rs := []rune(w)
+		for range 200 {
+			alt := append([]rune(nil), rs...)
+			changed := false
+			for i, r := range alt {
+				if ts := twins[r]; len(ts) > 0 && rng.IntN(3) == 0 {
+					alt[i], changed = ts[rng.IntN(len(ts))], true
+				}
+			}
+			if !changed || !norm.NFC.IsNormalString(string(alt)) {
+				continue
+			}
+			tried++
+			got := e.Show(string(alt)).Text
+			require.NotEqual(t, want, shownFold(got), "%q and %q display alike: %q", w, string(alt), got)
+		}
+	}
+	assert.Greater(t, tried, 1000)
+}
+
+// TestArchaicTwinsCatchNaive: the modern rule bites. Counted among
+// "Итого"'s twins, archaic Greek Ͷ and the musical notation's letters
+// make the word whole-script confusable, and so escaped.
+func TestArchaicTwinsCatchNaive(t *testing.T) {
+	naive := true
+	for _, r := range "Итого" {
+		c := twinsOf(r)
+		if c == nil {
+			naive = false
+			break
+		}
+		greek := false
+		for _, m := range c.members {
+			greek = greek || twinScript(m) == "Greek" && wordTwin(m)
+		}
+		naive = naive && greek
+	}
+	assert.True(t, naive, "every letter of Итого has a Greek twin when archaic ones count")
+	assert.False(t, wholeScriptConfusable("Итого", "Cyrillic"))
+}
+
+// TestDigitYieldsToItsScript: in a word of a script with a letter drawn
+// as an ASCII digit (З as 3, Bengali ৪ as 8), the digit is escaped and
+// the letter shown, across every word of the script tried.
+func TestDigitYieldsToItsScript(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	for _, w := range []string{"Здравствуйте", "Заказ", "Звонок", "Зима", "Зоя", "Зеленоград", "взять", "раз", "БАЗА", "ЗАКАЗ"} {
+		for _, alt := range []string{
+			strings.Replace(w, "З", "3", 1), strings.Replace(w, "з", "3", 1),
+			strings.ReplaceAll(strings.ReplaceAll(w, "З", "3"), "з", "3"),
+		} {
+			if alt == w {
+				continue
+			}
+			got, orig := e.Show(alt), e.Show(w)
+			assert.NotEqual(t, shownFold(orig.Text), shownFold(got.Text), "%q vs %q", w, alt)
+		}
+	}
+	for _, w := range []string{"Здравствуйте", "Звонок", "Зима", "Зеленоград"} {
+		assert.Equal(t, w, e.Show(w).Text)
+		alt := strings.Replace(w, "З", "3", 1)
+		assert.Contains(t, e.Show(alt).Text, `\u{0033}`, "%q", alt)
+	}
+	// Where the word's script has no such letter, the digit stands.
+	for _, s := range []string{"Q3", "3 дня", "в 3 часа", "Windows 10"} {
+		assert.NotContains(t, e.Show(s).Text, `\u{`, "%q", s)
+	}
+}
+
+// strokeCapitals are the capitals UTS #39 folds to l that are drawn as
+// the capital I.
+func strokeCapitals() []rune {
+	var out []rune
+	charclass.Each(charclass.Lookalike, func(r rune, info charclass.Info) {
+		if sk, _ := confusable.Lookup(r); candidate(r, info) && unicode.IsUpper(r) && sk == "l" {
+			out = append(out, r)
+		}
+	})
+	return out
+}
+
+// capitalReader is what a reader takes from a display, a capital UTS
+// #39 folds to l read as the capital I it is drawn as, whatever Fold
+// does.
+func capitalReader(s string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		if sk, ok := confusable.Lookup(r); ok && r >= 0x80 && sk == "l" && unicode.IsUpper(r) {
+			b.WriteString("I")
+			continue
+		}
+		b.WriteString(shownFold(string(r)))
+	}
+	return norm.NFC.String(b.String())
+}
+
+// TestStrokeCapitalsWithMarksShowApart: a capital drawn as I (Greek Ι,
+// Cyrillic І and Ӏ, Latin Ɩ) with any combining mark, composed or not,
+// displays unlike Latin I with the same mark (Ὶ and Ì, Ї and Ï, Ῑ and
+// Ī), alone, in a sentence and in a word.
+func TestStrokeCapitalsWithMarksShowApart(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	caps := strokeCapitals()
+	require.GreaterOrEqual(t, len(caps), 4)
+	checked := 0
+	for _, c := range caps {
+		for mark := rune(0x300); mark <= 0x36f; mark++ {
+			a, b := norm.NFC.String("I"+string(mark)), norm.NFC.String(string(c)+string(mark))
+			for _, ctx := range []string{"%", "% am here", "x %", "%ταλία", "%жак", "ab%cd"} {
+				sa, sb := strings.Replace(ctx, "%", a, 1), strings.Replace(ctx, "%", b, 1)
+				checked++
+				da, db := e.Show(sa).Text, e.Show(sb).Text
+				assert.NotEqual(t, capitalReader(da), capitalReader(db), "%q and %q display as %q / %q", sa, sb, da, db)
+			}
+		}
+	}
+	assert.Greater(t, checked, 1000)
+}
+
+// strokeReader folds what a reader takes an ASCII digit or sign for
+// beside letters of another script: | and 1 are l, 0 is O.
+func strokeReader(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '|', '1':
+			b.WriteString("l")
+		case '0':
+			b.WriteString("O")
+		default:
+			b.WriteString(shownFold(string(r)))
+		}
+	}
+	return b.String()
+}
+
+// TestASCIIDrawnAsALetterBesideItsScript: an ASCII digit or sign that
+// UTS #39 draws as a letter (| and 1 as Hebrew ו or Arabic ا, 0 as
+// Cyrillic О or Greek Ο), put in place of that letter in words of its
+// script, before, after and between letters, never displays like the
+// word.
+func TestASCIIDrawnAsALetterBesideItsScript(t *testing.T) {
+	twinData.once.Do(loadTwins)
+	e := Escaper{Quote: true, Prose: true}
+	words := map[string][]string{
+		"Hebrew": {"דוח", "שלום", "אבג"}, "Arabic": {"السلامة", "مرحبا", "كتاب"},
+		"Cyrillic": {"поле", "ПОЛЕ", "дом"}, "Greek": {"ΟΔΟΣ", "καλό"}, "Armenian": {"Օր", "բառ"},
+	}
+	checked := 0
+	for a, id := range twinData.asciiDrawn {
+		for _, m := range twinData.classes[id].members {
+			sc := twinScript(m)
+			if !wordTwin(m) || !modern(m) || sc == "Latin" {
+				continue
+			}
+			for _, w := range words[sc] {
+				for _, pos := range []int{0, 1, 2} {
+					rs := []rune(w)
+					if pos >= len(rs) {
+						continue
+					}
+					rs[pos] = m
+					with := string(rs)
+					rs[pos] = a
+					ascii := string(rs)
+					if !norm.NFC.IsNormalString(with) {
+						continue
+					}
+					checked++
+					dw, da := e.Show(with).Text, e.Show(ascii).Text
+					assert.NotEqual(t, strokeReader(dw), strokeReader(da), "%q and %q display as %q / %q", with, ascii, dw, da)
+				}
+			}
+		}
+	}
+	assert.Greater(t, checked, 30)
+	// The reader bites: shown raw, | in a Hebrew word reads as ו.
+	assert.Equal(t, strokeReader("דוח"), strokeReader("ד|ח"))
+	// Away from such letters the ASCII stands.
+	for _, s := range []string{"a|b", "x | y", "שלום | עולם", "السعر 100", "Q1"} {
+		assert.NotContains(t, e.Show(s).Text, `\u{007C}`, "%q", s)
+		assert.NotContains(t, e.Show(s).Text, `\u{0031}`, "%q", s)
+	}
+}
+
+// TestNeighbourShapeDecidesCasedTwins: of θ and Θ, twins UTS #39 draws
+// alike, the small letter shows among small letters and the capital
+// among capitals and at the head of a sentence; the other is escaped in
+// each place.
+func TestNeighbourShapeDecidesCasedTwins(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	for _, tc := range []struct{ shown, escaped string }{
+		{"Αθήνα", "ΑΘήνα"}, {"ΑΘΗΝΩΝ", "ΑθΗΝΩΝ"}, {"ΠΛΗΡΩΘΗΚΕ", "ΠΛΗΡΩθΗΚΕ"}, {"Θέμα.", "θέμα."}, {"Είπε. Θέλω", "Είπε. θέλω"},
+		{"στο θέμα", "στο Θέμα"}, {"«Θέμα»", "«θέμα»"},
+	} {
+		assert.Equal(t, tc.shown, e.Show(tc.shown).Text)
+		assert.Contains(t, e.Show(tc.escaped).Text, `\u{`, "%q", tc.escaped)
+	}
+}
+
+// TestPreferredTwinsOnePerClass: at most one member of a class of twins
+// is the one its languages write far more often.
+func TestPreferredTwinsOnePerClass(t *testing.T) {
+	twinData.once.Do(loadTwins)
+	for _, c := range twinData.classes {
+		n := 0
+		for _, m := range c.members {
+			if preferredTwin(m) {
+				n++
+			}
+		}
+		assert.LessOrEqual(t, n, 1, fmt.Sprintf("class of %q", string(c.members)))
+	}
+}
