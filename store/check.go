@@ -66,6 +66,8 @@ func (a Approval) Check() error {
 		return fmt.Errorf("%w: a pending ticket has no decision", ErrInvalid)
 	case len(a.Votes) != 0 || !a.ShownAt.IsZero():
 		return fmt.Errorf("%w: a new ticket has no votes and was never shown", ErrInvalid)
+	case (a.EscalatesTo == "") != a.EscalatesAt.IsZero():
+		return fmt.Errorf("%w: an escalation names both its group and its time", ErrInvalid)
 	}
 	return nil
 }
@@ -75,7 +77,7 @@ func (a Approval) Check() error {
 // SQLite backend's encoding of lists) would rewrite other text as U+FFFD.
 func (a Approval) validUTF8() bool {
 	strs := []string{a.ID, a.Tool, a.EffectClass, a.User, a.Session, a.Task, a.Step, a.PolicyVersion,
-		a.Rationale, a.Approvers, a.Approver, a.Reason, a.IdempotencyKey, a.Owner, a.Requester.User,
+		a.Rationale, a.Approvers, a.EscalatesTo, a.Approver, a.Reason, a.IdempotencyKey, a.Owner, a.Requester.User,
 		a.Requester.Agent}
 	strs = append(append(strs, a.Taint...), a.Requester.Delegations...)
 	for _, s := range strs {
@@ -88,7 +90,7 @@ func (a Approval) validUTF8() bool {
 
 func (a Approval) checkSizes() error {
 	for _, k := range []string{a.ID, a.Tool, a.EffectClass, a.User, a.Session, a.Task, a.Step,
-		a.PolicyVersion, a.Approvers, a.Approver, a.IdempotencyKey, a.Owner, a.Requester.User,
+		a.PolicyVersion, a.Approvers, a.EscalatesTo, a.Approver, a.IdempotencyKey, a.Owner, a.Requester.User,
 		a.Requester.Agent} {
 		if len(k) > MaxKeySize {
 			return fmt.Errorf("%w: identifier over %d bytes", ErrTooLarge, MaxKeySize)

@@ -18,7 +18,7 @@ const MaxQueueGroups = 64
 // say the approver may decide now; the store reads no more than a page.
 type QueueFilter struct {
 	User   string    // tickets of this user (the approver's own agents), whatever their route
-	Groups []string  // and tickets routed to any of these approver groups ([Approval].Approvers)
+	Groups []string  // and tickets routed to any of these approver groups ([Approval].Approvers), or escalated to one by Now ([Approval].EscalatesTo)
 	Now    time.Time // only tickets whose ExpiresAt is after Now
 	// Limit is the page size: 0 means [DefaultListLimit], more than
 	// [MaxListLimit] means MaxListLimit.
@@ -66,7 +66,8 @@ func (q QueueFilter) InQueue(a *Approval, after *Approval) bool {
 	if after != nil && QueueOrder(a, after) <= 0 {
 		return false
 	}
-	return (q.User != "" && a.User == q.User) || (a.Approvers != "" && slices.Contains(q.Groups, a.Approvers))
+	return (q.User != "" && a.User == q.User) || (a.Approvers != "" && slices.Contains(q.Groups, a.Approvers)) ||
+		(a.EscalatesTo != "" && !q.Now.Before(a.EscalatesAt) && slices.Contains(q.Groups, a.EscalatesTo))
 }
 
 // QueueOrder orders tickets as a queue lists them: soonest expiry first,

@@ -89,7 +89,13 @@ type Approval struct {
 	// Approvers is the approver group the policy named; empty means only
 	// the ticket's User may approve. Stored so listing can filter by it.
 	Approvers string
-	Merged    int // duplicates merged into this ticket by Park
+	// EscalatesTo is the approver group that may decide the ticket too
+	// once EscalatesAt has passed, when the policy's route escalates on
+	// timeout; empty for none. Stored so the escalation group's queue
+	// ([Tickets.Queue]) finds the ticket.
+	EscalatesTo string
+	EscalatesAt time.Time
+	Merged      int // duplicates merged into this ticket by Park
 
 	// ShownAt is when the ticket's card was first shown to an approver
 	// ([Votes.Show]); zero until then.

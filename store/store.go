@@ -209,7 +209,8 @@ type Tickets interface {
 	// starting after the ticket q.After, and the cursor for the next page:
 	// the last ID returned, or "" when no candidate follows. Its cost
 	// follows the page, not the tickets waiting: backends read it from an
-	// index on pending tickets by user and by group, ordered by expiry. An
+	// index on pending tickets by user, by group and by escalation group,
+	// ordered by expiry. An
 	// After that names no ticket fails with [ErrNotFound].
 	Queue(ctx context.Context, q QueueFilter) (page []Approval, next string, err error)
 }

@@ -76,8 +76,9 @@ func (d *Desk) Revoke(ctx context.Context, id stepup.TicketID, answer []byte, re
 
 // Queue lists the pending, unexpired tickets approver may decide now,
 // soonest expiry first, at most limit of them (0 means store's default
-// page): the calls of their own agents that route to no group, and those
-// routed to every group they are in. It never lists a ticket the
+// page): the calls of their own agents that route to no group, those
+// routed to every group they are in, and those escalated to one of those
+// groups once their first stage has passed. It never lists a ticket the
 // approver requested, nor one that needs several people and that the
 // approver already approved.
 func (d *Desk) Queue(ctx context.Context, approver string, limit int) ([]plug.Entry, error) {

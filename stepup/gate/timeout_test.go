@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -97,6 +98,57 @@ func TestTimeoutEscalates(t *testing.T) {
 	got, err = h.Gate.Wait(ctx, late)
 	require.NoError(t, err)
 	assert.Equal(t, stepup.StatusCancelled, got.Status, "nobody decided in either stage")
+}
+
+// TestEscalatedTicketsJoinTheEscalationGroupsQueue: a ticket whose route
+// escalates is in the first group's queue from the start and in the
+// escalation group's from the end of the first stage, at every time
+// tried around it, and leaves both once decided.
+func TestEscalatedTicketsJoinTheEscalationGroupsQueue(t *testing.T) {
+	ctx := context.Background()
+	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "issue_refund", Class: "irreversible",
+		Approvers: "support",
+		Timeout:   plug.Timeout{After: 10 * time.Minute, Outcome: plug.OutcomeEscalate, EscalateTo: "leads"}})
+	require.NoError(t, err)
+	h := stepuptest.NewGate(t, cat,
+		gate.WithApproverGroup("support", stepuptest.Approver),
+		gate.WithApproverGroup("leads", "user:erin"))
+	erin := h.Enroll(t, "user:erin")
+	queued := func(approver string) []stepup.TicketID {
+		q, err := h.Gate.Desk().Queue(ctx, approver, 50)
+		require.NoError(t, err)
+		var ids []stepup.TicketID
+		for _, e := range q {
+			ids = append(ids, e.Ticket.ID)
+		}
+		return ids
+	}
+	var ids []stepup.TicketID
+	for i := range 3 {
+		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: []byte(fmt.Sprintf(`{"order":"A-%d","amount":120}`, i)),
+			Session: "s", Principal: agentFor("user:carol")})
+		require.NoError(t, err)
+		require.Equal(t, stepup.StatusPending, tk.Status)
+		ids = append(ids, tk.ID)
+		h.Clock.Advance(time.Minute)
+	}
+	// Ticket i escalates at 10-i minutes from now (+3 min since the first).
+	for _, step := range []time.Duration{0, 6*time.Minute + 59*time.Second, time.Second, time.Minute, time.Minute} {
+		h.Clock.Advance(step)
+		elapsed := h.Clock.Now().Sub(stepuptest.Start())
+		var want []stepup.TicketID
+		for i, id := range ids {
+			if elapsed >= time.Duration(10+i)*time.Minute {
+				want = append(want, id)
+			}
+		}
+		assert.Equal(t, ids, queued(stepuptest.Approver), "the first group's queue at +%v", elapsed)
+		assert.Equal(t, want, queued("user:erin"), "the escalation group's queue at +%v", elapsed)
+	}
+	_, err = stepuptest.Approve(ctx, h.Gate.Desk(), erin, ids[0])
+	require.NoError(t, err)
+	assert.Equal(t, ids[1:], queued("user:erin"), "a decided ticket leaves the queue")
+	assert.Equal(t, ids[1:], queued(stepuptest.Approver))
 }
 
 func TestPendingCapDenies(t *testing.T) {

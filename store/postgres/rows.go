@@ -14,7 +14,7 @@ const ticketColumns = `id, state, effect, digest, tool, effect_class, card, card
 	created_at, expires_at, requester_user, requester_agent, requester_delegations,
 	user_name, session, task, step, policy_version, taint, rationale, approvers, merged,
 	approver, reason, evidence, resolved_at, idempotency_key, consumed_at, owner, fence, lease_until,
-	result, finished_at, shown_at, votes`
+	result, finished_at, shown_at, votes, escalates_to, escalates_at`
 
 // scanTicket reads one row of ticketColumns.
 func scanTicket(row pgx.Row) (store.Approval, error) {
@@ -24,14 +24,14 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 		digest, cardHash, nonce      []byte
 		created, expires             pgtype.Timestamptz
 		resolved, consumed, finished pgtype.Timestamptz
-		lease, shown                 pgtype.Timestamptz
+		lease, shown, escalates      pgtype.Timestamptz
 		votes                        []byte
 	)
 	err := row.Scan(&a.ID, &state, &a.Effect, &digest, &a.Tool, &a.EffectClass, &a.Card, &cardHash, &nonce,
 		&created, &expires, &a.Requester.User, &a.Requester.Agent, &a.Requester.Delegations,
 		&a.User, &a.Session, &a.Task, &a.Step, &a.PolicyVersion, &a.Taint, &a.Rationale, &a.Approvers, &a.Merged,
 		&a.Approver, &a.Reason, &a.Evidence, &resolved, &a.IdempotencyKey, &consumed, &a.Owner, &a.Fence, &lease,
-		&a.Result, &finished, &shown, &votes)
+		&a.Result, &finished, &shown, &votes, &a.EscalatesTo, &escalates)
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -44,7 +44,7 @@ func scanTicket(row pgx.Row) (store.Approval, error) {
 	copy(a.Nonce[:], nonce)
 	a.CreatedAt, a.ExpiresAt = fromTS(created), fromTS(expires)
 	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromTS(resolved), fromTS(consumed), fromTS(finished)
-	a.LeaseUntil, a.ShownAt = fromTS(lease), fromTS(shown)
+	a.LeaseUntil, a.ShownAt, a.EscalatesAt = fromTS(lease), fromTS(shown), fromTS(escalates)
 	if a.Votes, err = decodeVotes(votes); err != nil {
 		return store.Approval{ID: a.ID}, store.CorruptRow("tickets", a.ID, "its votes do not parse")
 	}

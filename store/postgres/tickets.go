@@ -181,11 +181,12 @@ const (
 	// queryInsertTicket stores a new ticket from insertArgs.
 	queryInsertTicket = `INSERT INTO tickets (` + insertColumns + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-			$21, $22, $23, $24, $25, $26, $27, $28)
+			$21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
 		RETURNING ` + ticketColumns
 	insertColumns = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce, created_at, expires_at,
 		requester_user, requester_agent, requester_delegations, user_name, session, task, step, policy_version,
-		taint, rationale, approvers, approver, reason, evidence, resolved_at, shown_at, votes`
+		taint, rationale, approvers, approver, reason, evidence, resolved_at, shown_at, votes,
+		escalates_to, escalates_at`
 )
 
 // mergeArgs is a as the arguments of queryMerge.
@@ -200,7 +201,8 @@ func insertArgs(a store.Approval) []any {
 	return []any{a.ID, string(a.State), a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:],
 		a.Nonce[:], a.CreatedAt, a.ExpiresAt, a.Requester.User, a.Requester.Agent, a.Requester.Delegations,
 		a.User, a.Session, a.Task, a.Step, a.PolicyVersion, a.Taint, a.Rationale, a.Approvers,
-		a.Approver, a.Reason, a.Evidence, ts(a.ResolvedAt), ts(a.ShownAt), encodeVotes(a.Votes)}
+		a.Approver, a.Reason, a.Evidence, ts(a.ResolvedAt), ts(a.ShownAt), encodeVotes(a.Votes),
+		a.EscalatesTo, ts(a.EscalatesAt)}
 }
 
 // querySessionCap and queryUserCap count, up to the cap, the live pending
@@ -437,8 +439,12 @@ func (s *Store) Queue(ctx context.Context, q store.QueueFilter) ([]store.Approva
 		}
 		read := func(column, value string) ([]store.Approval, error) {
 			args[0] = value
+			escalated := ``
+			if column == "escalates_to" {
+				escalated = ` AND escalates_to <> '' AND escalates_at <= $2`
+			}
 			rows, err := tx.Query(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE state = 'pending' AND `+column+
-				` = $1 AND expires_at > $2`+after+` ORDER BY expires_at, id LIMIT $3`, args...)
+				` = $1 AND expires_at > $2`+escalated+after+` ORDER BY expires_at, id LIMIT $3`, args...)
 			if err != nil {
 				return nil, err
 			}
@@ -453,11 +459,13 @@ func (s *Store) Queue(ctx context.Context, q store.QueueFilter) ([]store.Approva
 			sources = append(sources, p)
 		}
 		for _, g := range q.Groups {
-			p, err := read("approvers", g)
-			if err != nil {
-				return err
+			for _, column := range []string{"approvers", "escalates_to"} {
+				p, err := read(column, g)
+				if err != nil {
+					return err
+				}
+				sources = append(sources, p)
 			}
-			sources = append(sources, p)
 		}
 		page, next = q.MergeQueue(sources...)
 		return nil

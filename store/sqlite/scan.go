@@ -13,7 +13,7 @@ import (
 const approvalCols = `id, state, effect, digest, tool, effect_class, card, card_hash, nonce,
 	created_at, expires_at, requester, user, session, task, step, policy_version, taint, rationale,
 	approvers, merged, approver, reason, evidence, resolved_at, idempotency_key, consumed_at, owner,
-	fence, lease_until, result, finished_at, shown_at, votes`
+	fence, lease_until, result, finished_at, shown_at, votes, escalates_to, escalates_at`
 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
@@ -26,14 +26,14 @@ func scanApproval(row scanner) (store.Approval, error) {
 		requester, taint             string
 		created, expires             int64
 		resolved, consumed, finished sql.NullInt64
-		lease, shown                 sql.NullInt64
+		lease, shown, escalates      sql.NullInt64
 		votes                        sql.NullString
 		state                        string
 	)
 	err := row.Scan(&a.ID, &state, &a.Effect, &digest, &a.Tool, &a.EffectClass, &a.Card, &cardHash, &nonce,
 		&created, &expires, &requester, &a.User, &a.Session, &a.Task, &a.Step, &a.PolicyVersion, &taint,
 		&a.Rationale, &a.Approvers, &a.Merged, &a.Approver, &a.Reason, &a.Evidence, &resolved, &a.IdempotencyKey,
-		&consumed, &a.Owner, &a.Fence, &lease, &a.Result, &finished, &shown, &votes)
+		&consumed, &a.Owner, &a.Fence, &lease, &a.Result, &finished, &shown, &votes, &a.EscalatesTo, &escalates)
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -50,7 +50,7 @@ func scanApproval(row scanner) (store.Approval, error) {
 	a.CreatedAt = fromMicros(sql.NullInt64{Int64: created, Valid: true})
 	a.ExpiresAt = fromMicros(sql.NullInt64{Int64: expires, Valid: true})
 	a.ResolvedAt, a.ConsumedAt, a.FinishedAt = fromMicros(resolved), fromMicros(consumed), fromMicros(finished)
-	a.LeaseUntil, a.ShownAt = fromMicros(lease), fromMicros(shown)
+	a.LeaseUntil, a.ShownAt, a.EscalatesAt = fromMicros(lease), fromMicros(shown), fromMicros(escalates)
 	if a.Votes, err = decodeVotes(votes); err != nil {
 		return store.Approval{ID: a.ID}, store.CorruptRow("approvals", a.ID, "votes do not parse")
 	}

@@ -190,6 +190,14 @@ ALTER TABLE approvals ADD COLUMN votes TEXT;`,
 	expires_at INTEGER NOT NULL,
 	PRIMARY KEY (ticket_id, hash)
 ) STRICT, WITHOUT ROWID;`,
+	// 7: the group a ticket escalates to and when, so that group's queue
+	// reads its escalated tickets as one more index range. Tickets
+	// parked before this migration name none: their escalation group
+	// decides them through List, as before.
+	`ALTER TABLE approvals ADD COLUMN escalates_to TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN escalates_at INTEGER;
+CREATE INDEX approvals_pending_escalation ON approvals (escalates_to, expires_at, id)
+	WHERE state = 'pending' AND escalates_to != '';`,
 }
 
 // migrate brings the schema to len(migrations), each step in its own

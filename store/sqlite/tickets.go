@@ -128,12 +128,13 @@ func (s *Store) insertNoted(ctx context.Context, tx runner, a store.Approval, re
 	}
 	n, err := tx.changes(ctx, `INSERT INTO approvals (id, state, effect, digest, tool, effect_class,
 		card, card_hash, nonce, created_at, expires_at, requester, user, session, task, step,
-		policy_version, taint, rationale, approvers, approver, reason, evidence, resolved_at, shown_at, votes)
-		VALUES (`+placeholders(26)+`) ON CONFLICT (id) DO NOTHING`,
+		policy_version, taint, rationale, approvers, approver, reason, evidence, resolved_at, shown_at, votes,
+		escalates_to, escalates_at)
+		VALUES (`+placeholders(28)+`) ON CONFLICT (id) DO NOTHING`,
 		a.ID, a.State, a.Effect, a.Digest[:], a.Tool, a.EffectClass, a.Card, a.CardHash[:], a.Nonce[:],
 		a.CreatedAt.UnixMicro(), a.ExpiresAt.UnixMicro(), requester, a.User, a.Session, a.Task, a.Step,
 		a.PolicyVersion, taint, a.Rationale, a.Approvers, a.Approver, a.Reason, a.Evidence, micros(a.ResolvedAt),
-		micros(a.ShownAt), votes)
+		micros(a.ShownAt), votes, a.EscalatesTo, micros(a.EscalatesAt))
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -319,16 +320,21 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Approval, str
 }
 
 // queryQueue reads one source of a queue page: the pending tickets whose
-// column (user or approvers) is a value, unexpired, after a cursor when
-// cursor is set, by expiry. Its arguments: the value, now, [the cursor's
-// expiry and id,] the limit.
+// column (user, approvers or escalates_to) is a value, unexpired, after a
+// cursor when cursor is set, by expiry; for escalates_to, only those
+// escalated by now. Its arguments: the value, now, [the cursor's expiry
+// and id,] the limit.
 func queryQueue(column string, cursor bool) string {
 	after := ``
 	if cursor {
 		after = ` AND (expires_at, id) > (?, ?)`
 	}
+	escalated := ``
+	if column == "escalates_to" {
+		escalated = ` AND escalates_to != '' AND escalates_at <= ?2`
+	}
 	return `SELECT ` + approvalCols + ` FROM approvals WHERE state = 'pending' AND ` + column +
-		` = ? AND expires_at > ?` + after + ` ORDER BY expires_at, id LIMIT ?`
+		` = ?1 AND expires_at > ?2` + escalated + after + ` ORDER BY expires_at, id LIMIT ?`
 }
 
 // Queue implements [store.Tickets.Queue]: one index range per source (the
@@ -380,11 +386,13 @@ func (s *Store) Queue(ctx context.Context, q store.QueueFilter) ([]store.Approva
 		sources = append(sources, page)
 	}
 	for _, g := range q.Groups {
-		page, err := read("approvers", g)
-		if err != nil {
-			return nil, "", s.fail(ctx, "queue", err)
+		for _, column := range []string{"approvers", "escalates_to"} {
+			page, err := read(column, g)
+			if err != nil {
+				return nil, "", s.fail(ctx, "queue", err)
+			}
+			sources = append(sources, page)
 		}
-		sources = append(sources, page)
 	}
 	page, next := q.MergeQueue(sources...)
 	return page, next, nil

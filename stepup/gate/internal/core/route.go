@@ -121,6 +121,18 @@ func (g *Gate) stage(t plug.Timeout) time.Duration {
 	return g.cfg.TTL
 }
 
+// Escalation returns the group a ticket created at created escalates to
+// under timeout t, and when: "" and the zero time when t does not
+// escalate. The store keeps both ([store.Approval].EscalatesTo), so the
+// group's queue finds the ticket from then on, when [Gate.Deciders]
+// counts the group in.
+func (g *Gate) Escalation(created time.Time, t plug.Timeout) (string, time.Time) {
+	if t.Outcome != plug.OutcomeEscalate || t.EscalateTo == "" {
+		return "", time.Time{}
+	}
+	return t.EscalateTo, created.Add(g.stage(t))
+}
+
 // Window returns how long a parked ticket lives: one stage, or two when it
 // escalates to another group.
 func (g *Gate) Window(t plug.Timeout) time.Duration {

@@ -75,6 +75,7 @@ func (g *Gate) placePractice(ctx context.Context, c stepup.Call, group string, a
 		Effect: sealed.Bytes(), Digest: sealed.Digest(), PolicyVersion: d.PolicyVersion,
 		EffectClass: d.Class, Approvers: d.Approvers,
 	}}
+	q.a.EscalatesTo, q.a.EscalatesAt = g.core.Escalation(now, d.Timeout)
 	_, _ = g.park(ctx, q, approvers, "")
 }
 

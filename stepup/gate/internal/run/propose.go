@@ -91,6 +91,7 @@ func (g *Gate) ProposeWithID(ctx context.Context, c stepup.Call, id string) (ste
 	// against the digest before anything runs.
 	p.a.Effect, p.a.Digest = p.sealed.BytesUnsafe(), p.sealed.Digest()
 	p.a.PolicyVersion, p.a.EffectClass, p.a.Approvers = d.PolicyVersion, d.Class, d.Approvers
+	p.a.EscalatesTo, p.a.EscalatesAt = g.core.Escalation(p.a.CreatedAt, d.Timeout)
 
 	if d.Verdict == plug.Allow {
 		return g.allow(ctx, p)

@@ -15,11 +15,12 @@ import (
 )
 
 // Queue checks [store.Tickets.Queue]: a generator parks tickets of random
-// users, routed to random groups or none, with random expiries and in
-// random states, then reads random queues back with random page sizes and
-// compares each with the same selection made in memory: pending only,
-// unexpired at the queue's time, the user's or a group's, each once,
-// soonest expiry first.
+// users, routed to random groups or none, some escalating to another
+// group at a random time, with random expiries and in random states, then
+// reads random queues back with random page sizes and compares each with
+// the same selection made in memory: pending only, unexpired at the
+// queue's time, the user's, a group's or escalated to a group by then,
+// each once, soonest expiry first.
 func Queue(t *testing.T, newStore func(*testing.T) store.Store) {
 	s := newStore(t)
 	at := fixture.Now(t, s)
@@ -31,8 +32,14 @@ func Queue(t *testing.T, newStore func(*testing.T) store.Store) {
 		// Expiries collide in threes, so the ID breaks ties.
 		a.ExpiresAt = at.Add(time.Duration(1+rng.IntN(50)) * time.Minute)
 		a.Approvers = groups[rng.IntN(len(groups))]
+		if a.Approvers != "" && rng.IntN(2) == 0 {
+			a.EscalatesTo = groups[1+rng.IntN(len(groups)-1)]
+			a.EscalatesAt = at.Add(time.Duration(rng.IntN(60)) * time.Minute)
+		}
 		p, _, err := s.Park(t.Context(), a, store.Caps{}, nil)
 		require.NoError(t, err)
+		require.Equal(t, a.EscalatesTo, p.EscalatesTo)
+		require.True(t, a.EscalatesAt.Equal(p.EscalatesAt), "escalation time kept: %v, got %v", a.EscalatesAt, p.EscalatesAt)
 		switch rng.IntN(5) {
 		case 1:
 			p, err = s.Resolve(t.Context(), p.ID, fixture.Approve(fixture.Now(t, s)), nil)
@@ -50,14 +57,15 @@ func Queue(t *testing.T, newStore func(*testing.T) store.Store) {
 		{User: "nobody", Groups: []string{"group:none"}},
 	}
 	for i, q := range queues {
-		for _, skip := range []time.Duration{0, 20 * time.Minute, 49 * time.Minute, time.Hour} {
+		for _, skip := range []time.Duration{0, 20 * time.Minute, 33*time.Minute + time.Second, 49 * time.Minute, time.Hour} {
 			q.Now = at.Add(skip)
 			var want []string
 			sorted := slices.Clone(all)
 			slices.SortFunc(sorted, func(a, b store.Approval) int { return store.QueueOrder(&a, &b) })
 			for _, a := range sorted {
+				escalated := a.EscalatesTo != "" && !a.EscalatesAt.After(q.Now) && slices.Contains(q.Groups, a.EscalatesTo)
 				if a.State == store.Pending && q.Now.Before(a.ExpiresAt) &&
-					(a.User == q.User || (a.Approvers != "" && slices.Contains(q.Groups, a.Approvers))) {
+					(a.User == q.User || (a.Approvers != "" && slices.Contains(q.Groups, a.Approvers)) || escalated) {
 					want = append(want, a.ID)
 				}
 			}
