@@ -139,3 +139,25 @@ func ExampleLimits_Validate() {
 	// Output:
 	// flood: invalid limits: approver inflow: window must be whole microseconds, at least 1ms
 }
+
+func ExampleLimiter_Prune() {
+	st := memory.New(nil)
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	lim, err := flood.New(st, flood.Limits{}, func() time.Time { return at })
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	req := flood.Request{User: "user:dana", Agent: "agent:mailer", Session: "s1", Approvers: []string{"user:dana"}}
+	if err := lim.Admit(ctx, req); err != nil {
+		panic(err)
+	}
+	n, _ := lim.Prune(ctx)
+	fmt.Println("pruned at once:", n)
+	at = at.Add(3 * 24 * time.Hour) // past every window, and the clocks' horizon
+	n, _ = lim.Prune(ctx)
+	fmt.Println("pruned three days on:", n)
+	// Output:
+	// pruned at once: 0
+	// pruned three days on: 4
+}

@@ -46,7 +46,7 @@ func subject(scope Scope, ids ...string) string {
 // window length is part of the name, so counts kept under other limits are
 // never mixed in.
 func rateKey(scope Scope, r Rate, h string) string {
-	return "flood/v2/rate/" + string(scope) + "/" + strconv.FormatInt(r.Per.Microseconds(), 10) + "us/" + h
+	return rateKeys + string(scope) + "/" + strconv.FormatInt(r.Per.Microseconds(), 10) + "us/" + h
 }
 
 // denialKey names the run of denials of one scope's subject h.

@@ -327,3 +327,41 @@ func lockedOut(scope Scope, st store.Streak, lo Lockout, now time.Time) error {
 	}
 	return &LimitError{Err: ErrLockedOut, Scope: scope, RetryAfter: until.Sub(now)}
 }
+
+// rateKeys starts the name of every counter a [Limiter]'s rates count in
+// (rateKey).
+const rateKeys = "flood/v2/rate/"
+
+// Prune deletes the counts of rates that no longer matter, and returns
+// how many keys it deleted: keys whose newest window started before now
+// less twice the longest window of l's rates (the sliding estimate reads
+// a window and the one before it) and [store.CountHorizon] (so a clock
+// behind by up to that is still counted against the present). A key a
+// request counts in again starts from nothing, as it would have. Prune
+// deletes nothing when the counters do not implement [store.CountPruner],
+// and at most ten times [store.MaxPruneKeys] keys a call; the gate calls
+// it from [gate.Gate.Maintain].
+func (l *Limiter) Prune(ctx context.Context) (int, error) {
+	p, ok := l.counters.(store.CountPruner)
+	if !ok {
+		return 0, nil
+	}
+	var longest time.Duration
+	for _, r := range []Rate{l.limits.Session, l.limits.Agent, l.limits.User, l.limits.ApproverInflow,
+		l.limits.Target, l.limits.FirstContact, l.limits.FirstContactTarget} {
+		longest = max(longest, r.Per)
+	}
+	before := l.now().Add(-2*longest - store.CountHorizon)
+	total := 0
+	for range 10 {
+		n, err := p.PruneCounts(ctx, rateKeys, before, store.MaxPruneKeys)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("flood: prune: %w: %w", ErrUnavailable, err)
+		}
+		if n < store.MaxPruneKeys {
+			break
+		}
+	}
+	return total, nil
+}

@@ -341,3 +341,35 @@ func CheckAudit(r audit.Record) error {
 	}
 	return nil
 }
+
+// CheckPrune reports whether a prune's arguments are well formed, and
+// returns its limit with 0 taken as [MaxPruneKeys].
+func CheckPrune(prefix string, before time.Time, limit int) (int, error) {
+	switch {
+	case prefix == "":
+		return 0, fmt.Errorf("%w: prune: empty prefix", ErrInvalid)
+	case len(prefix) > MaxKeySize:
+		return 0, fmt.Errorf("%w: prune: prefix over %d bytes", ErrTooLarge, MaxKeySize)
+	case before.IsZero():
+		return 0, fmt.Errorf("%w: prune: time unset", ErrInvalid)
+	case limit < 0 || limit > MaxPruneKeys:
+		return 0, fmt.Errorf("%w: prune: limit %d outside 0 to %d", ErrInvalid, limit, MaxPruneKeys)
+	case limit == 0:
+		return MaxPruneKeys, nil
+	}
+	return limit, nil
+}
+
+// PrefixEnd returns the least string above every string that starts with
+// prefix, in byte order, for a range scan: "flood/" gives "flood0". It
+// returns "" when there is none (prefix all 0xff bytes).
+func PrefixEnd(prefix string) string {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}

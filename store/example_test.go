@@ -83,3 +83,38 @@ func ExampleNewID() {
 	fmt.Println(len(store.NewID()))
 	// Output: 32
 }
+
+// A counter key pruned once its newest window is old: the gate does this
+// from Gate.Maintain for the keys it owns.
+func ExampleCountPruner() {
+	s := memory.New(nil)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	_, _ = s.AddCount(ctx, "flood/v2/rate/old", t0, 3)
+	_, _ = s.AddCount(ctx, "flood/v2/rate/new", t0.Add(48*time.Hour), 1)
+	_, _ = s.AddCount(ctx, "other/old", t0, 1)
+	var p store.CountPruner = s
+	n, err := p.PruneCounts(ctx, "flood/", t0.Add(24*time.Hour), 0)
+	fmt.Println(n, err)
+	old, _ := s.AddCount(ctx, "flood/v2/rate/old", t0, 0)
+	other, _ := s.AddCount(ctx, "other/old", t0, 0)
+	fmt.Println(old, other)
+	// Output:
+	// 1 <nil>
+	// 0 1
+}
+
+func ExamplePrefixEnd() {
+	fmt.Println(store.PrefixEnd("flood/"), store.PrefixEnd("a\xff") == "b")
+	// Output: flood0 true
+}
+
+func ExampleCheckPrune() {
+	limit, err := store.CheckPrune("flood/", time.Now(), 0)
+	fmt.Println(limit == store.MaxPruneKeys, err)
+	_, err = store.CheckPrune("", time.Now(), 0)
+	fmt.Println(errors.Is(err, store.ErrInvalid))
+	// Output:
+	// true <nil>
+	// true
+}

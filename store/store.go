@@ -381,6 +381,25 @@ type Invites interface {
 	RevokeInvite(ctx context.Context, tokenHash [32]byte, at time.Time, note Note) error
 }
 
+// CountPruner is a store whose counters can be pruned. A key of
+// [Counters] keeps its newest windows until they are deleted, and the
+// keys flood control counts in name sessions, agents and targets, so a
+// service that never prunes keeps a row for every session it ever saw.
+// [gate.Gate.Maintain] prunes the keys it and the built-in flood control
+// own, each past the time its windows stop mattering. The memory, SQLite
+// and PostgreSQL stores implement it.
+type CountPruner interface {
+	// PruneCounts deletes up to limit keys that start with prefix and
+	// whose newest window started before before, with their windows, and
+	// returns how many keys it deleted. prefix must not be empty; limit
+	// at most [MaxPruneKeys] (0 means MaxPruneKeys).
+	PruneCounts(ctx context.Context, prefix string, before time.Time, limit int) (int, error)
+}
+
+// MaxPruneKeys bounds the keys one [CountPruner.PruneCounts] deletes, so
+// that a pass holds the store's write lock for a bounded time.
+const MaxPruneKeys = 1000
+
 // Counters holds flood-control state shared by every gate replica.
 type Counters interface {
 	// AddCount adds delta to the counter (key, window) and returns the new

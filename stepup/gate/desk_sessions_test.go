@@ -279,3 +279,59 @@ func ExampleDesk_SessionEnded() {
 	// signed out
 	// true
 }
+
+// TestMaintainPrunesSignOutsAndFloodCounts: Maintain deletes the
+// sign-outs of sessions over for more than a day and the flood counts
+// past their windows, on memory and SQLite; a sign-out whose session may
+// still be open, and counts still in their windows, stay.
+func TestMaintainPrunesSignOutsAndFloodCounts(t *testing.T) {
+	ctx := context.Background()
+	for _, backend := range []string{"memory", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			clock := stepuptest.NewClock(stepuptest.Start())
+			var st store.Store = stepuptest.Memory(clock)
+			if backend == "sqlite" {
+				st = openSQLiteAt(t, filepath.Join(t.TempDir(), "asu.db"), clock)
+				t.Cleanup(func() { _ = st.Close() })
+			}
+			g, err := gate.New(st, stepuptest.SeedCatalog(), stepuptest.Passkeys(st))
+			require.NoError(t, err)
+			d := g.Desk()
+			r := rand.New(rand.NewPCG(5, 9))
+			over, open := sessionID(r), sessionID(r)
+			overUntil, openUntil := clock.Now().Add(time.Hour), clock.Now().Add(3*24*time.Hour)
+			require.NoError(t, d.EndSession(ctx, over, overUntil))
+			require.NoError(t, d.EndSession(ctx, open, openUntil))
+			for i := range 5 {
+				_, err := g.Propose(ctx, floodCall(fmt.Sprintf("old-%d", i), "user:dana", i))
+				require.NoError(t, err)
+			}
+			pruner := st.(store.CountPruner)
+			// The built-in limits' longest window is an hour: what the
+			// proposals counted is past its windows after 2h and a day.
+			clock.Advance(time.Hour + store.CountHorizon + time.Minute)
+			_, err = g.Propose(ctx, floodCall("recent", "user:dana", 99))
+			require.NoError(t, err)
+			clock.Advance(2 * time.Hour)
+
+			mctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- g.Maintain(mctx, time.Hour, nil) }()
+			require.Eventually(t, func() bool {
+				ended, err := d.SessionEnded(ctx, over, overUntil)
+				return err == nil && !ended
+			}, 10*time.Second, 5*time.Millisecond, "the sign-out of a session over for a day is pruned")
+			cancel()
+			require.ErrorIs(t, <-done, context.Canceled)
+			ended, err := d.SessionEnded(ctx, open, openUntil)
+			require.NoError(t, err)
+			assert.True(t, ended, "a session that may still be open stays signed out")
+			n, err := pruner.PruneCounts(ctx, "flood/", clock.Now().Add(-2*time.Hour-store.CountHorizon), 0)
+			require.NoError(t, err)
+			assert.Zero(t, n, "the old proposals' flood counts were pruned by Maintain")
+			n, err = pruner.PruneCounts(ctx, "flood/", clock.Now(), 0)
+			require.NoError(t, err)
+			assert.Positive(t, n, "the recent proposal's counts were kept")
+		})
+	}
+}

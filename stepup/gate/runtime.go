@@ -136,7 +136,13 @@ func (g *Gate) Sweep(ctx context.Context) (int, error) {
 // Maintain keeps the gate's shared work done until ctx ends: every
 // interval it takes over expired executions ([Gate.Recover]) and times
 // out expired pending tickets ([Gate.Sweep]), so a crashed replica's work
-// resumes without anyone restarting a gate. Run it on every gate; errors
+// resumes without anyone restarting a gate. On its first pass and then
+// once an hour it also deletes, where the store implements
+// [store.CountPruner], the counters nobody reads any more: sign-outs of
+// sessions over for a day ([Desk.EndSession]) and the built-in flood
+// control's counts past their windows ([flood.Limiter.Prune]), so the
+// store does not keep a row for every session it ever saw. Run it on
+// every gate; errors
 // of one pass are handed to report (which may be nil) and the next pass
 // runs anyway. It returns ctx's error.
 func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func(error)) error {

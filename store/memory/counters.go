@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentstepup/asu/store"
@@ -113,4 +114,27 @@ func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, 
 		out[i] = s.streaks[k]
 	}
 	return out, nil
+}
+
+// PruneCounts implements [store.CountPruner].
+func (s *Store) PruneCounts(ctx context.Context, prefix string, before time.Time, limit int) (int, error) {
+	limit, err := store.CheckPrune(prefix, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("prune counts: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return 0, fmt.Errorf("prune counts: %w", err)
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for key, kept := range s.windows {
+		if n == limit {
+			break
+		}
+		if strings.HasPrefix(key, prefix) && len(kept) > 0 && kept[len(kept)-1].Start.Before(before) {
+			delete(s.windows, key)
+			n++
+		}
+	}
+	return n, nil
 }

@@ -26,6 +26,55 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 	return n[0], nil
 }
 
+// lockCounters makes a placeholder row for each of keys that has none and
+// locks them all, in one round trip (the first of the transaction sets
+// its commit not to wait for the WAL), and adds each key's windows to
+// kept.
+func lockCounters(ctx context.Context, t *txn, keys []string, first bool, kept map[string][]store.CountWindow) error {
+	b := &pgx.Batch{}
+	if first {
+		b.Queue(queryNoFlush)
+	}
+	b.Queue(queryMakeCounters, keys)
+	b.Queue(queryLockCounters, keys)
+	br := t.send(ctx, b)
+	err := func() error {
+		for range len(b.QueuedQueries) - 1 {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				key    string
+				w1, w2 pgtype.Timestamptz
+				n1, n2 int64
+			)
+			if err := rows.Scan(&key, &w1, &n1, &w2, &n2); err != nil {
+				return err
+			}
+			var ws []store.CountWindow
+			if w1.Valid && w1.InfinityModifier == pgtype.Finite && n1 != 0 {
+				ws = append(ws, store.CountWindow{Start: w1.Time, N: n1})
+			}
+			if w2.Valid && w2.InfinityModifier == pgtype.Finite && n2 != 0 {
+				ws = append(ws, store.CountWindow{Start: w2.Time, N: n2})
+			}
+			kept[key] = ws
+		}
+		return rows.Err()
+	}()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // queryReadCount reads a window and makes none. queryLockCounters makes
 // a placeholder row (no window, w2 at -infinity with n2 0) for every key
 // that has none, so that every key can be locked, and locks them, in key
@@ -96,48 +145,21 @@ func addCounts(ctx context.Context, t *txn, ops []store.CountOp, out []int64) er
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	b := &pgx.Batch{}
-	b.Queue(queryNoFlush)
-	b.Queue(queryMakeCounters, keys)
-	b.Queue(queryLockCounters, keys)
-	br := t.send(ctx, b)
 	kept := make(map[string][]store.CountWindow, len(keys))
-	err := func() error {
-		for range 2 {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		rows, err := br.Query()
-		if err != nil {
+	if err := lockCounters(ctx, t, keys, true, kept); err != nil {
+		return err
+	}
+	// A key pruned (Store.PruneCounts) between its placeholder's insert,
+	// which found the row, and the lock, which then did not, is made and
+	// locked again: its count is never lost with the row.
+	if len(kept) < len(keys) {
+		missing := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { _, ok := kept[k]; return ok })
+		if err := lockCounters(ctx, t, missing, false, kept); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				key    string
-				w1, w2 pgtype.Timestamptz
-				n1, n2 int64
-			)
-			if err := rows.Scan(&key, &w1, &n1, &w2, &n2); err != nil {
-				return err
-			}
-			var ws []store.CountWindow
-			if w1.Valid && w1.InfinityModifier == pgtype.Finite && n1 != 0 {
-				ws = append(ws, store.CountWindow{Start: w1.Time, N: n1})
-			}
-			if w2.Valid && w2.InfinityModifier == pgtype.Finite && n2 != 0 {
-				ws = append(ws, store.CountWindow{Start: w2.Time, N: n2})
-			}
-			kept[key] = ws
+		if len(kept) < len(keys) {
+			return errors.New("a counter's row could not be locked")
 		}
-		return rows.Err()
-	}()
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
 	}
 	for i, c := range ops {
 		ws := kept[c.Key]
@@ -152,7 +174,7 @@ func addCounts(ctx context.Context, t *txn, ops []store.CountOp, out []int64) er
 		}
 		kept[c.Key], out[i] = store.ApplyCount(ws, c.Window, c.Delta)
 	}
-	b = &pgx.Batch{}
+	b := &pgx.Batch{}
 	for _, key := range keys {
 		switch ws := kept[key]; len(ws) {
 		case 0:
@@ -164,7 +186,8 @@ func addCounts(ctx context.Context, t *txn, ops []store.CountOp, out []int64) er
 		}
 	}
 	b.Queue("COMMIT")
-	br = t.send(ctx, b)
+	br := t.send(ctx, b)
+	var err error
 	for range b.QueuedQueries {
 		if _, err = br.Exec(); err != nil {
 			break
@@ -270,4 +293,38 @@ func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, 
 		out[i] = found[k]
 	}
 	return out, nil
+}
+
+// queryPruneCounters deletes up to $3 keys starting with $1 whose newest
+// window started before $2, skipping rows a batch of counts holds.
+// starts_with compares bytes, whatever the column's collation.
+const queryPruneCounters = `DELETE FROM counters WHERE key IN (
+		SELECT key FROM counters WHERE starts_with(key, $1) AND w2 < $2
+		LIMIT $3 FOR UPDATE SKIP LOCKED)`
+
+// PruneCounts implements [store.CountPruner], in one statement whose
+// commit does not wait for the WAL: a prune lost to a crash is made again
+// by the next.
+func (s *Store) PruneCounts(ctx context.Context, prefix string, before time.Time, limit int) (int, error) {
+	const op = "prune counts"
+	limit, err := store.CheckPrune(prefix, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := s.enter(ctx); err != nil {
+		return 0, s.fail(ctx, op, err)
+	}
+	var n int64
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, queryNoFlush); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, queryPruneCounters, prefix, before, limit)
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, s.fail(ctx, op, err)
+	}
+	return int(n), nil
 }

@@ -243,3 +243,49 @@ func (s *Store) GetStreaks(ctx context.Context, keys []string) ([]store.Streak, 
 	}
 	return out, nil
 }
+
+// queryPruneKeys selects up to a limit of the keys in a prefix's range
+// whose newest window started before a time: its arguments are the
+// prefix, the end of its range ("" for none), the time and the limit.
+const queryPruneKeys = `SELECT key FROM counters WHERE key >= ?1 AND (?2 = '' OR key < ?2)
+	GROUP BY key HAVING max(window_start) < ?3 LIMIT ?4`
+
+// PruneCounts implements [store.CountPruner], in one transaction of the
+// writer whose commit does not wait for the disk: a prune lost to a
+// crash is made again by the next.
+func (s *Store) PruneCounts(ctx context.Context, prefix string, before time.Time, limit int) (int, error) {
+	limit, err := store.CheckPrune(prefix, before, limit)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: prune counts: %w", err)
+	}
+	n := 0
+	err = s.writeRelaxed(ctx, "prune counts", func(tx runner) error {
+		rows, err := tx.QueryContext(ctx, queryPruneKeys, prefix, store.PrefixEnd(prefix), before.UnixMicro(), limit)
+		if err != nil {
+			return dbErr(err)
+		}
+		var keys []string
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return dbErr(err)
+			}
+			keys = append(keys, k)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return dbErr(err)
+		}
+		for _, k := range keys {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM counters WHERE key = ?`, k); err != nil {
+				return dbErr(err)
+			}
+		}
+		n = len(keys)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

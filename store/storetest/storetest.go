@@ -150,6 +150,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts ...Option) 
 		{"Counters", records.Counters},
 		{"CounterBatches", records.CounterBatches},
 		{"CounterClocks", records.CounterClocks},
+		{"PruneCounts", records.PruneCounts},
 		{"Streaks", records.Streaks},
 		{"StreakBatches", records.StreakBatches},
 		{"Audit", audit.Audit},

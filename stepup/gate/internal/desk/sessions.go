@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentstepup/asu/stepup"
+	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/store"
 )
 
@@ -17,12 +18,11 @@ import (
 // the session, the window is when the session would have ended, fixed by
 // the session itself so every replica asks about the same window, and a
 // count above zero means ended. Nothing else adds to such a key, so the
-// count only grows.
+// count only grows. [core.Gate.Prune] deletes a sign-out once its
+// session has been over for a day.
 
-// endedPrefix starts the key of every sign-out. Flood control's keys all
-// start "flood/", so no flood count is read as a sign-out, nor a sign-out
-// counted as requests.
-const endedPrefix = "session/v1/ended/"
+// endedPrefix starts the key of every sign-out (core.SessionsEnded).
+const endedPrefix = core.SessionsEnded
 
 // endedTag separates the hash of a session id from every other hash.
 const endedTag = "asu/v1/session-ended\x00"

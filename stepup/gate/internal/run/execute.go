@@ -521,7 +521,7 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 		if !core.IsRolledBack(err) { // held, nothing else can be done: said once
 			_, rerr := g.Recover(ctx)
 			_, serr := g.Sweep(ctx)
-			err = errors.Join(err, rerr, serr)
+			err = errors.Join(err, rerr, serr, g.prune(ctx))
 		}
 		if err != nil && report != nil && ctx.Err() == nil {
 			report(err)
@@ -532,6 +532,21 @@ func (g *Gate) Maintain(ctx context.Context, interval time.Duration, report func
 		case <-tick.C:
 		}
 	}
+}
+
+// prune deletes counters nobody reads any more ([core.Gate.Prune]) on
+// the first pass and then once every [core.PruneEvery].
+func (g *Gate) prune(ctx context.Context) error {
+	now, err := g.core.Now(ctx)
+	if err != nil {
+		return err
+	}
+	last := g.pruned.Load()
+	if last != 0 && now.Sub(time.Unix(0, last)) < core.PruneEvery || !g.pruned.CompareAndSwap(last, now.UnixNano()) {
+		return nil
+	}
+	_, err = g.core.Prune(ctx, now)
+	return err
 }
 
 // advanceMark checks the store against the watermark and writes the mark

@@ -5,6 +5,8 @@
 package run
 
 import (
+	"sync/atomic"
+
 	"github.com/agentstepup/asu/stepup/gate/internal/core"
 	"github.com/agentstepup/asu/stepup/internal/ticketstore"
 )
@@ -16,6 +18,7 @@ type Gate struct {
 
 	watch  ticketstore.Watch      // expired executions Recover has seen
 	notRun ticketstore.RefusalLog // refusals at execute written to the chain
+	pruned atomic.Int64           // when Maintain last pruned counters, Unix nanoseconds by the store's clock; 0 for never
 }
 
 // New returns the runtime side of e.

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,4 +310,139 @@ func StreakBatches(t *testing.T, newStore func(*testing.T) store.Store) {
 	assert.ErrorIs(t, err, store.ErrInvalid)
 	_, err = store.GetStreaks(ctx, s, make([]string, store.MaxCountOps+1))
 	assert.ErrorIs(t, err, store.ErrInvalid)
+}
+
+// PruneCounts checks [store.CountPruner.PruneCounts], where the store
+// implements it: a generator counts keys under several prefixes (one a
+// prefix of another's name, one with bytes above ASCII) with newest
+// windows spread around a cut, then prunes one prefix before the cut a
+// few keys at a time. Exactly the keys of that prefix whose newest window
+// started before the cut go, with every window; every other key keeps
+// its counts. Counts added to a key while it is pruned are never lost,
+// and bad arguments are refused.
+func PruneCounts(t *testing.T, newStore func(*testing.T) store.Store) {
+	ctx := t.Context()
+	s := newStore(t)
+	p, ok := s.(store.CountPruner)
+	if !ok {
+		t.Skip("the store does not prune counters")
+	}
+	rng := rand.New(rand.NewPCG(8, 15))
+	cut := fixture.T0.Add(10 * 24 * time.Hour)
+	prefixes := []string{"flood/v2/rate/", "flood/v2/rate/session/", "flood/v2/ratex/", "session/v1/ended/", "flood/v2/rate/é/"}
+	type kept struct {
+		key            string
+		older, newest  time.Time
+		nOlder, nNewer int64
+	}
+	var all []kept
+	for i := range 120 {
+		k := kept{key: fmt.Sprintf("%s%d", prefixes[rng.IntN(len(prefixes))], i)}
+		k.newest = cut.Add(time.Duration(rng.IntN(240)-120) * time.Minute)
+		k.nNewer = int64(1 + rng.IntN(5))
+		ops := []store.CountOp{}
+		if rng.IntN(2) == 0 {
+			k.older, k.nOlder = k.newest.Add(-time.Hour), int64(1+rng.IntN(5))
+			ops = append(ops, store.CountOp{Key: k.key, Window: k.older, Delta: k.nOlder})
+		}
+		ops = append(ops, store.CountOp{Key: k.key, Window: k.newest, Delta: k.nNewer})
+		_, err := s.AddCounts(ctx, ops)
+		require.NoError(t, err)
+		all = append(all, k)
+	}
+	prefix := "flood/v2/rate/"
+	want := 0
+	for _, k := range all {
+		if strings.HasPrefix(k.key, prefix) && k.newest.Before(cut) {
+			want++
+		}
+	}
+	require.Greater(t, want, 10)
+	got := 0
+	for range 100 {
+		n, err := p.PruneCounts(ctx, prefix, cut, 7)
+		require.NoError(t, err)
+		require.LessOrEqual(t, n, 7, "at most the limit")
+		if n == 0 {
+			break
+		}
+		got += n
+	}
+	assert.Equal(t, want, got, "keys pruned")
+	for _, k := range all {
+		ops := []store.CountOp{{Key: k.key, Window: k.newest}}
+		if !k.older.IsZero() {
+			ops = append(ops, store.CountOp{Key: k.key, Window: k.older})
+		}
+		n, err := s.AddCounts(ctx, ops)
+		require.NoError(t, err)
+		if strings.HasPrefix(k.key, prefix) && k.newest.Before(cut) {
+			assert.Equal(t, make([]int64, len(ops)), n, "%s pruned", k.key)
+			continue
+		}
+		want := []int64{k.nNewer}
+		if !k.older.IsZero() {
+			want = append(want, k.nOlder)
+		}
+		assert.Equal(t, want, n, "%s kept", k.key)
+	}
+
+	// Adds racing a prune of their keys, each key's first add in the
+	// present meeting the prune of its old window: every add counts.
+	const adders, raced = 4, 40
+	for i := range raced {
+		_, err := s.AddCount(ctx, fmt.Sprintf("%sraced/%d", prefix, i), cut.Add(-time.Hour), 3)
+		require.NoError(t, err)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, adders+1)
+	go func() {
+		defer func() { errs <- nil }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := p.PruneCounts(ctx, prefix+"raced/", cut, 0); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for a := range adders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, i := range rand.New(rand.NewPCG(uint64(a), 1)).Perm(raced) {
+				if _, err := s.AddCount(ctx, fmt.Sprintf("%sraced/%d", prefix, i), cut, 1); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
+	require.NoError(t, <-errs)
+	for i := range raced {
+		n, err := s.AddCount(ctx, fmt.Sprintf("%sraced/%d", prefix, i), cut, 0)
+		require.NoError(t, err)
+		assert.Equal(t, int64(adders), n, "adds racing a prune of key %d", i)
+	}
+
+	for name, c := range map[string]struct {
+		prefix string
+		before time.Time
+		limit  int
+	}{
+		"empty prefix": {"", cut, 1}, "no time": {prefix, time.Time{}, 1},
+		"negative limit": {prefix, cut, -1}, "over the limit": {prefix, cut, store.MaxPruneKeys + 1},
+	} {
+		_, err := p.PruneCounts(ctx, c.prefix, c.before, c.limit)
+		assert.ErrorIs(t, err, store.ErrInvalid, name)
+	}
+	_, err := p.PruneCounts(ctx, string(make([]byte, store.MaxKeySize+1)), cut, 1)
+	assert.ErrorIs(t, err, store.ErrTooLarge)
 }
