@@ -94,7 +94,11 @@
 // capital drawn as I (Greek Ι, Cyrillic І) is the twin of I, so Ὶ and Ì,
 // Ї and Ï are told apart; an ASCII | or 1 touching Hebrew or Arabic
 // letters, or 0 touching Cyrillic or Greek ones, is escaped, as it
-// would be read as ו, ا or О.
+// would be read as ו, ا or О. Persian and Urdu peh پ is told from
+// theh ث by its dots; in text holding a letter only Persian or Urdu
+// writes (پ, چ, ژ, گ, ٹ, ڈ, ڑ) and no teh marbuta ة, their yeh ی and keheh
+// ک are shown and the Arabic ى, ي and ك they are drawn as escaped, and
+// elsewhere the other way round.
 // Text that could pass for a trusted domain's name ("pаypal" when
 // paypal.com is trusted) keeps the strict rule below.
 //

@@ -1,6 +1,7 @@
 package escape
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -203,3 +204,36 @@ func drawnBeside(a rune, s string, at, i int) bool {
 	}
 	return false
 }
+
+// Persian and Urdu. Their yeh ی is drawn as Arabic alef maksura ى at the
+// end of a word and as Arabic yeh ي inside one, and their keheh ک as
+// Arabic kaf ك at the start and in the middle: one of each pair is shown
+// in a place, and by speakers, the Arabic letter. In text written as
+// Persian or Urdu is, ی and ک are shown instead, and ى, ك and ي escaped.
+//
+// persoLetters are the letters only Persian and Urdu (not Arabic) write
+// that nothing else is drawn like, or that always win their class (ٹ
+// over Sindhi ڻ): in one of two strings that look alike, such a letter is
+// in the other too, so both are judged alike. Teh marbuta ة is written
+// in Arabic, not in Persian or Urdu.
+var persoLetters = []rune{'پ', 'چ', 'ژ', 'گ', 'ٹ', 'ڈ', 'ڑ'}
+
+// persoText reports text written as Persian or Urdu is: holding one of
+// persoLetters and no teh marbuta ة.
+func persoText(s string) bool {
+	found := false
+	for _, r := range s {
+		switch {
+		case r == 'ة':
+			return false
+		case r >= 0x0600 && r <= 0x06ff && slices.Contains(persoLetters, r):
+			found = true
+		}
+	}
+	return found
+}
+
+// persoTwin reports the letters shown in Persian or Urdu text
+// (persoText) over their Arabic twins: yeh ی and keheh ک.
+func persoTwin(r rune) bool { return r == 'ی' || r == 'ک' }
+

@@ -281,3 +281,78 @@ func TestPreferredTwinsOnePerClass(t *testing.T) {
 		assert.LessOrEqual(t, n, 1, fmt.Sprintf("class of %q", string(c.members)))
 	}
 }
+
+// persoReader is what a reader takes from a display in Arabic script:
+// yeh ی inside a word drawn as Arabic yeh ي, at its end as alef maksura
+// ى; keheh ک as kaf ك wherever it stands (stricter than the eye, which
+// tells them apart at a word's end); then shownFold.
+func persoReader(s string) string {
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		inside := i+1 < len(rs) && unicode.Is(unicode.Arabic, rs[i+1]) && unicode.IsLetter(rs[i+1])
+		switch {
+		case (r == 'ی' || r == 'ي') && inside:
+			b.WriteRune('ي')
+		case r == 'ی' || r == 'ي' && !inside:
+			b.WriteString(shownFold(string('ى')))
+			if r == 'ي' {
+				b.WriteString("..") // dots below: read apart at the end of a word
+			}
+		case r == 'ک':
+			b.WriteString(shownFold("ك"))
+		default:
+			b.WriteString(shownFold(string(r)))
+		}
+	}
+	return b.String()
+}
+
+// TestPersianTextReadsAsWritten: text written as Persian or Urdu is
+// (holding پ, چ, ژ, گ, ٹ, ڈ or ڑ, and no ة) shows ی and ک as themselves;
+// Arabic text, and Persian text without such a letter, shows their
+// Arabic twins.
+func TestPersianTextReadsAsWritten(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	for _, s := range []string{"پرداخت شد", "خیلی ممنون، پول", "گزارش کتاب", "چای میل دارید؟", "پیام یک مشتری", "ڈاک کی تفصیل"} {
+		assert.Equal(t, s, e.Show(s).Text)
+	}
+	for _, s := range []string{"على الطاولة", "كتاب", "مدرسة كبيرة", "مكتب البريد"} {
+		assert.Equal(t, s, e.Show(s).Text)
+	}
+	assert.Contains(t, e.Show("پ مدرسة یک").Text, `\u{06CC}`, "ة marks the text Arabic")
+	assert.Contains(t, e.Show("خیلی").Text, `\u{06CC}`, "no Persian letter: the Arabic twin is shown")
+}
+
+// TestPersianAndArabicTwinsShowApart: in Persian, Arabic and undecided
+// text, every spelling of every word with ی, ى, ي, ک and ك swapped at
+// any of their places displays unlike every other, to a reader who
+// takes ی inside a word for ي and at its end for ى.
+func TestPersianAndArabicTwinsShowApart(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	alts := map[rune][]rune{'ی': {'ی', 'ى', 'ي'}, 'ى': {'ی', 'ى', 'ي'}, 'ي': {'ی', 'ى', 'ي'}, 'ک': {'ک', 'ك'}, 'ك': {'ک', 'ك'}}
+	rng := rand.New(rand.NewPCG(7, 1))
+	checked := 0
+	for _, base := range []string{"پیکی کیک", "گل یکی", "کیف", "بیک یکی", "مدرسة كبيرة يكي", "چ ی ک ي", "ٹیکی"} {
+		seen := map[string]string{}
+		rs := []rune(base)
+		for range 400 {
+			alt := append([]rune(nil), rs...)
+			for i, r := range alt {
+				if as := alts[r]; len(as) > 0 {
+					alt[i] = as[rng.IntN(len(as))]
+				}
+			}
+			s := string(alt)
+			k := persoReader(e.Show(s).Text)
+			if prev, ok := seen[k]; ok && prev != s {
+				t.Errorf("%q and %q display alike: %q / %q", prev, s, e.Show(prev).Text, e.Show(s).Text)
+			}
+			seen[k] = s
+			checked++
+		}
+	}
+	assert.Greater(t, checked, 2000)
+	// The reader bites: ي inside a word shown beside ی would read alike.
+	assert.Equal(t, persoReader("پ بیت"), persoReader("پ بيت"))
+}

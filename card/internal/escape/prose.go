@@ -178,6 +178,7 @@ type wordView struct {
 	script string // the word's script, for its twins: one of its scripts
 	prefer string // the script its distinctive characters are in, for a choice among twins
 	latin  bool   // the word holds a Latin letter
+	perso  bool   // the text is written as Persian or Urdu is (persoText)
 	// letters counts the word's letters of its script that are not read
 	// apart (ReadApart): one of those shows as itself only beside such a
 	// letter.
@@ -272,7 +273,7 @@ func showsAsItself(r rune, c *twinClass, v *wordView, prev string, place shape, 
 		}
 		rank := 4
 		switch {
-		case preferredTwin(m):
+		case preferredTwin(m), v.perso && persoTwin(m):
 			rank = 0
 		case sc == "Common" || sc == "Inherited":
 			rank = 5
@@ -377,6 +378,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 	}
 	var word *wordView
 	var wv wordView
+	perso := persoText(s)
 	wordStart, wordStop := 0, 0
 	base, prev := "", ""
 	prevLatin := false
@@ -396,6 +398,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			if isWordRune(r) {
 				wordStart, wordStop = at, wordEnd(s, at)
 				wv = judgeWord(s[at:wordStop])
+				wv.perso = perso
 				word = &wv
 				if wv.strict {
 					flags.add(wv.flag)
@@ -493,6 +496,8 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			f = FlagLookalike
 		case ReadApart(r) && !(word != nil && twinScript(r) == word.script && word.letters > 0):
 			f = FlagLookalike // read apart from its twin only in a word of its language
+		case r == 'ي' && perso:
+			f = FlagLookalike // in Persian or Urdu text ی is shown, drawn as ي inside a word
 		case prevRune != 0 && !prevEscaped && spellsTwin(prevRune, r):
 			f = FlagLookalike // the run spells another character's fold
 		case i < len(s) && s[i] < 0x80 && spellsTwin(r, rune(s[i])):

@@ -219,7 +219,10 @@ func twinsOf(r rune) *twinClass {
 // and French (one cell of the card's monospace font; "ae" takes two),
 // Cyrillic б (a flat stroke where 6 curves), Arabic yeh ي (UTS #39
 // folds Arabic letters to their dotless skeletons; its two dots are what
-// tells it from alef maksura ى), and the Thai consonants ค ด ต and ม ฆ,
+// tells it from alef maksura ى), Persian and Urdu peh پ (its three dots
+// stand below, where theh ث has them above; the letters that share its
+// shape in the middle of a word, ڽ and ۑ, keep their class with ث, of
+// which only ث is shown), and the Thai consonants ค ด ต and ม ฆ,
 // which UTS #39 pairs by outline but every Thai reader tells apart by
 // where their loops and notches stand (as b from d). Ordinary text shows
 // them as themselves, and
@@ -229,7 +232,7 @@ func twinsOf(r rune) *twinClass {
 // script, and judges it as any twin elsewhere (б among digits is a 6).
 func ReadApart(r rune) bool {
 	switch r {
-	case 'ı', 'σ', 'ς', 'י', 'ן', 'æ', 'Æ', 'œ', 'Œ', 'б', 'ي', 'ค', 'ด', 'ต', 'ม', 'ฆ':
+	case 'ı', 'σ', 'ς', 'י', 'ן', 'æ', 'Æ', 'œ', 'Œ', 'б', 'ي', 'پ', 'ค', 'ด', 'ต', 'ม', 'ฆ':
 		return true
 	}
 	return false
