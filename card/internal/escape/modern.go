@@ -236,4 +236,3 @@ func persoText(s string) bool {
 // persoTwin reports the letters shown in Persian or Urdu text
 // (persoText) over their Arabic twins: yeh ی and keheh ک.
 func persoTwin(r rune) bool { return r == 'ی' || r == 'ک' }
-
