@@ -16,15 +16,17 @@ import (
 // confusable with Greek, a З lose to an ASCII 3, a common letter to an
 // archaic one by code point.
 //
-// So the judgement of a word weighs a twin only when it is modern: a
-// character of a script UAX #31 recommends for identifiers (its Table
-// 5, the scripts in customary modern use) and not one of the archaic,
-// phonetic or notational blocks of those scripts. The asymmetry keeps
-// the card injective: where a word of modern letters and a word holding
-// an archaic one look alike, every letter of the modern word is a
-// modern twin of the other's, so the other is whole-script confusable
-// and escaped, while the modern word is judged against modern twins only
-// and read as written.
+// So the judgement of a word of modern characters weighs only modern
+// twins: a character of a script UAX #31 recommends for identifiers (its
+// Table 5, the scripts in customary modern use) and not one of the
+// archaic, phonetic or notational blocks of those scripts. A word holding
+// any other character is judged against every twin of every character
+// it holds. That keeps the card injective: of two words that look alike,
+// one modern and one not, the other is judged against the modern one's
+// letters, which are its twins, and so is whole-script confusable (or,
+// of one script, loses each place to the modern letter); two that each
+// hold an archaic letter ("ψϳ", "ѱј") are both judged against every twin
+// and escaped.
 
 // recommendedScripts are the scripts of UAX #31 Table 5, with Common and
 // Inherited.
@@ -56,6 +58,16 @@ func archaic(r rune, info charclass.Info) bool {
 		return true // ancient Greek numbers and musical notation
 	}
 	return phonetic(r, info)
+}
+
+// modernWord reports a word of modern characters only.
+func modernWord(w string) bool {
+	for _, r := range w {
+		if !modern(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // modern reports a character that counts as a twin when a word is
@@ -152,11 +164,11 @@ func digitTwins(d rune) *twinClass {
 // its modern member of that script rather than the digit: З in
 // "Здравствуйте", Bengali ৪ in "১২৪". The digit is escaped there.
 func yieldsTo(c *twinClass, v *wordView) bool {
-	if !c.digit || v == nil || v.prefer == "" || inClosure("Latin", v.prefer) {
+	if !c.digit || v == nil || v.letterPrefer == "" || inClosure("Latin", v.letterPrefer) {
 		return false
 	}
 	for _, m := range c.members {
-		if wordTwin(m) && modern(m) && twinScript(m) == v.prefer {
+		if wordTwin(m) && modern(m) && twinScript(m) == v.letterPrefer {
 			return true
 		}
 	}

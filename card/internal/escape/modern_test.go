@@ -356,3 +356,83 @@ func TestPersianAndArabicTwinsShowApart(t *testing.T) {
 	// The reader bites: ي inside a word shown beside ی would read alike.
 	assert.Equal(t, persoReader("پ بیت"), persoReader("پ بيت"))
 }
+
+// TestWordsHoldingArchaicLettersShowApart: Greek and Cyrillic words
+// built from letters whose only twin in the other script is archaic (ψ
+// and ѱ, ω and ꙍ, ν and ѵ, и and ͷ, г and ᴦ, ј and ϳ) and from shared
+// look-alikes (А Α, В Β, о ο), every one of up to three letters and a
+// random sample of four, display unlike each other when both hold an
+// archaic letter, and when one does.
+func TestWordsHoldingArchaicLettersShowApart(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	greek := []rune("ψΨωνϳͷͶᴦͿΑΒοϰ")
+	cyrillic := []rune("ѱѰꙍѵјиИгЈАВок")
+	alphabet := append(append([]rune(nil), greek...), cyrillic...)
+	seen := map[string]string{}
+	check := func(rs []rune) {
+		s := string(rs)
+		if !norm.NFC.IsNormalString(s) {
+			return
+		}
+		for _, ctx := range []string{"%", "x %.", "%ος", "%ый"} {
+			in := strings.Replace(ctx, "%", s, 1)
+			k := ctx + "\x00" + shownFold(e.Show(in).Text)
+			if prev, ok := seen[k]; ok && prev != in {
+				require.Failf(t, "two words display alike", "%q and %q as %q", prev, in, e.Show(in).Text)
+			}
+			seen[k] = in
+		}
+	}
+	for _, a := range alphabet {
+		check([]rune{a})
+		for _, b := range alphabet {
+			check([]rune{a, b})
+			for _, c := range alphabet {
+				check([]rune{a, b, c})
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(2, 71))
+	for range 20000 {
+		rs := make([]rune, 4)
+		for i := range rs {
+			rs[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		check(rs)
+	}
+}
+
+// TestDigitsYieldOnlyToLetters: a digit drawn as an ASCII digit (Oriya ୨
+// as 9) is shown in a word of its script only when a letter makes the
+// word that script's, never a mark alone (Oriya visarga ଃ is drawn as
+// 8): for every such digit and every spacing mark of its script.
+func TestDigitsYieldOnlyToLetters(t *testing.T) {
+	twinData.once.Do(loadTwins)
+	e := Escaper{Quote: true, Prose: true}
+	marks := map[string][]rune{}
+	charclass.Each(charclass.Mark, func(r rune, info charclass.Info) {
+		if unicode.Is(unicode.Mc, r) {
+			marks[info.Script] = append(marks[info.Script], r)
+		}
+	})
+	checked := 0
+	for _, c := range twinData.classes {
+		if !c.digit {
+			continue
+		}
+		for _, d := range c.members {
+			if d < 0x80 || !modern(d) || !unicode.IsDigit(d) {
+				continue
+			}
+			for _, m := range marks[twinScript(d)] {
+				s := string(d) + string(m)
+				if !norm.NFC.IsNormalString(s) {
+					continue
+				}
+				checked++
+				assert.Contains(t, e.Show(s).Text, fmt.Sprintf(`\u{%04X}`, d), "%q", s)
+			}
+		}
+	}
+	assert.Greater(t, checked, 10)
+}

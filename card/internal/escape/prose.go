@@ -2,6 +2,7 @@ package escape
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -88,10 +89,10 @@ func inClosure(script, word string) bool {
 func wordTwin(m rune) bool { return isWordRune(m) }
 
 // ownScriptOnly reports a character whose twins a word can hold are
-// all of its own script, not counting, for a modern character, the
-// twins no living language writes (modern.go): в is Cyrillic's own
-// though Cherokee Ᏼ is drawn like it.
-func ownScriptOnly(r rune, script string) bool {
+// all of its own script, not counting, for a modern character in a word
+// of modern characters (all false), the twins no living language writes
+// (modern.go): в is Cyrillic's own though Cherokee Ᏼ is drawn like it.
+func ownScriptOnly(r rune, script string, all bool) bool {
 	c := twinsOf(r)
 	if c == nil || DrawnApart(r) {
 		return true
@@ -99,7 +100,7 @@ func ownScriptOnly(r rune, script string) bool {
 	if c.ascii && !c.common && script != "Latin" {
 		return false
 	}
-	anyTwin := !modern(r)
+	anyTwin := all || !modern(r)
 	for _, m := range c.members {
 		if wordTwin(m) && twinScript(m) != script && (anyTwin || modern(m)) {
 			return false
@@ -110,13 +111,14 @@ func ownScriptOnly(r rune, script string) bool {
 
 // twinScripts returns, into buf, the scripts outside the closure of
 // script in which r has a twin that a word can hold: a modern one (see
-// modern.go) when r is modern, any when it is not.
-func twinScripts(buf ScriptSet, r rune, script string) ScriptSet {
+// modern.go) when r and the rest of its word are modern (all false),
+// any otherwise.
+func twinScripts(buf ScriptSet, r rune, script string, all bool) ScriptSet {
 	c := twinsOf(r)
 	if c == nil || DrawnApart(r) {
 		return buf
 	}
-	anyTwin := !modern(r)
+	anyTwin := all || !modern(r)
 	if c.ascii && !c.common && !inClosure("Latin", script) {
 		buf = buf.With("Latin")
 	}
@@ -130,8 +132,11 @@ func twinScripts(buf ScriptSet, r rune, script string) ScriptSet {
 
 // wholeScriptConfusable reports a word outside Latin every character of
 // which has a twin in one other script: the same word can be written in
-// that script (UTS #39 section 4's whole-script confusables).
+// that script (UTS #39 section 4's whole-script confusables). A word
+// holding a character no living language writes is judged against every
+// twin, one of modern characters only against modern twins (modern.go).
 func wholeScriptConfusable(w, script string) bool {
+	all := !modernWord(w)
 	var common, next ScriptSet
 	first := true
 	for _, r := range w {
@@ -142,7 +147,7 @@ func wholeScriptConfusable(w, script string) bool {
 		if sc == "Common" || sc == "Inherited" {
 			continue
 		}
-		next = twinScripts(next[:0], r, sc)
+		next = twinScripts(next[:0], r, sc, all)
 		if first {
 			common, first = append(common[:0], next...), false
 		} else {
@@ -177,6 +182,10 @@ type wordView struct {
 	flag   string // the flag of a strict word
 	script string // the word's script, for its twins: one of its scripts
 	prefer string // the script its distinctive characters are in, for a choice among twins
+	// letterPrefer is the script of its first distinctive letter (not a
+	// mark, which may be drawn as ASCII: Oriya visarga ଃ as 8), for
+	// digits yielding to the word's script (yieldsTo).
+	letterPrefer string
 	latin  bool   // the word holds a Latin letter
 	perso  bool   // the text is written as Persian or Urdu is (persoText)
 	// letters counts the word's letters of its script that are not read
@@ -213,6 +222,7 @@ func judgeWord(w string) wordView {
 	// The choice among twins follows the word's characters that have
 	// none of another script: those are the same in every string that
 	// looks like this one.
+	all := !modernWord(w)
 	for _, r := range w {
 		if r < 0x80 {
 			if v.prefer == "" && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
@@ -221,11 +231,14 @@ func judgeWord(w string) wordView {
 			continue
 		}
 		sc := twinScript(r)
-		if sc == "Common" || sc == "Inherited" || !ownScriptOnly(r, sc) {
+		if sc == "Common" || sc == "Inherited" || !ownScriptOnly(r, sc, all) {
 			continue
 		}
 		if v.prefer == "" || isKana(sc) && !isKana(v.prefer) {
 			v.prefer = sc
+		}
+		if v.letterPrefer == "" && unicode.IsLetter(r) {
+			v.letterPrefer = sc
 		}
 	}
 	if !v.latin && wholeScriptConfusable(w, v.script) {
