@@ -186,8 +186,8 @@ type wordView struct {
 	// mark, which may be drawn as ASCII: Oriya visarga ଃ as 8), for
 	// digits yielding to the word's script (yieldsTo).
 	letterPrefer string
-	latin  bool   // the word holds a Latin letter
-	perso  bool   // the text is written as Persian or Urdu is (persoText)
+	latin        bool // the word holds a Latin letter
+	perso        bool // the text is written as Persian or Urdu is (persoText)
 	// letters counts the word's letters of its script that are not read
 	// apart (ReadApart): one of those shows as itself only beside such a
 	// letter.
