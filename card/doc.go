@@ -98,7 +98,12 @@
 // theh ث by its dots; in text holding a letter only Persian or Urdu
 // writes (پ, چ, ژ, گ, ٹ, ڈ, ڑ) and no teh marbuta ة, their yeh ی and keheh
 // ک are shown and the Arabic ى, ي and ك they are drawn as escaped, and
-// elsewhere the other way round.
+// elsewhere the other way round. Of a spacing mark drawn as ASCII and
+// that ASCII, one is escaped in each place: an 8 or o after an Oriya,
+// Telugu, Kannada, Malayalam or Sinhala letter (ଃ and the anusvara ం
+// are how those words are written), a colon inside a Devanagari or
+// Gujarati word ("दु:ख") and the visarga at a word's end ("नमः", where
+// "नाम:" ends a label).
 // Text that could pass for a trusted domain's name ("pаypal" when
 // paypal.com is trusted) keeps the strict rule below.
 //

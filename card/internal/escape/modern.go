@@ -2,10 +2,12 @@ package escape
 
 import (
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentstepup/asu/card/internal/charclass"
+	"github.com/agentstepup/asu/card/internal/confusable"
 )
 
 // Modern twins. UTS #39 pairs letters of living orthographies with
@@ -248,3 +250,78 @@ func persoText(s string) bool {
 // persoTwin reports the letters shown in Persian or Urdu text
 // (persoText) over their Arabic twins: yeh ی and keheh ک.
 func persoTwin(r rune) bool { return r == 'ی' || r == 'ک' }
+
+// Marks drawn as ASCII. UTS #39 draws a few spacing marks as an ASCII
+// character: the visarga of Devanagari and Gujarati ः ઃ as a colon,
+// Oriya's ଃ as 8, the anusvara of Telugu, Kannada, Malayalam and Sinhala
+// (ం ಂ ം ං) as o. Where such a mark stands, so could the ASCII, so in
+// each place one of the two is escaped: the ASCII digit or letter beside
+// a letter of the mark's script (the mark is how those words are
+// written), and of the colon and the visarga, the colon inside a word of
+// the visarga's script ("दु:ख") and the visarga elsewhere ("नमः" at a
+// word's end, where a colon ends labels: "नाम:"). A word of such marks
+// and digits drawn as ASCII ("౦ం", "oo") is whole-script confusable with
+// Latin.
+
+var markASCII struct {
+	once    sync.Once
+	drawn   map[rune]rune            // spacing mark -> the ASCII character it is drawn as
+	scripts map[rune]map[string]bool // ASCII character -> the scripts with a mark drawn as it
+}
+
+func loadMarkASCII() {
+	markASCII.drawn = map[rune]rune{}
+	markASCII.scripts = map[rune]map[string]bool{}
+	charclass.Each(charclass.Mark, func(r rune, info charclass.Info) {
+		sk, ok := confusable.Lookup(r)
+		if !ok || len(sk) != 1 || sk[0] >= 0x80 || !unicode.Is(unicode.Mc, r) {
+			return
+		}
+		a := rune(sk[0])
+		markASCII.drawn[r] = a
+		if markASCII.scripts[a] == nil {
+			markASCII.scripts[a] = map[string]bool{}
+		}
+		markASCII.scripts[a][info.Script] = true
+	})
+}
+
+// asciiMark returns the ASCII character the spacing mark r is drawn as,
+// or 0.
+func asciiMark(r rune) rune {
+	markASCII.once.Do(loadMarkASCII)
+	return markASCII.drawn[r]
+}
+
+// markDrawnBeside reports an ASCII character a, at s[at:i], that a mark
+// of the script of the letter before it is drawn as, where that mark
+// could stand: a letter or digit after such a letter, a colon between
+// such a letter and a character of a word.
+func markDrawnBeside(a rune, s string, at, i int) bool {
+	markASCII.once.Do(loadMarkASCII)
+	scripts := markASCII.scripts[a]
+	if scripts == nil {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(s[:at])
+	if before < 0x80 || !scripts[charclass.Lookup(before).Script] {
+		return false
+	}
+	if a == ':' {
+		after, _ := utf8.DecodeRuneInString(s[i:])
+		return i < len(s) && isWordRune(after)
+	}
+	return true
+}
+
+// markASCIIShown reports whether the spacing mark r, drawn as the ASCII
+// character a, at s[..i], is shown: always for a letter or digit (the
+// ASCII is escaped beside its script instead), and for a colon only
+// inside a word.
+func markASCIIShown(a rune, s string, i int) bool {
+	if a != ':' {
+		return true
+	}
+	after, _ := utf8.DecodeRuneInString(s[i:])
+	return i < len(s) && isWordRune(after)
+}

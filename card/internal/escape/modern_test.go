@@ -436,3 +436,76 @@ func TestDigitsYieldOnlyToLetters(t *testing.T) {
 	}
 	assert.Greater(t, checked, 10)
 }
+
+// markReader is what a reader takes from a display: a spacing mark UTS
+// #39 draws as ASCII read as that ASCII, then shownFold.
+func markReader(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if a := asciiMark(r); a != 0 {
+			b.WriteRune(a)
+			continue
+		}
+		b.WriteString(shownFold(string(r)))
+	}
+	return b.String()
+}
+
+// TestMarksDrawnAsASCIIShowApart: for every spacing mark UTS #39 draws
+// as ASCII (visarga ः as a colon, Oriya ଃ as 8, anusvara ం as o), put
+// after one, two or three letters of its script, before another letter
+// or a space or at the end, alone, or after a digit of its script drawn
+// as ASCII: the string with the mark and the one with the ASCII in its
+// place never display alike to a reader who takes the mark for the
+// ASCII; and the words of those scripts written with the mark read as
+// written where no ASCII could stand.
+func TestMarksDrawnAsASCIIShowApart(t *testing.T) {
+	markASCII.once.Do(loadMarkASCII)
+	twinData.once.Do(loadTwins)
+	e := Escaper{Quote: true, Prose: true}
+	letters := map[string][]rune{}
+	digits := map[string][]rune{}
+	charclass.Each(charclass.Lookalike|charclass.Mark, func(r rune, info charclass.Info) {})
+	for r := rune(0x900); r < 0xe00; r++ {
+		sc := charclass.Lookup(r).Script
+		switch {
+		case unicode.IsLetter(r) && twinsOf(r) == nil && len(letters[sc]) < 3:
+			letters[sc] = append(letters[sc], r)
+		case unicode.IsDigit(r) && twinsOf(r) != nil:
+			digits[sc] = append(digits[sc], r)
+		}
+	}
+	checked := 0
+	for m, a := range markASCII.drawn {
+		sc := charclass.Lookup(m).Script
+		ls := letters[sc]
+		if len(ls) < 3 || !modern(m) {
+			continue
+		}
+		l1, l2, l3 := string(ls[0]), string(ls[1]), string(ls[2])
+		var shapes []string
+		for _, pre := range []string{"", l1, l1 + l2, l1 + l2 + l3} {
+			for _, post := range []string{"", l3, " " + l2, ". "} {
+				shapes = append(shapes, pre+"%"+post)
+			}
+		}
+		for _, d := range digits[sc] {
+			shapes = append(shapes, string(d)+"%", string(d)+"% "+l1)
+		}
+		for _, shape := range shapes {
+			with, ascii := strings.Replace(shape, "%", string(m), 1), strings.Replace(shape, "%", string(a), 1)
+			if !norm.NFC.IsNormalString(with) {
+				continue
+			}
+			checked++
+			dw, da := e.Show(with).Text, e.Show(ascii).Text
+			assert.NotEqual(t, markReader(dw), markReader(da), "%q and %q display as %q / %q", with, ascii, dw, da)
+		}
+	}
+	assert.Greater(t, checked, 100)
+	for _, w := range []string{"తెలంగాణ", "మంచి", "ಬೆಂಗಳೂರು", "മലയാളം", "दुःख", "ଅଃନ", "नाम: राम", "समय: 10 बजे"} {
+		assert.Equal(t, w, e.Show(w).Text)
+	}
+	// The reader bites: shown raw, ଃ after an Oriya letter reads as 8.
+	assert.Equal(t, markReader("ଅଃ"), markReader("ଅ8"))
+}

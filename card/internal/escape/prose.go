@@ -114,6 +114,9 @@ func ownScriptOnly(r rune, script string, all bool) bool {
 // modern.go) when r and the rest of its word are modern (all false),
 // any otherwise.
 func twinScripts(buf ScriptSet, r rune, script string, all bool) ScriptSet {
+	if a := asciiMark(r); a != 0 && isWordRune(a) && !inClosure("Latin", script) {
+		return buf.With("Latin") // ం is drawn as o
+	}
 	c := twinsOf(r)
 	if c == nil || DrawnApart(r) {
 		return buf
@@ -423,20 +426,25 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			switch {
 			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
 				base, prev, prevLatin, ltr, prevBase = "Latin", "Latin", true, true, r
+				if markDrawnBeside(r, s, at, i) {
+					esc(at, i, r) // a mark of the script before it is drawn like it
+					flags.add(FlagLookalike)
+					prevEscaped = true
+				}
 				continue
 			case r >= '0' && r <= '9':
 				base, prevLatin, ltr = "", false, true
 				if word != nil {
 					prevBase = r
 				}
-				if digitYields(r, word) || drawnBeside(r, s, at, i) {
+				if digitYields(r, word) || drawnBeside(r, s, at, i) || markDrawnBeside(r, s, at, i) {
 					esc(at, i, r) // a letter of the word's script drawn like it is shown here
 					flags.add(FlagLookalike)
 					prevEscaped = true
 				}
 				continue
-			case drawnBeside(r, s, at, i):
-				esc(at, i, r) // a letter of the script beside it is drawn like it
+			case drawnBeside(r, s, at, i) || markDrawnBeside(r, s, at, i):
+				esc(at, i, r) // a letter or mark of the script beside it is drawn like it
 				flags.add(FlagLookalike)
 				prevEscaped = true
 			case r == '\\':
@@ -497,6 +505,8 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 		case phonetic(r, info) || LatinLike(r) && (prevLatin || word != nil && word.latin && nextLatin(s, i)):
 			f = FlagLookalike
 			f = FlagLookalike
+		case asciiMark(r) != 0 && !markASCIIShown(asciiMark(r), s, i):
+			f = FlagLookalike // drawn as an ASCII character that could stand here
 		case info.Props&charclass.Mark != 0 && markTwin(r):
 			f = FlagCombining // drawn as another mark of its script is (Hebrew ׂ as ֹ)
 		case info.Props&charclass.Mark != 0 && foldMark(r) && spellsFold(s, at, i, r):
