@@ -64,8 +64,11 @@ func TestTimeoutProposesTheSafeAlternative(t *testing.T) {
 	assert.Equal(t, 0, n, "a swept ticket is not swept twice")
 }
 
-func TestTimeoutEscalates(t *testing.T) {
-	ctx := context.Background()
+// escalatingGate returns a gate whose issue_refund goes to the support
+// group and, after ten minutes, to the leads too, and the enrolled
+// authenticator of erin, the one lead.
+func escalatingGate(t *testing.T) (*stepuptest.Harness, *stepuptest.Authenticator) {
+	t.Helper()
 	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "issue_refund", Class: "irreversible",
 		Approvers: "support",
 		Timeout:   plug.Timeout{After: 10 * time.Minute, Outcome: plug.OutcomeEscalate, EscalateTo: "leads"}})
@@ -73,7 +76,12 @@ func TestTimeoutEscalates(t *testing.T) {
 	h := stepuptest.NewGate(t, cat,
 		gate.WithApproverGroup("support", stepuptest.Approver),
 		gate.WithApproverGroup("leads", "user:erin"))
-	erin := h.Enroll(t, "user:erin")
+	return h, h.Enroll(t, "user:erin")
+}
+
+func TestTimeoutEscalates(t *testing.T) {
+	ctx := context.Background()
+	h, erin := escalatingGate(t)
 	propose := func() stepup.TicketID {
 		tk, err := h.Gate.Propose(ctx, stepup.Call{Tool: "issue_refund", Args: []byte(`{"order":"A-17","amount":120}`),
 			Session: "s", Principal: agentFor("user:carol")})
@@ -82,7 +90,7 @@ func TestTimeoutEscalates(t *testing.T) {
 		return tk.ID
 	}
 	id := propose()
-	_, err = stepuptest.Approve(ctx, h.Gate.Desk(), erin, id, stepuptest.WithCredential(erin.CredentialIDs()[0]))
+	_, err := stepuptest.Approve(ctx, h.Gate.Desk(), erin, id, stepuptest.WithCredential(erin.CredentialIDs()[0]))
 	assert.ErrorIs(t, err, stepup.ErrNotPermitted, "the lead is not asked during the first stage")
 
 	h.Clock.Advance(10 * time.Minute)
@@ -106,14 +114,7 @@ func TestTimeoutEscalates(t *testing.T) {
 // tried around it, and leaves both once decided.
 func TestEscalatedTicketsJoinTheEscalationGroupsQueue(t *testing.T) {
 	ctx := context.Background()
-	cat, err := policy.NewCatalog("v1", policy.Tool{Name: "issue_refund", Class: "irreversible",
-		Approvers: "support",
-		Timeout:   plug.Timeout{After: 10 * time.Minute, Outcome: plug.OutcomeEscalate, EscalateTo: "leads"}})
-	require.NoError(t, err)
-	h := stepuptest.NewGate(t, cat,
-		gate.WithApproverGroup("support", stepuptest.Approver),
-		gate.WithApproverGroup("leads", "user:erin"))
-	erin := h.Enroll(t, "user:erin")
+	h, erin := escalatingGate(t)
 	queued := func(approver string) []stepup.TicketID {
 		q, err := h.Gate.Desk().Queue(ctx, approver, 50)
 		require.NoError(t, err)
@@ -145,7 +146,7 @@ func TestEscalatedTicketsJoinTheEscalationGroupsQueue(t *testing.T) {
 		assert.Equal(t, ids, queued(stepuptest.Approver), "the first group's queue at +%v", elapsed)
 		assert.Equal(t, want, queued("user:erin"), "the escalation group's queue at +%v", elapsed)
 	}
-	_, err = stepuptest.Approve(ctx, h.Gate.Desk(), erin, ids[0])
+	_, err := stepuptest.Approve(ctx, h.Gate.Desk(), erin, ids[0])
 	require.NoError(t, err)
 	assert.Equal(t, ids[1:], queued("user:erin"), "a decided ticket leaves the queue")
 	assert.Equal(t, ids[1:], queued(stepuptest.Approver))
