@@ -117,9 +117,10 @@
 // drawing or block character (which the text view uses for its own lines);
 // in NFC and NFKC on its own (so no full-width letter, ligature or
 // canonical duplicate such as U+212A KELVIN SIGN); not a combining mark
-// that could hide on its letter (generic marks, and marks on a letter of
-// another script, are escaped; a Devanagari vowel sign on a Devanagari
-// letter is not); and no non-ASCII part of its canonical decomposition is
+// that could hide on its letter (generic marks, marks on a letter of
+// another script, and Arabic's own marks, whose dots would put one
+// letter's on another's skeleton, are escaped; a Devanagari vowel sign
+// on a Devanagari letter is not); and no non-ASCII part of its canonical decomposition is
 // listed in the confusables data of Unicode Technical Standard #39. In
 // text that is not in NFC, whatever NFC would combine is escaped too, in
 // both rules. Everything else is escaped ("p\u{0430}ypal") and flagged.

@@ -328,8 +328,12 @@ func hiddenKindOf(info charclass.Info, nfc bool, base string) string {
 		// A mark shown as itself must belong to the script of its base
 		// (a Devanagari vowel sign on a Devanagari letter); generic marks
 		// (script Inherited or Common), marks on another script's letter
-		// and marks with no base could hide a difference.
-		if s := info.Script; s == "Inherited" || s == "Common" || s != base {
+		// and marks with no base could hide a difference. So could
+		// Arabic's own marks: its letters differ by their dots, and its
+		// marks include dots and tone marks that put a letter's dots on
+		// another's skeleton (ه with two dots above, U+08EB, is ة); the
+		// vowel marks everyday Arabic text writes are generic ones.
+		if s := info.Script; s == "Inherited" || s == "Common" || s != base || s == "Arabic" {
 			return FlagCombining
 		}
 	case p&charclass.Drawing != 0:

@@ -294,17 +294,25 @@ func asciiMark(r rune) rune {
 }
 
 // markDrawnBeside reports an ASCII character a, at s[at:i], that a mark
-// of the script of the letter before it is drawn as, where that mark
-// could stand: a letter or digit after such a letter, a colon between
-// such a letter and a character of a word.
+// of the script of the letter before it (past any marks on that letter)
+// is drawn as, where that mark could stand: a letter or digit after such
+// a letter, a colon between such a letter and a character of a word.
 func markDrawnBeside(a rune, s string, at, i int) bool {
 	markASCII.once.Do(loadMarkASCII)
 	scripts := markASCII.scripts[a]
 	if scripts == nil {
 		return false
 	}
-	before, _ := utf8.DecodeLastRuneInString(s[:at])
-	if before < 0x80 || !scripts[charclass.Lookup(before).Script] {
+	before := s[:at]
+	for before != "" {
+		r, size := utf8.DecodeLastRuneInString(before)
+		if r < 0x80 || charclass.Lookup(r).Props&charclass.Mark == 0 {
+			break
+		}
+		before = before[:len(before)-size]
+	}
+	base, _ := utf8.DecodeLastRuneInString(before)
+	if base < 0x80 || !scripts[charclass.Lookup(base).Script] {
 		return false
 	}
 	if a == ':' {
@@ -317,11 +325,12 @@ func markDrawnBeside(a rune, s string, at, i int) bool {
 // markASCIIShown reports whether the spacing mark r, drawn as the ASCII
 // character a, at s[..i], is shown: always for a letter or digit (the
 // ASCII is escaped beside its script instead), and for a colon only
-// inside a word.
+// before a letter, inside a word (not before another mark: "कःःक" would
+// read as "क::क").
 func markASCIIShown(a rune, s string, i int) bool {
 	if a != ':' {
 		return true
 	}
 	after, _ := utf8.DecodeRuneInString(s[i:])
-	return i < len(s) && isWordRune(after)
+	return i < len(s) && unicode.IsLetter(after)
 }

@@ -509,3 +509,61 @@ func TestMarksDrawnAsASCIIShowApart(t *testing.T) {
 	// The reader bites: shown raw, ଃ after an Oriya letter reads as 8.
 	assert.Equal(t, markReader("ଅଃ"), markReader("ଅ8"))
 }
+
+// TestMarksDrawnAsASCIIInRunsShowApart: every string of up to four
+// characters over letters, vowel signs, generic marks, digits and spaces
+// of Devanagari and of Oriya, with the visarga or ଃ and the ASCII it is
+// drawn as, displays unlike every other to a reader who takes the mark
+// for the ASCII: doubled marks ("कःःक" and "क::क"), marks after a
+// generic mark on the letter ("क\u0951ःख"), after digits and spaces.
+func TestMarksDrawnAsASCIIInRunsShowApart(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	for _, alphabet := range [][]rune{
+		[]rune("कखुःः:1 \u0951"),
+		[]rune("ଅଓିଃ8 \u0951\u0300"),
+	} {
+		seen := map[string]string{}
+		var walk func(prefix []rune)
+		walk = func(prefix []rune) {
+			if len(prefix) > 0 {
+				s := string(prefix)
+				if norm.NFC.IsNormalString(s) {
+					k := markReader(e.Show(s).Text)
+					if prev, ok := seen[k]; ok && prev != s {
+						require.Failf(t, "two strings display alike", "%q and %q as %q / %q", prev, s, e.Show(prev).Text, e.Show(s).Text)
+					}
+					seen[k] = s
+				}
+			}
+			if len(prefix) == 4 {
+				return
+			}
+			for _, r := range alphabet {
+				walk(append(prefix, r))
+			}
+		}
+		walk(nil)
+		assert.Greater(t, len(seen), 1000)
+	}
+}
+
+// TestArabicMarksEscaped: no mark of Arabic's own script is shown as
+// itself on an Arabic letter: its dots and tone marks would put one
+// letter's dots on another's skeleton ("مدرسه\u08eb" would read as
+// "مدرسة", "بى\u08eeب" as "بيب").
+func TestArabicMarksEscaped(t *testing.T) {
+	e := Escaper{Quote: true, Prose: true}
+	n := 0
+	charclass.Each(charclass.Mark, func(r rune, info charclass.Info) {
+		if info.Script != "Arabic" {
+			return
+		}
+		n++
+		for _, s := range []string{"بب" + string(r) + "ب", "مدرسه" + string(r), "بى" + string(r) + "ب"} {
+			if norm.NFC.IsNormalString(s) {
+				assert.Contains(t, e.Show(s).Text, fmt.Sprintf(`\u{%04X}`, r), "%q", s)
+			}
+		}
+	})
+	assert.Greater(t, n, 50)
+}
