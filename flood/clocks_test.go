@@ -139,10 +139,15 @@ func TestLockoutNotShortened(t *testing.T) {
 }
 
 // TestRetryAfterSaturates: windows up to the longest valid one, with any
-// count, give a positive RetryAfter, never one that overflowed.
+// count, give a positive RetryAfter, never one that overflowed; a longer
+// window is refused.
 func TestRetryAfterSaturates(t *testing.T) {
-	for _, per := range []time.Duration{time.Hour, 100 * 365 * 24 * time.Hour, 150 * 365 * 24 * time.Hour,
-		time.Duration(math.MaxInt64).Truncate(time.Microsecond)} {
+	for _, per := range []time.Duration{
+		time.Duration(math.MaxInt64).Truncate(time.Microsecond), 100 * 365 * 24 * time.Hour, flood.MaxRateWindow + time.Microsecond,
+	} {
+		assert.ErrorIs(t, off0(1, per).Validate(), flood.ErrInvalidLimits, "per %v", per)
+	}
+	for _, per := range []time.Duration{time.Hour, 7 * 24 * time.Hour, flood.MaxRateWindow} {
 		for _, n := range []int64{1, 2, 7, math.MaxInt64} {
 			limits := off0(n, per)
 			require.NoError(t, limits.Validate())

@@ -46,7 +46,13 @@ func subject(scope Scope, ids ...string) string {
 // window length is part of the name, so counts kept under other limits are
 // never mixed in.
 func rateKey(scope Scope, r Rate, h string) string {
-	return rateKeys + string(scope) + "/" + strconv.FormatInt(r.Per.Microseconds(), 10) + "us/" + h
+	return rateKeyPrefix(scope, r) + h
+}
+
+// rateKeyPrefix starts the keys of every subject of one scope's rate of
+// window r.Per.
+func rateKeyPrefix(scope Scope, r Rate) string {
+	return rateKeys + string(scope) + "/" + strconv.FormatInt(r.Per.Microseconds(), 10) + "us/"
 }
 
 // denialKey names the run of denials of one scope's subject h.

@@ -333,35 +333,61 @@ func lockedOut(scope Scope, st store.Streak, lo Lockout, now time.Time) error {
 const rateKeys = "flood/v2/rate/"
 
 // Prune deletes the counts of rates that no longer matter, and returns
-// how many keys it deleted: keys whose newest window started before now
-// less twice the longest window of l's rates (the sliding estimate reads
-// a window and the one before it) and [store.CountHorizon] (so a clock
-// behind by up to that is still counted against the present). A key a
-// request counts in again starts from nothing, as it would have. Prune
-// deletes nothing when the counters do not implement [store.CountPruner],
-// and at most ten times [store.MaxPruneKeys] keys a call; the gate calls
-// it from [gate.Gate.Maintain].
+// how many keys it deleted. A rate's key names its scope and window
+// (rateKey), so each of l's rates is pruned by its own window: its keys
+// whose newest window started before now less twice that window (the
+// sliding estimate reads a window and the one before it) and
+// [store.CountHorizon] (so a clock behind by up to that still counts
+// against the present). Keys of rates other limits on the same store
+// count in, l's own before a change of limits or another service's, are
+// pruned only past twice [MaxRateWindow] and the horizon, when no
+// limit's count can matter. A key a request counts in again starts from
+// nothing, as it would have. Prune deletes nothing when the counters do
+// not implement [store.CountPruner], and at most ten times
+// [store.MaxPruneKeys] keys per window a call; the gate calls it from
+// [gate.Gate.Maintain].
 func (l *Limiter) Prune(ctx context.Context) (int, error) {
 	p, ok := l.counters.(store.CountPruner)
 	if !ok {
 		return 0, nil
 	}
-	var longest time.Duration
-	for _, r := range []Rate{l.limits.Session, l.limits.Agent, l.limits.User, l.limits.ApproverInflow,
-		l.limits.Target, l.limits.FirstContact, l.limits.FirstContactTarget} {
-		longest = max(longest, r.Per)
+	now := l.now()
+	type rated struct {
+		scope Scope
+		rate  Rate
 	}
-	before := l.now().Add(-2*longest - store.CountHorizon)
+	own := []rated{{ScopeSession, l.limits.Session}, {ScopeAgent, l.limits.Agent}, {ScopeUser, l.limits.User},
+		{ScopeApprover, l.limits.ApproverInflow}, {ScopeTarget, l.limits.Target},
+		{ScopeFirstContact, l.limits.FirstContact}, {ScopeFirstContact, l.limits.FirstContactTarget}}
+	seen := map[string]bool{}
 	total := 0
-	for range 10 {
-		n, err := p.PruneCounts(ctx, rateKeys, before, store.MaxPruneKeys)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("flood: prune: %w: %w", ErrUnavailable, err)
+	prune := func(prefix string, before time.Time) error {
+		if seen[prefix] {
+			return nil
 		}
-		if n < store.MaxPruneKeys {
-			break
+		seen[prefix] = true
+		for range 10 {
+			n, err := p.PruneCounts(ctx, prefix, before, store.MaxPruneKeys)
+			total += n
+			if err != nil {
+				return fmt.Errorf("flood: prune: %w: %w", ErrUnavailable, err)
+			}
+			if n < store.MaxPruneKeys {
+				return nil
+			}
 		}
+		return nil
+	}
+	for _, r := range own {
+		if r.rate.N <= 0 || r.rate.Per <= 0 {
+			continue
+		}
+		if err := prune(rateKeyPrefix(r.scope, r.rate), now.Add(-2*r.rate.Per-store.CountHorizon)); err != nil {
+			return total, err
+		}
+	}
+	if err := prune(rateKeys, now.Add(-2*MaxRateWindow-store.CountHorizon)); err != nil {
+		return total, err
 	}
 	return total, nil
 }

@@ -114,9 +114,14 @@ type Limits struct {
 // measure scheduling noise, not people.
 const minWindow = time.Millisecond
 
+// MaxRateWindow bounds Rate.Per: every Limiter on a store can then tell
+// when any rate's count has stopped mattering, whoever's limits counted
+// it ([Limiter.Prune]).
+const MaxRateWindow = 31 * 24 * time.Hour
+
 // Validate reports whether l is usable: every Rate either zero, off
-// (N < 0) or with N > 0 and Per a whole number of microseconds of at least
-// a millisecond; every Lockout either zero, off (After < 0), or with
+// (N < 0) or with N > 0 and Per a whole number of microseconds from a
+// millisecond to [MaxRateWindow]; every Lockout either zero, off (After < 0), or with
 // After > 0 and For at least a millisecond (For zero takes the default
 // duration).
 func (l Limits) Validate() error {
@@ -132,6 +137,8 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("%w: %s: window set without a count", ErrInvalidLimits, r.name)
 		case r.r.Per < minWindow || r.r.Per%time.Microsecond != 0:
 			return fmt.Errorf("%w: %s: window must be whole microseconds, at least %v", ErrInvalidLimits, r.name, minWindow)
+		case r.r.Per > MaxRateWindow:
+			return fmt.Errorf("%w: %s: window must be at most %v", ErrInvalidLimits, r.name, MaxRateWindow)
 		}
 	}
 	for _, lo := range []struct {

@@ -26,15 +26,21 @@ func (s *Store) AddCount(ctx context.Context, key string, window time.Time, delt
 	return n[0], nil
 }
 
+// errPrunedRow is a batch of counts that met a prune of one of its keys:
+// it is made again (AddCounts).
+var errPrunedRow = errors.New("a counter's row was pruned while it was locked")
+
+// pruneRetries bounds how often a batch of counts is made again after
+// meeting a prune.
+const pruneRetries = 4
+
 // lockCounters makes a placeholder row for each of keys that has none and
-// locks them all, in one round trip (the first of the transaction sets
-// its commit not to wait for the WAL), and adds each key's windows to
-// kept.
-func lockCounters(ctx context.Context, t *txn, keys []string, first bool, kept map[string][]store.CountWindow) error {
+// locks them all, in key order and one round trip that also sets the
+// transaction's commit not to wait for the WAL, and adds each key's
+// windows to kept.
+func lockCounters(ctx context.Context, t *txn, keys []string, kept map[string][]store.CountWindow) error {
 	b := &pgx.Batch{}
-	if first {
-		b.Queue(queryNoFlush)
-	}
+	b.Queue(queryNoFlush)
 	b.Queue(queryMakeCounters, keys)
 	b.Queue(queryLockCounters, keys)
 	br := t.send(ctx, b)
@@ -124,7 +130,12 @@ func (s *Store) AddCounts(ctx context.Context, ops []store.CountOp) ([]int64, er
 	var err error
 	switch {
 	case !reads:
-		err = s.inTxn(ctx, func(t *txn) error { return addCounts(ctx, t, ops, out) })
+		for range pruneRetries {
+			err = s.inTxn(ctx, func(t *txn) error { return addCounts(ctx, t, ops, out) })
+			if !errors.Is(err, errPrunedRow) {
+				break
+			}
+		}
 	case len(ops) == 1:
 		err = read(s.pool)
 	default:
@@ -146,20 +157,15 @@ func addCounts(ctx context.Context, t *txn, ops []store.CountOp, out []int64) er
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	kept := make(map[string][]store.CountWindow, len(keys))
-	if err := lockCounters(ctx, t, keys, true, kept); err != nil {
+	if err := lockCounters(ctx, t, keys, kept); err != nil {
 		return err
 	}
-	// A key pruned (Store.PruneCounts) between its placeholder's insert,
-	// which found the row, and the lock, which then did not, is made and
-	// locked again: its count is never lost with the row.
 	if len(kept) < len(keys) {
-		missing := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { _, ok := kept[k]; return ok })
-		if err := lockCounters(ctx, t, missing, false, kept); err != nil {
-			return err
-		}
-		if len(kept) < len(keys) {
-			return errors.New("a counter's row could not be locked")
-		}
+		// A key pruned (Store.PruneCounts) between its placeholder's
+		// insert, which found the row, and the lock, which then did not:
+		// the transaction is rolled back and made again, every key locked
+		// in order as before, so its count is never lost with the row.
+		return errPrunedRow
 	}
 	for i, c := range ops {
 		ws := kept[c.Key]

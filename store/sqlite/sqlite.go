@@ -365,8 +365,12 @@ func (s *Store) commit(ctx context.Context, op string, durable bool, fn func(run
 	}
 	r := runner{s: s, w: w, relaxed: w == &s.relaxedConn}
 	// BEGIN IMMEDIATE waits for the file's write lock, which another
-	// process may hold: it keeps ctx, so the wait ends with it.
+	// process may hold: it keeps ctx, so the wait ends with it. A ctx
+	// that ends as BEGIN succeeds reports an error with the transaction
+	// open: it is rolled back (or the connection dropped), so the next
+	// write does not find one under way.
 	if err := w.exec(ctx, `BEGIN IMMEDIATE`); err != nil {
+		w.rollback()
 		return s.fail(ctx, op, err)
 	}
 	open := true

@@ -3,7 +3,10 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,4 +67,38 @@ func TestOpeningACurrentFileWaitsForNoWriter(t *testing.T) {
 	defer s.Close()
 	_, err = s.Now(ctx)
 	require.NoError(t, err)
+}
+
+// TestWritesCancelledAnywhereLeaveTheStoreWriting: writes whose context
+// ends at random moments, the start of a transaction among them, on the
+// durable and the relaxed connection, from several goroutines: each
+// fails or commits, and every later write commits.
+func TestWritesCancelledAnywhereLeaveTheStoreWriting(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "asu.db"))
+	c := s.(store.Counters)
+	w0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 9))
+			for i := range 400 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(300))*time.Microsecond)
+				key := fmt.Sprintf("k%d/%d", g, i%7)
+				if i%2 == 0 {
+					_, _ = c.AddCount(ctx, key, w0, 1) // a relaxed commit
+				} else {
+					_, _ = c.IncrStreak(ctx, key, w0) // a durable one
+				}
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	ctx := context.Background()
+	_, err := c.AddCount(ctx, "after", w0, 1)
+	require.NoError(t, err, "a relaxed write after the cancellations")
+	_, err = c.IncrStreak(ctx, "after", w0)
+	require.NoError(t, err, "a durable write after the cancellations")
 }

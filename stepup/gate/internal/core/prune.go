@@ -26,14 +26,23 @@ const PruneEvery = time.Hour
 const pruneBatches = 10
 
 // Prune deletes the counters nobody reads any more, when the store
-// implements [store.CountPruner]: the sign-outs of sessions over for
-// more than [store.CountHorizon] (a session is refused once over,
-// whatever its sign-out), and, for the built-in flood control, the rate
-// counts past its windows ([flood.Limiter.Prune]). It returns how many
-// keys it deleted.
+// implements [store.CountPruner]: for the built-in flood control, the
+// rate counts past their windows ([flood.Limiter.Prune]), then the
+// sign-outs of sessions over for more than [store.CountHorizon] (a
+// session is refused once over, whatever its sign-out). It returns how
+// many keys it deleted.
 func (g *Gate) Prune(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	var errs []error
+	if c, ok := g.cfg.Flood.(containedFlood); ok {
+		if lim, ok := c.f.(*flood.Limiter); ok {
+			n, err := lim.Prune(ctx)
+			total += n
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	if p, ok := g.cfg.St.(store.CountPruner); ok {
 		for range pruneBatches {
 			n, err := p.PruneCounts(ctx, SessionsEnded, now.Add(-store.CountHorizon), store.MaxPruneKeys)
@@ -43,15 +52,6 @@ func (g *Gate) Prune(ctx context.Context, now time.Time) (int, error) {
 			}
 			if err != nil || n < store.MaxPruneKeys {
 				break
-			}
-		}
-	}
-	if c, ok := g.cfg.Flood.(containedFlood); ok {
-		if lim, ok := c.f.(*flood.Limiter); ok {
-			n, err := lim.Prune(ctx)
-			total += n
-			if err != nil {
-				errs = append(errs, err)
 			}
 		}
 	}
