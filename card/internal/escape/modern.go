@@ -112,20 +112,12 @@ func shapeOf(r rune) shape {
 // one, shapeNone otherwise. Two strings that look alike hold, in one
 // place, r or a twin of it, so they agree on this.
 func neighbourShape(r rune) shape {
-	if r < 0x80 {
-		if r >= '0' && r <= '9' {
-			if c := digitTwins(r); c != nil && !sameShape(c, shapeDigit) {
-				return shapeNone
-			}
-			return shapeDigit
-		}
-		if c := asciiTwins(r); c != nil && !sameShape(c, shapeOf(r)) {
-			return shapeNone
-		}
-		return shapeOf(r)
-	}
 	sh := shapeOf(r)
-	if c := twinsOf(r); c != nil && !sameShape(c, sh) {
+	c := twinsOf(r)
+	if r < 0x80 {
+		c = asciiTwins(r)
+	}
+	if c != nil && !sameShape(c, sh) {
 		return shapeNone
 	}
 	return sh
@@ -152,15 +144,6 @@ func asciiTwins(r rune) *twinClass {
 	return nil
 }
 
-// digitTwins returns the class of the characters drawn as the ASCII
-// digit d (З as 3, Bengali ৪ as 8), or nil.
-func digitTwins(d rune) *twinClass {
-	if d < '0' || d > '9' {
-		return nil
-	}
-	return asciiTwins(d)
-}
-
 // yieldsTo reports a class of twins of an ASCII digit that, in a word
 // whose distinctive characters are of a script other than Latin's, shows
 // its modern member of that script rather than the digit: З in
@@ -184,39 +167,8 @@ func digitYields(d rune, v *wordView) bool {
 	if v == nil || v.strict {
 		return false
 	}
-	c := digitTwins(d)
+	c := asciiTwins(d)
 	return c != nil && c.common && yieldsTo(c, v)
-}
-
-// drawnBeside reports an ASCII digit or sign that UTS #39 draws as a
-// letter of the script of a letter it touches in s (a is s[at:i]): | and
-// 1 beside Hebrew or Arabic letters are drawn as ו and ا, 0 beside
-// Cyrillic ones as О. It is escaped there, so "ד|ח" is not shown as
-// "דוח". Latin is left out: ASCII is the card's own reading of it.
-func drawnBeside(a rune, s string, at, i int) bool {
-	twinData.once.Do(loadTwins)
-	id, ok := twinData.asciiDrawn[a]
-	if !ok {
-		return false
-	}
-	c := &twinData.classes[id]
-	before, _ := utf8.DecodeLastRuneInString(s[:at])
-	after, _ := utf8.DecodeRuneInString(s[i:])
-	for _, n := range [2]rune{before, after} {
-		if n < 0x80 || n == utf8.RuneError {
-			continue
-		}
-		sc := charclass.Lookup(n).Script
-		if sc == "Latin" || sc == "Common" || sc == "Inherited" {
-			continue
-		}
-		for _, m := range c.members {
-			if wordTwin(m) && modern(m) && twinScript(m) == sc {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Persian and Urdu. Their yeh ی is drawn as Arabic alef maksura ى at the
@@ -263,44 +215,70 @@ func persoTwin(r rune) bool { return r == 'ی' || r == 'ک' }
 // and digits drawn as ASCII ("౦ం", "oo") is whole-script confusable with
 // Latin.
 
-var markASCII struct {
+// drawnAs holds, for each ASCII character UTS #39 draws as a character
+// of another script, the scripts of the letters drawn as it (| and 1 as
+// Hebrew ו and Arabic ا, 0 as Cyrillic О; ASCII letters are left out, a
+// word holding them and another script's letters being mixed) and of the
+// spacing marks drawn as it (8 as Oriya ଃ); and each such mark's ASCII.
+var drawnAs struct {
 	once    sync.Once
-	drawn   map[rune]rune            // spacing mark -> the ASCII character it is drawn as
-	scripts map[rune]map[string]bool // ASCII character -> the scripts with a mark drawn as it
+	letters map[rune]map[string]bool
+	marks   map[rune]map[string]bool
+	mark    map[rune]rune
 }
 
-func loadMarkASCII() {
-	markASCII.drawn = map[rune]rune{}
-	markASCII.scripts = map[rune]map[string]bool{}
+func loadDrawnAs() {
+	twinData.once.Do(loadTwins)
+	add := func(m map[rune]map[string]bool, a rune, script string) {
+		if m[a] == nil {
+			m[a] = map[string]bool{}
+		}
+		m[a][script] = true
+	}
+	drawnAs.letters, drawnAs.marks, drawnAs.mark = map[rune]map[string]bool{}, map[rune]map[string]bool{}, map[rune]rune{}
+	for a, id := range twinData.asciiDrawn {
+		for _, m := range twinData.classes[id].members {
+			if sc := twinScript(m); wordTwin(m) && modern(m) && sc != "Latin" && sc != "Common" && sc != "Inherited" {
+				add(drawnAs.letters, a, sc)
+			}
+		}
+	}
 	charclass.Each(charclass.Mark, func(r rune, info charclass.Info) {
 		sk, ok := confusable.Lookup(r)
 		if !ok || len(sk) != 1 || sk[0] >= 0x80 || !unicode.Is(unicode.Mc, r) {
 			return
 		}
-		a := rune(sk[0])
-		markASCII.drawn[r] = a
-		if markASCII.scripts[a] == nil {
-			markASCII.scripts[a] = map[string]bool{}
-		}
-		markASCII.scripts[a][info.Script] = true
+		drawnAs.mark[r] = rune(sk[0])
+		add(drawnAs.marks, rune(sk[0]), info.Script)
 	})
 }
 
 // asciiMark returns the ASCII character the spacing mark r is drawn as,
 // or 0.
 func asciiMark(r rune) rune {
-	markASCII.once.Do(loadMarkASCII)
-	return markASCII.drawn[r]
+	drawnAs.once.Do(loadDrawnAs)
+	return drawnAs.mark[r]
 }
 
-// markDrawnBeside reports an ASCII character a, at s[at:i], that a mark
-// of the script of the letter before it (past any marks on that letter)
-// is drawn as, where that mark could stand: a letter or digit after such
-// a letter, a colon between such a letter and a character of a word.
-func markDrawnBeside(a rune, s string, at, i int) bool {
-	markASCII.once.Do(loadMarkASCII)
-	scripts := markASCII.scripts[a]
-	if scripts == nil {
+// scriptOf is the script of a character outside ASCII, "" for ASCII.
+func scriptOf(r rune) string {
+	if r < 0x80 || r == utf8.RuneError {
+		return ""
+	}
+	return charclass.Lookup(r).Script
+}
+
+// drawnBeside reports an ASCII character a, at s[at:i], drawn as a
+// character of the script of a letter it touches, where that character
+// could stand: a letter of that script before or after it ("ד|ח" is not
+// shown as "דוח"), or a spacing mark of the script of the letter before
+// it, past any marks on that letter ("ଅ8" is not shown as "ଅଃ"; a colon
+// only between such a letter and a character of a word, "दु:ख"). Latin
+// is left out: ASCII is the card's own reading of it.
+func drawnBeside(a rune, s string, at, i int) bool {
+	drawnAs.once.Do(loadDrawnAs)
+	letters, marks := drawnAs.letters[a], drawnAs.marks[a]
+	if letters == nil && marks == nil {
 		return false
 	}
 	before := s[:at]
@@ -312,25 +290,25 @@ func markDrawnBeside(a rune, s string, at, i int) bool {
 		before = before[:len(before)-size]
 	}
 	base, _ := utf8.DecodeLastRuneInString(before)
-	if base < 0x80 || !scripts[charclass.Lookup(base).Script] {
-		return false
+	after, _ := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case letters[scriptOf(base)] || letters[scriptOf(after)]:
+		return true
+	case marks[scriptOf(base)]:
+		return a != ':' || i < len(s) && isWordRune(after)
 	}
-	if a == ':' {
-		after, _ := utf8.DecodeRuneInString(s[i:])
-		return i < len(s) && isWordRune(after)
-	}
-	return true
+	return false
 }
 
-// markASCIIShown reports whether the spacing mark r, drawn as the ASCII
-// character a, at s[..i], is shown: always for a letter or digit (the
-// ASCII is escaped beside its script instead), and for a colon only
-// before a letter, inside a word (not before another mark: "कःःक" would
-// read as "क::क").
-func markASCIIShown(a rune, s string, i int) bool {
-	if a != ':' {
-		return true
+// markHidden reports a spacing mark r, at s[..i], drawn as ASCII that is
+// escaped there: a visarga, drawn as a colon, except before a letter,
+// inside a word (not before another mark: "कःःक" would read as "क::क").
+// The others are shown, the ASCII beside their script escaped instead
+// (drawnBeside).
+func markHidden(r rune, s string, i int) bool {
+	if asciiMark(r) != ':' {
+		return false
 	}
 	after, _ := utf8.DecodeRuneInString(s[i:])
-	return i < len(s) && unicode.IsLetter(after)
+	return i >= len(s) || !unicode.IsLetter(after)
 }

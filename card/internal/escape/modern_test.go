@@ -105,7 +105,7 @@ func TestArchaicTwinsCatchNaive(t *testing.T) {
 		naive = naive && greek
 	}
 	assert.True(t, naive, "every letter of Итого has a Greek twin when archaic ones count")
-	assert.False(t, wholeScriptConfusable("Итого", "Cyrillic"))
+	assert.False(t, wholeScriptConfusable("Итого", "Cyrillic", false))
 }
 
 // TestDigitYieldsToItsScript: in a word of a script with a letter drawn
@@ -460,7 +460,7 @@ func markReader(s string) string {
 // ASCII; and the words of those scripts written with the mark read as
 // written where no ASCII could stand.
 func TestMarksDrawnAsASCIIShowApart(t *testing.T) {
-	markASCII.once.Do(loadMarkASCII)
+	drawnAs.once.Do(loadDrawnAs)
 	twinData.once.Do(loadTwins)
 	e := Escaper{Quote: true, Prose: true}
 	letters := map[string][]rune{}
@@ -476,7 +476,7 @@ func TestMarksDrawnAsASCIIShowApart(t *testing.T) {
 		}
 	}
 	checked := 0
-	for m, a := range markASCII.drawn {
+	for m, a := range drawnAs.mark {
 		sc := charclass.Lookup(m).Script
 		ls := letters[sc]
 		if len(ls) < 3 || !modern(m) {

@@ -137,9 +137,9 @@ func twinScripts(buf ScriptSet, r rune, script string, all bool) ScriptSet {
 // which has a twin in one other script: the same word can be written in
 // that script (UTS #39 section 4's whole-script confusables). A word
 // holding a character no living language writes is judged against every
-// twin, one of modern characters only against modern twins (modern.go).
-func wholeScriptConfusable(w, script string) bool {
-	all := !modernWord(w)
+// twin, one of modern characters only against modern twins (modern.go):
+// all reports the former.
+func wholeScriptConfusable(w, script string, all bool) bool {
 	var common, next ScriptSet
 	first := true
 	for _, r := range w {
@@ -244,7 +244,7 @@ func judgeWord(w string) wordView {
 			v.letterPrefer = sc
 		}
 	}
-	if !v.latin && wholeScriptConfusable(w, v.script) {
+	if !v.latin && wholeScriptConfusable(w, v.script, all) {
 		return wordView{strict: true, flag: FlagLookalike}
 	}
 	return v
@@ -426,27 +426,18 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			switch {
 			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
 				base, prev, prevLatin, ltr, prevBase = "Latin", "Latin", true, true, r
-				if markDrawnBeside(r, s, at, i) {
-					esc(at, i, r) // a mark of the script before it is drawn like it
-					flags.add(FlagLookalike)
-					prevEscaped = true
-				}
-				continue
 			case r >= '0' && r <= '9':
 				base, prevLatin, ltr = "", false, true
 				if word != nil {
 					prevBase = r
 				}
-				if digitYields(r, word) || drawnBeside(r, s, at, i) || markDrawnBeside(r, s, at, i) {
-					esc(at, i, r) // a letter of the word's script drawn like it is shown here
-					flags.add(FlagLookalike)
-					prevEscaped = true
-				}
-				continue
-			case drawnBeside(r, s, at, i) || markDrawnBeside(r, s, at, i):
-				esc(at, i, r) // a letter or mark of the script beside it is drawn like it
+			}
+			switch {
+			case drawnBeside(r, s, at, i) || r >= '0' && r <= '9' && digitYields(r, word):
+				esc(at, i, r) // a letter or mark of the script beside it, or of the word's, is drawn like it
 				flags.add(FlagLookalike)
 				prevEscaped = true
+			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9':
 			case r == '\\':
 				lit(at, i, `\\`)
 			case r == '"' && e.Quote:
@@ -504,8 +495,7 @@ func (e Escaper) showProse(s string, flags flagSet) Shown {
 			f = word.flag
 		case phonetic(r, info) || LatinLike(r) && (prevLatin || word != nil && word.latin && nextLatin(s, i)):
 			f = FlagLookalike
-			f = FlagLookalike
-		case asciiMark(r) != 0 && !markASCIIShown(asciiMark(r), s, i):
+		case markHidden(r, s, i):
 			f = FlagLookalike // drawn as an ASCII character that could stand here
 		case info.Props&charclass.Mark != 0 && markTwin(r):
 			f = FlagCombining // drawn as another mark of its script is (Hebrew ׂ as ֹ)
